@@ -1,0 +1,18 @@
+{
+  "targets": [
+    {
+      "target_name": "sluice_native",
+      "sources": [
+        "native/addon.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "native"
+      ],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra"]
+    }
+  ]
+}

@@ -1,0 +1,102 @@
+// Shapes shared by the config layer: the parsed document, the desired state built from it,
+// and the issues (errors and warnings) found while reading it.
+
+/** The config file as parsed: one JSON object, only non-default members. */
+export type ConfigDocument = Record<string, unknown>;
+
+/** How a change to a field is applied (schema annotation `x-apply`). */
+export type ApplyClass = 'hot' | 'restart' | 'replace' | 'fixed';
+
+/** Singleton objects at the top level; each is one resource keyed by its member name. */
+export const SINGLETON_KINDS = [
+  'server',
+  'cluster',
+  'user-default',
+  'web-server',
+  'http-server',
+  'epg-server',
+  'cs',
+  'mosaic',
+  'epg',
+  'alerter',
+  'acme',
+  'dvr-storage-list',
+] as const;
+export type SingletonKind = (typeof SINGLETON_KINDS)[number];
+
+/** Records that live in lists; each record is one resource. */
+export const RECORD_KINDS = [
+  'user',
+  'cs-server',
+  'epg-source',
+  'epg-channel-set',
+  'epg-login',
+  'dvb-adapter',
+  'storage',
+  'stream',
+  'stream-adaptive',
+] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+
+export type ResourceKind = SingletonKind | RecordKind;
+
+/** Reference to a resource: kind plus identity key. */
+export interface ResourceRef {
+  kind: ResourceKind;
+  key: string;
+}
+
+/**
+ * One resource of the desired state. `spec` has every default applied, so two specs compare
+ * equal exactly when they mean the same thing.
+ */
+export interface Resource<S = Record<string, unknown>> {
+  kind: ResourceKind;
+  /** Identity within the kind: the id as a decimal string, `name:<stream-name>` for a
+   *  stream with id 0, or the member name for a singleton. */
+  key: string;
+  /** Human label for plans and logs, e.g. `news` or `#3`. */
+  name: string;
+  /** JSON pointer of the record in the config document, e.g. `/stream/4`. */
+  pointer: string;
+  spec: S;
+  /** Resources this one needs (created first, torn down after). */
+  deps: ResourceRef[];
+}
+
+/** The desired state: every resource of a valid config, keyed by `${kind}/${key}`. */
+export interface DesiredState {
+  resources: Map<string, Resource>;
+  /** sha256 of the config text it was built from. */
+  hash: string;
+}
+
+export function resourceId(ref: ResourceRef): string {
+  return `${ref.kind}/${ref.key}`;
+}
+
+/** A problem found in a config: where, which rule, what value, in plain words. */
+export interface ConfigIssue {
+  severity: 'error' | 'warning';
+  /** JSON pointer into the document ('' = the whole document). */
+  pointer: string;
+  /** 1-based position in the text when known. */
+  line?: number;
+  column?: number;
+  /** Short rule name: `syntax`, `type`, `minimum`, `enum`, `required`, `unknown-member`,
+   *  `reference`, `duplicate`, `same-length`, `version`, `fixed`, … */
+  rule: string;
+  message: string;
+  value?: unknown;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  constructor(
+    message: string,
+    readonly issues: ConfigIssue[],
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}

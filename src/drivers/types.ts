@@ -1,0 +1,65 @@
+// The driver contract: one Driver per resource kind (a long-lived factory), one Instance per
+// running resource. The reconciler is the only caller of create / update / close.
+import type { Logger } from 'pino';
+import type { ApplyClass, Resource, ResourceKind } from '../config/types.ts';
+import type { FieldChange } from '../reconciler/types.ts';
+import type { Clock } from '../util/clock.ts';
+
+/** Health of a running resource as its driver sees it, rebuilt on every read. */
+export interface ResourceStatus {
+  /** Driver-specific state word, e.g. `running`, `no-signal`, `ready`, `error`. */
+  state: string;
+  /** Human-readable detail when the state is not fine. */
+  message?: string;
+  /** Warnings the resource reports about itself (e.g. `lnb-polarization is not set`). */
+  warnings?: string[];
+  /** Anything else the driver wants `/data/status` to show. */
+  [extra: string]: unknown;
+}
+
+/** One running resource. */
+export interface Instance<S = Record<string, unknown>> {
+  /**
+   * Apply an in-place change. `changes` lists every changed field with its apply class
+   * (`hot` or `restart`; `replace` and `fixed` never reach here). `restart` changes carry a
+   * `scope` naming the sub-part to restart (e.g. `input[1]`); a driver restarts only that.
+   */
+  update(next: Resource<S>, changes: FieldChange[]): Promise<void>;
+  /** Stop and release everything (sockets, files, children). Must be idempotent. */
+  close(): Promise<void>;
+  status(): ResourceStatus;
+}
+
+/** What a driver gets from the server it runs in. */
+export interface Host {
+  log: Logger;
+  clock: Clock;
+  /** Directory for the server's own state (archive indexes, last applied config, …). */
+  dataDir: string;
+  /** The running instance of another resource, if any (e.g. a stream asks for its storage). */
+  lookup<T extends Instance = Instance>(kind: ResourceKind, key: string): T | undefined;
+  /** Shared services registered by drivers or the server (HTTP routes, EPG bus, …). */
+  services: Map<string, unknown>;
+}
+
+export interface Driver<S = Record<string, unknown>> {
+  readonly kind: ResourceKind;
+  create(res: Resource<S>, host: Host): Promise<Instance<S>>;
+}
+
+/**
+ * Error thrown by a driver. `retryable` faults (a port busy, a device not there yet) are
+ * retried with backoff; terminal ones wait until the desired spec changes.
+ */
+export class DriverError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly code = retryable ? 'DRIVER_RETRYABLE' : 'DRIVER_TERMINAL',
+  ) {
+    super(message);
+    this.name = 'DriverError';
+  }
+}
+
+export type { ApplyClass };

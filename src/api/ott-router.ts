@@ -1,0 +1,30 @@
+// Dispatch of per-stream HTTP paths (`/{name}/mpegts`, `/{name}/index.m3u8`, …). Streams come
+// and go at run time while Fastify's routes are fixed at start, so the app has one catch-all
+// route that looks the name up here; stream and adaptive-group instances register themselves.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** Handles one request under `/{name}/`; `rest` is the path after the name, e.g. `index.m3u8`. */
+export type OttHandler = (req: FastifyRequest, reply: FastifyReply, rest: string) => unknown;
+
+export const OTT_ROUTER_SERVICE = 'ott-router';
+
+export class OttRouter {
+  private handlers = new Map<string, OttHandler>();
+
+  /** Register a name; returns the function that removes it. A name is owned by one handler. */
+  register(name: string, handler: OttHandler): () => void {
+    if (this.handlers.has(name)) throw new Error(`OTT name already registered: ${name}`);
+    this.handlers.set(name, handler);
+    return () => {
+      if (this.handlers.get(name) === handler) this.handlers.delete(name);
+    };
+  }
+
+  lookup(name: string): OttHandler | undefined {
+    return this.handlers.get(name);
+  }
+
+  names(): string[] {
+    return [...this.handlers.keys()];
+  }
+}

@@ -1,13 +1,23 @@
 // Contracts between the config layer, the reconciler, the sources and the API. Each part
 // implements its side in its own files; this file only names the shapes they exchange.
 import type { Plan } from '../reconciler/types.ts';
-import type { ApplyClass, ConfigDocument, ConfigIssue, DesiredState, ResourceKind } from './types.ts';
+import type {
+  ApplyClass,
+  ConfigDocument,
+  ConfigIssue,
+  DesiredState,
+  ResourceKind,
+} from './types.ts';
 
 /** What the reconciler needs to know about fields; derived from the schema annotations. */
 export interface FieldRules {
   /** Apply class of the field at `path` inside a record of `kind` (`spec` selects conditional
    *  groups such as an input's `type`). Unknown paths are `restart`. */
-  applyClass(kind: ResourceKind, spec: Record<string, unknown>, path: (string | number)[]): ApplyClass;
+  applyClass(
+    kind: ResourceKind,
+    spec: Record<string, unknown>,
+    path: (string | number)[],
+  ): ApplyClass;
   /** The field holds a secret (password, passphrase, key) and must be masked in output. */
   isSecret(kind: ResourceKind, spec: Record<string, unknown>, path: (string | number)[]): boolean;
 }

@@ -1,0 +1,28 @@
+// Contract between a stream instance and the OTT packager (HLS, LL-HLS, DASH).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { StreamBus } from '../stream/bus.ts';
+import type { Clock } from '../util/clock.ts';
+
+export const OTT_FACTORY_SERVICE = 'ott-factory';
+
+export interface OttOptions {
+  /** The stream's URL name (`stream-name`). */
+  name: string;
+  /** The stream record with defaults applied. */
+  spec: Record<string, unknown>;
+  bus: StreamBus;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface OttService {
+  /** Serve a request under `/{name}/` other than `mpegts` (playlists, manifests, segments). */
+  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown;
+  /** The stream record changed (hot fields such as window length). */
+  update(spec: Record<string, unknown>): void;
+  close(): void;
+  status(): Record<string, unknown>;
+}
+
+export type OttFactory = (opts: OttOptions) => OttService;

@@ -1,0 +1,24 @@
+// The stream bus: how a running stream hands its output transport stream to consumers
+// (HTTP-TS clients, the OTT packager, the DVR recorder) and its PSI sections to the EPG importer.
+
+export interface BusSink {
+  /** Aligned TS packets (N × 188 bytes) of the stream's output, in order. */
+  packets(buf: Buffer): void;
+  /** The next packets follow a splice (input switch) or a restart: timestamps may jump. */
+  discontinuity?(reason: string): void;
+  /** The stream stopped delivering (paused, no signal, closed). */
+  end?(): void;
+}
+
+export interface StreamBus {
+  /** Add a consumer; returns the function that removes it. */
+  subscribe(sink: BusSink): () => void;
+}
+
+/** Service name under which the EPG importer receives EIT/TDT/TOT sections from streams. */
+export const EIT_SINK_SERVICE = 'eit-sink';
+
+export interface EitSink {
+  /** One complete PSI/SI section (CRC already checked) from a stream with `epg-export`. */
+  section(source: { stream: string; pid: number }, data: Buffer): void;
+}

@@ -1,0 +1,115 @@
+// Loads build/Release/sluice_native.node once and describes its raw, unchecked surface.
+// Only the façade files in this folder talk to it; everything else imports ts.ts / udp.ts.
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { NativeError } from './errors.ts';
+
+/** Options as the C++ TsAnalyzer reads them (already checked by the façade). */
+export interface RawTsOptions {
+  dropNull: boolean;
+  tr101290: boolean;
+  psiAll: boolean;
+  psiPids: number[];
+  pidTimeoutMs: number;
+  patTimeoutMs: number;
+  ptsTimeoutMs: number;
+}
+
+export interface RawSection {
+  pid: number;
+  tableId: number;
+  data: Buffer;
+}
+
+export interface RawStream {
+  pid: number;
+  streamType: number;
+  /** Tags of the ES-info descriptors, in order. */
+  descriptors: number[];
+  /** Format identifier of a registration descriptor (0x05), e.g. 'Opus', or ''. */
+  registration: string;
+  /** ISO 639 language code (descriptor 0x0A), or ''. */
+  language: string;
+}
+
+export interface RawProgram {
+  pnr: number;
+  pmtPid: number;
+  pcrPid: number;
+  version: number;
+  serviceName: string;
+  providerName: string;
+  serviceType: number;
+  streams: RawStream[];
+}
+
+export interface NativeTsAnalyzer {
+  /** Returns a new Buffer, or undefined when the output is chunk[meta[0], meta[1]). */
+  push(chunk: Buffer, nowMs: number, meta: Int32Array): Buffer | undefined;
+  takeSections(): RawSection[];
+  stats(): Record<string, unknown>;
+  programs(): RawProgram[];
+  reset(): void;
+}
+
+export interface RawUdpOptions {
+  port: number;
+  address: string;
+  bindIf: string;
+  ssm: string;
+  bufferSize: number;
+  maxDatagram: number;
+  batchDatagrams: number;
+  batchLatencyMs: number;
+  queueBatches: number;
+}
+
+export interface NativeUdpReceiver {
+  readonly grantedBufferSize: number;
+  readonly port: number;
+  rejoin(): void;
+  stats(): {
+    datagrams: number;
+    bytes: number;
+    batches: number;
+    drops: number;
+    queueDrops: number;
+    truncated: number;
+  };
+  close(): void;
+}
+
+/** 0 = data (batch, datagrams, lengths), 1 = error (message, code). */
+export type RawUdpEvent = (
+  kind: number,
+  a: Buffer | string,
+  b: number | string,
+  lengths?: Int32Array,
+) => void;
+
+export interface NativeAddon {
+  version(): string;
+  TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
+  UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
+}
+
+const ADDON_PATH = fileURLToPath(
+  new URL('../../build/Release/sluice_native.node', import.meta.url),
+);
+
+let cached: NativeAddon | undefined;
+
+/** The loaded addon; throws ERR_NATIVE_LOAD with the reason when it is not built. */
+export function addon(): NativeAddon {
+  if (cached) return cached;
+  try {
+    const require = createRequire(import.meta.url);
+    cached = require(ADDON_PATH) as NativeAddon;
+  } catch (err) {
+    throw new NativeError(
+      'ERR_NATIVE_LOAD',
+      `cannot load ${ADDON_PATH} (run \`npx node-gyp rebuild\`): ${(err as Error).message}`,
+    );
+  }
+  return cached;
+}

@@ -1,0 +1,14 @@
+// The native core's public surface: import from here (or from ts.ts / udp.ts directly).
+
+export { codecOf, type StreamKind } from './codecs.ts';
+export { NativeError, type NativeErrorCode } from './errors.ts';
+export { CbrPacer, nullPackets } from './stuffing.ts';
+export * from './ts.ts';
+export * from './udp.ts';
+
+import { addon } from './addon.ts';
+
+/** The addon's version string; throws ERR_NATIVE_LOAD when it is not built. */
+export function nativeVersion(): string {
+  return addon().version();
+}

@@ -1,0 +1,183 @@
+// UdpReceiver: the typed façade over the native UDP receiver — a socket read with recvmmsg on its
+// own thread, datagrams handed to JS in batches (concatenated) rather than one event each.
+import { isIPv4 } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { addon, type NativeUdpReceiver } from './addon.ts';
+import { argError, fromNative, NativeError } from './errors.ts';
+
+/** Receive buffer asked for when the caller gives none (the issue: ≥ 8 MB for multi-Gbit/s). */
+export const DEFAULT_UDP_BUFFER = 8 * 1024 * 1024;
+/** A batch is handed to JS after this many datagrams … */
+export const DEFAULT_BATCH_DATAGRAMS = 64;
+/** … or this long after its first datagram, whichever comes first. */
+export const DEFAULT_BATCH_LATENCY_MS = 5;
+/** Largest datagram kept whole; longer ones are truncated and counted. 7×188 TS + RTP fits easily. */
+export const DEFAULT_MAX_DATAGRAM = 4096;
+/** Batches waiting for the JS thread before new ones are dropped (counted as queueDrops). */
+export const DEFAULT_QUEUE_BATCHES = 256;
+
+export interface UdpReceiverOptions {
+  /** UDP port, 0 for any free port (see `port`). */
+  port: number;
+  /** Multicast group to join, or the local unicast address to bind. Default 0.0.0.0. */
+  address?: string;
+  /** Interface for the multicast join: its IPv4 address or its name (e.g. `lo`, `eth0`). */
+  bindIf?: string;
+  /** Source address for a source-specific (SSM) join; needs a multicast `address`. */
+  ssm?: string;
+  /** Receive buffer to request (bytes); the kernel may grant less: see grantedBufferSize. */
+  bufferSize?: number;
+  maxDatagram?: number;
+  batchDatagrams?: number;
+  batchLatencyMs?: number;
+  queueBatches?: number;
+  /** A batch: `datagrams` datagrams concatenated; `lengths[i]` is the size of datagram i. */
+  onData: (batch: Buffer, datagrams: number, lengths: Int32Array) => void;
+  /** Faults of the receive thread (the receiver keeps running unless it says otherwise). */
+  onError?: (err: Error) => void;
+}
+
+export interface UdpReceiverStats {
+  datagrams: number;
+  bytes: number;
+  batches: number;
+  /** Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL). */
+  drops: number;
+  /** Batches dropped because JS did not keep up. */
+  queueDrops: number;
+  /** Datagrams longer than maxDatagram (cut). */
+  truncated: number;
+}
+
+function isMulticast(ip: string): boolean {
+  const first = Number(ip.split('.')[0]);
+  return first >= 224 && first <= 239;
+}
+
+/** An interface name or IPv4 address → IPv4 address (the first one of the interface). */
+export function resolveInterface(nameOrIp: string): string {
+  if (isIPv4(nameOrIp)) return nameOrIp;
+  const addrs = networkInterfaces()[nameOrIp];
+  const v4 = addrs?.find((a) => a.family === 'IPv4');
+  if (!v4) throw new NativeError('ENODEV', `interface ${nameOrIp} has no IPv4 address`);
+  return v4.address;
+}
+
+function intIn(name: string, v: unknown, def: number, min: number, max: number): number {
+  if (v === undefined) return def;
+  if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) {
+    throw argError(`${name} must be an integer in [${min}, ${max}], got ${String(v)}`);
+  }
+  return v as number;
+}
+
+export class UdpReceiver {
+  private native: NativeUdpReceiver | undefined;
+  /** Receive buffer the kernel granted (bytes, as usable: Linux reports double, halved here). */
+  readonly grantedBufferSize: number;
+  /** Requested receive buffer size (bytes). */
+  readonly requestedBufferSize: number;
+  /** The bound port (useful with port 0). */
+  readonly port: number;
+  /** Set when the kernel granted less than asked (raise net.core.rmem_max or run as root). */
+  readonly bufferWarning?: string;
+  private lastStats: UdpReceiverStats | undefined;
+
+  constructor(opts: UdpReceiverOptions) {
+    if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
+    const port = intIn('port', opts.port, -1, 0, 65535);
+    if (port < 0) throw argError('port is required');
+    if (typeof opts.onData !== 'function') throw argError('onData must be a function');
+    if (opts.onError !== undefined && typeof opts.onError !== 'function') {
+      throw argError('onError must be a function');
+    }
+    const address = opts.address ?? '0.0.0.0';
+    if (!isIPv4(address)) throw argError(`address must be an IPv4 address, got ${address}`);
+    const mcast = isMulticast(address);
+    if (opts.bindIf !== undefined && (typeof opts.bindIf !== 'string' || opts.bindIf === '')) {
+      throw argError('bindIf must be an interface name or IPv4 address');
+    }
+    const bindIf = opts.bindIf === undefined ? '' : resolveInterface(opts.bindIf);
+    if (opts.ssm !== undefined) {
+      if (typeof opts.ssm !== 'string' || !isIPv4(opts.ssm)) throw argError('ssm must be IPv4');
+      if (!mcast) throw argError('ssm needs a multicast address');
+    }
+    const bufferSize = intIn('bufferSize', opts.bufferSize, DEFAULT_UDP_BUFFER, 0, 1 << 30);
+    const onData = opts.onData;
+    const onError = opts.onError;
+    try {
+      this.native = new (addon().UdpReceiver)(
+        {
+          port,
+          address,
+          bindIf,
+          ssm: opts.ssm ?? '',
+          bufferSize,
+          maxDatagram: intIn('maxDatagram', opts.maxDatagram, DEFAULT_MAX_DATAGRAM, 188, 65535),
+          batchDatagrams: intIn(
+            'batchDatagrams',
+            opts.batchDatagrams,
+            DEFAULT_BATCH_DATAGRAMS,
+            1,
+            1024,
+          ),
+          batchLatencyMs: intIn(
+            'batchLatencyMs',
+            opts.batchLatencyMs,
+            DEFAULT_BATCH_LATENCY_MS,
+            0,
+            1000,
+          ),
+          queueBatches: intIn('queueBatches', opts.queueBatches, DEFAULT_QUEUE_BATCHES, 1, 65536),
+        },
+        (kind, a, b, lengths) => {
+          if (kind === 0) {
+            onData(a as Buffer, b as number, lengths as Int32Array);
+          } else if (onError) {
+            onError(new NativeError(String(b), String(a), 'recvmmsg'));
+          }
+        },
+      );
+    } catch (err) {
+      throw fromNative(err);
+    }
+    this.grantedBufferSize = this.native.grantedBufferSize;
+    this.requestedBufferSize = bufferSize;
+    this.port = this.native.port;
+    if (bufferSize > 0 && this.grantedBufferSize < bufferSize) {
+      this.bufferWarning =
+        `socket receive buffer: asked ${bufferSize} bytes, granted ${this.grantedBufferSize}` +
+        ' (raise net.core.rmem_max, or run with CAP_NET_ADMIN)';
+    }
+  }
+
+  /** Leave and re-join the multicast group (mcast-rejoin-interval); no-op for unicast. */
+  rejoin(): void {
+    if (!this.native) throw new NativeError('ERR_NATIVE_CLOSED', 'receiver is closed');
+    try {
+      this.native.rejoin();
+    } catch (err) {
+      throw fromNative(err);
+    }
+  }
+
+  stats(): UdpReceiverStats {
+    return this.native ? this.native.stats() : (this.lastStats ?? zeroStats());
+  }
+
+  get closed(): boolean {
+    return this.native === undefined;
+  }
+
+  /** Stop the thread, close the socket. Idempotent; no onData call follows it. */
+  close(): void {
+    if (!this.native) return;
+    this.lastStats = this.native.stats();
+    this.native.close();
+    this.native = undefined;
+  }
+}
+
+function zeroStats(): UdpReceiverStats {
+  return { datagrams: 0, bytes: 0, batches: 0, drops: 0, queueDrops: 0, truncated: 0 };
+}

@@ -1,0 +1,74 @@
+// The admin server's Fastify app: auth, /config, /data, /metrics, /openapi.json, OTT paths and
+// the plugins other parts add. It never listens: main serves `app.routing` on its own sockets.
+import { createServer } from 'node:http';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { installAuth } from './auth/plugin.ts';
+import { configRoutes } from './config/routes.ts';
+import { type AppContext, DEFAULT_NONCE_LIFETIME_SEC, DEFAULT_REALM } from './context.ts';
+import { ERROR_SCHEMA, ISSUE_SCHEMA, installErrorHandlers } from './errors.ts';
+import { apiPlugins } from './routes/index.ts';
+import { installRequestMetrics, metricsRegistry, metricsRoutes } from './routes/metrics.ts';
+import { ottRoutes } from './routes/ott.ts';
+import { statusRoutes } from './routes/status.ts';
+
+/** Whole config documents arrive in one body; 10,000 streams are a few MB. */
+export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+const API_VERSION = '1';
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    // pino's Logger is a FastifyBaseLogger; the cast keeps the app's type the default one.
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    // Never trust forwarded headers: loopback anonymity is judged by the socket's peer.
+    trustProxy: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // The server made here is never listened on: the http-server driver owns the sockets and
+    // hands requests to `app.routing(req, res)` (after `await app.ready()`).
+    serverFactory: (handler) => createServer(handler),
+    ajv: { customOptions: { allErrors: true, removeAdditional: false } },
+  });
+
+  app.addContentTypeParser(
+    MERGE_PATCH_TYPE,
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
+  app.addSchema(ISSUE_SCHEMA);
+  app.addSchema(ERROR_SCHEMA);
+  installErrorHandlers(app);
+  installRequestMetrics(app, metricsRegistry(ctx.services));
+  installAuth(app, {
+    users: ctx.users,
+    clock: ctx.clock,
+    realm: ctx.realm ?? DEFAULT_REALM,
+    nonceLifetimeSec: ctx.nonceLifetimeSec ?? DEFAULT_NONCE_LIFETIME_SEC,
+    ...(ctx.digestAlgorithms ? { algorithms: ctx.digestAlgorithms } : {}),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'sluice admin API',
+        description:
+          'Configuration as code (/config), runtime state (/data), metrics and OTT playback. ' +
+          'HTTP Digest (RFC 7616) for every client except 127.0.0.1; see docs/api.md.',
+        version: API_VERSION,
+      },
+      components: {
+        securitySchemes: { digest: { type: 'http', scheme: 'digest' } },
+      },
+      security: [{ digest: [] }],
+    },
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  await app.register(configRoutes, { ctx });
+  await app.register(statusRoutes, { ctx });
+  await app.register(metricsRoutes, { ctx });
+  for (const plugin of apiPlugins) await app.register(plugin, { ctx });
+  await app.register(ottRoutes, { ctx });
+  return app;
+}

@@ -1,0 +1,116 @@
+// The admin API's one error handler and 404 handler: every failure leaves as JSON
+// `{status, message}` with its HTTP code (spec 2), config errors with every issue listed.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConfigError, type ConfigIssue } from '../config/types.ts';
+import { ERRORS, HttpError } from '../errors.ts';
+
+/** One entry of `errors` in a 400 answer. */
+export interface IssueBody {
+  pointer: string;
+  line?: number;
+  column?: number;
+  rule: string;
+  message: string;
+  value?: unknown;
+}
+
+export interface ErrorBody {
+  status: number;
+  message: string;
+  errors?: IssueBody[];
+  warnings?: IssueBody[];
+}
+
+/** JSON schema of the error body, shared by route schemas (OpenAPI). */
+export const ERROR_SCHEMA = {
+  $id: 'ApiError',
+  type: 'object',
+  required: ['status', 'message'],
+  properties: {
+    status: { type: 'integer' },
+    message: { type: 'string' },
+    errors: { type: 'array', items: { $ref: 'ConfigIssue#' } },
+    warnings: { type: 'array', items: { $ref: 'ConfigIssue#' } },
+  },
+} as const;
+
+export const ISSUE_SCHEMA = {
+  $id: 'ConfigIssue',
+  type: 'object',
+  required: ['pointer', 'rule', 'message'],
+  properties: {
+    pointer: { type: 'string', description: 'JSON pointer into the document' },
+    line: { type: 'integer' },
+    column: { type: 'integer' },
+    rule: { type: 'string' },
+    message: { type: 'string' },
+    value: {},
+  },
+} as const;
+
+export function issueBody(i: ConfigIssue): IssueBody {
+  const out: IssueBody = { pointer: i.pointer, rule: i.rule, message: i.message };
+  if (i.line !== undefined) out.line = i.line;
+  if (i.column !== undefined) out.column = i.column;
+  if (i.value !== undefined) out.value = i.value;
+  return out;
+}
+
+/** The body and status for any thrown value. `logged` says whether it was unexpected. */
+export function errorBody(err: unknown): { body: ErrorBody; unexpected: boolean } {
+  if (err instanceof ConfigError) {
+    const errors = err.issues.filter((i) => i.severity === 'error').map(issueBody);
+    const warnings = err.issues.filter((i) => i.severity === 'warning').map(issueBody);
+    const body: ErrorBody = { status: 400, message: err.message, errors };
+    if (warnings.length) body.warnings = warnings;
+    return { body, unexpected: false };
+  }
+  if (err instanceof HttpError) {
+    return { body: { status: err.status, message: err.message }, unexpected: false };
+  }
+  const fe = err as Partial<FastifyError> | undefined;
+  if (fe?.validation) {
+    // Request schema failures: same shape as config errors, pointer into the request part.
+    const where = fe.validationContext ?? 'body';
+    const errors = fe.validation.map((v) => ({
+      pointer: `${where === 'body' ? '' : `/${where}`}${v.instancePath}`,
+      rule: v.keyword,
+      message: `${where}${v.instancePath} ${v.message ?? 'is invalid'}`,
+    }));
+    return { body: { status: 400, message: 'The request is invalid', errors }, unexpected: false };
+  }
+  const status = fe?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { body: { status, message: fe?.message ?? 'Bad Request' }, unexpected: false };
+  }
+  return {
+    body: { status: ERRORS.INTERNAL.status, message: ERRORS.INTERNAL.message },
+    unexpected: true,
+  };
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ status, message }));
+}
+
+/** Install the error and not-found handlers on the root instance. */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const { body, unexpected } = errorBody(err);
+    if (unexpected) req.log.error({ err }, 'request failed');
+    if (err instanceof HttpError && err.status === 405 && err.details) {
+      reply.header('allow', String(err.details));
+    }
+    // Serialised here so a route's response schema never reshapes an error.
+    return reply
+      .code(body.status)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(body));
+  });
+  app.setNotFoundHandler((_req, reply) =>
+    sendError(reply, ERRORS.NOT_FOUND.status, ERRORS.NOT_FOUND.message),
+  );
+}

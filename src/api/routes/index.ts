@@ -1,0 +1,8 @@
+// Route plugins other parts add to the admin server (e.g. /data/stream, /data/epg/channel).
+// Each part appends one line; buildApp registers them in this order with `{ ctx }`.
+import type { FastifyPluginAsync } from 'fastify';
+import type { AppContext } from '../context.ts';
+
+export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;
+
+export const apiPlugins: ApiPlugin[] = [];

@@ -1,0 +1,62 @@
+// GET /metrics: Prometheus text from the server's registry, plus the API's own request counts.
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Histogram, type Registry, register } from 'prom-client';
+import type { AppContext } from '../context.ts';
+
+export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
+const REQUESTS = 'sluice_api_requests_total';
+const DURATION = 'sluice_api_request_duration_seconds';
+/** Marks a registry that already collects the process metrics (they register once). */
+const DEFAULTS_METRIC = 'process_cpu_user_seconds_total';
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export function metricsRegistry(services: Map<string, unknown>): Registry {
+  return (services.get(METRICS_REGISTRY_SERVICE) as Registry | undefined) ?? register;
+}
+
+/** Count every request of `app` (call on the root instance so all routes are covered). */
+export function installRequestMetrics(app: FastifyInstance, registry: Registry): void {
+  // Several apps may share one registry (tests, HTTP + HTTPS): reuse the metric if present.
+  const requests =
+    (registry.getSingleMetric(REQUESTS) as Counter<'method' | 'route' | 'status'> | undefined) ??
+    new Counter({
+      name: REQUESTS,
+      help: 'Admin API requests by method, route pattern and status code',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    });
+  const duration =
+    (registry.getSingleMetric(DURATION) as Histogram<'method' | 'route'> | undefined) ??
+    new Histogram({
+      name: DURATION,
+      help: 'Admin API request duration by method and route pattern',
+      labelNames: ['method', 'route'],
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    });
+  // Labels use the route pattern, never the raw URL, so the label set stays bounded.
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    duration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+}
+
+export async function metricsRoutes(
+  app: FastifyInstance,
+  opts: { ctx: AppContext },
+): Promise<void> {
+  const registry = metricsRegistry(opts.ctx.services);
+  if (!registry.getSingleMetric(DEFAULTS_METRIC)) collectDefaultMetrics({ register: registry });
+  app.get('/metrics', {
+    schema: {
+      tags: ['data'],
+      summary: 'Prometheus metrics (text exposition format)',
+      response: { 200: { type: 'string' } },
+    },
+    handler: async (_req, reply) => {
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  });
+}

@@ -1,0 +1,61 @@
+// Help texts of the `sluice` command and its subcommands.
+
+export const DEFAULT_SERVER_URL = 'http://127.0.0.1:43971';
+export const DEFAULT_DATA_DIR = '.data';
+
+export const USAGE = `sluice — IPTV/OTT streaming server driven by configuration as code
+
+Usage:
+  sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
+  sluice reconcile --plan [--config FILE | --git URL …] [--server URL] [--json] [--data-dir DIR]
+  sluice validate FILE
+  sluice fmt [--check] FILE
+  sluice help COMMAND | sluice COMMAND --help
+
+Exit codes: 0 success (reconcile: no changes), 2 reconcile found changes, 1 error.`;
+
+export const HELP: Record<string, string> = {
+  serve: `Usage: sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
+
+Run the server. The desired state comes from one source:
+  --config FILE   a JSON config file, watched for changes (created on the first API edit
+                  when it does not exist; without --config the server starts empty)
+  --git URL       a git repository, cloned into the data dir and polled
+    --branch B    branch to follow (default main)
+    --path P      config file inside the repository (default config.json)
+    --poll SEC    seconds between fetches (default 30)
+  --data-dir DIR  the server's own state: last applied config, git clone, archive
+                  indexes (default ${DEFAULT_DATA_DIR})
+  --log-level L   trace, debug, info, warn, error, silent (default info; env SLUICE_LOG_LEVEL)
+
+Edits through the admin API are written back to the source (file: atomic write;
+git: a commit pushed to URL). SIGINT or SIGTERM stops everything cleanly.`,
+
+  reconcile: `Usage: sluice reconcile --plan [--config FILE | --git URL [--branch B] [--path P]] [--server URL] [--json] [--data-dir DIR]
+
+Show what the server would do to reach the desired config, without doing it.
+  --plan          required: compute and print the plan
+  --config FILE   the desired config file
+  --git URL       read the desired config from the head of a git branch
+    --branch B    (default main)   --path P   (default config.json)
+  --server URL    running server to compare against (default ${DEFAULT_SERVER_URL});
+                  when none answers at the default address, the last applied state in
+                  the data dir is used
+  --data-dir DIR  (default ${DEFAULT_DATA_DIR})
+  --json          print the plan as JSON
+
+Exit codes: 0 no changes, 2 changes, 1 invalid config or error (every error is printed
+with its JSON pointer and line:column).`,
+
+  validate: `Usage: sluice validate FILE
+
+Check a config file: syntax, schema, references, uniqueness. Prints every error and
+warning as FILE:line:column: severity [rule] /json/pointer: message.
+Exit codes: 0 valid (warnings allowed), 1 errors.`,
+
+  fmt: `Usage: sluice fmt [--check] FILE
+
+Rewrite a config file in its minimal form: defaults removed, stable member order,
+written atomically. An invalid file is left untouched (exit 1).
+  --check   only report whether the file is in minimal form (exit 1 when it is not)`,
+};

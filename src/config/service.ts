@@ -1,0 +1,220 @@
+// The one owner of the desired config: holds the current text, document and ETag, serialises
+// every change (API edits, file watcher, git poller) through one queue, validates the whole,
+// persists the minimal form (file: atomic write; git: commit + push) and feeds the reconcile loop.
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { HttpError } from '../errors.ts';
+import type { Plan } from '../reconciler/types.ts';
+import type { ConfigService, EditResult, LoadedConfig } from './contracts.ts';
+import { formatConfig } from './format.ts';
+import { elideDefaults } from './minimal.ts';
+import { loadConfigText } from './parse.ts';
+import {
+  ConfigError,
+  type ConfigDocument,
+  type ConfigIssue,
+  type DesiredState,
+} from './types.ts';
+
+/** The part of the reconcile loop the config service talks to. */
+export interface DesiredSink {
+  plan(desired: DesiredState): Plan | Promise<Plan>;
+  submit(desired: DesiredState, origin: string): unknown;
+  reportInvalid(origin: string, issues: ConfigIssue[]): unknown;
+}
+
+/** Where an edit is stored: the file itself, or a commit in a git clone. */
+export interface ConfigPersister {
+  /** Store `text`. Throws (after undoing its own partial work) when it cannot. */
+  persist(text: string, message: string): Promise<{ commit?: string }>;
+}
+
+/** What one refresh (watcher event, git poll) did. */
+export type RefreshOutcome = 'unchanged' | 'applied' | 'invalid';
+
+export interface ConfigServiceOptions {
+  loop: DesiredSink;
+  persister: ConfigPersister;
+  log: Logger;
+  /** Name used in error messages (file path or `git:<url>`). */
+  source: string;
+  /** Extra members for `sourceInfo()` (git head, applied commit, …), read on every call. */
+  info: () => Record<string, unknown>;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function etagOf(text: string): string {
+  return `"${sha256(text)}"`;
+}
+
+/** True when an If-Match header value names `etag` (`*`, lists and weak tags accepted). */
+export function ifMatchAccepts(header: string, etag: string): boolean {
+  const bare = etag.replace(/^W\//, '');
+  return header
+    .split(',')
+    .map((s) => s.trim())
+    .some((tag) => tag === '*' || tag.replace(/^W\//, '') === bare);
+}
+
+/** Runs async tasks one at a time, in submission order. */
+export class SerialQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(task, task);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Resolves when every task queued so far has finished. */
+  idle(): Promise<void> {
+    return this.tail.then(() => undefined);
+  }
+}
+
+/** Text of an empty config: the document `{}`. */
+export function emptyConfigText(): string {
+  return formatConfig({});
+}
+
+export class ConfigServiceImpl implements ConfigService {
+  private readonly queue = new SerialQueue();
+  private text = '';
+  private doc: ConfigDocument = {};
+  private hash = '';
+  /** Hash of the last text refused, so repeated events for it are not reported twice. */
+  private refusedHash = '';
+  private lastError: { origin: string; message: string; issues: ConfigIssue[] } | undefined;
+  private lastApplied: { origin: string; hash: string } | undefined;
+
+  constructor(private readonly opts: ConfigServiceOptions) {}
+
+  current(): { doc: ConfigDocument; text: string; etag: string } {
+    return { doc: structuredClone(this.doc), text: this.text, etag: `"${this.hash}"` };
+  }
+
+  /** The last refused config, if the source is currently on an invalid text. */
+  invalid(): { origin: string; message: string; issues: ConfigIssue[] } | undefined {
+    return this.lastError;
+  }
+
+  sourceInfo(): Record<string, unknown> {
+    return {
+      source: this.opts.source,
+      etag: `"${this.hash}"`,
+      applied: this.lastApplied?.origin,
+      lastError: this.lastError
+        ? { origin: this.lastError.origin, message: this.lastError.message }
+        : null,
+      ...this.opts.info(),
+    };
+  }
+
+  /** Run `fn` with no edit or refresh in between (used by the git source for its commands). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.queue.run(fn);
+  }
+
+  /**
+   * Read the source inside the queue and apply what it holds when it differs from the current
+   * text. `read` returns null when there is nothing new (e.g. the git head did not move).
+   */
+  refresh(read: () => Promise<{ text: string; origin: string } | null>): Promise<RefreshOutcome> {
+    return this.queue.run(async () => {
+      const got = await read();
+      if (!got) return 'unchanged';
+      return this.applyText(got.text, got.origin);
+    });
+  }
+
+  /** Adopt `text` as the desired config: validate, then hand it to the loop or report it. */
+  private applyText(text: string, origin: string): RefreshOutcome {
+    const hash = sha256(text);
+    // Our own write, an editor's no-op save, or a text already refused: nothing to do.
+    if (hash === this.hash && !this.lastError) return 'unchanged';
+    if (hash === this.refusedHash) return 'invalid';
+    let loaded: LoadedConfig;
+    try {
+      loaded = loadConfigText(text, { source: this.opts.source });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.refuse(hash, origin, err);
+      return 'invalid';
+    }
+    for (const w of loaded.warnings) this.opts.log.warn({ origin, issue: w }, w.message);
+    this.adopt(loaded, hash, origin);
+    return 'applied';
+  }
+
+  private refuse(hash: string, origin: string, err: ConfigError): void {
+    this.refusedHash = hash;
+    this.lastError = { origin, message: err.message, issues: err.issues };
+    this.opts.log.error(
+      { origin, issues: err.issues },
+      `config from ${origin} refused, still running the last good one: ${err.message}`,
+    );
+    void Promise.resolve()
+      .then(() => this.opts.loop.reportInvalid(origin, err.issues))
+      .catch((e: unknown) => this.opts.log.error({ err: e }, 'reportInvalid failed'));
+  }
+
+  private adopt(loaded: LoadedConfig, hash: string, origin: string): void {
+    this.text = loaded.text;
+    this.doc = elideDefaults(loaded.doc);
+    this.hash = hash;
+    this.refusedHash = '';
+    this.lastError = undefined;
+    this.lastApplied = { origin, hash };
+    this.opts.log.info({ origin, hash }, `config from ${origin} accepted`);
+    void Promise.resolve()
+      .then(() => this.opts.loop.submit(loaded.desired, origin))
+      .catch((e: unknown) => this.opts.log.error({ err: e }, 'submit failed'));
+  }
+
+  edit(
+    mutate: (doc: ConfigDocument) => ConfigDocument,
+    opts: { ifMatch?: string; message: string },
+  ): Promise<EditResult> {
+    return this.queue.run(async () => {
+      if (opts.ifMatch !== undefined && !ifMatchAccepts(opts.ifMatch, `"${this.hash}"`)) {
+        throw new HttpError(
+          'PRECONDITION_FAILED',
+          `If-Match ${opts.ifMatch} does not match the current config "${this.hash}"`,
+        );
+      }
+      if (this.lastError) {
+        // Writing over a refused file (or git head) would silently drop the operator's text.
+        throw new HttpError(
+          'CONFLICT',
+          `the config at ${this.lastError.origin} is invalid (${this.lastError.message}); fix it at the source first`,
+        );
+      }
+      const next = mutate(structuredClone(this.doc));
+      const text = formatConfig(elideDefaults(next));
+      const loaded = loadConfigText(text, { source: this.opts.source });
+      const plan = await this.opts.loop.plan(loaded.desired);
+      if (plan.errors.length > 0) {
+        throw new ConfigError(
+          `the change cannot be applied: ${plan.errors.map((e) => e.message).join('; ')}`,
+          plan.errors,
+        );
+      }
+      const hash = sha256(text);
+      // The watcher reads the file inside this same queue, so by the time it looks the current
+      // hash is already this text's: our own write is never taken for an outside edit.
+      const { commit } = await this.opts.persister.persist(text, opts.message);
+      this.adopt(loaded, hash, commit ? `api:${commit}` : 'api');
+      const result: EditResult = { etag: `"${hash}"`, plan };
+      if (commit) result.commit = commit;
+      return result;
+    });
+  }
+
+  /** Resolves when every queued edit and refresh has finished. */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+}

@@ -1,0 +1,154 @@
+// Wires one running server: logger and clock, the reconcile loop with every driver, the config
+// service over its source (file or git), the admin API handed to the http-server driver as a
+// service. The only place that assembles the parts; close() takes them down in reverse order.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { buildApp } from './api/app.ts';
+import type { AppContext } from './api/context.ts';
+import { OTT_ROUTER_SERVICE, OttRouter } from './api/ott-router.ts';
+import { GitSource } from './config/git.ts';
+import { formatConfig } from './config/format.ts';
+import { loadConfigText } from './config/parse.ts';
+import { fieldRules } from './config/schema.ts';
+import { ConfigServiceImpl, type ConfigPersister } from './config/service.ts';
+import type { ConfigDocument } from './config/types.ts';
+import { FilePersister, FileWatcher } from './config/watch.ts';
+import { createDriverRegistry } from './drivers/index.ts';
+import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
+import type { Logger } from './log.ts';
+import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
+import { systemClock, type Clock } from './util/clock.ts';
+
+/** Service name under which the http-server driver finds the admin API's request handler. */
+export const ADMIN_HANDLER_SERVICE = 'admin-handler';
+
+export interface ServeOptions {
+  /** Config file path (file mode); absent with no `git` = an empty config, not persisted. */
+  config?: string;
+  git?: { url: string; branch?: string; path?: string; pollSec?: number };
+  dataDir: string;
+  log: Logger;
+  clock?: Clock;
+  /** Debounce of the file watcher in ms (tests shorten it). */
+  watchDebounceMs?: number;
+}
+
+export interface RunningServer {
+  service: ConfigServiceImpl;
+  loop: ReconcileLoop;
+  git?: GitSource;
+  watcher?: FileWatcher;
+  close(): Promise<void>;
+}
+
+/** A config held in memory only: `serve` without --config or --git. */
+class MemoryPersister implements ConfigPersister {
+  async persist(): Promise<{ commit?: string }> {
+    return {};
+  }
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const log = opts.log;
+  const clock = opts.clock ?? systemClock;
+  const dataDir = path.resolve(opts.dataDir);
+  await mkdir(dataDir, { recursive: true });
+
+  const services = new Map<string, unknown>();
+  const users = new UserTable();
+  const ottRouter = new OttRouter();
+  services.set(USERS_SERVICE, users);
+  services.set(OTT_ROUTER_SERVICE, ottRouter);
+
+  const host = createHost({ log, clock, dataDir, services });
+  const theLoop = new ReconcileLoop({
+    registry: createDriverRegistry(),
+    host,
+    rules: fieldRules,
+    stateFile: path.join(dataDir, STATE_FILE_NAME),
+    log: log.child({ part: 'reconciler' }),
+    clock,
+  });
+
+  let git: GitSource | undefined;
+  let persister: ConfigPersister;
+  let source: string;
+  if (opts.git) {
+    git = new GitSource({ ...opts.git, dataDir, clock, log: log.child({ part: 'git' }) });
+    persister = git;
+    source = `git:${opts.git.url}`;
+  } else if (opts.config) {
+    persister = new FilePersister(opts.config);
+    source = path.resolve(opts.config);
+  } else {
+    persister = new MemoryPersister();
+    source = '(none)';
+  }
+  const gitSource = git;
+  const configPath = opts.config ? path.resolve(opts.config) : undefined;
+  const service = new ConfigServiceImpl({
+    loop: theLoop,
+    persister,
+    log: log.child({ part: 'config' }),
+    source,
+    info: () =>
+      gitSource ? gitSource.info() : { type: configPath ? 'file' : 'none', path: configPath ?? null },
+  });
+
+  const ctx: AppContext = {
+    config: service,
+    loop: theLoop,
+    users,
+    ottRouter,
+    log,
+    clock,
+    services,
+    planFor: (doc: ConfigDocument) => {
+      const loaded = loadConfigText(formatConfig(doc), { source: 'request' });
+      const p = theLoop.plan(loaded.desired);
+      return { ...p, warnings: [...loaded.warnings, ...p.warnings] };
+    },
+  };
+  const app = await buildApp(ctx);
+  await app.ready();
+  services.set(ADMIN_HANDLER_SERVICE, app.routing.bind(app));
+
+  let watcher: FileWatcher | undefined;
+  if (git) {
+    git.attach(service);
+    await git.init();
+    await git.start();
+  } else {
+    watcher = configPath
+      ? new FileWatcher({
+          file: configPath,
+          service,
+          clock,
+          log: log.child({ part: 'watch' }),
+          ...(opts.watchDebounceMs !== undefined ? { debounceMs: opts.watchDebounceMs } : {}),
+        })
+      : undefined;
+    if (watcher) {
+      await watcher.refresh(true);
+      await watcher.start();
+    } else {
+      await service.refresh(async () => ({ text: formatConfig({}), origin: 'empty' }));
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await watcher?.close();
+      await git?.close();
+      await service.idle();
+      await theLoop.close();
+      await app.close();
+    })();
+    return closing;
+  };
+  const running: RunningServer = { service, loop: theLoop, close };
+  if (git) running.git = git;
+  if (watcher) running.watcher = watcher;
+  return running;
+}

@@ -13,6 +13,9 @@ export interface FieldChange {
   scope?: string;
   /** The value is a secret (password, passphrase, key): renderers mask it. */
   secret?: boolean;
+  /** For a whole record added or removed (e.g. `input[2]`): paths inside the value that are
+   *  secrets (e.g. `passphrase`), masked by renderers while the rest stays visible. */
+  secretPaths?: string[];
 }
 
 export interface ResourceChange {
@@ -44,4 +47,48 @@ export interface ApplyResult {
   outcome: 'created' | 'updated' | 'replaced' | 'destroyed' | 'unchanged' | 'failed' | 'pending';
   error?: string;
   retryable?: boolean;
+}
+
+/** What one pass of the reconcile loop did with one desired state. */
+export interface ApplyReport {
+  /** Hash of the desired state the pass applied (or refused). */
+  revision: string;
+  origin: string;
+  /** The plan had errors (e.g. a `fixed` field changed): nothing was touched. */
+  refused: boolean;
+  errors: ConfigIssue[];
+  results: ApplyResult[];
+  summary: Plan['summary'];
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** One resource as `/data/status` shows it, rebuilt from the drivers on every read. */
+export interface ResourceStatusEntry {
+  kind: ResourceKind;
+  key: string;
+  name: string;
+  /** Last action planned for it and what came of it. */
+  action?: Action;
+  outcome?: ApplyResult['outcome'];
+  /** `instance.status().state`, `pending: no driver`, or `failed`. */
+  state: string;
+  error?: string;
+  attempts?: number;
+  /** ISO time of the next retry of a failed resource. */
+  nextRetryAt?: string;
+  status?: Record<string, unknown>;
+}
+
+export interface LoopStatus {
+  /** Hash of the last applied desired state ('' before the first). */
+  revision: string;
+  origin: string;
+  appliedAt?: string;
+  lastResult?: {
+    outcomes: Partial<Record<ApplyResult['outcome'], number>>;
+    summary: Plan['summary'];
+  };
+  lastError?: { origin: string; at: string; issues: ConfigIssue[] };
+  resources: ResourceStatusEntry[];
 }

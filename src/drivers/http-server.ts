@@ -1,0 +1,197 @@
+// The `http-server` driver: owns the admin/OTT listeners (HTTP on `port`, HTTPS on `https-port`
+// when `certificate` and `private-key` are set). Requests go to the handler the server
+// publishes as the `admin-handler` service (a Fastify app built with a serverFactory).
+import { readFile } from 'node:fs/promises';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Resource } from '../config/types.ts';
+import {
+  type Driver,
+  DriverError,
+  type Host,
+  type Instance,
+  type ResourceStatus,
+} from './types.ts';
+
+export const ADMIN_HANDLER_SERVICE = 'admin-handler';
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const DEFAULT_BIND = '0.0.0.0';
+const DEFAULT_PORT = 43971;
+const DEFAULT_HTTPS_PORT = 43981;
+
+/** What one listener should be; equal targets mean the running listener stays. */
+interface Target {
+  bind: string;
+  port: number;
+  cert?: string;
+  key?: string;
+}
+
+interface Listener {
+  target: Target;
+  server: http.Server | https.Server;
+}
+
+function targets(spec: Record<string, unknown>): { http: Target; https?: Target } {
+  const bind =
+    typeof spec['bind-address'] === 'string' && spec['bind-address']
+      ? spec['bind-address']
+      : DEFAULT_BIND;
+  const port = typeof spec['port'] === 'number' ? spec['port'] : DEFAULT_PORT;
+  const out: { http: Target; https?: Target } = { http: { bind, port } };
+  const cert = spec['certificate'];
+  const key = spec['private-key'];
+  if (typeof cert === 'string' && cert && typeof key === 'string' && key) {
+    const hp = typeof spec['https-port'] === 'number' ? spec['https-port'] : DEFAULT_HTTPS_PORT;
+    out.https = { bind, port: hp, cert, key };
+  }
+  return out;
+}
+
+function sameTarget(a: Target | undefined, b: Target | undefined): boolean {
+  return a?.bind === b?.bind && a?.port === b?.port && a?.cert === b?.cert && a?.key === b?.key;
+}
+
+function addressOf(server: http.Server): string {
+  const a = server.address() as AddressInfo | null;
+  if (!a) return '';
+  return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+}
+
+function listenError(e: NodeJS.ErrnoException, t: Target, proto: string): DriverError {
+  const where = `${proto} ${t.bind}:${t.port}`;
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return new DriverError(`${where}: the port is in use by another program`, true);
+    case 'EADDRNOTAVAIL':
+      return new DriverError(`${where}: the address is not configured on this host`, true);
+    case 'EACCES':
+      return new DriverError(
+        `${where}: permission denied (ports below 1024 need privileges)`,
+        false,
+      );
+    default:
+      return new DriverError(`${where}: ${e.message}`, true);
+  }
+}
+
+async function readPem(path: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    // A missing file may still arrive (certificate automation); retry it.
+    throw new DriverError(`cannot read the ${what} ${path}: ${err.code ?? err.message}`, true);
+  }
+}
+
+class HttpServerInstance implements Instance {
+  private http?: Listener;
+  private https?: Listener;
+  private closed = false;
+
+  constructor(private readonly host: Host) {}
+
+  private readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const h = this.host.services.get(ADMIN_HANDLER_SERVICE) as RequestHandler | undefined;
+    if (typeof h === 'function') {
+      h(req, res);
+      return;
+    }
+    // The API is wired after the listener may already be up: answer plainly until it is.
+    res.writeHead(503, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 503, message: 'Service Unavailable' }));
+  };
+
+  /** Bring the listeners to what `spec` asks, touching only those that differ. */
+  async ensure(spec: Record<string, unknown>): Promise<void> {
+    const want = targets(spec);
+    if (!sameTarget(this.http?.target, want.http)) {
+      await this.stop('http');
+      this.http = {
+        target: want.http,
+        server: await this.listen(want.http, http.createServer(this.handle), 'HTTP'),
+      };
+    }
+    if (!sameTarget(this.https?.target, want.https)) {
+      await this.stop('https');
+      if (want.https) {
+        const t = want.https;
+        const [cert, key] = await Promise.all([
+          readPem(t.cert!, 'certificate'),
+          readPem(t.key!, 'private key'),
+        ]);
+        let server: https.Server;
+        try {
+          server = https.createServer({ cert, key }, this.handle);
+        } catch (e) {
+          throw new DriverError(
+            `HTTPS: the certificate or key is not usable: ${(e as Error).message}`,
+            false,
+          );
+        }
+        this.https = { target: t, server: await this.listen(t, server, 'HTTPS') };
+      }
+    }
+  }
+
+  private listen<S extends http.Server>(t: Target, server: S, proto: string): Promise<S> {
+    return new Promise((resolve, reject) => {
+      const onError = (e: NodeJS.ErrnoException) => {
+        server.close();
+        reject(listenError(e, t, proto));
+      };
+      server.once('error', onError);
+      server.listen(t.port, t.bind, () => {
+        server.off('error', onError);
+        server.on('error', (e) => this.host.log.error({ err: e }, `${proto} listener error`));
+        this.host.log.info({ address: addressOf(server) }, `${proto} listening`);
+        resolve(server);
+      });
+    });
+  }
+
+  private async stop(which: 'http' | 'https'): Promise<void> {
+    const l = this[which];
+    if (!l) return;
+    this[which] = undefined;
+    await new Promise<void>((resolve) => {
+      l.server.close(() => resolve());
+      // Keep-alive clients would hold the port; a restart must free it now.
+      l.server.closeAllConnections();
+    });
+  }
+
+  async update(next: Resource): Promise<void> {
+    await this.ensure(next.spec);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([this.stop('http'), this.stop('https')]);
+  }
+
+  status(): ResourceStatus {
+    if (this.closed) return { state: 'closed' };
+    const st: ResourceStatus = { state: this.http ? 'listening' : 'stopped' };
+    if (this.http) st['http'] = addressOf(this.http.server);
+    if (this.https) st['https'] = addressOf(this.https.server);
+    return st;
+  }
+}
+
+export const httpServerDriver: Driver = {
+  kind: 'http-server',
+  async create(res, host) {
+    const inst = new HttpServerInstance(host);
+    try {
+      await inst.ensure(res.spec);
+    } catch (e) {
+      await inst.close();
+      throw e;
+    }
+    return inst;
+  },
+};

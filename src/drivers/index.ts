@@ -1,0 +1,20 @@
+// The built-in drivers, one per resource kind. Each part adds its driver with one line below;
+// kinds with no line here show as `pending: no driver`.
+import { httpServerDriver } from './http-server.ts';
+import { DriverRegistry } from './registry.ts';
+import type { Driver } from './types.ts';
+import { userDriver } from './users.ts';
+
+export function builtinDrivers(): Driver[] {
+  return [
+    userDriver,
+    httpServerDriver,
+    // more drivers: one line each
+  ];
+}
+
+export function createDriverRegistry(): DriverRegistry {
+  const registry = new DriverRegistry();
+  for (const d of builtinDrivers()) registry.register(d);
+  return registry;
+}

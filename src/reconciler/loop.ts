@@ -1,0 +1,277 @@
+// The reconcile loop: the one writer of the running state. Desired states from the file, git
+// and the API queue here and coalesce (only the newest waiting one is applied next); failed
+// resources are retried with backoff; status is rebuilt from the drivers on every read.
+import type { Logger } from 'pino';
+import type { FieldRules } from '../config/contracts.ts';
+import type { ConfigIssue, DesiredState, Resource, ResourceKind } from '../config/types.ts';
+import type { DriverRegistry } from '../drivers/registry.ts';
+import type { Host, Instance } from '../drivers/types.ts';
+import type { Clock } from '../util/clock.ts';
+import { type ApplyEnv, type ApplyState, apply, newApplyState, teardownAll } from './apply.ts';
+import { plan } from './plan.ts';
+import { writeStateFile } from './state-file.ts';
+import type { ApplyReport, ApplyResult, LoopStatus, Plan, ResourceStatusEntry } from './types.ts';
+
+export interface ReconcileLoopOptions {
+  registry: DriverRegistry;
+  rules: FieldRules;
+  host: Host;
+  clock?: Clock;
+  log: Logger;
+  /** Where the last applied state is kept for `reconcile --plan` without a server. */
+  stateFile?: string;
+}
+
+interface Waiter {
+  resolve(r: ApplyReport): void;
+  reject(e: Error): void;
+}
+
+export const PENDING_NO_DRIVER = 'pending: no driver';
+
+export class ReconcileLoop {
+  private readonly state: ApplyState = newApplyState();
+  private readonly clock: Clock;
+  private readonly env: ApplyEnv;
+  private applied?: { desired: DesiredState; origin: string; at: number };
+  private lastReport?: ApplyReport;
+  private lastError?: { origin: string; at: number; issues: ConfigIssue[] };
+  private next?: { desired: DesiredState; origin: string; waiters: Waiter[] };
+  private retryWanted = false;
+  private running = false;
+  private draining: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly opts: ReconcileLoopOptions) {
+    this.clock = opts.clock ?? opts.host.clock;
+    const base = opts.host;
+    this.env = {
+      registry: opts.registry,
+      clock: this.clock,
+      log: opts.log,
+      onRetryDue: () => {
+        this.retryWanted = true;
+        this.kick();
+      },
+      hostFor: (res: Resource): Host => ({
+        log: base.log.child({ kind: res.kind, key: res.key }),
+        clock: this.clock,
+        dataDir: base.dataDir,
+        services: base.services,
+        lookup: <T extends Instance = Instance>(kind: ResourceKind, key: string) =>
+          (this.state.held.get(`${kind}/${key}`)?.instance as T | undefined) ??
+          base.lookup<T>(kind, key),
+      }),
+    };
+  }
+
+  /** What applying `desired` would do now. */
+  plan(desired: DesiredState): Plan {
+    return plan(desired, this.actual(), this.opts.rules);
+  }
+
+  /** Queue `desired`; resolves with the report of the pass that applied it or a newer one. */
+  submit(desired: DesiredState, origin: string): Promise<ApplyReport> {
+    if (this.closed) return Promise.reject(new Error('the reconcile loop is closed'));
+    return new Promise((resolve, reject) => {
+      const waiters = this.next?.waiters ?? [];
+      waiters.push({ resolve, reject });
+      this.next = { desired, origin, waiters };
+      this.kick();
+    });
+  }
+
+  /** A config that was refused before planning (syntax, schema, references). */
+  reportInvalid(origin: string, issues: ConfigIssue[]): void {
+    this.lastError = { origin, at: this.clock.now(), issues };
+    this.opts.log.error({ origin, issues: issues.length }, 'configuration refused');
+  }
+
+  actual(): Map<string, Resource> {
+    const m = new Map<string, Resource>();
+    for (const [id, h] of this.state.held) m.set(id, h.resource);
+    return m;
+  }
+
+  instances(kind?: ResourceKind): Array<{ resource: Resource; instance: Instance }> {
+    const out: Array<{ resource: Resource; instance: Instance }> = [];
+    for (const h of this.state.held.values()) {
+      if (h.instance && (!kind || h.resource.kind === kind)) {
+        out.push({ resource: h.resource, instance: h.instance });
+      }
+    }
+    return out;
+  }
+
+  status(): LoopStatus {
+    const st: LoopStatus = {
+      revision: this.applied?.desired.hash ?? '',
+      origin: this.applied?.origin ?? '',
+      resources: [],
+    };
+    if (this.applied) st.appliedAt = new Date(this.applied.at).toISOString();
+    if (this.lastReport && !this.lastReport.refused) {
+      const outcomes: Partial<Record<ApplyResult['outcome'], number>> = {};
+      for (const r of this.lastReport.results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+      st.lastResult = { outcomes, summary: this.lastReport.summary };
+    }
+    if (this.lastError) {
+      st.lastError = {
+        origin: this.lastError.origin,
+        at: new Date(this.lastError.at).toISOString(),
+        issues: this.lastError.issues,
+      };
+    }
+    const ids = new Set<string>(this.applied?.desired.resources.keys() ?? []);
+    for (const id of this.state.held.keys()) ids.add(id);
+    for (const id of ids) {
+      const res = this.applied?.desired.resources.get(id) ?? this.state.held.get(id)!.resource;
+      st.resources.push(this.entry(id, res));
+    }
+    return st;
+  }
+
+  private entry(id: string, res: Resource): ResourceStatusEntry {
+    const held = this.state.held.get(id);
+    const fail = this.state.failures.get(id);
+    const last = this.state.last.get(id);
+    const e: ResourceStatusEntry = {
+      kind: res.kind,
+      key: res.key,
+      name: res.name,
+      state: 'pending',
+    };
+    if (last) {
+      e.action = last.action;
+      e.outcome = last.outcome;
+    }
+    if (held?.instance) {
+      try {
+        const s = held.instance.status();
+        e.state = s.state;
+        e.status = s;
+      } catch (err) {
+        e.state = 'failed';
+        e.error = `status: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    } else if (held) {
+      e.state = PENDING_NO_DRIVER;
+    } else if (fail) {
+      e.state = 'failed';
+    }
+    if (fail) {
+      e.error = fail.error;
+      e.attempts = fail.attempts;
+      if (fail.retryable && fail.retryAtWall !== undefined) {
+        e.nextRetryAt = new Date(fail.retryAtWall).toISOString();
+      }
+    }
+    return e;
+  }
+
+  /** Stop accepting work, finish the pass under way, then close everything, dependents first. */
+  async close(): Promise<void> {
+    if (this.closed) return this.draining;
+    this.closed = true;
+    const pending = this.next;
+    this.next = undefined;
+    for (const w of pending?.waiters ?? []) w.reject(new Error('the reconcile loop is closed'));
+    await this.draining;
+    await teardownAll(this.state, this.opts.log);
+  }
+
+  private kick(): void {
+    if (this.running || this.closed) return;
+    this.running = true;
+    this.draining = this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const job = this.next;
+      if (job && !this.closed) {
+        this.next = undefined;
+        try {
+          const report = await this.pass(job.desired, job.origin, false);
+          for (const w of job.waiters) w.resolve(report);
+        } catch (e) {
+          for (const w of job.waiters) w.reject(e as Error);
+        }
+      } else if (this.retryWanted && this.applied && !this.closed) {
+        this.retryWanted = false;
+        await this.pass(this.applied.desired, this.applied.origin, true).catch((e) =>
+          this.opts.log.error({ err: e }, 'retry pass failed'),
+        );
+      } else {
+        this.running = false;
+        return;
+      }
+    }
+  }
+
+  private async pass(desired: DesiredState, origin: string, retry: boolean): Promise<ApplyReport> {
+    const startedAt = this.clock.now();
+    const p = plan(desired, this.actual(), this.opts.rules);
+    const report: ApplyReport = {
+      revision: desired.hash,
+      origin,
+      refused: p.errors.length > 0,
+      errors: p.errors,
+      results: [],
+      summary: p.summary,
+      startedAt,
+      finishedAt: startedAt,
+    };
+    if (report.refused) {
+      this.reportInvalid(origin, p.errors);
+      this.lastReport = report;
+      return report;
+    }
+    report.results = await apply(p, desired, this.state, this.env);
+    report.finishedAt = this.clock.now();
+    // Failures of resources no longer desired are forgotten (and their timers cancelled).
+    for (const [id, f] of this.state.failures) {
+      if (!desired.resources.has(id)) {
+        f.timer?.cancel();
+        this.state.failures.delete(id);
+      }
+    }
+    for (const id of this.state.last.keys()) {
+      if (!desired.resources.has(id)) this.state.last.delete(id);
+    }
+    if (!retry) {
+      this.applied = { desired, origin, at: report.finishedAt };
+      this.lastError = undefined;
+    }
+    this.lastReport = report;
+    this.logReport(report, retry);
+    await this.saveState();
+    return report;
+  }
+
+  private logReport(r: ApplyReport, retry: boolean): void {
+    const counts: Record<string, number> = {};
+    for (const x of r.results)
+      if (x.outcome !== 'unchanged') counts[x.outcome] = (counts[x.outcome] ?? 0) + 1;
+    this.opts.log.info(
+      { origin: r.origin, revision: r.revision.slice(0, 12), retry, ...counts },
+      'reconcile pass done',
+    );
+  }
+
+  private async saveState(): Promise<void> {
+    const path = this.opts.stateFile;
+    if (!path || !this.applied) return;
+    try {
+      await writeStateFile(path, {
+        format: 'sluice-state/1',
+        revision: this.applied.desired.hash,
+        origin: this.applied.origin,
+        appliedAt: new Date(this.applied.at).toISOString(),
+        resources: [...this.actual().values()],
+      });
+    } catch (e) {
+      this.opts.log.error({ err: e, path }, 'could not write the state file');
+    }
+  }
+}

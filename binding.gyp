@@ -3,16 +3,33 @@
     {
       "target_name": "sluice_native",
       "sources": [
-        "native/addon.cc"
+        "native/addon.cc",
+        "native/ts/crc32.cc",
+        "native/ts/sections.cc",
+        "native/ts/analyzer.cc",
+        "native/ts/ts_analyzer.cc",
+        "native/net/udp_receiver.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
         "native"
       ],
-      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
-      "cflags!": ["-fno-exceptions"],
-      "cflags_cc!": ["-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra"]
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_CPP_EXCEPTIONS"
+      ],
+      "cflags!": [
+        "-fno-exceptions"
+      ],
+      "cflags_cc!": [
+        "-fno-exceptions"
+      ],
+      "cflags_cc": [
+        "-std=c++17",
+        "-O2",
+        "-Wall",
+        "-Wextra"
+      ]
     }
   ]
 }

@@ -1,15 +1,19 @@
 // sluice native addon: the one registration point for every native class and function.
-// Later parts (TS core, transports, descrambler) register themselves from here.
 #include <napi.h>
+
+#include "net/udp_receiver.h"
+#include "ts/ts_analyzer.h"
 
 namespace {
 
 Napi::Value Version(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), "sluice-native 0.1.0");
+  return Napi::String::New(info.Env(), "sluice-native 0.2.0");
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
+  exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
+  exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
   return exports;
 }
 

@@ -1,0 +1,191 @@
+// TsAnalyzer N-API class: converts between JS values and ts::Analyzer.
+#include "ts/ts_analyzer.h"
+
+#include "util/errors.h"
+
+namespace sluice {
+namespace {
+
+double NumberOr(const Napi::Object& o, const char* key, double def) {
+  Napi::Value v = o.Get(key);
+  return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : def;
+}
+
+bool BoolOr(const Napi::Object& o, const char* key, bool def) {
+  Napi::Value v = o.Get(key);
+  return v.IsBoolean() ? v.As<Napi::Boolean>().Value() : def;
+}
+
+}  // namespace
+
+Napi::Function TsAnalyzerWrap::Define(Napi::Env env) {
+  return DefineClass(env, "TsAnalyzer",
+                     {
+                         InstanceMethod("push", &TsAnalyzerWrap::Push),
+                         InstanceMethod("takeSections", &TsAnalyzerWrap::TakeSections),
+                         InstanceMethod("stats", &TsAnalyzerWrap::Stats),
+                         InstanceMethod("programs", &TsAnalyzerWrap::Programs),
+                         InstanceMethod("reset", &TsAnalyzerWrap::Reset),
+                     });
+}
+
+TsAnalyzerWrap::TsAnalyzerWrap(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<TsAnalyzerWrap>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "TsAnalyzer needs an options object");
+  }
+  Napi::Object o = info[0].As<Napi::Object>();
+  ts::Options opts;
+  opts.dropNull = BoolOr(o, "dropNull", false);
+  opts.tr101290 = BoolOr(o, "tr101290", true);
+  opts.psiAll = BoolOr(o, "psiAll", false);
+  opts.pidTimeoutMs = NumberOr(o, "pidTimeoutMs", opts.pidTimeoutMs);
+  opts.patTimeoutMs = NumberOr(o, "patTimeoutMs", opts.patTimeoutMs);
+  opts.ptsTimeoutMs = NumberOr(o, "ptsTimeoutMs", opts.ptsTimeoutMs);
+  Napi::Value pids = o.Get("psiPids");
+  if (pids.IsArray()) {
+    Napi::Array a = pids.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) {
+      Napi::Value v = a.Get(i);
+      if (!v.IsNumber()) continue;
+      uint32_t pid = v.As<Napi::Number>().Uint32Value();
+      if (pid < ts::kPidCount) opts.psiPids.push_back(static_cast<uint16_t>(pid));
+    }
+  }
+  analyzer_ = std::make_unique<ts::Analyzer>(std::move(opts));
+}
+
+// push(chunk, nowMs, meta: Int32Array(2)) → Buffer (copied packets) or undefined (the packets
+// are chunk[meta[0], meta[1])).
+Napi::Value TsAnalyzerWrap::Push(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsBuffer() || !info[1].IsNumber() || !info[2].IsTypedArray()) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "push(chunk, nowMs, meta)");
+  }
+  Napi::Buffer<uint8_t> chunk = info[0].As<Napi::Buffer<uint8_t>>();
+  double now = info[1].As<Napi::Number>().DoubleValue();
+  Napi::TypedArray metaArr = info[2].As<Napi::TypedArray>();
+  if (metaArr.TypedArrayType() != napi_int32_array || metaArr.ElementLength() < 2) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "meta must be an Int32Array(2)");
+  }
+  Napi::Int32Array meta = metaArr.As<Napi::Int32Array>();
+  out_.clear();
+  bool copied = false;
+  size_t begin = 0, end = 0;
+  analyzer_->Push(chunk.Data(), chunk.Length(), now, &out_, &copied, &begin, &end);
+  if (copied) return Napi::Buffer<uint8_t>::Copy(env, out_.data(), out_.size());
+  meta[0] = static_cast<int32_t>(begin);
+  meta[1] = static_cast<int32_t>(end);
+  return env.Undefined();
+}
+
+Napi::Value TsAnalyzerWrap::TakeSections(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::vector<ts::QueuedSection> secs = analyzer_->TakeSections();
+  Napi::Array arr = Napi::Array::New(env, secs.size());
+  for (size_t i = 0; i < secs.size(); i++) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("pid", secs[i].pid);
+    o.Set("tableId", secs[i].tableId);
+    o.Set("data", Napi::Buffer<uint8_t>::Copy(env, secs[i].data.data(), secs[i].data.size()));
+    arr.Set(static_cast<uint32_t>(i), o);
+  }
+  return arr;
+}
+
+Napi::Value TsAnalyzerWrap::Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const ts::Counters& c = analyzer_->counters();
+  const ts::Tr101290& t = analyzer_->tr();
+  Napi::Object o = Napi::Object::New(env);
+  auto num = [&](Napi::Object& obj, const char* k, double v) { obj.Set(k, Napi::Number::New(env, v)); };
+  num(o, "packets", c.packets);
+  num(o, "bytes", c.bytes);
+  num(o, "nullPackets", c.nullPackets);
+  num(o, "junkBytes", c.junkBytes);
+  num(o, "syncLosses", c.syncLosses);
+  num(o, "crcErrors", c.crcErrors);
+  num(o, "sectionsDropped", c.sectionsDropped);
+  num(o, "pcrBitrate", c.pcrBitrate);
+  num(o, "arrivalBitrate", c.arrivalBitrate);
+  Napi::Object tr = Napi::Object::New(env);
+  num(tr, "tsSyncLoss", t.tsSyncLoss);
+  num(tr, "syncByteError", t.syncByteError);
+  num(tr, "patError", t.patError);
+  num(tr, "continuityCountError", t.continuityCountError);
+  num(tr, "pmtError", t.pmtError);
+  num(tr, "pidError", t.pidError);
+  num(tr, "transportError", t.transportError);
+  num(tr, "crcError", t.crcError);
+  num(tr, "pcrRepetitionError", t.pcrRepetitionError);
+  num(tr, "pcrDiscontinuityIndicatorError", t.pcrDiscontinuityIndicatorError);
+  num(tr, "pcrAccuracyError", t.pcrAccuracyError);
+  num(tr, "ptsError", t.ptsError);
+  num(tr, "catError", t.catError);
+  o.Set("tr101290", tr);
+  std::vector<uint16_t> pids = analyzer_->activePids();
+  std::sort(pids.begin(), pids.end());
+  Napi::Array arr = Napi::Array::New(env, pids.size());
+  for (size_t i = 0; i < pids.size(); i++) {
+    const ts::PidState& st = analyzer_->pid(pids[i]);
+    Napi::Object p = Napi::Object::New(env);
+    num(p, "pid", pids[i]);
+    num(p, "packets", st.packets);
+    num(p, "ccErrors", st.ccErrors);
+    num(p, "scrambled", st.scrambling);
+    num(p, "scrambledPackets", st.scrambledPackets);
+    num(p, "transportErrors", st.transportErrors);
+    p.Set("hasPcr", Napi::Boolean::New(env, st.hasPcr));
+    num(p, "lastPcr", static_cast<double>(st.lastPcr));
+    num(p, "pcrJitterNs", st.pcrJitterNs);
+    num(p, "bitrate", st.bitrate);
+    arr.Set(static_cast<uint32_t>(i), p);
+  }
+  o.Set("pids", arr);
+  return o;
+}
+
+Napi::Value TsAnalyzerWrap::Programs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const auto& progs = analyzer_->programs();
+  const auto& services = analyzer_->services();
+  Napi::Array arr = Napi::Array::New(env, progs.size());
+  uint32_t i = 0;
+  for (const auto& [pnr, prog] : progs) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("pnr", pnr);
+    o.Set("pmtPid", prog.pmtPid);
+    o.Set("pcrPid", prog.version >= 0 ? prog.pmt.pcrPid : 0x1FFF);
+    o.Set("version", prog.version);
+    auto svc = services.find(pnr);
+    o.Set("serviceName", svc != services.end() ? svc->second.name : "");
+    o.Set("providerName", svc != services.end() ? svc->second.provider : "");
+    o.Set("serviceType", svc != services.end() ? svc->second.serviceType : 0);
+    Napi::Array streams = Napi::Array::New(env, prog.pmt.streams.size());
+    for (size_t k = 0; k < prog.pmt.streams.size(); k++) {
+      const ts::EsInfo& es = prog.pmt.streams[k];
+      Napi::Object s = Napi::Object::New(env);
+      s.Set("pid", es.pid);
+      s.Set("streamType", es.streamType);
+      Napi::Array tags = Napi::Array::New(env, es.descriptors.size());
+      for (size_t d = 0; d < es.descriptors.size(); d++) {
+        tags.Set(static_cast<uint32_t>(d), es.descriptors[d]);
+      }
+      s.Set("descriptors", tags);
+      s.Set("registration", es.registration);
+      s.Set("language", es.language);
+      streams.Set(static_cast<uint32_t>(k), s);
+    }
+    o.Set("streams", streams);
+    arr.Set(i++, o);
+  }
+  return arr;
+}
+
+Napi::Value TsAnalyzerWrap::Reset(const Napi::CallbackInfo& info) {
+  analyzer_->Reset();
+  return info.Env().Undefined();
+}
+
+}  // namespace sluice

@@ -1,0 +1,200 @@
+// One input of a stream: its transport plus a native TS analyzer. Tracks when valid TS last
+// arrived and the priority-1 error rate, which the failover policy reads. Only the active
+// input's packets reach the output; a probing input (primary re-test) is analysed and dropped.
+import type { Logger } from 'pino';
+import { type Program, type Section, TsAnalyzer, type TsStats } from '../../native/ts.ts';
+import type { Clock } from '../../util/clock.ts';
+import { str } from './inputs/common.ts';
+import { INPUT_FACTORIES, NOT_SUPPORTED_YET } from './inputs/index.ts';
+import type { InputTransport } from './inputs/types.ts';
+
+export type InputMode = 'off' | 'active' | 'probe';
+
+export interface RunnerOptions {
+  index: number;
+  cfg: Record<string, unknown>;
+  log: Logger;
+  clock: Clock;
+  dataDir: string;
+  streamName: string;
+  /** Hand out EIT/TDT/TOT sections (epg-export). */
+  wantSections: boolean;
+  onPackets(runner: InputRunner, packets: Buffer): void;
+  onSections(runner: InputRunner, sections: Section[]): void;
+}
+
+interface ErrorSample {
+  at: number;
+  p1: number;
+}
+
+const STATS_EVERY_MS = 250;
+
+export class InputRunner {
+  readonly index: number;
+  readonly type: string;
+  readonly cfg: Record<string, unknown>;
+  mode: InputMode = 'off';
+  private transport: InputTransport | null = null;
+  private analyzer: TsAnalyzer | null = null;
+  /** Monotonic ms of the last valid TS packets; -1 = none since opened. */
+  lastValid = -1;
+  openedAt = -1;
+  private error = '';
+  private samples: ErrorSample[] = [];
+  private lastSample = -1;
+  private lastStats: TsStats | null = null;
+  private lastPrograms: Program[] = [];
+
+  constructor(private readonly o: RunnerOptions) {
+    this.index = o.index;
+    this.cfg = o.cfg;
+    this.type = str(o.cfg, 'type');
+  }
+
+  get supported(): boolean {
+    return this.type in INPUT_FACTORIES;
+  }
+
+  get isOpen(): boolean {
+    return this.transport !== null;
+  }
+
+  get failed(): string {
+    return this.error;
+  }
+
+  /** Open the transport in `mode` (or just change the mode when already open). */
+  open(mode: Exclude<InputMode, 'off'>): void {
+    this.mode = mode;
+    if (this.transport) return;
+    const factory = INPUT_FACTORIES[this.type];
+    if (!factory) {
+      this.error = NOT_SUPPORTED_YET;
+      return;
+    }
+    this.analyzer = new TsAnalyzer({
+      tr101290: true,
+      clock: this.o.clock,
+      ...(this.o.wantSections ? { psiPids: 'all' as const } : {}),
+    });
+    this.lastValid = -1;
+    this.openedAt = this.o.clock.monotonic();
+    this.samples = [];
+    this.error = '';
+    try {
+      this.transport = factory(this.cfg, {
+        log: this.o.log.child({ input: this.index, type: this.type }),
+        clock: this.o.clock,
+        dataDir: this.o.dataDir,
+        streamName: this.o.streamName,
+        index: this.index,
+        onData: (buf) => this.onData(buf),
+      });
+      this.transport.start();
+    } catch (err) {
+      this.error = (err as Error).message;
+      this.o.log.error({ input: this.index, err: this.error }, 'input failed to open');
+      const t = this.transport;
+      this.transport = null;
+      void t?.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.mode = 'off';
+    const t = this.transport;
+    this.transport = null;
+    if (this.analyzer) this.lastStats = this.analyzer.stats();
+    this.analyzer = null;
+    await t?.close();
+  }
+
+  private onData(buf: Buffer): void {
+    const a = this.analyzer;
+    if (!a || this.mode === 'off') return;
+    let packets: Buffer;
+    try {
+      packets = a.push(buf);
+    } catch (err) {
+      this.error = (err as Error).message;
+      return;
+    }
+    if (packets.length > 0) this.lastValid = this.o.clock.monotonic();
+    if (this.o.wantSections) {
+      const sections = a.takeSections();
+      if (sections.length && this.mode === 'active') this.o.onSections(this, sections);
+    }
+    if (this.mode === 'active' && packets.length > 0) this.o.onPackets(this, packets);
+  }
+
+  /** Current analyzer statistics (cached for a short while: stats() crosses into C++). */
+  stats(): TsStats | null {
+    const now = this.o.clock.monotonic();
+    if (this.analyzer && (this.lastSample < 0 || now - this.lastSample >= STATS_EVERY_MS)) {
+      this.lastStats = this.analyzer.stats();
+      this.lastSample = now;
+      this.samples.push({ at: now, p1: this.lastStats.priority1 });
+    }
+    return this.lastStats;
+  }
+
+  programs(): Program[] {
+    if (this.analyzer) this.lastPrograms = this.analyzer.programs();
+    return this.lastPrograms;
+  }
+
+  /** Valid TS arrived within the last `ms` milliseconds. */
+  deliveredWithin(ms: number): boolean {
+    return this.lastValid >= 0 && this.o.clock.monotonic() - this.lastValid <= ms;
+  }
+
+  /**
+   * Priority-1 errors per second over the last `windowMs`; null until the input has been
+   * observed for a whole window (a fresh input is not judged on a fraction of it).
+   */
+  errorRate(windowMs: number): number | null {
+    this.stats();
+    const now = this.o.clock.monotonic();
+    const s = this.samples;
+    while (s.length > 2 && now - s[1]!.at >= windowMs) s.shift();
+    const first = s[0];
+    const last = s[s.length - 1];
+    if (!first || !last || last.at - first.at < windowMs * 0.9) return null;
+    return ((last.p1 - first.p1) * 1000) / (last.at - first.at);
+  }
+
+  status(): Record<string, unknown> {
+    const st = this.stats();
+    const now = this.o.clock.monotonic();
+    return {
+      index: this.index,
+      type: this.type,
+      mode: this.mode,
+      state: !this.supported
+        ? NOT_SUPPORTED_YET
+        : this.error
+          ? 'error'
+          : this.mode === 'off'
+            ? 'idle'
+            : this.lastValid < 0
+              ? 'waiting'
+              : 'receiving',
+      ...(this.error ? { message: this.error } : {}),
+      lastValidAgoMs: this.lastValid < 0 ? null : Math.round(now - this.lastValid),
+      ...(this.transport ? { transport: this.transport.status() } : {}),
+      ...(st
+        ? {
+            bitrate: st.pcrBitrate || st.arrivalBitrate,
+            packets: st.packets,
+            junkBytes: st.junkBytes,
+            syncLosses: st.syncLosses,
+            tr101290: st.tr101290,
+            priority1: st.priority1,
+            priority2: st.priority2,
+            scrambledPids: st.pids.filter((p) => p.scrambledPackets > 0).map((p) => p.pid),
+          }
+        : {}),
+    };
+  }
+}

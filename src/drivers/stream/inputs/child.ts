@@ -1,0 +1,101 @@
+// A child process writing a transport stream to its stdout, restarted with backoff when it
+// exits. Shared by the `std` input and the `test` generator. stderr goes to the log (the last
+// lines are kept for the status); close() leaves no child behind.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Backoff } from './common.ts';
+import type { InputContext, InputTransport } from './types.ts';
+
+const KILL_GRACE_MS = 2000;
+const STDERR_KEEP = 10;
+/** A run that lasted this long resets the backoff. */
+const STABLE_RUN_MS = 10_000;
+
+export class ChildInput implements InputTransport {
+  private child: ChildProcess | null = null;
+  private backoff: Backoff;
+  private closed = false;
+  private starts = 0;
+  private bytes = 0;
+  private lastExit = '';
+  private stderr: string[] = [];
+  private startedAt = 0;
+
+  constructor(
+    private readonly cmd: string,
+    private readonly args: string[],
+    private readonly env: Record<string, string>,
+    private readonly ctx: InputContext,
+  ) {
+    this.backoff = new Backoff(ctx.clock);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): void {
+    if (this.closed) return;
+    const child = spawn(this.cmd, this.args, {
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.starts++;
+    this.startedAt = this.ctx.clock.monotonic();
+    child.stdout!.on('data', (d: Buffer) => {
+      this.bytes += d.length;
+      this.ctx.onData(d);
+    });
+    let partial = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) {
+        if (!l.trim()) continue;
+        this.stderr.push(l);
+        if (this.stderr.length > STDERR_KEEP) this.stderr.shift();
+        this.ctx.log.info({ stderr: l, cmd: this.cmd }, 'input child stderr');
+      }
+    });
+    child.on('error', (err) => {
+      this.lastExit = err.message;
+      this.ctx.log.error({ err, cmd: this.cmd }, 'input child failed to start');
+    });
+    child.on('close', (code, signal) => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.lastExit = signal ? `killed by ${signal}` : `exited with code ${code}`;
+      if (this.closed) return;
+      if (this.ctx.clock.monotonic() - this.startedAt > STABLE_RUN_MS) this.backoff.reset();
+      const d = this.backoff.schedule(() => this.start());
+      this.ctx.log.warn({ cmd: this.cmd, exit: this.lastExit, retryMs: d }, 'input child exited');
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.backoff.cancel();
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      // A real timer: the child must be killed even when a test drives a manual clock.
+      const killer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+      child.once('close', () => {
+        clearTimeout(killer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+
+  status(): Record<string, unknown> {
+    return {
+      pid: this.child?.pid ?? null,
+      starts: this.starts,
+      bytes: this.bytes,
+      ...(this.lastExit ? { lastExit: this.lastExit } : {}),
+      ...(this.stderr.length ? { stderr: [...this.stderr] } : {}),
+    };
+  }
+}

@@ -1,0 +1,14 @@
+// PCR reading for the file input's real-time pacing.
+
+/** 27 MHz PCR ticks per millisecond. */
+export const PCR_PER_MS = 27_000;
+
+/** The PCR (27 MHz) carried by the packet at `o`, or -1. */
+export function readPcr(p: Buffer, o: number): number {
+  if ((p[o + 3]! & 0x20) === 0 || p[o + 4]! < 7 || (p[o + 5]! & 0x10) === 0) return -1;
+  const b = o + 6;
+  const base =
+    p[b]! * 2 ** 25 + p[b + 1]! * 2 ** 17 + p[b + 2]! * 2 ** 9 + p[b + 3]! * 2 + (p[b + 4]! >> 7);
+  const ext = ((p[b + 4]! & 0x01) << 8) | p[b + 5]!;
+  return base * 300 + ext;
+}

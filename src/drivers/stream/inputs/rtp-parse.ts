@@ -1,0 +1,111 @@
+// RTP (RFC 3550) header parsing and a small reorder (jitter) buffer for `rtp` inputs.
+
+export const RTP_VERSION = 2;
+const RTP_FIXED_HEADER = 12;
+
+export interface RtpPacket {
+  seq: number;
+  timestamp: number;
+  payloadType: number;
+  payload: Buffer;
+}
+
+/** Parse one datagram; returns null for anything that is not a well-formed RTP packet. */
+export function parseRtp(d: Buffer): RtpPacket | null {
+  if (d.length < RTP_FIXED_HEADER || d[0]! >> 6 !== RTP_VERSION) return null;
+  const padding = (d[0]! & 0x20) !== 0;
+  const extension = (d[0]! & 0x10) !== 0;
+  const csrcCount = d[0]! & 0x0f;
+  let off = RTP_FIXED_HEADER + 4 * csrcCount;
+  if (extension) {
+    if (off + 4 > d.length) return null;
+    off += 4 + 4 * d.readUInt16BE(off + 2);
+  }
+  let end = d.length;
+  if (padding) end -= d[d.length - 1]!;
+  if (off > end) return null;
+  return {
+    seq: d.readUInt16BE(2),
+    timestamp: d.readUInt32BE(4),
+    payloadType: d[1]! & 0x7f,
+    payload: d.subarray(off, end),
+  };
+}
+
+/** Signed distance from a to b on the 16-bit sequence circle. */
+export function seqDelta(a: number, b: number): number {
+  return ((b - a + 0x8000) & 0xffff) - 0x8000;
+}
+
+/** Packets held while waiting for a missing one; past this a gap is declared. */
+export const REORDER_DEPTH = 32;
+
+/**
+ * Counts sequence gaps and, when reordering is on, releases packets in sequence order: a
+ * missing packet is waited for until REORDER_DEPTH later packets are held (or `flush()`).
+ */
+export class RtpSequencer {
+  private expected = -1;
+  private held = new Map<number, Buffer>();
+  lost = 0;
+  reordered = 0;
+  duplicates = 0;
+
+  constructor(
+    private readonly reorder: boolean,
+    private readonly emit: (payload: Buffer) => void,
+  ) {}
+
+  push(p: RtpPacket): void {
+    if (this.expected < 0) this.expected = p.seq;
+    const d = seqDelta(this.expected, p.seq);
+    if (!this.reorder) {
+      if (d < 0) this.duplicates++;
+      else {
+        this.lost += d;
+        this.expected = (p.seq + 1) & 0xffff;
+        this.emit(p.payload);
+      }
+      return;
+    }
+    if (d < 0 || this.held.has(p.seq)) {
+      this.duplicates++;
+      return;
+    }
+    if (d > 0) this.reordered++;
+    this.held.set(p.seq, p.payload);
+    this.drain();
+    if (this.held.size > REORDER_DEPTH) this.skipGap();
+  }
+
+  /** Give up on missing packets and release what is held (called on a timer). */
+  flush(): void {
+    while (this.held.size > 0) this.skipGap();
+  }
+
+  private drain(): void {
+    for (;;) {
+      const p = this.held.get(this.expected);
+      if (!p) return;
+      this.held.delete(this.expected);
+      this.expected = (this.expected + 1) & 0xffff;
+      this.emit(p);
+    }
+  }
+
+  private skipGap(): void {
+    let best = -1;
+    let bestD = Number.POSITIVE_INFINITY;
+    for (const s of this.held.keys()) {
+      const d = seqDelta(this.expected, s);
+      if (d < bestD) {
+        bestD = d;
+        best = s;
+      }
+    }
+    if (best < 0) return;
+    this.lost += bestD;
+    this.expected = best;
+    this.drain();
+  }
+}

@@ -1,0 +1,10 @@
+// `test` input: the built-in test-stream generator, an ffmpeg child (see test-args.ts).
+import { ChildInput } from './child.ts';
+import { testGeneratorArgs } from './test-args.ts';
+import type { InputContext, InputTransport } from './types.ts';
+
+export const FFMPEG = '/usr/bin/ffmpeg';
+
+export function createTestInput(cfg: Record<string, unknown>, ctx: InputContext): InputTransport {
+  return new ChildInput(FFMPEG, testGeneratorArgs(cfg), {}, ctx);
+}

@@ -1,0 +1,26 @@
+// The contract between a stream instance and its input transports: a transport delivers raw
+// bytes (aligned or not) and reports its own health; TS analysis happens in the stream instance.
+import type { Logger } from 'pino';
+import type { Clock } from '../../../util/clock.ts';
+
+export interface InputContext {
+  log: Logger;
+  clock: Clock;
+  /** Server data directory (FIFOs created for `pipe` inputs live under it). */
+  dataDir: string;
+  streamName: string;
+  /** Position of the input in the stream's list, for file names and logs. */
+  index: number;
+  /** Bytes of transport stream, any alignment. */
+  onData(buf: Buffer): void;
+}
+
+export interface InputTransport {
+  start(): void;
+  /** Stop and release every socket, file, FIFO, timer and child. Idempotent. */
+  close(): Promise<void>;
+  /** Transport-level health (connected, restarts, granted buffer, RTP gaps …). */
+  status(): Record<string, unknown>;
+}
+
+export type InputFactory = (cfg: Record<string, unknown>, ctx: InputContext) => InputTransport;

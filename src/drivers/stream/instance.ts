@@ -1,0 +1,539 @@
+// StreamInstance: one running stream. Inputs in order (primary first) feed a splicer that keeps
+// one continuous output TS across switches; the output goes to the bus (HTTP-TS, OTT, outputs).
+// A 250 ms tick applies the failover policy; a `check-interval` timer re-tests the primary.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
+import type { Resource } from '../../config/types.ts';
+import type { Section } from '../../native/ts.ts';
+import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
+import type { FieldChange } from '../../reconciler/types.ts';
+import { EIT_SINK_SERVICE, type EitSink } from '../../stream/bus.ts';
+import { HttpTsFanout } from '../../stream/http-ts.ts';
+import { BusHub } from '../../stream/hub.ts';
+import { Splicer } from '../../stream/splicer.ts';
+import type { Timer } from '../../util/clock.ts';
+import type { Host, Instance, ResourceStatus } from '../types.ts';
+import { AlertGate } from './alerts.ts';
+import { checkActive, checkPrimary, type FailoverSettings, type InputHealth } from './failover.ts';
+import { InputRunner } from './input-runner.ts';
+import { bool, num, str } from './inputs/common.ts';
+import { DatagramOutput } from './outputs/udp.ts';
+import { streamRegistry } from './registry.ts';
+import { BitrateMeter, diffArrays, SWITCH_LOG_SIZE, type SwitchEntry } from './util.ts';
+
+export type StreamState = 'paused' | 'starting' | 'running' | 'no-signal' | 'error';
+type Spec = Record<string, unknown>;
+
+const TICK_MS = 250;
+const EIT_TABLES = (tid: number) => (tid >= 0x4e && tid <= 0x6f) || tid === 0x70 || tid === 0x73;
+/** bitrate-mode 2: the constant rate is this much above the measured peak. */
+const AUTO_CBR_HEADROOM = 1.1;
+
+export class StreamInstance implements Instance<Spec> {
+  readonly hub: BusHub;
+  readonly httpTs = new HttpTsFanout();
+  key: string;
+  private spec: Spec;
+  private log: Logger;
+  private runners: InputRunner[] = [];
+  private outputs: (DatagramOutput | null)[] = [];
+  private outputErrors: string[] = [];
+  private active = -1;
+  private pendingSplice: string | null = null;
+  private splicer = new Splicer();
+  private ott: OttService | null = null;
+  private unregisterName: (() => void) | null = null;
+  private tick: Timer | null = null;
+  private check: Timer | null = null;
+  private running = false;
+  private startedAt = 0;
+  private lastOutput = -1;
+  private switches: SwitchEntry[] = [];
+  private switchCount = 0;
+  private alerts: AlertGate;
+  private outMeter: BitrateMeter;
+  private autoRate = 0;
+  private closed = false;
+  private message = '';
+
+  constructor(
+    res: Resource<Spec>,
+    private readonly host: Host,
+  ) {
+    this.key = res.key;
+    this.spec = res.spec;
+    this.log = host.log.child({ stream: this.name });
+    this.hub = new BusHub(this.log);
+    this.hub.subscribe(this.httpTs);
+    this.alerts = new AlertGate(host.clock, this.log);
+    this.outMeter = new BitrateMeter(host.clock);
+  }
+
+  get name(): string {
+    return str(this.spec, 'stream-name');
+  }
+  get id(): number {
+    return num(this.spec, 'id', 0);
+  }
+  get order(): number {
+    return num(this.spec, 'order', 0);
+  }
+
+  async start(): Promise<void> {
+    this.registerName();
+    this.applyHot();
+    streamRegistry(this.host.services).add(this);
+    if (!bool(this.spec, 'pause', true)) await this.startPipeline();
+  }
+
+  // ---- pipeline ---------------------------------------------------------------------------
+
+  private async startPipeline(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.startedAt = this.host.clock.monotonic();
+    this.lastOutput = -1;
+    this.splicer.reset();
+    this.message = '';
+    const inputs = this.inputSpecs();
+    this.runners = inputs.map((cfg, i) => this.makeRunner(i, cfg));
+    const first = this.runners.findIndex((r) => r.supported);
+    if (first < 0) {
+      this.message = inputs.length ? 'no input of a supported type' : 'the stream has no input';
+    } else {
+      this.active = first;
+      this.runners[first]!.open('active');
+    }
+    await this.startOutputs();
+    this.tick = this.host.clock.setInterval(() => this.onTick(), TICK_MS);
+    const every = Math.max(1000, num(this.spec, 'check-interval', 60_000_000) / 1000);
+    this.check = this.host.clock.setInterval(() => this.onCheck(), every);
+    if (bool(this.spec, 'trace', false)) this.log.info({ active: this.active }, 'stream started');
+  }
+
+  private async stopPipeline(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.tick?.cancel();
+    this.check?.cancel();
+    this.tick = this.check = null;
+    await Promise.all(this.runners.map((r) => r.close()));
+    await Promise.all(this.outputs.map((o) => o?.close()));
+    this.outputs = [];
+    this.active = -1;
+    this.hub.end();
+    this.alerts.clear();
+  }
+
+  private inputSpecs(): Spec[] {
+    const v = this.spec['input'];
+    return Array.isArray(v) ? (v as Spec[]) : [];
+  }
+
+  private outputSpecs(): Spec[] {
+    const v = this.spec['output'];
+    return Array.isArray(v) ? (v as Spec[]) : [];
+  }
+
+  private makeRunner(index: number, cfg: Spec): InputRunner {
+    return new InputRunner({
+      index,
+      cfg,
+      log: this.log,
+      clock: this.host.clock,
+      dataDir: this.host.dataDir,
+      streamName: this.name,
+      wantSections: bool(this.spec, 'epg-export', false),
+      onPackets: (r, p) => this.onPackets(r, p),
+      onSections: (r, s) => this.onSections(r, s),
+    });
+  }
+
+  private async startOutputs(): Promise<void> {
+    const specs = this.outputSpecs();
+    this.outputs = specs.map(() => null);
+    this.outputErrors = specs.map(() => '');
+    await Promise.all(specs.map((cfg, j) => this.startOutput(j, cfg)));
+  }
+
+  private async startOutput(j: number, cfg: Spec): Promise<void> {
+    const type = str(cfg, 'type');
+    if (type !== 'udp' && type !== 'rtp') {
+      this.outputErrors[j] = `output type ${type}: not supported yet`;
+      return;
+    }
+    const mode = num(this.spec, 'bitrate-mode', 0);
+    const out = new DatagramOutput(cfg, {
+      log: this.log.child({ output: j }),
+      clock: this.host.clock,
+      constantRate: mode === 2 || mode === 3,
+      cbrRate: () => this.cbrRate(),
+    });
+    try {
+      await out.start();
+      this.outputs[j] = out;
+      this.outputErrors[j] = '';
+      (out as DatagramOutput & { unsubscribe?: () => void }).unsubscribe = this.hub.subscribe(out);
+    } catch (err) {
+      this.outputErrors[j] = (err as Error).message;
+      this.log.error({ output: j, err: this.outputErrors[j] }, 'output failed to start');
+      await out.close();
+    }
+  }
+
+  private async stopOutput(j: number): Promise<void> {
+    const out = this.outputs[j] as (DatagramOutput & { unsubscribe?: () => void }) | null;
+    out?.unsubscribe?.();
+    await out?.close();
+    this.outputs[j] = null;
+  }
+
+  /** bit/s for bitrate-modes 2 and 3 (mode 3 with mpegts-bitrate 0 works like mode 2). */
+  private cbrRate(): number {
+    const fixed = num(this.spec, 'mpegts-bitrate', 0);
+    if (num(this.spec, 'bitrate-mode', 0) === 3 && fixed > 0) return fixed * 1000;
+    return this.autoRate;
+  }
+
+  // ---- data path --------------------------------------------------------------------------
+
+  private onPackets(r: InputRunner, packets: Buffer): void {
+    if (r.index !== this.active) return;
+    if (this.pendingSplice !== null) {
+      this.splicer.splice();
+      this.hub.discontinuity(this.pendingSplice);
+      const last = this.switches[this.switches.length - 1];
+      if (last && last.firstPacketMs === undefined) {
+        last.firstPacketMs = Math.round(this.host.clock.monotonic() - last.mono);
+      }
+      this.pendingSplice = null;
+    }
+    const out = this.splicer.push(packets);
+    if (out.length === 0) return;
+    this.lastOutput = this.host.clock.monotonic();
+    this.outMeter.add(out.length);
+    this.hub.packets(out);
+  }
+
+  private onSections(r: InputRunner, sections: Section[]): void {
+    const sink = this.host.services.get(EIT_SINK_SERVICE) as EitSink | undefined;
+    if (!sink || r.index !== this.active) return;
+    for (const s of sections) {
+      if (EIT_TABLES(s.tableId)) sink.section({ stream: this.name, pid: s.pid }, s.data);
+    }
+  }
+
+  // ---- failover ---------------------------------------------------------------------------
+
+  private settings(): FailoverSettings {
+    return {
+      streamTimeoutMs: num(this.spec, 'stream-timeout', 30_000_000) / 1000,
+      errorRate: num(this.spec, 'failover-error-rate', 20),
+    };
+  }
+
+  private health(): InputHealth[] {
+    const s = this.settings();
+    const windowMs = num(this.spec, 'failover-error-window', 10) * 1000;
+    const now = this.host.clock.monotonic();
+    return this.runners.map((r) => ({
+      supported: r.supported,
+      usable: r.supported && !(r.failed && !r.isOpen),
+      openFor: r.isOpen ? now - r.openedAt : -1,
+      alive: r.deliveredWithin(s.streamTimeoutMs),
+      errorRate: r.isOpen ? r.errorRate(windowMs) : null,
+    }));
+  }
+
+  private onTick(): void {
+    if (!this.running || this.active < 0) return;
+    const s = this.settings();
+    const health = this.health();
+    const d = checkActive(health, this.active, s);
+    if (d) this.switchTo(d.to, d.reason);
+    this.outMeter.sample();
+    this.updateAutoRate();
+    this.evaluateAlerts(health, s);
+  }
+
+  private onCheck(): void {
+    if (!this.running || this.active <= 0 || !bool(this.spec, 'fallback-check', true)) return;
+    const primary = this.runners[0];
+    if (!primary?.supported) return;
+    if (!primary.isOpen) {
+      primary.open('probe');
+      return; // judged at the next check, once it had time to deliver
+    }
+    const d = checkPrimary(this.health(), this.active, this.settings());
+    if (d) this.switchTo(0, d.reason);
+  }
+
+  private switchTo(to: number, reason: string): void {
+    const from = this.active;
+    if (to === from) return;
+    const entry: SwitchEntry = {
+      at: new Date(this.host.clock.now()).toISOString(),
+      mono: this.host.clock.monotonic(),
+      from,
+      to,
+      reason,
+    };
+    this.switches.push(entry);
+    if (this.switches.length > SWITCH_LOG_SIZE) this.switches.shift();
+    this.switchCount++;
+    this.log.warn({ from, to, reason }, 'input switch');
+    const old = this.runners[from];
+    if (old) {
+      if (from === 0 && bool(this.spec, 'fallback-check', true)) old.mode = 'probe';
+      else void old.close();
+    }
+    this.active = to;
+    const next = this.runners[to]!;
+    if (to === 0) {
+      // Back on the primary: backups other than the one just left are closed too.
+      for (const r of this.runners) if (r.index !== 0 && r.isOpen) void r.close();
+    }
+    next.open('active');
+    this.pendingSplice = `input ${from} → ${to}: ${reason}`;
+  }
+
+  private updateAutoRate(): void {
+    if (num(this.spec, 'bitrate-mode', 0) !== 2 && num(this.spec, 'bitrate-mode', 0) !== 3) return;
+    const peak = this.outMeter.peak();
+    if (peak > 0 && peak * AUTO_CBR_HEADROOM > this.autoRate) {
+      // Only raised, never lowered: the rate stays constant once the content is known.
+      this.autoRate = Math.ceil((peak * AUTO_CBR_HEADROOM) / 8000 / 188) * 188 * 8000;
+    }
+  }
+
+  private evaluateAlerts(health: InputHealth[], s: FailoverSettings): void {
+    const state = this.state();
+    this.alerts.set(
+      'no-signal',
+      state === 'no-signal',
+      `stream ${this.name}: no signal on any input`,
+    );
+    health.forEach((h, i) => {
+      const bad = h.errorRate !== null && s.errorRate > 0 && h.errorRate > s.errorRate;
+      this.alerts.set(
+        `input-${i}-errors`,
+        bad,
+        `input ${i}: priority-1 errors ${h.errorRate?.toFixed(1)}/s`,
+      );
+      const r = this.runners[i]!;
+      this.alerts.set(
+        `input-${i}-unsupported`,
+        !r.supported,
+        `input ${i}: type ${r.type} not supported yet`,
+      );
+      this.alerts.set(
+        `input-${i}-failed`,
+        r.failed !== '' && r.supported,
+        `input ${i}: ${r.failed}`,
+      );
+    });
+    const st = this.runners[this.active]?.stats();
+    const scrambled = !!st && st.pids.some((p) => p.scrambled !== 0);
+    this.alerts.set(
+      'scrambled',
+      scrambled && !bool(this.spec, 'scrambled-channel', false),
+      `stream ${this.name}: scrambled content on the active input`,
+    );
+  }
+
+  state(): StreamState {
+    if (!this.running) return 'paused';
+    if (this.active < 0) return 'error';
+    const now = this.host.clock.monotonic();
+    const timeout = this.settings().streamTimeoutMs;
+    if (this.lastOutput >= 0 && now - this.lastOutput < timeout) return 'running';
+    if (now - this.startedAt < timeout) return 'starting';
+    return 'no-signal';
+  }
+
+  // ---- HTTP, OTT --------------------------------------------------------------------------
+
+  private registerName(): void {
+    const router = this.host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    if (!router || !this.name) return;
+    try {
+      this.unregisterName = router.register(this.name, (req, reply, rest) =>
+        this.handleHttp(req, reply, rest),
+      );
+    } catch (err) {
+      this.message = (err as Error).message;
+    }
+  }
+
+  private handleHttp(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+    if (rest === 'mpegts') {
+      if (num(this.spec, 'ott-http', 0) !== 1) {
+        return reply
+          .code(404)
+          .send({ status: 404, message: `HTTP-TS is off for ${this.name} (ott-http 0)` });
+      }
+      this.httpTs.serve(reply);
+      return reply;
+    }
+    if (this.ott) return this.ott.handle(req, reply, rest);
+    return reply.code(404).send({ status: 404, message: `no ${rest} for stream ${this.name}` });
+  }
+
+  private syncOtt(): void {
+    const want = num(this.spec, 'ott-hls', 0) > 0;
+    const factory = this.host.services.get(OTT_FACTORY_SERVICE) as OttFactory | undefined;
+    if (want && factory && !this.ott) {
+      this.ott = factory({
+        name: this.name,
+        spec: this.spec,
+        bus: this.hub,
+        clock: this.host.clock,
+        log: this.log.child({ ott: true }),
+      });
+    } else if (!want && this.ott) {
+      this.ott.close();
+      this.ott = null;
+    } else {
+      this.ott?.update(this.spec);
+    }
+  }
+
+  /** Settings that apply without touching inputs or outputs. */
+  private applyHot(): void {
+    this.splicer.dropNull = num(this.spec, 'bitrate-mode', 0) === 1;
+    this.alerts.enabled = bool(this.spec, 'enable-alert', true);
+    this.alerts.delayMs = num(this.spec, 'alert-delay', 0) * 1000;
+    if (num(this.spec, 'ott-http', 0) !== 1) this.httpTs.closeAll();
+    this.syncOtt();
+  }
+
+  // ---- reconciler contract ----------------------------------------------------------------
+
+  async update(next: Resource<Spec>, changes: FieldChange[]): Promise<void> {
+    const prev = this.spec;
+    this.spec = next.spec;
+    this.key = next.key;
+    if (str(prev, 'stream-name') !== this.name) {
+      this.unregisterName?.();
+      this.unregisterName = null;
+      this.ott?.close();
+      this.ott = null;
+      this.httpTs.closeAll();
+      this.registerName();
+      this.log = this.host.log.child({ stream: this.name });
+    }
+    this.applyHot();
+    const paused = bool(this.spec, 'pause', true);
+    if (paused) return this.stopPipeline();
+    const whole = changes.some(
+      (c) => c.apply === 'restart' && !c.scope && !/^(input|output)\[/.test(c.path),
+    );
+    if (
+      !this.running ||
+      whole ||
+      changed(prev, this.spec, ['epg-export', 'check-interval', 'bitrate-mode'])
+    ) {
+      await this.stopPipeline();
+      return this.startPipeline();
+    }
+    const scoped = (kind: string) =>
+      new Set(
+        changes
+          .map((c) => (c.scope ?? c.path).match(new RegExp(`^${kind}\\[(\\d+)\\]`))?.[1])
+          .filter((x): x is string => x !== undefined)
+          .map(Number),
+      );
+    const inChanged = new Set([
+      ...diffArrays(prev['input'], this.spec['input']),
+      ...scoped('input'),
+    ]);
+    const outChanged = new Set([
+      ...diffArrays(prev['output'], this.spec['output']),
+      ...scoped('output'),
+    ]);
+    for (const i of [...inChanged].sort((a, b) => a - b)) await this.restartInput(i);
+    for (const j of outChanged) await this.restartOutputAt(j);
+  }
+
+  private async restartInput(i: number): Promise<void> {
+    const specs = this.inputSpecs();
+    const old = this.runners[i];
+    const mode = old?.mode ?? 'off';
+    await old?.close();
+    if (i >= specs.length) {
+      this.runners.length = Math.min(this.runners.length, specs.length);
+      if (this.active >= specs.length) {
+        this.active = -1;
+        const first = this.runners.findIndex((r) => r.supported);
+        if (first >= 0) this.switchTo(first, 'active input removed');
+      }
+      return;
+    }
+    const r = this.makeRunner(i, specs[i]!);
+    this.runners[i] = r;
+    if (mode !== 'off') r.open(mode);
+    if (i === this.active) this.pendingSplice = `input ${i} restarted (config change)`;
+    if (this.active < 0 && r.supported) {
+      this.active = i;
+      r.open('active');
+    }
+    this.log.info({ input: i }, 'input restarted for a config change');
+  }
+
+  private async restartOutputAt(j: number): Promise<void> {
+    await this.stopOutput(j);
+    const specs = this.outputSpecs();
+    if (j >= specs.length) {
+      this.outputs.length = Math.min(this.outputs.length, specs.length);
+      this.outputErrors.length = this.outputs.length;
+      return;
+    }
+    await this.startOutput(j, specs[j]!);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.stopPipeline();
+    this.unregisterName?.();
+    this.unregisterName = null;
+    this.ott?.close();
+    this.ott = null;
+    this.httpTs.closeAll();
+    streamRegistry(this.host.services).remove(this);
+  }
+
+  status(): ResourceStatus {
+    const state = this.state();
+    const act = this.runners[this.active];
+    const st = act?.stats() ?? null;
+    return {
+      state,
+      ...(this.message ? { message: this.message } : {}),
+      id: this.id,
+      name: this.name,
+      displayName: str(this.spec, 'display-name'),
+      activeInput: this.active,
+      inputs: this.runners.map((r) => r.status()),
+      outputs: this.outputSpecs().map((_, j) => ({
+        ...(this.outputs[j]?.status() ?? {}),
+        ...(this.outputErrors[j] ? { state: 'error', message: this.outputErrors[j] } : {}),
+      })),
+      bitrateIn: st ? st.pcrBitrate || st.arrivalBitrate : 0,
+      bitrateOut: this.outMeter.rate(),
+      tr101290: st?.tr101290 ?? null,
+      programs: act?.programs() ?? [],
+      switches: this.switches.map(({ mono: _m, ...e }) => e),
+      switchCount: this.switchCount,
+      splicer: this.splicer.stats,
+      alerts: this.alerts.list(),
+      httpTs: this.httpTs.stats(),
+      ...(this.ott ? { ott: this.ott.status() } : {}),
+    };
+  }
+}
+
+function changed(a: Spec, b: Spec, keys: string[]): boolean {
+  return keys.some((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}

@@ -1,0 +1,43 @@
+// The StreamBus implementation: fans a stream's output packets out to its sinks (HTTP-TS,
+// OTT packager, DVR, UDP outputs). A sink that throws is removed so it cannot break the others.
+import type { Logger } from 'pino';
+import type { BusSink, StreamBus } from './bus.ts';
+
+export class BusHub implements StreamBus {
+  private sinks = new Set<BusSink>();
+
+  constructor(private readonly log?: Logger) {}
+
+  subscribe(sink: BusSink): () => void {
+    this.sinks.add(sink);
+    return () => {
+      this.sinks.delete(sink);
+    };
+  }
+
+  get size(): number {
+    return this.sinks.size;
+  }
+
+  packets(buf: Buffer): void {
+    if (buf.length === 0) return;
+    for (const s of this.sinks) this.call(s, () => s.packets(buf));
+  }
+
+  discontinuity(reason: string): void {
+    for (const s of this.sinks) this.call(s, () => s.discontinuity?.(reason));
+  }
+
+  end(): void {
+    for (const s of this.sinks) this.call(s, () => s.end?.());
+  }
+
+  private call(s: BusSink, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.sinks.delete(s);
+      this.log?.error({ err }, 'stream bus sink failed and was removed');
+    }
+  }
+}

@@ -1,0 +1,167 @@
+// Keeps a stream's output one continuous transport stream across input switches: continuity
+// counters stay monotonic per output PID, PAT/PMT are re-versioned, and the first packet of
+// every PID after a splice carries discontinuity_indicator. PIDs pass through unchanged.
+import {
+  cc,
+  crc32,
+  hasPayload,
+  markDiscontinuity,
+  NULL_PID,
+  PAT_PID,
+  parsePat,
+  payloadOffset,
+  pid,
+  pusi,
+  setCc,
+  TS_PACKET,
+} from './ts.ts';
+
+const PMT_TABLE_ID = 0x02;
+const PAT_TABLE_ID = 0x00;
+/** After a splice, packets before the new input's first PAT are dropped, but no longer than
+ *  this many packets (about 4 s at 8 Mbit/s), so a stream without PSI still gets through. */
+const MAX_PSI_WAIT_PACKETS = 20_000;
+
+interface PidState {
+  offset: number;
+  lastOut: number;
+  /** The first packet after a splice still has to be marked. */
+  splice: boolean;
+}
+
+interface TableVersion {
+  inVer: number;
+  outVer: number;
+  bump: boolean;
+}
+
+export interface SplicerStats {
+  splices: number;
+  droppedWaitingPsi: number;
+  droppedNull: number;
+}
+
+export class Splicer {
+  private pids = new Map<number, PidState>();
+  private tables = new Map<string, TableVersion>();
+  private pmtPids = new Set<number>();
+  private awaitingPsi = false;
+  private waited = 0;
+  /** Bitrate mode 1: null packets are removed. */
+  dropNull = false;
+  readonly stats: SplicerStats = { splices: 0, droppedWaitingPsi: 0, droppedNull: 0 };
+
+  /** The next packets come from another input (or the same one restarted). */
+  splice(): void {
+    this.stats.splices++;
+    this.awaitingPsi = true;
+    this.waited = 0;
+    for (const st of this.pids.values()) st.splice = true;
+    for (const tv of this.tables.values()) tv.bump = true;
+  }
+
+  /** Forget everything (stream restarted from scratch). */
+  reset(): void {
+    this.pids.clear();
+    this.tables.clear();
+    this.pmtPids.clear();
+    this.awaitingPsi = false;
+  }
+
+  /** Rewrite a batch of aligned packets; returns the output packets (possibly empty). */
+  push(batch: Buffer): Buffer {
+    const parts: Buffer[] = [];
+    let runStart = -1;
+    const buf = Buffer.from(batch); // we rewrite headers in place
+    const flushRun = (end: number) => {
+      if (runStart >= 0 && end > runStart) parts.push(buf.subarray(runStart, end));
+      runStart = -1;
+    };
+    for (let o = 0; o + TS_PACKET <= buf.length; o += TS_PACKET) {
+      const p = pid(buf, o);
+      if (p === NULL_PID) {
+        if (this.dropNull || this.awaitingPsi) {
+          flushRun(o);
+          this.stats.droppedNull++;
+          continue;
+        }
+        if (runStart < 0) runStart = o;
+        continue;
+      }
+      if (this.awaitingPsi) {
+        if (p === PAT_PID && pusi(buf, o)) {
+          this.awaitingPsi = false;
+        } else if (++this.waited < MAX_PSI_WAIT_PACKETS) {
+          this.stats.droppedWaitingPsi++;
+          continue;
+        } else {
+          this.awaitingPsi = false;
+        }
+      }
+      if (p === PAT_PID || this.pmtPids.has(p)) this.rewriteSection(buf, o, p);
+      let st = this.pids.get(p);
+      if (!st) {
+        st = { offset: 0, lastOut: -1, splice: false };
+        this.pids.set(p, st);
+      }
+      const inCc = cc(buf, o);
+      const payload = hasPayload(buf, o);
+      if (st.splice && st.lastOut >= 0) {
+        const next = payload ? st.lastOut + 1 : st.lastOut;
+        st.offset = (next - inCc) & 0x0f;
+      }
+      const out = (inCc + st.offset) & 0x0f;
+      setCc(buf, o, out);
+      if (st.splice) {
+        st.splice = false;
+        flushRun(o);
+        const marked = markDiscontinuity(buf, o);
+        parts.push(marked);
+        if (marked.length > TS_PACKET) {
+          // One displaced-payload packet follows: it took the next counter value.
+          st.offset = (st.offset + 1) & 0x0f;
+          st.lastOut = (out + 1) & 0x0f;
+        } else {
+          st.lastOut = out;
+        }
+        continue;
+      }
+      st.lastOut = out;
+      if (runStart < 0) runStart = o;
+    }
+    flushRun(buf.length - (buf.length % TS_PACKET));
+    if (parts.length === 1) return parts[0]!;
+    return Buffer.concat(parts);
+  }
+
+  /** Re-version a PAT/PMT section that starts and ends in this packet; learn PMT PIDs. */
+  private rewriteSection(buf: Buffer, o: number, p: number): void {
+    if (!pusi(buf, o) || !hasPayload(buf, o)) return;
+    const ps = o + payloadOffset(buf, o);
+    const s = ps + 1 + buf[ps]!;
+    if (s + 8 > o + TS_PACKET) return;
+    const tableId = buf[s]!;
+    if (tableId !== (p === PAT_PID ? PAT_TABLE_ID : PMT_TABLE_ID)) return;
+    const len = ((buf[s + 1]! & 0x0f) << 8) | buf[s + 2]!;
+    const end = s + 3 + len;
+    if (len < 9 || end > o + TS_PACKET) return; // multi-packet sections pass unchanged
+    if (crc32(buf, s, end) !== 0) return; // corrupt: leave as is, analysers will count it
+    if (p === PAT_PID) this.pmtPids = new Set(parsePat(buf.subarray(s, end)).values());
+    // One PAT per stream and one PMT per PID: keyed without the table extension so a new
+    // input with another transport_stream_id or programme number still gets a new version.
+    const key = `${p}:${tableId}`;
+    const inVer = (buf[s + 5]! >> 1) & 0x1f;
+    let tv = this.tables.get(key);
+    if (!tv) {
+      tv = { inVer, outVer: inVer, bump: false };
+      this.tables.set(key, tv);
+    } else if (tv.bump || tv.inVer !== inVer) {
+      tv.outVer = (tv.outVer + 1) & 0x1f;
+      tv.inVer = inVer;
+      tv.bump = false;
+    }
+    if (tv.outVer === inVer) return;
+    buf[s + 5] = (buf[s + 5]! & 0xc1) | (tv.outVer << 1);
+    buf.writeUInt32BE(crc32(buf, s, end - 4), end - 4);
+  }
+}

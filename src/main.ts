@@ -7,20 +7,16 @@ import { buildApp } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from './api/ott-router.ts';
 import { GitSource } from './config/git.ts';
-import { formatConfig } from './config/format.ts';
-import { loadConfigText } from './config/parse.ts';
-import { fieldRules } from './config/schema.ts';
-import { ConfigServiceImpl, type ConfigPersister } from './config/service.ts';
+import { type ConfigPersister, ConfigServiceImpl } from './config/service.ts';
+import { fieldRules, formatConfig, loadConfigText } from './config/store.ts';
 import type { ConfigDocument } from './config/types.ts';
 import { FilePersister, FileWatcher } from './config/watch.ts';
+import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
 import type { Logger } from './log.ts';
 import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
-import { systemClock, type Clock } from './util/clock.ts';
-
-/** Service name under which the http-server driver finds the admin API's request handler. */
-export const ADMIN_HANDLER_SERVICE = 'admin-handler';
+import { type Clock, systemClock } from './util/clock.ts';
 
 export interface ServeOptions {
   /** Config file path (file mode); absent with no `git` = an empty config, not persisted. */
@@ -92,7 +88,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     log: log.child({ part: 'config' }),
     source,
     info: () =>
-      gitSource ? gitSource.info() : { type: configPath ? 'file' : 'none', path: configPath ?? null },
+      gitSource
+        ? gitSource.info()
+        : { type: configPath ? 'file' : 'none', path: configPath ?? null },
   });
 
   const ctx: AppContext = {

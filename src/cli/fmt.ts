@@ -2,9 +2,7 @@
 // member order), atomically; `--check` only reports.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { formatConfig } from '../config/format.ts';
-import { elideDefaults } from '../config/minimal.ts';
-import { writeFileAtomic } from '../config/store.ts';
+import { elideDefaults, formatConfig, writeFileAtomic } from '../config/store.ts';
 import { loadFileForCli } from './validate.ts';
 
 export async function fmtCommand(argv: string[]): Promise<number> {

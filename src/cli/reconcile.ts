@@ -5,8 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../config/contracts.ts';
 import { DEFAULT_GIT_BRANCH, DEFAULT_GIT_PATH, readGitConfigOnce } from '../config/git.ts';
-import { loadConfigText } from '../config/parse.ts';
-import { fieldRules } from '../config/schema.ts';
+import { fieldRules, loadConfigText } from '../config/store.ts';
 import { ConfigError, type ConfigIssue } from '../config/types.ts';
 import { plan as planDiff } from '../reconciler/plan.ts';
 import { renderPlanJson, renderPlanText } from '../reconciler/render.ts';
@@ -38,11 +37,16 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   if (!values.plan) throw new Error('only `reconcile --plan` exists: add --plan');
   if (positionals.length > 0) throw new Error(`unexpected argument: ${positionals[0]}`);
   if (values.config && values.git) throw new Error('give --config or --git, not both');
-  if (!values.config && !values.git) throw new Error('give the desired config: --config FILE or --git URL');
+  if (!values.config && !values.git)
+    throw new Error('give the desired config: --config FILE or --git URL');
 
   const loaded = values.config
     ? await loadFileForCli(values.config)
-    : await loadGitForCli(values.git!, values.branch ?? DEFAULT_GIT_BRANCH, values.path ?? DEFAULT_GIT_PATH);
+    : await loadGitForCli(
+        values.git!,
+        values.branch ?? DEFAULT_GIT_BRANCH,
+        values.path ?? DEFAULT_GIT_PATH,
+      );
   if (!loaded) return 1;
 
   const explicitServer = values.server !== undefined;
@@ -71,12 +75,17 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   return s.add + s.change + s.replace + s.destroy > 0 ? 2 : 0;
 }
 
-async function loadGitForCli(url: string, branch: string, repoPath: string): Promise<LoadedConfig | undefined> {
+async function loadGitForCli(
+  url: string,
+  branch: string,
+  repoPath: string,
+): Promise<LoadedConfig | undefined> {
   const { text, commit } = await readGitConfigOnce(url, branch, repoPath);
   const label = `${url}@${commit.slice(0, 12)}:${repoPath}`;
   try {
     const loaded = loadConfigText(text, { source: label });
-    if (loaded.warnings.length > 0) process.stderr.write(`${formatIssues(label, loaded.warnings)}\n`);
+    if (loaded.warnings.length > 0)
+      process.stderr.write(`${formatIssues(label, loaded.warnings)}\n`);
     return loaded;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
@@ -104,11 +113,16 @@ async function planOnServer(server: string, doc: unknown): Promise<Plan> {
   }
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (res.status === 400 && Array.isArray(body['errors'])) {
-    const issues = (body['errors'] as ConfigIssue[]).map((i) => ({ ...i, severity: 'error' as const }));
+    const issues = (body['errors'] as ConfigIssue[]).map((i) => ({
+      ...i,
+      severity: 'error' as const,
+    }));
     throw new ConfigError(String(body['message'] ?? 'the configuration is invalid'), issues);
   }
   if (!res.ok) {
-    throw new Error(`${server} answered ${res.status}: ${String(body['message'] ?? res.statusText)}`);
+    throw new Error(
+      `${server} answered ${res.status}: ${String(body['message'] ?? res.statusText)}`,
+    );
   }
   const planJson = body['plan'] as Record<string, unknown> | undefined;
   if (!planJson) throw new Error(`${server} answered without a plan`);

@@ -2,7 +2,7 @@
 // SIGINT / SIGTERM, then close everything in reverse order.
 import { parseArgs } from 'node:util';
 import { createLogger } from '../log.ts';
-import { startServer, type ServeOptions } from '../main.ts';
+import { type ServeOptions, startServer } from '../main.ts';
 import { DEFAULT_DATA_DIR } from './help.ts';
 
 /** A second signal while closing means "now": give up on a clean close after this long. */

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../config/contracts.ts';
-import { loadConfigText } from '../config/parse.ts';
+import { loadConfigText } from '../config/store.ts';
 import { ConfigError } from '../config/types.ts';
 import { formatIssues } from './issues.ts';
 
@@ -11,7 +11,8 @@ export async function loadFileForCli(file: string): Promise<LoadedConfig | undef
   const text = await readFile(file, 'utf8');
   try {
     const loaded = loadConfigText(text, { source: file });
-    if (loaded.warnings.length > 0) process.stderr.write(`${formatIssues(file, loaded.warnings)}\n`);
+    if (loaded.warnings.length > 0)
+      process.stderr.write(`${formatIssues(file, loaded.warnings)}\n`);
     return loaded;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

@@ -35,12 +35,23 @@ export interface GitSourceOptions {
   onPoll?: (outcome: RefreshOutcome) => void;
 }
 
+/** Environment variables git may see: enough to find itself, HOME config and an ssh agent. */
+const GIT_ENV_KEEP = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'SSH_AUTH_SOCK'];
+
+function gitEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of GIT_ENV_KEEP) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  // Never wait for a password on a terminal nobody watches. Everything else (EDITOR, PAGER,
+  // GIT_SSH_COMMAND …) is left out: simple-git refuses such variables, and the server needs none.
+  env['GIT_TERMINAL_PROMPT'] = '0';
+  return env;
+}
+
 function git(dir: string): SimpleGit {
-  return simpleGit({ baseDir: dir, timeout: { block: GIT_COMMAND_TIMEOUT_MS } }).env({
-    ...process.env,
-    // Never wait for a password on a terminal nobody watches.
-    GIT_TERMINAL_PROMPT: '0',
-  });
+  return simpleGit({ baseDir: dir, timeout: { block: GIT_COMMAND_TIMEOUT_MS } }).env(gitEnv());
 }
 
 /** Refuse a config path that leaves the repository. */
@@ -174,7 +185,12 @@ export class GitSource implements ConfigPersister {
     await g.raw(['fetch', '--prune', 'origin', '+refs/heads/*:refs/remotes/origin/*']);
     this.fetchError = null;
     try {
-      const sha = await g.raw(['rev-parse', '--verify', '-q', `refs/remotes/origin/${this.branch}`]);
+      const sha = await g.raw([
+        'rev-parse',
+        '--verify',
+        '-q',
+        `refs/remotes/origin/${this.branch}`,
+      ]);
       return sha.trim() || null;
     } catch {
       return null;

@@ -6,15 +6,8 @@ import type { Logger } from 'pino';
 import { HttpError } from '../errors.ts';
 import type { Plan } from '../reconciler/types.ts';
 import type { ConfigService, EditResult, LoadedConfig } from './contracts.ts';
-import { formatConfig } from './format.ts';
-import { elideDefaults } from './minimal.ts';
-import { loadConfigText } from './parse.ts';
-import {
-  ConfigError,
-  type ConfigDocument,
-  type ConfigIssue,
-  type DesiredState,
-} from './types.ts';
+import { elideDefaults, formatConfig, loadConfigText } from './store.ts';
+import { type ConfigDocument, ConfigError, type ConfigIssue, type DesiredState } from './types.ts';
 
 /** The part of the reconcile loop the config service talks to. */
 export interface DesiredSink {

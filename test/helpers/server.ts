@@ -37,9 +37,20 @@ export async function tempDir(t: Teardown, prefix = 'sluice-test-'): Promise<str
   return dir;
 }
 
-/** The config members that put the admin API on `port` on loopback only. */
-export function httpServerOn(port: number): Record<string, unknown> {
-  return { port, 'bind-address': '127.0.0.1' };
+/** The config members that put the admin API and the EPG server on the given loopback ports,
+ *  so tests running side by side never meet on the default ports. */
+export function loopbackServers(
+  doc: Record<string, unknown>,
+  port: number,
+  epgPort: number,
+): Record<string, unknown> {
+  const http = (doc['http-server'] as object | undefined) ?? {};
+  const epg = (doc['epg-server'] as object | undefined) ?? {};
+  return {
+    ...doc,
+    'http-server': { ...http, port, 'bind-address': '127.0.0.1' },
+    'epg-server': { ...epg, port: epgPort, 'bind-address': '127.0.0.1' },
+  };
 }
 
 export interface ServerOptions {
@@ -47,7 +58,8 @@ export interface ServerOptions {
   config?: Record<string, unknown>;
   /** Use this config file as it is (the caller set the port). */
   configPath?: string;
-  /** Other `serve` arguments, e.g. `['--git', url, '--poll', '1']` (then give `port`). */
+  /** Other `serve` arguments, e.g. `['--git', url, '--poll', '1']` (then give `port`, and
+   *  put loopbackServers() into the committed config). */
   args?: string[];
   port?: number;
   dataDir?: string;
@@ -78,8 +90,8 @@ export async function startServer(t: Teardown, opts: ServerOptions = {}): Promis
   let configPath = opts.configPath;
   if (opts.config) {
     configPath = path.join(dir, 'config.json');
-    const http = { ...((opts.config['http-server'] as object | undefined) ?? {}), ...httpServerOn(port) };
-    await writeFile(configPath, `${JSON.stringify({ ...opts.config, 'http-server': http }, null, 2)}\n`);
+    const doc = loopbackServers(opts.config, port, await freePort());
+    await writeFile(configPath, `${JSON.stringify(doc, null, 2)}\n`);
   }
   const args = [SLUICE_BIN, 'serve', '--data-dir', dataDir];
   if (configPath) args.push('--config', configPath);
@@ -163,7 +175,9 @@ export async function waitFor<T>(
       lastErr = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }

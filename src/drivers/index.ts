@@ -1,7 +1,11 @@
 // The built-in drivers, one per resource kind. Each part adds its driver with one line below;
 // kinds with no line here show as `pending: no driver`.
+import { epgDriver } from './epg.ts';
+import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
+import { epgSourceDriver } from './epg-source.ts';
 import { httpServerDriver } from './http-server.ts';
 import { DriverRegistry } from './registry.ts';
+import { streamDriver } from './stream/driver.ts';
 import type { Driver } from './types.ts';
 import { userDriver } from './users.ts';
 
@@ -9,6 +13,12 @@ export function builtinDrivers(): Driver[] {
   return [
     userDriver,
     httpServerDriver,
+    epgDriver,
+    epgSourceDriver,
+    epgServerDriver,
+    epgChannelSetDriver,
+    epgLoginDriver,
+    streamDriver,
     // more drivers: one line each
   ];
 }

@@ -1,0 +1,157 @@
+// Drivers of the EPG server (`epg-server`: its listeners) and of its records: channel sets
+// (`epg-channel-set`) and accounts (`epg-login`), which live in the shared EPG runtime.
+import type { Resource } from '../config/types.ts';
+import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
+import { EpgServer, serverSettings } from '../epg/server.ts';
+import { int, str } from './epg-common.ts';
+import {
+  type Driver,
+  DriverError,
+  type Host,
+  type Instance,
+  type ResourceStatus,
+} from './types.ts';
+
+const HOT_FIELDS = new Set(['source-info-name', 'source-info-url']);
+
+class EpgServerInstance implements Instance {
+  private server: EpgServer;
+  private ports: { http: number; https?: number } = { http: 0 };
+  private closed = false;
+
+  private constructor(
+    private rt: EpgRuntime,
+    private host: Host,
+    res: Resource,
+  ) {
+    this.server = new EpgServer(rt, serverSettings(res.spec));
+  }
+
+  static async create(res: Resource, host: Host): Promise<EpgServerInstance> {
+    const rt = acquireEpgRuntime(host);
+    const inst = new EpgServerInstance(rt, host, res);
+    try {
+      await inst.start();
+    } catch (err) {
+      await inst.close();
+      throw new DriverError(`EPG server cannot listen: ${(err as Error).message}`, true);
+    }
+    return inst;
+  }
+
+  /** Bound ports (tests use port 0). */
+  get listening(): { http: number; https?: number } {
+    return this.ports;
+  }
+
+  private async start(): Promise<void> {
+    this.ports = await this.server.listen();
+    this.host.log.info({ ...this.ports }, 'EPG server listening');
+  }
+
+  async update(next: Resource, changes: { path: string }[]): Promise<void> {
+    const settings = serverSettings(next.spec);
+    const onlyHot = changes.every((c) => HOT_FIELDS.has(c.path.split(/[.[]/)[0] ?? ''));
+    this.server.settings = settings;
+    this.rt.bump(); // the header attributes are inside the cached bodies
+    if (onlyHot) return;
+    await this.server.close();
+    this.server = new EpgServer(this.rt, settings);
+    try {
+      await this.start();
+    } catch (err) {
+      throw new DriverError(`EPG server cannot listen: ${(err as Error).message}`, true);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.server.close();
+    releaseEpgRuntime(this.host, this.rt);
+  }
+
+  status(): ResourceStatus {
+    return { state: this.closed ? 'closed' : 'listening', ...this.ports };
+  }
+}
+
+export const epgServerDriver: Driver = {
+  kind: 'epg-server',
+  create: (res, host) => EpgServerInstance.create(res, host),
+};
+
+/** A record kept in the runtime while its resource exists. */
+class RecordInstance implements Instance {
+  private rt: EpgRuntime;
+  private closed = false;
+
+  constructor(
+    res: Resource,
+    private host: Host,
+    private put: (rt: EpgRuntime, spec: Record<string, unknown>) => void,
+    private remove: (rt: EpgRuntime) => void,
+  ) {
+    this.rt = acquireEpgRuntime(host);
+    put(this.rt, res.spec);
+  }
+
+  async update(next: Resource): Promise<void> {
+    this.put(this.rt, next.spec);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.remove(this.rt);
+    releaseEpgRuntime(this.host, this.rt);
+  }
+
+  status(): ResourceStatus {
+    return { state: 'ready' };
+  }
+}
+
+export const epgChannelSetDriver: Driver = {
+  kind: 'epg-channel-set',
+  async create(res, host) {
+    const id = int(res.spec, 'id', 0);
+    return new RecordInstance(
+      res,
+      host,
+      (rt, spec) => {
+        rt.channelSets.set(id, { id, name: str(spec, 'name') });
+        rt.bump();
+      },
+      (rt) => {
+        rt.channelSets.delete(id);
+        rt.bump();
+      },
+    );
+  },
+};
+
+export const epgLoginDriver: Driver = {
+  kind: 'epg-login',
+  async create(res, host) {
+    const id = int(res.spec, 'id', 0);
+    return new RecordInstance(
+      res,
+      host,
+      (rt, spec) => {
+        rt.logins.set(id, {
+          id,
+          login: str(spec, 'login'),
+          password: str(spec, 'password'),
+          channelSet: int(spec, 'channel-set', 0),
+          pause: spec['pause'] === true,
+          limitDay: int(spec, 'limit-day', 0),
+          limitIp: str(spec, 'limit-ip'),
+        });
+      },
+      (rt) => {
+        rt.logins.delete(id);
+      },
+    );
+  },
+};

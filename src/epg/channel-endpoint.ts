@@ -1,0 +1,117 @@
+// GET /data/epg/channel (spec 2): the events of one channel for one UTC day, one language
+// chosen per event by priority (requested → system default → any), cached per source.
+import { HttpError } from '../errors.ts';
+import type { DayRow } from './database.ts';
+import { languageByCode, languageById } from './languages.ts';
+import { type EpgRuntime, SECONDS_PER_DAY } from './runtime.ts';
+
+export interface ChannelQuery {
+  src?: string;
+  ch?: string;
+  lang?: string;
+  t?: string;
+}
+
+interface EventOut {
+  start: number;
+  end: number;
+  title: string;
+  desc: string;
+}
+
+const UNSIGNED = /^\d+$/;
+/** Rank of a text language: lower is better. */
+const RANK_REQUESTED = 0;
+const RANK_DEFAULT = 1;
+const RANK_OTHER = 2;
+/** Body of an empty answer (unknown source, channel or day). */
+export const EMPTY_BODY = '{"event":[]}';
+
+function parseUnsigned(name: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!UNSIGNED.test(v)) throw new HttpError('BAD_REQUEST', `${name} must be an unsigned integer`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new HttpError('BAD_REQUEST', `${name} is out of range`);
+  return n;
+}
+
+/** Requested language id: 0 = system default; -1 = a code not in the dictionary. */
+function parseLang(v: string | undefined): number {
+  if (v === undefined || v === '') return 0;
+  if (UNSIGNED.test(v)) {
+    const id = Number(v);
+    if (id === 0) return 0;
+    if (!languageById(id)) throw new HttpError('BAD_REQUEST', `unknown language id ${v}`);
+    return id;
+  }
+  return languageByCode(v)?.id ?? -1;
+}
+
+/** Answer a query: the JSON body text (throws HttpError 400 on bad parameters). */
+export function channelDay(rt: EpgRuntime, q: ChannelQuery): string {
+  const ch = q.ch;
+  if (ch === undefined || ch === '') throw new HttpError('BAD_REQUEST', 'ch is required');
+  const src = parseUnsigned('src', q.src, 0);
+  const t = parseUnsigned('t', q.t, rt.nowSec());
+  const lang = parseLang(q.lang);
+  const store = rt.source(src);
+  if (!store) return EMPTY_BODY;
+  const day = Math.floor(t / SECONDS_PER_DAY) * SECONDS_PER_DAY;
+  const key = `${ch}\u0000${day}\u0000${lang}`;
+  const hit = store.cache.get(key);
+  if (hit !== undefined) return hit;
+  const deflt = rt.defaultLanguageId();
+  const wanted = lang > 0 ? lang : lang === 0 ? deflt : -1;
+  let rows: DayRow[];
+  try {
+    rows = store.db.dayRows(ch, day, day + SECONDS_PER_DAY);
+  } catch (err) {
+    rt.log.warn({ source: src, err }, 'EPG day query failed');
+    return EMPTY_BODY;
+  }
+  const body = JSON.stringify({ event: pickEvents(rows, wanted, deflt) });
+  store.cache.set(key, body);
+  return body;
+}
+
+function rankOf(langId: number, wanted: number, deflt: number): number {
+  if (langId === wanted) return RANK_REQUESTED;
+  if (langId === deflt) return RANK_DEFAULT;
+  return RANK_OTHER;
+}
+
+/** Reduce the rows (one per event and text language) to one record per start time. */
+export function pickEvents(rows: DayRow[], wanted: number, deflt: number): EventOut[] {
+  const byEvent = new Map<number, DayRow[]>();
+  for (const r of rows) {
+    let list = byEvent.get(r.id);
+    if (!list) {
+      list = [];
+      byEvent.set(r.id, list);
+    }
+    list.push(r);
+  }
+  const byStart = new Map<number, { rank: number; id: number; ev: EventOut }>();
+  for (const [id, texts] of byEvent) {
+    const first = texts[0]!;
+    const { start_time: start, stop_time: end } = first;
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
+      continue;
+    }
+    const rank = (r: DayRow) => rankOf(r.lang_id, wanted, deflt);
+    const best = (pred: (r: DayRow) => boolean) =>
+      texts.filter(pred).sort((a, b) => rank(a) - rank(b))[0];
+    const titled = best((r) => r.title !== '');
+    const described = titled && titled.desc !== '' ? titled : best((r) => r.desc !== '');
+    const title = titled?.title ?? '';
+    const desc = described?.desc ?? '';
+    if (title === '' && desc === '') continue;
+    const chosen = titled ?? described!;
+    const cand = { rank: rank(chosen), id, ev: { start, end, title, desc } };
+    const prev = byStart.get(start);
+    if (!prev || cand.rank < prev.rank || (cand.rank === prev.rank && id < prev.id)) {
+      byStart.set(start, cand);
+    }
+  }
+  return [...byStart.values()].sort((a, b) => a.ev.start - b.ev.start).map((c) => c.ev);
+}

@@ -1,0 +1,282 @@
+// The EPG server (default 10444 HTTP, 10445 HTTPS): GET /xmltv and /xmltv.gz per spec 2, with
+// Digest or l/p authentication against the EPG login list, per-account channel sets and a
+// body cache per channel set rebuilt when the EPG update counter moves.
+import { timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { DigestAuthenticator } from '../api/auth/digest.ts';
+import { ERRORS, type ErrorCode } from '../errors.ts';
+import type { ChannelRef, EpgLogin, EpgRuntime } from './runtime.ts';
+import { buildXmltvBodies, type XmltvBodies, type XmltvHeader } from './xmltv-export.ts';
+
+export const EPG_REALM = 'sluice-epg';
+export const NONCE_LIFETIME_SEC = 300;
+// Spec 2: requests from 127.0.0.1 are anonymous (the socket peer; forwarded headers are ignored).
+const LOOPBACK = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
+const PATH_PLAIN = '/xmltv';
+const PATH_GZ = '/xmltv.gz';
+
+export interface EpgServerSettings {
+  port: number;
+  httpsPort: number;
+  bindAddress: string;
+  certificate: string;
+  privateKey: string;
+  sourceInfoName: string;
+  sourceInfoUrl: string;
+}
+
+export function serverSettings(spec: Record<string, unknown>): EpgServerSettings {
+  const str = (k: string, d = '') => (typeof spec[k] === 'string' ? (spec[k] as string) : d);
+  const int = (k: string, d: number) => (Number.isInteger(spec[k]) ? (spec[k] as number) : d);
+  return {
+    port: int('port', 10444),
+    httpsPort: int('https-port', 10445),
+    bindAddress: str('bind-address', '0.0.0.0') || '0.0.0.0',
+    certificate: str('certificate'),
+    privateKey: str('private-key'),
+    sourceInfoName: str('source-info-name', 'sluice'),
+    sourceInfoUrl: str('source-info-url'),
+  };
+}
+
+/** What a request may see. */
+type Access = { kind: 'all' } | { kind: 'set'; set: number } | { kind: 'none' };
+
+/** Plain and gzip XMLTV bodies per channel set, tagged with the update counter. */
+export class XmltvCache {
+  private entries = new Map<string, { counter: number; bodies: XmltvBodies }>();
+  private building = new Map<string, Promise<XmltvBodies>>();
+
+  constructor(
+    private rt: EpgRuntime,
+    private header: () => XmltvHeader,
+  ) {}
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  async get(access: Access): Promise<XmltvBodies> {
+    const key = access.kind === 'set' ? `set:${access.set}` : access.kind;
+    const counter = this.rt.counter;
+    const hit = this.entries.get(key);
+    if (hit && hit.counter === counter) return hit.bodies;
+    let p = this.building.get(key);
+    if (!p) {
+      p = this.build(access).finally(() => this.building.delete(key));
+      this.building.set(key, p);
+      p.then((bodies) => this.entries.set(key, { counter, bodies })).catch(() => undefined);
+    }
+    return p;
+  }
+
+  private async build(access: Access): Promise<XmltvBodies> {
+    let channels: ChannelRef[] = [];
+    if (access.kind === 'all') channels = this.rt.allChannels();
+    else if (access.kind === 'set' && this.rt.channelSets.has(access.set)) {
+      channels = this.rt.channelsOfSet(access.set);
+    }
+    try {
+      return await buildXmltvBodies(this.rt, channels, this.header());
+    } catch (err) {
+      // A transient database failure gives an empty tv element (spec 2).
+      this.rt.log.warn({ err }, 'XMLTV build failed; serving an empty document');
+      return buildXmltvBodies(this.rt, [], this.header());
+    }
+  }
+}
+
+function sendError(reply: FastifyReply, code: ErrorCode, message?: string): FastifyReply {
+  const { status, message: dflt } = ERRORS[code];
+  return reply
+    .code(status)
+    .type('application/json')
+    .send(JSON.stringify({ status, message: message ?? dflt }));
+}
+
+function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().split(';');
+    if (coding?.trim().toLowerCase() !== 'gzip' && coding?.trim() !== '*') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return !q || Number(q.slice(2)) > 0;
+  });
+}
+
+export interface EpgAppOptions {
+  rt: EpgRuntime;
+  cache: XmltvCache;
+  digest: DigestAuthenticator;
+  https?: { cert: Buffer; key: Buffer };
+}
+
+/** Build one listener's Fastify app (HTTP or HTTPS); the caller listens. */
+export function buildEpgServerApp(o: EpgAppOptions): FastifyInstance {
+  const app = (
+    o.https
+      ? Fastify({ https: o.https, exposeHeadRoutes: false })
+      : Fastify({ exposeHeadRoutes: false })
+  ) as FastifyInstance;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, payload, done) => {
+    payload.resume();
+    done(null, undefined);
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    reply.header('cache-control', 'no-cache, no-store, must-revalidate');
+    reply.header('pragma', 'no-cache');
+    reply.header('expires', '0');
+    reply.header('connection', 'close');
+  });
+  app.setErrorHandler((err, _req, reply) => {
+    o.rt.log.warn({ err }, 'EPG server request failed');
+    return sendError(reply, 'INTERNAL');
+  });
+
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0];
+    if (path !== PATH_PLAIN && path !== PATH_GZ) return sendError(reply, 'NOT_FOUND');
+    if (req.method !== 'GET') {
+      reply.header('allow', 'GET');
+      return sendError(reply, 'METHOD_NOT_ALLOWED');
+    }
+    const access = authenticate(o, req, reply);
+    if (!access) return reply;
+    const bodies = await o.cache.get(access);
+    if (path === PATH_GZ) {
+      return reply
+        .type('application/octet-stream')
+        .header('content-disposition', 'inline; filename=xmltv.xml.gz')
+        .send(bodies.gzip);
+    }
+    reply.type('text/xml; charset=utf-8').header('vary', 'Accept-Encoding');
+    if (acceptsGzip(req.headers['accept-encoding'])) {
+      return reply.header('content-encoding', 'gzip').send(bodies.gzip);
+    }
+    return reply.send(bodies.plain);
+  };
+  app.setNotFoundHandler(handle);
+  app.get(PATH_PLAIN, handle);
+  app.get(PATH_GZ, handle);
+  return app;
+}
+
+/** Decide what the request may see, or answer 401/403 and return undefined. */
+function authenticate(
+  o: EpgAppOptions,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Access | undefined {
+  const q = req.query as Record<string, string | undefined>;
+  const ip = req.socket.remoteAddress ?? '';
+  const auth = req.headers.authorization;
+  const qLogin = q['l'] ?? q['login'];
+  const qPassword = q['p'] ?? q['password'];
+  let login: EpgLogin | undefined;
+  const challenge = (stale = false) => {
+    reply.header('www-authenticate', o.digest.challenges(stale));
+    sendError(reply, 'UNAUTHORIZED');
+    return undefined;
+  };
+  if (auth && /^\s*Digest\s/i.test(auth)) {
+    const r = o.digest.verify(req.method, req.url, auth);
+    if (!r.ok) return challenge(r.stale);
+    login = findLogin(o.rt, r.login);
+  } else if (qLogin !== undefined) {
+    const l = findLogin(o.rt, qLogin);
+    if (!l || qPassword === undefined || !sameSecret(l.password, qPassword)) return challenge();
+    login = l;
+  } else if (LOOPBACK.has(ip)) {
+    return { kind: 'all' };
+  } else return challenge();
+  if (!login) return challenge();
+  const clientIp = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+  if (login.pause) return forbid(reply, 'account paused');
+  if (login.limitDay > 0 && o.rt.nowSec() > login.limitDay) return forbid(reply, 'account expired');
+  if (login.limitIp && login.limitIp !== clientIp && login.limitIp !== ip) {
+    return forbid(reply, 'address not permitted for this account');
+  }
+  return login.channelSet > 0 ? { kind: 'set', set: login.channelSet } : { kind: 'none' };
+}
+
+function forbid(reply: FastifyReply, message: string): undefined {
+  sendError(reply, 'FORBIDDEN', message);
+  return undefined;
+}
+
+function findLogin(rt: EpgRuntime, name: string): EpgLogin | undefined {
+  for (const l of rt.logins.values()) if (l.login === name) return l;
+  return undefined;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The running EPG server: its listeners, the Digest verifier and the body cache. */
+export class EpgServer {
+  readonly cache: XmltvCache;
+  readonly digest: DigestAuthenticator;
+  private apps: FastifyInstance[] = [];
+  private resetListener = () => this.cache.clear();
+
+  constructor(
+    private rt: EpgRuntime,
+    public settings: EpgServerSettings,
+  ) {
+    this.cache = new XmltvCache(rt, () => ({
+      sourceInfoName: this.settings.sourceInfoName,
+      sourceInfoUrl: this.settings.sourceInfoUrl,
+    }));
+    this.digest = new DigestAuthenticator({
+      realm: EPG_REALM,
+      clock: rt.clock,
+      lifetimeSec: NONCE_LIFETIME_SEC,
+      password: (name) => findLogin(rt, name)?.password,
+    });
+    rt.resetListeners.add(this.resetListener);
+  }
+
+  /** Listen on the HTTP port and, with a certificate and key, the HTTPS port. Returns the
+   *  bound ports (useful with port 0 in tests). */
+  async listen(): Promise<{ http: number; https?: number }> {
+    const s = this.settings;
+    const http = buildEpgServerApp({ rt: this.rt, cache: this.cache, digest: this.digest });
+    this.apps.push(http);
+    await http.listen({ port: s.port, host: s.bindAddress });
+    const out: { http: number; https?: number } = { http: portOf(http) };
+    if (s.certificate && s.privateKey) {
+      const https = buildEpgServerApp({
+        rt: this.rt,
+        cache: this.cache,
+        digest: this.digest,
+        https: { cert: pem(s.certificate), key: pem(s.privateKey) },
+      });
+      this.apps.push(https);
+      await https.listen({ port: s.httpsPort, host: s.bindAddress });
+      out.https = portOf(https);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.rt.resetListeners.delete(this.resetListener);
+    const apps = this.apps;
+    this.apps = [];
+    await Promise.all(apps.map((a) => a.close()));
+  }
+}
+
+function portOf(app: FastifyInstance): number {
+  const addr = app.server.address();
+  return typeof addr === 'object' && addr ? addr.port : 0;
+}
+
+/** A PEM value: inline text or a file path. */
+function pem(v: string): Buffer {
+  return v.includes('-----BEGIN') ? Buffer.from(v) : readFileSync(v);
+}

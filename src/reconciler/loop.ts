@@ -249,6 +249,18 @@ export class ReconcileLoop {
     return report;
   }
 
+  /** Held resources in the order of the applied config, then any others. */
+  private heldInConfigOrder(): Resource[] {
+    const out: Resource[] = [];
+    const held = this.state.held;
+    for (const id of this.applied?.desired.resources.keys() ?? []) {
+      const h = held.get(id);
+      if (h) out.push(h.resource);
+    }
+    for (const [id, h] of held) if (!this.applied?.desired.resources.has(id)) out.push(h.resource);
+    return out;
+  }
+
   private logReport(r: ApplyReport, retry: boolean): void {
     const counts: Record<string, number> = {};
     for (const x of r.results)
@@ -268,7 +280,7 @@ export class ReconcileLoop {
         revision: this.applied.desired.hash,
         origin: this.applied.origin,
         appliedAt: new Date(this.applied.at).toISOString(),
-        resources: [...this.actual().values()],
+        resources: this.heldInConfigOrder(),
       });
     } catch (e) {
       this.opts.log.error({ err: e, path }, 'could not write the state file');

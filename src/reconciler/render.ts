@@ -116,7 +116,7 @@ function renderBlock(
     if (forces.has(f.path)) line += c('red', ' # forces replacement');
     else if (f.apply === 'fixed') line += c('red', ' # cannot change after creation');
     else if (action === 'update' && f.apply === 'restart') {
-      line += ` (restarts ${f.scope ?? 'the whole resource'})`;
+      line += ` (restarts ${f.scope ?? `the whole ${ch.kind}`})`;
     }
     lines.push(`      ${line}`);
   }

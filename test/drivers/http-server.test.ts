@@ -1,0 +1,160 @@
+// The http-server driver against real sockets: curl over HTTP and HTTPS on loopback, listener
+// restarts on port and TLS changes, and a busy port reported as a retryable DriverError.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { ADMIN_HANDLER_SERVICE, httpServerDriver } from '../../src/drivers/http-server.ts';
+import { DriverError, type Host } from '../../src/drivers/types.ts';
+import { silentLogger } from '../../src/log.ts';
+import { createHost } from '../../src/reconciler/host.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { res } from '../helpers/desired.ts';
+
+const run = promisify(execFile);
+const LOOPBACK = '127.0.0.1';
+const CURL_TIMEOUT_S = '5';
+
+/** A port free right now on loopback (the schema forbids port 0, so pick one first). */
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, LOOPBACK, r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function curl(url: string, ...args: string[]): Promise<{ code: string; body: string }> {
+  const { stdout } = await run('curl', [
+    '-sS',
+    '-k',
+    '--max-time',
+    CURL_TIMEOUT_S,
+    '-w',
+    '\n%{http_code}',
+    ...args,
+    url,
+  ]);
+  const i = stdout.lastIndexOf('\n');
+  return { body: stdout.slice(0, i), code: stdout.slice(i + 1) };
+}
+
+function hostWithHandler(): Host {
+  const host = createHost({ log: silentLogger, clock: new ManualClock(0), dataDir: '/x' });
+  host.services.set(ADMIN_HANDLER_SERVICE, (req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('content-type', 'text/plain');
+    res.end(
+      `hello ${req.url} via ${(req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}`,
+    );
+  });
+  return host;
+}
+
+const spec = (s: Record<string, unknown>) =>
+  res({ kind: 'http-server', key: 'http-server', spec: { 'bind-address': LOOPBACK, ...s } });
+
+t.test('serves the admin handler over HTTP and follows port changes', async (t) => {
+  const host = hostWithHandler();
+  const p1 = await freePort();
+  const inst = await httpServerDriver.create(spec({ port: p1 }), host);
+  t.teardown(() => inst.close());
+  t.same(await curl(`http://${LOOPBACK}:${p1}/data/status`), {
+    code: '200',
+    body: 'hello /data/status via http',
+  });
+  t.match(inst.status(), { state: 'listening', http: `${LOOPBACK}:${p1}` });
+  t.notOk(inst.status()['https'], 'no HTTPS without a certificate');
+
+  const p2 = await freePort();
+  await inst.update(spec({ port: p2 }), [
+    { path: 'port', before: p1, after: p2, apply: 'restart' },
+  ]);
+  t.equal((await curl(`http://${LOOPBACK}:${p2}/x`)).code, '200');
+  await t.rejects(curl(`http://${LOOPBACK}:${p1}/x`), 'the old port is closed');
+  t.match(inst.status(), { http: `${LOOPBACK}:${p2}` });
+
+  await inst.close();
+  await inst.close();
+  await t.rejects(curl(`http://${LOOPBACK}:${p2}/x`), 'closed');
+});
+
+t.test('answers 503 until the API handler is published', async (t) => {
+  const host = createHost({ log: silentLogger, clock: new ManualClock(0), dataDir: '/x' });
+  const port = await freePort();
+  const inst = await httpServerDriver.create(spec({ port }), host);
+  t.teardown(() => inst.close());
+  const r = await curl(`http://${LOOPBACK}:${port}/`);
+  t.equal(r.code, '503');
+  t.same(JSON.parse(r.body), { status: 503, message: 'Service Unavailable' });
+});
+
+t.test('HTTPS listener when a certificate and key are set', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=localhost',
+  ]);
+  const host = hostWithHandler();
+  const [port, httpsPort] = [await freePort(), await freePort()];
+  const inst = await httpServerDriver.create(
+    spec({ port, 'https-port': httpsPort, certificate: cert, 'private-key': key }),
+    host,
+  );
+  t.teardown(() => inst.close());
+  t.same(await curl(`https://${LOOPBACK}:${httpsPort}/a`), {
+    code: '200',
+    body: 'hello /a via https',
+  });
+  t.equal((await curl(`http://${LOOPBACK}:${port}/a`)).body, 'hello /a via http');
+  t.match(inst.status(), { https: `${LOOPBACK}:${httpsPort}` });
+
+  // Removing the certificate stops HTTPS and leaves HTTP alone.
+  await inst.update(spec({ port, 'https-port': httpsPort }), []);
+  await t.rejects(curl(`https://${LOOPBACK}:${httpsPort}/a`));
+  t.equal((await curl(`http://${LOOPBACK}:${port}/a`)).code, '200');
+});
+
+t.test('a busy port is a retryable DriverError; a missing certificate too', async (t) => {
+  const blocker = net.createServer();
+  await new Promise<void>((r) => blocker.listen(0, LOOPBACK, r));
+  t.teardown(() => new Promise((r) => blocker.close(r)));
+  const busy = (blocker.address() as net.AddressInfo).port;
+  const host = hostWithHandler();
+  const err = await httpServerDriver.create(spec({ port: busy }), host).catch((e) => e);
+  t.ok(err instanceof DriverError);
+  t.equal(err.retryable, true);
+  t.match(err.message, `HTTP ${LOOPBACK}:${busy}: the port is in use`);
+
+  const port = await freePort();
+  const err2 = await httpServerDriver
+    .create(
+      spec({ port, certificate: '/nonexistent/c.pem', 'private-key': '/nonexistent/k.pem' }),
+      host,
+    )
+    .catch((e) => e);
+  t.ok(err2 instanceof DriverError && err2.retryable);
+  t.match(err2.message, 'cannot read the certificate');
+  const ok = await httpServerDriver.create(spec({ port }), host);
+  await ok.close();
+  t.pass('a failed create released its HTTP port');
+});

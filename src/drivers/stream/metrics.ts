@@ -1,6 +1,7 @@
 // Prometheus metrics of the streams (prom-client), computed from the running instances at
-// scrape time. The registry lives in host.services 'metrics-registry' (created when absent).
-import { Gauge, Registry } from 'prom-client';
+// scrape time. The registry lives in host.services 'metrics-registry'; when absent, prom-client's
+// default registry is used and put there (the API's /metrics falls back to the same one).
+import { Gauge, type Registry, register } from 'prom-client';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { streamRegistry } from './registry.ts';
 
@@ -10,7 +11,7 @@ const done = new WeakSet<Registry>();
 export function metricsRegistry(services: Map<string, unknown>): Registry {
   let r = services.get(METRICS_REGISTRY_SERVICE) as Registry | undefined;
   if (!r) {
-    r = new Registry();
+    r = register;
     services.set(METRICS_REGISTRY_SERVICE, r);
   }
   return r;

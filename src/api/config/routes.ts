@@ -31,6 +31,8 @@ type Params = { kind?: string; id?: string };
 type Query = { 'dry-run'?: boolean };
 type Req = FastifyRequest<{ Params: Params; Querystring: Query; Body: unknown }>;
 
+const SINGLETON_ALLOW = 'GET, HEAD, PUT, PATCH';
+const COLLECTION_ALLOW = 'GET, HEAD, POST';
 const ANY_JSON = { description: 'JSON document' };
 const OBJECT_BODY = { type: 'object', additionalProperties: true } as const;
 
@@ -40,15 +42,11 @@ function methodNotAllowed(allowed: string[]) {
   };
 }
 
-/** A configured collection or 405 naming what a singleton allows (and the reverse). */
-function collectionOf(kind: string, method: string): CollectionKind {
+/** The collection named `kind`; a singleton has no records, so `/config/{singleton}/x` is 404. */
+function collectionOf(kind: string): CollectionKind {
   const ref = resolveKind(kind);
   if (ref.type !== 'collection') {
-    throw new HttpError(
-      'METHOD_NOT_ALLOWED',
-      `${method} is not allowed on ${kind}`,
-      'GET, PUT, PATCH',
-    );
+    throw new HttpError('NOT_FOUND', `${kind} is a single object, not a list: use /config/${kind}`);
   }
   return ref.def;
 }
@@ -176,7 +174,15 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.post<{ Params: Params; Querystring: Query }>('/config/:kind', {
     schema: writeSchema('Create a record in a collection', KIND_PARAMS, OBJECT_BODY),
     handler: async (req, reply) => {
-      const def = collectionOf(req.params.kind!, 'POST');
+      const ref = resolveKind(req.params.kind!);
+      if (ref.type !== 'collection') {
+        throw new HttpError(
+          'METHOD_NOT_ALLOWED',
+          `POST is not allowed on ${ref.kind}`,
+          SINGLETON_ALLOW,
+        );
+      }
+      const def = ref.def;
       const mutate = createRecord(def, req.body);
       // createRecord has checked that the body is an object with an identity.
       const id = recordId(def, req.body as Record<string, unknown>)!;
@@ -210,7 +216,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
           throw new HttpError(
             'METHOD_NOT_ALLOWED',
             `${method} is not allowed on the collection ${ref.def.kind}`,
-            'GET, HEAD, POST',
+            COLLECTION_ALLOW,
           );
         }
         const mutate =
@@ -237,7 +243,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
       response: { 200: OBJECT_BODY, ...ERR },
     },
     handler: (req, reply) => {
-      const def = collectionOf(req.params.kind!, 'GET');
+      const def = collectionOf(req.params.kind!);
       const cur = ctx.config.current();
       const list = listOf(cur.doc, def);
       return read(req, reply, cur.etag, list[requireRecord(def, list, req.params.id!)]);
@@ -246,7 +252,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.put<{ Params: Params; Querystring: Query }>('/config/:kind/:id', {
     schema: writeSchema('Replace one record', RECORD_PARAMS, OBJECT_BODY),
     handler: (req, reply) => {
-      const def = collectionOf(req.params.kind!, 'PUT');
+      const def = collectionOf(req.params.kind!);
       const { id } = req.params as { id: string };
       const mutate = replaceRecord(def, id, req.body);
       return write(req as Req, reply, mutate, editMessage('replace', `${def.kind} ${id}`));
@@ -255,7 +261,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.patch<{ Params: Params; Querystring: Query }>('/config/:kind/:id', {
     schema: writeSchema('JSON merge patch (RFC 7396) of one record', RECORD_PARAMS, OBJECT_BODY),
     handler: (req, reply) => {
-      const def = collectionOf(req.params.kind!, 'PATCH');
+      const def = collectionOf(req.params.kind!);
       const { id } = req.params as { id: string };
       const mutate = patchRecord(def, id, req.body);
       return write(req as Req, reply, mutate, editMessage('update', `${def.kind} ${id}`));
@@ -264,7 +270,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.delete<{ Params: Params; Querystring: Query }>('/config/:kind/:id', {
     schema: writeSchema('Delete one record', RECORD_PARAMS),
     handler: (req, reply) => {
-      const def = collectionOf(req.params.kind!, 'DELETE');
+      const def = collectionOf(req.params.kind!);
       const { id } = req.params as { id: string };
       return write(
         req as Req,

@@ -1,0 +1,164 @@
+// TsAnalyzer on real ffmpeg output: programmes, PIDs and codecs as ffprobe reports them, no
+// errors on a clean CBR mux; and bad input (random bytes, truncated chunks) never crashes.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { TsAnalyzer } from '../../src/native/ts.ts';
+
+const MUXRATE = 2_000_000;
+const DATAGRAM = 1316;
+
+const dir = mkdtempSync(join(tmpdir(), 'sluice-native-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const file = join(dir, 'cbr.ts');
+execFileSync('ffmpeg', [
+  '-hide_banner',
+  '-loglevel',
+  'error',
+  '-y',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc2=size=320x240:rate=25',
+  '-f',
+  'lavfi',
+  '-i',
+  'sine=frequency=1000:sample_rate=48000',
+  '-t',
+  '4',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-g',
+  '25',
+  '-c:a',
+  'aac',
+  '-metadata:s:a:0',
+  'language=fra',
+  '-f',
+  'mpegts',
+  '-muxrate',
+  String(MUXRATE),
+  '-mpegts_service_id',
+  '42',
+  '-metadata',
+  'service_name=Sluice Test',
+  '-metadata',
+  'service_provider=Sluice',
+  file,
+]);
+const data = readFileSync(file);
+
+interface ProbeStream {
+  id: string;
+  codec_name: string;
+  tags?: { language?: string };
+}
+const probe = JSON.parse(
+  execFileSync('ffprobe', ['-v', 'error', '-show_programs', '-show_streams', '-of', 'json', file], {
+    encoding: 'utf8',
+  }),
+) as {
+  programs: Array<{
+    program_num: number;
+    pmt_pid: number;
+    pcr_pid: number;
+    tags?: Record<string, string>;
+  }>;
+  streams: ProbeStream[];
+};
+
+t.test('programmes, PIDs, codecs and languages match ffprobe; zero errors', async (t) => {
+  const a = new TsAnalyzer({ psiPids: 'all' });
+  const bytesPerMs = MUXRATE / 8 / 1000;
+  let out = 0;
+  for (let o = 0; o < data.length; o += DATAGRAM) {
+    out += a.push(data.subarray(o, o + DATAGRAM), o / bytesPerMs).length;
+  }
+  const s = a.stats();
+  t.equal(out, data.length, 'every byte comes back as aligned packets');
+  t.equal(s.priority1, 0, JSON.stringify(s.tr101290));
+  t.equal(s.priority2, 0, JSON.stringify(s.tr101290));
+  t.ok(Math.abs(s.pcrBitrate - MUXRATE) / MUXRATE < 0.001, `PCR bitrate ${s.pcrBitrate}`);
+  const progs = a.programs();
+  t.equal(progs.length, probe.programs.length);
+  const [mine, theirs] = [progs[0]!, probe.programs[0]!];
+  t.equal(mine.pnr, theirs.program_num);
+  t.equal(mine.pnr, 42);
+  t.equal(mine.pmtPid, theirs.pmt_pid);
+  t.equal(mine.pcrPid, theirs.pcr_pid);
+  t.equal(mine.name, 'Sluice Test');
+  t.equal(mine.provider, 'Sluice');
+  t.same(
+    mine.streams.map((x) => ({ pid: x.pid, codec: x.codec, language: x.language })),
+    probe.streams.map((x) => ({
+      pid: Number(x.id),
+      codec: x.codec_name,
+      language: x.tags?.language,
+    })),
+  );
+  const tables = new Set(a.takeSections().map((x) => x.tableId));
+  t.ok(
+    tables.has(0x00) && tables.has(0x02) && tables.has(0x42),
+    'PAT, PMT and SDT sections queued',
+  );
+});
+
+t.test('same result whatever the chunk sizes (reads of any alignment)', async (t) => {
+  const a = new TsAnalyzer();
+  let out = 0;
+  let o = 0;
+  let seed = 7;
+  while (o < data.length) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const n = 1 + (seed % 5000);
+    out += a.push(data.subarray(o, o + n), o / 250).length;
+    o += n;
+  }
+  t.equal(out, data.length);
+  t.equal(a.stats().priority1, 0);
+});
+
+t.test('random bytes, truncated datagrams and flipped bits never crash', async (t) => {
+  const a = new TsAnalyzer({ psiPids: 'all', dropNull: true });
+  let seed = 12345;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed;
+  };
+  const ROUNDS = 3000;
+  let misaligned = 0;
+  for (let i = 0; i < ROUNDS; i++) {
+    const kind = rnd() % 4;
+    let chunk: Buffer;
+    if (kind === 0) {
+      chunk = Buffer.alloc(rnd() % 3000);
+      for (let k = 0; k < chunk.length; k++) chunk[k] = rnd() & 0xff;
+    } else {
+      const at = (rnd() % Math.floor(data.length / 188)) * 188;
+      chunk = Buffer.from(data.subarray(at, at + 1 + (rnd() % DATAGRAM)));
+      if (kind === 2) for (let k = 0; k < 20; k++) chunk[rnd() % chunk.length] = rnd() & 0xff;
+      if (kind === 3) for (let k = 0; k < chunk.length; k += 188) chunk[k] = 0x47;
+    }
+    const out = a.push(chunk, i);
+    if (out.length % 188 !== 0) misaligned++;
+    if (i % 500 === 0) {
+      a.stats();
+      a.programs();
+      a.takeSections();
+    }
+  }
+  t.equal(misaligned, 0, 'every output is whole packets');
+  const s = a.stats();
+  t.ok(s.syncLosses > 0 && s.junkBytes > 0, 'junk was seen and skipped');
+  a.reset();
+  // Good input after the junk is analysed cleanly.
+  let out = 0;
+  for (let o = 0; o < data.length; o += DATAGRAM)
+    out += a.push(data.subarray(o, o + DATAGRAM), o / 250).length;
+  t.equal(out + a.stats().nullPackets * 188, data.length, 'all packets but the nulls');
+  t.equal(a.stats().tr101290.continuityCountError, 0);
+});

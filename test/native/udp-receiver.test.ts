@@ -1,0 +1,168 @@
+// UdpReceiver with ffmpeg as the sender: unicast on 127.0.0.1 and multicast on the loopback
+// interface, batches analysed as TS, buffer size reported, close leaves no socket behind.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { NativeError } from '../../src/native/errors.ts';
+import { TsAnalyzer } from '../../src/native/ts.ts';
+import { UdpReceiver } from '../../src/native/udp.ts';
+
+const WAIT_MS = 20_000;
+const QUIET_MS = 300;
+
+const dir = mkdtempSync(join(tmpdir(), 'sluice-udp-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const file = join(dir, 'src.ts');
+execFileSync('ffmpeg', [
+  '-hide_banner',
+  '-loglevel',
+  'error',
+  '-y',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc2=size=320x240:rate=25',
+  '-f',
+  'lavfi',
+  '-i',
+  'sine=frequency=1000',
+  '-t',
+  '2',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-c:a',
+  'aac',
+  '-f',
+  'mpegts',
+  file,
+]);
+
+function socketInodes(): Set<string> {
+  const out = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const l = readlinkSync(`/proc/self/fd/${fd}`);
+      if (l.startsWith('socket:')) out.add(l);
+    } catch {
+      // the fd closed while we looked
+    }
+  }
+  return out;
+}
+
+function send(url: string): ChildProcess {
+  const ff = spawn(
+    'ffmpeg',
+    ['-hide_banner', '-loglevel', 'error', '-re', '-i', file, '-c', 'copy', '-f', 'mpegts', url],
+    {
+      stdio: 'ignore',
+    },
+  );
+  t.teardown(() => {
+    if (ff.exitCode === null) ff.kill('SIGKILL');
+  });
+  return ff;
+}
+
+/** Receive until ffmpeg has exited and no datagram came for QUIET_MS. */
+async function receive(opts: { address?: string; bindIf?: string; url: (port: number) => string }) {
+  const analyzer = new TsAnalyzer();
+  let lastAt = Date.now();
+  let sizesOk = true;
+  const r = new UdpReceiver({
+    port: 0,
+    ...(opts.address ? { address: opts.address } : {}),
+    ...(opts.bindIf ? { bindIf: opts.bindIf } : {}),
+    onData: (batch, datagrams, lengths) => {
+      lastAt = Date.now();
+      let sum = 0;
+      for (let i = 0; i < datagrams; i++) sum += lengths[i]!;
+      if (sum !== batch.length || lengths.length !== datagrams) sizesOk = false;
+      analyzer.push(batch);
+    },
+  });
+  const ff = send(opts.url(r.port));
+  const exited = new Promise<void>((res) => ff.once('exit', () => res()));
+  await new Promise<void>((resolve, reject) => {
+    const deadline = setTimeout(() => reject(new Error('timed out')), WAIT_MS);
+    void exited.then(() => {
+      const iv = setInterval(() => {
+        if (Date.now() - lastAt >= QUIET_MS) {
+          clearInterval(iv);
+          clearTimeout(deadline);
+          resolve();
+        }
+      }, 50);
+    });
+  });
+  return { r, analyzer, sizesOk };
+}
+
+t.test('unicast 127.0.0.1: ffmpeg → receiver → analyzer', async (t) => {
+  const before = socketInodes();
+  const { r, analyzer, sizesOk } = await receive({
+    address: '127.0.0.1',
+    url: (port) => `udp://127.0.0.1:${port}?pkt_size=1316`,
+  });
+  const st = r.stats();
+  t.ok(st.datagrams > 100, `${st.datagrams} datagrams`);
+  t.ok(sizesOk, 'lengths add up to each batch');
+  t.ok(st.batches < st.datagrams, 'datagrams arrive in batches');
+  t.equal(st.drops, 0);
+  t.equal(st.queueDrops, 0);
+  t.equal(analyzer.stats().bytes, st.bytes);
+  t.equal(analyzer.stats().tr101290.continuityCountError, 0);
+  t.same(
+    analyzer.programs()[0]?.streams.map((s) => s.codec),
+    ['h264', 'aac'],
+  );
+  t.ok(r.grantedBufferSize > 0, `granted ${r.grantedBufferSize} bytes`);
+  t.ok(socketInodes().size > before.size, 'the socket is open');
+  r.close();
+  r.close(); // idempotent
+  t.same(socketInodes(), before, 'close leaves no socket');
+  t.throws(() => r.rejoin(), { code: 'ERR_NATIVE_CLOSED' });
+  t.equal(r.stats().datagrams, st.datagrams, 'stats survive close');
+});
+
+t.test('multicast 239.255.42.1 joined on the loopback interface by name, rejoin', async (t) => {
+  const { r, analyzer } = await receive({
+    address: '239.255.42.1',
+    bindIf: 'lo',
+    url: (port) => `udp://239.255.42.1:${port}?pkt_size=1316&localaddr=127.0.0.1&ttl=1`,
+  });
+  t.ok(r.stats().datagrams > 100);
+  t.equal(analyzer.stats().tr101290.continuityCountError, 0);
+  t.doesNotThrow(() => r.rejoin());
+  r.close();
+});
+
+t.test('receive buffer: requested size and granted size', async (t) => {
+  const r = new UdpReceiver({ port: 0, bufferSize: 4 * 1024 * 1024, onData: () => {} });
+  // As root SO_RCVBUFFORCE grants exactly what was asked; otherwise rmem_max caps it.
+  if (process.getuid?.() === 0) t.equal(r.grantedBufferSize, 4 * 1024 * 1024);
+  else t.ok(r.grantedBufferSize > 0);
+  t.equal(r.requestedBufferSize, 4 * 1024 * 1024);
+  r.close();
+});
+
+t.test('errors carry a code', async (t) => {
+  t.throws(() => new UdpReceiver({ port: 0, address: '192.0.2.1', onData: () => {} }), {
+    code: 'EADDRNOTAVAIL',
+    syscall: 'bind',
+  });
+  t.throws(() => new UdpReceiver({ port: 70000, onData: () => {} }), { code: 'ERR_NATIVE_ARG' });
+  t.throws(() => new UdpReceiver({ port: 1, address: '::1', onData: () => {} }), NativeError);
+  t.throws(
+    () => new UdpReceiver({ port: 1, address: '127.0.0.1', ssm: '127.0.0.2', onData: () => {} }),
+    { code: 'ERR_NATIVE_ARG' },
+  );
+  t.throws(() => new UdpReceiver({ port: 1, bindIf: 'nosuchif0', onData: () => {} }), {
+    code: 'ENODEV',
+  });
+  t.throws(() => new UdpReceiver({ port: 1 } as never), { code: 'ERR_NATIVE_ARG' });
+});

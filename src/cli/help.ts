@@ -38,9 +38,9 @@ Show what the server would do to reach the desired config, without doing it.
   --config FILE   the desired config file
   --git URL       read the desired config from the head of a git branch
     --branch B    (default main)   --path P   (default config.json)
-  --server URL    running server to compare against (default ${DEFAULT_SERVER_URL});
-                  when none answers at the default address, the last applied state in
-                  the data dir is used
+  --server URL    running server to compare against (default $SLUICE_SERVER or
+                  ${DEFAULT_SERVER_URL}); when none answers at the default address, the
+                  last applied state in the data dir is used
   --data-dir DIR  (default ${DEFAULT_DATA_DIR})
   --json          print the plan as JSON
 

@@ -9,7 +9,7 @@ import { fieldRules, loadConfigText } from '../config/store.ts';
 import { ConfigError, type ConfigIssue } from '../config/types.ts';
 import { plan as planDiff } from '../reconciler/plan.ts';
 import { renderPlanJson, renderPlanText } from '../reconciler/render.ts';
-import { loadStateFile, STATE_FILE_NAME } from '../reconciler/state-file.ts';
+import { loadStateFile, readStateFileInfo, STATE_FILE_NAME } from '../reconciler/state-file.ts';
 import type { FieldChange, Plan, ResourceChange } from '../reconciler/types.ts';
 import { DEFAULT_DATA_DIR, DEFAULT_SERVER_URL } from './help.ts';
 import { formatIssues } from './issues.ts';
@@ -50,7 +50,7 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   if (!loaded) return 1;
 
   const explicitServer = values.server !== undefined;
-  const server = values.server ?? DEFAULT_SERVER_URL;
+  const server = values.server ?? process.env['SLUICE_SERVER'] ?? DEFAULT_SERVER_URL;
   let result: Plan;
   try {
     result = await planOnServer(server, loaded.doc);
@@ -62,7 +62,12 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
     if (explicitServer || !(err instanceof ServerUnreachable)) throw err;
     const dataDir = values['data-dir'] ?? DEFAULT_DATA_DIR;
     const stateFile = path.join(dataDir, STATE_FILE_NAME);
-    process.stderr.write(`no server at ${server}; comparing with ${stateFile}\n`);
+    const info = readStateFileInfo(stateFile);
+    process.stderr.write(
+      info
+        ? `no server at ${server}; comparing with ${stateFile} (applied ${info.appliedAt} from ${info.origin})\n`
+        : `no server at ${server} and nothing applied in ${dataDir}: comparing with an empty server\n`,
+    );
     const actual = loadStateFile(stateFile);
     result = planDiff(loaded.desired, actual, fieldRules, { warnings: loaded.warnings });
   }

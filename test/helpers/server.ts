@@ -186,11 +186,11 @@ export async function waitFor<T>(
 /** Run the CLI as a child process; resolves with its exit code and output. */
 export async function runCli(
   args: string[],
-  opts: { cwd?: string; timeoutMs?: number } = {},
+  opts: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const proc = spawn(process.execPath, [SLUICE_BIN, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
-    env: { ...process.env, SLUICE_LOG_LEVEL: 'warn' },
+    env: { ...process.env, SLUICE_LOG_LEVEL: 'warn', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -147,6 +147,7 @@ export function playFixture(
     '-hide_banner',
     '-loglevel',
     'error',
+    '-y',
     '-re',
     '-stream_loop',
     '-1',

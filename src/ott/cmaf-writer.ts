@@ -1,0 +1,181 @@
+// CMAF writer of one track: access units → fragments (moof+mdat). Every fragment is an
+// LL-HLS part of about the part target; a segment is its parts back to back, numbered by
+// the segmenter's sequence and addressed as `<seq>.m4s` beside a shared `init.mp4`.
+import { fragment, type Sample } from './cmaf/fragment.ts';
+import { initSegment } from './cmaf/init.ts';
+import type { Boundary, SegmenterSink } from './segmenter.ts';
+import type { PartDescriptor, SegmentStore } from './store.ts';
+import { PTS_HZ } from './timeline.ts';
+import type { AccessUnit, Track } from './tracks.ts';
+
+/** Rounding slack when comparing a part's length with the part target. */
+const PART_SLACK_S = 0.001;
+
+interface OpenSeg {
+  b: Boundary;
+  start: number;
+  parts: Buffer[];
+  descs: PartDescriptor[];
+  ticks: number;
+}
+
+export class CmafTrackWriter implements SegmenterSink {
+  private boundaries: Boundary[] = [];
+  private seg?: OpenSeg;
+  private pending: AccessUnit[] = [];
+  private fragmentSeq = 1;
+  /** Next decode time in the track timescale, for gapless audio timing. */
+  private nextDecode?: number;
+  readonly timescale: number;
+
+  constructor(
+    readonly track: Track,
+    private store: SegmentStore,
+    private opts: { partTarget: number; isMaster: boolean },
+  ) {
+    this.timescale = track.type === 'audio' ? 0 : PTS_HZ;
+  }
+
+  private get scale(): number {
+    return this.timescale || this.track.audio?.sampleRate || PTS_HZ;
+  }
+
+  set partTarget(s: number) {
+    this.opts.partTarget = s;
+  }
+
+  boundary(b: Boundary): void {
+    this.boundaries.push(b);
+  }
+
+  accessUnit(track: Track, au: AccessUnit): void {
+    if (track !== this.track || !track.sampleEntry) return;
+    if (!this.store.init) {
+      this.store.init = initSegment({
+        kind: track.type === 'video' ? 'video' : 'audio',
+        timescale: this.scale,
+        language: track.es.language,
+        width: track.video?.width,
+        height: track.video?.height,
+        sampleEntry: track.sampleEntry,
+      });
+    }
+    let next: Boundary | undefined;
+    while (this.boundaries.length > 0 && this.reaches(au, this.boundaries[0]!))
+      next = this.boundaries.shift();
+    if (next) {
+      if (this.seg) this.finishSegment(au.dts);
+      this.startSegment(next, au);
+    }
+    if (!this.seg) return;
+    // A part must not exceed the part target (LL-HLS), so flush before the sample that would.
+    const first = this.pending[0];
+    const step = this.frameTicks(au);
+    if (first && (au.dts + step - first.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S)
+      this.flushPart(au.dts);
+    this.pending.push(au);
+  }
+
+  splice(): void {
+    if (this.seg) {
+      const last = this.pending[this.pending.length - 1];
+      const prev = this.pending[this.pending.length - 2];
+      const step = last && prev ? last.dts - prev.dts : this.frameTicks(last);
+      this.finishSegment((last?.dts ?? 0) + step);
+    }
+    this.seg = undefined;
+    this.pending = [];
+    this.boundaries = [];
+    this.nextDecode = undefined;
+  }
+
+  private frameTicks(au: AccessUnit | undefined): number {
+    if (au?.samples && this.track.audio) return (au.samples * PTS_HZ) / this.track.audio.sampleRate;
+    return this.track.fps > 0 ? PTS_HZ / this.track.fps : PTS_HZ / 25;
+  }
+
+  private reaches(au: AccessUnit, b: Boundary): boolean {
+    if (this.opts.isMaster) return au.pts === b.pts && au.key;
+    if (this.track.type === 'video') return au.key && au.pts >= b.pts;
+    return au.pts + this.frameTicks(au) / 2 >= b.pts;
+  }
+
+  private startSegment(b: Boundary, au: AccessUnit): void {
+    const start = this.decodeTime(au);
+    this.seg = { b, start, parts: [], descs: [], ticks: 0 };
+    this.store.begin({
+      seq: b.seq,
+      discSeq: b.discSeq,
+      discontinuity: b.discontinuity,
+      start,
+      wallclock: b.wallclock,
+      parts: this.seg.descs,
+    });
+  }
+
+  /** Decode time of an access unit in the track timescale; audio stays gapless while close. */
+  private decodeTime(au: AccessUnit): number {
+    const t = Math.round((au.dts * this.scale) / PTS_HZ);
+    if (this.track.type !== 'audio' || this.nextDecode === undefined) return t;
+    return Math.abs(t - this.nextDecode) <= (au.samples ?? 0) ? this.nextDecode : t;
+  }
+
+  private flushPart(nextDts: number): void {
+    const seg = this.seg!;
+    const aus = this.pending;
+    if (aus.length === 0) return;
+    this.pending = [];
+    const base = this.decodeTime(aus[0]!);
+    const samples: Sample[] = aus.map((au, i) => {
+      const nd = aus[i + 1]?.dts ?? nextDts;
+      const duration =
+        this.track.type === 'audio' && au.samples
+          ? au.samples
+          : Math.max(1, Math.round(((nd - au.dts) * this.scale) / PTS_HZ));
+      return {
+        data: au.sample,
+        duration,
+        cto: Math.round(((au.pts - au.dts) * this.scale) / PTS_HZ),
+        sync: au.key,
+      };
+    });
+    let ticks = 0;
+    for (const s of samples) ticks += s.duration;
+    this.nextDecode = base + ticks;
+    const data = fragment(this.fragmentSeq++, samples, base);
+    const index = seg.parts.length;
+    const desc: PartDescriptor = {
+      index,
+      duration: ticks / this.scale,
+      independent: samples[0]!.sync,
+      uri: `${seg.b.seq}.${index}.m4s`,
+      size: data.length,
+    };
+    seg.parts.push(data);
+    seg.ticks += ticks;
+    this.store.addPart(desc, data);
+  }
+
+  private finishSegment(nextDts: number): void {
+    this.flushPart(nextDts);
+    const seg = this.seg!;
+    this.seg = undefined;
+    if (seg.parts.length === 0) return;
+    const data = Buffer.concat(seg.parts);
+    this.store.commit(
+      {
+        seq: seg.b.seq,
+        discSeq: seg.b.discSeq,
+        discontinuity: seg.b.discontinuity,
+        start: seg.start,
+        timescale: this.scale,
+        duration: seg.ticks / this.scale,
+        wallclock: seg.b.wallclock,
+        uri: `${seg.b.seq}.m4s`,
+        size: data.length,
+        parts: seg.descs,
+      },
+      data,
+    );
+  }
+}

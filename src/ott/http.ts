@@ -1,0 +1,126 @@
+// Serving OTT responses from memory: caching rules (live playlists no-cache, segments
+// immutable), CORS for browser players, HEAD, single byte ranges on segments, and waiting
+// for a store change with a bound (blocking playlist reload, preload hints).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../util/clock.ts';
+import type { SegmentStore } from './store.ts';
+
+export const CACHE_LIVE = 'no-cache';
+/** Segments never change under their name (hash or number within a run). */
+export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
+export const TYPE_M3U8 = 'application/vnd.apple.mpegurl';
+export const TYPE_MPD = 'application/dash+xml';
+export const TYPE_TS = 'video/mp2t';
+export const TYPE_MP4 = 'video/mp4';
+export const TYPE_M4S = 'video/iso.segment';
+export const TYPE_VTT = 'text/vtt';
+
+function cors(reply: FastifyReply): void {
+  reply.header('Access-Control-Allow-Origin', '*');
+  reply.header('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Date');
+}
+
+export function sendPreflight(reply: FastifyReply): FastifyReply {
+  cors(reply);
+  reply.header('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+  reply.header('Access-Control-Allow-Headers', 'Range');
+  reply.header('Access-Control-Max-Age', '86400');
+  return reply.code(204).send();
+}
+
+export function sendText(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: string,
+  type: string,
+  cache = CACHE_LIVE,
+): FastifyReply {
+  return sendBytes(req, reply, Buffer.from(body), type, cache, false);
+}
+
+export function sendNotFound(reply: FastifyReply, message: string): FastifyReply {
+  cors(reply);
+  reply.header('Cache-Control', CACHE_LIVE);
+  return reply.code(404).type('application/json').send({ status: 404, message });
+}
+
+export function sendError(reply: FastifyReply, code: number, message: string): FastifyReply {
+  cors(reply);
+  reply.header('Cache-Control', CACHE_LIVE);
+  return reply.code(code).type('application/json').send({ status: code, message });
+}
+
+/** Parse a single `bytes=a-b` range; null when absent, 'invalid' when unsatisfiable. */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | null | 'invalid' {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return 'invalid';
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'invalid';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start > end || start >= size) return 'invalid';
+  return { start, end };
+}
+
+export function sendBytes(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  data: Buffer,
+  type: string,
+  cache: string,
+  ranges = true,
+): FastifyReply {
+  cors(reply);
+  reply.header('Cache-Control', cache);
+  reply.type(type);
+  let body = data;
+  if (ranges) {
+    reply.header('Accept-Ranges', 'bytes');
+    const r = parseRange(req.headers.range, data.length);
+    if (r === 'invalid') {
+      reply.header('Content-Range', `bytes */${data.length}`);
+      return reply.code(416).send();
+    }
+    if (r) {
+      body = data.subarray(r.start, r.end + 1);
+      reply.code(206).header('Content-Range', `bytes ${r.start}-${r.end}/${data.length}`);
+    }
+  }
+  reply.header('Content-Length', body.length);
+  if (req.method === 'HEAD') return reply.send();
+  return reply.send(body);
+}
+
+/** Resolve true once `ready()` holds, false after `timeoutMs`; listens to store changes. */
+export function waitFor(
+  stores: SegmentStore[],
+  ready: () => boolean,
+  clock: Clock,
+  timeoutMs: number,
+): Promise<boolean> {
+  if (ready()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const offs: (() => void)[] = [];
+    let settled = false;
+    const done = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      timer.cancel();
+      for (const off of offs) off();
+      resolve(ok);
+    };
+    const timer = clock.setTimeout(() => done(false), timeoutMs);
+    for (const s of stores) offs.push(s.onChange(() => ready() && done(true)));
+  });
+}

@@ -1,0 +1,104 @@
+// One stream's packager: the segmenter fed from the stream bus, the HLS-TS writer and one
+// CMAF writer per track, each with its segment store. Read by the request handlers.
+import type { BusSink } from '../stream/bus.ts';
+import type { Clock } from '../util/clock.ts';
+import { CmafTrackWriter } from './cmaf-writer.ts';
+import { PACKET_LENGTH } from './demux/ts.ts';
+import { type OttSettings, WINDOW_GRACE } from './options.ts';
+import { type Boundary, Segmenter, type SegmenterSink } from './segmenter.ts';
+import { SegmentStore } from './store.ts';
+import type { Track } from './tracks.ts';
+import { TsSegmentWriter } from './ts-writer.ts';
+
+export interface CmafRendition {
+  id: string;
+  track: Track;
+  writer: CmafTrackWriter;
+  store: SegmentStore;
+}
+
+export class Packager implements BusSink {
+  readonly segmenter: Segmenter;
+  readonly tsStore?: SegmentStore;
+  renditions: CmafRendition[] = [];
+  /** Wall clock of the first segment: DASH availabilityStartTime. */
+  availabilityStart?: number;
+  /** Wall clock where each discontinuity run began: DASH Period starts. */
+  readonly periodWallclock = new Map<number, number>();
+  packetCount = 0;
+  discontinuities = 0;
+
+  constructor(
+    public settings: OttSettings,
+    private clock: Clock,
+  ) {
+    this.segmenter = new Segmenter({
+      targetDuration: settings.segmentDuration,
+      now: () => clock.now(),
+    });
+    this.segmenter.addSink(this.timeKeeper());
+    if (settings.ts) {
+      this.tsStore = new SegmentStore({ window: settings.window, grace: WINDOW_GRACE });
+      this.segmenter.addSink(new TsSegmentWriter(this.segmenter, this.tsStore));
+    }
+  }
+
+  packets(buf: Buffer): void {
+    this.packetCount += buf.length / PACKET_LENGTH;
+    this.segmenter.push(buf);
+  }
+
+  discontinuity(): void {
+    this.discontinuities++;
+    this.segmenter.discontinuity();
+  }
+
+  end(): void {
+    this.segmenter.flush();
+  }
+
+  update(settings: OttSettings): void {
+    this.settings = settings;
+    this.segmenter.targetDuration = settings.segmentDuration;
+    this.tsStore?.setWindow(settings.window);
+    for (const r of this.renditions) {
+      r.store.setWindow(settings.window);
+      r.writer.partTarget = settings.partDuration;
+    }
+  }
+
+  get cmafEnabled(): boolean {
+    return this.settings.cmaf;
+  }
+
+  rendition(id: string): CmafRendition | undefined {
+    return this.renditions.find((r) => r.id === id);
+  }
+
+  private timeKeeper(): SegmenterSink {
+    return {
+      tracks: (tracks) => this.onTracks(tracks),
+      boundary: (b: Boundary) => {
+        this.availabilityStart ??= b.wallclock;
+        if (!this.periodWallclock.has(b.discSeq)) this.periodWallclock.set(b.discSeq, b.wallclock);
+      },
+      splice: () => {},
+    };
+  }
+
+  private onTracks(tracks: Track[]): void {
+    if (!this.settings.cmaf) return;
+    for (const r of this.renditions) this.segmenter.removeSink(r.writer);
+    const media = tracks.filter((t) => t.cmafCapable);
+    const master = media.find((t) => t.type === 'video') ?? media.find((t) => t.type === 'audio');
+    this.renditions = media.map((track) => {
+      const store = new SegmentStore({ window: this.settings.window, grace: WINDOW_GRACE });
+      const writer = new CmafTrackWriter(track, store, {
+        partTarget: this.settings.partDuration,
+        isMaster: track === master,
+      });
+      this.segmenter.addSink(writer);
+      return { id: `c${track.pid}`, track, writer, store };
+    });
+  }
+}

@@ -1,0 +1,160 @@
+// The segmenter: TS packets in; out come raw packets, access units per track and segment
+// boundaries chosen on the master track (first video, else first audio) at random-access
+// points once the target duration is reached. Splices (bus discontinuity or a timestamp
+// jump) close the current segment everywhere and mark the next one.
+import { type EsInfo, PACKET_LENGTH, type Pes, TsDemux } from './demux/ts.ts';
+import { isJump, PTS_HZ, unwrapPts } from './timeline.ts';
+import { type AccessUnit, Track } from './tracks.ts';
+
+export interface Boundary {
+  /** Media sequence number of the segment that starts here. */
+  seq: number;
+  /** Unwrapped 90 kHz PTS of the first master sample. */
+  pts: number;
+  /** Global TS packet index where the segment's bytes start. */
+  packetIndex: number;
+  /** Discontinuity sequence number; `discontinuity` marks the first segment after a splice. */
+  discSeq: number;
+  discontinuity: boolean;
+  /** Wall clock (ms) when the boundary was seen. */
+  wallclock: number;
+}
+
+export interface SegmenterSink {
+  tracks?(tracks: Track[]): void;
+  /** A raw TS packet with its global index, before the demuxer looks at it. */
+  packet?(p: Buffer, index: number): void;
+  boundary(b: Boundary): void;
+  accessUnit?(track: Track, au: AccessUnit): void;
+  /** Subtitle PES payload (teletext) with its unwrapped PTS. */
+  subtitle?(track: Track, data: Buffer, pts: number): void;
+  /** A splice: close what is open at `packetIndex`; the next boundary is discontinuous. */
+  splice(packetIndex: number): void;
+}
+
+export interface SegmenterOptions {
+  targetDuration: number;
+  now: () => number;
+}
+
+/** Timestamps within this many ticks of the target still count as reaching it (rounding). */
+const TARGET_TOLERANCE = PTS_HZ / 100;
+
+export class Segmenter {
+  readonly tracks = new Map<number, Track>();
+  readonly demux: TsDemux;
+  private sinks: SegmenterSink[] = [];
+  private master?: Track;
+  private reference?: number;
+  private lastDts = new Map<number, number>();
+  private segStart?: number;
+  private seq = 0;
+  private discSeq = 0;
+  private pendingDiscontinuity = false;
+  private currentPacket = 0;
+
+  constructor(private opts: SegmenterOptions) {
+    this.demux = new TsDemux({
+      pmt: (streams) => this.onPmt(streams),
+      pes: (pes) => this.onPes(pes),
+    });
+  }
+
+  addSink(sink: SegmenterSink): void {
+    this.sinks.push(sink);
+  }
+
+  removeSink(sink: SegmenterSink): void {
+    this.sinks = this.sinks.filter((s) => s !== sink);
+  }
+
+  set targetDuration(s: number) {
+    this.opts.targetDuration = s;
+  }
+
+  push(buf: Buffer): void {
+    for (let o = 0; o + PACKET_LENGTH <= buf.length; o += PACKET_LENGTH) {
+      const p = buf.subarray(o, o + PACKET_LENGTH);
+      this.currentPacket = this.demux.packetCount;
+      for (const s of this.sinks) s.packet?.(p, this.currentPacket);
+      this.demux.push(p);
+    }
+  }
+
+  /** The input was spliced (input switch, restart): timestamps may jump from here. */
+  discontinuity(): void {
+    this.demux.flush();
+    this.splice(this.demux.packetCount);
+    this.demux.reset();
+  }
+
+  /** End of input: emit what is buffered. */
+  flush(): void {
+    this.demux.flush();
+  }
+
+  private splice(packetIndex: number): void {
+    if (this.segStart === undefined && !this.pendingDiscontinuity && this.seq === 0) return;
+    for (const s of this.sinks) s.splice(packetIndex);
+    this.segStart = undefined;
+    this.reference = undefined;
+    this.lastDts.clear();
+    this.pendingDiscontinuity = true;
+  }
+
+  private onPmt(streams: EsInfo[]): void {
+    this.tracks.clear();
+    for (const es of streams) if (es.kind !== 'other') this.tracks.set(es.pid, new Track(es));
+    const list = [...this.tracks.values()];
+    this.master = list.find((t) => t.type === 'video') ?? list.find((t) => t.type === 'audio');
+    for (const s of this.sinks) s.tracks?.(list);
+  }
+
+  private onPes(pes: Pes): void {
+    const track = this.tracks.get(pes.pid);
+    if (!track || pes.pts === undefined) return;
+    const pts = this.unwrap(pes.pts);
+    const dts = pes.dts === undefined ? pts : unwrapPts(pes.dts, pts);
+    if (track.type === 'subtitle') {
+      for (const s of this.sinks) s.subtitle?.(track, pes.data, pts);
+      return;
+    }
+    const last = this.lastDts.get(pes.pid);
+    if (last !== undefined && isJump(last, dts)) {
+      this.splice(pes.packetIndex);
+      this.reference = pts;
+    }
+    this.lastDts.set(pes.pid, dts);
+    this.reference = dts;
+    for (const au of track.accessUnits(pes.data, pts, dts, pes.packetIndex)) {
+      if (track === this.master) this.maybeCut(track, au);
+      for (const s of this.sinks) s.accessUnit?.(track, au);
+    }
+  }
+
+  private unwrap(raw: number): number {
+    return this.reference === undefined ? raw : unwrapPts(raw, this.reference);
+  }
+
+  private maybeCut(track: Track, au: AccessUnit): void {
+    if (!au.key || au.packetIndex < 0) return;
+    if (track.type === 'video' && track.cmafCapable && !track.sampleEntry) return;
+    const target = this.opts.targetDuration * PTS_HZ - TARGET_TOLERANCE;
+    if (this.segStart !== undefined && au.pts - this.segStart < target) return;
+    this.segStart = au.pts;
+    const b: Boundary = {
+      seq: this.seq++,
+      pts: au.pts,
+      packetIndex: au.packetIndex,
+      discSeq: this.discSeq,
+      discontinuity: false,
+      wallclock: this.opts.now(),
+    };
+    if (this.pendingDiscontinuity) {
+      b.discSeq = ++this.discSeq;
+      b.discontinuity = true;
+      this.pendingDiscontinuity = false;
+    }
+    for (const s of this.sinks) s.boundary(b);
+  }
+}

@@ -1,0 +1,216 @@
+// The OTT service of one stream: subscribes the packager to the stream bus and answers the
+// requests under `/{name}/` (playlists, manifest, init and media segments, time source).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { StreamBus } from '../stream/bus.ts';
+import type { Clock } from '../util/clock.ts';
+import {
+  CACHE_IMMUTABLE,
+  CACHE_LIVE,
+  sendBytes,
+  sendError,
+  sendNotFound,
+  sendPreflight,
+  sendText,
+  TYPE_M3U8,
+  TYPE_M4S,
+  TYPE_MP4,
+  TYPE_MPD,
+  TYPE_TS,
+  waitFor,
+} from './http.ts';
+import { lastPosition } from './llhls.ts';
+import { readSettings } from './options.ts';
+import { type CmafRendition, Packager } from './packager.ts';
+import type { OttService } from './types.ts';
+import {
+  cmafMaster,
+  cmafMediaPlaylist,
+  dashManifest,
+  parseSelection,
+  tsMediaPlaylist,
+} from './views.ts';
+
+/** A blocking request waits at most this many target durations (RFC 8216bis 6.2.5.2). */
+const BLOCK_TARGETS = 3;
+/** `_HLS_msn` further than this past the live edge is refused with 400. */
+const MSN_AHEAD_LIMIT = 2;
+const TIME_PATH = 'time';
+const RENDITION_PATH = /^(c\d+)\/(init\.mp4|index\.m3u8|(\d+)(?:\.(\d+))?\.m4s)$/;
+const TS_SEGMENT = /^seg-[0-9a-f]+\.ts$/;
+
+export interface OttServiceOptions {
+  name: string;
+  spec: Record<string, unknown>;
+  bus: StreamBus;
+  clock: Clock;
+  log: Logger;
+}
+
+export class StreamOttService implements OttService {
+  readonly packager: Packager;
+  private unsubscribe: () => void;
+
+  constructor(private o: OttServiceOptions) {
+    this.packager = new Packager(readSettings(o.spec), o.clock);
+    this.unsubscribe = o.bus.subscribe(this.packager);
+  }
+
+  update(spec: Record<string, unknown>): void {
+    this.packager.update(readSettings(spec));
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  status(): Record<string, unknown> {
+    const p = this.packager;
+    return {
+      mode: p.settings.mode,
+      packets: p.packetCount,
+      discontinuities: p.discontinuities,
+      'ts-segments': p.tsStore?.live().length ?? 0,
+      renditions: p.renditions.map((r) => ({
+        id: r.id,
+        pid: r.track.pid,
+        codec: r.track.codec,
+        language: r.track.es.language,
+        segments: r.store.live().length,
+      })),
+    };
+  }
+
+  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+    if (req.method === 'OPTIONS') return sendPreflight(reply);
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return sendError(reply, 405, 'method not allowed');
+    const path = rest.split('?')[0]!;
+    const query = (req.query ?? {}) as Record<string, string | undefined>;
+    const p = this.packager;
+    if (query.t !== undefined || query.epg !== undefined)
+      return sendNotFound(reply, 'VOD: no DVR archive');
+    if (path === TIME_PATH)
+      return sendText(req, reply, new Date(this.o.clock.now()).toISOString(), 'text/plain');
+    if (path === 'index.m3u8') {
+      if (p.settings.ts) return this.tsPlaylist(req, reply);
+      if (p.settings.cmaf) return this.master(req, reply, query);
+    }
+    if (path === 'ts.m3u8' && p.settings.ts) return this.tsPlaylist(req, reply);
+    if (path === 'cmaf.m3u8' && p.settings.cmaf) return this.master(req, reply, query);
+    if (path === 'index.mpd' && p.settings.cmaf) return this.mpd(req, reply, query);
+    if (TS_SEGMENT.test(path) && p.tsStore) {
+      const data = p.tsStore.get(path);
+      return data
+        ? sendBytes(req, reply, data, TYPE_TS, CACHE_IMMUTABLE)
+        : sendNotFound(reply, 'segment not in the window');
+    }
+    const m = RENDITION_PATH.exec(path);
+    const r = m && p.cmafEnabled ? p.rendition(m[1]!) : undefined;
+    if (m && r) {
+      if (m[2] === 'init.mp4') {
+        return r.store.init
+          ? sendBytes(req, reply, r.store.init, TYPE_MP4, CACHE_LIVE)
+          : sendNotFound(reply, 'init segment not ready');
+      }
+      if (m[2] === 'index.m3u8') return this.mediaPlaylist(req, reply, r, query);
+      return this.media(
+        req,
+        reply,
+        r,
+        `${m[2]}`,
+        Number(m[3]),
+        m[4] === undefined ? -1 : Number(m[4]),
+      );
+    }
+    return sendNotFound(reply, 'not found');
+  }
+
+  private tsPlaylist(req: FastifyRequest, reply: FastifyReply): unknown {
+    if (this.packager.tsStore!.live().length === 0) return sendNotFound(reply, 'stream not ready');
+    return sendText(req, reply, tsMediaPlaylist(this.packager), TYPE_M3U8);
+  }
+
+  private master(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    query: Record<string, string | undefined>,
+  ): unknown {
+    const sel = parseSelection(query);
+    const keep = new URLSearchParams();
+    if (query.a) keep.set('a', query.a);
+    if (query.v) keep.set('v', query.v);
+    const qs = keep.size > 0 ? `?${keep}` : '';
+    const text = cmafMaster(this.packager, sel, qs);
+    return text ? sendText(req, reply, text, TYPE_M3U8) : sendNotFound(reply, 'stream not ready');
+  }
+
+  private mpd(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    query: Record<string, string | undefined>,
+  ): unknown {
+    const text = dashManifest(this.packager, parseSelection(query), this.o.clock.now(), TIME_PATH);
+    return text ? sendText(req, reply, text, TYPE_MPD) : sendNotFound(reply, 'stream not ready');
+  }
+
+  private blockMs(r: CmafRendition): number {
+    return BLOCK_TARGETS * r.store.targetDuration(this.packager.settings.segmentDuration) * 1000;
+  }
+
+  private async mediaPlaylist(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    r: CmafRendition,
+    query: Record<string, string | undefined>,
+  ): Promise<unknown> {
+    const msn = query._HLS_msn === undefined ? undefined : Number(query._HLS_msn);
+    const part = query._HLS_part === undefined ? undefined : Number(query._HLS_part);
+    const skip = query._HLS_skip === 'YES' || query._HLS_skip === 'v2';
+    if (msn !== undefined) {
+      if (!Number.isInteger(msn) || (part !== undefined && !Number.isInteger(part)))
+        return sendError(reply, 400, 'bad _HLS_msn/_HLS_part');
+      const edge = lastPosition(r.store.live(), r.store.open).msn;
+      if (edge >= 0 && msn > edge + MSN_AHEAD_LIMIT)
+        return sendError(reply, 400, '_HLS_msn too far ahead');
+      const ready = () => {
+        const last = r.store.last();
+        if (last && last.seq >= msn) return true;
+        const open = r.store.open;
+        return (
+          part !== undefined && open !== undefined && open.seq === msn && open.parts.length > part
+        );
+      };
+      if (!(await waitFor([r.store], ready, this.o.clock, this.blockMs(r))))
+        return sendError(reply, 503, 'playlist update not available in time');
+    }
+    if (r.store.live().length === 0 && !r.store.open?.parts.length)
+      return sendNotFound(reply, 'stream not ready');
+    return sendText(req, reply, cmafMediaPlaylist(this.packager, r, skip, true), TYPE_M3U8);
+  }
+
+  private async media(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    r: CmafRendition,
+    uri: string,
+    seq: number,
+    part: number,
+  ): Promise<unknown> {
+    let data = r.store.get(uri);
+    if (!data && this.isNext(r, seq, part)) {
+      // A preload hint names the next part before it exists: hold the request until it does.
+      await waitFor([r.store], () => r.store.get(uri) !== undefined, this.o.clock, this.blockMs(r));
+      data = r.store.get(uri);
+    }
+    if (!data) return sendNotFound(reply, 'segment not in the window');
+    return sendBytes(req, reply, data, TYPE_M4S, CACHE_IMMUTABLE);
+  }
+
+  private isNext(r: CmafRendition, seq: number, part: number): boolean {
+    const open = r.store.open;
+    const last = r.store.last();
+    if (open) return seq === open.seq && (part < 0 || part === open.parts.length);
+    return last !== undefined && seq === last.seq + 1 && part <= 0;
+  }
+}

@@ -1,0 +1,147 @@
+// Segment store of one rendition: the live ring of segment descriptors (with their parts for
+// LL-HLS) and the bytes they point to. Playlist builders take descriptor lists, never the
+// ring itself, so the archive can hand them a past interval read from disk instead.
+
+export interface PartDescriptor {
+  /** Index of the part inside its segment. */
+  index: number;
+  duration: number;
+  independent: boolean;
+  uri: string;
+  size: number;
+}
+
+export interface SegmentDescriptor {
+  seq: number;
+  discSeq: number;
+  /** First segment after a splice. */
+  discontinuity: boolean;
+  /** Media time of the first sample, in `timescale` units (tfdt for CMAF). */
+  start: number;
+  timescale: number;
+  /** Seconds. */
+  duration: number;
+  /** Wall clock (ms since the epoch) of the first sample: EXT-X-PROGRAM-DATE-TIME. */
+  wallclock: number;
+  uri: string;
+  size: number;
+  parts: PartDescriptor[];
+}
+
+/** A segment still being written (LL-HLS shows its parts before it is complete). */
+export interface OpenSegment {
+  seq: number;
+  discSeq: number;
+  discontinuity: boolean;
+  start: number;
+  wallclock: number;
+  parts: PartDescriptor[];
+}
+
+export interface StoreOptions {
+  /** Segments listed in the live playlist. */
+  window: number;
+  /** Extra segments kept after they leave the playlist, for clients still fetching them. */
+  grace: number;
+}
+
+export type StoreListener = () => void;
+
+export class SegmentStore {
+  private segments: SegmentDescriptor[] = [];
+  private blobs = new Map<string, Buffer>();
+  private listeners = new Set<StoreListener>();
+  open?: OpenSegment;
+  /** The init segment (CMAF), served as `init.mp4`. */
+  init?: Buffer;
+  /** Media time (timescale units) where each discontinuity run began: DASH Period origins. */
+  readonly periodOrigins = new Map<number, number>();
+
+  constructor(private opts: StoreOptions) {}
+
+  setWindow(window: number): void {
+    this.opts.window = window;
+    this.trim();
+  }
+
+  get window(): number {
+    return this.opts.window;
+  }
+
+  /** Segments in the live window, oldest first (a copy: callers may keep it). */
+  live(): SegmentDescriptor[] {
+    return this.segments.slice(-this.opts.window);
+  }
+
+  /** Every segment still held, including the grace ones. */
+  all(): SegmentDescriptor[] {
+    return this.segments.slice();
+  }
+
+  last(): SegmentDescriptor | undefined {
+    return this.segments[this.segments.length - 1];
+  }
+
+  get(uri: string): Buffer | undefined {
+    return this.blobs.get(uri);
+  }
+
+  /** Start a new open segment (parts will be added to it). */
+  begin(seg: OpenSegment): void {
+    this.open = seg;
+    if (!this.periodOrigins.has(seg.discSeq)) this.periodOrigins.set(seg.discSeq, seg.start);
+    this.notify();
+  }
+
+  addPart(part: PartDescriptor, data: Buffer): void {
+    if (!this.open) return;
+    this.blobs.set(part.uri, data);
+    this.open.parts.push(part);
+    this.notify();
+  }
+
+  /** Close a segment: its bytes become addressable by `seg.uri`. */
+  commit(seg: SegmentDescriptor, data: Buffer): void {
+    if (!this.periodOrigins.has(seg.discSeq)) this.periodOrigins.set(seg.discSeq, seg.start);
+    this.blobs.set(seg.uri, data);
+    this.segments.push(seg);
+    if (this.open?.seq === seg.seq) this.open = undefined;
+    this.trim();
+    this.notify();
+  }
+
+  /** Largest segment duration in the window, rounded up (EXT-X-TARGETDURATION). */
+  targetDuration(fallback: number): number {
+    let max = 0;
+    for (const s of this.live()) max = Math.max(max, s.duration);
+    return Math.max(1, Math.ceil(max || fallback));
+  }
+
+  onChange(fn: StoreListener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  clear(): void {
+    this.segments = [];
+    this.blobs.clear();
+    this.open = undefined;
+    this.notify();
+  }
+
+  private trim(): void {
+    const keep = this.opts.window + this.opts.grace;
+    while (this.segments.length > keep) {
+      const old = this.segments.shift()!;
+      this.blobs.delete(old.uri);
+      for (const p of old.parts) this.blobs.delete(p.uri);
+    }
+    const oldest = this.segments[0]?.discSeq;
+    if (oldest !== undefined)
+      for (const d of this.periodOrigins.keys()) if (d < oldest) this.periodOrigins.delete(d);
+  }
+
+  private notify(): void {
+    for (const fn of [...this.listeners]) fn();
+  }
+}

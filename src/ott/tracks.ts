@@ -1,0 +1,240 @@
+// Elementary stream → access units. Video: one access unit per PES (how broadcast encoders
+// and ffmpeg mux), random access detected from the NAL units; audio: the PES split into
+// frames with per-frame timestamps. Parameters (SPS, ADTS header …) are captured on the way
+// so playlists and init segments describe the actual stream.
+
+import { ac3Entry, mp4a, visualSampleEntry } from './cmaf/sample-entry.ts';
+import {
+  type AudioFrame,
+  type AudioParams,
+  parseAc3,
+  parseAdts,
+  parseMpegAudio,
+} from './codec/audio.ts';
+import { splitAnnexB } from './codec/bits.ts';
+import {
+  avcC,
+  h264IsRandomAccess,
+  h264NalType,
+  NAL_AUD,
+  NAL_PPS,
+  NAL_SPS,
+  parseH264Sps,
+  type VideoParams,
+} from './codec/h264.ts';
+import {
+  HEVC_AUD,
+  HEVC_PPS,
+  HEVC_SPS,
+  HEVC_VPS,
+  hevcIsRandomAccess,
+  hevcNalType,
+  hvcC,
+  parseHevcSps,
+} from './codec/hevc.ts';
+import type { EsInfo } from './demux/ts.ts';
+import { PTS_HZ } from './timeline.ts';
+
+const MPEG2_PICTURE_START = 0x00;
+const MPEG2_I_FRAME = 1;
+const NAL_LENGTH_BYTES = 4;
+
+export interface AccessUnit {
+  /** Unwrapped 90 kHz timestamps. */
+  pts: number;
+  dts: number;
+  key: boolean;
+  /** CMAF sample payload (length-prefixed NAL units for video, raw frame for audio). */
+  sample: Buffer;
+  /** Audio: PCM samples in the frame. */
+  samples?: number;
+  packetIndex: number;
+}
+
+export type TrackType = 'video' | 'audio' | 'subtitle';
+
+/** What the packager knows about one elementary stream. */
+export class Track {
+  readonly type: TrackType;
+  video?: VideoParams;
+  audio?: AudioParams;
+  /** stsd sample entry, once parameters are known (CMAF-capable tracks only). */
+  sampleEntry?: Buffer;
+  /** Observed mean bit rate, bits per second. */
+  bitrate = 0;
+  private bytes = 0;
+  private firstDts = -1;
+  private lastDts = -1;
+  private frameDeltas: number[] = [];
+  private paramSets = new Map<number, Buffer>();
+
+  constructor(readonly es: EsInfo) {
+    const k = es.kind;
+    this.type =
+      k === 'h264' || k === 'hevc' || k === 'mpeg2'
+        ? 'video'
+        : k === 'teletext'
+          ? 'subtitle'
+          : 'audio';
+  }
+
+  get pid(): number {
+    return this.es.pid;
+  }
+
+  get codec(): string | undefined {
+    return this.video?.codec ?? this.audio?.codec;
+  }
+
+  /** Frames per second from the observed decode-time steps (VUI fallback). */
+  get fps(): number {
+    if (this.video?.fps) return this.video.fps;
+    const d = [...this.frameDeltas].sort((a, b) => a - b)[this.frameDeltas.length >> 1];
+    return d ? PTS_HZ / d : 0;
+  }
+
+  get cmafCapable(): boolean {
+    return this.es.kind !== 'mpeg2' && this.es.kind !== 'other' && this.type !== 'subtitle';
+  }
+
+  /** Turn one PES payload into access units (timestamps already unwrapped). */
+  accessUnits(data: Buffer, pts: number, dts: number, packetIndex: number): AccessUnit[] {
+    this.account(data.length, dts);
+    switch (this.es.kind) {
+      case 'h264':
+        return [this.h264(data, pts, dts, packetIndex)];
+      case 'hevc':
+        return [this.hevc(data, pts, dts, packetIndex)];
+      case 'mpeg2':
+        return [{ pts, dts, key: mpeg2IsIFrame(data), sample: data, packetIndex }];
+      case 'aac':
+        return this.audioFrames(parseAdts(data), pts, packetIndex);
+      case 'ac3':
+        return this.audioFrames(parseAc3(data), pts, packetIndex);
+      case 'mpa':
+        return this.audioFrames(parseMpegAudio(data), pts, packetIndex);
+      default:
+        return [];
+    }
+  }
+
+  private account(n: number, dts: number): void {
+    this.bytes += n;
+    if (this.firstDts < 0) this.firstDts = dts;
+    if (
+      this.type === 'video' &&
+      this.lastDts >= 0 &&
+      dts > this.lastDts &&
+      this.frameDeltas.length < 64
+    )
+      this.frameDeltas.push(dts - this.lastDts);
+    this.lastDts = dts;
+    const span = (dts - this.firstDts) / PTS_HZ;
+    if (span > 1) this.bitrate = Math.round((this.bytes * 8) / span);
+  }
+
+  private h264(data: Buffer, pts: number, dts: number, packetIndex: number): AccessUnit {
+    const nals = splitAnnexB(data);
+    const key = h264IsRandomAccess(nals);
+    const keep: Buffer[] = [];
+    for (const nal of nals) {
+      const t = h264NalType(nal);
+      if (t === NAL_SPS || t === NAL_PPS) {
+        this.paramSets.set(t, Buffer.from(nal));
+        continue;
+      }
+      if (t !== NAL_AUD) keep.push(nal);
+    }
+    if (!this.sampleEntry && this.paramSets.has(NAL_SPS) && this.paramSets.has(NAL_PPS)) {
+      const sps = this.paramSets.get(NAL_SPS)!;
+      this.video = parseH264Sps(sps);
+      const cfg = avcC([sps], [this.paramSets.get(NAL_PPS)!]);
+      this.sampleEntry = visualSampleEntry('avc1', this.video.width, this.video.height, cfg);
+    }
+    return { pts, dts, key, sample: lengthPrefixed(keep), packetIndex };
+  }
+
+  private hevc(data: Buffer, pts: number, dts: number, packetIndex: number): AccessUnit {
+    const nals = splitAnnexB(data);
+    const key = hevcIsRandomAccess(nals);
+    const keep: Buffer[] = [];
+    for (const nal of nals) {
+      const t = hevcNalType(nal);
+      if (t === HEVC_VPS || t === HEVC_SPS || t === HEVC_PPS) {
+        this.paramSets.set(t, Buffer.from(nal));
+        continue;
+      }
+      if (t !== HEVC_AUD) keep.push(nal);
+    }
+    const vps = this.paramSets.get(HEVC_VPS);
+    const sps = this.paramSets.get(HEVC_SPS);
+    const pps = this.paramSets.get(HEVC_PPS);
+    if (!this.sampleEntry && vps && sps && pps) {
+      const info = parseHevcSps(sps);
+      this.video = info;
+      this.sampleEntry = visualSampleEntry(
+        'hvc1',
+        info.width,
+        info.height,
+        hvcC([vps], [sps], [pps], info),
+      );
+    }
+    return { pts, dts, key, sample: lengthPrefixed(keep), packetIndex };
+  }
+
+  private audioFrames(
+    parsed: { frames: AudioFrame[]; params?: AudioParams },
+    pts: number,
+    packetIndex: number,
+  ): AccessUnit[] {
+    if (!this.audio && parsed.params) {
+      const p = parsed.params;
+      this.audio = p;
+      if (this.es.kind === 'ac3') this.sampleEntry = ac3Entry(p.channels, p.sampleRate, p.config!);
+      else this.sampleEntry = mp4a(p.channels, p.sampleRate, p.oti!, p.config);
+    }
+    const rate = this.audio?.sampleRate ?? 48000;
+    let t = pts;
+    return parsed.frames.map((f, i) => {
+      const au: AccessUnit = {
+        pts: t,
+        dts: t,
+        key: true,
+        sample: f.data,
+        samples: f.samples,
+        packetIndex,
+      };
+      if (i > 0) au.packetIndex = -1; // only the first frame starts at the PES packet
+      t += (f.samples * PTS_HZ) / rate;
+      return au;
+    });
+  }
+}
+
+function lengthPrefixed(nals: Buffer[]): Buffer {
+  let size = 0;
+  for (const n of nals) size += NAL_LENGTH_BYTES + n.length;
+  const out = Buffer.allocUnsafe(size);
+  let o = 0;
+  for (const n of nals) {
+    out.writeUInt32BE(n.length, o);
+    n.copy(out, o + NAL_LENGTH_BYTES);
+    o += NAL_LENGTH_BYTES + n.length;
+  }
+  return out;
+}
+
+/** An MPEG-2 video PES starts an I-frame when its first picture header says so. */
+export function mpeg2IsIFrame(data: Buffer): boolean {
+  for (let i = 0; i + 5 < data.length; i++) {
+    if (
+      data[i] === 0 &&
+      data[i + 1] === 0 &&
+      data[i + 2] === 1 &&
+      data[i + 3] === MPEG2_PICTURE_START
+    ) {
+      return ((data[i + 5]! >> 3) & 7) === MPEG2_I_FRAME;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,127 @@
+// HLS over MPEG-TS: cuts the stream's own packets at segment boundaries (no remux), starts
+// every segment with the current PAT and PMT, and stores it under a content hash
+// (`seg-<hash>.ts`, spec 3 rule 12) so the archive and the live window share names.
+import { createHash } from 'node:crypto';
+import { PACKET_LENGTH } from './demux/ts.ts';
+import type { Boundary, Segmenter, SegmenterSink } from './segmenter.ts';
+import type { SegmentStore } from './store.ts';
+import { PTS_HZ } from './timeline.ts';
+import type { AccessUnit, Track } from './tracks.ts';
+
+const INITIAL_CAPACITY = 1 << 20;
+const HASH_HEX_CHARS = 20;
+const PAT_PID = 0;
+/** Packets kept before the first boundary, so the first segment starts at its keyframe. */
+const PREROLL_MAX_BYTES = 16 * 1024 * 1024;
+
+/** A growable byte buffer of whole TS packets. */
+class PacketBuffer {
+  buf = Buffer.allocUnsafe(INITIAL_CAPACITY);
+  length = 0;
+
+  append(p: Buffer): void {
+    if (this.length + p.length > this.buf.length) {
+      const next = Buffer.allocUnsafe(this.buf.length * 2);
+      this.buf.copy(next, 0, 0, this.length);
+      this.buf = next;
+    }
+    p.copy(this.buf, this.length);
+    this.length += p.length;
+  }
+}
+
+export function segmentHash(data: Buffer): string {
+  return createHash('sha1').update(data).digest('hex').slice(0, HASH_HEX_CHARS);
+}
+
+export class TsSegmentWriter implements SegmenterSink {
+  /** Packets since the open segment started (after a PAT/PMT prefix), or a pre-roll. */
+  private buf = new PacketBuffer();
+  /** Global index of the first packet after the prefix. */
+  private bufFirst = -1;
+  private prefix = 0;
+  private seg?: { b: Boundary; lastPts: number };
+  private pat?: Buffer;
+  private pmt?: Buffer;
+  private frameTicks = PTS_HZ / 25;
+
+  constructor(
+    private segmenter: Segmenter,
+    private store: SegmentStore,
+  ) {}
+
+  packet(p: Buffer, index: number): void {
+    const pid = ((p[1]! & 0x1f) << 8) | p[2]!;
+    const pusi = (p[1]! & 0x40) !== 0;
+    if (pusi && pid === PAT_PID) this.pat = Buffer.from(p);
+    else if (pusi && pid === this.segmenter.demux.pmtPid) this.pmt = Buffer.from(p);
+    if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.buf = new PacketBuffer();
+    if (this.buf.length === 0) {
+      this.bufFirst = index;
+      this.prefix = 0;
+    }
+    this.buf.append(p);
+  }
+
+  accessUnit(track: Track, au: AccessUnit): void {
+    if (!this.seg) return;
+    if (au.pts > this.seg.lastPts) this.seg.lastPts = au.pts;
+    if (track.type === 'video' && track.fps > 0) this.frameTicks = PTS_HZ / track.fps;
+  }
+
+  boundary(b: Boundary): void {
+    const rest = this.seg ? this.commit(b.packetIndex, b.pts) : this.tail(b.packetIndex);
+    const next = new PacketBuffer();
+    if (this.pat) next.append(this.pat);
+    if (this.pmt) next.append(this.pmt);
+    this.prefix = next.length;
+    next.append(rest);
+    this.buf = next;
+    this.bufFirst = b.packetIndex;
+    this.seg = { b, lastPts: b.pts };
+  }
+
+  splice(packetIndex: number): void {
+    if (!this.seg) return;
+    const rest = this.commit(packetIndex, this.seg.lastPts + this.frameTicks);
+    this.seg = undefined;
+    this.buf = new PacketBuffer();
+    this.buf.append(rest);
+    this.bufFirst = packetIndex;
+    this.prefix = 0;
+  }
+
+  /** Byte offset in `buf` of global packet `index` (clamped to what is held). */
+  private offsetOf(index: number): number {
+    const held = (this.buf.length - this.prefix) / PACKET_LENGTH;
+    const n = Math.max(0, Math.min(held, index - this.bufFirst));
+    return this.prefix + n * PACKET_LENGTH;
+  }
+
+  private tail(index: number): Buffer {
+    return this.buf.buf.subarray(this.offsetOf(index), this.buf.length);
+  }
+
+  /** Store the open segment up to packet `index`; returns the bytes after it. */
+  private commit(index: number, endPts: number): Buffer {
+    const seg = this.seg!;
+    const cut = this.offsetOf(index);
+    const body = Buffer.from(this.buf.buf.subarray(0, cut));
+    this.store.commit(
+      {
+        seq: seg.b.seq,
+        discSeq: seg.b.discSeq,
+        discontinuity: seg.b.discontinuity,
+        start: seg.b.pts,
+        timescale: PTS_HZ,
+        duration: Math.max(0, endPts - seg.b.pts) / PTS_HZ,
+        wallclock: seg.b.wallclock,
+        uri: `seg-${segmentHash(body)}.ts`,
+        size: body.length,
+        parts: [],
+      },
+      body,
+    );
+    return this.buf.buf.subarray(cut, this.buf.length);
+  }
+}

@@ -1,0 +1,201 @@
+// Builds the documents a client asks for (master and media playlists, the MPD) from the
+// packager's stores, applying the live parameters `a` and `v` (track selection).
+import { buildMpd, type DashPeriod, type DashRepresentation } from './dash.ts';
+import {
+  averageBitrate,
+  buildMasterPlaylist,
+  buildMediaPlaylist,
+  HLS_VERSION_FMP4,
+  peakBitrate,
+  type Rendition,
+  type Variant,
+} from './hls.ts';
+import { buildLowLatencyPlaylist, lastPosition, type RenditionReport } from './llhls.ts';
+import type { CmafRendition, Packager } from './packager.ts';
+import type { SegmentDescriptor } from './store.ts';
+
+/** DASH minimum update period and buffer, in target durations. */
+const MPD_UPDATE_TARGETS = 1;
+const MPD_MIN_BUFFER_TARGETS = 1;
+const MPD_PRESENTATION_DELAY_TARGETS = 2;
+/** Bit-rate figure when a rendition has no complete segment yet. */
+const UNKNOWN_BITRATE = 1_000_000;
+const AUDIO_GROUP = 'audio';
+
+export interface Selection {
+  /** `a`: audio tracks by language code or PID (comma list); empty = all. */
+  audio: string[];
+  /** `v`: video tracks by PID; empty = all. */
+  video: string[];
+}
+
+export function parseSelection(query: Record<string, unknown>): Selection {
+  const list = (v: unknown) =>
+    typeof v === 'string' && v !== '' ? v.split(',').map((s) => s.trim()) : [];
+  return { audio: list(query.a), video: list(query.v) };
+}
+
+function selected(r: CmafRendition, sel: Selection): boolean {
+  const wanted = r.track.type === 'video' ? sel.video : sel.audio;
+  if (wanted.length === 0) return true;
+  return (
+    wanted.includes(String(r.track.pid)) ||
+    (r.track.es.language !== undefined && wanted.includes(r.track.es.language))
+  );
+}
+
+/** Renditions with an init segment (parameters known), after the a/v selection. */
+export function readyRenditions(p: Packager, sel: Selection): CmafRendition[] {
+  return p.renditions.filter((r) => r.store.init && selected(r, sel));
+}
+
+function rate(segs: SegmentDescriptor[], track: CmafRendition['track']): number {
+  return peakBitrate(segs) || track.bitrate || UNKNOWN_BITRATE;
+}
+
+export function tsMediaPlaylist(p: Packager): string {
+  const store = p.tsStore!;
+  return buildMediaPlaylist({
+    segments: store.live(),
+    targetDuration: store.targetDuration(p.settings.segmentDuration),
+  });
+}
+
+export function cmafMaster(p: Packager, sel: Selection, query: string): string | undefined {
+  const ready = readyRenditions(p, sel);
+  const videos = ready.filter((r) => r.track.type === 'video');
+  const audios = ready.filter((r) => r.track.type === 'audio');
+  if (videos.length === 0 && audios.length === 0) return undefined;
+  const renditions: Rendition[] = [];
+  const variants: Variant[] = [];
+  if (videos.length === 0) {
+    for (const a of audios) {
+      variants.push({
+        uri: `${a.id}/index.m3u8${query}`,
+        bandwidth: rate(a.store.live(), a.track),
+        codecs: [a.track.codec!],
+      });
+    }
+  } else {
+    audios.forEach((a, i) => {
+      renditions.push({
+        type: 'AUDIO',
+        groupId: AUDIO_GROUP,
+        name: a.track.es.language ?? `audio ${a.track.pid}`,
+        language: a.track.es.language,
+        uri: `${a.id}/index.m3u8${query}`,
+        isDefault: i === 0,
+        channels: a.track.audio?.channels,
+      });
+    });
+    const audio = audios[0];
+    for (const v of videos) {
+      const vsegs = v.store.live();
+      const codecs = [v.track.codec!];
+      if (audio) codecs.push(audio.track.codec!);
+      const audioRate = audio ? rate(audio.store.live(), audio.track) : 0;
+      variants.push({
+        uri: `${v.id}/index.m3u8${query}`,
+        bandwidth: rate(vsegs, v.track) + audioRate,
+        averageBandwidth:
+          averageBitrate(vsegs) + (audio ? averageBitrate(audio.store.live()) : 0) || undefined,
+        codecs,
+        width: v.track.video?.width,
+        height: v.track.video?.height,
+        frameRate: v.track.fps || undefined,
+        audioGroup: audio ? AUDIO_GROUP : undefined,
+      });
+    }
+  }
+  return buildMasterPlaylist(variants, renditions, HLS_VERSION_FMP4);
+}
+
+export function cmafMediaPlaylist(
+  p: Packager,
+  r: CmafRendition,
+  skip: boolean,
+  lowLatency: boolean,
+): string {
+  const target = r.store.targetDuration(p.settings.segmentDuration);
+  if (!lowLatency) {
+    return buildMediaPlaylist({
+      segments: r.store.live(),
+      targetDuration: target,
+      map: 'init.mp4',
+    });
+  }
+  const reports: RenditionReport[] = [];
+  for (const other of p.renditions) {
+    if (other === r || !other.store.init) continue;
+    const pos = lastPosition(other.store.live(), other.store.open);
+    if (pos.msn >= 0)
+      reports.push({ uri: `../${other.id}/index.m3u8`, lastMsn: pos.msn, lastPart: pos.part });
+  }
+  return buildLowLatencyPlaylist({
+    segments: r.store.live(),
+    open: r.store.open,
+    targetDuration: target,
+    partTarget: p.settings.partDuration,
+    map: 'init.mp4',
+    skip,
+    reports,
+  });
+}
+
+export function dashManifest(
+  p: Packager,
+  sel: Selection,
+  now: number,
+  utcTiming: string,
+): string | undefined {
+  const ready = readyRenditions(p, sel).filter((r) => r.store.live().length > 0);
+  if (ready.length === 0 || p.availabilityStart === undefined) return undefined;
+  const ast = p.availabilityStart;
+  const periods = new Map<number, DashPeriod>();
+  let maxSeg = 0;
+  for (const r of ready) {
+    const byDisc = new Map<number, SegmentDescriptor[]>();
+    for (const s of r.store.live()) {
+      byDisc.set(s.discSeq, [...(byDisc.get(s.discSeq) ?? []), s]);
+      maxSeg = Math.max(maxSeg, s.duration);
+    }
+    for (const [disc, segs] of byDisc) {
+      let period = periods.get(disc);
+      if (!period) {
+        const wall = p.periodWallclock.get(disc) ?? segs[0]!.wallclock;
+        period = { id: `p${disc}`, start: Math.max(0, (wall - ast) / 1000), representations: [] };
+        periods.set(disc, period);
+      }
+      const rep: DashRepresentation = {
+        id: r.id,
+        contentType: r.track.type === 'video' ? 'video' : 'audio',
+        codecs: r.track.codec!,
+        bandwidth: rate(segs, r.track),
+        width: r.track.video?.width,
+        height: r.track.video?.height,
+        frameRate: r.track.fps || undefined,
+        sampleRate: r.track.audio?.sampleRate,
+        channels: r.track.audio?.channels,
+        lang: r.track.es.language,
+        segments: segs,
+        timescale: segs[0]!.timescale,
+        periodOrigin: r.store.periodOrigins.get(disc) ?? segs[0]!.start,
+        base: `${r.id}/`,
+      };
+      period.representations.push(rep);
+    }
+  }
+  const target = p.settings.segmentDuration;
+  return buildMpd({
+    dynamic: true,
+    availabilityStartTime: ast,
+    publishTime: now,
+    timeShiftBufferDepth: p.settings.window * target,
+    minimumUpdatePeriod: MPD_UPDATE_TARGETS * target,
+    minBufferTime: MPD_MIN_BUFFER_TARGETS * target,
+    suggestedPresentationDelay: MPD_PRESENTATION_DELAY_TARGETS * target,
+    maxSegmentDuration: Math.max(maxSeg, target),
+    utcTiming,
+    periods: [...periods.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v),
+  });
+}

@@ -22,7 +22,12 @@ export const COLLECTIONS: ReadonlyMap<string, CollectionKind> = new Map(
   (
     [
       { kind: 'stream', path: ['stream'], idField: 'id', nameField: 'stream-name' },
-      { kind: 'stream-adaptive', path: ['stream-adaptive'], idField: 'id', nameField: 'name' },
+      {
+        kind: 'stream-adaptive',
+        path: ['stream-adaptive'],
+        idField: 'id',
+        nameField: 'stream-name',
+      },
       { kind: 'user', path: ['user'], idField: 'login' },
       { kind: 'dvb-adapter', path: ['dvb-adapter'], idField: 'id' },
       { kind: 'storage', path: ['dvr-storage-list', 'storage'], idField: 'id' },

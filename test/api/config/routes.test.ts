@@ -21,7 +21,7 @@ const json = (body: unknown) => ({
 t.test('every collection kind lives where DESIGN.md says', async (t) => {
   const cases: Array<[string, string[], Record<string, unknown>, string]> = [
     ['stream', ['stream'], { id: 3, 'stream-name': 'news' }, '3'],
-    ['stream-adaptive', ['stream-adaptive'], { id: 4, name: 'multi' }, '4'],
+    ['stream-adaptive', ['stream-adaptive'], { id: 4, 'stream-name': 'multi', streams: [3] }, '4'],
     ['user', ['user'], { login: 'ann', password: 'x', role: 'viewer' }, 'ann'],
     ['dvb-adapter', ['dvb-adapter'], { id: 1, name: 'a1' }, '1'],
     ['storage', ['dvr-storage-list', 'storage'], { id: 2, name: 's', 'dir-path': '/d' }, '2'],

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { epgRoutes } from '../../src/epg/routes.ts';
 import type { EpgRuntime } from '../../src/epg/runtime.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
@@ -10,7 +10,7 @@ import { ERRORS, HttpError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/log.ts';
 import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
 
-async function setup(t: Parameters<Parameters<typeof tap.test>[1]>[0]) {
+async function setup(t: Test) {
   const bed = epgTestBed(t);
   const path = join(bed.dir, 'guide.xml');
   writeFileSync(path, readFileSync(fixture('guide.xml')));
@@ -25,7 +25,7 @@ async function setup(t: Parameters<Parameters<typeof tap.test>[1]>[0]) {
   const app = Fastify();
   app.setErrorHandler((err, _req, reply) => {
     const status = err instanceof HttpError ? err.status : 500;
-    return reply.code(status).send({ status, message: err.message });
+    return reply.code(status).send({ status, message: (err as Error).message });
   });
   await app.register(epgRoutes, { epg: () => rt });
   t.teardown(() => app.close());
@@ -35,7 +35,6 @@ async function setup(t: Parameters<Parameters<typeof tap.test>[1]>[0]) {
   };
   return { bed, app, src, get, dropRuntime: () => (rt = undefined) };
 }
-const tap = t;
 
 const D = FIXTURE_DAY;
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type EpgSourceSpec, sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
 import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
@@ -29,7 +29,7 @@ t.test('imports the fixture file: channels, names, zones, languages, ratings', a
   const src = await importOnce(bed, { source: path });
   t.teardown(() => src.close());
   const st = src.status();
-  t.equal(st.state, 'ready', st.message);
+  t.equal(st.state, 'ready', st.message ?? '');
   t.equal(st.updates, 1);
   t.equal(st.channels, 3);
   const db = bed.rt.source(1)!.db;
@@ -68,10 +68,10 @@ t.test('gzip: detected by magic bytes, and forced by content-encoding 1', async 
   const path = join(bed.dir, 'guide.xml.gz');
   writeFileSync(path, gzipSync(GUIDE));
   const a = await importOnce(bed, { source: path });
-  t.equal(a.status().state, 'ready', a.status().message);
+  t.equal(a.status().state, 'ready', a.status().message ?? '');
   await a.close();
   const b = await importOnce(bed, { source: path, 'content-encoding': 1 });
-  t.equal(b.status().state, 'ready', b.status().message);
+  t.equal(b.status().state, 'ready', b.status().message ?? '');
   await b.close();
   // forcing gzip on a plain file is an error
   const plain = join(bed.dir, 'plain.xml');
@@ -81,7 +81,7 @@ t.test('gzip: detected by magic bytes, and forced by content-encoding 1', async 
   await c.close();
 });
 
-function serve(t: Tap.Test, handler: (req: IncomingMessage) => { status: number; body: Buffer }) {
+function serve(t: Test, handler: (req: IncomingMessage) => { status: number; body: Buffer }) {
   const seen: IncomingMessage[] = [];
   const server = createServer((req, res) => {
     seen.push(req);
@@ -112,7 +112,7 @@ t.test('HTTP download with Basic auth, cookies and save-file', async (t) => {
     'save-file': true,
   });
   t.teardown(() => src.close());
-  t.equal(src.status().state, 'ready', src.status().message);
+  t.equal(src.status().state, 'ready', src.status().message ?? '');
   t.equal(seen[0]!.headers.authorization, `Basic ${Buffer.from('epg:s3cret').toString('base64')}`);
   t.equal(seen[0]!.headers.cookie, 'session=abc');
   const saved = readFileSync(join(bed.rt.dir, 'src-1.xmltv.download'));

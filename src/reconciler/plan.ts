@@ -2,6 +2,7 @@
 // field applies how (hot / restart / replace / fixed) comes from FieldRules, never from code.
 import type { FieldRules } from '../config/contracts.ts';
 import type { ConfigIssue, DesiredState, Resource, ResourceKind } from '../config/types.ts';
+import { baseKey, keySegment, RuleCache } from './rule-cache.ts';
 import type { FieldChange, Plan, ResourceChange } from './types.ts';
 import {
   deepEqual,
@@ -18,7 +19,7 @@ type Obj = Record<string, unknown>;
 /** Collects the field changes of one resource while walking both specs. */
 interface Walk {
   kind: ResourceKind;
-  rules: FieldRules;
+  rules: RuleCache;
   before: Obj;
   after: Obj;
   fields: FieldChange[];
@@ -37,22 +38,23 @@ export function plan(
 ): Plan {
   const changes: ResourceChange[] = [];
   const errors: ConfigIssue[] = [];
+  const cache = new RuleCache(rules);
   const summary = { add: 0, change: 0, replace: 0, destroy: 0 };
   for (const [id, next] of desired.resources) {
     const prev = actual.get(id);
     if (!prev) {
-      changes.push(wholeChange(next, 'create', rules));
+      changes.push(wholeChange(next, 'create', cache));
       summary.add++;
       continue;
     }
-    const ch = diffResource(prev, next, rules, errors);
+    const ch = diffResource(prev, next, cache, errors);
     changes.push(ch);
     if (ch.action === 'update') summary.change++;
     else if (ch.action === 'replace') summary.replace++;
   }
   for (const [id, prev] of actual) {
     if (desired.resources.has(id)) continue;
-    changes.push(wholeChange(prev, 'destroy', rules));
+    changes.push(wholeChange(prev, 'destroy', cache));
     summary.destroy++;
   }
   return { changes, errors, warnings: opts.warnings ? [...opts.warnings] : [], summary };
@@ -67,7 +69,7 @@ export function planIsEmpty(p: Plan): boolean {
 function diffResource(
   prev: Resource,
   next: Resource,
-  rules: FieldRules,
+  rules: RuleCache,
   errors: ConfigIssue[],
 ): ResourceChange {
   const w: Walk = {
@@ -151,15 +153,14 @@ function diffMember(
     if (av !== undefined) w.unchanged += countLeaves(av);
     return;
   }
-  const p = [...path, k];
   if (recordArrays(av, bv)) {
-    diffRecordArray(w, (av ?? []) as Obj[], (bv ?? []) as Obj[], p, scope);
+    diffRecordArray(w, (av ?? []) as Obj[], (bv ?? []) as Obj[], [...path, k], scope);
   } else if (isPlainObject(av) && isPlainObject(bv)) {
-    diffMembers(w, av, bv, p, scope);
+    diffMembers(w, av, bv, [...path, k], scope);
   } else if (deepEqual(av, bv)) {
     w.unchanged += countLeaves(av);
   } else {
-    w.fields.push(fieldChange(w, p, av, bv, scope));
+    w.fields.push(fieldChange(w, [...path, k], av, bv, scope));
   }
 }
 
@@ -235,26 +236,36 @@ function countLeaves(v: unknown): number {
 }
 
 /** A create (every set field, as after) or a destroy (every field, as before). */
-function wholeChange(res: Resource, action: 'create' | 'destroy', rules: FieldRules) {
+function wholeChange(res: Resource, action: 'create' | 'destroy', rules: RuleCache) {
   const fields: FieldChange[] = [];
-  const leaf = (p: PathPart[], v: unknown) => {
-    const fc: FieldChange = {
-      path: formatPath(p),
-      before: action === 'destroy' ? v : undefined,
-      after: action === 'create' ? v : undefined,
-      apply: rules.applyClass(res.kind, res.spec, p),
-    };
-    if (rules.isSecret(res.kind, res.spec, p)) fc.secret = true;
-    fields.push(fc);
-  };
-  const walk = (v: unknown, p: PathPart[]) => {
+  const path: PathPart[] = [];
+  // Cache keys built while descending, so each leaf costs one concatenation.
+  const walk = (v: unknown, name: string, key: string) => {
     if (isPlainObject(v)) {
-      for (const k in v) if (v[k] !== undefined) walk(v[k], [...p, k]);
+      for (const k in v) {
+        if (v[k] === undefined) continue;
+        path.push(k);
+        walk(v[k], name === '' ? k : `${name}.${k}`, key + keySegment(k, v[k]));
+        path.pop();
+      }
     } else if (isRecordArray(v)) {
-      for (let i = 0; i < v.length; i++) walk(v[i], [...p, i]);
-    } else leaf(p, v);
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        walk(v[i], `${name}[${i}]`, key + keySegment(i, v[i]));
+        path.pop();
+      }
+    } else {
+      const fc: FieldChange = {
+        path: name,
+        before: action === 'destroy' ? v : undefined,
+        after: action === 'create' ? v : undefined,
+        apply: rules.applyClass(res.kind, res.spec, path, key),
+      };
+      if (rules.isSecret(res.kind, res.spec, path, key)) fc.secret = true;
+      fields.push(fc);
+    }
   };
-  walk(res.spec, []);
+  walk(res.spec, '', baseKey(res.kind, res.spec));
   const change: ResourceChange = {
     kind: res.kind,
     key: res.key,

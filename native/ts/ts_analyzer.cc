@@ -53,30 +53,33 @@ TsAnalyzerWrap::TsAnalyzerWrap(const Napi::CallbackInfo& info)
       if (pid < ts::kPidCount) opts.psiPids.push_back(static_cast<uint16_t>(pid));
     }
   }
+  Napi::Value meta = o.Get("meta");
+  if (!meta.IsTypedArray() || meta.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+      meta.As<Napi::TypedArray>().ElementLength() < 2) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "options.meta must be an Int32Array(2)");
+  }
+  metaRef_ = Napi::Persistent(meta.As<Napi::Object>());
+  meta_ = meta.As<Napi::Int32Array>().Data();
   analyzer_ = std::make_unique<ts::Analyzer>(std::move(opts));
 }
 
-// push(chunk, nowMs, meta: Int32Array(2)) → Buffer (copied packets) or undefined (the packets
-// are chunk[meta[0], meta[1])).
+// push(chunk, nowMs) → Buffer (copied packets) or undefined (the packets are
+// chunk[meta[0], meta[1]), meta being the Int32Array(2) given to the constructor). Kept lean:
+// this is the one call per batch on the hot path.
 Napi::Value TsAnalyzerWrap::Push(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsBuffer() || !info[1].IsNumber() || !info[2].IsTypedArray()) {
-    throw CodedError(env, "ERR_NATIVE_ARG", "push(chunk, nowMs, meta)");
+  if (info.Length() < 2 || !info[0].IsBuffer() || !info[1].IsNumber()) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "push(chunk, nowMs)");
   }
   Napi::Buffer<uint8_t> chunk = info[0].As<Napi::Buffer<uint8_t>>();
   double now = info[1].As<Napi::Number>().DoubleValue();
-  Napi::TypedArray metaArr = info[2].As<Napi::TypedArray>();
-  if (metaArr.TypedArrayType() != napi_int32_array || metaArr.ElementLength() < 2) {
-    throw CodedError(env, "ERR_NATIVE_ARG", "meta must be an Int32Array(2)");
-  }
-  Napi::Int32Array meta = metaArr.As<Napi::Int32Array>();
   out_.clear();
   bool copied = false;
   size_t begin = 0, end = 0;
   analyzer_->Push(chunk.Data(), chunk.Length(), now, &out_, &copied, &begin, &end);
   if (copied) return Napi::Buffer<uint8_t>::Copy(env, out_.data(), out_.size());
-  meta[0] = static_cast<int32_t>(begin);
-  meta[1] = static_cast<int32_t>(end);
+  meta_[0] = static_cast<int32_t>(begin);
+  meta_[1] = static_cast<int32_t>(end);
   return env.Undefined();
 }
 

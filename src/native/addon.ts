@@ -11,6 +11,8 @@ export interface RawTsOptions {
   psiAll: boolean;
   psiPids: number[];
   pidTimeoutMs: number;
+  /** Int32Array(2) the native push() writes the zero-copy range into. */
+  meta: Int32Array;
   patTimeoutMs: number;
   ptsTimeoutMs: number;
 }
@@ -45,7 +47,7 @@ export interface RawProgram {
 
 export interface NativeTsAnalyzer {
   /** Returns a new Buffer, or undefined when the output is chunk[meta[0], meta[1]). */
-  push(chunk: Buffer, nowMs: number, meta: Int32Array): Buffer | undefined;
+  push(chunk: Buffer, nowMs: number): Buffer | undefined;
   takeSections(): RawSection[];
   stats(): Record<string, unknown>;
   programs(): RawProgram[];

@@ -181,6 +181,7 @@ export class TsAnalyzer {
         tr101290: opts.tr101290 ?? true,
         psiAll,
         psiPids,
+        meta: this.meta,
         pidTimeoutMs: checkMs('pidTimeoutMs', opts.pidTimeoutMs, DEFAULT_PID_TIMEOUT_MS),
         patTimeoutMs: checkMs('patTimeoutMs', opts.patTimeoutMs, DEFAULT_PAT_TIMEOUT_MS),
         ptsTimeoutMs: checkMs('ptsTimeoutMs', opts.ptsTimeoutMs, DEFAULT_PTS_TIMEOUT_MS),
@@ -198,16 +199,20 @@ export class TsAnalyzer {
    * `chunk` (a subarray) when no packet had to be removed or joined across calls.
    */
   push(chunk: Buffer | Uint8Array, nowMs?: number): Buffer {
-    if (!(chunk instanceof Uint8Array)) throw argError('push() needs a Buffer');
-    const buf = Buffer.isBuffer(chunk)
-      ? chunk
-      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let buf: Buffer;
+    if (Buffer.isBuffer(chunk)) buf = chunk;
+    else if (chunk instanceof Uint8Array)
+      buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    else throw argError('push() needs a Buffer');
     const now = nowMs ?? this.clock.monotonic();
     if (typeof now !== 'number' || !Number.isFinite(now)) {
       throw argError('nowMs must be a finite number');
     }
-    const out = this.native.push(buf, now, this.meta);
-    return out ?? buf.subarray(this.meta[0], this.meta[1]);
+    const out = this.native.push(buf, now);
+    if (out) return out;
+    const begin = this.meta[0]!;
+    const end = this.meta[1]!;
+    return begin === 0 && end === buf.length ? buf : buf.subarray(begin, end);
   }
 
   /** Complete PSI/SI sections (CRC-32 checked; bad CRC counted, not returned) since the last call. */

@@ -215,6 +215,6 @@ t.test(
 
     // corrupt sections are counted, not thrown
     sink.section({ stream: 'mux', pid: 0x12 }, Buffer.from([0x4e, 0xf0, 0xff, 1, 2, 3]));
-    t.equal((inst.status() as { eit: { errors: number } }).eit.errors, 1);
+    t.equal((inst.status() as unknown as { eit: { errors: number } }).eit.errors, 1);
   },
 );

@@ -2,8 +2,39 @@
 // SIGINT / SIGTERM, then close everything in reverse order.
 import { parseArgs } from 'node:util';
 import { createLogger } from '../log.ts';
-import { type ServeOptions, startServer } from '../main.ts';
+import { type RunningServer, type ServeOptions, startServer } from '../main.ts';
 import { DEFAULT_DATA_DIR } from './help.ts';
+import { formatIssues } from './issues.ts';
+
+/** How long start-up waits for the first apply to report the listening address. */
+const FIRST_APPLY_WAIT_MS = 10_000;
+const FIRST_APPLY_POLL_MS = 50;
+
+/** Where the admin API listens, as the http-server driver reports it after the first apply. */
+async function listenAddress(server: RunningServer, label: string): Promise<string> {
+  const deadline = Date.now() + FIRST_APPLY_WAIT_MS;
+  for (;;) {
+    const entry = server.loop.status().resources.find((r) => r.kind === 'http-server');
+    const addr = entry?.status?.['http'];
+    if (typeof addr === 'string') {
+      const [host, port] = [
+        addr.slice(0, addr.lastIndexOf(':')),
+        addr.slice(addr.lastIndexOf(':') + 1),
+      ];
+      const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      return `admin API and OTT listening on ${addr} (http://${local}:${port}/)`;
+    }
+    if (entry?.error) return `admin API not listening: ${entry.error}`;
+    const refused = server.service.invalid();
+    if (refused && !entry) {
+      process.stderr.write(`${formatIssues(label, refused.issues)}\n`);
+      const why = refused.message.split('\n')[0];
+      return `nothing applied: the config is invalid (${why}); it applies once fixed`;
+    }
+    if (Date.now() > deadline) return 'admin API not listening yet (see /data/status)';
+    await new Promise((r) => setTimeout(r, FIRST_APPLY_POLL_MS));
+  }
+}
 
 /** A second signal while closing means "now": give up on a clean close after this long. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -43,13 +74,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
 
   const server = await startServer(opts);
-  const http = server.service.current().doc['http-server'] as Record<string, unknown> | undefined;
-  const port = (http?.['port'] as number | undefined) ?? 43971;
-  const bind = (http?.['bind-address'] as string | undefined) ?? '0.0.0.0';
-  const shown = bind === '0.0.0.0' ? '127.0.0.1' : bind;
+  const where = await listenAddress(server, opts.config ?? opts.git?.url ?? 'config');
   process.stderr.write(
     `sluice: serving ${opts.git ? `git ${opts.git.url}` : (opts.config ?? 'an empty config')}; ` +
-      `admin API and OTT on http://${shown}:${port}/ (status: /data/status)\n`,
+      `${where} (status: /data/status)\n`,
   );
 
   return await new Promise<number>((resolve) => {

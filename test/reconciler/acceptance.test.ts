@@ -99,7 +99,12 @@ t.test('input change restarts that input; mpts replaces; dir-path is refused', a
   t.match(ch, { kind: 'stream', key: '2', action: 'update' });
   t.match(ch.fields, [{ path: 'input[1].port', after: 7777, apply: 'restart', scope: 'input[1]' }]);
 
-  const mpts = load({ ...base, stream: streams(3, (s, i) => i === 3 && (s['mpts'] = true)) });
+  const mpts = load({
+    ...base,
+    stream: streams(3, (s, i) => {
+      if (i === 3) s['mpts'] = true;
+    }),
+  });
   const pm = loop.plan(mpts.desired);
   t.match(
     pm.changes.find((c) => c.key === '3'),

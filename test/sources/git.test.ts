@@ -1,7 +1,7 @@
 // The git source against a real local bare repository: a pushed commit applies within one poll
 // interval, a bad commit is refused and reported while the last good one keeps running, the
 // next good commit applies; API edits become pushed commits; a rejected push is undone (409).
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { GitSource } from '../../src/config/git.ts';
@@ -145,3 +145,17 @@ t.test('a rejected push answers 409 and undoes the edit', async (t) => {
   const ok = await service.edit((d) => ({ ...d, user: [] }), { message: 'config: delete users' });
   t.equal(await repo.remoteHead(), ok.commit, 'once the remote accepts, the edit goes through');
 });
+
+t.test(
+  'a remote that cannot be fetched is shown as the last error; the config stays',
+  async (t) => {
+    const { repo, sink, source, service } = await setup(t);
+    await sink.until('first submit', () => sink.submits.length === 1);
+    const etag = service.current().etag;
+    await rm(repo.bare, { recursive: true, force: true });
+    t.equal(await source.poll(), 'unchanged');
+    t.match(source.info()['lastError'], { origin: 'fetch', message: /remote\.git|repository/ });
+    t.equal(service.current().etag, etag);
+    t.equal(sink.submits.length, 1);
+  },
+);

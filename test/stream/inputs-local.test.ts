@@ -3,7 +3,7 @@
 // ffprobe; close() leaves no FIFO or child behind.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import {
@@ -39,7 +39,7 @@ async function stream(
 
 type Probed = Awaited<ReturnType<typeof ffprobe>>;
 function expectStreams(
-  t: Tap.Test,
+  t: Test,
   streams: Probed,
   video: string,
   audio: string,

@@ -1,6 +1,6 @@
 // Network inputs with real peers: ffmpeg → UDP multicast / RTP / TCP → stream → /name/mpegts →
 // ffprobe sees H.264 + AAC with the source PIDs; and the UDP output read back by ffprobe.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import {
@@ -31,11 +31,7 @@ async function stream(name: string, spec: Record<string, unknown>): Promise<Stre
   return inst;
 }
 
-function expectSource(
-  t: Tap.Test,
-  streams: Awaited<ReturnType<typeof ffprobe>>,
-  pids = true,
-): void {
+function expectSource(t: Test, streams: Awaited<ReturnType<typeof ffprobe>>, pids = true): void {
   const v = streams.find((s) => s.codec_type === 'video');
   const a = streams.find((s) => s.codec_type === 'audio');
   t.equal(v?.codec_name, 'h264', 'H.264 video');

@@ -110,7 +110,7 @@ t.test('junk input never crashes; good input recovers the stream', async (t) => 
     3000,
     'junk counted',
   );
-  t.ok(Number(inp['junkBytes']) > 0, `junk counted (${inp['junkBytes']} bytes)`);
+  t.ok(Number(inp?.['junkBytes']) > 0, `junk counted (${inp?.['junkBytes']} bytes)`);
   playFixture(t, fixture, 'mpegts', `udp://127.0.0.1:${port}?pkt_size=1316`);
   await waitFor(() => s.state() === 'running', 5000, 'recovered on good input');
   t.pass('stream recovered');

@@ -35,8 +35,9 @@ export interface AppContext {
   /** Digest algorithms offered, in order of preference; default SHA-256 then MD5. */
   digestAlgorithms?: DigestAlgorithm[];
   /**
-   * Plan of a whole document against the running state, for `POST /config/plan` (dry run).
-   * main.ts wires it to the config loader and `loop.plan`; throws ConfigError when invalid.
+   * Plan of a whole document against the running state, for `POST /config/plan` and
+   * `?dry-run`; throws ConfigError when invalid. Default: load the document with the config
+   * loader (validate, apply defaults) and ask `loop.plan`.
    */
   planFor?: (doc: ConfigDocument) => Plan | Promise<Plan>;
 }

@@ -1,9 +1,11 @@
 // /config routes: read the desired config (whole, per kind, per record) with ETags, and edit
 // it through ConfigService.edit; every write answers with the new ETag and the plan.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { elideDefaults, formatConfig, loadConfigText } from '../../config/store.ts';
 import { ConfigError } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
 import { planToJson } from '../../reconciler/render.ts';
+import type { Plan } from '../../reconciler/types.ts';
 import type { AppContext } from '../context.ts';
 import {
   createRecord,
@@ -51,6 +53,13 @@ function collectionOf(kind: string): CollectionKind {
   return ref.def;
 }
 
+/** Validate `doc` as the file it would be written as (throws ConfigError), then plan it. */
+function defaultPlan(ctx: AppContext, doc: Record<string, unknown>): Plan {
+  const loaded = loadConfigText(formatConfig(elideDefaults(doc)), { source: 'request' });
+  const plan = ctx.loop.plan(loaded.desired);
+  return { ...plan, warnings: [...loaded.warnings, ...plan.warnings] };
+}
+
 export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
 
@@ -83,9 +92,9 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
     return body;
   };
 
+  /** The plan of a whole document; main may inject `planFor`, else load it and ask the loop. */
   const planOf = async (doc: Record<string, unknown>) => {
-    if (!ctx.planFor) throw new HttpError('UNAVAILABLE', 'Planning is not available');
-    const plan = await ctx.planFor(doc);
+    const plan = ctx.planFor ? await ctx.planFor(doc) : defaultPlan(ctx, doc);
     if (plan.errors.length > 0) {
       throw new ConfigError(
         `the change cannot be applied: ${plan.errors.map((e) => e.message).join('; ')}`,

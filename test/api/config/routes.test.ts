@@ -294,9 +294,14 @@ t.test('dry run plans without writing; POST /config/plan plans a whole document'
   t.match(p.json(), { dryRun: true, plan: { format: 'sluice-plan/1', summary: { change: 2 } } });
   t.equal(config.edits.length, 0);
 
+  // Without an injected planner the document is loaded for real and planned by the loop.
   const { a: without } = await app(t, {}, { planFor: undefined });
   const u = await without.inject({ method: 'POST', url: '/config/plan', ...json({}) });
-  t.equal(u.statusCode, 503);
+  t.equal(u.statusCode, 200);
+  t.match(u.json(), { dryRun: true, plan: { format: 'sluice-plan/1' } });
+  const bad = await without.inject({ method: 'POST', url: '/config/plan', ...json({ bogus: 1 }) });
+  t.equal(bad.statusCode, 400);
+  t.match(bad.json(), { status: 400, errors: [{ pointer: '/bogus', rule: 'unknown-member' }] });
 });
 
 t.test('100 concurrent PATCHes of different streams all persist', async (t) => {

@@ -81,6 +81,7 @@ UdpReceiverWrap::UdpReceiverWrap(const Napi::CallbackInfo& info)
                     [](Napi::Env, void*, std::atomic<bool>* flag) { delete flag; });
   open_ = true;
   thread_ = std::thread([this] { Run(); });
+  Ref();  // an open receiver lives (and keeps the loop alive) until close(), like a dgram socket
 }
 
 UdpReceiverWrap::~UdpReceiverWrap() { Shutdown(); }
@@ -192,7 +193,10 @@ Napi::Value UdpReceiverWrap::Port(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value UdpReceiverWrap::Close(const Napi::CallbackInfo& info) {
-  Shutdown();
+  if (open_) {
+    Shutdown();
+    Unref();
+  }
   return info.Env().Undefined();
 }
 

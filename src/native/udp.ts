@@ -33,7 +33,7 @@ export interface UdpReceiverOptions {
   queueBatches?: number;
   /** A batch: `datagrams` datagrams concatenated; `lengths[i]` is the size of datagram i. */
   onData: (batch: Buffer, datagrams: number, lengths: Int32Array) => void;
-  /** Faults of the receive thread (the receiver keeps running unless it says otherwise). */
+  /** Faults of the receive thread (the receiver keeps running), and exceptions thrown by onData. */
   onError?: (err: Error) => void;
 }
 
@@ -131,10 +131,17 @@ export class UdpReceiver {
           queueBatches: intIn('queueBatches', opts.queueBatches, DEFAULT_QUEUE_BATCHES, 1, 65536),
         },
         (kind, a, b, lengths) => {
-          if (kind === 0) {
-            onData(a as Buffer, b as number, lengths as Int32Array);
-          } else if (onError) {
-            onError(new NativeError(String(b), String(a), 'recvmmsg'));
+          // An exception must not escape into the addon's callback (N-API would swallow it
+          // with a warning): hand it to onError, or rethrow it as an ordinary uncaught error.
+          try {
+            if (kind === 0) onData(a as Buffer, b as number, lengths as Int32Array);
+            else onError?.(new NativeError(String(b), String(a), 'recvmmsg'));
+          } catch (err) {
+            if (onError && kind === 0) onError(err as Error);
+            else
+              process.nextTick(() => {
+                throw err;
+              });
           }
         },
       );

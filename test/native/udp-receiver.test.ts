@@ -166,3 +166,33 @@ t.test('errors carry a code', async (t) => {
   });
   t.throws(() => new UdpReceiver({ port: 1 } as never), { code: 'ERR_NATIVE_ARG' });
 });
+
+t.test('an exception thrown by onData goes to onError; the receiver keeps running', async (t) => {
+  const { createSocket } = await import('node:dgram');
+  const errors: Error[] = [];
+  let calls = 0;
+  const got = new Promise<void>((resolve) => {
+    const r = new UdpReceiver({
+      port: 0,
+      address: '127.0.0.1',
+      batchLatencyMs: 0,
+      onData: () => {
+        calls++;
+        if (calls === 1) throw new Error('boom');
+        r.close();
+        resolve();
+      },
+      onError: (e) => errors.push(e),
+    });
+    const s = createSocket('udp4');
+    t.teardown(() => s.close());
+    const tick = setInterval(() => s.send(Buffer.alloc(188, 0x47), r.port, '127.0.0.1'), 20);
+    t.teardown(() => clearInterval(tick));
+  });
+  await Promise.race([
+    got,
+    new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 5000)),
+  ]);
+  t.equal(errors[0]?.message, 'boom');
+  t.ok(calls >= 2);
+});

@@ -28,7 +28,9 @@
         "-std=c++17",
         "-O2",
         "-Wall",
-        "-Wextra"
+        "-Wextra",
+        "-fvisibility=hidden",
+        "-fno-semantic-interposition"
       ]
     }
   ]

@@ -214,9 +214,6 @@ bool Analyzer::Packet(const uint8_t* p, double now) {
   const uint16_t pid = static_cast<uint16_t>(((p[1] & 0x1F) << 8) | p[2]);
   PidState& st = Touch(pid);
   st.packets++;
-  st.pcrWindowPackets++;
-  st.arrivalWindowPackets++;
-  st.lastSeenMs = now;
   if (pid == kNullPid) {
     c_.nullPackets++;
     return !opts_.dropNull;
@@ -318,7 +315,7 @@ void Analyzer::Pcr(PidState& st, uint16_t pid, int64_t pcr, bool discontinuity) 
     if (restart || pcrWindowStart_ < 0) {
       pcrWindowStart_ = pcr;
       pcrWindowIndex_ = index_;
-      for (uint16_t p : activePids_) pids_[p].pcrWindowPackets = 0;
+      for (uint16_t p : activePids_) pids_[p].pcrWindowStart = pids_[p].packets;
     } else {
       const int64_t span = PcrDelta(pcr, pcrWindowStart_);
       if (span >= kRateWindow) {
@@ -326,8 +323,8 @@ void Analyzer::Pcr(PidState& st, uint16_t pid, int64_t pcr, bool discontinuity) 
         c_.pcrBitrate = static_cast<double>((index_ - pcrWindowIndex_) * kPacket * 8) / secs;
         for (uint16_t p : activePids_) {
           PidState& s = pids_[p];
-          s.bitrate = static_cast<double>(s.pcrWindowPackets * kPacket * 8) / secs;
-          s.pcrWindowPackets = 0;
+          s.bitrate = static_cast<double>((s.packets - s.pcrWindowStart) * kPacket * 8) / secs;
+          s.pcrWindowStart = s.packets;
         }
         pcrWindowStart_ = pcr;
         pcrWindowIndex_ = index_;
@@ -351,23 +348,30 @@ void Analyzer::Pes(PidState& st, const uint8_t* p, size_t len, double now) {
 }
 
 void Analyzer::Section(uint16_t pid, const uint8_t* s, size_t len, double now) {
-  if (SectionHasCrc(s, len) && (len < 4 || Crc32Mpeg(s, len) != 0)) {
-    c_.crcErrors++;
-    if (opts_.tr101290) tr_.crcError++;
-    return;
+  // Tables repeat unchanged many times a second: a byte-identical copy of the last good
+  // section on this PID needs neither the CRC nor parsing again (memcmp is far cheaper).
+  PidState& st = pids_[pid];
+  const bool repeat = st.lastSection.size() == len && std::memcmp(st.lastSection.data(), s, len) == 0;
+  if (!repeat) {
+    if (SectionHasCrc(s, len) && (len < 4 || Crc32Mpeg(s, len) != 0)) {
+      c_.crcErrors++;
+      if (opts_.tr101290) tr_.crcError++;
+      return;
+    }
+    st.lastSection.assign(s, s + len);
   }
   const uint8_t table = s[0];
   if (pid == kPidPat) {
     if (table == kTablePat) {
       lastPatMs_ = now;
-      OnPat(s, len, now);
+      if (!repeat) OnPat(s, len, now);
     } else if (opts_.tr101290) {
       tr_.patError++;
     }
   } else if (pid == kPidCat) {
     if (table == kTableCat) catSeen_ = true;
     else if (opts_.tr101290) tr_.catError++;
-  } else if (pid == kPidSdt && table == kTableSdtActual) {
+  } else if (pid == kPidSdt && table == kTableSdtActual && !repeat) {
     std::vector<ServiceInfo> svcs;
     if (ParseSdt(s, len, &svcs)) {
       for (auto& sv : svcs) services_[sv.serviceId] = std::move(sv);
@@ -443,7 +447,7 @@ void Analyzer::RebuildRoles(double now) {
     if (pmt[p]) st.followSections = true;
     st.isPmt = pmt[p];
     if (es[p] && !st.isEs) {
-      if (!st.seen) st.lastSeenMs = now;
+      st.lastSeenMs = now;
       if (!st.hasPts) st.lastPtsMs = now;
     }
     st.isEs = es[p];
@@ -469,6 +473,10 @@ void Analyzer::Sweep(double now) {
   }
   for (uint16_t p : esPids_) {
     PidState& st = pids_[p];
+    if (st.packets != st.sweepPackets) {  // seen since the last sweep (kept off the hot path)
+      st.sweepPackets = st.packets;
+      st.lastSeenMs = now;
+    }
     if (now - st.lastSeenMs > opts_.pidTimeoutMs) {
       tr_.pidError++;
       st.lastSeenMs = now;
@@ -488,8 +496,10 @@ void Analyzer::Sweep(double now) {
     c_.arrivalBitrate = static_cast<double>(arrivalWindowBytes_ * 8) / secs;
     for (uint16_t p : activePids_) {
       PidState& st = pids_[p];
-      if (pcrMaster_ < 0) st.bitrate = static_cast<double>(st.arrivalWindowPackets * kPacket * 8) / secs;
-      st.arrivalWindowPackets = 0;
+      if (pcrMaster_ < 0) {
+        st.bitrate = static_cast<double>((st.packets - st.arrivalWindowStart) * kPacket * 8) / secs;
+      }
+      st.arrivalWindowStart = st.packets;
     }
     arrivalWindowStartMs_ = now;
     arrivalWindowBytes_ = 0;

@@ -58,9 +58,11 @@ struct PidState {
   double lastSeenMs = 0, lastPtsMs = 0, lastPmtMs = 0;
   bool hasPts = false;
   // bit rate windows
-  uint64_t pcrWindowPackets = 0, arrivalWindowPackets = 0;
+  // packet counts at the start of the bit-rate windows and at the last sweep
+  uint64_t pcrWindowStart = 0, arrivalWindowStart = 0, sweepPackets = 0;
   double bitrate = 0;
   std::unique_ptr<SectionAssembler> sections;
+  std::vector<uint8_t> lastSection;  // last section that passed its CRC (repeat detection)
 };
 
 struct QueuedSection {

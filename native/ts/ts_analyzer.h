@@ -13,7 +13,7 @@ class TsAnalyzerWrap : public Napi::ObjectWrap<TsAnalyzerWrap> {
   explicit TsAnalyzerWrap(const Napi::CallbackInfo& info);
 
  private:
-  Napi::Value Push(const Napi::CallbackInfo& info);
+  static napi_value FastPush(napi_env env, napi_callback_info info);
   Napi::Value TakeSections(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
   Napi::Value Programs(const Napi::CallbackInfo& info);

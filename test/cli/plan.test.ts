@@ -62,7 +62,7 @@ t.test('plan against a running server, then against the data dir when it is gone
   t.match(down.stderr, /cannot reach/);
 
   // With the server stopped, the default address falls back to the state in the data dir.
-  await srv.stop();
+  t.match(await srv.stop(), { code: 0 }, 'SIGTERM closes the server cleanly (exit 0)');
   const env = { SLUICE_SERVER: nowhere };
   const offSame = await runCli(
     ['reconcile', '--plan', '--config', same, '--data-dir', srv.dataDir],

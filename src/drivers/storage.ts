@@ -1,0 +1,58 @@
+// Driver of archive storage records (dvr-storage-list.storage[]): one ArchiveStorage per
+// record. `dir-path` never changes in place (the plan refuses it); closing leaves the files.
+import type { Resource } from '../config/types.ts';
+import { type DiskProbe, statfsProbe } from '../dvr/disk.ts';
+import { DVR_DISK_PROBE_SERVICE, dvrStorages } from '../dvr/registry.ts';
+import { readStorage } from '../dvr/settings.ts';
+import { ArchiveStorage } from '../dvr/storage.ts';
+import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
+
+export class StorageInstance implements Instance {
+  readonly storage: ArchiveStorage;
+  private closed = false;
+
+  constructor(
+    res: Resource,
+    private host: Host,
+  ) {
+    const settings = readStorage(res.spec);
+    const probe =
+      (host.services.get(DVR_DISK_PROBE_SERVICE) as DiskProbe | undefined) ?? statfsProbe;
+    this.storage = new ArchiveStorage(settings, {
+      clock: host.clock,
+      log: host.log.child({ storage: settings.id }),
+      probe,
+    });
+  }
+
+  async start(): Promise<void> {
+    dvrStorages(this.host.services).set(this.storage.settings.id, this.storage);
+    await this.storage.start();
+  }
+
+  async update(next: Resource): Promise<void> {
+    this.storage.update(readStorage(next.spec));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const reg = dvrStorages(this.host.services);
+    if (reg.get(this.storage.settings.id) === this.storage) reg.delete(this.storage.settings.id);
+    await this.storage.close();
+  }
+
+  status(): ResourceStatus {
+    const s = this.storage.status();
+    return { ...s, state: this.storage.state, message: s.message || undefined };
+  }
+}
+
+export const storageDriver: Driver = {
+  kind: 'storage',
+  async create(res, host) {
+    const inst = new StorageInstance(res, host);
+    await inst.start();
+    return inst;
+  },
+};

@@ -1,0 +1,134 @@
+// The DVR hook of a stream: wraps the stream's OTT service so that archive requests (t, epg,
+// utc, catch-up alias paths, archived chunks) are answered from the archive, and attaches a
+// recorder to the packager while the stream's `dvr-storage` names a running storage.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Host, Instance } from '../drivers/types.ts';
+import type { Packager } from '../ott/packager.ts';
+import type { OttService } from '../ott/types.ts';
+import type { Timer } from '../util/clock.ts';
+import { epgLookupFrom } from './epg.ts';
+import { ArchivePlayer } from './playback.ts';
+import { StreamRecorder } from './recorder.ts';
+import { ArchiveSessions } from './sessions.ts';
+import { readStreamDvr } from './settings.ts';
+import type { ArchiveStorage } from './storage.ts';
+
+/** How often the binding is re-checked (a storage created, replaced or gone). */
+const SYNC_MS = 1_000;
+
+/** What a storage driver instance exposes to streams through host.lookup('storage', id). */
+export interface StorageInstance extends Instance {
+  readonly storage: ArchiveStorage;
+}
+
+export interface ArchiveHookOptions {
+  host: Host;
+  name: string;
+  spec: () => Record<string, unknown>;
+  state: () => string;
+}
+
+export function storageById(host: Host, id: number): ArchiveStorage | undefined {
+  if (id <= 0) return undefined;
+  return host.lookup<StorageInstance>('storage', String(id))?.storage;
+}
+
+export class ArchivedOttService implements OttService {
+  readonly player: ArchivePlayer;
+  readonly sessions: ArchiveSessions;
+  recorder?: StreamRecorder;
+  private packager?: Packager;
+  private timer: Timer;
+  private closed = false;
+
+  constructor(
+    readonly inner: OttService,
+    private o: ArchiveHookOptions,
+  ) {
+    this.packager = (inner as { packager?: Packager }).packager;
+    this.sessions = new ArchiveSessions(o.host.clock);
+    this.player = new ArchivePlayer({
+      name: o.name,
+      spec: o.spec,
+      state: o.state,
+      packager: this.packager,
+      storage: (id) => storageById(o.host, id),
+      sessions: this.sessions,
+      epg: epgLookupFrom(o.host.services),
+      clock: o.host.clock,
+      log: o.host.log,
+    });
+    this.timer = o.host.clock.setInterval(() => this.sync(), SYNC_MS);
+    this.sync();
+  }
+
+  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const answered = this.player.handle(req, reply, rest);
+      if (answered !== undefined) return answered;
+    }
+    return this.inner.handle(req, reply, rest);
+  }
+
+  update(spec: Record<string, unknown>): void {
+    this.inner.update(spec);
+    this.sync();
+  }
+
+  /** Attach, move or detach the recorder to match `dvr-storage` (spec 3 binding rules). */
+  sync(): void {
+    if (this.closed || !this.packager) return;
+    const settings = readStreamDvr(this.o.spec());
+    const storage = storageById(this.o.host, settings.storage);
+    const cur = this.recorder;
+    if (cur && cur.storage === storage) {
+      storage.attach(this.o.name, this.attachment(settings));
+      return;
+    }
+    if (cur) {
+      this.recorder = undefined;
+      cur.storage.detach(this.o.name);
+      void cur.close();
+    }
+    if (!storage) return;
+    storage.attach(this.o.name, this.attachment(settings));
+    this.recorder = new StreamRecorder(this.o.name, this.packager, storage, this.o.host.log);
+  }
+
+  private attachment(settings: ReturnType<typeof readStreamDvr>) {
+    return { settings, active: () => this.o.state() === 'running' };
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.timer.cancel();
+    this.sessions.closeAll();
+    const r = this.recorder;
+    this.recorder = undefined;
+    if (r) {
+      r.storage.detach(this.o.name);
+      void r.close();
+    }
+    this.inner.close();
+  }
+
+  status(): Record<string, unknown> {
+    const r = this.recorder;
+    return {
+      ...this.inner.status(),
+      dvr: r
+        ? {
+            storage: readStreamDvr(this.o.spec()).storage,
+            recording: r.storage.writable,
+            ...r.stats,
+          }
+        : { storage: 0, recording: false },
+    };
+  }
+}
+
+/** Wrap a stream's OTT service with archive recording and playback. */
+export function withArchive(inner: OttService, o: ArchiveHookOptions): OttService {
+  return new ArchivedOttService(inner, o);
+}

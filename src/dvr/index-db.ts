@@ -1,0 +1,293 @@
+// The archive index of one storage: a SQLite database (WAL) inside the storage directory that
+// lists every chunk on disk (stream, track, wall-clock start, duration, bytes, path,
+// discontinuity, init/track layout) plus event markers for /data/dvrstat.
+import Database from 'better-sqlite3';
+
+type Db = Database.Database;
+type Stmt = Database.Statement;
+
+export const INDEX_FILE = 'sluice-dvr.sqlite';
+
+/** Track id of the HLS-TS chunks; CMAF renditions use their OTT id (`c256`). */
+export const TS_TRACK = 'ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS init (
+  id INTEGER PRIMARY KEY,
+  stream TEXT NOT NULL,
+  track TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  path TEXT NOT NULL,
+  layout TEXT NOT NULL,
+  UNIQUE (stream, track, hash)
+);
+CREATE TABLE IF NOT EXISTS chunk (
+  id INTEGER PRIMARY KEY,
+  stream TEXT NOT NULL,
+  track TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  duration REAL NOT NULL,
+  bytes INTEGER NOT NULL,
+  path TEXT NOT NULL UNIQUE,
+  uri TEXT NOT NULL,
+  disc INTEGER NOT NULL,
+  media_start INTEGER NOT NULL,
+  timescale INTEGER NOT NULL,
+  init_id INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunk_stream_start ON chunk (stream, track, start_ms);
+CREATE INDEX IF NOT EXISTS chunk_uri ON chunk (stream, uri);
+CREATE INDEX IF NOT EXISTS chunk_start ON chunk (start_ms);
+CREATE TABLE IF NOT EXISTS marker (
+  stream TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS marker_at ON marker (at_ms);
+`;
+
+export interface ChunkRow {
+  id: number;
+  stream: string;
+  track: string;
+  start_ms: number;
+  duration: number;
+  bytes: number;
+  path: string;
+  uri: string;
+  disc: number;
+  media_start: number;
+  timescale: number;
+  init_id: number;
+}
+
+export type NewChunk = Omit<ChunkRow, 'id'>;
+
+export interface Cursor {
+  start: number;
+  id: number;
+}
+
+export const CURSOR_START: Cursor = { start: -1, id: 0 };
+
+export interface InitRow {
+  id: number;
+  stream: string;
+  track: string;
+  hash: string;
+  path: string;
+  /** JSON track layout (codec, pid, type, language, dimensions). */
+  layout: string;
+}
+
+export interface StreamTotals {
+  stream: string;
+  bytes: number;
+  /** Seconds of the stream's main track (TS, else its largest track). */
+  seconds: number;
+  first: number;
+  last: number;
+  chunks: number;
+}
+
+export type MarkerKind =
+  | 'source-start'
+  | 'source-stop'
+  | 'pmt-change'
+  | 'scrambling'
+  | 'index-rebuild'
+  | 'cleanup'
+  | 'subtitles';
+
+export interface MarkerRow {
+  stream: string;
+  at_ms: number;
+  kind: MarkerKind;
+  detail: string;
+}
+
+export class ArchiveIndex {
+  readonly db: Db;
+  private s: Record<string, Stmt>;
+
+  constructor(readonly file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // WAL + NORMAL: a committed transaction survives a process crash (kill -9); a power cut
+    // may lose the last transactions, which then show up as orphan files and are collected.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    const p = (sql: string) => this.db.prepare(sql);
+    this.s = {
+      insert: p(
+        `INSERT OR IGNORE INTO chunk (stream, track, start_ms, duration, bytes, path, uri, disc, media_start, timescale, init_id)
+         VALUES (@stream, @track, @start_ms, @duration, @bytes, @path, @uri, @disc, @media_start, @timescale, @init_id)`,
+      ),
+      range: p(
+        `SELECT * FROM chunk WHERE stream = ? AND track = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms, id`,
+      ),
+      first: p(`SELECT MIN(start_ms) AS v FROM chunk WHERE stream = ? AND track = ?`),
+      byUri: p(`SELECT * FROM chunk WHERE stream = ? AND uri = ? LIMIT 1`),
+      byId: p(`SELECT * FROM chunk WHERE id = ?`),
+      byPath: p(
+        `SELECT 1 AS x FROM chunk WHERE path = ? UNION ALL SELECT 1 FROM init WHERE path = ? LIMIT 1`,
+      ),
+      oldest: p(
+        `SELECT * FROM chunk WHERE stream = ? AND (start_ms, id) > (?, ?) AND start_ms < ?
+         ORDER BY start_ms, id LIMIT ?`,
+      ),
+      del: p(`DELETE FROM chunk WHERE id = ?`),
+      tracks: p(`SELECT DISTINCT track FROM chunk WHERE stream = ?`),
+      totals: p(
+        `SELECT stream, track, SUM(bytes) AS bytes, SUM(duration) AS seconds, MIN(start_ms) AS first,
+                MAX(start_ms + duration * 1000) AS last, COUNT(*) AS chunks
+         FROM chunk GROUP BY stream, track`,
+      ),
+      streams: p(`SELECT DISTINCT stream FROM chunk`),
+      initGet: p(`SELECT * FROM init WHERE stream = ? AND track = ? AND hash = ?`),
+      initById: p(`SELECT * FROM init WHERE id = ?`),
+      initInsert: p(`INSERT INTO init (stream, track, hash, path, layout) VALUES (?, ?, ?, ?, ?)`),
+      initUnused: p(
+        `SELECT * FROM init i WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE c.init_id = i.id)`,
+      ),
+      initDel: p(`DELETE FROM init WHERE id = ?`),
+      marker: p(`INSERT INTO marker (stream, at_ms, kind, detail) VALUES (?, ?, ?, ?)`),
+      markers: p(
+        `SELECT * FROM marker WHERE at_ms >= ? AND at_ms < ? AND (? = '' OR stream = ?) ORDER BY at_ms`,
+      ),
+      markerTrim: p(`DELETE FROM marker WHERE at_ms < ?`),
+      fill: p(
+        `SELECT stream, track, (start_ms - @from) / @step AS bucket, SUM(duration) AS seconds, SUM(bytes) AS bytes
+         FROM chunk WHERE start_ms >= @from AND start_ms < @to AND (@stream = '' OR stream = @stream)
+         GROUP BY stream, track, bucket ORDER BY stream, track, bucket`,
+      ),
+    };
+  }
+
+  /** Insert chunks in one transaction (their files are already renamed into place). */
+  readonly insertMany = (rows: NewChunk[]): number[] => {
+    const ids: number[] = [];
+    this.db.transaction(() => {
+      for (const r of rows) ids.push(Number(this.s.insert!.run(r).lastInsertRowid));
+    })();
+    return ids;
+  };
+
+  range(stream: string, track: string, from: number, to: number): ChunkRow[] {
+    return this.s.range!.all(stream, track, from, to) as ChunkRow[];
+  }
+
+  firstStart(stream: string, track: string): number | undefined {
+    const v = (this.s.first!.get(stream, track) as { v: number | null }).v;
+    return v ?? undefined;
+  }
+
+  byUri(stream: string, uri: string): ChunkRow | undefined {
+    return this.s.byUri!.get(stream, uri) as ChunkRow | undefined;
+  }
+
+  byId(id: number): ChunkRow | undefined {
+    return this.s.byId!.get(id) as ChunkRow | undefined;
+  }
+
+  knowsPath(rel: string): boolean {
+    return this.s.byPath!.get(rel, rel) !== undefined;
+  }
+
+  /** Chunks of a stream (every track) after the cursor row (start, id) and starting before
+   *  `before`, oldest first: pages through the archive without skipping equal starts. */
+  oldest(stream: string, after: Cursor, before: number, limit: number): ChunkRow[] {
+    return this.s.oldest!.all(stream, after.start, after.id, before, limit) as ChunkRow[];
+  }
+
+  deleteMany(ids: number[]): void {
+    this.db.transaction(() => {
+      for (const id of ids) this.s.del!.run(id);
+    })();
+  }
+
+  tracks(stream: string): string[] {
+    return (this.s.tracks!.all(stream) as { track: string }[]).map((r) => r.track);
+  }
+
+  streams(): string[] {
+    return (this.s.streams!.all() as { stream: string }[]).map((r) => r.stream);
+  }
+
+  /** Bytes of every track, seconds and span of the main track, per stream. */
+  totals(): Map<string, StreamTotals> {
+    const rows = this.s.totals!.all() as (StreamTotals & { track: string })[];
+    const out = new Map<string, StreamTotals & { track: string }>();
+    for (const r of rows) {
+      const prev = out.get(r.stream);
+      if (!prev) {
+        out.set(r.stream, { ...r });
+        continue;
+      }
+      prev.bytes += r.bytes;
+      const better = r.track === TS_TRACK || (prev.track !== TS_TRACK && r.seconds > prev.seconds);
+      if (better) {
+        prev.track = r.track;
+        prev.seconds = r.seconds;
+        prev.first = r.first;
+        prev.last = r.last;
+        prev.chunks = r.chunks;
+      }
+    }
+    return new Map([...out].map(([k, { track: _t, ...v }]) => [k, v]));
+  }
+
+  init(stream: string, track: string, hash: string): InitRow | undefined {
+    return this.s.initGet!.get(stream, track, hash) as InitRow | undefined;
+  }
+
+  initById(id: number): InitRow | undefined {
+    return this.s.initById!.get(id) as InitRow | undefined;
+  }
+
+  addInit(stream: string, track: string, hash: string, path: string, layout: string): number {
+    return Number(this.s.initInsert!.run(stream, track, hash, path, layout).lastInsertRowid);
+  }
+
+  /** Init rows no chunk refers to any more (removed after their chunks). */
+  unusedInits(): InitRow[] {
+    return this.s.initUnused!.all() as InitRow[];
+  }
+
+  deleteInit(id: number): void {
+    this.s.initDel!.run(id);
+  }
+
+  mark(stream: string, atMs: number, kind: MarkerKind, detail = ''): void {
+    this.s.marker!.run(stream, atMs, kind, detail);
+  }
+
+  markers(from: number, to: number, stream = ''): MarkerRow[] {
+    return this.s.markers!.all(from, to, stream, stream) as MarkerRow[];
+  }
+
+  trimMarkers(before: number): void {
+    this.s.markerTrim!.run(before);
+  }
+
+  /** Seconds and bytes recorded per stream and bucket of `step` ms in [from, to). */
+  fill(
+    from: number,
+    to: number,
+    step: number,
+    stream = '',
+  ): { stream: string; track: string; bucket: number; seconds: number; bytes: number }[] {
+    return this.s.fill!.all({ from, to, step, stream }) as {
+      stream: string;
+      track: string;
+      bucket: number;
+      seconds: number;
+      bytes: number;
+    }[];
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,271 @@
+// Archive playback on a stream's live URLs (spec 3): decides whether a request is an archive
+// one, answers the four 404s, resolves the window (t/d, epg, aliases), builds the closed
+// playlists / static MPD from the index and serves archived chunks from disk.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import {
+  CACHE_IMMUTABLE,
+  CACHE_LIVE,
+  sendBytes,
+  sendNotFound,
+  sendText,
+  TYPE_M3U8,
+  TYPE_M4S,
+  TYPE_MP4,
+  TYPE_MPD,
+  TYPE_TS,
+} from '../ott/http.ts';
+import type { Packager } from '../ott/packager.ts';
+import type { Clock } from '../util/clock.ts';
+import type { EpgLookup } from './epg.ts';
+import { type ChunkRow, TS_TRACK } from './index-db.ts';
+import type { ArchiveSessions } from './sessions.ts';
+import { readStreamDvr } from './settings.ts';
+import type { ArchiveStorage } from './storage.ts';
+import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist } from './views.ts';
+import {
+  type ArchiveAsk,
+  type Interval,
+  parseArchive,
+  resolveWindow,
+  windowQuery,
+} from './window.ts';
+
+export const VOD_NOT_RUNNING = 'VOD: stream not running';
+export const VOD_NO_ARCHIVE = 'VOD: no DVR archive';
+export const VOD_DETACHED = 'VOD: DVR detached';
+export const VOD_NO_EVENT = 'VOD: EPG event not found';
+export const VOD_SEGMENT_GONE = 'VOD: segment not in the archive';
+
+const TS_SEGMENT = /^seg-[0-9a-f]+\.ts$/;
+const CMAF_CHUNK = /^(c\d+)\/dvr-i(\d+)\/(?:init\.mp4|(\d+)\.m4s)$/;
+const CHILD_PLAYLIST = /^(c\d+)\/index\.m3u8$/;
+const DEFAULT_TARGET = 4;
+
+export interface PlaybackContext {
+  name: string;
+  spec: () => Record<string, unknown>;
+  /** Stream state word (`running`, …). */
+  state: () => string;
+  packager?: Packager;
+  /** The running storage with this id, if any. */
+  storage: (id: number) => ArchiveStorage | undefined;
+  sessions: ArchiveSessions;
+  epg: EpgLookup;
+  clock: Clock;
+  log: Logger;
+}
+
+type Query = Record<string, string | undefined>;
+
+function clientKey(req: FastifyRequest, name: string): string {
+  return `${req.ip}|${name}`;
+}
+
+export class ArchivePlayer {
+  constructor(private c: PlaybackContext) {}
+
+  private get target(): number {
+    return this.c.packager?.settings.segmentDuration ?? DEFAULT_TARGET;
+  }
+
+  /**
+   * Answer an archive request; undefined when the request is a live one (the caller passes it
+   * on to the live OTT service).
+   */
+  handle(req: FastifyRequest, reply: FastifyReply, rest: string): Promise<unknown> | undefined {
+    const path = rest.split('?')[0]!;
+    const query = (req.query ?? {}) as Query;
+    if (TS_SEGMENT.test(path)) {
+      if (this.c.packager?.tsStore?.get(path)) return undefined; // live memory (rule 9)
+      return this.tsChunk(req, reply, path);
+    }
+    const chunk = CMAF_CHUNK.exec(path);
+    if (chunk) return this.cmafChunk(req, reply, chunk[1]!, Number(chunk[2]), chunk[3]);
+    const ask = parseArchive(path, query);
+    if (!ask) return undefined;
+    return this.document(req, reply, ask.path, ask.ask, query);
+  }
+
+  /** The storage the stream is bound to now, or the reason archive playback is refused. */
+  private bound(req: FastifyRequest): { storage: ArchiveStorage; id: number } | { error: string } {
+    if (this.c.state() !== 'running') return { error: VOD_NOT_RUNNING };
+    const key = clientKey(req, this.c.name);
+    const id = readStreamDvr(this.c.spec()).storage;
+    const had = this.c.sessions.storageOf(key);
+    if (had !== undefined && had !== id) {
+      this.c.sessions.close(key);
+      return { error: VOD_DETACHED };
+    }
+    if (id === 0) return { error: VOD_NO_ARCHIVE };
+    const storage = this.c.storage(id);
+    if (storage?.state !== 'ready' || !storage.index) return { error: VOD_NO_ARCHIVE };
+    return { storage, id };
+  }
+
+  private async document(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    path: string,
+    ask: ArchiveAsk,
+    query: Query,
+  ): Promise<unknown> {
+    const b = this.bound(req);
+    if ('error' in b) return sendNotFound(reply, b.error);
+    const { storage } = b;
+    const index = storage.index!;
+    const name = this.c.name;
+    const p = this.c.packager;
+    const child = CHILD_PLAYLIST.exec(path);
+    const tsMode = p ? p.settings.ts : index.tracks(name).includes(TS_TRACK);
+    const cmafMode = p ? p.settings.cmaf : index.tracks(name).some((t) => t !== TS_TRACK);
+    const mainTrack = tsMode ? TS_TRACK : (child?.[1] ?? this.cmafMain(storage));
+    let window: Interval;
+    if (ask.kind === 'epg') {
+      const ev = this.c.epg(name, this.c.spec(), ask.at);
+      if (!ev) return sendNotFound(reply, VOD_NO_EVENT);
+      window = { from: ev.start * 1000, to: ev.stop * 1000 };
+    } else {
+      const first = mainTrack ? index.firstStart(name, mainTrack) : undefined;
+      window = resolveWindow(ask.t, ask.d, this.c.clock.now(), first);
+    }
+    this.c.sessions.open(clientKey(req, name), b.id, storage, name, window, req.raw.socket);
+    const rows = (track: string) =>
+      window.to > window.from ? index.range(name, track, window.from, window.to) : [];
+    if (child) {
+      const track = child[1]!;
+      const text = vodPlaylist(rows(track), {
+        uri: (r) => `dvr-i${r.init_id}/${r.id}.m4s`,
+        map: (r) => `dvr-i${r.init_id}/init.mp4`,
+        fallbackTarget: this.target,
+      });
+      return sendText(req, reply, text, TYPE_M3U8);
+    }
+    const wantTs = path === 'ts.m3u8' || (path === 'index.m3u8' && tsMode);
+    if (wantTs && tsMode) {
+      const text = vodPlaylist(rows(TS_TRACK), { uri: (r) => r.uri, fallbackTarget: this.target });
+      return sendText(req, reply, text, TYPE_M3U8);
+    }
+    const wantMaster = path === 'cmaf.m3u8' || (path === 'index.m3u8' && !tsMode);
+    if ((wantMaster || path === 'index.mpd') && cmafMode) {
+      const tracks = this.tracks(storage, window, query);
+      if (path === 'index.mpd') return sendText(req, reply, vodMpd(tracks, this.target), TYPE_MPD);
+      const master = vodMaster(tracks, windowQuery(window));
+      // An empty window still gets a valid closed playlist (rule 3).
+      const text = master ?? vodPlaylist([], { uri: () => '', fallbackTarget: this.target });
+      return sendText(req, reply, text, TYPE_M3U8);
+    }
+    return sendNotFound(reply, 'not found');
+  }
+
+  private cmafMain(storage: ArchiveStorage): string | undefined {
+    return storage
+      .index!.tracks(this.c.name)
+      .filter((t) => t !== TS_TRACK)
+      .sort()[0];
+  }
+
+  /** CMAF tracks recorded in the window with their layout, after the `a`/`v` selection. */
+  private tracks(storage: ArchiveStorage, w: Interval, query: Query): ArchiveTrack[] {
+    const index = storage.index!;
+    const name = this.c.name;
+    const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()) : []);
+    const wantA = list(query.a);
+    const wantV = list(query.v);
+    const out: ArchiveTrack[] = [];
+    for (const id of index
+      .tracks(name)
+      .filter((t) => t !== TS_TRACK)
+      .sort()) {
+      const rows = w.to > w.from ? index.range(name, id, w.from, w.to) : [];
+      const pid = Number(id.slice(1));
+      const init = rows[0] ? index.initById(rows[0].init_id) : undefined;
+      const layout = init ? (JSON.parse(init.layout) as Record<string, unknown>[]) : [];
+      const l = layout.find((x) => x['pid'] === pid) ?? {};
+      const t: ArchiveTrack = {
+        id,
+        pid,
+        type: String(l['type'] ?? ''),
+        codec: String(l['codec'] ?? ''),
+        lang: String(l['lang'] ?? ''),
+        width: Number(l['width'] ?? 0),
+        height: Number(l['height'] ?? 0),
+        rows,
+      };
+      const want = t.type === 'video' ? wantV : wantA;
+      if (want.length > 0 && !want.includes(String(pid)) && !(t.lang && want.includes(t.lang)))
+        continue;
+      out.push(t);
+    }
+    return out;
+  }
+
+  private segmentStorage(req: FastifyRequest, reply: FastifyReply): ArchiveStorage | undefined {
+    const id = readStreamDvr(this.c.spec()).storage;
+    const storage = id ? this.c.storage(id) : undefined;
+    if (!storage?.index) {
+      sendNotFound(reply, VOD_NO_ARCHIVE);
+      return undefined;
+    }
+    this.c.sessions.touch(clientKey(req, this.c.name), req.raw.socket);
+    return storage;
+  }
+
+  private async tsChunk(req: FastifyRequest, reply: FastifyReply, uri: string): Promise<unknown> {
+    const storage = this.segmentStorage(req, reply);
+    if (!storage) return reply;
+    const row = storage.index!.byUri(this.c.name, uri);
+    return this.sendChunk(req, reply, storage, row?.track === TS_TRACK ? row : undefined, TYPE_TS);
+  }
+
+  private async cmafChunk(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    track: string,
+    initId: number,
+    id: string | undefined,
+  ): Promise<unknown> {
+    const storage = this.segmentStorage(req, reply);
+    if (!storage) return reply;
+    const index = storage.index!;
+    if (id === undefined) {
+      const init = index.initById(initId);
+      if (!init || init.stream !== this.c.name || init.track !== track || !init.path)
+        return sendNotFound(reply, VOD_SEGMENT_GONE);
+      return this.sendFile(req, reply, storage, init.path, TYPE_MP4);
+    }
+    const row = index.byId(Number(id));
+    const ok = row && row.stream === this.c.name && row.track === track && row.init_id === initId;
+    return this.sendChunk(req, reply, storage, ok ? row : undefined, TYPE_M4S);
+  }
+
+  private sendChunk(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    storage: ArchiveStorage,
+    row: ChunkRow | undefined,
+    type: string,
+  ): Promise<unknown> | unknown {
+    // Removed by cleanup (or never recorded): 404 for the segment, never 500 (rule 8).
+    if (!row) return sendNotFound(reply, VOD_SEGMENT_GONE);
+    return this.sendFile(req, reply, storage, row.path, type);
+  }
+
+  private async sendFile(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    storage: ArchiveStorage,
+    rel: string,
+    type: string,
+  ): Promise<unknown> {
+    let data: Buffer;
+    try {
+      data = await readFile(join(storage.dir, rel));
+    } catch {
+      return sendNotFound(reply, VOD_SEGMENT_GONE);
+    }
+    return sendBytes(req, reply, data, type, type === TYPE_MP4 ? CACHE_LIVE : CACHE_IMMUTABLE);
+  }
+}

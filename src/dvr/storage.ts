@@ -1,0 +1,465 @@
+// One archive storage: its state machine (Not Ready → Ready ⇄ Error), the index, the streams
+// bound to it, session protection slots, and the periodic cleanup pass (rolling, size-based
+// with grace and hysteresis, emergency, orphan scan). Disk figures and time are injected.
+import { access, constants, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock, Timer } from '../util/clock.ts';
+import { type BoundStream, chooseRolling, chooseTrim, type ProtectedRange } from './cleanup.ts';
+import { type DiskFigures, type DiskProbe, usedPercent } from './disk.ts';
+import {
+  ArchiveIndex,
+  type ChunkRow,
+  INDEX_FILE,
+  type MarkerKind,
+  type NewChunk,
+  type StreamTotals,
+} from './index-db.ts';
+import { PROBE_FILE, scanOrphans } from './orphans.ts';
+import {
+  ACTIVE_TASK_MIN_MS,
+  ORPHAN_FIRST_DELAY_MS,
+  ORPHAN_PERIOD_MS,
+  RECOVERY_FACTOR,
+  type StorageSettings,
+  type StreamDvrSettings,
+} from './settings.ts';
+import { buildStatus, type StorageStatus } from './status.ts';
+
+export type StorageState = 'not-ready' | 'ready' | 'error';
+export type TaskName = 'gc-orphans' | 'disk-pressure-trim';
+
+export interface StorageDeps {
+  clock: Clock;
+  log: Logger;
+  probe: DiskProbe;
+}
+
+export interface Attachment {
+  settings: StreamDvrSettings;
+  /** Recording in progress (the stream runs and writes here). */
+  active: () => boolean;
+}
+
+interface Slot extends ProtectedRange {
+  id: number;
+}
+
+export interface CleanupFigures {
+  orphansAt: number;
+  orphansDeleted: number;
+  trimAt: number;
+  trimFreedBytes: number;
+  rollingDeleted: number;
+  emergencyDeleted: number;
+}
+
+export class ArchiveStorage {
+  state: StorageState = 'not-ready';
+  message = '';
+  index?: ArchiveIndex;
+  disk?: DiskFigures;
+  readonly streams = new Map<string, Attachment>();
+  pressureSince = 0;
+  alarm = false;
+  activeTask?: { name: TaskName; since: number };
+  readonly last: CleanupFigures = {
+    orphansAt: 0,
+    orphansDeleted: 0,
+    trimAt: 0,
+    trimFreedBytes: 0,
+    rollingDeleted: 0,
+    emergencyDeleted: 0,
+  };
+  /** Written bytes over the last passes, for the write rate and the disk-full forecast. */
+  readonly writes: { at: number; bytes: number }[] = [];
+  private aboveSince = 0;
+  private trimming = false;
+  private slots = new Map<number, Slot>();
+  private slotSeq = 0;
+  private timer?: Timer;
+  private orphanTimer?: Timer;
+  private orphanDue = false;
+  private passing?: Promise<void>;
+  private pending: NewChunk[] = [];
+  private flushScheduled = false;
+  private totalsCache?: Map<string, StreamTotals>;
+  private closed = false;
+  /** Bytes written since the last pass (feeds `writes`). */
+  private writtenSincePass = 0;
+
+  constructor(
+    public settings: StorageSettings,
+    private deps: StorageDeps,
+  ) {}
+
+  get dir(): string {
+    return this.settings.dirPath;
+  }
+
+  get log(): Logger {
+    return this.deps.log;
+  }
+
+  /** Start the pass timer and run the first probe now. */
+  async start(): Promise<void> {
+    this.schedule();
+    this.orphanTimer = this.deps.clock.setTimeout(() => {
+      this.orphanDue = true;
+      this.orphanTimer = this.deps.clock.setInterval(() => {
+        this.orphanDue = true;
+      }, ORPHAN_PERIOD_MS);
+    }, ORPHAN_FIRST_DELAY_MS);
+    await this.pass();
+  }
+
+  update(settings: StorageSettings): void {
+    const interval = settings.cleanupIntervalSec !== this.settings.cleanupIntervalSec;
+    this.settings = settings;
+    if (interval) this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer?.cancel();
+    this.timer = this.deps.clock.setInterval(() => {
+      void this.pass();
+    }, this.settings.cleanupIntervalSec * 1000);
+  }
+
+  // ---- binding, recording ---------------------------------------------------------------
+
+  attach(stream: string, a: Attachment): void {
+    this.streams.set(stream, a);
+  }
+
+  detach(stream: string, a?: Attachment): void {
+    if (!a || this.streams.get(stream) === a) this.streams.delete(stream);
+  }
+
+  /** Recording is allowed only while Ready (spec 3: it stops in Error, resumes by itself). */
+  get writable(): boolean {
+    return this.state === 'ready' && !!this.index && !this.closed;
+  }
+
+  /** Queue an index row for a chunk whose file is in place; rows are inserted in batches. */
+  commit(row: NewChunk): void {
+    this.pending.push(row);
+    this.writtenSincePass += row.bytes;
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Insert queued rows now (one transaction). */
+  flush(): void {
+    this.flushScheduled = false;
+    const rows = this.pending;
+    if (rows.length === 0 || !this.index) return;
+    this.pending = [];
+    try {
+      this.index.insertMany(rows);
+      this.totalsCache = undefined;
+    } catch (err) {
+      // The files stay on disk unindexed: the orphan scan removes them.
+      this.log.error({ err, rows: rows.length }, 'archive index insert failed');
+    }
+  }
+
+  mark(stream: string, kind: MarkerKind, detail = ''): void {
+    try {
+      this.index?.mark(stream, this.deps.clock.now(), kind, detail);
+    } catch (err) {
+      this.log.warn({ err }, 'archive marker not written');
+    }
+  }
+
+  // ---- session protection ---------------------------------------------------------------
+
+  protect(stream: string, from: number, to: number): number {
+    const id = ++this.slotSeq;
+    this.slots.set(id, { id, stream, from, to });
+    return id;
+  }
+
+  release(id: number): void {
+    this.slots.delete(id);
+  }
+
+  get protectedRanges(): ProtectedRange[] {
+    return [...this.slots.values()];
+  }
+
+  // ---- state machine and cleanup ------------------------------------------------------------
+
+  /** One cleanup pass; concurrent callers share the running one. */
+  pass(): Promise<void> {
+    this.passing ??= this.runPass().finally(() => {
+      this.passing = undefined;
+    });
+    return this.passing;
+  }
+
+  private async runPass(): Promise<void> {
+    if (this.closed) return;
+    const now = this.deps.clock.now();
+    this.writes.push({ at: now, bytes: this.writtenSincePass });
+    this.writtenSincePass = 0;
+    while (this.writes.length > 0 && now - this.writes[0]!.at > WRITE_RATE_WINDOW_MS)
+      this.writes.shift();
+    const probe = await this.probeDir();
+    if (!probe.ok) {
+      this.disk = undefined;
+      if (this.state === 'ready') this.toError(`directory unavailable: ${probe.reason}`);
+      else if (this.state === 'error') this.message = `directory unavailable: ${probe.reason}`;
+      else this.message = `not ready: ${probe.reason}`;
+      if (this.state === 'error') this.closeIndex();
+      return;
+    }
+    const disk = probe.disk;
+    this.disk = disk;
+    const floor = this.settings.emergencyBytes;
+    if (this.state !== 'ready') {
+      const recovered =
+        this.state === 'not-ready' ? disk.free >= floor : disk.free >= RECOVERY_FACTOR * floor;
+      if (!this.openIndex()) return;
+      if (recovered) this.toReady();
+      else if (this.state === 'not-ready') this.toError(`free space below disk-emergency-bytes`);
+    } else if (disk.free < floor) {
+      this.toError(`free space ${disk.free} below disk-emergency-bytes ${floor}`);
+    }
+    if (!this.index) return;
+    this.flush();
+    await this.rolling(now);
+    this.trackPressure(disk, now);
+    if (disk.free < floor) await this.emergency(disk, now);
+    else if (this.trimming) await this.sizeTrim(disk, now);
+    if (this.orphanDue) {
+      this.orphanDue = false;
+      await this.orphans();
+    }
+  }
+
+  private async probeDir(): Promise<
+    { ok: true; disk: DiskFigures } | { ok: false; reason: string }
+  > {
+    try {
+      await mkdir(this.dir, { recursive: true });
+      const st = await stat(this.dir);
+      if (!st.isDirectory()) return { ok: false, reason: 'not a directory' };
+      await access(this.dir, constants.W_OK | constants.R_OK);
+      if (this.state !== 'ready') {
+        // A real write proves the file system takes data (read-only mounts pass access()).
+        const probe = join(this.dir, PROBE_FILE);
+        await writeFile(probe, '');
+        await unlink(probe);
+      }
+      return { ok: true, disk: await this.deps.probe(this.dir) };
+    } catch (err) {
+      return { ok: false, reason: (err as Error).message };
+    }
+  }
+
+  private openIndex(): boolean {
+    if (this.index) return true;
+    try {
+      this.index = new ArchiveIndex(join(this.dir, INDEX_FILE));
+      this.totalsCache = undefined;
+      return true;
+    } catch (err) {
+      this.message = `index: ${(err as Error).message}`;
+      return false;
+    }
+  }
+
+  private closeIndex(): void {
+    this.flush();
+    this.index?.close();
+    this.index = undefined;
+  }
+
+  private toReady(): void {
+    const from = this.state;
+    this.state = 'ready';
+    this.message = '';
+    this.log.info({ storage: this.settings.id, from }, 'archive storage ready; recording allowed');
+  }
+
+  private toError(reason: string): void {
+    if (this.state !== 'error')
+      this.log.error(
+        { storage: this.settings.id, reason },
+        'archive storage error; recording stops',
+      );
+    this.state = 'error';
+    this.message = reason;
+  }
+
+  private bound(): BoundStream[] {
+    return [...this.streams].map(([name, a]) => ({
+      name,
+      hours: a.settings.hours,
+      minHours: a.settings.minHours,
+    }));
+  }
+
+  private async rolling(now: number): Promise<void> {
+    const rows = chooseRolling(this.index!, this.bound(), now, this.protectedRanges);
+    if (rows.length === 0) return;
+    this.last.rollingDeleted += rows.length;
+    await this.remove(rows, 'rolling');
+  }
+
+  /** Pressure episode, grace timer and disk-full alarm (hysteresis below max-usage). */
+  private trackPressure(disk: DiskFigures, now: number): void {
+    const pct = usedPercent(disk);
+    const s = this.settings;
+    if (pct > s.maxUsage) {
+      if (this.pressureSince === 0) {
+        this.pressureSince = now;
+        this.orphanDue = true;
+        this.log.warn(
+          { storage: s.id, usedPercent: pct },
+          'disk-full alarm: usage above max-usage',
+        );
+      }
+      this.alarm = true;
+      if (this.aboveSince === 0) this.aboveSince = now;
+      if (now - this.aboveSince >= s.graceSec * 1000) this.trimming = true;
+    } else {
+      if (!this.trimming) this.aboveSince = 0;
+      if (pct <= s.maxUsage - s.hysteresis) {
+        if (this.alarm)
+          this.log.info({ storage: s.id, usedPercent: pct }, 'disk-full alarm cleared');
+        this.alarm = false;
+        this.pressureSince = 0;
+        this.aboveSince = 0;
+        this.trimming = false;
+      }
+    }
+  }
+
+  private async sizeTrim(disk: DiskFigures, now: number): Promise<void> {
+    const target = ((this.settings.maxUsage - this.settings.hysteresis) / 100) * disk.total;
+    const need = disk.used - target;
+    if (need <= 0) return;
+    const streams = [...this.streams.keys()];
+    const rows = chooseTrim(this.index!, streams, {
+      needBytes: need,
+      now,
+      bytes: this.streamBytes(),
+      cutSec: this.settings.cutSec,
+      ranges: this.protectedRanges,
+      minHours: new Map([...this.streams].map(([n, a]) => [n, a.settings.minHours])),
+    });
+    if (rows.length === 0) return;
+    const freed = await this.task('disk-pressure-trim', () => this.remove(rows, 'size'));
+    this.last.trimAt = now;
+    this.last.trimFreedBytes = freed;
+  }
+
+  private async emergency(disk: DiskFigures, now: number): Promise<void> {
+    const floor = this.settings.emergencyBytes;
+    const need = RECOVERY_FACTOR * floor - disk.free;
+    const bytes = this.streamBytes();
+    const rows = chooseTrim(this.index!, [...bytes.keys()], {
+      needBytes: need,
+      now,
+      bytes,
+      cutSec: Number.POSITIVE_INFINITY,
+      ranges: [],
+      minHours: new Map(),
+    });
+    if (rows.length === 0) return;
+    this.last.emergencyDeleted += rows.length;
+    const freed = await this.task('disk-pressure-trim', () => this.remove(rows, 'emergency'));
+    this.last.trimAt = now;
+    this.last.trimFreedBytes = freed;
+  }
+
+  async orphans(): Promise<void> {
+    if (!this.index) return;
+    const index = this.index;
+    const res = await this.task('gc-orphans', async () => {
+      const r = await scanOrphans(this.dir, index, this.deps.clock.now());
+      return r.deleted;
+    });
+    this.last.orphansAt = this.deps.clock.now();
+    this.last.orphansDeleted = res;
+  }
+
+  private async task(name: TaskName, fn: () => Promise<number>): Promise<number> {
+    this.activeTask = { name, since: this.deps.clock.monotonic() };
+    try {
+      return await fn();
+    } finally {
+      this.activeTask = undefined;
+    }
+  }
+
+  /** Index rows first, files after: a crash in between leaves orphans, never dangling rows. */
+  private async remove(rows: ChunkRow[], why: string): Promise<number> {
+    const index = this.index!;
+    index.deleteMany(rows.map((r) => r.id));
+    const inits = index.unusedInits();
+    for (const i of inits) index.deleteInit(i.id);
+    this.totalsCache = undefined;
+    let freed = 0;
+    const paths = [...rows.map((r) => r.path), ...inits.map((i) => i.path)];
+    for (let i = 0; i < paths.length; i += UNLINK_PARALLEL) {
+      await Promise.all(
+        paths.slice(i, i + UNLINK_PARALLEL).map(async (p) => {
+          try {
+            await unlink(join(this.dir, p));
+          } catch {
+            // Already gone: nothing to free.
+          }
+        }),
+      );
+    }
+    for (const r of rows) freed += r.bytes;
+    const byStream = new Map<string, number>();
+    for (const r of rows) byStream.set(r.stream, (byStream.get(r.stream) ?? 0) + 1);
+    for (const [s, n] of byStream) this.mark(s, 'cleanup', `${why}: ${n} chunks`);
+    this.log.info(
+      { storage: this.settings.id, why, chunks: rows.length, bytes: freed },
+      'archive cleanup',
+    );
+    return freed;
+  }
+
+  // ---- figures ------------------------------------------------------------------------------
+
+  totals(): Map<string, StreamTotals> {
+    if (!this.index) return new Map();
+    this.totalsCache ??= this.index.totals();
+    return this.totalsCache;
+  }
+
+  streamBytes(): Map<string, number> {
+    return new Map([...this.totals()].map(([k, v]) => [k, v.bytes]));
+  }
+
+  /** Seconds the active task has run, when it has run long enough to report. */
+  activeTaskReport(): { name: TaskName | 'none'; seconds: number } {
+    const t = this.activeTask;
+    const ms = t ? this.deps.clock.monotonic() - t.since : 0;
+    if (!t || ms < ACTIVE_TASK_MIN_MS) return { name: 'none', seconds: 0 };
+    return { name: t.name, seconds: Math.floor(ms / 1000) };
+  }
+
+  status(): StorageStatus {
+    return buildStatus(this, this.deps.clock.now());
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.timer?.cancel();
+    this.orphanTimer?.cancel();
+    await this.passing;
+    this.closeIndex();
+  }
+}
+
+/** Window over which the write rate (and the disk-full forecast) is averaged. */
+export const WRITE_RATE_WINDOW_MS = 300_000;
+const UNLINK_PARALLEL = 32;

@@ -53,13 +53,16 @@ export function segmentLines(
   i: number,
   prev: SegmentDescriptor | undefined,
   query = '',
-): string[] {
+  partLines: string[] = [],
+) {
   const lines: string[] = [];
   const spliced = prev ? prev.discSeq !== s.discSeq : false;
   if (i > 0 && (s.discontinuity || spliced)) lines.push('#EXT-X-DISCONTINUITY');
-  if (i === 0 || s.discontinuity || spliced)
-    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(s.wallclock).toISOString()}`);
-  lines.push(`#EXTINF:${formatDuration(s.duration)},`, s.uri + query);
+  // Date only on the first line: after a splice the player should butt the new timeline
+  // against the old one; a wall-clock date there would open a hole the size of the switch.
+  if (i === 0) lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(s.wallclock).toISOString()}`);
+  // LL-HLS parts sit after the segment's tags and before its EXTINF.
+  lines.push(...partLines, `#EXTINF:${formatDuration(s.duration)},`, s.uri + query);
   return lines;
 }
 

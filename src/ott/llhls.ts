@@ -78,10 +78,10 @@ export function buildLowLatencyPlaylist(o: LowLatencyOptions): string {
   o.segments.forEach((s, i) => {
     fromEnd -= s.duration;
     if (i < skipped) return;
-    if (fromEnd + s.duration <= PART_LIST_TARGETS * o.targetDuration)
-      for (const p of s.parts) lines.push(partLine(p));
-    lines.push(...segmentLines(s, i, o.segments[i - 1]));
+    const recent = fromEnd + s.duration <= PART_LIST_TARGETS * o.targetDuration;
+    lines.push(...segmentLines(s, i, o.segments[i - 1], '', recent ? s.parts.map(partLine) : []));
   });
+
   const last = o.segments[o.segments.length - 1];
   if (o.open) {
     if (last && o.open.discSeq !== last.discSeq) lines.push('#EXT-X-DISCONTINUITY');

@@ -108,15 +108,19 @@ export async function makeTestStream(file: string, o: TestStreamOptions): Promis
   return readFile(file);
 }
 
-/** A live ffmpeg generator (-re) writing TS to stdout, pushed onto the bus. */
-export function liveGenerator(bus: TinyBus, o: TestStreamOptions): ChildProcess {
+/** A live ffmpeg generator (-re) writing TS to stdout, pushed onto the bus while `active()`. */
+export function liveGenerator(
+  bus: TinyBus,
+  o: TestStreamOptions,
+  active: () => boolean = () => true,
+): ChildProcess {
   const args = ['-re', ...testStreamArgs(o), 'pipe:1'];
   const child = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let rest = Buffer.alloc(0);
   child.stdout!.on('data', (d: Buffer) => {
     const all = rest.length ? Buffer.concat([rest, d]) : d;
     const n = all.length - (all.length % 188);
-    bus.push(all.subarray(0, n));
+    if (active()) bus.push(all.subarray(0, n));
     rest = Buffer.from(all.subarray(n));
   });
   return child;

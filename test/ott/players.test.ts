@@ -1,0 +1,157 @@
+// hls.js (HLS over TS, HLS fMP4/LL-HLS) and dash.js (DASH) in Debian's Chromium play a live
+// stream packaged by sluice, and keep playing across an input splice (discontinuity).
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import pino from 'pino';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import t from 'tap';
+import { createOttService } from '../../src/ott/index.ts';
+import { systemClock } from '../../src/util/clock.ts';
+import { liveGenerator, startOttServer, TinyBus, tempDir } from '../helpers/ott.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--autoplay-policy=no-user-gesture-required',
+];
+const ROOT = join(import.meta.dirname, '..', '..');
+/** Seconds each phase (before and after the splice) must play. */
+const PLAY_SECONDS = 6;
+const START_TIMEOUT_MS = 20_000;
+
+interface Report {
+  stalls: number;
+  waiting: number;
+  errors: string[];
+  playing: boolean;
+}
+
+async function currentTime(page: Page): Promise<number> {
+  return page.evaluate(() => (document.getElementById('v') as HTMLVideoElement).currentTime);
+}
+
+async function report(page: Page): Promise<Report> {
+  return page.evaluate(() => (globalThis as unknown as { report: Report }).report);
+}
+
+/** Wait until the video's currentTime has advanced by `seconds` (bounded). */
+async function advances(page: Page, seconds: number, timeoutMs: number): Promise<number> {
+  const from = await currentTime(page);
+  try {
+    await page.waitForFunction(
+      ([f, s]) => (document.getElementById('v') as HTMLVideoElement).currentTime >= f + s,
+      [from, seconds] as const,
+      { timeout: timeoutMs, polling: 200 },
+    );
+  } catch {
+    const r = await report(page);
+    throw new Error(
+      `currentTime stuck near ${(await currentTime(page)).toFixed(1)} s: ${JSON.stringify(r)}`,
+    );
+  }
+  return (await currentTime(page)) - from;
+}
+
+t.test('hls.js and dash.js play live output across a splice', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const bus = new TinyBus();
+  const svc = createOttService({
+    name: 'live',
+    spec: { 'ott-hls': 3, 'ott-segment-duration': 1, 'ott-part-duration': 0.25, 'ott-window': 6 },
+    bus,
+    clock: systemClock,
+    log: pino({ level: 'silent' }),
+  });
+  t.teardown(() => svc.close());
+  // Two inputs running side by side, like a main and a backup: the switch between them is a
+  // splice whose timestamps jump (the backup's clock starts 1000 s later).
+  let onBackup = false;
+  const stream = { seconds: 60, gop: 25, bframes: true };
+  const main: ChildProcess = liveGenerator(bus, stream, () => !onBackup);
+  const backup: ChildProcess = liveGenerator(bus, { ...stream, offset: 1000 }, () => onBackup);
+  t.teardown(() => {
+    main.kill('SIGKILL');
+    backup.kill('SIGKILL');
+  });
+
+  const { app, base } = await startOttServer(new Map([['live', svc]]), {
+    '/player.html': { path: join(ROOT, 'test/fixtures/ott/player.html'), type: 'text/html' },
+    '/hls.min.js': {
+      path: join(ROOT, 'node_modules/hls.js/dist/hls.min.js'),
+      type: 'text/javascript',
+    },
+    '/dash.all.min.js': {
+      path: join(ROOT, 'node_modules/dashjs/dist/modern/umd/dash.all.min.js'),
+      type: 'text/javascript',
+    },
+  });
+  t.teardown(() => app.close());
+
+  // Wait for a few segments before opening players (a live edge needs them).
+  const ready = Date.now();
+  while ((svc.status()['ts-segments'] as number) < 3) {
+    if (Date.now() - ready > START_TIMEOUT_MS) throw new Error('packager produced no segments');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const context: BrowserContext = await chromium.launchPersistentContext(join(tmp.dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+  });
+  t.teardown(() => context.close());
+  const cases = {
+    'hls.js HLS over TS': `player=hls&src=/live/index.m3u8`,
+    'hls.js HLS fMP4 (LL-HLS)': `player=hls&src=/live/cmaf.m3u8`,
+    'dash.js DASH': `player=dash&src=/live/index.mpd`,
+  };
+  const pages = new Map<string, Page>();
+  for (const [name, q] of Object.entries(cases)) {
+    const page = await context.newPage();
+    await page.goto(`${base}/player.html?${q}`);
+    pages.set(name, page);
+  }
+  await Promise.all(
+    [...pages].map(async ([name, page]) => {
+      const moved = await advances(page, PLAY_SECONDS, START_TIMEOUT_MS + PLAY_SECONDS * 1000);
+      t.ok(moved >= PLAY_SECONDS, `${name}: currentTime advanced ${moved.toFixed(1)} s`);
+    }),
+  );
+  const before = new Map<string, Report>();
+  for (const [name, page] of pages) before.set(name, await report(page));
+
+  // Failover to the backup, announced on the bus like the stream engine does.
+  bus.discontinuity('failover');
+  onBackup = true;
+  await Promise.all(
+    [...pages].map(async ([name, page]) => {
+      const moved = await advances(page, PLAY_SECONDS, START_TIMEOUT_MS + PLAY_SECONDS * 1000);
+      t.ok(moved >= PLAY_SECONDS, `${name}: advanced ${moved.toFixed(1)} s after the splice`);
+    }),
+  );
+  for (const [name, page] of pages) {
+    const r = await report(page);
+    // Known gap: with LL-HLS hls.js opens a small buffer hole at the splice and stalls once
+    // before skipping it (playback goes on). Reported as a todo until it is fixed.
+    const todo = name.includes('LL-HLS') ? 'hls.js LL-HLS stalls once at a splice' : false;
+    t.equal(r.stalls, 0, `${name}: no stall event (errors: ${r.errors.join(', ') || 'none'})`, {
+      todo,
+    });
+    t.same(
+      r.errors.filter((e) => e.includes('fatal')),
+      [],
+      `${name}: no fatal error`,
+    );
+    t.comment(
+      `${name}: waiting events before splice ${before.get(name)?.waiting}, total ${r.waiting}`,
+    );
+  }
+});

@@ -145,3 +145,26 @@ t.test('a stale If-Match is refused with 412 and nothing is written', async (t) 
   });
   t.match(ok.etag, /^"[0-9a-f]{64}"$/);
 });
+
+t.test('a missing file starts as {} and is created by the first edit', async (t) => {
+  const dir = await tempDir(t);
+  const file = path.join(dir, 'new.json');
+  const sink = new RecordingSink();
+  const service = new ConfigServiceImpl({
+    loop: sink,
+    persister: new FilePersister(file),
+    log: silentLogger,
+    source: file,
+    info: () => ({}),
+  });
+  const watcher = new FileWatcher({ file, service, clock: systemClock, log: silentLogger });
+  t.teardown(() => watcher.close());
+  t.equal(await watcher.refresh(true), 'applied');
+  t.same(service.current().doc, {});
+  await sink.until('the empty config submitted', () => sink.submits.length === 1);
+  t.equal(sink.submits[0]!.desired.resources.has('user/x'), false);
+  await service.edit((d) => ({ ...d, user: [{ login: 'x', password: 'y' }] }), {
+    message: 'config: create user "x"',
+  });
+  t.same(JSON.parse(await readFile(file, 'utf8')), { user: [{ login: 'x', password: 'y' }] });
+});

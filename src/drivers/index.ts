@@ -5,6 +5,7 @@ import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-serv
 import { epgSourceDriver } from './epg-source.ts';
 import { httpServerDriver } from './http-server.ts';
 import { DriverRegistry } from './registry.ts';
+import { storageDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
 import type { Driver } from './types.ts';
 import { userDriver } from './users.ts';
@@ -18,6 +19,7 @@ export function builtinDrivers(): Driver[] {
     epgServerDriver,
     epgChannelSetDriver,
     epgLoginDriver,
+    storageDriver,
     streamDriver,
     // more drivers: one line each
   ];

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
 import type { Resource } from '../../config/types.ts';
+import { withArchive } from '../../dvr/attach.ts';
 import type { Section } from '../../native/ts.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
@@ -347,7 +348,9 @@ export class StreamInstance implements Instance<Spec> {
     if (this.active < 0) return 'error';
     const now = this.host.clock.monotonic();
     const timeout = this.settings().streamTimeoutMs;
-    if (this.lastOutput >= 0 && now - this.lastOutput < timeout) return 'running';
+    // Output alone is not enough: the active input must be delivering valid TS (PAT + PMT).
+    const valid = this.runners[this.active]?.deliveredWithin(timeout) ?? false;
+    if (valid && this.lastOutput >= 0 && now - this.lastOutput < timeout) return 'running';
     if (now - this.startedAt < timeout) return 'starting';
     return 'no-signal';
   }
@@ -384,12 +387,19 @@ export class StreamInstance implements Instance<Spec> {
     const want = num(this.spec, 'ott-hls', 0) > 0;
     const factory = this.host.services.get(OTT_FACTORY_SERVICE) as OttFactory | undefined;
     if (want && factory && !this.ott) {
-      this.ott = factory({
+      const ott = factory({
         name: this.name,
         spec: this.spec,
         bus: this.hub,
         clock: this.host.clock,
         log: this.log.child({ ott: true }),
+      });
+      // DVR hook (src/dvr/attach.ts): archive playback on the live URLs and the recorder.
+      this.ott = withArchive(ott, {
+        host: this.host,
+        name: this.name,
+        spec: () => this.spec,
+        state: () => this.state(),
       });
     } else if (!want && this.ott) {
       this.ott.close();

@@ -309,3 +309,74 @@ t.test('SDT names the programme; reset forgets everything', async (t) => {
   t.same(a.programs(), []);
   t.equal(a.stats().packets, 0);
 });
+
+t.test('MPTS: two programmes; PMT and PAT version changes are followed', async (t) => {
+  const a = new TsAnalyzer();
+  const pat1 = pat([
+    { pnr: 1, pid: 0x100 },
+    { pnr: 2, pid: 0x200 },
+  ]);
+  const feed = (pkts: Buffer[], now: number) =>
+    a.push(Buffer.concat([...pkts, nullPacket(), nullPacket(), nullPacket()]), now);
+  const cc0 = { n: 0 };
+  const cc1 = { n: 0 };
+  const cc2 = { n: 0 };
+  feed(
+    [
+      ...psiPackets(0, [pat1], cc0),
+      ...psiPackets(0x100, [pmt(1, 0x101, [{ type: 0x1b, pid: 0x101 }])], cc1),
+      ...psiPackets(
+        0x200,
+        [
+          pmt(2, 0x201, [
+            { type: 0x24, pid: 0x201 },
+            { type: 0x03, pid: 0x202, lang: 'spa' },
+          ]),
+        ],
+        cc2,
+      ),
+    ],
+    0,
+  );
+  t.same(
+    a.programs().map((p) => [p.pnr, p.pmtPid, p.streams.map((s) => s.codec)]),
+    [
+      [1, 0x100, ['h264']],
+      [2, 0x200, ['hevc', 'mp2']],
+    ],
+  );
+  // PMT of programme 1 gains an audio stream (version 1).
+  feed(
+    [
+      ...psiPackets(
+        0x100,
+        [
+          pmt(
+            1,
+            0x101,
+            [
+              { type: 0x1b, pid: 0x101 },
+              { type: 0x0f, pid: 0x102 },
+            ],
+            1,
+          ),
+        ],
+        cc1,
+      ),
+    ],
+    10,
+  );
+  const p1 = a.programs()[0]!;
+  t.equal(p1.version, 1);
+  t.same(
+    p1.streams.map((s) => s.pid),
+    [0x101, 0x102],
+  );
+  // PAT version 1 drops programme 2.
+  feed([...psiPackets(0, [pat([{ pnr: 1, pid: 0x100 }], 1)], cc0)], 20);
+  t.same(
+    a.programs().map((p) => p.pnr),
+    [1],
+  );
+  t.equal(a.stats().tr101290.crcError, 0);
+});

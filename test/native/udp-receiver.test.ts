@@ -54,14 +54,9 @@ function socketInodes(): Set<string> {
   return out;
 }
 
-function send(url: string): ChildProcess {
-  const ff = spawn(
-    'ffmpeg',
-    ['-hide_banner', '-loglevel', 'error', '-re', '-i', file, '-c', 'copy', '-f', 'mpegts', url],
-    {
-      stdio: 'ignore',
-    },
-  );
+function send(url: string, realtime = true): ChildProcess {
+  const args = ['-hide_banner', '-loglevel', 'error', ...(realtime ? ['-re'] : []), '-i', file];
+  const ff = spawn('ffmpeg', [...args, '-c', 'copy', '-f', 'mpegts', url], { stdio: 'ignore' });
   t.teardown(() => {
     if (ff.exitCode === null) ff.kill('SIGKILL');
   });
@@ -196,3 +191,83 @@ t.test('an exception thrown by onData goes to onError; the receiver keeps runnin
   t.equal(errors[0]?.message, 'boom');
   t.ok(calls >= 2);
 });
+
+t.test('SSM: a source-specific join receives its source only', async (t) => {
+  let right = 0;
+  let wrong = 0;
+  const port = await new Promise<number>((resolve) => {
+    const probe = new UdpReceiver({ port: 0, onData: () => {} });
+    const p = probe.port;
+    probe.close();
+    resolve(p);
+  });
+  const group = '232.1.2.3';
+  const a = new UdpReceiver({
+    port,
+    address: group,
+    bindIf: '127.0.0.1',
+    ssm: '127.0.0.1',
+    onData: (_b, n) => {
+      right += n;
+    },
+  });
+  const b = new UdpReceiver({
+    port,
+    address: group,
+    bindIf: '127.0.0.1',
+    ssm: '127.0.0.2',
+    onData: (_b, n) => {
+      wrong += n;
+    },
+  });
+  t.teardown(() => {
+    a.close();
+    b.close();
+  });
+  const ff = send(`udp://${group}:${port}?pkt_size=1316&localaddr=127.0.0.1&ttl=1`);
+  await new Promise<void>((resolve, reject) => {
+    const deadline = setTimeout(() => reject(new Error('timed out')), WAIT_MS);
+    const iv = setInterval(() => {
+      if (right >= 50) {
+        clearInterval(iv);
+        clearTimeout(deadline);
+        resolve();
+      }
+    }, 20);
+  });
+  ff.kill('SIGKILL');
+  t.ok(right >= 50, `${right} datagrams from the joined source`);
+  t.equal(wrong, 0, 'none for the other source');
+});
+
+t.test(
+  'a JS thread that falls behind loses whole batches (queueDrops), never blocks the reader',
+  async (t) => {
+    const BLOCK_MS = 500;
+    let blocked = false;
+    let datagrams = 0;
+    const r = new UdpReceiver({
+      port: 0,
+      address: '127.0.0.1',
+      queueBatches: 1,
+      batchDatagrams: 4,
+      batchLatencyMs: 0,
+      onData: (_b, n) => {
+        datagrams += n;
+        if (blocked) return;
+        blocked = true;
+        const until = Date.now() + BLOCK_MS;
+        while (Date.now() < until) {
+          // hold the JS thread while ffmpeg sends as fast as it can
+        }
+      },
+    });
+    t.teardown(() => r.close());
+    const ff = send(`udp://127.0.0.1:${r.port}?pkt_size=1316`, false);
+    await new Promise<void>((resolve) => ff.once('exit', () => resolve()));
+    const st = r.stats();
+    t.ok(st.queueDrops > 0, `${st.queueDrops} batches dropped while JS was busy`);
+    t.equal(st.drops, 0, 'the socket itself lost nothing: the thread kept reading');
+    t.ok(st.datagrams > datagrams, 'the thread counted more than JS was handed');
+  },
+);

@@ -3,8 +3,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { epgRoutes } from '../../epg/routes.ts';
 import type { AppContext } from '../context.ts';
+import { dvrRoutes } from './dvr.ts';
 import { streamRoutes } from './stream.ts';
 
 export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;
 
-export const apiPlugins: ApiPlugin[] = [epgRoutes, streamRoutes];
+export const apiPlugins: ApiPlugin[] = [epgRoutes, streamRoutes, dvrRoutes];

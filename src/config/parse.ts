@@ -1,0 +1,110 @@
+// Loading a config text: parse (with positions) → version check → schema → references →
+// warnings → desired state. Throws ConfigError with every issue.
+import type { LoadedConfig } from './contracts.ts';
+import { buildDesired } from './desired.ts';
+import { JsonSyntaxError, parseJsonWithPositions } from './json.ts';
+import { referenceIssues } from './references.ts';
+import { SVC_VERSION } from './schema.ts';
+import { type ConfigDocument, ConfigError, type ConfigIssue } from './types.ts';
+import { schemaIssues, semanticWarnings, show, walkIssues } from './validate.ts';
+
+/** One issue as a line: `file:line:col: error: message [rule at /pointer]`. */
+export function formatIssue(issue: ConfigIssue, source?: string): string {
+  const where = [source, issue.line, issue.column].filter((x) => x !== undefined).join(':');
+  const at = issue.pointer === '' ? '' : ` at ${issue.pointer}`;
+  return `${where ? `${where}: ` : ''}${issue.severity}: ${issue.message} [${issue.rule}${at}]`;
+}
+
+function fail(issues: ConfigIssue[], source: string | undefined): never {
+  const errors = issues.filter((i) => i.severity === 'error');
+  const head = `${source ?? 'config'}: ${errors.length} error${errors.length === 1 ? '' : 's'}`;
+  throw new ConfigError([head, ...issues.map((i) => formatIssue(i, source))].join('\n'), issues);
+}
+
+/**
+ * Read and check a config text. Throws ConfigError carrying every issue (errors and the
+ * warnings found alongside them) when anything is wrong; otherwise returns the document,
+ * the desired state and the warnings.
+ */
+export function loadConfigText(text: string, opts: { source?: string } = {}): LoadedConfig {
+  let parsed: ReturnType<typeof parseJsonWithPositions>;
+  try {
+    parsed = parseJsonWithPositions(text);
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
+    const message = e.message.replace(/ at line \d+, column \d+$/, '');
+    fail(
+      [
+        {
+          severity: 'error',
+          pointer: e.pointer,
+          rule: e.rule,
+          message,
+          line: e.line,
+          column: e.column,
+        },
+      ],
+      opts.source,
+    );
+  }
+  const { value, positions } = parsed;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const pos = positions.locate('');
+    fail(
+      [
+        {
+          severity: 'error',
+          pointer: '',
+          rule: 'type',
+          message: `the config must be one JSON object, got ${show(value)}`,
+          ...pos,
+        },
+      ],
+      opts.source,
+    );
+  }
+  const doc = value as ConfigDocument;
+
+  const version = doc['x-svc-version'];
+  if (version !== undefined && version !== SVC_VERSION) {
+    // Rules of another version give wrong answers (spec 1): stop here.
+    const pos = positions.locate('/x-svc-version');
+    fail(
+      [
+        {
+          severity: 'error',
+          pointer: '/x-svc-version',
+          rule: 'version',
+          message: `x-svc-version is ${show(version)} but this server validates configs of version ${SVC_VERSION}`,
+          value: version,
+          ...pos,
+        },
+      ],
+      opts.source,
+    );
+  }
+
+  const walked = walkIssues(doc, positions);
+  const errors = [
+    ...schemaIssues(doc, positions),
+    ...walked.filter((i) => i.severity === 'error'),
+    ...referenceIssues(doc, positions),
+  ];
+  const warnings = [
+    ...walked.filter((i) => i.severity === 'warning'),
+    ...semanticWarnings(doc, positions),
+  ];
+  if (errors.length > 0) fail(sortIssues([...errors, ...warnings]), opts.source);
+  return { text, doc, desired: buildDesired(doc, text), warnings: sortIssues(warnings) };
+}
+
+/** Issues in text order (unplaced ones last), errors before warnings at the same place. */
+function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
+  const big = Number.MAX_SAFE_INTEGER;
+  return issues.sort(
+    (a, b) =>
+      (a.line ?? big) - (b.line ?? big) ||
+      (a.column ?? big) - (b.column ?? big) ||
+      (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1),
+  );
+}

@@ -1,0 +1,51 @@
+// Write side of the config store (atomic replace of the file), and the one import point for
+// the whole config layer: load, defaults, minimal form, format, field rules.
+import { randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+export { applyDefaults } from './defaults.ts';
+export { formatConfig } from './format.ts';
+export { elideDefaults } from './minimal.ts';
+export { formatIssue, loadConfigText } from './parse.ts';
+export { fieldRules } from './schema.ts';
+
+/** Mode of a config file written where none existed (it holds passwords). */
+const NEW_FILE_MODE = 0o600;
+
+/**
+ * Replace `path` by `text` so a reader (or a crash) only ever sees the old or the new file:
+ * write a temp file in the same directory, fsync it, rename it over, fsync the directory.
+ */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  // Keep the permissions of the file being replaced; a new file holds secrets, so owner only.
+  const mode = await stat(path).then(
+    (s) => s.mode & 0o7777,
+    () => NEW_FILE_MODE,
+  );
+  const fh = await open(tmp, 'wx', mode);
+  try {
+    await fh.chmod(mode);
+    await fh.writeFile(text, 'utf8');
+    await fh.sync();
+  } catch (e) {
+    await fh.close();
+    await unlink(tmp).catch(() => {});
+    throw e;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await unlink(tmp).catch(() => {});
+    throw e;
+  }
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}

@@ -1,0 +1,274 @@
+// Schema validation of a parsed config: ajv errors turned into plain-words ConfigIssues with
+// pointer and line:column, plus the warnings the schema cannot express (unknown members of
+// non-strict records with a "did you mean", an unset lnb-polarization).
+import type { ErrorObject } from 'ajv';
+import type { PositionIndex } from './json.ts';
+import { escapePointerToken, unescapePointerToken } from './json.ts';
+import {
+  configValidator,
+  fieldsAlong,
+  isPlainObject,
+  itemsSchema,
+  objectShape,
+  rootSchema,
+  type SchemaNode,
+  sameLengthMismatch,
+} from './schema.ts';
+import { suggest } from './suggest.ts';
+import type { ConfigIssue } from './types.ts';
+
+const TYPE_WORDS: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+/** A value as shown in a message (short). */
+export function show(v: unknown): string {
+  const s = JSON.stringify(v);
+  if (s === undefined) return String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+function tokens(pointer: string): string[] {
+  return pointer === '' ? [] : pointer.slice(1).split('/').map(unescapePointerToken);
+}
+
+/** Name of the member a pointer ends at, for messages (`port`, `stream[3]`, `the document`). */
+export function label(pointer: string): string {
+  const t = tokens(pointer);
+  if (t.length === 0) return 'the document';
+  const last = t[t.length - 1]!;
+  if (/^\d+$/.test(last) && t.length > 1) return `${t[t.length - 2]}[${last}]`;
+  return last;
+}
+
+/** Locate an issue in the text and attach line:column. */
+function place(issue: ConfigIssue, positions: PositionIndex, key: boolean): ConfigIssue {
+  const pos = positions.locateNearest(issue.pointer, key);
+  if (pos) {
+    issue.line = pos.line;
+    issue.column = pos.column;
+  }
+  return issue;
+}
+
+function conditionText(doc: unknown, pointer: string): string | undefined {
+  const fields = fieldsAlong(rootSchema(), doc, tokens(pointer));
+  const f = fields?.[fields.length - 1];
+  return f?.schema['x-when'] as string | undefined;
+}
+
+function translate(
+  e: ErrorObject,
+  doc: unknown,
+  positions: PositionIndex,
+): ConfigIssue | undefined {
+  const at = e.instancePath;
+  const name = label(at);
+  const v = e.data;
+  const p = e.params as Record<string, unknown>;
+  const parent = (e.parentSchema ?? {}) as SchemaNode;
+  const issue = (rule: string, message: string, pointer = at, key = false): ConfigIssue =>
+    place({ severity: 'error', pointer, rule, message, value: v }, positions, key);
+  switch (e.keyword) {
+    case 'if':
+      return undefined; // the failing branch reports the real error
+    case 'type':
+      return issue(
+        'type',
+        `${name} must be ${TYPE_WORDS[String(p['type'])] ?? p['type']}, got ${show(v)}`,
+      );
+    case 'minimum':
+      return issue('minimum', `${name} must be at least ${p['limit']}, got ${show(v)}`);
+    case 'maximum':
+      return issue('maximum', `${name} must be at most ${p['limit']}, got ${show(v)}`);
+    case 'enum': {
+      const allowed = (p['allowedValues'] as unknown[]).map(show).join(', ');
+      return issue('enum', `${name} must be one of ${allowed}, got ${show(v)}`);
+    }
+    case 'const':
+      return issue('const', `${name} must be ${show(p['allowedValue'])}, got ${show(v)}`);
+    case 'required': {
+      const missing = String(p['missingProperty']);
+      const ptr = `${at}/${escapePointerToken(missing)}`;
+      const what =
+        isPlainObject(v) && typeof v['type'] === 'string'
+          ? ` (a ${v['type']} ${name.replace(/\[\d+\]$/, '')} needs it)`
+          : '';
+      const is = issue('required', `${missing} is required${what}`, ptr);
+      is.value = undefined;
+      return is;
+    }
+    case 'additionalProperties': {
+      const extra = String(p['additionalProperty']);
+      const ptr = `${at}/${escapePointerToken(extra)}`;
+      const known = Object.keys((parent['properties'] ?? {}) as object);
+      const hint = suggest(extra, known);
+      const where =
+        at === ''
+          ? 'unknown top-level member'
+          : `unknown member in ${String(parent['title'] ?? name).toLowerCase()} record`;
+      const is = issue(
+        'unknown-member',
+        `${where}: ${show(extra)}${hint ? ` (did you mean ${hint}?)` : ''}`,
+        ptr,
+        true,
+      );
+      is.value = isPlainObject(v) ? v[extra] : undefined;
+      return is;
+    }
+    case 'minLength':
+      return p['limit'] === 1
+        ? issue('minLength', `${name} must not be empty`)
+        : issue('minLength', `${name} must be at least ${p['limit']} characters long`);
+    case 'maxLength':
+      return issue(
+        'maxLength',
+        `${name} must be at most ${p['limit']} characters long, got ${show(v)}`,
+      );
+    case 'pattern': {
+      const text = parent['x-pattern-text'] as string | undefined;
+      return issue(
+        'pattern',
+        `${name} must be ${text ?? `text matching ${p['pattern']}`}, got ${show(v)}`,
+      );
+    }
+    case 'minItems':
+      return issue('minItems', `${name} must have at least ${p['limit']} item(s)`);
+    case 'maxItems':
+      return issue('maxItems', `${name} must have at most ${p['limit']} item(s)`);
+    case 'uniqueItems':
+      return issue(
+        'uniqueItems',
+        `${name} must not repeat a value (items ${p['j']} and ${p['i']} are equal)`,
+      );
+    case 'false schema': {
+      const cond = conditionText(doc, at);
+      const is = issue(
+        'not-allowed',
+        `${name} is not allowed here${cond ? `: only when ${cond}` : ''}`,
+        at,
+        true,
+      );
+      return is;
+    }
+    default:
+      return issue(e.keyword, `${name} ${e.message ?? 'is invalid'}`);
+  }
+}
+
+/** Validate `doc` against the schema; every error in plain words with its position. */
+export function schemaIssues(doc: unknown, positions: PositionIndex): ConfigIssue[] {
+  const validate = configValidator();
+  if (validate(doc)) return [];
+  const out: ConfigIssue[] = [];
+  for (const e of validate.errors ?? []) {
+    const issue = translate(e, doc, positions);
+    if (issue) out.push(issue);
+  }
+  return out;
+}
+
+/** What the schema walk finds: arrays that must agree in length (errors), and members the
+ *  schema does not know in records that accept them (warnings, with a "did you mean"). */
+export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  const walk = (node: SchemaNode, value: unknown, pointer: string): void => {
+    if (Array.isArray(value)) {
+      const items = itemsSchema(node);
+      if (!items) return;
+      value.forEach((el, i) => {
+        walk(items, el, `${pointer}/${i}`);
+      });
+      return;
+    }
+    if (!isPlainObject(value)) return;
+    const shape = objectShape(node, value);
+    for (const rule of shape.sameLength) {
+      const lengths = sameLengthMismatch(rule, value);
+      if (!lengths) continue;
+      const list = Object.entries(lengths)
+        .map(([k, n]) => `${k} has ${n}`)
+        .join(', ');
+      const issue: ConfigIssue = {
+        severity: 'error',
+        pointer,
+        rule: 'same-length',
+        message: `${rule.arrays.join(', ')} must have the same number of items (${list})`,
+      };
+      out.push(place(issue, positions, false));
+    }
+    for (const [key, v] of Object.entries(value)) {
+      const f = shape.fields.get(key);
+      const ptr = `${pointer}/${escapePointerToken(key)}`;
+      if (!f) {
+        if (shape.strict) continue; // already an error from the schema
+        const hint = suggest(key, shape.fields.keys());
+        const issue: ConfigIssue = {
+          severity: 'warning',
+          pointer: ptr,
+          rule: 'unknown-member',
+          message: `unknown member ${show(key)} is ignored${hint ? ` (did you mean ${hint}?)` : ''}`,
+          value: v,
+        };
+        out.push(place(issue, positions, true));
+        continue;
+      }
+      if (!f.forbidden && v !== null && typeof v === 'object') walk(f.schema, v, ptr);
+    }
+  };
+  walk(rootSchema(), doc, '');
+  return out;
+}
+
+const SATELLITE_TYPES = new Set([5, 6]);
+
+/** Warnings about settings that are valid but leave a resource unable to work. */
+export function semanticWarnings(doc: unknown, positions: PositionIndex): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  if (!isPlainObject(doc) || !Array.isArray(doc['dvb-adapter'])) return out;
+  doc['dvb-adapter'].forEach((a, i) => {
+    if (!isPlainObject(a)) return;
+    const mode = a['mode'] ?? 0;
+    if (mode !== 0) return;
+    const pointer = `/dvb-adapter/${i}`;
+    if (a['type'] === undefined) {
+      out.push(
+        place(
+          {
+            severity: 'warning',
+            pointer,
+            rule: 'type-not-set',
+            message:
+              'type is not set: a stream adapter (mode 0) cannot tune without a delivery system type',
+          },
+          positions,
+          false,
+        ),
+      );
+    }
+    const pol = a['lnb-polarization'];
+    if (SATELLITE_TYPES.has(a['type'] as number) && (pol === undefined || pol === -1)) {
+      out.push(
+        place(
+          {
+            severity: 'warning',
+            pointer: `${pointer}/lnb-polarization`,
+            rule: 'lnb-polarization',
+            message:
+              'lnb-polarization is not set (mode 0 needs 0 horizontal or 1 vertical); the adapter will report that lnb-polarization is not set',
+            value: pol,
+          },
+          positions,
+          pol !== undefined,
+        ),
+      );
+    }
+  });
+  return out;
+}

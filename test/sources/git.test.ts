@@ -4,7 +4,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { GitSource } from '../../src/config/git.ts';
+import { GitSource, readGitConfigOnce } from '../../src/config/git.ts';
 import { ConfigServiceImpl } from '../../src/config/service.ts';
 import { silentLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/util/clock.ts';
@@ -159,3 +159,35 @@ t.test(
     t.equal(sink.submits.length, 1);
   },
 );
+
+t.test('another branch and a config path in a subfolder', async (t) => {
+  const repo = await makeRepo(t, 'prod');
+  const commit = await repo.push(users('erin'), 'prod config', 'env/prod/config.json');
+  const once = await readGitConfigOnce(repo.url, 'prod', 'env/prod/config.json');
+  t.same(once, { text: users('erin'), commit });
+  const sink = new RecordingSink();
+  const source = new GitSource({
+    url: repo.url,
+    branch: 'prod',
+    path: 'env/prod/config.json',
+    dataDir: await tempDir(t),
+    clock: systemClock,
+    log: silentLogger,
+  });
+  const service = new ConfigServiceImpl({
+    loop: sink,
+    persister: source,
+    log: silentLogger,
+    source: repo.url,
+    info: () => source.info(),
+  });
+  source.attach(service);
+  t.teardown(() => source.close());
+  await source.init();
+  t.equal(await source.poll(), 'applied');
+  await sink.until('submit', () => sink.submits.length === 1);
+  t.ok(sink.submits[0]!.desired.resources.has('user/erin'));
+  const edit = await service.edit((d) => ({ ...d, user: [] }), { message: 'config: no users' });
+  t.equal(await repo.remoteHead('prod'), edit.commit);
+  t.same(JSON.parse(await repo.remoteFile('env/prod/config.json', 'prod')), { user: [] });
+});

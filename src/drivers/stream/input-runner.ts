@@ -1,12 +1,14 @@
 // One input of a stream: its transport plus a native TS analyzer. Tracks when valid TS last
-// arrived and the priority-1 error rate, which the failover policy reads. Only the active
-// input's packets reach the output; a probing input (primary re-test) is analysed and dropped.
+// arrived (aligned packets *and* a fresh PAT + PMT without sync loss, see validity.ts) and the
+// priority-1 error rate, which the failover policy reads. Only the active input's packets reach
+// the output; a probing input (primary re-test) is analysed and dropped.
 import type { Logger } from 'pino';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../../native/ts.ts';
 import type { Clock } from '../../util/clock.ts';
 import { str } from './inputs/common.ts';
 import { INPUT_FACTORIES, NOT_SUPPORTED_YET } from './inputs/index.ts';
 import type { InputTransport } from './inputs/types.ts';
+import { TsValidity } from './validity.ts';
 
 export type InputMode = 'off' | 'active' | 'probe';
 
@@ -45,6 +47,7 @@ export class InputRunner {
   private lastSample = -1;
   private lastStats: TsStats | null = null;
   private lastPrograms: Program[] = [];
+  private validity = new TsValidity();
 
   constructor(private readonly o: RunnerOptions) {
     this.index = o.index;
@@ -73,11 +76,10 @@ export class InputRunner {
       this.error = NOT_SUPPORTED_YET;
       return;
     }
-    this.analyzer = new TsAnalyzer({
-      tr101290: true,
-      clock: this.o.clock,
-      ...(this.o.wantSections ? { psiPids: 'all' as const } : {}),
-    });
+    // Sections are always taken: PAT/PMT decide validity; EIT/TDT/TOT go on with epg-export.
+    this.analyzer = new TsAnalyzer({ tr101290: true, clock: this.o.clock, psiPids: 'all' });
+    this.validity = new TsValidity();
+    this.lastSample = -1;
     this.lastValid = -1;
     this.openedAt = this.o.clock.monotonic();
     this.samples = [];
@@ -120,11 +122,14 @@ export class InputRunner {
       this.error = (err as Error).message;
       return;
     }
-    if (packets.length > 0) this.lastValid = this.o.clock.monotonic();
-    if (this.o.wantSections) {
-      const sections = a.takeSections();
-      if (sections.length && this.mode === 'active') this.o.onSections(this, sections);
+    const now = this.o.clock.monotonic();
+    const sections = a.takeSections();
+    if (sections.length) {
+      this.validity.sections(sections, now);
+      if (this.o.wantSections && this.mode === 'active') this.o.onSections(this, sections);
     }
+    this.stats(); // refreshes the sync-loss reading a few times a second
+    if (packets.length > 0 && this.validity.verdict(now) === 'valid') this.lastValid = now;
     if (this.mode === 'active' && packets.length > 0) this.o.onPackets(this, packets);
   }
 
@@ -135,6 +140,7 @@ export class InputRunner {
       this.lastStats = this.analyzer.stats();
       this.lastSample = now;
       this.samples.push({ at: now, p1: this.lastStats.priority1 });
+      this.validity.syncLossCount(this.lastStats.tr101290.tsSyncLoss, now);
     }
     return this.lastStats;
   }
@@ -182,6 +188,7 @@ export class InputRunner {
               : 'receiving',
       ...(this.error ? { message: this.error } : {}),
       lastValidAgoMs: this.lastValid < 0 ? null : Math.round(now - this.lastValid),
+      ...(this.mode !== 'off' ? { validity: this.validity.verdict(now) } : {}),
       ...(this.transport ? { transport: this.transport.status() } : {}),
       ...(st
         ? {

@@ -429,6 +429,11 @@ export class ArchiveStorage {
 
   // ---- figures ------------------------------------------------------------------------------
 
+  /** The index was written outside commit()/cleanup (tools, tests): drop cached figures. */
+  indexChanged(): void {
+    this.totalsCache = undefined;
+  }
+
   totals(): Map<string, StreamTotals> {
     if (!this.index) return new Map();
     this.totalsCache ??= this.index.totals();

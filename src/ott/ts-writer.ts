@@ -40,7 +40,7 @@ export class TsSegmentWriter implements SegmenterSink {
   /** Global index of the first packet after the prefix. */
   private bufFirst = -1;
   private prefix = 0;
-  private seg?: { b: Boundary; lastPts: number };
+  private seg?: { b: Boundary; lastPts: number; sawVideo: boolean };
   private pat?: Buffer;
   private pmt?: Buffer;
   private frameTicks = PTS_HZ / 25;
@@ -65,8 +65,16 @@ export class TsSegmentWriter implements SegmenterSink {
 
   accessUnit(track: Track, au: AccessUnit): void {
     if (!this.seg) return;
-    if (au.pts > this.seg.lastPts) this.seg.lastPts = au.pts;
-    if (track.type === 'video' && track.fps > 0) this.frameTicks = PTS_HZ / track.fps;
+    // The closing duration after a splice follows the video; audio runs on past it in the mux.
+    if (track.type === 'video') {
+      this.seg.sawVideo = true;
+      if (au.pts > this.seg.lastPts) this.seg.lastPts = au.pts;
+      if (track.fps > 0) this.frameTicks = PTS_HZ / track.fps;
+    } else if (!this.seg.sawVideo && au.pts > this.seg.lastPts) {
+      this.seg.lastPts = au.pts;
+      if (au.samples && track.audio)
+        this.frameTicks = (au.samples * PTS_HZ) / track.audio.sampleRate;
+    }
   }
 
   boundary(b: Boundary): void {
@@ -78,7 +86,7 @@ export class TsSegmentWriter implements SegmenterSink {
     next.append(rest);
     this.buf = next;
     this.bufFirst = b.packetIndex;
-    this.seg = { b, lastPts: b.pts };
+    this.seg = { b, lastPts: b.pts, sawVideo: false };
   }
 
   splice(packetIndex: number): void {

@@ -1,0 +1,79 @@
+// Segmenter behaviour on real encoder output: cuts only at keyframes once the target is
+// reached, marks a bus discontinuity and a timestamp jump, and CMAF fragments carry correct
+// sizes, offsets and timing.
+import t from 'tap';
+import { fragment } from '../../src/ott/cmaf/fragment.ts';
+import { Segmenter } from '../../src/ott/segmenter.ts';
+import { SegmentStore } from '../../src/ott/store.ts';
+import { TsSegmentWriter } from '../../src/ott/ts-writer.ts';
+import { makeTestStream, tempDir } from '../helpers/ott.ts';
+
+async function stream(seconds: number, offset?: number): Promise<Buffer> {
+  const tmp = tempDir();
+  try {
+    return await makeTestStream(`${tmp.dir}/s.ts`, { seconds, gop: 25, bframes: true, offset });
+  } finally {
+    tmp.remove();
+  }
+}
+
+function setup(target: number) {
+  const seg = new Segmenter({ targetDuration: target, now: () => 0 });
+  const store = new SegmentStore({ window: 100, grace: 0 });
+  seg.addSink(new TsSegmentWriter(seg, store));
+  return { seg, store };
+}
+
+t.test('cuts at keyframes after the target duration', async (t) => {
+  const { seg, store } = setup(1.5);
+  seg.push(await stream(8));
+  const durations = store.all().map((s) => s.duration);
+  t.same(durations.slice(0, 3), [2, 2, 2], '1.5 s target with a 1 s GOP gives 2 s segments');
+  for (const s of store.all()) {
+    const data = store.get(s.uri)!;
+    t.equal(data.length % 188, 0);
+    t.equal(data[0], 0x47);
+    t.equal(((data[1]! & 0x1f) << 8) | data[2]!, 0, 'starts with the PAT');
+  }
+  t.same(
+    store.all().map((s) => s.seq),
+    [0, 1, 2],
+  );
+});
+
+t.test('a bus discontinuity and a PTS jump both start a marked segment', async (t) => {
+  const { seg, store } = setup(1);
+  const a = await stream(3);
+  const b = await stream(3, 500);
+  seg.push(a);
+  seg.discontinuity();
+  seg.push(a); // same timestamps again after an announced splice
+  seg.push(b); // unannounced jump of 500 s
+  seg.flush();
+  const marked = store.all().filter((s) => s.discontinuity);
+  t.equal(marked.length, 2, 'two splices');
+  t.same(
+    marked.map((s) => s.discSeq),
+    [1, 2],
+  );
+  for (const s of store.all())
+    t.ok(s.duration > 0.5 && s.duration <= 1.01, `segment ${s.seq}: ${s.duration} s`);
+});
+
+t.test('fragment layout: trun data offset points into mdat', async (t) => {
+  const samples = [
+    { data: Buffer.from('abcd'), duration: 3600, cto: 7200, sync: true },
+    { data: Buffer.from('efghij'), duration: 3600, cto: -3600, sync: false },
+  ];
+  const f = fragment(5, samples, 2 ** 33 + 10);
+  const moofSize = f.readUInt32BE(0);
+  t.equal(f.toString('latin1', 4, 8), 'moof');
+  t.equal(f.toString('latin1', moofSize + 4, moofSize + 8), 'mdat');
+  const trun = f.indexOf('trun');
+  const dataOffset = f.readInt32BE(trun + 12);
+  t.equal(dataOffset, moofSize + 8, 'data offset = moof size + mdat header');
+  t.equal(f.toString('latin1', dataOffset, dataOffset + 10), 'abcdefghij');
+  const tfdt = f.indexOf('tfdt');
+  t.equal(f.readBigUInt64BE(tfdt + 8), BigInt(2 ** 33 + 10), '64-bit tfdt');
+  t.equal(f.readInt32BE(trun + 16 + 16 + 12), -3600, 'signed composition offset');
+});

@@ -63,6 +63,18 @@ export function checkRepoPath(p: string): string {
   return norm;
 }
 
+/**
+ * A local repository path made absolute (the clone lives elsewhere, so `../repo.git` would
+ * point somewhere else from there); URLs and scp-like `host:path` are returned as given.
+ */
+export function normaliseGitUrl(url: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  const colon = url.indexOf(':');
+  const slash = url.indexOf('/');
+  const scpLike = colon > 0 && (slash < 0 || colon < slash);
+  return scpLike ? url : path.resolve(url);
+}
+
 export class GitSource implements ConfigPersister {
   readonly url: string;
   readonly branch: string;
@@ -78,7 +90,7 @@ export class GitSource implements ConfigPersister {
   private closed = false;
 
   constructor(private readonly opts: GitSourceOptions) {
-    this.url = opts.url;
+    this.url = normaliseGitUrl(opts.url);
     this.branch = opts.branch ?? DEFAULT_GIT_BRANCH;
     this.repoPath = checkRepoPath(opts.path ?? DEFAULT_GIT_PATH);
     this.pollMs = Math.max(1, opts.pollSec ?? DEFAULT_GIT_POLL_SEC) * 1000;
@@ -256,7 +268,13 @@ export async function readGitConfigOnce(
 ): Promise<{ text: string; commit: string }> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'sluice-git-'));
   try {
-    await git(tmp).clone(url, tmp, ['--depth', '1', '--branch', branch, '--single-branch']);
+    await git(tmp).clone(normaliseGitUrl(url), tmp, [
+      '--depth',
+      '1',
+      '--branch',
+      branch,
+      '--single-branch',
+    ]);
     const commit = (await git(tmp).revparse(['HEAD'])).trim();
     const text = await readConfigFile(path.join(tmp, checkRepoPath(repoPath)));
     return { text: text ?? emptyConfigText(), commit };

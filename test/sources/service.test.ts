@@ -1,9 +1,10 @@
 // Pure pieces of the config service and CLI: If-Match matching, the serial queue, repository
 // path checks, issue lines, and rebuilding a plan from the server's JSON.
+import path from 'node:path';
 import t from 'tap';
 import { formatIssue } from '../../src/cli/issues.ts';
 import { planFromJson } from '../../src/cli/reconcile.ts';
-import { checkRepoPath } from '../../src/config/git.ts';
+import { checkRepoPath, normaliseGitUrl } from '../../src/config/git.ts';
 import { etagOf, ifMatchAccepts, SerialQueue } from '../../src/config/service.ts';
 import { renderPlanText } from '../../src/reconciler/render.ts';
 
@@ -100,4 +101,14 @@ t.test("a plan rebuilt from the server's JSON renders like the original", async 
   t.match(text, /\+ user "bob"/);
   t.match(text, /Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy\./);
   t.throws(() => planFromJson({}), /not a plan/);
+});
+
+t.test('git URLs: local paths become absolute, remote URLs stay', async (t) => {
+  t.equal(normaliseGitUrl('https://example.com/cfg.git'), 'https://example.com/cfg.git');
+  t.equal(normaliseGitUrl('ssh://git@example.com/cfg.git'), 'ssh://git@example.com/cfg.git');
+  t.equal(normaliseGitUrl('git@example.com:ops/cfg.git'), 'git@example.com:ops/cfg.git');
+  t.equal(normaliseGitUrl('file:///srv/cfg.git'), 'file:///srv/cfg.git');
+  t.equal(normaliseGitUrl('/srv/cfg.git'), '/srv/cfg.git');
+  t.equal(normaliseGitUrl('../cfg.git'), path.resolve('../cfg.git'));
+  t.equal(normaliseGitUrl('./a:b/cfg.git'), path.resolve('./a:b/cfg.git'));
 });

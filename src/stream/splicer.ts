@@ -1,15 +1,15 @@
 // Keeps a stream's output one continuous transport stream across input switches: continuity
-// counters stay monotonic per output PID, PAT/PMT are re-versioned, and the first packet of
-// every PID after a splice carries discontinuity_indicator. PIDs pass through unchanged.
+// counters stay monotonic per output PID, PAT/PMT are re-versioned (also when a section spans
+// several packets: psi-rewrite.ts), and the first packet of every PID after a splice carries
+// discontinuity_indicator. PIDs pass through unchanged.
+import { PsiRewriter } from './psi-rewrite.ts';
 import {
   cc,
-  crc32,
   hasPayload,
   markDiscontinuity,
   NULL_PID,
   PAT_PID,
   parsePat,
-  payloadOffset,
   pid,
   pusi,
   setCc,
@@ -45,6 +45,7 @@ export class Splicer {
   private pids = new Map<number, PidState>();
   private tables = new Map<string, TableVersion>();
   private pmtPids = new Set<number>();
+  private rewriters = new Map<number, PsiRewriter>();
   private awaitingPsi = false;
   private waited = 0;
   /** Bitrate mode 1: null packets are removed. */
@@ -58,6 +59,7 @@ export class Splicer {
     this.waited = 0;
     for (const st of this.pids.values()) st.splice = true;
     for (const tv of this.tables.values()) tv.bump = true;
+    for (const rw of this.rewriters.values()) rw.abandon();
   }
 
   /** Forget everything (stream restarted from scratch). */
@@ -65,6 +67,7 @@ export class Splicer {
     this.pids.clear();
     this.tables.clear();
     this.pmtPids.clear();
+    this.rewriters.clear();
     this.awaitingPsi = false;
   }
 
@@ -134,34 +137,35 @@ export class Splicer {
     return Buffer.concat(parts);
   }
 
-  /** Re-version a PAT/PMT section that starts and ends in this packet; learn PMT PIDs. */
+  /** Re-version PAT/PMT sections (single- or multi-packet) in place; learn PMT PIDs. */
   private rewriteSection(buf: Buffer, o: number, p: number): void {
-    if (!pusi(buf, o) || !hasPayload(buf, o)) return;
-    const ps = o + payloadOffset(buf, o);
-    const s = ps + 1 + buf[ps]!;
-    if (s + 8 > o + TS_PACKET) return;
-    const tableId = buf[s]!;
-    if (tableId !== (p === PAT_PID ? PAT_TABLE_ID : PMT_TABLE_ID)) return;
-    const len = ((buf[s + 1]! & 0x0f) << 8) | buf[s + 2]!;
-    const end = s + 3 + len;
-    if (len < 9 || end > o + TS_PACKET) return; // multi-packet sections pass unchanged
-    if (crc32(buf, s, end) !== 0) return; // corrupt: leave as is, analysers will count it
-    if (p === PAT_PID) this.pmtPids = new Set(parsePat(buf.subarray(s, end)).values());
+    let rw = this.rewriters.get(p);
+    if (!rw) {
+      rw = this.makeRewriter(p);
+      this.rewriters.set(p, rw);
+    }
+    rw.packet(buf, o);
+  }
+
+  private makeRewriter(p: number): PsiRewriter {
+    const want = p === PAT_PID ? PAT_TABLE_ID : PMT_TABLE_ID;
     // One PAT per stream and one PMT per PID: keyed without the table extension so a new
     // input with another transport_stream_id or programme number still gets a new version.
-    const key = `${p}:${tableId}`;
-    const inVer = (buf[s + 5]! >> 1) & 0x1f;
-    let tv = this.tables.get(key);
-    if (!tv) {
-      tv = { inVer, outVer: inVer, bump: false };
-      this.tables.set(key, tv);
-    } else if (tv.bump || tv.inVer !== inVer) {
-      tv.outVer = (tv.outVer + 1) & 0x1f;
-      tv.inVer = inVer;
-      tv.bump = false;
-    }
-    if (tv.outVer === inVer) return;
-    buf[s + 5] = (buf[s + 5]! & 0xc1) | (tv.outVer << 1);
-    buf.writeUInt32BE(crc32(buf, s, end - 4), end - 4);
+    const key = `${p}:${want}`;
+    return new PsiRewriter({
+      version: (tableId, inVer) => {
+        if (tableId !== want) return null;
+        const tv = this.tables.get(key);
+        if (!tv) return null; // first sight: the input's own version goes out
+        const out = tv.bump || tv.inVer !== inVer ? (tv.outVer + 1) & 0x1f : tv.outVer;
+        return out === inVer ? null : out;
+      },
+      complete: (section, inVer) => {
+        if (section[0] !== want) return;
+        const outVer = (section[5]! >> 1) & 0x1f;
+        this.tables.set(key, { inVer, outVer, bump: false });
+        if (p === PAT_PID) this.pmtPids = new Set(parsePat(section).values());
+      },
+    });
   }
 }

@@ -115,9 +115,13 @@ const CRC_TABLE = (() => {
 /** CRC-32/MPEG-2 as used by PSI sections. */
 export function crc32(buf: Buffer, start = 0, end = buf.length): number {
   let crc = 0xffffffff;
-  for (let i = start; i < end; i++)
-    crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ buf[i]!) & 0xff]!) >>> 0;
+  for (let i = start; i < end; i++) crc = crc32Update(crc, buf[i]!);
   return crc >>> 0;
+}
+
+/** One byte more into a running CRC-32/MPEG-2 (start from 0xFFFFFFFF, no final XOR). */
+export function crc32Update(crc: number, byte: number): number {
+  return ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ byte) & 0xff]!) >>> 0;
 }
 
 /** Parse a PAT section body into programme number → PMT PID (network PID 0 skipped). */

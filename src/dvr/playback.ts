@@ -96,7 +96,7 @@ export class ArchivePlayer {
     const id = readStreamDvr(this.c.spec()).storage;
     const had = this.c.sessions.storageOf(key);
     if (had !== undefined && had !== id) {
-      this.c.sessions.close(key);
+      this.c.sessions.forget(key);
       return { error: VOD_DETACHED };
     }
     if (id === 0) return { error: VOD_NO_ARCHIVE };

@@ -22,6 +22,9 @@ interface Session {
 
 export class ArchiveSessions {
   private byKey = new Map<string, Session>();
+  /** Storage each client last played from, kept for the idle time even after its connection
+   *  closed, so a detach between two requests is told apart from "no archive". */
+  private lastStorage = new Map<string, { id: number; at: number }>();
 
   constructor(
     private clock: Clock,
@@ -32,9 +35,20 @@ export class ArchiveSessions {
     return this.byKey.size;
   }
 
-  /** The storage id of the client's open session, if any. */
+  /** The storage the client played from within the idle time, if any. */
   storageOf(key: string): number | undefined {
-    return this.byKey.get(key)?.storageId;
+    const open = this.byKey.get(key)?.storageId;
+    if (open !== undefined) return open;
+    const last = this.lastStorage.get(key);
+    if (last && this.clock.monotonic() - last.at < this.idleMs) return last.id;
+    this.lastStorage.delete(key);
+    return undefined;
+  }
+
+  /** Forget the client's last storage (after telling it about the detach). */
+  forget(key: string): void {
+    this.lastStorage.delete(key);
+    this.close(key);
   }
 
   open(
@@ -46,6 +60,7 @@ export class ArchiveSessions {
     socket?: SessionSocket,
   ): void {
     const { from, to } = w;
+    this.lastStorage.set(key, { id: storageId, at: this.clock.monotonic() });
     const cur = this.byKey.get(key);
     if (cur && cur.storage === storage && cur.from === from && cur.to === to) {
       this.touch(key, socket);
@@ -68,6 +83,8 @@ export class ArchiveSessions {
     const s = this.byKey.get(key);
     if (!s) return;
     this.bind(key, s, socket);
+    const last = this.lastStorage.get(key);
+    if (last) last.at = this.clock.monotonic();
     s.timer.cancel();
     s.timer = this.clock.setTimeout(() => this.close(key), this.idleMs);
   }

@@ -116,7 +116,11 @@ t.test('section header and CRC split across packets', async (t) => {
     const seen: number[] = [];
     let completed: Buffer | null = null;
     const rw = new PsiRewriter({
-      version: (tableId, inVer) => (tableId === 0x02 ? (seen.push(inVer), 9) : null),
+      version: (tableId, inVer) => {
+        if (tableId !== 0x02) return null;
+        seen.push(inVer);
+        return 9;
+      },
       complete: (s) => {
         if (s[0] === 0x02) completed = s;
       },
@@ -147,7 +151,8 @@ t.test('a corrupt input section keeps its CRC error', async (t) => {
   for (let o = 0; o < bad.length; o += TS_PACKET) {
     if ((((bad[o + 1]! & 0x1f) << 8) | bad[o + 2]!) === PMT_PID) pmtPackets.push(o);
   }
-  bad[pmtPackets[1]! + 100] ^= 0x01;
+  const at = pmtPackets[1]! + 100;
+  bad[at] = bad[at]! ^ 0x01;
   const out = analyse(sp.push(bad));
   t.equal(out.stats.crcErrors, 1, 'the corrupt PMT still fails its CRC on output');
   t.same(

@@ -3,8 +3,11 @@
 // (`npx tsx scripts/gen-config-validator.ts`); a stale file is ignored and a test fails.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import standaloneCode from 'ajv/dist/standalone/index.js';
+import standalone from 'ajv/dist/standalone/index.js';
 import { createAjv, PRECOMPILED, ROOT_SCHEMA_ID, schemasHash } from '../src/config/schema.ts';
+
+// The module is CommonJS: Node hands over module.exports, which also carries `default`.
+const standaloneCode = standalone.default;
 
 export function generateValidator(): string {
   const ajv = createAjv({ code: { source: true, esm: false } });
@@ -21,6 +24,8 @@ export function generateValidator(): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   writeFileSync(PRECOMPILED, generateValidator());
   // The house formatter checks every file under src/; format the output the same way.
-  execFileSync('npx', ['--no-install', 'biome', 'format', '--write', PRECOMPILED], { stdio: 'ignore' });
+  execFileSync('npx', ['--no-install', 'biome', 'format', '--write', PRECOMPILED], {
+    stdio: 'ignore',
+  });
   console.log(`wrote ${PRECOMPILED}`);
 }

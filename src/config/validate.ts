@@ -142,11 +142,13 @@ function translate(
       return issue('minItems', `${name} must have at least ${p['limit']} item(s)`);
     case 'maxItems':
       return issue('maxItems', `${name} must have at most ${p['limit']} item(s)`);
-    case 'uniqueItems':
+    case 'uniqueItems': {
+      const [a, b] = [Number(p['i']), Number(p['j'])].sort((x, y) => x - y);
       return issue(
         'uniqueItems',
-        `${name} must not repeat a value (items ${p['j']} and ${p['i']} are equal)`,
+        `${name} must not repeat a value (items ${a} and ${b} are equal)`,
       );
+    }
     case 'false schema': {
       const cond = conditionText(doc, at);
       const is = issue(

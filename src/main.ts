@@ -15,6 +15,7 @@ import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
 import type { Logger } from './log.ts';
+import { createOttService, OTT_FACTORY_SERVICE } from './ott/index.ts';
 import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 
@@ -55,6 +56,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const ottRouter = new OttRouter();
   services.set(USERS_SERVICE, users);
   services.set(OTT_ROUTER_SERVICE, ottRouter);
+  // Stream instances package HLS / DASH through this factory (src/ott/).
+  services.set(OTT_FACTORY_SERVICE, createOttService);
 
   const host = createHost({ log, clock, dataDir, services });
   const theLoop = new ReconcileLoop({

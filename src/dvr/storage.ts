@@ -51,6 +51,7 @@ export interface CleanupFigures {
   trimAt: number;
   trimFreedBytes: number;
   rollingDeleted: number;
+  trimDeleted: number;
   emergencyDeleted: number;
 }
 
@@ -69,6 +70,7 @@ export class ArchiveStorage {
     trimAt: 0,
     trimFreedBytes: 0,
     rollingDeleted: 0,
+    trimDeleted: 0,
     emergencyDeleted: 0,
   };
   /** Written bytes over the last passes, for the write rate and the disk-full forecast. */
@@ -352,6 +354,7 @@ export class ArchiveStorage {
       minHours: new Map([...this.streams].map(([n, a]) => [n, a.settings.minHours])),
     });
     if (rows.length === 0) return;
+    this.last.trimDeleted += rows.length;
     const freed = await this.task('disk-pressure-trim', () => this.remove(rows, 'size'));
     this.last.trimAt = now;
     this.last.trimFreedBytes = freed;

@@ -76,7 +76,11 @@ export class CmafTrackWriter implements SegmenterSink {
     this.pending.push(au);
   }
 
-  splice(): void {
+  splice(_packetIndex: number, endPts?: number): void {
+    // Other tracks end where the master ends, so every rendition's timeline closes at the same
+    // point and players butt the next one against it without a hole.
+    if (endPts !== undefined && !this.opts.isMaster)
+      this.pending = this.pending.filter((au) => au.pts < endPts);
     if (this.seg) {
       const last = this.pending[this.pending.length - 1];
       const prev = this.pending[this.pending.length - 2];

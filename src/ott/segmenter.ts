@@ -28,8 +28,9 @@ export interface SegmenterSink {
   accessUnit?(track: Track, au: AccessUnit): void;
   /** Subtitle PES payload (teletext) with its unwrapped PTS. */
   subtitle?(track: Track, data: Buffer, pts: number): void;
-  /** A splice: close what is open at `packetIndex`; the next boundary is discontinuous. */
-  splice(packetIndex: number): void;
+  /** A splice: close what is open at `packetIndex`; the next boundary is discontinuous.
+   *  `endPts` is where the master track's last sample ends (unwrapped 90 kHz), if known. */
+  splice(packetIndex: number, endPts?: number): void;
 }
 
 export interface SegmenterOptions {
@@ -52,6 +53,8 @@ export class Segmenter {
   private discSeq = 0;
   private pendingDiscontinuity = false;
   private currentPacket = 0;
+  /** End time of the master track's last access unit, for closing other tracks at a splice. */
+  private masterEnd?: number;
 
   constructor(private opts: SegmenterOptions) {
     this.demux = new TsDemux({
@@ -95,7 +98,9 @@ export class Segmenter {
 
   private splice(packetIndex: number): void {
     if (this.segStart === undefined && !this.pendingDiscontinuity && this.seq === 0) return;
-    for (const s of this.sinks) s.splice(packetIndex);
+    const end = this.masterEnd;
+    for (const s of this.sinks) s.splice(packetIndex, end);
+    this.masterEnd = undefined;
     this.segStart = undefined;
     this.reference = undefined;
     this.lastDts.clear();
@@ -127,7 +132,14 @@ export class Segmenter {
     this.lastDts.set(pes.pid, dts);
     this.reference = dts;
     for (const au of track.accessUnits(pes.data, pts, dts, pes.packetIndex)) {
-      if (track === this.master) this.maybeCut(track, au);
+      if (track === this.master) {
+        this.maybeCut(track, au);
+        const step =
+          au.samples && track.audio
+            ? (au.samples * PTS_HZ) / track.audio.sampleRate
+            : PTS_HZ / (track.fps || 25);
+        this.masterEnd = Math.max(this.masterEnd ?? 0, au.pts + step);
+      }
       for (const s of this.sinks) s.accessUnit?.(track, au);
     }
   }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
+import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import type { Section } from '../../native/ts.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
@@ -79,6 +80,12 @@ export class StreamInstance implements Instance<Spec> {
   }
   get order(): number {
     return num(this.spec, 'order', 0);
+  }
+
+  /** The stream's EPG binding (epg-source, epg-channel, epg-channel-set) from its current
+   *  record; the EPG drivers read it through the stream registry. */
+  epgBinding(): StreamBinding {
+    return bindingFromStreamSpec(this.spec);
   }
 
   async start(): Promise<void> {

@@ -1,15 +1,12 @@
 // Shared bits of the EPG drivers: reading the running streams' EPG bindings from the stream
 // registry (so channel sets follow the stream records without a call from the stream driver).
-import { bindingFromStreamSpec, type StreamBinding } from '../epg/bindings.ts';
+import type { StreamBinding } from '../epg/bindings.ts';
 
 export const STREAM_REGISTRY_SERVICE = 'stream-registry';
 
 interface StreamLike {
-  name?: string;
-  /** Preferred: a public binding accessor, if the stream instance offers one. */
+  /** The stream instance's public binding accessor (StreamInstance.epgBinding). */
   epgBinding?: () => StreamBinding | undefined;
-  /** Otherwise the instance's current spec (a seam: read structurally, not by type). */
-  spec?: Record<string, unknown>;
 }
 
 /** Bindings of every running stream instance, from host.services 'stream-registry'. */
@@ -18,12 +15,7 @@ export function streamRegistryBindings(services: Map<string, unknown>): StreamBi
   if (!reg || typeof reg.all !== 'function') return [];
   const out: StreamBinding[] = [];
   for (const inst of reg.all() as StreamLike[]) {
-    const b =
-      typeof inst.epgBinding === 'function'
-        ? inst.epgBinding()
-        : inst.spec
-          ? bindingFromStreamSpec(inst.spec)
-          : undefined;
+    const b = typeof inst.epgBinding === 'function' ? inst.epgBinding() : undefined;
     if (b?.stream && b.channel) out.push(b);
   }
   return out;

@@ -8,7 +8,7 @@ import { freePort, loopbackServers, runCli, startServer, waitFor } from '../help
 
 const POLL_SEC = 1;
 /** One poll interval plus the fetch, checkout and apply on a busy 2-core machine. */
-const WITHIN_ONE_POLL_MS = POLL_SEC * 1000 + 4_000;
+const WITHIN_ONE_POLL_MS = POLL_SEC * 1000 + 6_000;
 
 type Status = { source: Record<string, unknown>; lastError?: { origin: string } };
 

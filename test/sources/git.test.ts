@@ -14,7 +14,7 @@ import { RecordingSink } from '../helpers/sink.ts';
 
 const POLL_SEC = 1;
 /** Slack on top of one poll interval for the fetch and checkout on a busy machine. */
-const POLL_SLACK_MS = 4_000;
+const POLL_SLACK_MS = 6_000;
 
 function users(...logins: string[]): string {
   return `${JSON.stringify({ user: logins.map((login) => ({ login, password: 'pw' })) }, null, 2)}\n`;
@@ -190,4 +190,33 @@ t.test('another branch and a config path in a subfolder', async (t) => {
   const edit = await service.edit((d) => ({ ...d, user: [] }), { message: 'config: no users' });
   t.equal(await repo.remoteHead('prod'), edit.commit);
   t.same(JSON.parse(await repo.remoteFile('env/prod/config.json', 'prod')), { user: [] });
+});
+
+t.test('an empty remote starts as {}; the first edit creates the branch', async (t) => {
+  const repo = await makeRepo(t);
+  const sink = new RecordingSink();
+  const source = new GitSource({
+    url: repo.url,
+    dataDir: await tempDir(t),
+    clock: systemClock,
+    log: silentLogger,
+  });
+  const service = new ConfigServiceImpl({
+    loop: sink,
+    persister: source,
+    log: silentLogger,
+    source: repo.url,
+    info: () => source.info(),
+  });
+  source.attach(service);
+  t.teardown(() => source.close());
+  await source.init();
+  t.equal(await source.poll(), 'applied');
+  t.same(service.current().doc, {});
+  t.equal(source.info()['head'], null);
+  const edit = await service.edit((d) => ({ ...d, user: [{ login: 'x', password: 'y' }] }), {
+    message: 'config: create user "x"',
+  });
+  t.equal(await repo.remoteHead(), edit.commit, 'the branch exists now');
+  t.equal(await source.poll(), 'unchanged');
 });

@@ -113,7 +113,7 @@ t.test('EIT from a udp input reaches the EPG database, JSON day and XMLTV', asyn
     'events published on /data/epg/channel (after the importer flush)',
   );
   t.same(
-    day.event.map((e) => [e.start, e.title, e.desc]),
+    day!.event.map((e) => [e.start, e.title, e.desc]),
     [
       [start, 'Harbour News', 'Boats & tides'],
       [start + 3600, 'Weather', 'Rain later'],

@@ -106,11 +106,6 @@ export class ConfigServiceImpl implements ConfigService {
     };
   }
 
-  /** Run `fn` with no edit or refresh in between (used by the git source for its commands). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.queue.run(fn);
-  }
-
   /**
    * Read the source inside the queue and apply what it holds when it differs from the current
    * text. `read` returns null when there is nothing new (e.g. the git head did not move).

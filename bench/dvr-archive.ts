@@ -1,0 +1,151 @@
+// Bench: the archive's three hot paths, each beside a peer doing the same work in the same run.
+// 1. 24 h VOD playlist (43,200 chunks of 2 s): index range query + playlist text, p50/p99,
+//    beside the OTT part's own buildMediaPlaylist over the same descriptors already in memory.
+// 2. One cleanup pass choosing and deleting 1,000,000 indexed chunks' worth of rolling trim
+//    (rows only, no files), beside a bare `DELETE … WHERE start_ms < ?` on a copy.
+// 3. Recording writes (temp → fsync → rename, async) beside a plain sync fsync-per-chunk
+//    writer to the same disk, with the event loop's p99 delay during our run.
+// Usage: npx tsx bench/dvr-archive.ts [chunks-for-cleanup] [write-chunks]
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { chooseRolling } from '../src/dvr/cleanup.ts';
+import { ArchiveIndex, type NewChunk, TS_TRACK } from '../src/dvr/index-db.ts';
+import { chunkPath, writeDurable } from '../src/dvr/recorder.ts';
+import { vodPlaylist } from '../src/dvr/views.ts';
+import { buildMediaPlaylist } from '../src/ott/hls.ts';
+
+const [cleanupChunks = 1_000_000, writeChunks = 300] = process.argv.slice(2).map(Number);
+const DAY_CHUNKS = 43_200;
+const START = Date.UTC(2026, 0, 1);
+const RUNS = 30;
+const dir = mkdtempSync(join(tmpdir(), 'sluice-dvr-bench-'));
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+function rows(n: number, stream = 's'): NewChunk[] {
+  return Array.from({ length: n }, (_, i) => ({
+    stream,
+    track: TS_TRACK,
+    start_ms: START + i * 2000,
+    duration: 2,
+    bytes: 2_000_000,
+    path: `${stream}/x/ts-${i}.ts`,
+    uri: `seg-${i.toString(16).padStart(20, '0')}.ts`,
+    disc: i === 0 ? 1 : 0,
+    media_start: i * 180_000,
+    timescale: 90_000,
+    init_id: 1,
+  }));
+}
+
+function fill(index: ArchiveIndex, list: NewChunk[]): void {
+  const BATCH = 50_000;
+  for (let i = 0; i < list.length; i += BATCH) index.insertMany(list.slice(i, i + BATCH));
+}
+
+// 1. playlist
+const idx = new ArchiveIndex(join(dir, 'playlist.sqlite'));
+fill(idx, rows(DAY_CHUNKS));
+const ours: number[] = [];
+const peer: number[] = [];
+const descs = idx.range('s', TS_TRACK, 0, Number.MAX_SAFE_INTEGER).map((r, i) => ({
+  seq: i,
+  discSeq: 0,
+  discontinuity: false,
+  start: r.media_start,
+  timescale: r.timescale,
+  duration: r.duration,
+  wallclock: r.start_ms,
+  uri: r.uri,
+  size: r.bytes,
+  parts: [],
+}));
+let len = 0;
+for (let i = 0; i < RUNS; i++) {
+  let t0 = performance.now();
+  const list = idx.range('s', TS_TRACK, START, START + 86_400_000);
+  len = vodPlaylist(list, { uri: (r) => r.uri, fallbackTarget: 2 }).length;
+  ours.push(performance.now() - t0);
+  t0 = performance.now();
+  buildMediaPlaylist({ segments: descs, targetDuration: 2, vod: true });
+  peer.push(performance.now() - t0);
+}
+idx.close();
+console.log(
+  `playlist 24 h (${DAY_CHUNKS} chunks, ${(len / 1024).toFixed(0)} KiB): ours p50 ${pct(ours, 50).toFixed(1)} ms p99 ${pct(ours, 99).toFixed(1)} ms | peer (in-memory buildMediaPlaylist) p50 ${pct(peer, 50).toFixed(1)} ms p99 ${pct(peer, 99).toFixed(1)} ms`,
+);
+
+// 2. cleanup over N chunks: 10 streams, everything older than 1 h of the newest goes
+const big = new ArchiveIndex(join(dir, 'cleanup.sqlite'));
+const per = Math.floor(cleanupChunks / 10);
+const t0 = performance.now();
+for (let s = 0; s < 10; s++) fill(big, rows(per, `s${s}`));
+const fillMs = performance.now() - t0;
+const now = START + per * 2000;
+const streams = Array.from({ length: 10 }, (_, s) => ({ name: `s${s}`, hours: 1, minHours: 0 }));
+let chosen = 0;
+let t1 = performance.now();
+let passes = 0;
+for (;;) {
+  const list = chooseRolling(big, streams, now, []);
+  if (list.length === 0) break;
+  big.deleteMany(list.map((r) => r.id));
+  chosen += list.length;
+  passes++;
+}
+const oursMs = performance.now() - t1;
+big.close();
+const peerIdx = new ArchiveIndex(join(dir, 'cleanup-peer.sqlite'));
+for (let s = 0; s < 10; s++) fill(peerIdx, rows(per, `s${s}`));
+t1 = performance.now();
+const res = peerIdx.db.prepare('DELETE FROM chunk WHERE start_ms < ?').run(now - 3_600_000);
+const peerMs = performance.now() - t1;
+peerIdx.close();
+console.log(
+  `cleanup ${cleanupChunks} indexed (fill ${fillMs.toFixed(0)} ms): ours chose+deleted ${chosen} rows in ${passes} passes, ${oursMs.toFixed(0)} ms (${((oursMs / chosen) * 1000).toFixed(2)} µs/row) | peer bare DELETE ${res.changes} rows ${peerMs.toFixed(0)} ms`,
+);
+
+// 3. writes: 1 MiB chunks (≈ 4 s of 2 Mbit/s), ours async with loop monitor, peer sync
+const data = Buffer.alloc(1 << 20, 7);
+const h = monitorEventLoopDelay({ resolution: 1 });
+h.enable();
+let t2 = performance.now();
+for (let i = 0; i < writeChunks; i++) {
+  const rel = chunkPath('w', TS_TRACK, START + i * 4000, `seg-${i}.ts`);
+  await mkdir(dirname(join(dir, 'ours', rel)), { recursive: true });
+  await writeDurable(join(dir, 'ours', rel), data);
+}
+const oursW = performance.now() - t2;
+h.disable();
+t2 = performance.now();
+for (let i = 0; i < writeChunks; i++) {
+  const rel = chunkPath('w', TS_TRACK, START + i * 4000, `seg-${i}.ts`);
+  const full = join(dir, 'peer', rel);
+  mkdirSync(dirname(full), { recursive: true });
+  const fd = openSync(`${full}.tmp`, 'w');
+  writeSync(fd, data);
+  fsyncSync(fd);
+  closeSync(fd);
+  renameSync(`${full}.tmp`, full);
+}
+const peerW = performance.now() - t2;
+const mb = (writeChunks * data.length) / 1e6;
+console.log(
+  `writes ${writeChunks} × 1 MiB: ours ${(mb / (oursW / 1000)).toFixed(0)} MB/s (loop delay p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms) | peer sync fsync-per-chunk ${(mb / (peerW / 1000)).toFixed(0)} MB/s | ratio ${(peerW / oursW).toFixed(2)}`,
+);
+rmSync(dir, { recursive: true, force: true });

@@ -158,7 +158,7 @@ export class ArchiveIndex {
       ),
       markerTrim: p(`DELETE FROM marker WHERE at_ms < ?`),
       fill: p(
-        `SELECT stream, track, (start_ms - @from) / @step AS bucket, SUM(duration) AS seconds, SUM(bytes) AS bytes
+        `SELECT stream, track, CAST((start_ms - @from) / @step AS INTEGER) AS bucket, SUM(duration) AS seconds, SUM(bytes) AS bytes
          FROM chunk WHERE start_ms >= @from AND start_ms < @to AND (@stream = '' OR stream = @stream)
          GROUP BY stream, track, bucket ORDER BY stream, track, bucket`,
       ),

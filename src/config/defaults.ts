@@ -19,8 +19,23 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-function clone<T>(v: T): T {
-  return v !== null && typeof v === 'object' ? structuredClone(v) : v;
+/** Assign an own member, also one named __proto__ (which plain assignment would turn into
+ *  the object's prototype). */
+export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') {
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  } else o[k] = v;
+}
+
+/** Deep copy of a JSON value (much cheaper than structuredClone for small values). */
+export function clone<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(clone) as T;
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) setOwn(out, k, clone(x));
+    return out as T;
+  }
+  return v;
 }
 
 /** `value` with every default of `node` filled in, recursively (a new value). Members set
@@ -33,14 +48,20 @@ export function applyDefaultsAt(node: SchemaNode, value: unknown): unknown {
   if (!isPlainObject(value)) return value;
   const shape = objectShape(node, value);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
+  for (const k in value) {
+    const v = value[k];
     const f = shape.fields.get(k);
-    out[k] = f && v !== null && typeof v === 'object' ? applyDefaultsAt(f.schema, v) : clone(v);
+    setOwn(
+      out,
+      k,
+      f && v !== null && typeof v === 'object' ? applyDefaultsAt(f.schema, v) : clone(v),
+    );
   }
-  for (const [k, f] of shape.fields) {
-    if (f.forbidden || Object.hasOwn(out, k) || !('default' in f.schema)) continue;
-    const d = f.schema['default'];
-    out[k] = d !== null && typeof d === 'object' ? applyDefaultsAt(f.schema, clone(d)) : d;
+  for (const d of shape.defaults) {
+    if (Object.hasOwn(value, d.name)) continue;
+    const v = d.value;
+    out[d.name] =
+      v !== null && typeof v === 'object' ? applyDefaultsAt(d.field.schema, clone(v)) : v;
   }
   return out;
 }

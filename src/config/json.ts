@@ -9,13 +9,48 @@ export interface Position {
   column: number;
 }
 
-/** Offsets of values and member names by JSON pointer, with lazy line:column lookup. */
+/** Offsets of values and member names by JSON pointer, with lazy line:column lookup. The
+ *  maps are filled on first use (a second pass over the text): a valid config never needs
+ *  them, and recording every pointer of a large file costs more than the parse itself. */
 export class PositionIndex {
-  readonly valueAt = new Map<string, number>();
-  readonly keyAt = new Map<string, number>();
+  private value = new Map<string, number>();
+  private key = new Map<string, number>();
   private lineStarts: number[] | undefined;
+  private filled: boolean;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    filled = false,
+  ) {
+    this.filled = filled;
+  }
+
+  get valueAt(): Map<string, number> {
+    this.fill();
+    return this.value;
+  }
+
+  get keyAt(): Map<string, number> {
+    this.fill();
+    return this.key;
+  }
+
+  private fill(): void {
+    if (this.filled) return;
+    this.filled = true;
+    const full = parseJsonWithPositions(this.text, true).positions;
+    this.value = full.value;
+    this.key = full.key;
+  }
+
+  /** Record offsets while parsing (the recording pass only). */
+  setValue(pointer: string, offset: number): void {
+    this.value.set(pointer, offset);
+  }
+
+  setKey(pointer: string, offset: number): void {
+    this.key.set(pointer, offset);
+  }
 
   /** Position of the value at `pointer` (or of its member name when `key` is true). */
   locate(pointer: string, key = false): Position | undefined {
@@ -81,9 +116,13 @@ export function unescapePointerToken(token: string): string {
 
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/** Parse `text` as JSON, recording the offset of every value and member name. */
-export function parseJsonWithPositions(text: string): { value: unknown; positions: PositionIndex } {
-  const positions = new PositionIndex(text);
+/** Parse `text` as JSON. Positions of values and member names are recorded when `record`
+ *  is true, otherwise on first use of the returned index. */
+export function parseJsonWithPositions(
+  text: string,
+  record = false,
+): { value: unknown; positions: PositionIndex } {
+  const positions = new PositionIndex(text, record);
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const n = text.length;
 
@@ -131,7 +170,7 @@ export function parseJsonWithPositions(text: string): { value: unknown; position
   const value = (pointer: string, depth: number): unknown => {
     ws();
     if (depth > MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH} levels`);
-    positions.valueAt.set(pointer, i);
+    if (record) positions.setValue(pointer, i);
     const c = text.charCodeAt(i);
     if (c === 123) return object(pointer, depth);
     if (c === 91) return array(pointer, depth);
@@ -170,11 +209,13 @@ export function parseJsonWithPositions(text: string): { value: unknown; position
       if (text.charCodeAt(i) !== 34) fail(`unexpected ${describe(i)}, expected a member name`);
       const keyStart = i;
       const key = str();
-      const child = `${pointer}/${escapePointerToken(key)}`;
+      const child = record ? `${pointer}/${escapePointerToken(key)}` : '';
       if (Object.hasOwn(out, key)) {
+        // Pointers are only built while recording: let the recording pass report it.
+        if (!record) parseJsonWithPositions(text, true);
         fail(`duplicate member ${JSON.stringify(key)}`, keyStart, 'duplicate-member', child);
       }
-      positions.keyAt.set(child, keyStart);
+      if (record) positions.setKey(child, keyStart);
       ws();
       if (text.charCodeAt(i) !== 58) fail(`unexpected ${describe(i)}, expected ':'`);
       i++;
@@ -211,7 +252,7 @@ export function parseJsonWithPositions(text: string): { value: unknown; position
       return out;
     }
     for (;;) {
-      out.push(value(`${pointer}/${out.length}`, depth + 1));
+      out.push(value(record ? `${pointer}/${out.length}` : '', depth + 1));
       ws();
       const c = text.charCodeAt(i);
       if (c === 44) {

@@ -1,6 +1,6 @@
 // The minimal form written to disk: every member equal to its default dropped, recursively,
 // inside records too (by the record's own type), key order kept.
-import { deepEqual } from './defaults.ts';
+import { deepEqual, setOwn } from './defaults.ts';
 import { isPlainObject, itemsSchema, objectShape, rootSchema, type SchemaNode } from './schema.ts';
 import type { ConfigDocument } from './types.ts';
 
@@ -17,7 +17,7 @@ export function elideDefaultsAt(node: SchemaNode, value: unknown): unknown {
   for (const [k, v] of Object.entries(value)) {
     const f = shape.fields.get(k);
     if (!f || f.forbidden) {
-      out[k] = v;
+      setOwn(out, k, v);
       continue;
     }
     const min = v !== null && typeof v === 'object' ? elideDefaultsAt(f.schema, v) : v;

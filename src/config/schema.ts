@@ -32,6 +32,8 @@ export interface ObjectShape {
   strict: boolean;
   /** x-same-length rules that apply to this object. */
   sameLength: SameLength[];
+  /** Members with a default, in schema order (forbidden ones left out). */
+  defaults: { name: string; value: unknown; field: FieldInfo }[];
 }
 
 interface Loaded {
@@ -247,8 +249,14 @@ export function objectShape(node: SchemaNode, value: Record<string, unknown>): O
     required: new Set(),
     strict: false,
     sameLength: [],
+    defaults: [],
   };
   collect(node, value, shape, new Set());
+  for (const [name, field] of shape.fields) {
+    if (!field.forbidden && 'default' in field.schema) {
+      shape.defaults.push({ name, value: field.schema['default'], field });
+    }
+  }
   byKey.set(key, shape);
   return shape;
 }

@@ -507,14 +507,20 @@ const schema49 = {
       'x-apply': 'restart',
       'x-when': 'mode 0',
     },
-    'cam-pnr': { description: 'r', type: 'array', items: { type: 'integer' }, 'x-when': 'mode 0' },
+    'cam-pnr': {
+      description: 'programme numbers the CAM is asked to descramble',
+      type: 'array',
+      items: { type: 'integer' },
+      'x-when': 'mode 0',
+      'x-apply': 'restart',
+    },
     'symbol-rate': {
       description: 'ksym/s',
       type: 'integer',
       default: 0,
       minimum: 0,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 1, 2, 5, 6, 18',
+      'x-when': 'mode 0 and type 1, 2, 5, 6 or 18',
     },
     fec: {
       description:
@@ -523,7 +529,7 @@ const schema49 = {
       default: 9,
       enum: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 1, 2, 5, 6, 18',
+      'x-when': 'mode 0 and type 1, 2, 5, 6 or 18',
     },
     'dvb-stream-id': {
       description: 'T2 PLP or S2 input-stream id; -1 = auto',
@@ -531,13 +537,15 @@ const schema49 = {
       default: -1,
       minimum: -1,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
     },
     'biss-pnr': {
-      description: 'r',
+      description:
+        'descrambling targets: positive = service programme number, -(n+1) = inner T2-MI carrier with PLP id n',
       type: 'array',
       items: { type: 'integer' },
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
+      'x-apply': 'restart',
     },
     'biss-key': {
       description:
@@ -546,7 +554,7 @@ const schema49 = {
       items: { type: 'string', minLength: 1 },
       'x-secret': true,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
     },
     't2mi-mode': {
       description: '0 disabled, 1 manual, 2 automatic',
@@ -554,7 +562,7 @@ const schema49 = {
       default: 0,
       enum: [0, 1, 2],
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
     },
     't2mi-pid': {
       description: 'pre-created carrier PID; 0 = discover from tables',
@@ -563,7 +571,7 @@ const schema49 = {
       minimum: 0,
       maximum: 8191,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
     },
     't2mi-plp': {
       description: 'PLP extracted from every carrier',
@@ -572,7 +580,7 @@ const schema49 = {
       minimum: 0,
       maximum: 255,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
     },
     't2mi-tsid': {
       description: 'reserved, ignored',
@@ -581,7 +589,7 @@ const schema49 = {
       minimum: -1,
       maximum: 255,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 5, 6, 16',
+      'x-when': 'mode 0 and type 3, 5, 6 or 16',
     },
     bandwidth: {
       description: 'kHz',
@@ -590,7 +598,7 @@ const schema49 = {
       minimum: 6000,
       maximum: 8000,
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 16',
+      'x-when': 'mode 0 and type 3 or 16',
     },
     'transmission-mode': {
       description: '0 2K, 1 8K, 2 auto, 3 4K, 4 1K, 5 16K, 6 32K, 7 C1, 8 C3780',
@@ -598,7 +606,7 @@ const schema49 = {
       default: 2,
       enum: [0, 1, 2, 3, 4, 5, 6, 7, 8],
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 16',
+      'x-when': 'mode 0 and type 3 or 16',
     },
     'guard-interval': {
       description:
@@ -607,7 +615,7 @@ const schema49 = {
       default: 4,
       enum: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 16',
+      'x-when': 'mode 0 and type 3 or 16',
     },
     'hierarchy-information': {
       description: '0 none, 1 alpha 1, 2 alpha 2, 3 alpha 4, 4 auto',
@@ -615,7 +623,7 @@ const schema49 = {
       default: 4,
       enum: [0, 1, 2, 3, 4],
       'x-apply': 'restart',
-      'x-when': 'mode 0 and type 3, 16',
+      'x-when': 'mode 0 and type 3 or 16',
     },
     'lnb-freq1': {
       description: 'low-band oscillator, MHz',
@@ -623,7 +631,7 @@ const schema49 = {
       default: 0,
       minimum: 0,
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
     'lnb-freq2': {
       description: 'high-band oscillator, MHz; 0 = single-band',
@@ -631,7 +639,7 @@ const schema49 = {
       default: 0,
       minimum: 0,
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
     'lnb-freq-range': {
       description: 'switch-over MHz; 0 = never high band',
@@ -639,14 +647,14 @@ const schema49 = {
       default: 0,
       minimum: 0,
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
     'lnb-sharing': {
       description: 'leave voltage and 22 kHz tone untouched',
       type: 'boolean',
       default: false,
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
     'lnb-polarization': {
       description:
@@ -656,14 +664,14 @@ const schema49 = {
       minimum: -1,
       maximum: 1,
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
     'lnb-force-tone': {
       description: 'force 22 kHz tone on',
       type: 'boolean',
       default: false,
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
     'lnb-diseqc': {
       description: '0 off, 1-4 committed switch port',
@@ -671,7 +679,7 @@ const schema49 = {
       default: 0,
       enum: [0, 1, 2, 3, 4],
       'x-apply': 'restart',
-      'x-when': 'mode 0 or 1 and type 5, 6',
+      'x-when': 'mode 0 or 1 and type 5 or 6',
     },
   },
   allOf: [
@@ -5309,14 +5317,24 @@ const schema53 = {
           default: '',
           'x-apply': 'restart',
         },
-        'rist-addr-address': { description: 'r', type: 'array', items: { type: 'string' } },
+        'rist-addr-address': {
+          description: 'per peer; required for multicast, ignored for unicast',
+          type: 'array',
+          items: { type: 'string' },
+          'x-apply': 'restart',
+        },
         'rist-addr-port': {
           description: 'per peer, same length as the other peer arrays',
           type: 'array',
           items: { type: 'integer', minimum: 1, maximum: 65535 },
           'x-apply': 'restart',
         },
-        'rist-addr-intf': { description: 'r', type: 'array', items: { type: 'string' } },
+        'rist-addr-intf': {
+          description: 'per peer; required for unicast, ignored for multicast',
+          type: 'array',
+          items: { type: 'string' },
+          'x-apply': 'restart',
+        },
         'rist-addr-weight': {
           description: 'load-balancing weight per peer; 0 = duplicate to every peer',
           type: 'array',
@@ -5324,21 +5342,21 @@ const schema53 = {
           'x-apply': 'restart',
         },
         'rist-session-timeout': {
-          description: 'ms',
+          description: 'session time-out, ms',
           type: 'integer',
           default: 2000,
           minimum: 100,
           'x-apply': 'restart',
         },
         'rist-recovery-rtt-min': {
-          description: 'ms',
+          description: 'lowest round-trip time assumed for retransmission, ms',
           type: 'integer',
           default: 50,
           minimum: 10,
           'x-apply': 'restart',
         },
         'rist-recovery-rtt-max': {
-          description: 'ms',
+          description: 'highest round-trip time assumed for retransmission, ms',
           type: 'integer',
           default: 500,
           minimum: 10,
@@ -5517,7 +5535,7 @@ const schema53 = {
           'x-apply': 'restart',
         },
         'srt-client-latency-ms': {
-          description: 'ms',
+          description: 'receiver latency, ms',
           type: 'integer',
           default: 1000,
           minimum: 120,
@@ -5701,7 +5719,7 @@ const schema53 = {
           'x-apply': 'restart',
         },
         'audio-freq': {
-          description: 'Hz',
+          description: 'tone frequency, Hz',
           type: 'number',
           default: 440,
           minimum: 1,
@@ -6309,14 +6327,24 @@ const schema64 = {
       default: '',
       'x-apply': 'restart',
     },
-    'rist-addr-address': { description: 'r', type: 'array', items: { type: 'string' } },
+    'rist-addr-address': {
+      description: 'per peer; required for multicast, ignored for unicast',
+      type: 'array',
+      items: { type: 'string' },
+      'x-apply': 'restart',
+    },
     'rist-addr-port': {
       description: 'per peer, same length as the other peer arrays',
       type: 'array',
       items: { type: 'integer', minimum: 1, maximum: 65535 },
       'x-apply': 'restart',
     },
-    'rist-addr-intf': { description: 'r', type: 'array', items: { type: 'string' } },
+    'rist-addr-intf': {
+      description: 'per peer; required for unicast, ignored for multicast',
+      type: 'array',
+      items: { type: 'string' },
+      'x-apply': 'restart',
+    },
     'rist-addr-weight': {
       description: 'load-balancing weight per peer; 0 = duplicate to every peer',
       type: 'array',
@@ -6324,21 +6352,21 @@ const schema64 = {
       'x-apply': 'restart',
     },
     'rist-session-timeout': {
-      description: 'ms',
+      description: 'session time-out, ms',
       type: 'integer',
       default: 2000,
       minimum: 100,
       'x-apply': 'restart',
     },
     'rist-recovery-rtt-min': {
-      description: 'ms',
+      description: 'lowest round-trip time assumed for retransmission, ms',
       type: 'integer',
       default: 50,
       minimum: 10,
       'x-apply': 'restart',
     },
     'rist-recovery-rtt-max': {
-      description: 'ms',
+      description: 'highest round-trip time assumed for retransmission, ms',
       type: 'integer',
       default: 500,
       minimum: 10,
@@ -6504,7 +6532,7 @@ const schema67 = {
       'x-apply': 'restart',
     },
     'srt-client-latency-ms': {
-      description: 'ms',
+      description: 'receiver latency, ms',
       type: 'integer',
       default: 1000,
       minimum: 120,
@@ -6688,7 +6716,7 @@ const schema69 = {
       'x-apply': 'restart',
     },
     'audio-freq': {
-      description: 'Hz',
+      description: 'tone frequency, Hz',
       type: 'number',
       default: 440,
       minimum: 1,
@@ -23190,4 +23218,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'a33bce1081f5400abb2db00abacf4f15eb47c6daa65dca58d5eeeaad63c12948';
+module.exports.schemaHash = 'd739ac9db2cec3e74ccb0a77b496e9c75b953e3b7c52e940dc15595545e14552';

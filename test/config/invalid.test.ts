@@ -209,7 +209,7 @@ const CASES: Case[] = [
     text: `{${V}, "dvb-adapter": [{"id": 1, "name": "t", "type": 3, "symbol-rate": 27500}]}`,
     rule: 'not-allowed',
     pointer: '/dvb-adapter/0/symbol-rate',
-    message: 'symbol-rate is not allowed here: only when mode 0 and type 1, 2, 5, 6, 18',
+    message: 'symbol-rate is not allowed here: only when mode 0 and type 1, 2, 5, 6 or 18',
     at: '"symbol-rate"',
   },
   {

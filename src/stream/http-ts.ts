@@ -1,20 +1,22 @@
-// HTTP-TS (`GET /{stream-name}/mpegts`): one shared buffer per stream holding the output since
-// the last PAT that precedes a random access point, so every new client starts at PAT/PMT + key
-// frame. Clients share the bytes; one whose socket backlog grows past a bound is dropped.
+// HTTP-TS (`GET /{stream-name}/mpegts`): every new client starts with the stream's PAT, then its
+// PMT(s), then the latest video random access point (key frame) and everything since, so a
+// player can decode from its first bytes. Clients share the bytes; one whose unsent backlog grows
+// past a bound is dropped and never slows the others.
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { BusSink } from './bus.ts';
-import { PAT_PID, pid, pusi, randomAccess, TS_PACKET } from './ts.ts';
+import { PsiRewriter } from './psi-rewrite.ts';
+import { PAT_PID, parsePat, pid, pmtVideoPids, pusi, randomAccess, TS_PACKET } from './ts.ts';
 
 /** A client whose unsent backlog exceeds this is too slow and is disconnected. */
 export const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
-/** The start buffer never holds more than this (a stream without key-frame flags). */
+/** The start buffer (output since the last key frame) never holds more than this: past it,
+ *  new clients start with the live packets until the next key frame. */
 const MAX_START_BUFFER = 16 * 1024 * 1024;
-
-interface Mark {
-  chunk: number;
-  offset: number;
-}
+/** A PSI section of more packets than this is not kept for the start header. */
+const MAX_PSI_PACKETS = 8;
+const PAT_TABLE_ID = 0x00;
+const PMT_TABLE_ID = 0x02;
 
 export interface HttpTsStats {
   clients: number;
@@ -24,10 +26,17 @@ export interface HttpTsStats {
 }
 
 export class HttpTsFanout implements BusSink {
+  /** Output since the latest random access point, and the PAT + PMT packets sent before it. */
   private chunks: Buffer[] = [];
+  private header: Buffer | null = null;
   private bytes = 0;
-  private lastPat: Mark | null = null;
   private started = false;
+  /** Packets of the latest occurrence of the PAT and of each PMT (since its last PUSI). */
+  private psi = new Map<number, Buffer[]>();
+  private readers = new Map<number, PsiRewriter>();
+  private pmtPids: number[] = [];
+  private pmtVideo = new Map<number, number[]>();
+  private videoPids = new Set<number>();
   private clients = new Set<ServerResponse>();
   private served = 0;
   private dropped = 0;
@@ -40,15 +49,20 @@ export class HttpTsFanout implements BusSink {
   }
 
   discontinuity(): void {
-    // The splicer already marked the packets; the start buffer stays valid because the next
-    // client still begins at a PAT followed by a key frame.
+    // The splicer resumes at the new input's PAT; sections cut by the splice are not finished.
+    for (const r of this.readers.values()) r.abandon();
   }
 
   end(): void {
     this.chunks = [];
+    this.header = null;
     this.bytes = 0;
-    this.lastPat = null;
     this.started = false;
+    this.psi.clear();
+    this.readers.clear();
+    this.pmtPids = [];
+    this.pmtVideo.clear();
+    this.videoPids.clear();
   }
 
   /** Serve one client; the reply is hijacked and stays open until the client or stream goes. */
@@ -65,7 +79,10 @@ export class HttpTsFanout implements BusSink {
     const forget = () => this.clients.delete(res);
     res.on('close', forget);
     res.on('error', forget);
-    if (this.started) for (const c of this.chunks) this.write(res, c);
+    if (this.started && this.header) {
+      this.write(res, this.header);
+      for (const c of this.chunks) this.write(res, c);
+    }
   }
 
   /** Disconnect every client (stream closed or HTTP-TS switched off). */
@@ -94,30 +111,30 @@ export class HttpTsFanout implements BusSink {
     res.write(buf);
   }
 
-  /** Keep the buffer starting at the last PAT seen before the latest random access point. */
+  /** Follow PAT/PMT and restart the start buffer at each video random access point. */
   private remember(buf: Buffer): void {
-    let idx = this.chunks.push(buf) - 1;
-    this.bytes += buf.length;
-    // Bytes already cut from the front of the current chunk; marks are relative to the chunk.
-    let shift = 0;
+    let from = -1;
     for (let o = 0; o + TS_PACKET <= buf.length; o += TS_PACKET) {
       const p = pid(buf, o);
-      if (p === PAT_PID && pusi(buf, o)) {
-        this.lastPat = { chunk: idx, offset: o - shift };
-      } else if (this.lastPat && randomAccess(buf, o)) {
-        if (this.lastPat.chunk === idx) shift += this.lastPat.offset;
-        idx = this.cutAt(this.lastPat, idx);
-        this.lastPat = null;
-        this.started = true;
+      if (p === PAT_PID || this.psi.has(p)) {
+        this.trackPsi(buf, o, p);
+      } else if (pusi(buf, o) && randomAccess(buf, o) && this.isRapPid(p)) {
+        const header = this.psiSnapshot();
+        if (header) {
+          this.header = header;
+          from = o;
+        }
       }
     }
-    if (this.bytes > MAX_START_BUFFER) {
-      // No key frame flagged for a long time: start new clients at the last PAT instead.
-      if (this.lastPat) {
-        this.cutAt(this.lastPat, idx);
-        this.lastPat = { chunk: 0, offset: 0 };
-        this.started = true;
-      } else {
+    if (from >= 0) {
+      const rest = buf.subarray(from);
+      this.chunks = [rest];
+      this.bytes = rest.length;
+      this.started = true;
+    } else if (this.started) {
+      this.chunks.push(buf);
+      this.bytes += buf.length;
+      if (this.bytes > MAX_START_BUFFER) {
         this.chunks = [];
         this.bytes = 0;
         this.started = false;
@@ -125,12 +142,55 @@ export class HttpTsFanout implements BusSink {
     }
   }
 
-  /** Drop everything before `m`; returns the new index of chunk `cur`. */
-  private cutAt(m: Mark, cur: number): number {
-    const rest = this.chunks.slice(m.chunk);
-    rest[0] = rest[0]!.subarray(m.offset);
-    this.chunks = rest;
-    this.bytes = rest.reduce((n, c) => n + c.length, 0);
-    return cur - m.chunk;
+  /** Video key frames only; a stream without video (radio) starts at any flagged access point. */
+  private isRapPid(p: number): boolean {
+    return this.videoPids.size === 0 || this.videoPids.has(p);
+  }
+
+  private trackPsi(buf: Buffer, o: number, p: number): void {
+    const pkt = Buffer.from(buf.subarray(o, o + TS_PACKET));
+    const list = this.psi.get(p);
+    if (pusi(buf, o)) this.psi.set(p, [pkt]);
+    else if (list?.length && list.length < MAX_PSI_PACKETS) list.push(pkt);
+    let r = this.readers.get(p);
+    if (!r) {
+      // A reader only: version() never asks for a change, so the bytes stay as they are.
+      r = new PsiRewriter({ version: () => null, complete: (s) => this.onSection(p, s) });
+      this.readers.set(p, r);
+    }
+    r.packet(buf, o);
+  }
+
+  private onSection(p: number, s: Buffer): void {
+    if (p === PAT_PID && s[0] === PAT_TABLE_ID) {
+      const pmts = [...new Set(parsePat(s).values())];
+      for (const old of this.pmtPids) {
+        if (!pmts.includes(old)) {
+          this.psi.delete(old);
+          this.readers.delete(old);
+          this.pmtVideo.delete(old);
+        }
+      }
+      for (const q of pmts) if (!this.psi.has(q)) this.psi.set(q, []);
+      this.pmtPids = pmts;
+    } else if (s[0] === PMT_TABLE_ID && this.pmtPids.includes(p)) {
+      this.pmtVideo.set(p, pmtVideoPids(s));
+    } else {
+      return;
+    }
+    this.videoPids = new Set([...this.pmtVideo.values()].flat());
+  }
+
+  /** PAT + every PMT packet as last seen, or null while either is unknown. */
+  private psiSnapshot(): Buffer | null {
+    const pat = this.psi.get(PAT_PID);
+    if (!pat?.length || this.pmtPids.length === 0) return null;
+    const parts = [...pat];
+    for (const q of this.pmtPids) {
+      const pmt = this.psi.get(q);
+      if (!pmt?.length || !this.pmtVideo.has(q)) return null;
+      parts.push(...pmt);
+    }
+    return Buffer.concat(parts);
   }
 }

@@ -136,3 +136,32 @@ export function parsePat(section: Buffer): Map<number, number> {
   }
   return out;
 }
+
+/** stream_type values of video elementary streams (ISO/IEC 13818-1 Table 2-34 and later). */
+const VIDEO_STREAM_TYPES = new Set([
+  0x01, // MPEG-1 video
+  0x02, // MPEG-2 video
+  0x10, // MPEG-4 part 2
+  0x1b, // H.264
+  0x20, // H.264 MVC sub-bitstream
+  0x24, // HEVC
+  0x33, // VVC
+  0x42, // AVS
+  0xea, // VC-1
+]);
+
+/** PIDs of the video elementary streams listed in a PMT section (table_id through CRC). */
+export function pmtVideoPids(section: Buffer): number[] {
+  const len = ((section[1]! & 0x0f) << 8) | section[2]!;
+  const end = Math.min(section.length, 3 + len) - 4;
+  const infoLen = ((section[10]! & 0x0f) << 8) | section[11]!;
+  const out: number[] = [];
+  for (let i = 12 + infoLen; i + 5 <= end; ) {
+    const type = section[i]!;
+    const esPid = ((section[i + 1]! & 0x1f) << 8) | section[i + 2]!;
+    const esInfo = ((section[i + 3]! & 0x0f) << 8) | section[i + 4]!;
+    if (VIDEO_STREAM_TYPES.has(type)) out.push(esPid);
+    i += 5 + esInfo;
+  }
+  return out;
+}

@@ -22,6 +22,7 @@ constexpr double kArrivalWindowMs = 1000;
 constexpr double kSweepEveryMs = 5;
 constexpr double kCatErrorEveryMs = 500;
 constexpr size_t kMaxQueuedSections = 4096;
+constexpr size_t kMinLongSection = 12;
 
 constexpr uint16_t kPidPat = 0x0000, kPidCat = 0x0001, kPidNit = 0x0010, kPidSdt = 0x0011,
                    kPidEit = 0x0012, kPidTdt = 0x0014;
@@ -156,7 +157,7 @@ void Analyzer::Push(const uint8_t* data, size_t len, double now, std::vector<uin
     *copied = true;
     *zcBegin = *zcEnd = 0;
   }
-  if (opts_.tr101290 && now - lastSweepMs_ >= kSweepEveryMs) Sweep(now);
+  if (now - lastSweepMs_ >= kSweepEveryMs) Sweep(now);
 }
 
 void Analyzer::Process(const uint8_t* buf, size_t len, double now, Emit* emit, size_t* consumed) {
@@ -361,23 +362,26 @@ void Analyzer::Section(uint16_t pid, const uint8_t* s, size_t len, double now) {
     st.lastSection.assign(s, s + len);
   }
   const uint8_t table = s[0];
+  // PAT, CAT, PMT and SDT are long-form sections: syntax bit set, 8-byte header + CRC at least.
+  // Anything shorter is malformed and never parsed (it would be read past its end).
+  const bool longForm = len >= kMinLongSection && (s[1] & 0x80);
   if (pid == kPidPat) {
-    if (table == kTablePat) {
+    if (table == kTablePat && longForm) {
       lastPatMs_ = now;
       if (!repeat) OnPat(s, len, now);
     } else if (opts_.tr101290) {
       tr_.patError++;
     }
   } else if (pid == kPidCat) {
-    if (table == kTableCat) catSeen_ = true;
+    if (table == kTableCat && longForm) catSeen_ = true;
     else if (opts_.tr101290) tr_.catError++;
-  } else if (pid == kPidSdt && table == kTableSdtActual && !repeat) {
+  } else if (pid == kPidSdt && table == kTableSdtActual && longForm && !repeat) {
     std::vector<ServiceInfo> svcs;
     if (ParseSdt(s, len, &svcs)) {
       for (auto& sv : svcs) services_[sv.serviceId] = std::move(sv);
     }
   }
-  if (table == kTablePmt && pids_[pid].isPmt) OnPmt(pid, s, len, now);
+  if (table == kTablePmt && longForm && pids_[pid].isPmt) OnPmt(pid, s, len, now);
   if (Queued(pid)) {
     if (queue_.size() >= kMaxQueuedSections) {
       c_.sectionsDropped++;
@@ -460,6 +464,23 @@ void Analyzer::RebuildRoles(double now) {
 // counts once per elapsed threshold while the condition lasts (absent for 2 s → 4 PAT_errors).
 void Analyzer::Sweep(double now) {
   lastSweepMs_ = now;
+  if (opts_.tr101290) SweepIndicators(now);
+  if (now - arrivalWindowStartMs_ >= kArrivalWindowMs) {
+    const double secs = (now - arrivalWindowStartMs_) / 1000;
+    c_.arrivalBitrate = static_cast<double>(arrivalWindowBytes_ * 8) / secs;
+    for (uint16_t p : activePids_) {
+      PidState& st = pids_[p];
+      if (pcrMaster_ < 0) {
+        st.bitrate = static_cast<double>((st.packets - st.arrivalWindowStart) * kPacket * 8) / secs;
+      }
+      st.arrivalWindowStart = st.packets;
+    }
+    arrivalWindowStartMs_ = now;
+    arrivalWindowBytes_ = 0;
+  }
+}
+
+void Analyzer::SweepIndicators(double now) {
   if (now - lastPatMs_ > opts_.patTimeoutMs) {
     tr_.patError++;
     lastPatMs_ = now;
@@ -491,19 +512,6 @@ void Analyzer::Sweep(double now) {
     lastCatErrMs_ = now;
   }
   scrambledSinceSweep_ = false;
-  if (now - arrivalWindowStartMs_ >= kArrivalWindowMs) {
-    const double secs = (now - arrivalWindowStartMs_) / 1000;
-    c_.arrivalBitrate = static_cast<double>(arrivalWindowBytes_ * 8) / secs;
-    for (uint16_t p : activePids_) {
-      PidState& st = pids_[p];
-      if (pcrMaster_ < 0) {
-        st.bitrate = static_cast<double>((st.packets - st.arrivalWindowStart) * kPacket * 8) / secs;
-      }
-      st.arrivalWindowStart = st.packets;
-    }
-    arrivalWindowStartMs_ = now;
-    arrivalWindowBytes_ = 0;
-  }
 }
 
 std::vector<QueuedSection> Analyzer::TakeSections() {

@@ -115,7 +115,8 @@ class Analyzer {
   void OnPat(const uint8_t* s, size_t len, double now);
   void OnPmt(uint16_t pid, const uint8_t* s, size_t len, double now);
   void RebuildRoles(double now);
-  void Sweep(double now);
+  void Sweep(double now);            // bit-rate windows, then the indicators below
+  void SweepIndicators(double now);  // time-based TR 101 290 indicators
   PidState& Touch(uint16_t pid);
   bool Queued(uint16_t pid) const;
 

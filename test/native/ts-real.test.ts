@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { TsAnalyzer } from '../../src/native/ts.ts';
+import { crc32mpeg, nullPacket, pat, psiPackets } from '../helpers/ts-craft.ts';
 
 const MUXRATE = 2_000_000;
 const DATAGRAM = 1316;
@@ -162,3 +163,49 @@ t.test('random bytes, truncated datagrams and flipped bits never crash', async (
   t.equal(out + a.stats().nullPackets * 188, data.length, 'all packets but the nulls');
   t.equal(a.stats().tr101290.continuityCountError, 0);
 });
+
+t.test(
+  'random sections with valid CRCs on the PSI/SI PIDs never crash the table parsers',
+  async (t) => {
+    const a = new TsAnalyzer({ psiPids: 'all' });
+    let seed = 7;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    const ccs = new Map<number, { n: number }>();
+    const cc = (pid: number) => {
+      let c = ccs.get(pid);
+      if (!c) ccs.set(pid, (c = { n: 0 }));
+      return c;
+    };
+    const pad = [nullPacket(), nullPacket(), nullPacket()];
+    const targets: Array<[number, number]> = [
+      [0, 0x00],
+      [1, 0x01],
+      [0x100, 0x02],
+      [0x11, 0x42],
+      [0x12, 0x4e],
+      [0x14, 0x73],
+    ];
+    const ROUNDS = 4000;
+    for (let i = 0; i < ROUNDS; i++) {
+      if (i % 50 === 0) {
+        const table = pat([{ pnr: 1 + (rnd() % 4), pid: 0x100 }], rnd() % 32);
+        a.push(Buffer.concat([...psiPackets(0, [table], cc(0)), ...pad]), i);
+      }
+      const [pid, table] = targets[rnd() % targets.length]!;
+      const len = rnd() % (rnd() % 4 === 0 ? 1200 : 40);
+      const s = Buffer.alloc(3 + len + 4);
+      for (let k = 3; k < s.length; k++) s[k] = rnd() & 0xff;
+      s[0] = table;
+      s[1] = (rnd() % 2 ? 0x80 : 0) | 0x30 | ((len + 4) >> 8);
+      s[2] = (len + 4) & 0xff;
+      if (s.length > 5) s[5] = s[5]! | 1;
+      s.writeUInt32BE(crc32mpeg(s.subarray(0, s.length - 4)), s.length - 4);
+      a.push(Buffer.concat([...psiPackets(pid, [s], cc(pid)), ...pad]), i);
+    }
+    t.equal(a.stats().crcErrors, 0, 'every section passed its CRC and was parsed');
+    t.ok(a.takeSections().length > 0);
+  },
+);

@@ -176,7 +176,10 @@ t.test(
     const ccs = new Map<number, { n: number }>();
     const cc = (pid: number) => {
       let c = ccs.get(pid);
-      if (!c) ccs.set(pid, (c = { n: 0 }));
+      if (!c) {
+        c = { n: 0 };
+        ccs.set(pid, c);
+      }
       return c;
     };
     const pad = [nullPacket(), nullPacket(), nullPacket()];

@@ -9,42 +9,11 @@ import t, { type Test } from 'tap';
 import { EpgServer, serverSettings } from '../../src/epg/server.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
+import { curl } from '../helpers/epg-curl.ts';
 import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
 
 const run = promisify(execFile);
 const DTD = '/usr/share/xmltv/xmltv.dtd';
-
-interface CurlResult {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
-async function curl(args: string[]): Promise<CurlResult> {
-  const { stdout } = await run('curl', ['-sS', '-i', '--max-time', '10', ...args], {
-    encoding: 'buffer',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  // With --digest curl prints the 401 exchange first; keep the last response.
-  let buf = stdout;
-  for (;;) {
-    const end = buf.indexOf('\r\n\r\n');
-    const head = buf.subarray(0, end).toString('latin1');
-    const rest = buf.subarray(end + 4);
-    if (/^HTTP\/1\.1 401/.test(head) && rest.subarray(0, 5).toString() === 'HTTP/') {
-      buf = rest;
-      continue;
-    }
-    const [statusLine, ...lines] = head.split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const l of lines) {
-      const i = l.indexOf(':');
-      const k = l.slice(0, i).trim().toLowerCase();
-      headers[k] = headers[k] ? `${headers[k]}, ${l.slice(i + 1).trim()}` : l.slice(i + 1).trim();
-    }
-    return { status: Number(statusLine!.split(' ')[1]), headers, body: rest };
-  }
-}
 
 t.test('EPG server', async (t) => {
   // Now = 00:30 UTC: "Late Night" (ended 00:00) is past, "Midnight News" is on air.

@@ -16,6 +16,7 @@ export class UdpInput implements InputTransport {
   private bytes = 0;
   private lastError = '';
   private warning = '';
+  private rejoins = 0;
 
   constructor(
     private readonly cfg: Record<string, unknown>,
@@ -56,6 +57,7 @@ export class UdpInput implements InputTransport {
       this.rejoinTimer = this.ctx.clock.setInterval(() => {
         try {
           this.rx?.rejoin();
+          this.rejoins++;
         } catch (err) {
           this.lastError = (err as Error).message;
         }
@@ -72,11 +74,16 @@ export class UdpInput implements InputTransport {
   }
 
   status(): Record<string, unknown> {
+    const group = str(this.cfg, 'address');
+    const address = isMulticast(group) ? group : '';
+    const ssm = str(this.cfg, 'ssm-address');
     return {
       datagrams: this.datagrams,
       bytes: this.bytes,
       bufferRequested: num(this.cfg, 'socket-buffer-size', 0) || DEFAULT_UDP_BUFFER,
       bufferGranted: this.rx?.grantedBufferSize ?? 0,
+      ...(address ? { group: address, rejoins: this.rejoins } : {}),
+      ...(ssm ? { ssm } : {}),
       ...(this.rx ? { receiver: this.rx.stats() } : {}),
       ...(this.warning ? { warning: this.warning } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),

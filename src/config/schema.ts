@@ -86,7 +86,9 @@ function load(): Loaded {
     const text = readFileSync(SCHEMA_DIR + name, 'utf8');
     hash.update(name).update('\0').update(text).update('\0');
     const node = JSON.parse(text) as SchemaNode;
-    const id = node['$id'] as string;
+    // The files carry no $id, so editors resolve their relative $refs against the file's own
+    // location; here each file is registered under a fixed base URL instead.
+    const id = SCHEMA_BASE + name;
     files.set(id, node);
     markBase(node, id, base);
   }
@@ -98,7 +100,7 @@ function load(): Loaded {
 export function createAjv(opts: Record<string, unknown> = {}): Ajv2020 {
   const ajv = new Ajv2020({ ...AJV_OPTIONS, ...opts });
   ajv.addVocabulary(ANNOTATIONS);
-  for (const node of load().files.values()) ajv.addSchema(structuredClone(node));
+  for (const [id, node] of load().files) ajv.addSchema(structuredClone(node), id);
   return ajv;
 }
 

@@ -205,6 +205,7 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
       };
       out.push(place(issue, positions, false));
     }
+    if (shape.fields.size === 0 && !shape.strict) return; // no members known: free-form
     for (const [key, v] of Object.entries(value)) {
       const f = shape.fields.get(key);
       const ptr = `${pointer}/${escapePointerToken(key)}`;

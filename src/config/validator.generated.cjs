@@ -5,7 +5,6 @@ module.exports = validate20;
 module.exports.default = validate20;
 const schema31 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/config.schema.json',
   title: 'sluice configuration',
   description:
     'The sluice configuration file (product version 2.0.2.361). Holds only members that differ from the defaults; every top-level member is optional and unknown top-level members are rejected.',
@@ -185,7 +184,6 @@ const schema35 = {
 };
 const schema36 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/user.schema.json',
   title: 'User',
   description:
     'An admin/API account (item of user), identified by its login. Unknown members are accepted with a warning.',
@@ -236,7 +234,6 @@ const schema37 = {
 };
 const schema38 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/http-server.schema.json',
   title: 'HTTP server',
   description: 'http-server: the admin API and OTT listener.',
   type: 'object',
@@ -399,7 +396,6 @@ const schema48 = {
 };
 const schema49 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/dvb-adapter.schema.json',
   title: 'Tuner adapter',
   description:
     'A DVB tuner adapter record (item of dvb-adapter). Members outside the common list are allowed only for the mode and type named in x-when; unknown members are rejected.',
@@ -746,7 +742,6 @@ const schema49 = {
 };
 const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/stream-adaptive.schema.json',
   title: 'Adaptive stream group',
   description:
     'A multi-bitrate group of streams delivered under one name (item of stream-adaptive). Unknown members are accepted with a warning.',
@@ -810,7 +805,6 @@ const pattern4 = new RegExp('^/.*/$', 'u');
 const pattern10 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/epg-server.schema.json',
   title: 'EPG server',
   description: 'epg-server: the separate EPG HTTP server, its channel sets and logins.',
   type: 'object',
@@ -1011,7 +1005,6 @@ function validate22(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/epg-server.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate22.evaluated;
@@ -1907,7 +1900,6 @@ validate22.evaluated = {
 };
 const schema42 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/cs.schema.json',
   title: 'Billing servers',
   description: 'cs: billing (authorisation) servers.',
   type: 'object',
@@ -2172,7 +2164,6 @@ function validate24(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/cs.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate24.evaluated;
@@ -2918,7 +2909,6 @@ function validate24(
 validate24.evaluated = { props: { server: true }, dynamicProps: false, dynamicItems: false };
 const schema45 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/epg.schema.json',
   title: 'EPG settings',
   description: 'epg: programme guide import settings and XMLTV sources.',
   type: 'object',
@@ -3114,7 +3104,6 @@ function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/epg.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate26.evaluated;
@@ -3785,7 +3774,6 @@ validate26.evaluated = {
 };
 const schema50 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/storage.schema.json',
   title: 'Archive storages',
   description: 'dvr-storage-list: the archive (DVR) storages.',
   type: 'object',
@@ -3938,7 +3926,6 @@ function validate28(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/storage.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate28.evaluated;
@@ -4570,7 +4557,6 @@ function validate28(
 validate28.evaluated = { props: { storage: true }, dynamicProps: false, dynamicItems: false };
 const schema52 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/stream.schema.json',
   title: 'Stream',
   description:
     'A stream: inputs (primary and backups), outputs, OTT delivery, archive and guide binding. Members from stream-type on exist only when mpts is false. Unknown members are accepted with a warning.',
@@ -4870,7 +4856,6 @@ const schema52 = {
 };
 const schema53 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/input.schema.json',
   title: 'Stream input',
   description:
     'One input of a stream. "type" selects the field group; rtp adds its fields to udp, prompeg adds its fields to rtp. Unknown members are accepted with a warning.',
@@ -7482,7 +7467,6 @@ function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/input.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate31.evaluated;
@@ -14400,7 +14384,6 @@ function validate31(
 validate31.evaluated = { dynamicProps: true, dynamicItems: false };
 const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://sluice.invalid/schemas/output.schema.json',
   title: 'Stream output',
   description:
     'One output of a stream. "type" selects the field group; rtp adds its fields to udp. Unknown members are accepted with a warning.',
@@ -15086,7 +15069,6 @@ function validate38(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/output.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate38.evaluated;
@@ -16202,7 +16184,6 @@ function validate30(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/stream.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate30.evaluated;
@@ -18080,7 +18061,6 @@ function validate20(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://sluice.invalid/schemas/config.schema.json" */
   let vErrors = null;
   let errors = 0;
   const evaluated0 = validate20.evaluated;
@@ -23218,4 +23198,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'd739ac9db2cec3e74ccb0a77b496e9c75b953e3b7c52e940dc15595545e14552';
+module.exports.schemaHash = '9e8675b075aee16ffaf8e83f102e2ba8469d8a094dbe83f11da89914ad1e9ed4';

@@ -25,7 +25,11 @@ t.test('a plain ajv validates the examples against schemas/ by file URL', async 
 t.test('every member of every schema file has an apply class and a description', async (t) => {
   let count = 0;
   const visit = (node: unknown, where: string): void => {
-    if (Array.isArray(node)) node.forEach((n, i) => visit(n, `${where}/${i}`));
+    if (Array.isArray(node)) {
+      node.forEach((n, i) => {
+        visit(n, `${where}/${i}`);
+      });
+    }
     if (node === null || typeof node !== 'object') return;
     for (const [k, v] of Object.entries(node)) {
       if (

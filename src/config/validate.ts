@@ -206,6 +206,17 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
       out.push(place(issue, positions, false));
     }
     if (shape.fields.size === 0 && !shape.strict) return; // no members known: free-form
+    // An input or output without a valid type has no field group yet: the schema error about
+    // its type says it all, a warning per member would only bury it.
+    const typeField = shape.fields.get('type');
+    if (
+      typeField &&
+      shape.required.has('type') &&
+      Array.isArray(typeField.schema['enum']) &&
+      !typeField.schema['enum'].includes(value['type'])
+    ) {
+      return;
+    }
     for (const [key, v] of Object.entries(value)) {
       const f = shape.fields.get(key);
       const ptr = `${pointer}/${escapePointerToken(key)}`;
@@ -231,10 +242,69 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
 
 const SATELLITE_TYPES = new Set([5, 6]);
 
+/** Input types that cannot work without a port (spec 1 gives them default 0, out of range). */
+const PORT_INPUTS = new Set(['udp', 'rtp', 'prompeg', 'tcp', 'srt', 'ps1']);
+
+/** Characters that keep a stream-name usable as a URL path segment as it is. */
+const URL_SAFE_NAME = /^[A-Za-z0-9._~-]+$/;
+
+function warn(
+  positions: PositionIndex,
+  pointer: string,
+  rule: string,
+  message: string,
+  value?: unknown,
+  key = false,
+): ConfigIssue {
+  return place({ severity: 'warning', pointer, rule, message, value }, positions, key);
+}
+
+function streamWarnings(
+  doc: Record<string, unknown>,
+  positions: PositionIndex,
+  out: ConfigIssue[],
+): void {
+  if (!Array.isArray(doc['stream'])) return;
+  doc['stream'].forEach((s, i) => {
+    if (!isPlainObject(s)) return;
+    const name = s['stream-name'];
+    if (typeof name === 'string' && name !== '' && !URL_SAFE_NAME.test(name)) {
+      out.push(
+        warn(
+          positions,
+          `/stream/${i}/stream-name`,
+          'url-name',
+          `stream-name ${show(name)} has characters outside letters, digits and . _ ~ -; its OTT URLs need percent-encoding`,
+          name,
+        ),
+      );
+    }
+    if (!Array.isArray(s['input'])) return;
+    s['input'].forEach((inp, j) => {
+      if (
+        !isPlainObject(inp) ||
+        !PORT_INPUTS.has(inp['type'] as string) ||
+        inp['port'] !== undefined
+      )
+        return;
+      out.push(
+        warn(
+          positions,
+          `/stream/${i}/input/${j}`,
+          'not-set',
+          `port is not set: this ${inp['type']} input cannot receive until it is`,
+        ),
+      );
+    });
+  });
+}
+
 /** Warnings about settings that are valid but leave a resource unable to work. */
 export function semanticWarnings(doc: unknown, positions: PositionIndex): ConfigIssue[] {
   const out: ConfigIssue[] = [];
-  if (!isPlainObject(doc) || !Array.isArray(doc['dvb-adapter'])) return out;
+  if (!isPlainObject(doc)) return out;
+  streamWarnings(doc, positions, out);
+  if (!Array.isArray(doc['dvb-adapter'])) return out;
   doc['dvb-adapter'].forEach((a, i) => {
     if (!isPlainObject(a)) return;
     const mode = a['mode'] ?? 0;

@@ -161,10 +161,14 @@ export function renderReference(): string {
   return `${parts.join('\n').trimEnd()}\n`;
 }
 
-/** The whole file: the preamble of `existing` (up to the marker) plus the reference. */
+/** The whole file: the preamble of `existing` (everything before the marker, or all of it
+ *  when it has none) plus the reference. */
 export function renderConfigDoc(existing: string | undefined): string {
   const at = existing?.indexOf(MARKER) ?? -1;
-  const preamble = existing && at >= 0 ? existing.slice(0, at) : `${DEFAULT_PREAMBLE}\n`;
+  // Without the marker the whole file is hand-written so far: keep all of it.
+  let preamble = `${DEFAULT_PREAMBLE}\n`;
+  if (existing && at >= 0) preamble = existing.slice(0, at);
+  else if (existing) preamble = `${existing.trimEnd()}\n\n`;
   return `${preamble}${MARKER}\n\n${renderReference()}`;
 }
 

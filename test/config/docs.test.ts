@@ -7,6 +7,11 @@ t.test('docs/config.md is current (run: npx tsx scripts/gen-config-doc.ts)', asy
   const text = readFileSync(DOC_PATH, 'utf8');
   t.ok(text.includes(MARKER), 'has the generated part');
   t.equal(text, renderConfigDoc(text));
+  t.match(
+    text.slice(0, text.indexOf(MARKER)),
+    /## Decisions where the spec is silent/,
+    'preamble kept',
+  );
 });
 
 t.test('every field of the reference names its apply class and meaning', async (t) => {

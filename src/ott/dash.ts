@@ -9,8 +9,13 @@ const UTC_HTTP_ISO = 'urn:mpeg:dash:utc:http-iso:2014';
 
 export interface DashRepresentation {
   id: string;
-  contentType: 'video' | 'audio';
+  contentType: 'video' | 'audio' | 'text';
+  /** Empty for raw WebVTT text (no codecs attribute). */
   codecs: string;
+  /** Default `<contentType>/mp4`; `text/vtt` for raw WebVTT segments. */
+  mimeType?: string;
+  /** Media template after `base`; default `$Number$.m4s`. No init segment when it is set for text. */
+  media?: string;
   bandwidth: number;
   width?: number;
   height?: number;
@@ -86,11 +91,9 @@ function timeline(segs: SegmentDescriptor[]): string {
 }
 
 function representation(r: DashRepresentation, dynamic: boolean): string {
-  const attrs = [
-    `id="${escapeXml(r.id)}"`,
-    `codecs="${escapeXml(r.codecs)}"`,
-    `bandwidth="${Math.max(1, Math.round(r.bandwidth))}"`,
-  ];
+  const attrs = [`id="${escapeXml(r.id)}"`];
+  if (r.codecs) attrs.push(`codecs="${escapeXml(r.codecs)}"`);
+  attrs.push(`bandwidth="${Math.max(1, Math.round(r.bandwidth))}"`);
   if (r.width && r.height) attrs.push(`width="${r.width}"`, `height="${r.height}"`);
   if (r.frameRate) attrs.push(`frameRate="${frameRateAttr(r.frameRate)}"`);
   if (r.sampleRate) attrs.push(`audioSamplingRate="${r.sampleRate}"`);
@@ -99,19 +102,23 @@ function representation(r: DashRepresentation, dynamic: boolean): string {
     : '';
   const first = r.segments[0];
   let body: string;
+  const init = r.contentType === 'text' ? '' : `initialization="${escapeXml(r.base)}init.mp4" `;
+  const media = escapeXml(r.base + (r.media ?? '$Number$.m4s'));
   if (dynamic) {
     body =
       `<SegmentTemplate timescale="${r.timescale}" presentationTimeOffset="${r.periodOrigin}" ` +
-      `initialization="${escapeXml(r.base)}init.mp4" media="${escapeXml(r.base)}$Number$.m4s" ` +
+      `${init}media="${media}" ` +
       `startNumber="${first?.seq ?? 0}"><SegmentTimeline>${timeline(r.segments)}</SegmentTimeline></SegmentTemplate>`;
   } else {
+    const uri = (s: SegmentDescriptor) =>
+      r.media ? r.media.replace('$Number$', String(s.seq)) : s.uri;
     const urls = r.segments
-      .map((s) => `<SegmentURL media="${escapeXml(r.base + s.uri)}"/>`)
+      .map((s) => `<SegmentURL media="${escapeXml(r.base + uri(s))}"/>`)
       .join('');
     const d = first ? Math.round(first.duration * r.timescale) : 0;
     body =
       `<SegmentList timescale="${r.timescale}" presentationTimeOffset="${r.periodOrigin}" duration="${d}">` +
-      `<Initialization sourceURL="${escapeXml(r.base)}init.mp4"/>${urls}</SegmentList>`;
+      `${r.contentType === 'text' ? '' : `<Initialization sourceURL="${escapeXml(r.base)}init.mp4"/>`}${urls}</SegmentList>`;
   }
   return `<Representation ${attrs.join(' ')}>${channels}${body}</Representation>`;
 }
@@ -125,7 +132,12 @@ function frameRateAttr(fps: number): string {
 function adaptationSets(p: DashPeriod, dynamic: boolean): string {
   const groups = new Map<string, DashRepresentation[]>();
   for (const r of p.representations) {
-    const key = r.contentType === 'audio' ? `audio:${r.lang ?? ''}:${r.codecs}` : 'video';
+    const key =
+      r.contentType === 'video'
+        ? 'video'
+        : r.contentType === 'audio'
+          ? `audio:${r.lang ?? ''}:${r.codecs}`
+          : `text:${r.id}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   let id = 0;
@@ -135,12 +147,17 @@ function adaptationSets(p: DashPeriod, dynamic: boolean): string {
     const attrs = [
       `id="${id++}"`,
       `contentType="${r0.contentType}"`,
-      `mimeType="${r0.contentType}/mp4"`,
+      `mimeType="${r0.mimeType ?? `${r0.contentType}/mp4`}"`,
       'segmentAlignment="true"',
-      'startWithSAP="1"',
     ];
+    if (r0.contentType !== 'text') attrs.push('startWithSAP="1"');
     if (r0.lang) attrs.push(`lang="${escapeXml(r0.lang)}"`);
-    const role = r0.contentType === 'audio' && id > 2 ? 'alternate' : 'main';
+    const role =
+      r0.contentType === 'text'
+        ? 'subtitle'
+        : r0.contentType === 'audio' && id > 2
+          ? 'alternate'
+          : 'main';
     out.push(
       `<AdaptationSet ${attrs.join(' ')}><Role schemeIdUri="urn:mpeg:dash:role:2011" value="${role}"/>` +
         `${reps.map((r) => representation(r, dynamic)).join('')}</AdaptationSet>`,

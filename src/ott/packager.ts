@@ -9,6 +9,7 @@ import { type Boundary, Segmenter, type SegmenterSink } from './segmenter.ts';
 import { SegmentStore } from './store.ts';
 import type { Track } from './tracks.ts';
 import { TsSegmentWriter } from './ts-writer.ts';
+import { WebVttWriter } from './webvtt/writer.ts';
 
 export interface CmafRendition {
   id: string;
@@ -20,6 +21,8 @@ export interface CmafRendition {
 export class Packager implements BusSink {
   readonly segmenter: Segmenter;
   readonly tsStore?: SegmentStore;
+  /** Teletext subtitles as WebVTT (`ott-webvtt`). */
+  readonly vtt?: WebVttWriter;
   renditions: CmafRendition[] = [];
   /** Wall clock of the first segment: DASH availabilityStartTime. */
   availabilityStart?: number;
@@ -41,6 +44,10 @@ export class Packager implements BusSink {
       this.tsStore = new SegmentStore({ window: settings.window, grace: WINDOW_GRACE });
       this.segmenter.addSink(new TsSegmentWriter(this.segmenter, this.tsStore));
     }
+    if (settings.webvtt) {
+      this.vtt = new WebVttWriter({ window: settings.window, grace: WINDOW_GRACE });
+      this.segmenter.addSink(this.vtt);
+    }
   }
 
   packets(buf: Buffer): void {
@@ -61,6 +68,7 @@ export class Packager implements BusSink {
     this.settings = settings;
     this.segmenter.targetDuration = settings.segmentDuration;
     this.tsStore?.setWindow(settings.window);
+    this.vtt?.setWindow(settings.window);
     for (const r of this.renditions) {
       r.store.setWindow(settings.window);
       r.writer.partTarget = settings.partDuration;

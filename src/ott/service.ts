@@ -17,6 +17,7 @@ import {
   TYPE_MP4,
   TYPE_MPD,
   TYPE_TS,
+  TYPE_VTT,
   waitFor,
 } from './http.ts';
 import { lastPosition } from './llhls.ts';
@@ -28,8 +29,11 @@ import {
   cmafMediaPlaylist,
   dashManifest,
   parseSelection,
+  tsMaster,
   tsMediaPlaylist,
+  vttMediaPlaylist,
 } from './views.ts';
+import { toDashVtt } from './webvtt/writer.ts';
 
 /** A blocking request waits at most this many target durations (RFC 8216bis 6.2.5.2). */
 const BLOCK_TARGETS = 3;
@@ -38,6 +42,8 @@ const MSN_AHEAD_LIMIT = 2;
 const TIME_PATH = 'time';
 const RENDITION_PATH = /^(c\d+)\/(init\.mp4|index\.m3u8|(\d+)(?:\.(\d+))?\.m4s)$/;
 const TS_SEGMENT = /^seg-[0-9a-f]+\.ts$/;
+/** Subtitle rendition paths: `t<pid>p<page>/index.m3u8`, `<n>.vtt` (HLS), `d<n>.vtt` (DASH). */
+const VTT_PATH = /^(t\d+p[0-9a-f]+)\/(index\.m3u8|(d?)(\d+)\.vtt)$/;
 
 export interface OttServiceOptions {
   name: string;
@@ -45,6 +51,15 @@ export interface OttServiceOptions {
   bus: StreamBus;
   clock: Clock;
   log: Logger;
+}
+
+/** Live parameters carried from a master playlist to the playlists it names. */
+const KEPT_PARAMETERS = ['a', 'v', 's'];
+
+function keptQuery(query: Record<string, string | undefined>): string {
+  const keep = new URLSearchParams();
+  for (const k of KEPT_PARAMETERS) if (query[k]) keep.set(k, query[k]!);
+  return keep.size > 0 ? `?${keep}` : '';
 }
 
 export class StreamOttService implements OttService {
@@ -93,10 +108,21 @@ export class StreamOttService implements OttService {
     if (path === TIME_PATH)
       return sendText(req, reply, new Date(this.o.clock.now()).toISOString(), 'text/plain');
     if (path === 'index.m3u8') {
-      if (p.settings.ts) return this.tsPlaylist(req, reply);
+      if (p.settings.ts) return this.tsPlaylist(req, reply, query);
       if (p.settings.cmaf) return this.master(req, reply, query);
     }
     if (path === 'ts.m3u8' && p.settings.ts) return this.tsPlaylist(req, reply);
+    const vm = VTT_PATH.exec(path);
+    const vr = vm ? p.vtt?.rendition(vm[1]!) : undefined;
+    if (vm && vr) {
+      if (vm[2] === 'index.m3u8') {
+        if (vr.store.live().length === 0) return sendNotFound(reply, 'subtitles not ready');
+        return sendText(req, reply, vttMediaPlaylist(p, vr), TYPE_M3U8);
+      }
+      const body = vr.store.get(`${vm[4]}.vtt`);
+      if (!body) return sendNotFound(reply, 'segment not in the window');
+      return sendBytes(req, reply, vm[3] ? toDashVtt(body) : body, TYPE_VTT, CACHE_IMMUTABLE);
+    }
     if (path === 'cmaf.m3u8' && p.settings.cmaf) return this.master(req, reply, query);
     if (path === 'index.mpd' && p.settings.cmaf) return this.mpd(req, reply, query);
     if (TS_SEGMENT.test(path) && p.tsStore) {
@@ -126,9 +152,15 @@ export class StreamOttService implements OttService {
     return sendNotFound(reply, 'not found');
   }
 
-  private tsPlaylist(req: FastifyRequest, reply: FastifyReply): unknown {
+  /** The TS media playlist; with `query` (index.m3u8) a master when subtitles are offered. */
+  private tsPlaylist(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    query?: Record<string, string | undefined>,
+  ): unknown {
     if (this.packager.tsStore!.live().length === 0) return sendNotFound(reply, 'stream not ready');
-    return sendText(req, reply, tsMediaPlaylist(this.packager), TYPE_M3U8);
+    const master = query && tsMaster(this.packager, parseSelection(query), keptQuery(query));
+    return sendText(req, reply, master ?? tsMediaPlaylist(this.packager), TYPE_M3U8);
   }
 
   private master(
@@ -136,12 +168,7 @@ export class StreamOttService implements OttService {
     reply: FastifyReply,
     query: Record<string, string | undefined>,
   ): unknown {
-    const sel = parseSelection(query);
-    const keep = new URLSearchParams();
-    if (query.a) keep.set('a', query.a);
-    if (query.v) keep.set('v', query.v);
-    const qs = keep.size > 0 ? `?${keep}` : '';
-    const text = cmafMaster(this.packager, sel, qs);
+    const text = cmafMaster(this.packager, parseSelection(query), keptQuery(query));
     return text ? sendText(req, reply, text, TYPE_M3U8) : sendNotFound(reply, 'stream not ready');
   }
 

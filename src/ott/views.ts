@@ -13,6 +13,7 @@ import {
 import { buildLowLatencyPlaylist, lastPosition, type RenditionReport } from './llhls.ts';
 import type { CmafRendition, Packager } from './packager.ts';
 import type { SegmentDescriptor } from './store.ts';
+import type { VttRendition } from './webvtt/writer.ts';
 
 /** DASH minimum update period and buffer, in target durations. */
 const MPD_UPDATE_TARGETS = 1;
@@ -21,18 +22,24 @@ const MPD_PRESENTATION_DELAY_TARGETS = 2;
 /** Bit-rate figure when a rendition has no complete segment yet. */
 const UNKNOWN_BITRATE = 1_000_000;
 const AUDIO_GROUP = 'audio';
+const SUBTITLE_GROUP = 'subs';
+/** Nominal figure for a WebVTT rendition in the MPD (text is a few hundred bytes a second). */
+const VTT_BANDWIDTH = 256;
 
 export interface Selection {
   /** `a`: audio tracks by language code or PID (comma list); empty = all. */
   audio: string[];
   /** `v`: video tracks by PID; empty = all. */
   video: string[];
+  /** `s`: subtitle renditions by language code or teletext page (`888`); `none` = no
+   *  subtitles; empty = all. */
+  subtitles: string[];
 }
 
 export function parseSelection(query: Record<string, unknown>): Selection {
   const list = (v: unknown) =>
     typeof v === 'string' && v !== '' ? v.split(',').map((s) => s.trim()) : [];
-  return { audio: list(query.a), video: list(query.v) };
+  return { audio: list(query.a), video: list(query.v), subtitles: list(query.s) };
 }
 
 function selected(r: CmafRendition, sel: Selection): boolean {
@@ -44,6 +51,29 @@ function selected(r: CmafRendition, sel: Selection): boolean {
   );
 }
 
+/** Subtitle renditions with at least one segment, after the `s` selection. */
+export function subtitleRenditions(p: Packager, sel: Selection): VttRendition[] {
+  const all = p.vtt?.renditions.filter((r) => r.store.live().length > 0) ?? [];
+  if (sel.subtitles.length === 0) return all;
+  return all.filter(
+    (r) =>
+      sel.subtitles.includes(r.page.toString(16)) ||
+      (r.language !== undefined && sel.subtitles.includes(r.language)),
+  );
+}
+
+/** EXT-X-MEDIA lines of the subtitle renditions (URIs relative to the stream's root). */
+function subtitleMedia(subs: VttRendition[], query: string): Rendition[] {
+  return subs.map((r, i) => ({
+    type: 'SUBTITLES',
+    groupId: SUBTITLE_GROUP,
+    name: `${r.language ?? 'subtitles'} ${r.page.toString(16)}${r.hearingImpaired ? ' (HI)' : ''}`,
+    language: r.language,
+    uri: `${r.id}/index.m3u8${query}`,
+    isDefault: i === 0,
+  }));
+}
+
 /** Renditions with an init segment (parameters known), after the a/v selection. */
 export function readyRenditions(p: Packager, sel: Selection): CmafRendition[] {
   return p.renditions.filter((r) => r.store.init && selected(r, sel));
@@ -51,6 +81,36 @@ export function readyRenditions(p: Packager, sel: Selection): CmafRendition[] {
 
 function rate(segs: SegmentDescriptor[], track: CmafRendition['track']): number {
   return peakBitrate(segs) || track.bitrate || UNKNOWN_BITRATE;
+}
+
+/** HLS-TS master: only when subtitles are offered (EXT-X-MEDIA needs a master playlist). */
+export function tsMaster(p: Packager, sel: Selection, query: string): string | undefined {
+  const subs = subtitleRenditions(p, sel);
+  if (subs.length === 0) return undefined;
+  const segs = p.tsStore!.live();
+  const tracks = [...p.segmenter.tracks.values()];
+  const video = tracks.find((t) => t.type === 'video');
+  const codecs = [video, tracks.find((t) => t.type === 'audio')]
+    .map((t) => t?.codec)
+    .filter((c): c is string => c !== undefined);
+  const variant: Variant = {
+    uri: `ts.m3u8${query}`,
+    bandwidth: peakBitrate(segs) || UNKNOWN_BITRATE,
+    averageBandwidth: averageBitrate(segs) || undefined,
+    codecs,
+    width: video?.video?.width,
+    height: video?.video?.height,
+    frameRate: video?.fps || undefined,
+    subtitleGroup: SUBTITLE_GROUP,
+  };
+  return buildMasterPlaylist([variant], subtitleMedia(subs, query));
+}
+
+export function vttMediaPlaylist(p: Packager, r: VttRendition): string {
+  return buildMediaPlaylist({
+    segments: r.store.live(),
+    targetDuration: r.store.targetDuration(p.settings.segmentDuration),
+  });
 }
 
 export function tsMediaPlaylist(p: Packager): string {
@@ -66,7 +126,9 @@ export function cmafMaster(p: Packager, sel: Selection, query: string): string |
   const videos = ready.filter((r) => r.track.type === 'video');
   const audios = ready.filter((r) => r.track.type === 'audio');
   if (videos.length === 0 && audios.length === 0) return undefined;
-  const renditions: Rendition[] = [];
+  const subs = subtitleRenditions(p, sel);
+  const renditions: Rendition[] = subtitleMedia(subs, query);
+  const subtitleGroup = subs.length > 0 ? SUBTITLE_GROUP : undefined;
   const variants: Variant[] = [];
   if (videos.length === 0) {
     for (const a of audios) {
@@ -74,6 +136,7 @@ export function cmafMaster(p: Packager, sel: Selection, query: string): string |
         uri: `${a.id}/index.m3u8${query}`,
         bandwidth: rate(a.store.live(), a.track),
         codecs: [a.track.codec!],
+        subtitleGroup,
       });
     }
   } else {
@@ -104,6 +167,7 @@ export function cmafMaster(p: Packager, sel: Selection, query: string): string |
         height: v.track.video?.height,
         frameRate: v.track.fps || undefined,
         audioGroup: audio ? AUDIO_GROUP : undefined,
+        subtitleGroup,
       });
     }
   }
@@ -183,6 +247,25 @@ export function dashManifest(
         base: `${r.id}/`,
       };
       period.representations.push(rep);
+    }
+  }
+  for (const r of subtitleRenditions(p, sel)) {
+    for (const [disc, period] of periods) {
+      const segs = r.store.live().filter((s) => s.discSeq === disc);
+      if (segs.length === 0) continue;
+      period.representations.push({
+        id: r.id,
+        contentType: 'text',
+        codecs: '',
+        mimeType: 'text/vtt',
+        media: 'd$Number$.vtt',
+        bandwidth: VTT_BANDWIDTH,
+        lang: r.language,
+        segments: segs,
+        timescale: segs[0]!.timescale,
+        periodOrigin: r.store.periodOrigins.get(disc) ?? segs[0]!.start,
+        base: `${r.id}/`,
+      });
     }
   }
   const target = p.settings.segmentDuration;

@@ -1,7 +1,7 @@
 // Benchmark: TS scan + TR 101 290 throughput of the native analyzer, beside a plain TypeScript
 // loop doing the hot-path work and a C loop bound (bench/ts-scan-bound.c, built with cc here),
 // all on the same cache-resident input in datagram-sized (7 × 188) batches, in the same run.
-// Run: npx tsx bench/ts-scan.ts [seconds-per-contender]   Figures: append to bench/RESULTS.md.
+// Run: npx tsx bench/ts-scan.ts [seconds-per-contender, default 6]   Figures: append to bench/RESULTS.md.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,8 @@ import { TsAnalyzer } from '../src/native/ts.ts';
 const PKT = 188;
 const DGRAM = 7 * PKT;
 const DATAGRAMS = 256; // 337 KB: stays in cache
-const SECONDS = Number(process.argv[2] ?? 3);
+const SECONDS = Number(process.argv[2] ?? 6);
+const ROUNDS = 6;
 
 function main(): void {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
@@ -50,50 +51,66 @@ function main(): void {
       input.subarray(i * DGRAM, (i + 1) * DGRAM),
     );
 
-    const native = new TsAnalyzer();
-    const nativeRate = measure((now) => {
-      for (const g of grams) {
-        now += 0.005;
-        native.push(g, now);
-      }
-      return now;
-    });
-
     // The UDP receiver hands over up to 64 datagrams per batch: the call size the stream driver uses.
     const batches = Array.from({ length: DATAGRAMS / 64 }, (_, i) =>
       input.subarray(i * 64 * DGRAM, (i + 1) * 64 * DGRAM),
     );
+    const native = new TsAnalyzer();
     const nativeBatch = new TsAnalyzer();
-    const nativeBatchRate = measure((now) => {
-      for (const b of batches) {
-        now += 0.3;
-        nativeBatch.push(b, now);
-      }
-      return now;
-    });
-
     const js = new JsScan();
-    const jsRate = measure((now) => {
-      for (const g of grams) {
-        now += 0.005;
-        js.scan(g, now);
-      }
-      return now;
-    });
-
     const bound = join(dir, 'bound');
     execFileSync('cc', ['-O2', '-o', bound, join(import.meta.dirname, 'ts-scan-bound.c')]);
-    execFileSync(bound, [file, '0.2']); // warm-up
-    const c = JSON.parse(execFileSync(bound, [file, String(SECONDS)], { encoding: 'utf8' })) as {
-      bytes: number;
-      seconds: number;
-    };
-    const cRate = (c.bytes * 8) / c.seconds / 1e9;
+
+    // The machine is shared: contenders take turns over ROUNDS rounds and each keeps its best
+    // round, so a burst of load elsewhere does not land on one contender only.
+    const best = { native: 0, nativeBatch: 0, js: 0, c: 0 };
+    const slice = SECONDS / ROUNDS;
+    for (let r = 0; r < ROUNDS; r++) {
+      best.native = Math.max(
+        best.native,
+        measure(slice, (now) => {
+          for (const g of grams) {
+            now += 0.005;
+            native.push(g, now);
+          }
+          return now;
+        }),
+      );
+      best.nativeBatch = Math.max(
+        best.nativeBatch,
+        measure(slice, (now) => {
+          for (const b of batches) {
+            now += 0.3;
+            nativeBatch.push(b, now);
+          }
+          return now;
+        }),
+      );
+      best.js = Math.max(
+        best.js,
+        measure(slice, (now) => {
+          for (const g of grams) {
+            now += 0.005;
+            js.scan(g, now);
+          }
+          return now;
+        }),
+      );
+      const c = JSON.parse(execFileSync(bound, [file, String(slice)], { encoding: 'utf8' })) as {
+        bytes: number;
+        seconds: number;
+      };
+      best.c = Math.max(best.c, (c.bytes * 8) / c.seconds / 1e9);
+    }
+    const cRate = best.c;
+    const nativeRate = best.native;
+    const nativeBatchRate = best.nativeBatch;
+    const jsRate = best.js;
 
     const row = (name: string, gbps: number) =>
       `| ${name} | ${gbps.toFixed(2)} | ${(gbps / cRate).toFixed(2)} |`;
     console.log(
-      `TS scan + TR 101 290, ${DATAGRAMS} datagrams of ${DGRAM} bytes, ${SECONDS} s each`,
+      `TS scan + TR 101 290, ${DATAGRAMS} datagrams of ${DGRAM} bytes, best of ${ROUNDS} rounds, ${SECONDS} s each`,
     );
     console.log('| contender | Gbit/s | × C bound |');
     console.log('|---|---|---|');
@@ -106,13 +123,13 @@ function main(): void {
   }
 }
 
-function measure(pass: (now: number) => number): number {
+function measure(seconds: number, pass: (now: number) => number): number {
   let now = 0;
   for (let i = 0; i < 20; i++) now = pass(now); // warm-up (JIT)
   const start = process.hrtime.bigint();
   let bytes = 0;
   let el = 0;
-  while (el < SECONDS) {
+  while (el < seconds) {
     now = pass(now);
     bytes += DATAGRAMS * DGRAM;
     el = Number(process.hrtime.bigint() - start) / 1e9;

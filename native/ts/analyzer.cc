@@ -209,16 +209,46 @@ void Analyzer::Process(const uint8_t* buf, size_t len, double now, Emit* emit, s
   *consumed = pos;
 }
 
-bool Analyzer::Packet(const uint8_t* p, double now) {
+// The common packet — clear, payload only, no unit start, not a section PID — takes this inline
+// path (continuity only); everything else goes to PacketSlow.
+inline bool Analyzer::Packet(const uint8_t* p, double now) {
   index_++;
   c_.packets++;
   const uint16_t pid = static_cast<uint16_t>(((p[1] & 0x1F) << 8) | p[2]);
-  PidState& st = Touch(pid);
+  PidState& st = pids_[pid];
+  if (__builtin_expect(!st.seen, 0)) Touch(pid);
   st.packets++;
   if (pid == kNullPid) {
     c_.nullPackets++;
     return !opts_.dropNull;
   }
+  constexpr uint8_t kSlowB1 = 0x80 | 0x40;  // transport error, payload unit start
+  constexpr uint8_t kSlowB3 = 0xC0 | 0x20;  // scrambled, adaptation field present
+  if ((p[1] & kSlowB1) || (p[3] & kSlowB3) || !(p[3] & 0x10) || st.followSections) {
+    return PacketSlow(st, pid, p, now);
+  }
+  const uint8_t cc = p[3] & 0x0F;
+  st.scrambling = 0;
+  if (st.ccValid && cc != ((st.lastCc + 1) & 0x0F)) {
+    if (cc == st.lastCc && !st.dupSeen) {
+      st.dupSeen = true;
+      return true;
+    }
+    CcError(st);
+  }
+  st.dupSeen = false;
+  st.lastCc = cc;
+  st.ccValid = true;
+  return true;
+}
+
+void Analyzer::CcError(PidState& st) {
+  st.ccErrors++;
+  tr_.continuityCountError++;
+  if (st.sections) st.sections->Reset();
+}
+
+bool Analyzer::PacketSlow(PidState& st, uint16_t pid, const uint8_t* p, double now) {
   if (p[1] & 0x80) {  // transport_error_indicator: the header itself is suspect
     st.transportErrors++;
     if (opts_.tr101290) tr_.transportError++;
@@ -263,10 +293,8 @@ bool Analyzer::Packet(const uint8_t* p, double now) {
     st.dupSeen = true;
     return true;  // a duplicate carries nothing new
   } else {
-    st.ccErrors++;
-    tr_.continuityCountError++;
+    CcError(st);
     st.dupSeen = false;
-    if (st.sections) st.sections->Reset();
   }
   st.lastCc = cc;
   st.ccValid = true;

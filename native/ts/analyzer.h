@@ -109,6 +109,8 @@ class Analyzer {
   struct Emit;  // collects kept packets (zero-copy run or copy)
   void Process(const uint8_t* buf, size_t len, double now, Emit* emit, size_t* consumed);
   bool Packet(const uint8_t* p, double now);  // returns keep
+  bool PacketSlow(PidState& st, uint16_t pid, const uint8_t* p, double now);
+  void CcError(PidState& st);
   void Pcr(PidState& st, uint16_t pid, int64_t pcr, bool discontinuity);
   void Pes(PidState& st, const uint8_t* payload, size_t len, double now);
   void Section(uint16_t pid, const uint8_t* s, size_t len, double now);

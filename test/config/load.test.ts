@@ -9,7 +9,7 @@ import {
   formatConfig,
   loadConfigText,
 } from '../../src/config/store.ts';
-import type { ConfigDocument } from '../../src/config/types.ts';
+import type { ConfigDocument, ConfigError } from '../../src/config/types.ts';
 
 const EXAMPLES = new URL('../../examples/', import.meta.url);
 const FULL = readFileSync(new URL('full-config.json', EXAMPLES), 'utf8');
@@ -227,7 +227,7 @@ t.test('warnings: an input without port, a stream-name that is not URL-safe', as
 
 t.test('an input of an unknown type gets one error, not a warning per member', async (t) => {
   const text = `{"stream": [{"stream-name": "a", "input": [{"type": "udpp", "address": "x", "port": 5}]}]}`;
-  const err = t.throws(() => loadConfigText(text)) as { issues: { rule: string }[] };
+  const err = t.throws(() => loadConfigText(text)) as unknown as ConfigError;
   t.same(
     err.issues.map((i) => i.rule),
     ['enum'],

@@ -7,6 +7,7 @@ import { httpServerDriver } from './http-server.ts';
 import { DriverRegistry } from './registry.ts';
 import { storageDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
+import { streamAdaptiveDriver } from './stream-adaptive.ts';
 import type { Driver } from './types.ts';
 import { userDriver } from './users.ts';
 
@@ -21,6 +22,7 @@ export function builtinDrivers(): Driver[] {
     epgLoginDriver,
     storageDriver,
     streamDriver,
+    streamAdaptiveDriver,
     // more drivers: one line each
   ];
 }

@@ -45,6 +45,8 @@ export class Segmenter {
   readonly tracks = new Map<number, Track>();
   readonly demux: TsDemux;
   private sinks: SegmenterSink[] = [];
+  /** Cut on a PTS grid of the target duration instead of after it (adaptive group members). */
+  align = false;
   private master?: Track;
   private reference?: number;
   private lastDts = new Map<number, number>();
@@ -151,8 +153,19 @@ export class Segmenter {
   private maybeCut(track: Track, au: AccessUnit): void {
     if (!au.key || au.packetIndex < 0) return;
     if (track.type === 'video' && track.cmafCapable && !track.sampleEntry) return;
-    const target = this.opts.targetDuration * PTS_HZ - TARGET_TOLERANCE;
-    if (this.segStart !== undefined && au.pts - this.segStart < target) return;
+    if (this.segStart !== undefined) {
+      if (this.align) {
+        // Grid cut: a segment starts at the first keyframe of each target-long cell of the
+        // PTS line, so renditions with aligned keyframes cut at the same PTS wherever they
+        // joined (adaptive groups).
+        const cell = (pts: number) =>
+          Math.floor((pts + TARGET_TOLERANCE) / (this.opts.targetDuration * PTS_HZ));
+        if (cell(au.pts) <= cell(this.segStart)) return;
+      } else {
+        const target = this.opts.targetDuration * PTS_HZ - TARGET_TOLERANCE;
+        if (au.pts - this.segStart < target) return;
+      }
+    }
     this.segStart = au.pts;
     const b: Boundary = {
       seq: this.seq++,

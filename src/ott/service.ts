@@ -23,6 +23,7 @@ import {
 import { lastPosition } from './llhls.ts';
 import { readSettings } from './options.ts';
 import { type CmafRendition, Packager } from './packager.ts';
+import { registerOttService } from './registry.ts';
 import type { OttService } from './types.ts';
 import {
   cmafMaster,
@@ -65,10 +66,12 @@ function keptQuery(query: Record<string, string | undefined>): string {
 export class StreamOttService implements OttService {
   readonly packager: Packager;
   private unsubscribe: () => void;
+  private unregister: () => void;
 
   constructor(private o: OttServiceOptions) {
     this.packager = new Packager(readSettings(o.spec), o.clock);
     this.unsubscribe = o.bus.subscribe(this.packager);
+    this.unregister = registerOttService(o.name, this);
   }
 
   update(spec: Record<string, unknown>): void {
@@ -77,6 +80,7 @@ export class StreamOttService implements OttService {
 
   close(): void {
     this.unsubscribe();
+    this.unregister();
   }
 
   status(): Record<string, unknown> {

@@ -1,0 +1,96 @@
+// Driver of kind `stream-adaptive`: an adaptive group delivered at `/{stream-name}/…` from the
+// OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
+import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
+import type { Resource } from '../config/types.ts';
+import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
+import { DEFAULT_SEGMENT_DURATION, DEFAULT_WINDOW, OTT_CMAF } from '../ott/options.ts';
+import { findOttService } from '../ott/registry.ts';
+import type { FieldChange } from '../reconciler/types.ts';
+import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
+
+type Spec = Record<string, unknown>;
+
+function num(spec: Spec, key: string, fallback: number): number {
+  const v = spec[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+}
+
+class AdaptiveGroupInstance implements Instance<Spec> {
+  readonly group: AdaptiveGroup;
+  private unregister?: () => void;
+  private message?: string;
+
+  constructor(
+    private res: Resource<Spec>,
+    private host: Host,
+  ) {
+    this.group = new AdaptiveGroup({
+      name: this.name,
+      mode: num(res.spec, 'ott-hls', OTT_CMAF),
+      segmentDuration: num(res.spec, 'ott-segment-duration', DEFAULT_SEGMENT_DURATION),
+      window: num(res.spec, 'ott-window', DEFAULT_WINDOW),
+      members: () => this.members(),
+      clock: host.clock,
+    });
+    const router = host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    try {
+      this.unregister = router?.register(this.name, (req, reply, rest) =>
+        this.group.handle(req, reply, rest),
+      );
+    } catch (err) {
+      this.message = (err as Error).message;
+    }
+  }
+
+  get name(): string {
+    return String(this.res.spec['stream-name'] ?? this.res.name);
+  }
+
+  private memberIds(): number[] {
+    const ids = this.res.spec.streams;
+    return Array.isArray(ids) ? ids.filter((x): x is number => typeof x === 'number') : [];
+  }
+
+  /** Member streams whose OTT packager runs now (a member may start or restart later). */
+  members(): GroupMember[] {
+    const out: GroupMember[] = [];
+    for (const id of this.memberIds()) {
+      const inst = this.host.lookup<Instance & { name?: string }>('stream', String(id));
+      const svc = inst?.name ? findOttService(inst.name) : undefined;
+      if (inst?.name && svc) out.push({ name: inst.name, svc });
+    }
+    return out;
+  }
+
+  async update(next: Resource<Spec>, _changes: FieldChange[]): Promise<void> {
+    // Only hot fields (display-name, note) reach here; the rest restart the group.
+    this.res = next;
+  }
+
+  async close(): Promise<void> {
+    this.unregister?.();
+    this.unregister = undefined;
+  }
+
+  status(): ResourceStatus {
+    const running = this.group.members().map((m) => m.name);
+    const want = this.memberIds().length;
+    const state = this.message ? 'error' : running.length === want ? 'running' : 'degraded';
+    return {
+      state,
+      ...(this.message
+        ? { message: this.message }
+        : running.length < want
+          ? { message: `${want - running.length} of ${want} member streams have no OTT output` }
+          : {}),
+      members: running,
+    };
+  }
+}
+
+export const streamAdaptiveDriver: Driver<Spec> = {
+  kind: 'stream-adaptive',
+  async create(res: Resource<Spec>, host: Host): Promise<Instance<Spec>> {
+    return new AdaptiveGroupInstance(res, host);
+  },
+};

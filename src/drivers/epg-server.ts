@@ -2,7 +2,7 @@
 // (`epg-channel-set`) and accounts (`epg-login`), which live in the shared EPG runtime.
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
-import { EpgServer, serverSettings } from '../epg/server.ts';
+import { EpgServer, type Restarted, serverSettings } from '../epg/server.ts';
 import { int, str } from './epg-common.ts';
 import {
   type Driver,
@@ -11,8 +11,6 @@ import {
   type Instance,
   type ResourceStatus,
 } from './types.ts';
-
-const HOT_FIELDS = new Set(['source-info-name', 'source-info-url']);
 
 class EpgServerInstance implements Instance {
   private server: EpgServer;
@@ -49,18 +47,18 @@ class EpgServerInstance implements Instance {
     this.host.log.info({ ...this.ports }, 'EPG server listening');
   }
 
-  async update(next: Resource, changes: { path: string }[]): Promise<void> {
-    const settings = serverSettings(next.spec);
-    const onlyHot = changes.every((c) => HOT_FIELDS.has(c.path.split(/[.[]/)[0] ?? ''));
-    this.server.settings = settings;
-    this.rt.bump(); // the header attributes are inside the cached bodies
-    if (onlyHot) return;
-    await this.server.close();
-    this.server = new EpgServer(this.rt, settings);
+  async update(next: Resource): Promise<void> {
+    // The header attributes are inside the cached bodies: rebuild them on the next request.
+    this.rt.bump();
+    let restarted: Restarted;
     try {
-      await this.start();
+      restarted = await this.server.apply(serverSettings(next.spec));
     } catch (err) {
       throw new DriverError(`EPG server cannot listen: ${(err as Error).message}`, true);
+    }
+    this.ports = this.server.ports();
+    if (restarted.http || restarted.https) {
+      this.host.log.info({ ...this.ports, restarted }, 'EPG server listener restarted');
     }
   }
 

@@ -3,6 +3,7 @@
 // body cache per channel set rebuilt when the EPG update counter moves.
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { DigestAuthenticator } from '../api/auth/digest.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
@@ -15,6 +16,8 @@ export const NONCE_LIFETIME_SEC = 300;
 const LOOPBACK = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
 const PATH_PLAIN = '/xmltv';
 const PATH_GZ = '/xmltv.gz';
+/** How long a closing listener waits for its open connections before destroying them. */
+export const CLOSE_GRACE_MS = 1000;
 
 export interface EpgServerSettings {
   port: number;
@@ -119,6 +122,7 @@ export function buildEpgServerApp(o: EpgAppOptions): FastifyInstance {
       ? Fastify({ https: o.https, exposeHeadRoutes: false })
       : Fastify({ exposeHeadRoutes: false })
   ) as FastifyInstance;
+  trackSockets(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, payload, done) => {
     payload.resume();
@@ -217,11 +221,28 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The running EPG server: its listeners, the Digest verifier and the body cache. */
+/** Settings that require restarting one listener when they change. */
+const HTTP_FIELDS = ['port', 'bindAddress'] as const;
+const HTTPS_FIELDS = ['httpsPort', 'bindAddress', 'certificate', 'privateKey'] as const;
+
+export interface ListenerPorts {
+  http: number;
+  https?: number;
+}
+
+/** Which listeners an update restarted. */
+export interface Restarted {
+  http: boolean;
+  https: boolean;
+}
+
+/** The running EPG server: its HTTP and (with a certificate) HTTPS listeners, the Digest
+ *  verifier and the body cache. The two listeners restart independently. */
 export class EpgServer {
   readonly cache: XmltvCache;
   readonly digest: DigestAuthenticator;
-  private apps: FastifyInstance[] = [];
+  private http: FastifyInstance | undefined;
+  private https: FastifyInstance | undefined;
   private resetListener = () => this.cache.clear();
 
   constructor(
@@ -243,32 +264,115 @@ export class EpgServer {
 
   /** Listen on the HTTP port and, with a certificate and key, the HTTPS port. Returns the
    *  bound ports (useful with port 0 in tests). */
-  async listen(): Promise<{ http: number; https?: number }> {
-    const s = this.settings;
-    const http = buildEpgServerApp({ rt: this.rt, cache: this.cache, digest: this.digest });
-    this.apps.push(http);
-    await http.listen({ port: s.port, host: s.bindAddress });
-    const out: { http: number; https?: number } = { http: portOf(http) };
-    if (s.certificate && s.privateKey) {
-      const https = buildEpgServerApp({
-        rt: this.rt,
-        cache: this.cache,
-        digest: this.digest,
-        https: { cert: pem(s.certificate), key: pem(s.privateKey) },
-      });
-      this.apps.push(https);
-      await https.listen({ port: s.httpsPort, host: s.bindAddress });
-      out.https = portOf(https);
-    }
+  async listen(): Promise<ListenerPorts> {
+    await this.startHttp();
+    await this.startHttps();
+    return this.ports();
+  }
+
+  ports(): ListenerPorts {
+    const out: ListenerPorts = { http: this.http ? portOf(this.http) : 0 };
+    if (this.https) out.https = portOf(this.https);
     return out;
+  }
+
+  /** Take new settings: restart only the listener whose socket or TLS settings changed
+   *  (a new certificate path restarts HTTPS alone; the HTTP clients are not disturbed). */
+  async apply(next: EpgServerSettings): Promise<Restarted> {
+    const before = this.settings;
+    this.settings = next;
+    const differs = (keys: readonly (keyof EpgServerSettings)[]) =>
+      keys.some((k) => before[k] !== next[k]);
+    // A listener that failed to start before is retried even when nothing changed.
+    const wantsHttps = !!(next.certificate && next.privateKey);
+    const restarted: Restarted = {
+      http: differs(HTTP_FIELDS) || !this.http,
+      https: differs(HTTPS_FIELDS) || (wantsHttps && !this.https),
+    };
+    if (restarted.http) {
+      await this.stopHttp();
+      await this.startHttp();
+    }
+    if (restarted.https) {
+      await this.stopHttps();
+      await this.startHttps();
+    }
+    return restarted;
+  }
+
+  private async startHttp(): Promise<void> {
+    const s = this.settings;
+    const app = buildEpgServerApp({ rt: this.rt, cache: this.cache, digest: this.digest });
+    await app.listen({ port: s.port, host: s.bindAddress }).catch(async (err) => {
+      await app.close();
+      throw err;
+    });
+    this.http = app;
+  }
+
+  private async startHttps(): Promise<void> {
+    const s = this.settings;
+    if (!s.certificate || !s.privateKey) return;
+    const app = buildEpgServerApp({
+      rt: this.rt,
+      cache: this.cache,
+      digest: this.digest,
+      https: { cert: pem(s.certificate), key: pem(s.privateKey) },
+    });
+    await app.listen({ port: s.httpsPort, host: s.bindAddress }).catch(async (err) => {
+      await app.close();
+      throw err;
+    });
+    this.https = app;
+  }
+
+  private async stopHttp(): Promise<void> {
+    const app = this.http;
+    this.http = undefined;
+    if (app) await closeApp(app);
+  }
+
+  private async stopHttps(): Promise<void> {
+    const app = this.https;
+    this.https = undefined;
+    if (app) await closeApp(app);
   }
 
   async close(): Promise<void> {
     this.rt.resetListeners.delete(this.resetListener);
-    const apps = this.apps;
-    this.apps = [];
-    await Promise.all(apps.map((a) => a.close()));
+    await Promise.all([this.stopHttp(), this.stopHttps()]);
   }
+}
+
+/** Close a listener: new connections are refused at once; connections still open after
+ *  CLOSE_GRACE_MS are destroyed. Without that a client that opened a TLS connection and never
+ *  finished the handshake (Node does not count it as an idle HTTP connection) would hold the
+ *  close, and with it a certificate change, forever. */
+async function closeApp(app: FastifyInstance): Promise<void> {
+  const sockets = new Set<Socket>();
+  for (const s of trackedSockets.get(app) ?? []) sockets.add(s);
+  const closing = app.close();
+  // I/O draining, not EPG logic: a real timer (the Clock may be a manual one in tests).
+  const timer = setTimeout(() => {
+    for (const s of sockets) s.destroy();
+  }, CLOSE_GRACE_MS);
+  try {
+    await closing;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Raw sockets of each listener, so closeApp can destroy the stragglers. */
+const trackedSockets = new WeakMap<FastifyInstance, Set<Socket>>();
+
+function trackSockets(app: FastifyInstance): void {
+  const set = new Set<Socket>();
+  trackedSockets.set(app, set);
+  app.server.on('connection', (s: Socket) => {
+    set.add(s);
+    s.once('close', () => set.delete(s));
+  });
 }
 
 function portOf(app: FastifyInstance): number {

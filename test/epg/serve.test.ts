@@ -40,6 +40,10 @@ function guide(titlePrefix: string, now: number): string {
   return `${xml}</tv>\n`;
 }
 
+interface DayBody {
+  event: { start: number; end: number; title: string; desc: string }[];
+}
+
 t.test('EPG end to end through bin/sluice.js serve', async (t) => {
   const dir = await tempDir(t, 'sluice-epg-serve-');
   const now = Math.floor(Date.now() / 1000);
@@ -71,9 +75,10 @@ t.test('EPG end to end through bin/sluice.js serve', async (t) => {
   const epgBase = `http://127.0.0.1:${written['epg-server'].port}`;
   const day = async (ch: string) => {
     const r = await fetch(`${srv.url}/data/epg/channel?src=1&ch=${ch}&t=${now}`);
-    return { status: r.status, type: r.headers.get('content-type'), body: await r.json() };
+    const body = (await r.json()) as DayBody;
+    return { status: r.status, type: r.headers.get('content-type'), body };
   };
-  const titles = (b: { event: { title: string }[] }) => b.event.map((e) => e.title).sort();
+  const titles = (b: DayBody) => b.event.map((e) => e.title).sort();
 
   const first = await waitFor(
     'the first import on /data/epg/channel',

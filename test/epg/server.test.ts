@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 import { EpgServer, serverSettings } from '../../src/epg/server.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
-import { curl } from '../helpers/epg-curl.ts';
+import { type CurlResult, curl } from '../helpers/epg-curl.ts';
 import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
 
 const run = promisify(execFile);

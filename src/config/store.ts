@@ -1,7 +1,7 @@
 // Write side of the config store (atomic replace of the file), and the one import point for
 // the whole config layer: load, defaults, minimal form, format, field rules.
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export { applyDefaults } from './defaults.ts';
@@ -48,4 +48,36 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   } finally {
     await dh.close();
   }
+}
+
+/** Pid of a process, or undefined when it is gone (or not ours to signal). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Remove temp files a crashed writer left beside `path` (`.<name>.<pid>.<hex>.tmp` of a pid
+ * that no longer runs). A kill -9 between open and rename leaves one; the file itself is whole.
+ * Returns the names removed.
+ */
+export async function removeStaleTempFiles(path: string): Promise<string[]> {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  const removed: string[] = [];
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pid = Number(name.slice(prefix.length).split('.')[0]);
+    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    await unlink(join(dir, name)).then(
+      () => removed.push(name),
+      () => {},
+    );
+  }
+  return removed;
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
 import type { ConfigPersister, ConfigServiceImpl, RefreshOutcome } from './service.ts';
 import { emptyConfigText } from './service.ts';
-import { writeFileAtomic } from './store.ts';
+import { removeStaleTempFiles, writeFileAtomic } from './store.ts';
 
 /** Quiet time after the last file event before the file is read (editors write in bursts). */
 export const WATCH_DEBOUNCE_MS = 200;
@@ -57,6 +57,9 @@ export class FileWatcher {
   /** Start watching. Resolves once chokidar has scanned the directory. */
   async start(): Promise<void> {
     const dir = path.dirname(this.file);
+    const stale = await removeStaleTempFiles(this.file);
+    if (stale.length)
+      this.opts.log.info({ removed: stale }, 'removed temp files of a crashed write');
     // Watch the directory, not the file: an editor's save (write temp + rename over) replaces
     // the inode, and a watch on the old inode would go silent.
     const watcher = watch(dir, {

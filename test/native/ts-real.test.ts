@@ -108,6 +108,90 @@ t.test('programmes, PIDs, codecs and languages match ffprobe; zero errors', asyn
   );
 });
 
+t.test('an MPTS from ffmpeg -program: both programmes as ffprobe reports them', async (t) => {
+  const mpts = join(dir, 'mpts.ts');
+  execFileSync('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=160x120:rate=25',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=160x120:rate=25',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=500',
+    '-t',
+    '2',
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-map',
+    '2:v',
+    '-map',
+    '3:a',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'mp2',
+    '-program',
+    'program_num=101:title=A:st=0:st=1',
+    '-program',
+    'program_num=202:title=B:st=2:st=3',
+    '-f',
+    'mpegts',
+    mpts,
+  ]);
+  const probed = JSON.parse(
+    execFileSync('ffprobe', ['-v', 'error', '-show_programs', '-of', 'json', mpts], {
+      encoding: 'utf8',
+    }),
+  ) as {
+    programs: Array<{
+      program_num: number;
+      pmt_pid: number;
+      pcr_pid: number;
+      tags?: { service_name?: string };
+      streams: Array<{ id: string; codec_name: string }>;
+    }>;
+  };
+  const a = new TsAnalyzer();
+  const bytes = readFileSync(mpts);
+  for (let o = 0; o < bytes.length; o += DATAGRAM) a.push(bytes.subarray(o, o + DATAGRAM), o / 100);
+  const mine = a.programs().map((p) => ({
+    pnr: p.pnr,
+    pmtPid: p.pmtPid,
+    pcrPid: p.pcrPid,
+    name: p.name,
+    streams: p.streams.map((s) => [s.pid, s.codec]),
+  }));
+  const theirs = probed.programs
+    .map((p) => ({
+      pnr: p.program_num,
+      pmtPid: p.pmt_pid,
+      pcrPid: p.pcr_pid,
+      name: p.tags?.service_name,
+      streams: p.streams.map((s) => [Number(s.id), s.codec_name]),
+    }))
+    .sort((x, y) => x.pnr - y.pnr);
+  t.same(mine, theirs);
+  t.equal(a.stats().tr101290.continuityCountError, 0);
+  t.equal(a.stats().crcErrors, 0);
+});
+
 t.test('same result whatever the chunk sizes (reads of any alignment)', async (t) => {
   const a = new TsAnalyzer();
   let out = 0;

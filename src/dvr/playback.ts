@@ -132,22 +132,12 @@ export class ArchivePlayer {
       window = resolveWindow(ask.t, ask.d, this.c.clock.now(), first);
     }
     this.c.sessions.open(clientKey(req, name), b.id, storage, name, window, req.raw.socket);
-    const rows = (track: string) =>
-      window.to > window.from ? index.range(name, track, window.from, window.to) : [];
-    if (child) {
-      const track = child[1]!;
-      const text = vodPlaylist(rows(track), {
-        uri: (r) => `dvr-i${r.init_id}/${r.id}.m4s`,
-        map: (r) => `dvr-i${r.init_id}/init.mp4`,
-        fallbackTarget: this.target,
-      });
-      return sendText(req, reply, text, TYPE_M3U8);
-    }
+    // Media playlists come from the storage's rendered hour blocks (same text as vodPlaylist).
+    const media = (track: string) =>
+      storage.blocks.playlist(name, track, window.from, window.to, this.target).text;
+    if (child) return sendText(req, reply, media(child[1]!), TYPE_M3U8);
     const wantTs = path === 'ts.m3u8' || (path === 'index.m3u8' && tsMode);
-    if (wantTs && tsMode) {
-      const text = vodPlaylist(rows(TS_TRACK), { uri: (r) => r.uri, fallbackTarget: this.target });
-      return sendText(req, reply, text, TYPE_M3U8);
-    }
+    if (wantTs && tsMode) return sendText(req, reply, media(TS_TRACK), TYPE_M3U8);
     const wantMaster = path === 'cmaf.m3u8' || (path === 'index.m3u8' && !tsMode);
     if ((wantMaster || path === 'index.mpd') && cmafMode) {
       const tracks = this.tracks(storage, window, query);

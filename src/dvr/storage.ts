@@ -16,6 +16,7 @@ import {
   type StreamTotals,
 } from './index-db.ts';
 import { PROBE_FILE, scanOrphans } from './orphans.ts';
+import { PlaylistBlocks } from './playlist-blocks.ts';
 import {
   ACTIVE_TASK_MIN_MS,
   ORPHAN_FIRST_DELAY_MS,
@@ -73,6 +74,11 @@ export class ArchiveStorage {
     trimDeleted: 0,
     emergencyDeleted: 0,
   };
+  /** Rendered playlist blocks of this storage's index (dropped as chunks come and go). */
+  readonly blocks = new PlaylistBlocks(
+    (stream, track, from, to) => (this.index ? this.index.lean(stream, track, from, to) : []),
+    (stream, track) => this.index?.extent(stream, track),
+  );
   /** Written bytes over the last passes, for the write rate and the disk-full forecast. */
   readonly writes: { at: number; bytes: number }[] = [];
   private aboveSince = 0;
@@ -161,6 +167,7 @@ export class ArchiveStorage {
     try {
       this.index.insertMany(rows);
       this.totalsCache = undefined;
+      for (const r of rows) this.blocks.invalidate(r.stream, r.track, r.start_ms);
     } catch (err) {
       // The files stay on disk unindexed: the orphan scan removes them.
       this.log.error({ err, rows: rows.length }, 'archive index insert failed');
@@ -266,6 +273,7 @@ export class ArchiveStorage {
     try {
       this.index = new ArchiveIndex(join(this.dir, INDEX_FILE));
       this.totalsCache = undefined;
+      this.blocks.clear();
       return true;
     } catch (err) {
       this.message = `index: ${(err as Error).message}`;
@@ -277,6 +285,7 @@ export class ArchiveStorage {
     this.flush();
     this.index?.close();
     this.index = undefined;
+    this.blocks.clear();
   }
 
   private toReady(): void {
@@ -406,6 +415,7 @@ export class ArchiveStorage {
     const inits = index.unusedInits();
     for (const i of inits) index.deleteInit(i.id);
     this.totalsCache = undefined;
+    for (const r of rows) this.blocks.invalidate(r.stream, r.track, r.start_ms);
     let freed = 0;
     const paths = [...rows.map((r) => r.path), ...inits.map((i) => i.path)];
     for (let i = 0; i < paths.length; i += UNLINK_PARALLEL) {
@@ -435,6 +445,7 @@ export class ArchiveStorage {
   /** The index was written outside commit()/cleanup (tools, tests): drop cached figures. */
   indexChanged(): void {
     this.totalsCache = undefined;
+    this.blocks.clear();
   }
 
   totals(): Map<string, StreamTotals> {

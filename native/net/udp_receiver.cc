@@ -96,7 +96,12 @@ void UdpReceiverWrap::Open(Napi::Env env) {
     ThrowErrno(env, call, err, what);
   };
   int one = 1;
-  if (setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) fail("setsockopt", "SO_REUSEADDR");
+  // Several receivers may share a multicast group and port (each gets a copy). A unicast port
+  // is not shared: with SO_REUSEADDR the last socket would silently take the traffic, so a
+  // second bind fails with EADDRINUSE instead.
+  if (opts_.multicast && setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) {
+    fail("setsockopt", "SO_REUSEADDR");
+  }
   // Kernel drop counter delivered with each datagram: lets stats() report socket-buffer loss.
   setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
   if (opts_.bufferSize > 0) {

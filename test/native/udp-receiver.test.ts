@@ -151,6 +151,11 @@ t.test('errors carry a code', async (t) => {
     syscall: 'bind',
   });
   t.throws(() => new UdpReceiver({ port: 70000, onData: () => {} }), { code: 'ERR_NATIVE_ARG' });
+  const taken = new UdpReceiver({ port: 0, address: '127.0.0.1', onData: () => {} });
+  t.throws(() => new UdpReceiver({ port: taken.port, address: '127.0.0.1', onData: () => {} }), {
+    code: 'EADDRINUSE',
+  });
+  taken.close();
   t.throws(() => new UdpReceiver({ port: 1, address: '::1', onData: () => {} }), NativeError);
   t.throws(
     () => new UdpReceiver({ port: 1, address: '127.0.0.1', ssm: '127.0.0.2', onData: () => {} }),

@@ -5,7 +5,7 @@ import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-serv
 import { epgSourceDriver } from './epg-source.ts';
 import { httpServerDriver } from './http-server.ts';
 import { DriverRegistry } from './registry.ts';
-import { storageDriver } from './storage.ts';
+import { storageDriver, storageListDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
 import { streamAdaptiveDriver } from './stream-adaptive.ts';
 import type { Driver } from './types.ts';
@@ -20,6 +20,7 @@ export function builtinDrivers(): Driver[] {
     epgServerDriver,
     epgChannelSetDriver,
     epgLoginDriver,
+    storageListDriver,
     storageDriver,
     streamDriver,
     streamAdaptiveDriver,

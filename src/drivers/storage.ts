@@ -56,3 +56,34 @@ export const storageDriver: Driver = {
     return inst;
   },
 };
+
+/**
+ * The `dvr-storage-list` settings container: it has no settings of its own (its records are
+ * the `storage` resources above); its status lists the running storages by state.
+ */
+export class StorageListInstance implements Instance {
+  constructor(private host: Host) {}
+
+  async update(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  status(): ResourceStatus {
+    const list = [...dvrStorages(this.host.services).values()].sort(
+      (a, b) => a.settings.id - b.settings.id,
+    );
+    const bad = list.filter((s) => s.state !== 'ready');
+    return {
+      state: 'running',
+      message: bad.length ? `${bad.length} of ${list.length} storages not Ready` : undefined,
+      storages: list.map((s) => ({ id: s.settings.id, name: s.settings.name, state: s.state })),
+    };
+  }
+}
+
+export const storageListDriver: Driver = {
+  kind: 'dvr-storage-list',
+  async create(_res, host) {
+    return new StorageListInstance(host);
+  },
+};

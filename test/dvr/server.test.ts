@@ -72,6 +72,27 @@ t.test('record a test stream in the real server and play the archive back', asyn
   t.ok(status['archived-bytes'] > 0, 'archived bytes counted');
   t.ok(status.streams[0]?.active, 'recording is active');
 
+  await t.test('/data/status: the dvr-storage-list container has a driver', async (t) => {
+    const body = JSON.stringify(await (await get('/data/status')).json());
+    const doc = JSON.parse(body) as Record<string, unknown>;
+    const found: { kind?: string; key?: string; state?: string; storages?: unknown }[] = [];
+    const visit = (v: unknown): void => {
+      if (Array.isArray(v)) for (const x of v) visit(x);
+      else if (v && typeof v === 'object') {
+        const o = v as Record<string, unknown>;
+        if (o['kind'] === 'dvr-storage-list' || o['key'] === 'dvr-storage-list') found.push(o);
+        for (const x of Object.values(o)) visit(x);
+      }
+    };
+    visit(doc);
+    t.ok(found.length > 0, 'dvr-storage-list is listed');
+    t.notMatch(JSON.stringify(found), /pending: no driver/, 'not pending');
+    const pending = [...body.matchAll(/"key":"([^"]+)"[^{}]*"pending: no driver"/g)].map(
+      (m) => m[1],
+    );
+    t.comment(`resources still without a driver: ${pending.join(', ') || 'none'}`);
+  });
+
   await t.test('?t=0 on index.m3u8: a VOD playlist ffprobe reads end to end', async (t) => {
     const r1 = await get('/rec/index.m3u8?t=0');
     t.equal(r1.status, 200);

@@ -67,6 +67,10 @@ export interface ExportRow {
   desc: string | null;
 }
 
+/** [id, start_time, stop_time, lang_id, title, desc]; the text columns are null for an event
+ *  without any event_text row. */
+export type RawExportRow = [number, number, number, number | null, string | null, string | null];
+
 export interface EventText {
   lang: number;
   title: string;
@@ -179,6 +183,18 @@ export class EpgDatabase {
     return this.s.exportRows.iterate(channelId, now) as IterableIterator<ExportRow>;
   }
 
+  /** The same rows as exportRows as arrays `[id, start, stop, lang_id, title, desc]` (the
+   *  XMLTV export walks 200k+ rows: no object per row). */
+  exportRowsRaw(channelId: string, now: number): IterableIterator<RawExportRow> {
+    return this.s.exportRowsRaw.iterate(channelId, now) as IterableIterator<RawExportRow>;
+  }
+
+  /** Ratings of the channel's events with stop_time >= now as `[event_id, system, value]`,
+   *  in event order (the export merges them with exportRowsRaw). */
+  ratingsRaw(channelId: string, now: number): [number, string, string][] {
+    return this.s.ratingsRaw.all(channelId, now) as [number, string, string][];
+  }
+
   ratings(channelId: string, now: number): Map<number, EventRating[]> {
     const out = new Map<number, EventRating[]>();
     for (const r of this.s.ratings.iterate(channelId, now) as IterableIterator<
@@ -267,6 +283,20 @@ function prepare(db: Db) {
         WHERE e.channel_id = ? AND e.stop_time >= ?
         ORDER BY e.start_time, e.id, t.rowid`,
     ),
+    exportRowsRaw: db
+      .prepare(
+        `SELECT e.id, e.start_time, e.stop_time, t.lang_id, t.title, t.desc
+           FROM event e LEFT JOIN event_text t ON t.event_id = e.id
+          WHERE e.channel_id = ? AND e.stop_time >= ?
+          ORDER BY e.start_time, e.id, t.rowid`,
+      )
+      .raw(true),
+    ratingsRaw: db
+      .prepare(
+        `SELECT r.event_id, r.system, r.value FROM event_rating r JOIN event e ON e.id = r.event_id
+          WHERE e.channel_id = ? AND e.stop_time >= ? ORDER BY r.rowid`,
+      )
+      .raw(true),
     ratings: db.prepare(
       `SELECT r.event_id, r.system, r.value FROM event_rating r JOIN event e ON e.id = r.event_id
         WHERE e.channel_id = ? AND e.stop_time >= ? ORDER BY r.rowid`,

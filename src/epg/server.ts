@@ -4,6 +4,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { DigestAuthenticator } from '../api/auth/digest.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
@@ -159,7 +160,10 @@ export function buildEpgServerApp(o: EpgAppOptions): FastifyInstance {
     if (acceptsGzip(req.headers['accept-encoding'])) {
       return reply.header('content-encoding', 'gzip').send(bodies.gzip);
     }
-    return reply.send(bodies.plain);
+    // The plain body is a list of chunks: stream them, with the length known up front.
+    return reply
+      .header('content-length', String(bodies.plainLength))
+      .send(Readable.from(bodies.plainChunks, { objectMode: false }));
   };
   app.setNotFoundHandler(handle);
   app.get(PATH_PLAIN, handle);

@@ -35,14 +35,58 @@ function pad(n: number, w = 2): string {
   return String(n).padStart(w, '0');
 }
 
+const SECONDS_PER_DAY = 86400;
+/** "00".."99": hours, minutes and seconds without a padStart per field. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => pad(i));
+/** Formatting is hot in the XMLTV export (two stamps per programme): the date part of a local
+ *  day and the zone suffix are memoised; the caches stay small (a guide spans a few weeks). */
+const MAX_MEMO = 4096;
+const dayMemo = new Map<number, string>();
+const zoneMemo = new Map<number, string>();
+
+function dayPart(day: number): string {
+  let s = dayMemo.get(day);
+  if (s === undefined) {
+    const d = new Date(day * SECONDS_PER_DAY * 1000);
+    s = `${pad(d.getUTCFullYear(), 4)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}`;
+    if (dayMemo.size >= MAX_MEMO) dayMemo.clear();
+    dayMemo.set(day, s);
+  }
+  return s;
+}
+
+function zonePart(offset: number): string {
+  let s = zoneMemo.get(offset);
+  if (s === undefined) {
+    const abs = Math.abs(Math.trunc(offset / 60));
+    s = ` ${offset < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}${pad(abs % 60)}`;
+    if (zoneMemo.size >= MAX_MEMO) zoneMemo.clear();
+    zoneMemo.set(offset, s);
+  }
+  return s;
+}
+
 /** Format Unix seconds in a zone: `YYYYMMDDhhmmss +hhmm`. */
 export function formatXmltvTime(utc: number, offset: number): string {
+  const local = utc + offset;
+  if (!Number.isSafeInteger(local)) return formatSlow(utc, offset);
+  const day = Math.floor(local / SECONDS_PER_DAY);
+  const sod = local - day * SECONDS_PER_DAY;
+  return (
+    dayPart(day) +
+    TWO_DIGITS[Math.floor(sod / 3600)]! +
+    TWO_DIGITS[Math.floor(sod / 60) % 60]! +
+    TWO_DIGITS[sod % 60]! +
+    zonePart(offset)
+  );
+}
+
+/** The general path (fractional seconds): one Date per call. */
+function formatSlow(utc: number, offset: number): string {
   const d = new Date((utc + offset) * 1000);
-  const sign = offset < 0 ? '-' : '+';
-  const abs = Math.abs(Math.trunc(offset / 60));
   return (
     `${pad(d.getUTCFullYear(), 4)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}` +
-    `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())} ` +
-    `${sign}${pad(Math.floor(abs / 60))}${pad(abs % 60)}`
+    `${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}` +
+    zonePart(offset)
   );
 }

@@ -97,6 +97,34 @@ export interface StreamTotals {
   chunks: number;
 }
 
+/** Sums of one track of one stream. */
+export interface TrackTotals extends StreamTotals {
+  track: string;
+}
+
+/** Per stream: bytes of every track; seconds, span and count of its main track (TS, else
+ *  the track with the most seconds). */
+export function mainTotals(rows: Iterable<TrackTotals>): Map<string, StreamTotals> {
+  const out = new Map<string, StreamTotals & { track: string }>();
+  for (const r of rows) {
+    const prev = out.get(r.stream);
+    if (!prev) {
+      out.set(r.stream, { ...r });
+      continue;
+    }
+    prev.bytes += r.bytes;
+    const better = r.track === TS_TRACK || (prev.track !== TS_TRACK && r.seconds > prev.seconds);
+    if (better) {
+      prev.track = r.track;
+      prev.seconds = r.seconds;
+      prev.first = r.first;
+      prev.last = r.last;
+      prev.chunks = r.chunks;
+    }
+  }
+  return new Map([...out].map(([k, { track: _t, ...v }]) => [k, v]));
+}
+
 export type MarkerKind =
   | 'source-start'
   | 'source-stop'
@@ -139,6 +167,10 @@ export class ArchiveIndex {
       ),
       first: p(`SELECT MIN(start_ms) AS v FROM chunk WHERE stream = ? AND track = ?`),
       last: p(`SELECT MAX(start_ms) AS v FROM chunk WHERE stream = ? AND track = ?`),
+      lastEnd: p(
+        `SELECT start_ms + duration * 1000 AS v FROM chunk WHERE stream = ? AND track = ?
+         ORDER BY start_ms DESC LIMIT 1`,
+      ),
       byUri: p(`SELECT * FROM chunk WHERE stream = ? AND uri = ? LIMIT 1`),
       byId: p(`SELECT * FROM chunk WHERE id = ?`),
       byPath: p(
@@ -176,11 +208,15 @@ export class ArchiveIndex {
     };
   }
 
-  /** Insert chunks in one transaction (their files are already renamed into place). */
+  /** Insert chunks in one transaction (their files are already renamed into place). Ids
+   *  are 0 for rows ignored as already indexed (same path). */
   readonly insertMany = (rows: NewChunk[]): number[] => {
     const ids: number[] = [];
     this.db.transaction(() => {
-      for (const r of rows) ids.push(Number(this.s.insert!.run(r).lastInsertRowid));
+      for (const r of rows) {
+        const info = this.s.insert!.run(r);
+        ids.push(info.changes > 0 ? Number(info.lastInsertRowid) : 0);
+      }
     })();
     return ids;
   };
@@ -239,27 +275,21 @@ export class ArchiveIndex {
     return (this.s.streams!.all() as { stream: string }[]).map((r) => r.stream);
   }
 
-  /** Bytes of every track, seconds and span of the main track, per stream. */
+  /** Sums per stream and track (one full pass over the index: used at open only). */
+  trackTotals(): TrackTotals[] {
+    return this.s.totals!.all() as TrackTotals[];
+  }
+
+  /** First start and last end of a track, or undefined when it has no chunk. */
+  span(stream: string, track: string): { first: number; last: number } | undefined {
+    const first = this.firstStart(stream, track);
+    if (first === undefined) return undefined;
+    return { first, last: (this.s.lastEnd!.get(stream, track) as { v: number }).v };
+  }
+
+  /** Bytes of every track, seconds and span of the main track, per stream (a full pass). */
   totals(): Map<string, StreamTotals> {
-    const rows = this.s.totals!.all() as (StreamTotals & { track: string })[];
-    const out = new Map<string, StreamTotals & { track: string }>();
-    for (const r of rows) {
-      const prev = out.get(r.stream);
-      if (!prev) {
-        out.set(r.stream, { ...r });
-        continue;
-      }
-      prev.bytes += r.bytes;
-      const better = r.track === TS_TRACK || (prev.track !== TS_TRACK && r.seconds > prev.seconds);
-      if (better) {
-        prev.track = r.track;
-        prev.seconds = r.seconds;
-        prev.first = r.first;
-        prev.last = r.last;
-        prev.chunks = r.chunks;
-      }
-    }
-    return new Map([...out].map(([k, { track: _t, ...v }]) => [k, v]));
+    return mainTotals(this.trackTotals());
   }
 
   init(stream: string, track: string, hash: string): InitRow | undefined {

@@ -26,6 +26,7 @@ import {
   type StreamDvrSettings,
 } from './settings.ts';
 import { buildStatus, type StorageStatus } from './status.ts';
+import { RunningTotals } from './totals.ts';
 
 export type StorageState = 'not-ready' | 'ready' | 'error';
 export type TaskName = 'gc-orphans' | 'disk-pressure-trim';
@@ -91,7 +92,8 @@ export class ArchiveStorage {
   private passing?: Promise<void>;
   private pending: NewChunk[] = [];
   private flushScheduled = false;
-  private totalsCache?: Map<string, StreamTotals>;
+  /** Archived bytes / seconds per stream, kept up to date on insert and delete. */
+  private running = new RunningTotals();
   private closed = false;
   /** Bytes written since the last pass (feeds `writes`). */
   private writtenSincePass = 0;
@@ -165,8 +167,8 @@ export class ArchiveStorage {
     if (rows.length === 0 || !this.index) return;
     this.pending = [];
     try {
-      this.index.insertMany(rows);
-      this.totalsCache = undefined;
+      const ids = this.index.insertMany(rows);
+      this.running.added(rows.filter((_r, i) => ids[i] !== 0));
       for (const r of rows) this.blocks.invalidate(r.stream, r.track, r.start_ms);
     } catch (err) {
       // The files stay on disk unindexed: the orphan scan removes them.
@@ -272,7 +274,7 @@ export class ArchiveStorage {
     if (this.index) return true;
     try {
       this.index = new ArchiveIndex(join(this.dir, INDEX_FILE));
-      this.totalsCache = undefined;
+      this.running.reset(this.index);
       this.blocks.clear();
       return true;
     } catch (err) {
@@ -414,7 +416,7 @@ export class ArchiveStorage {
     index.deleteMany(rows.map((r) => r.id));
     const inits = index.unusedInits();
     for (const i of inits) index.deleteInit(i.id);
-    this.totalsCache = undefined;
+    this.running.removed(rows, index);
     for (const r of rows) this.blocks.invalidate(r.stream, r.track, r.start_ms);
     let freed = 0;
     const paths = [...rows.map((r) => r.path), ...inits.map((i) => i.path)];
@@ -444,14 +446,13 @@ export class ArchiveStorage {
 
   /** The index was written outside commit()/cleanup (tools, tests): drop cached figures. */
   indexChanged(): void {
-    this.totalsCache = undefined;
+    this.running.reset(this.index);
     this.blocks.clear();
   }
 
   totals(): Map<string, StreamTotals> {
     if (!this.index) return new Map();
-    this.totalsCache ??= this.index.totals();
-    return this.totalsCache;
+    return this.running.streams();
   }
 
   streamBytes(): Map<string, number> {

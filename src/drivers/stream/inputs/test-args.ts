@@ -53,6 +53,8 @@ export const AUDIO_WAVES: readonly string[] = [
   "aevalsrc='0.5*sin(2*PI*F*t)+0.5*sin(2*PI*F*1.5*t)'", // 12 two tones
 ];
 
+/** PCR interval asked of the muxer, ms (TR 101 290 PCR_repetition limit is 40 ms). */
+const PCR_PERIOD_MS = 20;
 const VIDEO_ENCODERS = ['mpeg2video', 'libx264', 'libx265'] as const;
 const AUDIO_ENCODERS = ['mp2', 'aac'] as const;
 const AUDIO_RATE = 48000;
@@ -141,6 +143,8 @@ export function testGeneratorArgs(cfg: Record<string, unknown>): string[] {
   args.push('-mpegts_start_pid', String(Math.min(videoPid, audioPid)));
   const total = num(cfg, 'bitrate', 0);
   if (total > 0) args.push('-muxrate', `${total}k`);
+  // TR 101 290 wants a PCR at least every 40 ms; ffmpeg's default follows the frame rate.
+  args.push('-pcr_period', String(PCR_PERIOD_MS));
   args.push('-mpegts_flags', '+resend_headers', '-f', 'mpegts', 'pipe:1');
   return args;
 }

@@ -26,6 +26,8 @@ export interface ArchiveHookOptions {
   name: string;
   spec: () => Record<string, unknown>;
   state: () => string;
+  /** PIDs the active input delivers scrambled (from its analyzer); feeds `scrambling` markers. */
+  scrambled?: () => number[];
 }
 
 export function storageById(host: Host, id: number): ArchiveStorage | undefined {
@@ -83,6 +85,7 @@ export class ArchivedOttService implements OttService {
     const cur = this.recorder;
     if (cur && cur.storage === storage) {
       storage.attach(this.o.name, this.attachment(settings));
+      if (this.o.scrambled) cur.scrambling(this.o.scrambled());
       return;
     }
     if (cur) {

@@ -11,6 +11,11 @@ export const INDEX_FILE = 'sluice-dvr.sqlite';
 /** Track id of the HLS-TS chunks; CMAF renditions use their OTT id (`c256`). */
 export const TS_TRACK = 'ts';
 
+/** WebVTT tracks are `t<pid>p<page>` (OTT teletext subtitles): never a stream's main track. */
+export function isSubtitleTrack(track: string): boolean {
+  return /^t\d+p[0-9a-f]+$/.test(track);
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS init (
   id INTEGER PRIMARY KEY,
@@ -113,7 +118,12 @@ export function mainTotals(rows: Iterable<TrackTotals>): Map<string, StreamTotal
       continue;
     }
     prev.bytes += r.bytes;
-    const better = r.track === TS_TRACK || (prev.track !== TS_TRACK && r.seconds > prev.seconds);
+    // Subtitle tracks count bytes only, unless the stream has nothing else.
+    if (isSubtitleTrack(r.track) && !isSubtitleTrack(prev.track)) continue;
+    const better =
+      r.track === TS_TRACK ||
+      isSubtitleTrack(prev.track) ||
+      (prev.track !== TS_TRACK && r.seconds > prev.seconds);
     if (better) {
       prev.track = r.track;
       prev.seconds = r.seconds;

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CmafRendition, Packager } from '../ott/packager.ts';
 import type { SegmentDescriptor, SegmentStore } from '../ott/store.ts';
-import { TS_TRACK } from './index-db.ts';
+import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
 import type { ArchiveStorage } from './storage.ts';
 
 /** Chunks waiting for the disk beyond this are dropped (and counted): the disk is too slow. */
@@ -74,6 +74,8 @@ export class StreamRecorder {
   private dirs = new Set<string>();
   private layoutHash = '';
   private closed = false;
+  /** Scrambled PIDs last seen (comma list); undefined until the first report. */
+  private scrambled?: string;
   private idle: Promise<void> = Promise.resolve();
   private idleResolve?: () => void;
   private sink = {
@@ -99,6 +101,8 @@ export class StreamRecorder {
     const stores: [SegmentStore, string][] = [];
     if (this.packager.tsStore) stores.push([this.packager.tsStore, TS_TRACK]);
     for (const r of this.packager.renditions) stores.push([r.store, r.id]);
+    // WebVTT renditions (`ott-webvtt`): `.vtt` beside the chunks, track `t<pid>p<page>`.
+    for (const r of this.packager.vtt?.renditions ?? []) stores.push([r.store, r.id]);
     const live = new Set(stores.map(([s]) => s));
     for (const [s, off] of this.offs) {
       if (!live.has(s)) {
@@ -197,7 +201,8 @@ export class StreamRecorder {
     }
     const d = job.desc;
     const initId = await this.initFor(job);
-    const name = job.track === TS_TRACK ? d.uri : `${shortHash(job.data)}.m4s`;
+    const vtt = isSubtitleTrack(job.track);
+    const name = job.track === TS_TRACK ? d.uri : `${shortHash(job.data)}.${vtt ? 'vtt' : 'm4s'}`;
     const rel = chunkPath(this.stream, job.track, d.wallclock, name);
     const full = join(s.dir, rel);
     await this.ensureDir(full);
@@ -215,6 +220,7 @@ export class StreamRecorder {
       timescale: d.timescale,
       init_id: initId,
     });
+    if (vtt && job.first) s.mark(this.stream, 'subtitles', `subtitle track ${job.track} recorded`);
     this.stats.chunks++;
     this.stats.bytes += job.data.length;
     this.stats.lastWriteAt = Date.now();
@@ -238,6 +244,20 @@ export class StreamRecorder {
     return (
       index.init(this.stream, job.track, hash)?.id ??
       index.addInit(this.stream, job.track, hash, rel, job.layout)
+    );
+  }
+
+  /** The scrambled PIDs of the active input changed (a `scrambling` marker when they do). */
+  scrambling(pids: number[]): void {
+    const now = [...pids].sort((a, b) => a - b).join(',');
+    if (now === this.scrambled) return;
+    const first = this.scrambled === undefined;
+    this.scrambled = now;
+    if (first && now === '') return;
+    this.storage.mark(
+      this.stream,
+      'scrambling',
+      now ? `scrambled PIDs: ${now}` : 'clear: no scrambled PID',
     );
   }
 

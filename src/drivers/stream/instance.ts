@@ -407,6 +407,10 @@ export class StreamInstance implements Instance<Spec> {
         name: this.name,
         spec: () => this.spec,
         state: () => this.state(),
+        scrambled: () =>
+          (this.runners[this.active]?.stats()?.pids ?? [])
+            .filter((p) => p.scrambled !== 0)
+            .map((p) => p.pid),
       });
     } else if (!want && this.ott) {
       this.ott.close();

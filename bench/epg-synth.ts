@@ -74,3 +74,29 @@ export function cpuModel(): string {
 }
 
 export const mb = (b: number): string => (b / 1048576).toFixed(0);
+
+/** Import a guide file into `<dataDir>/epg/src-1.sqlite` (call in a child process: the
+ *  import's memory must not count in later measurements). `nowSec` is the clock of the run. */
+export async function importGuide(file: string, dataDir: string, nowSec: number): Promise<void> {
+  const { ManualClock } = await import('../src/util/clock.ts');
+  const { silentLogger } = await import('../src/log.ts');
+  const { acquireEpgRuntime, releaseEpgRuntime } = await import('../src/epg/runtime.ts');
+  const { XmltvSource, sourceSpec } = await import('../src/epg/xmltv-source.ts');
+  const host = benchHost(dataDir, new ManualClock(nowSec * 1000), silentLogger);
+  const rt = acquireEpgRuntime(host);
+  const src = new XmltvSource(
+    rt,
+    { ...sourceSpec({ id: 1, name: 'bench', source: file }), enable: true },
+    silentLogger,
+  );
+  await src.idle();
+  const st = src.status();
+  await src.close();
+  releaseEpgRuntime(host, rt);
+  if (st.state !== 'ready') throw new Error(`import failed: ${st.message ?? st.lastError}`);
+}
+
+/** A Host for the EPG runtime in a bench process. */
+export function benchHost<C, L>(dataDir: string, clock: C, log: L) {
+  return { log, clock, dataDir, services: new Map<string, unknown>(), lookup: () => undefined };
+}

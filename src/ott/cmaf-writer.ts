@@ -79,9 +79,10 @@ export class CmafTrackWriter implements SegmenterSink {
   splice(_packetIndex: number, endPts?: number): void {
     // Other tracks end where the master ends, so every rendition's timeline closes at the same
     // point and players butt the next one against it without a hole.
-    if (endPts !== undefined && !this.opts.isMaster)
+    if (endPts !== undefined && !this.opts.isMaster) {
       this.pending = this.pending.filter((au) => au.pts < endPts);
-    if (this.seg) {
+      if (this.seg) this.closeAtMasterEnd(endPts);
+    } else if (this.seg) {
       const last = this.pending[this.pending.length - 1];
       const prev = this.pending[this.pending.length - 2];
       const step = last && prev ? last.dts - prev.dts : this.frameTicks(last);
@@ -93,6 +94,28 @@ export class CmafTrackWriter implements SegmenterSink {
     this.nextDecode = undefined;
   }
 
+  /**
+   * Close a non-master track at a splice so it matches the master: the input that went away
+   * usually delivered its audio a little behind its video, so the master may have opened
+   * segments this track never reached and ends later. Each such segment is still made (from
+   * the frames at or after its start, else from the last frame, moved over) so every
+   * rendition has the same segment numbers, and the last sample is stretched to the master's
+   * end so the buffered ranges of all tracks meet the next run without a hole (a hole makes
+   * hls.js stall at the splice in LL-HLS mode).
+   */
+  private closeAtMasterEnd(endPts: number): void {
+    for (const b of this.boundaries.filter((x) => x.pts < endPts)) {
+      const seg = this.seg!;
+      let at = this.pending.findIndex((au) => this.reaches(au, b));
+      if (at < 0) at = this.pending.length - 1;
+      if (at < 0 || (at === 0 && seg.descs.length === 0)) continue;
+      const rest = this.pending.splice(at);
+      this.finishSegment(rest[0]!.dts);
+      this.startSegment(b, rest[0]!);
+      this.pending = rest;
+    }
+    this.finishSegment(endPts, endPts);
+  }
   private frameTicks(au: AccessUnit | undefined): number {
     if (au?.samples && this.track.audio) return (au.samples * PTS_HZ) / this.track.audio.sampleRate;
     return this.track.fps > 0 ? PTS_HZ / this.track.fps : PTS_HZ / 25;
@@ -124,7 +147,9 @@ export class CmafTrackWriter implements SegmenterSink {
     return Math.abs(t - this.nextDecode) <= (au.samples ?? 0) ? this.nextDecode : t;
   }
 
-  private flushPart(nextDts: number): void {
+  /** Write the pending samples as a part; `stretchTo` (90 kHz) lengthens the last sample so
+   *  the part ends there (closing a track at a splice). */
+  private flushPart(nextDts: number, stretchTo?: number): void {
     const seg = this.seg!;
     const aus = this.pending;
     if (aus.length === 0) return;
@@ -145,6 +170,13 @@ export class CmafTrackWriter implements SegmenterSink {
     });
     let ticks = 0;
     for (const s of samples) ticks += s.duration;
+    if (stretchTo !== undefined) {
+      const missing = Math.round((stretchTo * this.scale) / PTS_HZ) - (base + ticks);
+      if (missing > 0) {
+        samples[samples.length - 1]!.duration += missing;
+        ticks += missing;
+      }
+    }
     this.nextDecode = base + ticks;
     const data = fragment(this.fragmentSeq++, samples, base);
     const index = seg.parts.length;
@@ -160,8 +192,8 @@ export class CmafTrackWriter implements SegmenterSink {
     this.store.addPart(desc, data);
   }
 
-  private finishSegment(nextDts: number): void {
-    this.flushPart(nextDts);
+  private finishSegment(nextDts: number, stretchTo?: number): void {
+    this.flushPart(nextDts, stretchTo);
     const seg = this.seg!;
     this.seg = undefined;
     if (seg.parts.length === 0) return;

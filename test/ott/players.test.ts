@@ -143,9 +143,16 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
   );
   for (const [name, page] of pages) {
     const r = await report(page);
-    // Known gap: with LL-HLS hls.js opens a small buffer hole at the splice and stalls once
-    // before skipping it (playback goes on). Reported as a todo until it is fixed.
-    const todo = name.includes('LL-HLS') ? 'hls.js LL-HLS stalls once at a splice' : false;
+    // LL-HLS cannot ride through this failover without one stall, by arithmetic: the backup
+    // is joined at its next keyframe, so no media arrives for up to one GOP (1 s here) plus
+    // one part, while hls.js plays PART-HOLD-BACK (0.75 s) behind the edge; its buffer runs
+    // dry and it stalls once, then widens its target latency (hls.js also times a blocking
+    // reload out after max(3 × part, 0.8 × target) = 0.8 s). The TS and DASH players sit
+    // several segments back and absorb the gap. Holes from the packager itself (audio ending
+    // before video, missing segment numbers) are fixed and tested in segmenter.test.ts.
+    const todo = name.includes('LL-HLS')
+      ? 'LL-HLS: media gap at the failover (≤ 1 GOP + 1 part) exceeds PART-HOLD-BACK'
+      : false;
     t.equal(r.stalls, 0, `${name}: no stall event (errors: ${r.errors.join(', ') || 'none'})`, {
       todo,
     });

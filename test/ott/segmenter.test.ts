@@ -77,3 +77,46 @@ t.test('fragment layout: trun data offset points into mdat', async (t) => {
   t.equal(f.readBigUInt64BE(tfdt + 8), BigInt(2 ** 33 + 10), '64-bit tfdt');
   t.equal(f.readInt32BE(trun + 16 + 16 + 12), -3600, 'signed composition offset');
 });
+
+/** One AAC frame at 48 kHz: the slack of an audio end. */
+const AUDIO_FRAME_S = 1024 / 48000;
+
+t.test('at a splice every CMAF track keeps the master segment numbers and end time', async (t) => {
+  const { Packager } = await import('../../src/ott/packager.ts');
+  const { readSettings } = await import('../../src/ott/options.ts');
+  const { ManualClock } = await import('../../src/util/clock.ts');
+  const a = await stream(4);
+  const b = await stream(3, 500);
+  // Cut the first input at many points around a segment boundary: wherever the encoder's
+  // audio lags its video, the audio track must still close with the same numbers and end.
+  const settings = readSettings({ 'ott-hls': 2, 'ott-segment-duration': 1, 'ott-window': 50 });
+  let checked = 0;
+  for (let cut = 188 * 700; cut < a.length - 188 * 400; cut += 188 * 41) {
+    const p = new Packager(settings, new ManualClock());
+    p.packets(a.subarray(0, cut));
+    p.discontinuity();
+    p.packets(b);
+    p.end();
+    const [video, audio] = p.renditions;
+    const before = (r: typeof video) => r!.store.all().filter((s) => s.discSeq === 0);
+    const vs = before(video);
+    const as = before(audio);
+    t.same(
+      as.map((s) => s.seq),
+      vs.map((s) => s.seq),
+      `cut at ${cut}: audio has the video's segment numbers`,
+    );
+    const end = (segs: typeof vs) => {
+      const l = segs[segs.length - 1]!;
+      return l.start / l.timescale + l.duration;
+    };
+    // Audio ending early leaves a hole players stall on; ending late (frames already
+    // published as parts) only overlaps the next run, which replaces it in the buffer.
+    t.ok(
+      end(as) >= end(vs) - AUDIO_FRAME_S && end(as) <= end(vs) + settings.partDuration,
+      `cut at ${cut}: audio ends at ${end(as).toFixed(3)}, video at ${end(vs).toFixed(3)}`,
+    );
+    checked++;
+  }
+  t.ok(checked > 10, `${checked} cut points`);
+});

@@ -4,7 +4,7 @@ import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
 import type { Resource } from '../config/types.ts';
 import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
 import { DEFAULT_SEGMENT_DURATION, DEFAULT_WINDOW, OTT_CMAF } from '../ott/options.ts';
-import { findOttService } from '../ott/registry.ts';
+import { ottRegistry } from '../ott/registry.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 
@@ -54,9 +54,10 @@ class AdaptiveGroupInstance implements Instance<Spec> {
   /** Member streams whose OTT packager runs now (a member may start or restart later). */
   members(): GroupMember[] {
     const out: GroupMember[] = [];
+    const registry = ottRegistry(this.host.services);
     for (const id of this.memberIds()) {
       const inst = this.host.lookup<Instance & { name?: string }>('stream', String(id));
-      const svc = inst?.name ? findOttService(inst.name) : undefined;
+      const svc = inst?.name ? registry.find(inst.name) : undefined;
       if (inst?.name && svc) out.push({ name: inst.name, svc });
     }
     return out;

@@ -1,16 +1,31 @@
-// The OTT services alive in this process, by stream name, so an adaptive group can combine
-// the packagers of its member streams without reaching into the stream instances.
+// The OTT services of one server (held in host.services, not in a module, because a test
+// process may run several servers), by stream name, so an adaptive group can combine the
+// packagers of its member streams without reaching into the stream instances.
 import type { StreamOttService } from './service.ts';
 
-const services = new Map<string, StreamOttService>();
+export const OTT_REGISTRY_SERVICE = 'ott-registry';
 
-export function registerOttService(name: string, svc: StreamOttService): () => void {
-  services.set(name, svc);
-  return () => {
-    if (services.get(name) === svc) services.delete(name);
-  };
+export class OttRegistry {
+  private services = new Map<string, StreamOttService>();
+
+  register(name: string, svc: StreamOttService): () => void {
+    this.services.set(name, svc);
+    return () => {
+      if (this.services.get(name) === svc) this.services.delete(name);
+    };
+  }
+
+  find(name: string): StreamOttService | undefined {
+    return this.services.get(name);
+  }
 }
 
-export function findOttService(name: string): StreamOttService | undefined {
-  return services.get(name);
+/** The registry of this server's services map, created on first use. */
+export function ottRegistry(services: Map<string, unknown>): OttRegistry {
+  let r = services.get(OTT_REGISTRY_SERVICE) as OttRegistry | undefined;
+  if (!r) {
+    r = new OttRegistry();
+    services.set(OTT_REGISTRY_SERVICE, r);
+  }
+  return r;
 }

@@ -23,7 +23,7 @@ import {
 import { lastPosition } from './llhls.ts';
 import { readSettings } from './options.ts';
 import { type CmafRendition, Packager } from './packager.ts';
-import { registerOttService } from './registry.ts';
+import { ottRegistry } from './registry.ts';
 import type { OttService } from './types.ts';
 import {
   cmafMaster,
@@ -52,6 +52,7 @@ export interface OttServiceOptions {
   bus: StreamBus;
   clock: Clock;
   log: Logger;
+  services?: Map<string, unknown>;
 }
 
 /** Live parameters carried from a master playlist to the playlists it names. */
@@ -71,7 +72,7 @@ export class StreamOttService implements OttService {
   constructor(private o: OttServiceOptions) {
     this.packager = new Packager(readSettings(o.spec), o.clock);
     this.unsubscribe = o.bus.subscribe(this.packager);
-    this.unregister = registerOttService(o.name, this);
+    this.unregister = o.services ? ottRegistry(o.services).register(o.name, this) : () => {};
   }
 
   update(spec: Record<string, unknown>): void {

@@ -14,6 +14,9 @@ export interface OttOptions {
   bus: StreamBus;
   clock: Clock;
   log: Logger;
+  /** The server's shared services (host.services): the packager registers itself in the
+   *  OTT registry there so adaptive groups find it. Optional for stand-alone use. */
+  services?: Map<string, unknown>;
 }
 
 export interface OttService {

@@ -400,6 +400,7 @@ export class StreamInstance implements Instance<Spec> {
         bus: this.hub,
         clock: this.host.clock,
         log: this.log.child({ ott: true }),
+        services: this.host.services,
       });
       // DVR hook (src/dvr/attach.ts): archive playback on the live URLs and the recorder.
       this.ott = withArchive(ott, {

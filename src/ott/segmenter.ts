@@ -40,6 +40,8 @@ export interface SegmenterOptions {
 
 /** Timestamps within this many ticks of the target still count as reaching it (rounding). */
 const TARGET_TOLERANCE = PTS_HZ / 100;
+/** Media time and arrival time may drift this far apart before the wall clock re-anchors. */
+const WALLCLOCK_DRIFT_MS = 10_000;
 
 export class Segmenter {
   readonly tracks = new Map<number, Track>();
@@ -54,6 +56,8 @@ export class Segmenter {
   private seq = 0;
   private discSeq = 0;
   private pendingDiscontinuity = false;
+  /** Media time ↔ wall clock pair the boundaries' wall clocks are derived from. */
+  private wallAnchor: { pts: number; wall: number } | undefined;
   private currentPacket = 0;
   /** End time of the master track's last access unit, for closing other tracks at a splice. */
   private masterEnd?: number;
@@ -167,19 +171,37 @@ export class Segmenter {
       }
     }
     this.segStart = au.pts;
+    const splice = this.pendingDiscontinuity;
     const b: Boundary = {
       seq: this.seq++,
       pts: au.pts,
       packetIndex: au.packetIndex,
       discSeq: this.discSeq,
       discontinuity: false,
-      wallclock: this.opts.now(),
+      wallclock: this.wallclockOf(au.pts, splice),
     };
-    if (this.pendingDiscontinuity) {
+    if (splice) {
       b.discSeq = ++this.discSeq;
       b.discontinuity = true;
       this.pendingDiscontinuity = false;
     }
     for (const s of this.sinks) s.boundary(b);
+  }
+
+  /**
+   * Wall clock of a boundary: the arrival time of the first one after a start or splice, then
+   * that anchor advanced by media time, so PROGRAM-DATE-TIME and archive chunk starts follow
+   * the PTS line (arrival jitter, e.g. a stalled encoder, would show as false gaps). The anchor
+   * is reset when media time and arrival time drift apart by more than WALLCLOCK_DRIFT_MS.
+   */
+  private wallclockOf(pts: number, splice: boolean): number {
+    const now = this.opts.now();
+    const a = this.wallAnchor;
+    if (a && !splice) {
+      const derived = a.wall + ((pts - a.pts) * 1000) / PTS_HZ;
+      if (Math.abs(derived - now) <= WALLCLOCK_DRIFT_MS) return Math.round(derived);
+    }
+    this.wallAnchor = { pts, wall: now };
+    return now;
   }
 }

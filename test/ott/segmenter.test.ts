@@ -120,3 +120,40 @@ t.test('at a splice every CMAF track keeps the master segment numbers and end ti
   }
   t.ok(checked > 10, `${checked} cut points`);
 });
+
+t.test('segment wall clocks follow media time, not arrival jitter', async (t) => {
+  // Arrival times wobble by up to 3 s (a stalled encoder); the wall clocks must still step by
+  // exactly the segment durations, or PROGRAM-DATE-TIME and the archive would show false gaps.
+  const jitter = [0, 2500, -800, 3000, 100, 1200, -300, 2900];
+  let call = 0;
+  const base = Date.UTC(2026, 0, 1);
+  const seg = new Segmenter({
+    targetDuration: 1,
+    now: () => base + call * 1000 + jitter[call++ % jitter.length]!,
+  });
+  const store = new SegmentStore({ window: 100, grace: 0 });
+  seg.addSink(new TsSegmentWriter(seg, store));
+  seg.push(await stream(6));
+  seg.flush();
+  const all = store.all();
+  t.ok(all.length >= 4, `${all.length} segments`);
+  for (let i = 1; i < all.length; i++) {
+    const prev = all[i - 1]!;
+    t.equal(all[i]!.wallclock - prev.wallclock, Math.round(prev.duration * 1000), `segment ${i}`);
+  }
+});
+
+t.test('the wall clock re-anchors at a splice and after a large drift', async (t) => {
+  let now = Date.UTC(2026, 0, 1);
+  const seg = new Segmenter({ targetDuration: 1, now: () => now });
+  const store = new SegmentStore({ window: 100, grace: 0 });
+  seg.addSink(new TsSegmentWriter(seg, store));
+  const a = await stream(3);
+  seg.push(a);
+  now += 60_000; // the source was away for a minute, then comes back after a splice
+  seg.discontinuity();
+  seg.push(a);
+  seg.flush();
+  const first = store.all().find((s) => s.discontinuity)!;
+  t.equal(first.wallclock, now, 'the first segment after the splice takes the arrival time');
+});

@@ -13,6 +13,8 @@ export interface SynthShape {
   perDay: number;
   /** Extra description characters per programme (the 500 MB run pads with these). */
   descPad?: number;
+  /** Unix seconds of the first programme (default SYNTH_START). */
+  start?: number;
 }
 
 function stamp(sec: number): string {
@@ -40,7 +42,7 @@ export async function writeSynthGuide(path: string, shape: SynthShape): Promise<
   for (let c = 0; c < channels; c++) {
     let buf = '';
     for (let i = 0; i < days * perDay; i++) {
-      const s = SYNTH_START + i * len;
+      const s = (shape.start ?? SYNTH_START) + i * len;
       buf += `<programme start="${stamp(s)}" stop="${stamp(s + len)}" channel="ch${c}.example"><title lang="en">Programme ${i} on ${c}</title><desc lang="en">A description of programme ${i}, long enough to look like a real synopsis of a show.${pad}</desc><rating system="X"><value>12</value></rating></programme>\n`;
       n++;
       if (buf.length > 1 << 20) {

@@ -98,16 +98,33 @@ export function pickEvents(rows: DayRow[], wanted: number, deflt: number): Event
     if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
       continue;
     }
-    const rank = (r: DayRow) => rankOf(r.lang_id, wanted, deflt);
-    const best = (pred: (r: DayRow) => boolean) =>
-      texts.filter(pred).sort((a, b) => rank(a) - rank(b))[0];
-    const titled = best((r) => r.title !== '');
-    const described = titled && titled.desc !== '' ? titled : best((r) => r.desc !== '');
+    // One pass, no closures or sorts per event (this runs for every event of an uncached
+    // day): the best-ranked text with a title and with a description; the first wins a tie.
+    let titled: DayRow | undefined;
+    let titledRank = Number.POSITIVE_INFINITY;
+    let describedAny: DayRow | undefined;
+    let describedRank = Number.POSITIVE_INFINITY;
+    for (const r of texts) {
+      const k = rankOf(r.lang_id, wanted, deflt);
+      if (r.title !== '' && k < titledRank) {
+        titled = r;
+        titledRank = k;
+      }
+      if (r.desc !== '' && k < describedRank) {
+        describedAny = r;
+        describedRank = k;
+      }
+    }
+    const described = titled && titled.desc !== '' ? titled : describedAny;
     const title = titled?.title ?? '';
     const desc = described?.desc ?? '';
     if (title === '' && desc === '') continue;
     const chosen = titled ?? described!;
-    const cand = { rank: rank(chosen), id, ev: { start, end, title, desc } };
+    const cand = {
+      rank: rankOf(chosen.lang_id, wanted, deflt),
+      id,
+      ev: { start, end, title, desc },
+    };
     const prev = byStart.get(start);
     if (!prev || cand.rank < prev.rank || (cand.rank === prev.rank && id < prev.id)) {
       byStart.set(start, cand);

@@ -74,6 +74,8 @@ export class HttpTsFanout implements BusSink {
       'Cache-Control': 'no-cache',
       Connection: 'close',
     });
+    // Send the status line now: a client connecting before any output must not wait for it.
+    res.flushHeaders();
     this.served++;
     this.clients.add(res);
     const forget = () => this.clients.delete(res);

@@ -177,3 +177,25 @@ t.test('a client that stops reading is dropped; the other keeps full rate', asyn
   const mbps = (pushed * 8) / elapsed / 1e6;
   t.ok(mbps > 50, `producer ran at ${mbps.toFixed(0)} Mbit/s, not slowed by the stuck client`);
 });
+
+t.test('the status line goes out before the stream has any output', async (t) => {
+  const fan = new HttpTsFanout();
+  const app = Fastify();
+  app.get('/x/mpegts', (_req, reply) => {
+    fan.serve(reply);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.teardown(() => {
+    fan.closeAll();
+    return app.close();
+  });
+  const { port } = app.server.address() as net.AddressInfo;
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.get(`http://127.0.0.1:${port}/x/mpegts`, resolve);
+    req.on('error', reject);
+    req.setTimeout(2000, () => reject(new Error('no response headers within 2 s')));
+    t.teardown(() => req.destroy());
+  });
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers['content-type'], 'video/mp2t');
+});

@@ -1,0 +1,333 @@
+// Benchmark: N multicast streams of 8 Mbit/s through the whole stream path — udp input
+// (native recvmmsg receiver), TS analysis, validity, splicer, HTTP-TS fan-out to one HTTP
+// client per stream (the clients run in another process) — beside a C recvmmsg+epoll receiver
+// of the same N sockets and Node dgram sockets (receive and count only), in the same run.
+// bench/udp-ingest.ts (native part) measures one socket at rising rates; this one is per stream.
+// Run: npx tsx bench/stream-ingest.ts [seconds-per-step] [streams,…]
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import dgram from 'node:dgram';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { StreamInstance } from '../src/drivers/stream/instance.ts';
+
+const GROUP = '239.255.78.1';
+const MBPS_EACH = 8;
+const BUFFER = 8 * 1024 * 1024;
+const DATAGRAM = 1316;
+/** After the sender stops, receivers keep counting this long before they report. */
+const DRAIN_MS = 500;
+
+function cpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+/** Child: the sluice stream path for N streams; prints `ready <http port>`, then results. */
+async function sluiceChild(base: number, n: number): Promise<void> {
+  // Loaded here only: the peer children stay free of the server's module graph.
+  const { default: Fastify } = await import('fastify');
+  const { OTT_ROUTER_SERVICE, OttRouter } = await import('../src/api/ott-router.ts');
+  const { StreamDriver } = await import('../src/drivers/stream/driver.ts');
+  const { silentLogger } = await import('../src/log.ts');
+  const { systemClock } = await import('../src/util/clock.ts');
+  const router = new OttRouter();
+  const host = {
+    log: silentLogger,
+    clock: systemClock,
+    dataDir: mkdtempSync(join(tmpdir(), 'sluice-bench-')),
+    lookup: () => undefined,
+    services: new Map<string, unknown>([[OTT_ROUTER_SERVICE, router]]),
+  };
+  const app = Fastify();
+  app.get('/:name/*', (req, reply) => {
+    const { name, '*': rest } = req.params as { name: string; '*': string };
+    const h = router.lookup(name);
+    if (!h) return reply.code(404).send({ status: 404, message: 'no such stream' });
+    return h(req, reply, rest);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const driver = new StreamDriver();
+  const streams: StreamInstance[] = [];
+  for (let i = 0; i < n; i++) {
+    const spec = {
+      id: i + 1,
+      'stream-name': `s${i}`,
+      pause: false,
+      'ott-http': 1,
+      input: [{ type: 'udp', address: GROUP, port: base + i, 'bind-if': '127.0.0.1' }],
+    };
+    const res = {
+      kind: 'stream' as const,
+      key: String(i + 1),
+      name: `s${i}`,
+      pointer: '',
+      spec,
+      deps: [],
+    };
+    streams.push((await driver.create(res, host)) as StreamInstance);
+  }
+  const addr = app.server.address() as { port: number };
+  console.log(`ready ${addr.port}`);
+  let cpu0 = 0;
+  onCommands(
+    () => {
+      cpu0 = cpuSeconds();
+    },
+    async (wall) => {
+      const cpu = cpuSeconds() - cpu0;
+      let datagrams = 0;
+      let drops = 0;
+      let queueDrops = 0;
+      let running = 0;
+      let clients = 0;
+      for (const s of streams) {
+        const st = s.status();
+        const tr = (st['inputs'] as { transport?: Record<string, unknown> }[])[0]?.transport ?? {};
+        const rx = (tr['receiver'] ?? {}) as Record<string, number>;
+        datagrams += Number(tr['datagrams'] ?? 0);
+        drops += rx['drops'] ?? 0;
+        queueDrops += rx['queueDrops'] ?? 0;
+        if (st['state'] === 'running') running++;
+        clients += (st['httpTs'] as { clients: number }).clients;
+      }
+      console.log(JSON.stringify({ datagrams, drops, queueDrops, running, clients, cpu, wall }));
+      await Promise.all(streams.map((s) => s.close()));
+      await app.close();
+      rmSync(host.dataDir, { recursive: true, force: true });
+      process.exit(0);
+    },
+  );
+}
+
+/** A child measures between the parent's `start` and `stop` lines on its stdin. */
+function onCommands(start: () => void, stop: (wall: number) => void | Promise<void>): void {
+  let t0 = 0;
+  createInterface({ input: process.stdin }).on('line', (l) => {
+    if (l === 'start') {
+      t0 = performance.now();
+      start();
+    } else if (l === 'stop') void stop((performance.now() - t0) / 1000);
+  });
+}
+
+/** Child: one HTTP-TS client per stream; prints `ready`, then the bytes they received. */
+function clientsChild(port: number, n: number): void {
+  let bytes = 0;
+  let connected = 0;
+  const reqs = Array.from({ length: n }, (_, i) =>
+    http.get(`http://127.0.0.1:${port}/s${i}/mpegts`, (res) => {
+      if (++connected === n) console.log('ready');
+      res.on('data', (d: Buffer) => {
+        bytes += d.length;
+      });
+    }),
+  );
+  for (const r of reqs) r.on('error', () => undefined);
+  let bytes0 = 0;
+  onCommands(
+    () => {
+      bytes0 = bytes;
+    },
+    (wall) => {
+      console.log(JSON.stringify({ bytes: bytes - bytes0, wall }));
+      process.exit(0);
+    },
+  );
+}
+
+/** Child: N Node dgram sockets, receive and count only. */
+function dgramChild(base: number, n: number): void {
+  let datagrams = 0;
+  let bound = 0;
+  for (let i = 0; i < n; i++) {
+    const s = dgram.createSocket({ type: 'udp4', reuseAddr: true });
+    s.on('message', () => {
+      datagrams++;
+    });
+    s.bind(base + i, GROUP, () => {
+      s.setRecvBufferSize(BUFFER);
+      s.addMembership(GROUP, '127.0.0.1');
+      if (++bound === n) console.log('ready');
+    });
+  }
+  let cpu0 = 0;
+  onCommands(
+    () => {
+      cpu0 = cpuSeconds();
+    },
+    (wall) => {
+      console.log(JSON.stringify({ datagrams, cpu: cpuSeconds() - cpu0, wall }));
+      process.exit(0);
+    },
+  );
+}
+
+function lines(cp: ChildProcess): AsyncIterator<string> {
+  return createInterface({ input: cp.stdout! })[Symbol.asyncIterator]();
+}
+
+function tsxChild(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+}
+
+interface StepResult {
+  sent: number;
+  datagrams: number;
+  cpu: number;
+  /** Seconds the receiver measured over. */
+  wall: number;
+  extra?: Record<string, number>;
+}
+
+async function step(
+  peers: string,
+  file: string,
+  kind: string,
+  n: number,
+  secs: number,
+  base: number,
+): Promise<StepResult> {
+  const recvSecs = secs + 1;
+  const recv =
+    kind === 'c'
+      ? spawn(peers, ['recv', GROUP, String(base), String(n), String(recvSecs)])
+      : tsxChild([kind, String(base), String(n)]);
+  const it = lines(recv);
+  const first = String((await it.next()).value);
+  if (!first.startsWith('ready')) throw new Error(`${kind} receiver did not start: ${first}`);
+  let clients: ChildProcess | null = null;
+  let clientIt: AsyncIterator<string> | null = null;
+  if (kind === 'sluice') {
+    clients = tsxChild(['clients', first.split(' ')[1]!, String(n)]);
+    clientIt = lines(clients);
+    const ok = String((await clientIt.next()).value);
+    if (ok !== 'ready') throw new Error(`clients did not connect: ${ok}`);
+  }
+  const tell = (cmd: string) => {
+    recv.stdin?.write(`${cmd}\n`);
+    clients?.stdin?.write(`${cmd}\n`);
+  };
+  tell('start');
+  const sender = spawn(peers, [
+    'send',
+    GROUP,
+    String(base),
+    String(n),
+    String(MBPS_EACH),
+    String(secs),
+    file,
+  ]);
+  const sent = JSON.parse(String((await lines(sender).next()).value)) as { sent: number };
+  await new Promise((r) => setTimeout(r, DRAIN_MS)); // the last datagrams and HTTP bytes land
+  tell('stop');
+  const res = JSON.parse(String((await it.next()).value)) as StepResult & Record<string, number>;
+  const out: StepResult = {
+    sent: sent.sent,
+    datagrams: res.datagrams,
+    cpu: res.cpu,
+    wall: res.wall ?? recvSecs,
+  };
+  if (clientIt) {
+    const c = JSON.parse(String((await clientIt.next()).value)) as { bytes: number; wall: number };
+    out.extra = {
+      httpBytes: c.bytes,
+      drops: res['drops'] ?? 0,
+      queueDrops: res['queueDrops'] ?? 0,
+      running: res['running'] ?? 0,
+      clients: res['clients'] ?? 0,
+    };
+  }
+  return out;
+}
+
+function makeSource(dir: string): string {
+  const file = join(dir, 'src.ts');
+  execFileSync('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=25:duration=8',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=48000:duration=8',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-g',
+    '25',
+    '-b:v',
+    '6M',
+    '-minrate',
+    '6M',
+    '-maxrate',
+    '6M',
+    '-bufsize',
+    '2M',
+    '-c:a',
+    'aac',
+    '-muxrate',
+    `${MBPS_EACH}M`,
+    '-f',
+    'mpegts',
+    file,
+  ]);
+  return file;
+}
+
+async function main(): Promise<void> {
+  const secs = Number(process.argv[2] ?? 5);
+  const counts = (process.argv[3] ?? '10,25,50,100').split(',').map(Number);
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-stream-bench-'));
+  try {
+    const peers = join(dir, 'stream-peers');
+    execFileSync('cc', ['-O2', '-o', peers, join(import.meta.dirname, 'stream-peers.c')]);
+    const file = makeSource(dir);
+    console.log(
+      `${MBPS_EACH} Mbit/s multicast streams on lo (ffmpeg H.264+AAC TS, muxrate ${MBPS_EACH}M), ${secs} s per step`,
+    );
+    console.log(
+      '| streams | Gbit/s | receiver | received % | CPU % of a core | streams per full core | HTTP-TS delivered % | notes |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|');
+    let base = 30000 + Math.floor(Math.random() * 20000);
+    for (const n of counts) {
+      for (const kind of ['c', 'sluice', 'dgram']) {
+        const r = await step(peers, file, kind, n, secs, base);
+        base += n;
+        const pct = (100 * r.datagrams) / r.sent;
+        const cpu = (100 * r.cpu) / r.wall;
+        const perCore = cpu > 0 ? n / (cpu / 100) : 0;
+        const gbps = (n * MBPS_EACH) / 1000;
+        // Bytes the HTTP clients got over the bytes the inputs received (same window).
+        const http = r.extra
+          ? ((100 * r.extra['httpBytes']!) / (r.datagrams * DATAGRAM)).toFixed(2)
+          : '';
+        const notes = r.extra
+          ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']}`
+          : '';
+        console.log(
+          `| ${n} | ${gbps.toFixed(2)} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(0)} | ${perCore.toFixed(0)} | ${http} | ${notes} |`,
+        );
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--child') {
+  const [kind, a, b] = process.argv.slice(3);
+  if (kind === 'sluice') await sluiceChild(Number(a), Number(b));
+  else if (kind === 'clients') clientsChild(Number(a), Number(b));
+  else dgramChild(Number(a), Number(b));
+} else await main();

@@ -8,7 +8,7 @@ import { DEFAULT_GIT_BRANCH, DEFAULT_GIT_PATH, readGitConfigOnce } from '../conf
 import { fieldRules, loadConfigText } from '../config/store.ts';
 import { ConfigError, type ConfigIssue } from '../config/types.ts';
 import { plan as planDiff } from '../reconciler/plan.ts';
-import { renderPlanJson, renderPlanText } from '../reconciler/render.ts';
+import { renderPlanJson, renderPlanText, SENSITIVE } from '../reconciler/render.ts';
 import { loadStateFile, readStateFileInfo, STATE_FILE_NAME } from '../reconciler/state-file.ts';
 import type { FieldChange, Plan, ResourceChange } from '../reconciler/types.ts';
 import { DEFAULT_DATA_DIR, DEFAULT_SERVER_URL } from './help.ts';
@@ -148,13 +148,20 @@ export function planFromJson(body: Record<string, unknown>): Plan {
         action: c['action'] as ResourceChange['action'],
         fields: ((c['fields'] as Array<Record<string, unknown>> | undefined) ?? []).map(
           (f): FieldChange => {
+            // JSON has no `undefined`: an absent side travels as null (config values are
+            // never null, a merge patch null deletes), so null means "not set" again here.
             const out: FieldChange = {
               path: String(f['path']),
-              before: f['before'],
-              after: f['after'],
+              before: f['before'] === null ? undefined : f['before'],
+              after: f['after'] === null ? undefined : f['after'],
               apply: f['apply'] as FieldChange['apply'],
             };
             if (typeof f['scope'] === 'string') out.scope = f['scope'];
+            // A value masked whole is shown as the bare marker, like a plan rendered locally
+            // (a record with secrets inside keeps its masked copy).
+            const masked = (v: unknown) => v === null || v === SENSITIVE;
+            if (f['sensitive'] === true && masked(f['before']) && masked(f['after']))
+              out.secret = true;
             return out;
           },
         ),

@@ -192,6 +192,18 @@ export class ArchiveIndex {
       ),
       del: p(`DELETE FROM chunk WHERE id = ?`),
       tracks: p(`SELECT DISTINCT track FROM chunk WHERE stream = ?`),
+      hasIn: p(
+        `SELECT 1 AS x FROM chunk WHERE stream = ? AND track = ? AND start_ms >= ? AND start_ms < ? LIMIT 1`,
+      ),
+      rate: p(
+        `SELECT COALESCE(SUM(bytes), 0) AS bytes, COALESCE(SUM(duration), 0) AS seconds,
+                COALESCE(MAX(bytes * 8.0 / duration), 0) AS peak
+         FROM chunk WHERE stream = ? AND track = ? AND start_ms >= ? AND start_ms < ? AND duration > 0`,
+      ),
+      streamTracks: p(`SELECT DISTINCT stream, track FROM chunk`),
+      newest: p(
+        `SELECT * FROM chunk WHERE stream = ? AND track = ? ORDER BY start_ms DESC, id DESC LIMIT ?`,
+      ),
       totals: p(
         `SELECT stream, track, SUM(bytes) AS bytes, SUM(duration) AS seconds, MIN(start_ms) AS first,
                 MAX(start_ms + duration * 1000) AS last, COUNT(*) AS chunks
@@ -279,6 +291,30 @@ export class ArchiveIndex {
 
   tracks(stream: string): string[] {
     return (this.s.tracks!.all(stream) as { track: string }[]).map((r) => r.track);
+  }
+
+  /** Whether a track has a chunk starting in [from, to). */
+  hasIn(stream: string, track: string, from: number, to: number): boolean {
+    return this.s.hasIn!.get(stream, track, from, to) !== undefined;
+  }
+
+  /** Average and peak bit rate of a track's chunks starting in [from, to). */
+  rate(stream: string, track: string, from: number, to: number): { average: number; peak: number } {
+    const r = this.s.rate!.get(stream, track, from, to) as {
+      bytes: number;
+      seconds: number;
+      peak: number;
+    };
+    return { average: r.seconds > 0 ? (r.bytes * 8) / r.seconds : 0, peak: r.peak };
+  }
+
+  streamTracks(): { stream: string; track: string }[] {
+    return this.s.streamTracks!.all() as { stream: string; track: string }[];
+  }
+
+  /** The newest chunks of a track, newest first. */
+  newest(stream: string, track: string, limit: number): ChunkRow[] {
+    return this.s.newest!.all(stream, track, limit) as ChunkRow[];
   }
 
   streams(): string[] {

@@ -16,15 +16,17 @@ import {
   TYPE_MP4,
   TYPE_MPD,
   TYPE_TS,
+  TYPE_VTT,
 } from '../ott/http.ts';
 import type { Packager } from '../ott/packager.ts';
+import { toDashVtt } from '../ott/webvtt/writer.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EpgLookup } from './epg.ts';
-import { type ChunkRow, TS_TRACK } from './index-db.ts';
+import { type ChunkRow, isSubtitleTrack, TS_TRACK } from './index-db.ts';
 import type { ArchiveSessions } from './sessions.ts';
 import { readStreamDvr } from './settings.ts';
 import type { ArchiveStorage } from './storage.ts';
-import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist } from './views.ts';
+import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist, vodTsMaster } from './views.ts';
 import {
   type ArchiveAsk,
   type Interval,
@@ -41,7 +43,9 @@ export const VOD_SEGMENT_GONE = 'VOD: segment not in the archive';
 
 const TS_SEGMENT = /^seg-[0-9a-f]+\.ts$/;
 const CMAF_CHUNK = /^(c\d+)\/dvr-i(\d+)\/(?:init\.mp4|(\d+)\.m4s)$/;
-const CHILD_PLAYLIST = /^(c\d+)\/index\.m3u8$/;
+const CHILD_PLAYLIST = /^(c\d+|t\d+p[0-9a-f]+)\/index\.m3u8$/;
+/** Archived WebVTT: `t<pid>p<page>/dvr-i<init>/<id>.vtt` (HLS), `…/d<id>.vtt` (DASH, no map). */
+const VTT_CHUNK = /^(t\d+p[0-9a-f]+)\/dvr-i(\d+)\/(d?)(\d+)\.vtt$/;
 const DEFAULT_TARGET = 4;
 
 export interface PlaybackContext {
@@ -84,6 +88,8 @@ export class ArchivePlayer {
     }
     const chunk = CMAF_CHUNK.exec(path);
     if (chunk) return this.cmafChunk(req, reply, chunk[1]!, Number(chunk[2]), chunk[3]);
+    const vtt = VTT_CHUNK.exec(path);
+    if (vtt) return this.vttChunk(req, reply, vtt[1]!, Number(vtt[2]), vtt[3] === 'd', vtt[4]!);
     const ask = parseArchive(path, query);
     if (!ask) return undefined;
     return this.document(req, reply, ask.path, ask.ask, query);
@@ -136,6 +142,20 @@ export class ArchivePlayer {
     const media = (track: string) =>
       storage.blocks.playlist(name, track, window.from, window.to, this.target).text;
     if (child) return sendText(req, reply, media(child[1]!), TYPE_M3U8);
+    if (path === 'index.m3u8' && tsMode) {
+      // With archived subtitles in the window, index.m3u8 is a master (as live): the TS media
+      // playlist plus a SUBTITLES group, every URI carrying the resolved window.
+      const subs = index
+        .tracks(name)
+        .filter((x) => isSubtitleTrack(x) && index.hasIn(name, x, window.from, window.to))
+        .sort();
+      if (subs.length > 0) {
+        const langs = subs.map((id) => this.trackLang(storage, id));
+        const rate = index.rate(name, TS_TRACK, window.from, window.to);
+        const master = vodTsMaster(rate, subs, langs, windowQuery(window));
+        return sendText(req, reply, master, TYPE_M3U8);
+      }
+    }
     const wantTs = path === 'ts.m3u8' || (path === 'index.m3u8' && tsMode);
     if (wantTs && tsMode) return sendText(req, reply, media(TS_TRACK), TYPE_M3U8);
     const wantMaster = path === 'cmaf.m3u8' || (path === 'index.m3u8' && !tsMode);
@@ -157,6 +177,16 @@ export class ArchivePlayer {
       .sort()[0];
   }
 
+  /** Language of a track from the newest layout recorded for it ('' when unknown). */
+  private trackLang(storage: ArchiveStorage, id: string): string {
+    const index = storage.index!;
+    const row = index.newest(this.c.name, id, 1)[0];
+    const init = row ? index.initById(row.init_id) : undefined;
+    const pid = Number(/^[ct](\d+)/.exec(id)?.[1] ?? 0);
+    const layout = init ? (JSON.parse(init.layout) as Record<string, unknown>[]) : [];
+    return String(layout.find((x) => x['pid'] === pid)?.['lang'] ?? '');
+  }
+
   /** CMAF tracks recorded in the window with their layout, after the `a`/`v` selection. */
   private tracks(storage: ArchiveStorage, w: Interval, query: Query): ArchiveTrack[] {
     const index = storage.index!;
@@ -170,20 +200,25 @@ export class ArchivePlayer {
       .filter((t) => t !== TS_TRACK)
       .sort()) {
       const rows = w.to > w.from ? index.range(name, id, w.from, w.to) : [];
-      const pid = Number(id.slice(1));
+      const subtitle = isSubtitleTrack(id);
+      const pid = Number(/^[ct](\d+)/.exec(id)?.[1] ?? 0);
       const init = rows[0] ? index.initById(rows[0].init_id) : undefined;
       const layout = init ? (JSON.parse(init.layout) as Record<string, unknown>[]) : [];
       const l = layout.find((x) => x['pid'] === pid) ?? {};
       const t: ArchiveTrack = {
         id,
         pid,
-        type: String(l['type'] ?? ''),
+        type: subtitle ? 'text' : String(l['type'] ?? ''),
         codec: String(l['codec'] ?? ''),
         lang: String(l['lang'] ?? ''),
         width: Number(l['width'] ?? 0),
         height: Number(l['height'] ?? 0),
         rows,
       };
+      if (subtitle) {
+        out.push(t);
+        continue;
+      }
       const want = t.type === 'video' ? wantV : wantA;
       if (want.length > 0 && !want.includes(String(pid)) && !(t.lang && want.includes(t.lang)))
         continue;
@@ -229,6 +264,29 @@ export class ArchivePlayer {
     const row = index.byId(Number(id));
     const ok = row && row.stream === this.c.name && row.track === track && row.init_id === initId;
     return this.sendChunk(req, reply, storage, ok ? row : undefined, TYPE_M4S);
+  }
+
+  /** An archived `.vtt`: HLS keeps X-TIMESTAMP-MAP, the DASH form (`d<id>.vtt`) drops it. */
+  private async vttChunk(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    track: string,
+    initId: number,
+    dash: boolean,
+    id: string,
+  ): Promise<unknown> {
+    const storage = this.segmentStorage(req, reply);
+    if (!storage) return reply;
+    const row = storage.index!.byId(Number(id));
+    const ok = row && row.stream === this.c.name && row.track === track && row.init_id === initId;
+    if (!ok) return sendNotFound(reply, VOD_SEGMENT_GONE);
+    let body: Buffer;
+    try {
+      body = await readFile(join(storage.dir, row.path));
+    } catch {
+      return sendNotFound(reply, VOD_SEGMENT_GONE);
+    }
+    return sendBytes(req, reply, dash ? toDashVtt(body) : body, TYPE_VTT, CACHE_IMMUTABLE);
   }
 
   private sendChunk(

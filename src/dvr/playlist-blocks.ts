@@ -3,7 +3,7 @@
 // and renders only its two partial edges. A block is dropped when a chunk inside it is added
 // or removed, so the text is always what vodPlaylist() would give for the same rows.
 import { HLS_VERSION_ARCHIVE, quote } from '../ott/hls.ts';
-import { type LeanChunk, TS_TRACK } from './index-db.ts';
+import { isSubtitleTrack, type LeanChunk, TS_TRACK } from './index-db.ts';
 import { GAP_TOLERANCE_MS } from './settings.ts';
 
 /** Chunk starts per cached block. An hour keeps a live stream's churn to one block. */
@@ -37,7 +37,8 @@ export interface PlaylistText {
 }
 
 function uriOf(track: string, r: LeanChunk): string {
-  return track === TS_TRACK ? r.uri : `dvr-i${r.init_id}/${r.id}.m4s`;
+  if (track === TS_TRACK) return r.uri;
+  return `dvr-i${r.init_id}/${r.id}.${isSubtitleTrack(track) ? 'vtt' : 'm4s'}`;
 }
 
 function breaks(prev: LeanChunk, row: LeanChunk): boolean {
@@ -49,7 +50,7 @@ function breaks(prev: LeanChunk, row: LeanChunk): boolean {
 function prefix(track: string, prev: LeanChunk | undefined, row: LeanChunk): string {
   const broken = prev !== undefined && breaks(prev, row);
   let out = broken ? '#EXT-X-DISCONTINUITY\n' : '';
-  if (track !== TS_TRACK && (!prev || row.init_id !== prev.init_id))
+  if (track !== TS_TRACK && !isSubtitleTrack(track) && (!prev || row.init_id !== prev.init_id))
     out += `#EXT-X-MAP:URI=${quote(`dvr-i${row.init_id}/init.mp4`)}\n`;
   if (!prev || broken) out += `#EXT-X-PROGRAM-DATE-TIME:${new Date(row.start_ms).toISOString()}\n`;
   return out;

@@ -17,6 +17,7 @@ import {
 } from './index-db.ts';
 import { PROBE_FILE, scanOrphans } from './orphans.ts';
 import { PlaylistBlocks } from './playlist-blocks.ts';
+import { reconcileTail } from './reconcile.ts';
 import {
   ACTIVE_TASK_MIN_MS,
   ORPHAN_FIRST_DELAY_MS,
@@ -89,6 +90,8 @@ export class ArchiveStorage {
   private timer?: Timer;
   private orphanTimer?: Timer;
   private orphanDue = false;
+  /** The index was (re)opened: check it against the files on the next pass. */
+  private reconcileDue = false;
   private passing?: Promise<void>;
   private pending: NewChunk[] = [];
   private flushScheduled = false;
@@ -240,6 +243,7 @@ export class ArchiveStorage {
     }
     if (!this.index) return;
     this.flush();
+    if (this.reconcileDue) await this.reconcile();
     await this.rolling(now);
     this.trackPressure(disk, now);
     if (disk.free < floor) await this.emergency(disk, now);
@@ -276,6 +280,7 @@ export class ArchiveStorage {
       this.index = new ArchiveIndex(join(this.dir, INDEX_FILE));
       this.running.reset(this.index);
       this.blocks.clear();
+      this.reconcileDue = true;
       return true;
     } catch (err) {
       this.message = `index: ${(err as Error).message}`;
@@ -388,6 +393,30 @@ export class ArchiveStorage {
     const freed = await this.task('disk-pressure-trim', () => this.remove(rows, 'emergency'));
     this.last.trimAt = now;
     this.last.trimFreedBytes = freed;
+  }
+
+  /** Index rebuild at open: drop rows of the newest chunks whose files are gone (marker
+   *  `index-rebuild` per stream with the figures). */
+  private async reconcile(): Promise<void> {
+    this.reconcileDue = false;
+    const index = this.index!;
+    const res = await reconcileTail(this.dir, index);
+    if (this.index !== index) return;
+    for (const [stream, r] of res.streams) {
+      if (r.removed.length > 0) {
+        this.running.removed(r.removed, index);
+        for (const row of r.removed) this.blocks.invalidate(row.stream, row.track, row.start_ms);
+        this.log.warn(
+          { stream, rows: r.removed.length },
+          'archive index rows without a file removed',
+        );
+      }
+      this.mark(
+        stream,
+        'index-rebuild',
+        `checked ${r.checked}, removed ${r.removed.length} rows without a file`,
+      );
+    }
   }
 
   async orphans(): Promise<void> {

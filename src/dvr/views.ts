@@ -13,7 +13,10 @@ import type { SegmentDescriptor } from '../ott/store.ts';
 import type { ChunkRow } from './index-db.ts';
 import { GAP_TOLERANCE_MS } from './settings.ts';
 
-/** A track of the archive as the layout recorded it. */
+/** HLS group id of archived subtitle renditions. */
+const SUBTITLE_GROUP = 'subs';
+
+/** A track of the archive as the layout recorded it (`text`: archived WebVTT). */
 export interface ArchiveTrack {
   id: string;
   pid: number;
@@ -89,12 +92,27 @@ function peak(rows: ChunkRow[]): number {
 export function vodMaster(tracks: ArchiveTrack[], query: string): string | undefined {
   const videos = tracks.filter((t) => t.type === 'video' && t.rows.length > 0);
   const audios = tracks.filter((t) => t.type === 'audio' && t.rows.length > 0);
+  const texts = tracks.filter((t) => t.type === 'text' && t.rows.length > 0);
   const variants: Variant[] = [];
-  const renditions: Rendition[] = [];
   const uri = (t: ArchiveTrack) => `${t.id}/index.m3u8?${query}`;
+  // Archived WebVTT: a closed subtitle playlist per track (spec 3, subtitles in archive mode).
+  const renditions: Rendition[] = texts.map((x, i) => ({
+    type: 'SUBTITLES',
+    groupId: SUBTITLE_GROUP,
+    name: x.lang || `subtitles ${x.id}`,
+    language: x.lang || undefined,
+    uri: uri(x),
+    isDefault: i === 0,
+  }));
+  const subtitleGroup = texts.length > 0 ? SUBTITLE_GROUP : undefined;
   if (videos.length === 0) {
     for (const a of audios)
-      variants.push({ uri: uri(a), bandwidth: peak(a.rows) || 1, codecs: [a.codec] });
+      variants.push({
+        uri: uri(a),
+        bandwidth: peak(a.rows) || 1,
+        codecs: [a.codec],
+        subtitleGroup,
+      });
   } else {
     audios.forEach((a, i) => {
       renditions.push({
@@ -116,11 +134,37 @@ export function vodMaster(tracks: ArchiveTrack[], query: string): string | undef
         width: v.width || undefined,
         height: v.height || undefined,
         audioGroup: audio ? 'audio' : undefined,
+        subtitleGroup,
       });
     }
   }
   if (variants.length === 0) return undefined;
   return buildMasterPlaylist(variants, renditions, HLS_VERSION_ARCHIVE);
+}
+
+/** TS master with archived subtitle tracks `subs` (their languages in `langs`). */
+export function vodTsMaster(
+  rate: { average: number; peak: number },
+  subs: string[],
+  langs: string[],
+  query: string,
+): string {
+  const renditions: Rendition[] = subs.map((id, i) => ({
+    type: 'SUBTITLES',
+    groupId: SUBTITLE_GROUP,
+    name: langs[i] || `subtitles ${id}`,
+    language: langs[i] || undefined,
+    uri: `${id}/index.m3u8?${query}`,
+    isDefault: i === 0,
+  }));
+  const variant: Variant = {
+    uri: `ts.m3u8?${query}`,
+    bandwidth: Math.round(rate.peak) || 1,
+    averageBandwidth: Math.round(rate.average) || undefined,
+    codecs: [],
+    subtitleGroup: SUBTITLE_GROUP,
+  };
+  return buildMasterPlaylist([variant], renditions, HLS_VERSION_ARCHIVE);
 }
 
 /** Contiguous runs of the main track: [start of first row, end of last row) per run. */
@@ -137,7 +181,7 @@ export function runs(main: ChunkRow[]): { from: number; to: number; rows: ChunkR
   return out;
 }
 
-function descriptor(r: ChunkRow, i: number): SegmentDescriptor {
+function descriptor(r: ChunkRow, i: number, text = false): SegmentDescriptor {
   return {
     seq: i,
     discSeq: 0,
@@ -146,7 +190,8 @@ function descriptor(r: ChunkRow, i: number): SegmentDescriptor {
     timescale: r.timescale,
     duration: r.duration,
     wallclock: r.start_ms,
-    uri: `${r.id}.m4s`,
+    // DASH text segments are the `d` form: the same .vtt without X-TIMESTAMP-MAP.
+    uri: text ? `d${r.id}.vtt` : `${r.id}.m4s`,
     size: r.bytes,
     parts: [],
   };
@@ -172,7 +217,9 @@ export function vodMpd(tracks: ArchiveTrack[], fallbackTarget: number): string {
           r.start_ms >= run.from - GAP_TOLERANCE_MS && r.start_ms < run.to - GAP_TOLERANCE_MS / 2,
       );
       const mine = t === main ? run.rows : rows.filter((r) => r.init_id === rows[0]?.init_id);
-      if (mine.length === 0 || (t.type !== 'video' && t.type !== 'audio')) continue;
+      if (mine.length === 0 || (t.type !== 'video' && t.type !== 'audio' && t.type !== 'text'))
+        continue;
+      const text = t.type === 'text';
       const first = mine[0]!;
       let secs = 0;
       for (const r of mine) {
@@ -182,13 +229,14 @@ export function vodMpd(tracks: ArchiveTrack[], fallbackTarget: number): string {
       if (t === main) length = secs;
       reps.push({
         id: t.id,
-        contentType: t.type as 'video' | 'audio',
-        codecs: t.codec,
+        contentType: t.type as 'video' | 'audio' | 'text',
+        codecs: text ? '' : t.codec,
+        mimeType: text ? 'text/vtt' : undefined,
         bandwidth: peak(mine) || 1,
         width: t.width || undefined,
         height: t.height || undefined,
         lang: t.lang || undefined,
-        segments: mine.map(descriptor),
+        segments: mine.map((r, i) => descriptor(r, i, text)),
         timescale: first.timescale,
         periodOrigin: first.media_start,
         base: `${t.id}/dvr-i${first.init_id}/`,

@@ -24,11 +24,13 @@ import { lastPosition } from './llhls.ts';
 import { readSettings } from './options.ts';
 import { type CmafRendition, Packager } from './packager.ts';
 import { ottRegistry } from './registry.ts';
+import { FilteredCache, filterPids } from './ts-filter.ts';
 import type { OttService } from './types.ts';
 import {
   cmafMaster,
   cmafMediaPlaylist,
   dashManifest,
+  droppedPids,
   parseSelection,
   tsMaster,
   tsMediaPlaylist,
@@ -56,11 +58,13 @@ export interface OttServiceOptions {
 }
 
 /** Live parameters carried from a master playlist to the playlists it names. */
-const KEPT_PARAMETERS = ['a', 'v', 's'];
+const KEPT_PARAMETERS = ['a', 'v', 's', 'm'];
+/** Parameters that change the bytes of an HLS-TS segment (PID filtering). */
+const SEGMENT_PARAMETERS = ['a', 'v'];
 
-function keptQuery(query: Record<string, string | undefined>): string {
+function keptQuery(query: Record<string, string | undefined>, keys = KEPT_PARAMETERS): string {
   const keep = new URLSearchParams();
-  for (const k of KEPT_PARAMETERS) if (query[k]) keep.set(k, query[k]!);
+  for (const k of keys) if (query[k]) keep.set(k, query[k]!);
   return keep.size > 0 ? `?${keep}` : '';
 }
 
@@ -68,6 +72,7 @@ export class StreamOttService implements OttService {
   readonly packager: Packager;
   private unsubscribe: () => void;
   private unregister: () => void;
+  private filtered = new FilteredCache();
 
   constructor(private o: OttServiceOptions) {
     this.packager = new Packager(readSettings(o.spec), o.clock);
@@ -116,13 +121,13 @@ export class StreamOttService implements OttService {
       if (p.settings.ts) return this.tsPlaylist(req, reply, query);
       if (p.settings.cmaf) return this.master(req, reply, query);
     }
-    if (path === 'ts.m3u8' && p.settings.ts) return this.tsPlaylist(req, reply);
+    if (path === 'ts.m3u8' && p.settings.ts) return this.tsPlaylist(req, reply, query, false);
     const vm = VTT_PATH.exec(path);
     const vr = vm ? p.vtt?.rendition(vm[1]!) : undefined;
     if (vm && vr) {
       if (vm[2] === 'index.m3u8') {
         if (vr.store.live().length === 0) return sendNotFound(reply, 'subtitles not ready');
-        return sendText(req, reply, vttMediaPlaylist(p, vr), TYPE_M3U8);
+        return sendText(req, reply, vttMediaPlaylist(p, vr, parseSelection(query)), TYPE_M3U8);
       }
       const body = vr.store.get(`${vm[4]}.vtt`);
       if (!body) return sendNotFound(reply, 'segment not in the window');
@@ -132,9 +137,13 @@ export class StreamOttService implements OttService {
     if (path === 'index.mpd' && p.settings.cmaf) return this.mpd(req, reply, query);
     if (TS_SEGMENT.test(path) && p.tsStore) {
       const data = p.tsStore.get(path);
-      return data
-        ? sendBytes(req, reply, data, TYPE_TS, CACHE_IMMUTABLE)
-        : sendNotFound(reply, 'segment not in the window');
+      if (!data) return sendNotFound(reply, 'segment not in the window');
+      const drop = droppedPids(p, parseSelection(query));
+      const body =
+        drop.size === 0
+          ? data
+          : this.filtered.get(path, drop, () => filterPids(data, drop, p.segmenter.demux.pmtPid));
+      return sendBytes(req, reply, body, TYPE_TS, CACHE_IMMUTABLE);
     }
     const m = RENDITION_PATH.exec(path);
     const r = m && p.cmafEnabled ? p.rendition(m[1]!) : undefined;
@@ -157,15 +166,20 @@ export class StreamOttService implements OttService {
     return sendNotFound(reply, 'not found');
   }
 
-  /** The TS media playlist; with `query` (index.m3u8) a master when subtitles are offered. */
+  /** The TS media playlist; as `index.m3u8` (`mayMaster`) a master when subtitles are
+   *  offered. `a`/`v` make the segment URIs carry the selection (filtered segments). */
   private tsPlaylist(
     req: FastifyRequest,
     reply: FastifyReply,
-    query?: Record<string, string | undefined>,
+    query: Record<string, string | undefined>,
+    mayMaster = true,
   ): unknown {
     if (this.packager.tsStore!.live().length === 0) return sendNotFound(reply, 'stream not ready');
-    const master = query && tsMaster(this.packager, parseSelection(query), keptQuery(query));
-    return sendText(req, reply, master ?? tsMediaPlaylist(this.packager), TYPE_M3U8);
+    const sel = parseSelection(query);
+    const master = mayMaster ? tsMaster(this.packager, sel, keptQuery(query)) : undefined;
+    const text =
+      master ?? tsMediaPlaylist(this.packager, sel, keptQuery(query, SEGMENT_PARAMETERS));
+    return sendText(req, reply, text, TYPE_M3U8);
   }
 
   private master(
@@ -218,7 +232,8 @@ export class StreamOttService implements OttService {
     }
     if (r.store.live().length === 0 && !r.store.open?.parts.length)
       return sendNotFound(reply, 'stream not ready');
-    return sendText(req, reply, cmafMediaPlaylist(this.packager, r, skip, true), TYPE_M3U8);
+    const text = cmafMediaPlaylist(this.packager, r, skip, true, parseSelection(query));
+    return sendText(req, reply, text, TYPE_M3U8);
   }
 
   private async media(

@@ -34,21 +34,48 @@ export interface Selection {
   /** `s`: subtitle renditions by language code or teletext page (`888`); `none` = no
    *  subtitles; empty = all. */
   subtitles: string[];
+  /** `m`: at most this many segments in a live playlist / MPD (fewer than `ott-window`). */
+  maxSegments?: number;
+}
+
+/** The live window of a store, cut to the `m` limit. */
+export function liveSegments(store: { live(): SegmentDescriptor[] }, sel?: Selection) {
+  const all = store.live();
+  const m = sel?.maxSegments;
+  return m !== undefined && m < all.length ? all.slice(-m) : all;
 }
 
 export function parseSelection(query: Record<string, unknown>): Selection {
   const list = (v: unknown) =>
     typeof v === 'string' && v !== '' ? v.split(',').map((s) => s.trim()) : [];
-  return { audio: list(query.a), video: list(query.v), subtitles: list(query.s) };
+  const m = Number(query.m);
+  return {
+    audio: list(query.a),
+    video: list(query.v),
+    subtitles: list(query.s),
+    maxSegments: Number.isInteger(m) && m >= 1 ? m : undefined,
+  };
 }
 
 function selected(r: CmafRendition, sel: Selection): boolean {
-  const wanted = r.track.type === 'video' ? sel.video : sel.audio;
+  return trackSelected(r.track, sel);
+}
+
+/** Whether an audio or video track passes `a` / `v` (other tracks always pass). */
+export function trackSelected(track: CmafRendition['track'], sel: Selection): boolean {
+  const wanted = track.type === 'video' ? sel.video : track.type === 'audio' ? sel.audio : [];
   if (wanted.length === 0) return true;
   return (
-    wanted.includes(String(r.track.pid)) ||
-    (r.track.es.language !== undefined && wanted.includes(r.track.es.language))
+    wanted.includes(String(track.pid)) ||
+    (track.es.language !== undefined && wanted.includes(track.es.language))
   );
+}
+
+/** PIDs an HLS-TS segment drops for `a` / `v`. */
+export function droppedPids(p: Packager, sel: Selection): Set<number> {
+  const drop = new Set<number>();
+  for (const t of p.segmenter.tracks.values()) if (!trackSelected(t, sel)) drop.add(t.pid);
+  return drop;
 }
 
 /** Subtitle renditions with at least one segment, after the `s` selection. */
@@ -106,18 +133,21 @@ export function tsMaster(p: Packager, sel: Selection, query: string): string | u
   return buildMasterPlaylist([variant], subtitleMedia(subs, query));
 }
 
-export function vttMediaPlaylist(p: Packager, r: VttRendition): string {
+export function vttMediaPlaylist(p: Packager, r: VttRendition, sel?: Selection): string {
   return buildMediaPlaylist({
-    segments: r.store.live(),
+    segments: liveSegments(r.store, sel),
     targetDuration: r.store.targetDuration(p.settings.segmentDuration),
   });
 }
 
-export function tsMediaPlaylist(p: Packager): string {
+/** The HLS-TS media playlist; `segmentQuery` (the `a`/`v` selection) follows each segment
+ *  URI so the segment is served filtered. */
+export function tsMediaPlaylist(p: Packager, sel?: Selection, segmentQuery = ''): string {
   const store = p.tsStore!;
   return buildMediaPlaylist({
-    segments: store.live(),
+    segments: liveSegments(store, sel),
     targetDuration: store.targetDuration(p.settings.segmentDuration),
+    query: segmentQuery,
   });
 }
 
@@ -179,11 +209,12 @@ export function cmafMediaPlaylist(
   r: CmafRendition,
   skip: boolean,
   lowLatency: boolean,
+  sel?: Selection,
 ): string {
   const target = r.store.targetDuration(p.settings.segmentDuration);
   if (!lowLatency) {
     return buildMediaPlaylist({
-      segments: r.store.live(),
+      segments: liveSegments(r.store, sel),
       targetDuration: target,
       map: 'init.mp4',
     });
@@ -196,7 +227,7 @@ export function cmafMediaPlaylist(
       reports.push({ uri: `../${other.id}/index.m3u8`, lastMsn: pos.msn, lastPart: pos.part });
   }
   return buildLowLatencyPlaylist({
-    segments: r.store.live(),
+    segments: liveSegments(r.store, sel),
     open: r.store.open,
     targetDuration: target,
     partTarget: p.settings.partDuration,
@@ -219,7 +250,7 @@ export function dashManifest(
   let maxSeg = 0;
   for (const r of ready) {
     const byDisc = new Map<number, SegmentDescriptor[]>();
-    for (const s of r.store.live()) {
+    for (const s of liveSegments(r.store, sel)) {
       byDisc.set(s.discSeq, [...(byDisc.get(s.discSeq) ?? []), s]);
       maxSeg = Math.max(maxSeg, s.duration);
     }
@@ -251,7 +282,7 @@ export function dashManifest(
   }
   for (const r of subtitleRenditions(p, sel)) {
     for (const [disc, period] of periods) {
-      const segs = r.store.live().filter((s) => s.discSeq === disc);
+      const segs = liveSegments(r.store, sel).filter((s) => s.discSeq === disc);
       if (segs.length === 0) continue;
       period.representations.push({
         id: r.id,
@@ -273,7 +304,8 @@ export function dashManifest(
     dynamic: true,
     availabilityStartTime: ast,
     publishTime: now,
-    timeShiftBufferDepth: p.settings.window * target,
+    timeShiftBufferDepth:
+      Math.min(p.settings.window, sel.maxSegments ?? p.settings.window) * target,
     minimumUpdatePeriod: MPD_UPDATE_TARGETS * target,
     minBufferTime: MPD_MIN_BUFFER_TARGETS * target,
     suggestedPresentationDelay: MPD_PRESENTATION_DELAY_TARGETS * target,

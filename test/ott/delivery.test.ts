@@ -99,6 +99,46 @@ t.test('HLS TS, HLS fMP4 and DASH', async (t) => {
     t.equal(new Date(await time.text()).getTime(), clock.now(), 'time endpoint serves the clock');
   });
 
+  t.test('live parameters a, v and m on HLS over TS', async (t) => {
+    type Info = { streams: { codec_type: string; tags?: Record<string, string> }[] };
+    const fra = (await ffprobeJson(url('index.m3u8?a=fra'))) as unknown as Info;
+    const audio = fra.streams.filter((s) => s.codec_type === 'audio');
+    t.equal(audio.length, 1, 'a=fra: one audio track');
+    t.ok(
+      fra.streams.some((s) => s.codec_type === 'video'),
+      'video kept',
+    );
+    const text = await (await fetch(url('ts.m3u8?a=fra&m=2'))).text();
+    const segs = text.split('\n').filter((l) => l.startsWith('seg-'));
+    t.equal(segs.length, 2, 'm=2: two segments');
+    t.ok(
+      segs.every((l) => l.endsWith('?a=fra')),
+      'segment URIs carry the selection',
+    );
+    const whole = Buffer.from(await (await fetch(url(segs[0]!.split('?')[0]!))).arrayBuffer());
+    const cut = Buffer.from(await (await fetch(url(segs[0]!))).arrayBuffer());
+    t.ok(cut.length < whole.length && cut.length % 188 === 0, 'the filtered segment is smaller');
+    t.same(
+      Buffer.from(await (await fetch(url(segs[0]!))).arrayBuffer()),
+      cut,
+      'the same bytes again (cached)',
+    );
+    const seg = (await ffprobeJson(url(segs[0]!))) as unknown as Info;
+    t.same(
+      seg.streams.filter((s) => s.codec_type === 'audio').map((s) => s.tags?.language),
+      ['fra'],
+      'the filtered segment (and its rewritten PMT) carries only the French audio',
+    );
+    const noAudio = (await ffprobeJson(url('ts.m3u8?v=256&a=none'))) as unknown as Info;
+    t.same(
+      noAudio.streams.map((s) => s.codec_type),
+      ['video'],
+      'a=none drops every audio track',
+    );
+    const mpd = await (await fetch(url('index.mpd?m=2'))).text();
+    t.match(mpd, /timeShiftBufferDepth="PT4(\.0+)?S"/, 'm=2 limits the DASH window');
+  });
+
   t.test('HTTP rules', async (t) => {
     const pl = await fetch(url('index.m3u8'));
     t.equal(pl.headers.get('cache-control'), 'no-cache');

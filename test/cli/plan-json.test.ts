@@ -29,11 +29,16 @@ const before = {
     },
   ],
 };
-const after = structuredClone(before) as typeof before;
-after.stream[0]!.input[0]!.passphrase = 'second-secret';
-after.stream[0]!.input[1]!['rtsp-password'] = 'pw2';
-(after.stream[0]!.input as unknown[]).push({ type: 'srt', port: 9001, passphrase: 'third-one!' });
-(after.stream[1] as Record<string, unknown>)['mpts'] = true;
+type Rec = Record<string, unknown>;
+const after = structuredClone(before) as unknown as {
+  stream: Array<Rec & { input: Rec[] }>;
+  'dvb-adapter': Rec[];
+};
+const inputs = after.stream[0]!.input;
+inputs[0]!['passphrase'] = 'second-secret';
+inputs[1]!['rtsp-password'] = 'pw2';
+inputs.push({ type: 'srt', port: 9001, passphrase: 'third-one!' });
+after.stream[1]!['mpts'] = true;
 after['dvb-adapter'][0]!['biss-key'] = ['ba9876543210'];
 
 t.test('server plan JSON renders like the local plan', async (t) => {

@@ -1,53 +1,80 @@
-// Read-only SQL on an EPG database (POST /data/epg/sql): the file opened read-only, exactly one
-// statement, only statements SQLite reports as read-only, a row cap and a time budget.
-import Database from 'better-sqlite3';
+// Read-only SQL on an EPG database (POST /data/epg/sql): run in a child process on the file
+// opened read-only, exactly one statement, only statements SQLite reports as read-only and
+// returning rows, a row cap and a hard time limit (the child is killed when it passes), so a
+// slow query neither blocks the server's event loop nor runs on.
+import { spawn } from 'node:child_process';
 import { HttpError } from '../errors.ts';
 
 export const SQL_MAX_ROWS = 1000;
 export const SQL_MAX_MS = 2000;
+/** Start-up of the child (Node + better-sqlite3, up to its ready byte) is not counted against
+ *  the query's limit, but is bounded too. */
+export const SQL_STARTUP_ALLOWANCE_MS = 5000;
+/** After the limit, the child gets this long to return the rows it has (its own check between
+ *  rows) before it is killed. */
+export const SQL_KILL_GRACE_MS = 250;
+/** Answers larger than this are cut off (1,000 rows of long descriptions fit easily). */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+const CHILD = new URL('./sql-child.mjs', import.meta.url).pathname;
 
 export interface SqlResult {
   columns: string[];
   rows: unknown[][];
-  /** True when the row cap or the time budget stopped the query. */
+  /** True when the row cap, or the time limit between two rows, stopped the query. */
   truncated: boolean;
 }
 
-export function runReadOnlySql(
+type ChildAnswer = SqlResult | { error: 'open' | 'refused' | 'failed'; message: string };
+
+export async function runReadOnlySql(
   path: string,
   sql: string,
   limits: { maxRows: number; maxMs: number },
-): SqlResult {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    let stmt: Database.Statement;
-    try {
-      stmt = db.prepare(sql);
-    } catch (err) {
-      throw new HttpError('BAD_REQUEST', `SQL refused: ${(err as Error).message}`);
+): Promise<SqlResult> {
+  const child = spawn(process.execPath, [CHILD], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let killedForTime = false;
+  let ready = false;
+  // Real time, not the Clock: this bounds a process, it is not EPG logic.
+  const kill = () => {
+    killedForTime = true;
+    child.kill('SIGKILL');
+  };
+  let timer = setTimeout(kill, SQL_STARTUP_ALLOWANCE_MS);
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    if (!ready && c.startsWith('\n')) {
+      ready = true;
+      c = c.slice(1);
+      clearTimeout(timer);
+      timer = setTimeout(kill, limits.maxMs + SQL_KILL_GRACE_MS);
     }
-    if (!stmt.readonly)
-      throw new HttpError('BAD_REQUEST', 'SQL refused: only read statements are allowed');
-    if (!stmt.reader)
-      throw new HttpError('BAD_REQUEST', 'SQL refused: the statement returns no rows');
-    const columns = stmt.columns().map((c) => c.name);
-    stmt.raw(true);
-    const rows: unknown[][] = [];
-    const started = performance.now();
-    let truncated = false;
-    // The time budget is checked between rows: one slow row cannot be interrupted.
-    for (const row of stmt.iterate() as IterableIterator<unknown[]>) {
-      if (rows.length >= limits.maxRows || performance.now() - started > limits.maxMs) {
-        truncated = true;
-        break;
-      }
-      rows.push(row);
-    }
-    return { columns, rows, truncated };
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    throw new HttpError('BAD_REQUEST', `SQL failed: ${(err as Error).message}`);
-  } finally {
-    db.close();
+    out += c;
+    if (out.length > MAX_ANSWER_BYTES) child.kill('SIGKILL');
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => {
+    err = (err + c).slice(-4096);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  child.stdin.end(JSON.stringify({ path, sql, maxRows: limits.maxRows, maxMs: limits.maxMs }));
+  const code = await exited.finally(() => clearTimeout(timer));
+  if (killedForTime) {
+    throw new HttpError(
+      'BAD_REQUEST',
+      ready
+        ? `SQL stopped: the statement ran past the ${limits.maxMs} ms time limit`
+        : 'SQL stopped: the query process did not start in time',
+    );
   }
+  let answer: ChildAnswer;
+  try {
+    answer = JSON.parse(out) as ChildAnswer;
+  } catch {
+    throw new Error(`EPG SQL child failed (exit ${code}): ${err || 'no answer'}`);
+  }
+  if ('error' in answer) {
+    const prefix = answer.error === 'refused' ? 'SQL refused' : 'SQL failed';
+    throw new HttpError('BAD_REQUEST', `${prefix}: ${answer.message}`);
+  }
+  return answer;
 }

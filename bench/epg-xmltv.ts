@@ -110,11 +110,11 @@ async function main(): Promise<void> {
     );
     console.log('| run | wall | CPU | RSS before | peak RSS | build alone (peak − before) |');
     console.log('|---|---|---|---|---|---|');
-    runs.forEach((r, i) =>
+    runs.forEach((r, i) => {
       console.log(
         `| sluice cold build, gzip 6 (shipped), run ${i + 1} | ${s(r.ms)} | ${s(r.cpuMs)} | ${mb(r.rssBefore)} MB | ${mb(r.peak)} MB | ${mb(r.peak - r.rssBefore)} MB |`,
-      ),
-    );
+      );
+    });
     console.log(
       `| sluice cold build, gzip 1 | ${s(level1.ms)} | ${s(level1.cpuMs)} | ${mb(level1.rssBefore)} MB | ${mb(level1.peak)} MB | ${mb(level1.peak - level1.rssBefore)} MB |`,
     );

@@ -132,6 +132,16 @@ export function parseJsonWithPositions(
   };
   const describe = (at: number): string =>
     at >= n ? 'end of file' : `character ${JSON.stringify(text[at])}`;
+  // What people write in JSON by habit from other formats, said in plain words.
+  const hint = (at: number): string => {
+    const c = text[at];
+    const next = text[at + 1];
+    if (c === '/' && (next === '/' || next === '*')) return ' (JSON has no comments: remove it)';
+    if (c === "'") return ' (JSON strings and member names take double quotes)';
+    return '';
+  };
+  const trailingComma = (comma: number, close: string): never =>
+    fail(`trailing comma before '${close}' (JSON allows none: remove the comma)`, comma);
 
   const ws = (): void => {
     while (i < n) {
@@ -193,7 +203,7 @@ export function parseJsonWithPositions(
       i += m[0].length;
       return Number(m[0]);
     }
-    return fail(`unexpected ${describe(i)}, expected a value`);
+    return fail(`unexpected ${describe(i)}, expected a value${hint(i)}`);
   };
 
   const object = (pointer: string, depth: number): Record<string, unknown> => {
@@ -204,9 +214,14 @@ export function parseJsonWithPositions(
       i++;
       return out;
     }
+    let comma = -1;
     for (;;) {
       ws();
-      if (text.charCodeAt(i) !== 34) fail(`unexpected ${describe(i)}, expected a member name`);
+      if (comma >= 0 && text.charCodeAt(i) === 125) trailingComma(comma, '}');
+      if (text.charCodeAt(i) !== 34) {
+        const bare = /[A-Za-z_$]/.test(text[i] ?? '') ? ' (member names take double quotes)' : '';
+        fail(`unexpected ${describe(i)}, expected a member name${hint(i) || bare}`);
+      }
       const keyStart = i;
       const key = str();
       const child = record ? `${pointer}/${escapePointerToken(key)}` : '';
@@ -232,14 +247,14 @@ export function parseJsonWithPositions(
       ws();
       const c = text.charCodeAt(i);
       if (c === 44) {
-        i++;
+        comma = i++;
         continue;
       }
       if (c === 125) {
         i++;
         return out;
       }
-      fail(`unexpected ${describe(i)}, expected ',' or '}'`);
+      fail(`unexpected ${describe(i)}, expected ',' or '}'${hint(i)}`);
     }
   };
 
@@ -251,24 +266,29 @@ export function parseJsonWithPositions(
       i++;
       return out;
     }
+    let comma = -1;
     for (;;) {
+      if (comma >= 0) {
+        ws();
+        if (text.charCodeAt(i) === 93) trailingComma(comma, ']');
+      }
       out.push(value(record ? `${pointer}/${out.length}` : '', depth + 1));
       ws();
       const c = text.charCodeAt(i);
       if (c === 44) {
-        i++;
+        comma = i++;
         continue;
       }
       if (c === 93) {
         i++;
         return out;
       }
-      fail(`unexpected ${describe(i)}, expected ',' or ']'`);
+      fail(`unexpected ${describe(i)}, expected ',' or ']'${hint(i)}`);
     }
   };
 
   const result = value('', 0);
   ws();
-  if (i < n) fail(`unexpected ${describe(i)} after the end of the document`);
+  if (i < n) fail(`unexpected ${describe(i)} after the end of the document${hint(i)}`);
   return { value: result, positions };
 }

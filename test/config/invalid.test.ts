@@ -23,8 +23,8 @@ const CASES: Case[] = [
     text: '{\n  "stream": [\n    {"id": 1,}\n  ]\n}\n',
     rule: 'syntax',
     pointer: '',
-    message: 'unexpected character "}", expected a member name',
-    at: { line: 3, column: 14 },
+    message: "trailing comma before '}' (JSON allows none: remove the comma)",
+    at: { line: 3, column: 13 },
   },
   {
     name: 'syntax error: unterminated string',

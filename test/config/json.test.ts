@@ -36,7 +36,32 @@ t.test('a member named __proto__ stays a plain member', async (t) => {
 
 t.test('syntax errors carry line and column', async (t) => {
   const cases: [string, string, number, number][] = [
-    ['{"a": 1,\n}', 'unexpected character "}", expected a member name', 2, 1],
+    ['{"a": 1,\n}', `trailing comma before '}' (JSON allows none: remove the comma)`, 1, 8],
+    ['[1, 2, ]', `trailing comma before ']' (JSON allows none: remove the comma)`, 1, 6],
+    [
+      '{\n  // note\n  "a": 1\n}',
+      'unexpected character "/", expected a member name (JSON has no comments: remove it)',
+      2,
+      3,
+    ],
+    [
+      '{"a": 1 /* x */}',
+      `unexpected character "/", expected ',' or '}' (JSON has no comments: remove it)`,
+      1,
+      9,
+    ],
+    [
+      "{'a': 1}",
+      `unexpected character "'", expected a member name (JSON strings and member names take double quotes)`,
+      1,
+      2,
+    ],
+    [
+      '{a: 1}',
+      'unexpected character "a", expected a member name (member names take double quotes)',
+      1,
+      2,
+    ],
     ['{"a" 1}', `unexpected character "1", expected ':'`, 1, 6],
     ['[1, 2', `unexpected end of file, expected ',' or ']'`, 1, 6],
     ['{"a": tru}', 'unexpected character "t", expected a value', 1, 7],

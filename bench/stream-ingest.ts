@@ -19,6 +19,8 @@ const BUFFER = 8 * 1024 * 1024;
 const DATAGRAM = 1316;
 /** After the sender stops, receivers keep counting this long before they report. */
 const DRAIN_MS = 500;
+/** Receivers to run (default all three; e.g. `sluice` alone while profiling). */
+const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'c,sluice,dgram').split(',');
 
 function cpuSeconds(): number {
   const u = process.cpuUsage();
@@ -169,10 +171,17 @@ function lines(cp: ChildProcess): AsyncIterator<string> {
   return createInterface({ input: cp.stdout! })[Symbol.asyncIterator]();
 }
 
+/** Extra node flags for the sluice child only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
+ *  (profiling the server side; the peers stay unprofiled). */
+const SLUICE_NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+
 function tsxChild(args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', ...args], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const flags = args[0] === 'sluice' ? SLUICE_NODE_FLAGS : [];
+  return spawn(
+    process.execPath,
+    [...flags, '--import', 'tsx', import.meta.filename, '--child', ...args],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
 }
 
 interface StepResult {
@@ -301,7 +310,7 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|---|---|---|');
     let base = 30000 + Math.floor(Math.random() * 20000);
     for (const n of counts) {
-      for (const kind of ['c', 'sluice', 'dgram']) {
+      for (const kind of KINDS) {
         const r = await step(peers, file, kind, n, secs, base);
         base += n;
         const pct = (100 * r.datagrams) / r.sent;

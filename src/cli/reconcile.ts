@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../config/contracts.ts';
 import { DEFAULT_GIT_BRANCH, DEFAULT_GIT_PATH, readGitConfigOnce } from '../config/git.ts';
-import { fieldRules, loadConfigText } from '../config/store.ts';
+import { fieldRules, loadConfigText, placeIssues } from '../config/store.ts';
 import { ConfigError, type ConfigIssue } from '../config/types.ts';
 import { plan as planDiff } from '../reconciler/plan.ts';
 import { renderPlanJson, renderPlanText, SENSITIVE } from '../reconciler/render.ts';
@@ -40,14 +40,22 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   if (!values.config && !values.git)
     throw new Error('give the desired config: --config FILE or --git URL');
 
-  const loaded = values.config
-    ? await loadFileForCli(values.config)
+  const got = values.config
+    ? { loaded: await loadFileForCli(values.config), label: values.config }
     : await loadGitForCli(
         values.git!,
         values.branch ?? DEFAULT_GIT_BRANCH,
         values.path ?? DEFAULT_GIT_PATH,
       );
+  const { loaded, label } = got;
   if (!loaded) return 1;
+  // Problems found by the plan (a `fixed` field changed) point into the file given, by the
+  // same pointer; the server's own line numbers are those of its copy, so place them here.
+  const place = (issues: ConfigIssue[]) =>
+    placeIssues(
+      loaded.text,
+      issues.map(({ line: _l, column: _c, ...i }) => i),
+    );
 
   const explicitServer = values.server !== undefined;
   const server = values.server ?? process.env['SLUICE_SERVER'] ?? DEFAULT_SERVER_URL;
@@ -56,7 +64,11 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
     result = await planOnServer(server, loaded.doc);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${formatIssues(server, err.issues)}\n${err.message}\n`);
+      const n = err.issues.length;
+      process.stderr.write(
+        `${formatIssues(label, place(err.issues))}\n` +
+          `${server} refused the plan: ${n} error${n === 1 ? '' : 's'}; nothing would be applied\n`,
+      );
       return 1;
     }
     if (explicitServer || !(err instanceof ServerUnreachable)) throw err;
@@ -73,7 +85,7 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   }
   process.stdout.write(values.json ? renderPlanJson(result) : renderPlanText(result));
   if (result.errors.length > 0) {
-    process.stderr.write(`${formatIssues('plan', result.errors)}\n`);
+    process.stderr.write(`${formatIssues(label, place(result.errors))}\n`);
     return 1;
   }
   const s = result.summary;
@@ -84,19 +96,19 @@ async function loadGitForCli(
   url: string,
   branch: string,
   repoPath: string,
-): Promise<LoadedConfig | undefined> {
+): Promise<{ loaded: LoadedConfig | undefined; label: string }> {
   const { text, commit } = await readGitConfigOnce(url, branch, repoPath);
   const label = `${url}@${commit.slice(0, 12)}:${repoPath}`;
   try {
     const loaded = loadConfigText(text, { source: label });
     if (loaded.warnings.length > 0)
       process.stderr.write(`${formatIssues(label, loaded.warnings)}\n`);
-    return loaded;
+    return { loaded, label };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${formatIssues(label, err.issues)}\n`);
     process.stderr.write(`commit ${commit} of ${url} (${branch}) is invalid\n`);
-    return undefined;
+    return { loaded: undefined, label };
   }
 }
 

@@ -108,3 +108,20 @@ function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
       (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1),
   );
 }
+
+/**
+ * Issues found after loading (e.g. the planner's `fixed` refusals carry only a pointer) with
+ * line:column filled in from `text`, so they read like every other config error.
+ */
+export function placeIssues(text: string, issues: ConfigIssue[]): ConfigIssue[] {
+  if (issues.every((i) => i.line !== undefined)) return issues;
+  let positions: ReturnType<typeof parseJsonWithPositions>['positions'];
+  try {
+    positions = parseJsonWithPositions(text).positions;
+  } catch {
+    return issues;
+  }
+  return issues.map((i) =>
+    i.line !== undefined ? i : { ...i, ...positions.locateNearest(i.pointer) },
+  );
+}

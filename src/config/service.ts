@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { HttpError } from '../errors.ts';
 import type { Plan } from '../reconciler/types.ts';
 import type { ConfigService, EditResult, LoadedConfig } from './contracts.ts';
-import { elideDefaults, formatConfig, loadConfigText } from './store.ts';
+import { elideDefaults, formatConfig, loadConfigText, placeIssues } from './store.ts';
 import { type ConfigDocument, ConfigError, type ConfigIssue, type DesiredState } from './types.ts';
 
 /** The part of the reconcile loop the config service talks to. */
@@ -73,6 +73,15 @@ export function emptyConfigText(): string {
   return formatConfig({});
 }
 
+/** The plan's errors as the refusal of `text` (with line:column), or undefined when none. */
+function planRefusal(text: string, plan: Plan): ConfigError | undefined {
+  if (plan.errors.length === 0) return undefined;
+  return new ConfigError(
+    `the change cannot be applied: ${plan.errors.map((e) => e.message).join('; ')}`,
+    placeIssues(text, plan.errors),
+  );
+}
+
 export class ConfigServiceImpl implements ConfigService {
   private readonly queue = new SerialQueue();
   private text = '';
@@ -114,12 +123,12 @@ export class ConfigServiceImpl implements ConfigService {
     return this.queue.run(async () => {
       const got = await read();
       if (!got) return 'unchanged';
-      return this.applyText(got.text, got.origin);
+      return await this.applyText(got.text, got.origin);
     });
   }
 
   /** Adopt `text` as the desired config: validate, then hand it to the loop or report it. */
-  private applyText(text: string, origin: string): RefreshOutcome {
+  private async applyText(text: string, origin: string): Promise<RefreshOutcome> {
     const hash = sha256(text);
     // Our own write, an editor's no-op save, or a text already refused: nothing to do.
     if (hash === this.hash && !this.lastError) return 'unchanged';
@@ -130,6 +139,13 @@ export class ConfigServiceImpl implements ConfigService {
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       this.refuse(hash, origin, err);
+      return 'invalid';
+    }
+    // A change the running state cannot take (a `fixed` field) refuses the text as a whole,
+    // like a schema error: the source shows it, and API edits are not built on top of it.
+    const refusal = await this.planRefusal(loaded);
+    if (refusal) {
+      this.refuse(hash, origin, refusal);
       return 'invalid';
     }
     for (const w of loaded.warnings) this.opts.log.warn({ origin, issue: w }, w.message);
@@ -184,12 +200,8 @@ export class ConfigServiceImpl implements ConfigService {
       const text = formatConfig(elideDefaults(next));
       const loaded = loadConfigText(text, { source: this.opts.source });
       const plan = await this.opts.loop.plan(loaded.desired);
-      if (plan.errors.length > 0) {
-        throw new ConfigError(
-          `the change cannot be applied: ${plan.errors.map((e) => e.message).join('; ')}`,
-          plan.errors,
-        );
-      }
+      const refusal = planRefusal(loaded.text, plan);
+      if (refusal) throw refusal;
       const hash = sha256(text);
       // The watcher reads the file inside this same queue, so by the time it looks the current
       // hash is already this text's: our own write is never taken for an outside edit.
@@ -199,6 +211,10 @@ export class ConfigServiceImpl implements ConfigService {
       if (commit) result.commit = commit;
       return result;
     });
+  }
+
+  private async planRefusal(loaded: LoadedConfig): Promise<ConfigError | undefined> {
+    return planRefusal(loaded.text, await this.opts.loop.plan(loaded.desired));
   }
 
   /** Resolves when every queued edit and refresh has finished. */

@@ -84,7 +84,10 @@ export class ReconcileLoop {
   /** A config that was refused before planning (syntax, schema, references). */
   reportInvalid(origin: string, issues: ConfigIssue[]): void {
     this.lastError = { origin, at: this.clock.now(), issues };
-    this.opts.log.error({ origin, issues: issues.length }, 'configuration refused');
+    // The reason goes in the message itself: an operator tailing the log must see why.
+    const first = issues[0]?.message ?? 'no detail';
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+    this.opts.log.error({ origin, issues }, `configuration refused: ${first}${more}`);
   }
 
   actual(): Map<string, Resource> {

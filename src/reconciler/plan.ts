@@ -106,7 +106,7 @@ function fixedIssue(res: Resource, f: FieldChange): ConfigIssue {
     rule: 'fixed',
     message:
       `${resourceLabel(res.kind, res.key, res.name)}: ${f.path} cannot change after creation ` +
-      `(${show(f.before)} → ${show(f.after)}); delete the record and add a new one`,
+      `(${show(f.before)} → ${show(f.after)}); remove the record and add one with a new id`,
     value: f.secret ? '(sensitive)' : f.after,
   };
 }

@@ -3,7 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { freePort, runCli, startServer } from '../helpers/server.ts';
+import { freePort, runCli, startServer, waitFor } from '../helpers/server.ts';
 
 const BASE = { user: [{ login: 'alice', password: 'pw' }] };
 
@@ -76,4 +76,42 @@ t.test('plan against a running server, then against the data dir when it is gone
   );
   t.equal(offChanged.code, 2);
   t.match(offChanged.stdout, /\+ user "bob"/);
+});
+
+t.test('a fixed field change is reported at its line in the file given', async (t) => {
+  const srv = await startServer(t, { config: BASE });
+  const running = JSON.parse(await readFile(srv.configPath!, 'utf8'));
+  const archive = path.join(srv.dir, 'archive');
+  const storage = { id: 1, name: 's', 'dir-path': archive };
+  const withStorage = { ...running, 'dvr-storage-list': { storage: [storage] } };
+  await writeFile(srv.configPath!, `${JSON.stringify(withStorage, null, 2)}\n`);
+  await waitFor('the storage applied', async () => {
+    const st = (await (await fetch(`${srv.url}/data/status`)).json()) as {
+      resources: Array<{ kind: string }>;
+    };
+    return st.resources.some((r) => r.kind === 'storage') || undefined;
+  });
+  const moved = path.join(srv.dir, 'moved.json');
+  const doc = {
+    ...withStorage,
+    'dvr-storage-list': { storage: [{ ...storage, 'dir-path': '/x' }] },
+  };
+  const text = `${JSON.stringify(doc, null, 2)}\n`;
+  await writeFile(moved, text);
+  const line = text.split('\n').findIndex((l) => l.includes('"/x"')) + 1;
+  const want = new RegExp(
+    `moved\\.json:${line}:\\d+: error \\[fixed\\] /dvr-storage-list/storage/0/dir-path: .*dir-path cannot change`,
+  );
+  const online = await runCli(['reconcile', '--plan', '--config', moved, '--server', srv.url]);
+  t.equal(online.code, 1);
+  t.match(online.stderr, want);
+  t.notMatch(online.stderr, /^http\S*: error/m, 'labelled with the file, not the server URL');
+
+  await srv.stop();
+  const offline = await runCli(
+    ['reconcile', '--plan', '--config', moved, '--data-dir', srv.dataDir],
+    { env: { SLUICE_SERVER: `http://127.0.0.1:${await freePort()}` } },
+  );
+  t.equal(offline.code, 1);
+  t.match(offline.stderr, want);
 });

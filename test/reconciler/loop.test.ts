@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import t from 'tap';
 import type { Resource } from '../../src/config/types.ts';
 import { DriverRegistry } from '../../src/drivers/registry.ts';
@@ -361,4 +362,20 @@ t.test('drivers see running dependencies through host.lookup', async (t) => {
   await loop.submit(desired([stream(1, 'a', {}, [ref('storage', '7')]), storage(7)]), 't');
   t.ok(seen, 'the storage instance was running before the stream was created');
   t.equal(seen, loop.instances('storage')[0]?.instance);
+});
+
+t.test('the log line of a refused config says why', async (t) => {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = pino({ level: 'error' }, { write: (s: string) => lines.push(JSON.parse(s)) });
+  const clock = new ManualClock(0);
+  const host = createHost({ log, clock, dataDir: '/nonexistent' });
+  const loop = new ReconcileLoop({ registry: new DriverRegistry(), rules: fakeRules, host, log });
+  loop.reportInvalid('file', [
+    { severity: 'error', pointer: '/a', rule: 'type', message: 'a must be an integer' },
+    { severity: 'error', pointer: '/b', rule: 'type', message: 'b must be an integer' },
+  ]);
+  t.match(lines, [
+    { origin: 'file', msg: 'configuration refused: a must be an integer (and 1 more)' },
+  ]);
+  t.equal((lines[0]?.['issues'] as unknown[]).length, 2, 'every issue is in the record');
 });

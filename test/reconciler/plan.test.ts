@@ -187,7 +187,7 @@ t.test('a changed fixed field makes the plan fail with a clear reason', async (t
     pointer: '/dvr-storage-list/storage/0/dir-path',
     message:
       'storage "main" (id 1): dir-path cannot change after creation (/mnt/a → /mnt/b); ' +
-      'delete the record and add a new one',
+      'remove the record and add one with a new id',
   });
   t.notOk(planIsEmpty(p));
 });

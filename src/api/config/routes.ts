@@ -1,7 +1,7 @@
 // /config routes: read the desired config (whole, per kind, per record) with ETags, and edit
 // it through ConfigService.edit; every write answers with the new ETag and the plan.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { elideDefaults, formatConfig, loadConfigText } from '../../config/store.ts';
+import { elideDefaults, formatConfig, loadConfigText, placeIssues } from '../../config/store.ts';
 import { ConfigError } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
 import { planToJson } from '../../reconciler/render.ts';
@@ -96,9 +96,10 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
   const planOf = async (doc: Record<string, unknown>) => {
     const plan = ctx.planFor ? await ctx.planFor(doc) : defaultPlan(ctx, doc);
     if (plan.errors.length > 0) {
+      // Placed in the document as it would be written, like every other config error.
       throw new ConfigError(
         `the change cannot be applied: ${plan.errors.map((e) => e.message).join('; ')}`,
-        plan.errors,
+        placeIssues(formatConfig(elideDefaults(doc)), plan.errors),
       );
     }
     return plan;

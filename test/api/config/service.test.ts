@@ -229,3 +229,43 @@ t.test('a fixed field change is refused with the plan error; dry run writes noth
   t.match(dry.json(), { dryRun: true, plan: { summary: { change: 1 } } });
   t.equal(await readFile(file, 'utf8'), text);
 });
+
+t.test('a fixed field changed in the file is refused as a whole, with its line', async (t) => {
+  const storage = { id: 1, name: 's', 'dir-path': '/srv/dvr' };
+  const { app, file, service, sink } = await setup(t, {
+    'dvr-storage-list': { storage: [storage] },
+  });
+  const good = service.current().etag;
+  const submitted = sink.submitted;
+  const text = formatConfig({
+    'dvr-storage-list': { storage: [{ ...storage, 'dir-path': '/x' }] },
+  });
+  await writeFile(file, text);
+  t.equal(await service.refresh(async () => ({ text, origin: 'file' })), 'invalid');
+  t.equal(sink.submitted, submitted, 'nothing submitted to the loop');
+  t.equal(service.current().etag, good, 'the last good config stays current');
+  const refused = service.invalid();
+  t.match(refused, { origin: 'file', message: /dir-path cannot change/ });
+  t.match(refused?.issues, [
+    { rule: 'fixed', pointer: '/dvr-storage-list/storage/0/dir-path', line: 7, column: 21 },
+  ]);
+  t.match(service.sourceInfo(), { lastError: { origin: 'file', message: /dir-path/ } });
+  // An API edit is not built on the refused text: the source must be fixed first.
+  const r = await app.inject({ method: 'PATCH', url: '/config/storage/1', ...json({ note: 'n' }) });
+  t.equal(r.statusCode, 409);
+  t.match(r.json(), { message: /dir-path cannot change/ });
+});
+
+t.test('the 400 of a fixed field change points at its line', async (t) => {
+  const storage = { id: 1, name: 's', 'dir-path': '/srv/dvr' };
+  const { app } = await setup(t, { 'dvr-storage-list': { storage: [storage] } });
+  for (const url of ['/config/storage/1', '/config/storage/1?dry-run=true']) {
+    const r = await app.inject({ method: 'PATCH', url, ...json({ 'dir-path': '/elsewhere' }) });
+    t.equal(r.statusCode, 400, url);
+    t.match(
+      r.json().errors,
+      [{ rule: 'fixed', pointer: '/dvr-storage-list/storage/0/dir-path', line: 7, column: 21 }],
+      url,
+    );
+  }
+});

@@ -377,5 +377,5 @@ t.test('the log line of a refused config says why', async (t) => {
   t.match(lines, [
     { origin: 'file', msg: 'configuration refused: a must be an integer (and 1 more)' },
   ]);
-  t.equal((lines[0]?.['issues'] as unknown[]).length, 2, 'every issue is in the record');
+  t.equal((lines[0]!['issues'] as unknown[]).length, 2, 'every issue is in the record');
 });

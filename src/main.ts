@@ -8,7 +8,7 @@ import type { AppContext } from './api/context.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from './api/ott-router.ts';
 import { GitSource } from './config/git.ts';
 import { type ConfigPersister, ConfigServiceImpl } from './config/service.ts';
-import { elideDefaults, fieldRules, formatConfig, loadConfigText } from './config/store.ts';
+import { elideDefaults, fieldRules, formatConfig, loadProposedText } from './config/store.ts';
 import type { ConfigDocument } from './config/types.ts';
 import { FilePersister, FileWatcher } from './config/watch.ts';
 import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
@@ -106,7 +106,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     services,
     planFor: (doc: ConfigDocument) => {
       // Validated as the file it would be written as, so line numbers match that text.
-      const loaded = loadConfigText(formatConfig(elideDefaults(doc)), { source: 'request' });
+      const loaded = loadProposedText(formatConfig(elideDefaults(doc)));
       const p = theLoop.plan(loaded.desired);
       return { ...p, warnings: [...loaded.warnings, ...p.warnings] };
     },

@@ -125,3 +125,23 @@ export function placeIssues(text: string, issues: ConfigIssue[]): ConfigIssue[] 
     i.line !== undefined ? i : { ...i, ...positions.locateNearest(i.pointer) },
   );
 }
+
+/**
+ * Load a text that is proposed, not on disk (an API edit, a dry run). Its problems are in no
+ * file the reader can open, so the message names no file lines: it says what is wrong in one
+ * line, and the issues (pointer, rule, line of the text as it would be written) carry the rest.
+ */
+export function loadProposedText(text: string): LoadedConfig {
+  try {
+    return loadConfigText(text);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const errors = err.issues.filter((i) => i.severity === 'error');
+    const n = errors.length;
+    throw new ConfigError(
+      `the edit would leave the config with ${n} error${n === 1 ? '' : 's'}: ` +
+        errors.map((e) => `${e.pointer || '/'}: ${e.message}`).join('; '),
+      err.issues,
+    );
+  }
+}

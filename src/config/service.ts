@@ -6,7 +6,13 @@ import type { Logger } from 'pino';
 import { HttpError } from '../errors.ts';
 import type { Plan } from '../reconciler/types.ts';
 import type { ConfigService, EditResult, LoadedConfig } from './contracts.ts';
-import { elideDefaults, formatConfig, loadConfigText, placeIssues } from './store.ts';
+import {
+  elideDefaults,
+  formatConfig,
+  loadConfigText,
+  loadProposedText,
+  placeIssues,
+} from './store.ts';
 import { type ConfigDocument, ConfigError, type ConfigIssue, type DesiredState } from './types.ts';
 
 /** The part of the reconcile loop the config service talks to. */
@@ -198,7 +204,7 @@ export class ConfigServiceImpl implements ConfigService {
       }
       const next = mutate(structuredClone(this.doc));
       const text = formatConfig(elideDefaults(next));
-      const loaded = loadConfigText(text, { source: this.opts.source });
+      const loaded = loadProposedText(text);
       const plan = await this.opts.loop.plan(loaded.desired);
       const refusal = planRefusal(loaded.text, plan);
       if (refusal) throw refusal;

@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
 export { applyDefaults } from './defaults.ts';
 export { formatConfig } from './format.ts';
 export { elideDefaults } from './minimal.ts';
-export { formatIssue, loadConfigText, placeIssues } from './parse.ts';
+export { formatIssue, loadConfigText, loadProposedText, placeIssues } from './parse.ts';
 export { fieldRules } from './schema.ts';
 
 /** Mode of a config file written where none existed (it holds passwords). */

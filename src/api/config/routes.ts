@@ -1,7 +1,7 @@
 // /config routes: read the desired config (whole, per kind, per record) with ETags, and edit
 // it through ConfigService.edit; every write answers with the new ETag and the plan.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { elideDefaults, formatConfig, loadConfigText, placeIssues } from '../../config/store.ts';
+import { elideDefaults, formatConfig, loadProposedText, placeIssues } from '../../config/store.ts';
 import { ConfigError } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
 import { planToJson } from '../../reconciler/render.ts';
@@ -55,7 +55,7 @@ function collectionOf(kind: string): CollectionKind {
 
 /** Validate `doc` as the file it would be written as (throws ConfigError), then plan it. */
 function defaultPlan(ctx: AppContext, doc: Record<string, unknown>): Plan {
-  const loaded = loadConfigText(formatConfig(elideDefaults(doc)), { source: 'request' });
+  const loaded = loadProposedText(formatConfig(elideDefaults(doc)));
   const plan = ctx.loop.plan(loaded.desired);
   return { ...plan, warnings: [...loaded.warnings, ...plan.warnings] };
 }

@@ -185,7 +185,10 @@ t.test('an invalid edit is 400 listing every error, and the file is untouched', 
   t.equal(r.statusCode, 400);
   const body = r.json();
   t.equal(body.status, 400);
-  t.type(body.message, 'string');
+  // Nothing was written, so the message must not send the reader to lines of the file on disk.
+  t.match(body.message, /^the edit would leave the config with 4 errors: .*\/stream\/0\/pause: /);
+  t.notMatch(body.message, file, 'no file:line of the untouched file');
+  t.notMatch(body.message, '\n', 'one line');
   t.same(
     body.errors.map((e: { pointer: string; rule: string }) => `${e.pointer} ${e.rule}`).sort(),
     [

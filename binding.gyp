@@ -8,6 +8,7 @@
         "native/ts/sections.cc",
         "native/ts/analyzer.cc",
         "native/ts/ts_analyzer.cc",
+        "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc"
       ],
       "include_dirs": [

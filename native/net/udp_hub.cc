@@ -1,0 +1,333 @@
+// UdpHub: the shared receive thread. One epoll set holds every open receiver's socket; a round
+// drains the ready sockets with recvmmsg into per-socket batches, completes the batches that are
+// full or old enough, and hands all of them to JS in a single ThreadSafeFunction call.
+#include "net/udp_hub.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+
+#include "net/udp_receiver.h"
+#include "util/errors.h"
+
+namespace sluice {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/** epoll data of the wake-up eventfd (socket ids start at 1). */
+constexpr uint64_t kWakeId = 0;
+constexpr int kMaxEvents = 256;
+/** A socket in the ready list gets at most this many recvmmsg calls per round (fairness);
+ *  level-triggered epoll brings it back next round when more is queued. */
+constexpr int kMaxCallsPerSocket = 8;
+/** A recvmmsg fault disarms the socket for this long (the old thread-per-socket back-off). */
+constexpr auto kErrorBackoff = std::chrono::milliseconds(100);
+/** After a round that found data but filled no batch, the thread sleeps until this long after
+ *  the round began before waiting again, so that a socket's datagrams are read several per
+ *  recvmmsg instead of one wake-up per datagram (8 Mbit/s is one datagram every 1.3 ms). The
+ *  kernel buffers the gap (8 MB ≈ 8 s of such a stream). Skipped when a batch filled up (fast
+ *  stream: read on at once) and never past a batch's latency deadline. */
+constexpr auto kRound = std::chrono::microseconds(2000);
+constexpr size_t kCtrl = CMSG_SPACE(sizeof(uint32_t));
+constexpr size_t kTypicalDatagram = 1400;
+
+std::mutex gHubsMu;
+std::map<napi_env, std::weak_ptr<UdpHub>> gHubs;
+
+}  // namespace
+
+std::shared_ptr<UdpHub> UdpHub::For(Napi::Env env) {
+  std::lock_guard<std::mutex> lock(gHubsMu);
+  std::weak_ptr<UdpHub>& slot = gHubs[env];
+  std::shared_ptr<UdpHub> hub = slot.lock();
+  if (hub) return hub;
+  hub = std::make_shared<UdpHub>();
+  slot = hub;
+  return hub;
+}
+
+UdpHub::~UdpHub() { CloseFds(); }
+
+void UdpHub::CloseFds() {
+  if (epfd_ >= 0) ::close(epfd_);
+  if (wakeFd_ >= 0) ::close(wakeFd_);
+  epfd_ = wakeFd_ = -1;
+}
+
+void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s) {
+  if (!running_ && epfd_ < 0) {
+    // The epoll set and wake-up eventfd exist while the thread runs (no descriptor is left
+    // open while no receiver is).
+    epfd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epfd_ < 0) ThrowErrno(env, "epoll_create1", errno);
+    wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kWakeId;
+    if (wakeFd_ < 0 || epoll_ctl(epfd_, EPOLL_CTL_ADD, wakeFd_, &ev) < 0) {
+      const int err = errno;
+      CloseFds();
+      ThrowErrno(env, wakeFd_ < 0 ? "eventfd" : "epoll_ctl", err);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s->id = nextId_++;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = s->id;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+      const int err = errno;
+      if (!running_) CloseFds();
+      ThrowErrno(env, "epoll_ctl", err);
+    }
+    socks_[s->id] = s;
+    // recvmmsg scratch: large enough for every registered socket's batch and datagram size.
+    const size_t slot = static_cast<size_t>(s->opts.maxDatagram);
+    const int n = s->opts.batchDatagrams;
+    if (slot > slot_ || n > maxN_) {
+      slot_ = std::max(slot_, slot);
+      maxN_ = std::max(maxN_, n);
+      scratch_.assign(slot_ * static_cast<size_t>(maxN_), 0);
+      ctrl_.assign(kCtrl * static_cast<size_t>(maxN_), 0);
+    }
+  }
+  if (!running_) {
+    tsfn_ = Tsfn::New(env, "sluice-udp-hub", 0, 1, this);
+    stop_ = false;
+    closing_ = false;
+    running_ = true;
+    thread_ = std::thread([this] { Run(); });
+  }
+}
+
+void UdpHub::Remove(const std::shared_ptr<UdpSocketState>& s) {
+  bool empty;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, s->fd, nullptr);
+    socks_.erase(s->id);
+    delete s->cur;  // the unfinished batch (it holds a reference back to s)
+    s->cur = nullptr;
+    empty = socks_.empty();
+  }
+  if (empty && running_) Stop();
+}
+
+void UdpHub::Stop() {
+  stop_ = true;
+  uint64_t one = 1;
+  if (write(wakeFd_, &one, sizeof one) < 0) {
+    // only fails on counter overflow, and then the thread is awake anyway
+  }
+  if (thread_.joinable()) thread_.join();
+  running_ = false;
+  CloseFds();
+  tsfn_.Release();  // queued lists still reach CallJs, which discards closed sockets' batches
+}
+
+void UdpHub::Complete(UdpSocketState& s, UdpBatchList& out) {
+  UdpBatch* b = s.cur;
+  s.cur = nullptr;
+  s.batches++;
+  if (s.inFlight.load() >= s.opts.queueBatches) {
+    s.queueDrops++;  // JS is behind on this socket: drop rather than block or grow
+    delete b;
+    return;
+  }
+  s.inFlight++;
+  out.push_back(b);
+}
+
+void UdpHub::Fault(UdpSocketState& s, int err, UdpBatchList& out) {
+  std::string code = ErrnoName(err);
+  if (code != s.lastErr) {  // each new fault once, not once per wake-up
+    s.lastErr = code;
+    auto* e = new UdpBatch();
+    e->kind = UdpBatch::kError;
+    e->sock = socks_[s.id];
+    e->code = code;
+    e->message = ErrnoMessage("recvmmsg", err);
+    out.push_back(e);
+  }
+  epoll_event ev{};
+  ev.events = 0;
+  ev.data.u64 = s.id;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, s.fd, &ev);
+  s.backoff = true;
+  s.backoffUntil = Clock::now() + kErrorBackoff;
+}
+
+void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
+  if (s.backoff) return;
+  const size_t slot = static_cast<size_t>(s.opts.maxDatagram);
+  const int maxN = s.opts.batchDatagrams;
+  mmsghdr msgs[1024];  // batchDatagrams ≤ 1024 (façade)
+  iovec iov[1024];
+  for (int call = 0; call < kMaxCallsPerSocket; call++) {
+    const int room = maxN - (s.cur ? static_cast<int>(s.cur->lengths.size()) : 0);
+    for (int i = 0; i < room; i++) {
+      iov[i] = {scratch_.data() + static_cast<size_t>(i) * slot, slot};
+      std::memset(&msgs[i], 0, sizeof(mmsghdr));
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_control = ctrl_.data() + static_cast<size_t>(i) * kCtrl;
+      msgs[i].msg_hdr.msg_controllen = kCtrl;
+    }
+    int n = recvmmsg(s.fd, msgs, static_cast<unsigned>(room), MSG_DONTWAIT, nullptr);
+    if (n < 0) {
+      int err = errno;
+      if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) Fault(s, err, out);
+      return;
+    }
+    if (n == 0) return;
+    s.lastErr.clear();
+    if (!s.cur) {
+      s.cur = new UdpBatch();
+      s.cur->sock = socks_[s.id];
+      s.cur->data.reserve(static_cast<size_t>(maxN) * kTypicalDatagram);
+      s.cur->lengths.reserve(static_cast<size_t>(maxN));
+      s.first = Clock::now();
+    }
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+      size_t len = msgs[i].msg_len;
+      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) s.truncated++;
+      if (len > slot) len = slot;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+          uint32_t dropped;
+          std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+          s.drops.store(dropped);
+        }
+      }
+      const uint8_t* src = scratch_.data() + static_cast<size_t>(i) * slot;
+      s.cur->data.insert(s.cur->data.end(), src, src + len);
+      s.cur->lengths.push_back(static_cast<int32_t>(len));
+      bytes += len;
+    }
+    s.bytes += bytes;
+    s.datagrams += static_cast<uint64_t>(n);
+    if (n < room) return;  // drained
+    Complete(s, out);      // full: more may be queued
+    busy = true;
+  }
+}
+
+void UdpHub::Run() {
+  epoll_event ev[kMaxEvents];
+  UdpBatchList out;
+  int timeout = -1;
+  while (!stop_) {
+    int n = epoll_wait(epfd_, ev, kMaxEvents, timeout);
+    if (stop_) break;
+    if (n < 0 && errno != EINTR) break;
+    const Clock::time_point round = Clock::now();
+    bool busy = false;
+    Clock::time_point next = Clock::time_point::max();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int i = 0; i < n; i++) {
+        const uint64_t id = ev[i].data.u64;
+        if (id == kWakeId) {
+          uint64_t v;
+          if (read(wakeFd_, &v, sizeof v) < 0) {
+            // EAGAIN: already drained
+          }
+          continue;
+        }
+        auto it = socks_.find(id);
+        if (it != socks_.end()) Receive(*it->second, out, busy);
+      }
+      const Clock::time_point now = Clock::now();
+      for (auto& [id, sp] : socks_) {
+        UdpSocketState& s = *sp;
+        if (s.backoff) {
+          if (now >= s.backoffUntil) {
+            epoll_event e{};
+            e.events = EPOLLIN;
+            e.data.u64 = id;
+            epoll_ctl(epfd_, EPOLL_CTL_MOD, s.fd, &e);
+            s.backoff = false;
+          } else {
+            next = std::min(next, s.backoffUntil);
+          }
+        }
+        if (s.cur) {
+          const Clock::time_point due = s.first + std::chrono::milliseconds(s.opts.batchLatencyMs);
+          if (now >= due) Complete(s, out);
+          else next = std::min(next, due);
+        }
+      }
+    }
+    if (!out.empty()) {
+      auto* list = new UdpBatchList();
+      list->swap(out);
+      if (closing_ || tsfn_.NonBlockingCall(list) != napi_ok) {
+        // The environment is going away: nothing will read these any more.
+        for (UdpBatch* b : *list) {
+          if (b->kind == UdpBatch::kData) b->sock->inFlight--;
+          delete b;
+        }
+        delete list;
+        closing_ = true;
+      }
+    }
+    Clock::time_point now = Clock::now();
+    if (n > 0 && !busy) {
+      const Clock::time_point wake = std::min(round + kRound, next);
+      if (wake > now) {
+        std::this_thread::sleep_for(wake - now);
+        now = Clock::now();
+      }
+    }
+    if (next == Clock::time_point::max()) {
+      timeout = -1;
+    } else {
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(next - now).count();
+      timeout = us > 0 ? static_cast<int>((us + 999) / 1000) : 0;  // round up: never early
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, sp] : socks_) {
+    delete sp->cur;
+    sp->cur = nullptr;
+  }
+}
+
+void UdpHub::CallJs(Napi::Env env, Napi::Function, UdpHub*, UdpBatchList* list) {
+  if (!list) return;
+  std::unique_ptr<UdpBatchList> own(list);
+  if (env == nullptr) {
+    for (UdpBatch* b : *list) delete b;
+    return;
+  }
+  bool failed = false;
+  Napi::Error first;
+  for (UdpBatch* b : *list) {
+    std::shared_ptr<UdpSocketState> sock = b->sock;
+    if (b->kind == UdpBatch::kData) sock->inFlight--;
+    UdpReceiverWrap* w = sock->wrap;
+    if (!w) {  // closed since the batch was read: no onData after close()
+      delete b;
+      continue;
+    }
+    Napi::HandleScope scope(env);
+    try {
+      w->Emit(env, b);  // takes b
+    } catch (const Napi::Error& e) {
+      // One receiver's exception must not starve the others in this list: raise it after.
+      if (!failed) first = e;
+      failed = true;
+    }
+  }
+  if (failed) first.ThrowAsJavaScriptException();
+}
+
+}  // namespace sluice

@@ -7,6 +7,7 @@ import { installAuth } from './auth/plugin.ts';
 import { configRoutes } from './config/routes.ts';
 import { type AppContext, DEFAULT_NONCE_LIFETIME_SEC, DEFAULT_REALM } from './context.ts';
 import { ERROR_SCHEMA, ISSUE_SCHEMA, installErrorHandlers } from './errors.ts';
+import { jsonBodyParser } from './json-body.ts';
 import { apiPlugins } from './routes/index.ts';
 import { installRequestMetrics, metricsRegistry, metricsRoutes } from './routes/metrics.ts';
 import { ottRoutes } from './routes/ott.ts';
@@ -30,11 +31,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
   });
 
-  app.addContentTypeParser(
-    MERGE_PATCH_TYPE,
-    { parseAs: 'string' },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  app.removeContentTypeParser('application/json');
+  for (const type of ['application/json', MERGE_PATCH_TYPE]) {
+    app.addContentTypeParser(type, { parseAs: 'string' }, jsonBodyParser(app));
+  }
   app.addSchema(ISSUE_SCHEMA);
   app.addSchema(ERROR_SCHEMA);
   installErrorHandlers(app);

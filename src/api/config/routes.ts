@@ -38,9 +38,19 @@ const COLLECTION_ALLOW = 'GET, HEAD, POST';
 const ANY_JSON = { description: 'JSON document' };
 const OBJECT_BODY = { type: 'object', additionalProperties: true } as const;
 
+/** 405 saying what was asked and what the path takes (also in the Allow header). */
+function notAllowed(method: string, url: string, allow: string): HttpError {
+  const path = url.split('?')[0];
+  return new HttpError(
+    'METHOD_NOT_ALLOWED',
+    `${method} is not allowed on ${path}; it takes ${allow}`,
+    allow,
+  );
+}
+
 function methodNotAllowed(allowed: string[]) {
-  return async () => {
-    throw new HttpError('METHOD_NOT_ALLOWED', undefined, allowed.join(', '));
+  return async (req: FastifyRequest) => {
+    throw notAllowed(req.method, req.url, allowed.join(', '));
   };
 }
 
@@ -186,11 +196,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
     handler: async (req, reply) => {
       const ref = resolveKind(req.params.kind!);
       if (ref.type !== 'collection') {
-        throw new HttpError(
-          'METHOD_NOT_ALLOWED',
-          `POST is not allowed on ${ref.kind}`,
-          SINGLETON_ALLOW,
-        );
+        throw notAllowed('POST', req.url, SINGLETON_ALLOW);
       }
       const def = ref.def;
       const mutate = createRecord(def, req.body);
@@ -223,11 +229,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
       handler: (req, reply) => {
         const ref = resolveKind(req.params.kind!);
         if (ref.type !== 'singleton') {
-          throw new HttpError(
-            'METHOD_NOT_ALLOWED',
-            `${method} is not allowed on the collection ${ref.def.kind}`,
-            COLLECTION_ALLOW,
-          );
+          throw notAllowed(method, req.url, COLLECTION_ALLOW);
         }
         const mutate =
           method === 'PUT'
@@ -241,7 +243,15 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
     method: 'DELETE',
     url: '/config/:kind',
     schema: { hide: true },
-    handler: methodNotAllowed(['GET', 'HEAD', 'POST', 'PUT', 'PATCH']),
+    // What the path takes depends on the kind: a collection or a singleton.
+    handler: async (req: FastifyRequest<{ Params: Params }>) => {
+      const ref = resolveKind(req.params.kind!);
+      throw notAllowed(
+        req.method,
+        req.url,
+        ref.type === 'collection' ? COLLECTION_ALLOW : SINGLETON_ALLOW,
+      );
+    },
   });
 
   // One record.

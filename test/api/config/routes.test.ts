@@ -237,7 +237,8 @@ t.test('404, 405 with Allow, bad bodies, request validation in the same shape', 
     ['GET', '/config/server/1', 404],
     ['POST', '/config', 405, 'GET, HEAD, PUT, PATCH'],
     ['DELETE', '/config', 405, 'GET, HEAD, PUT, PATCH'],
-    ['DELETE', '/config/stream', 405, 'GET, HEAD, POST, PUT, PATCH'],
+    ['DELETE', '/config/stream', 405, 'GET, HEAD, POST'],
+    ['DELETE', '/config/server', 405, 'GET, HEAD, PUT, PATCH'],
     ['PUT', '/config/stream', 405, 'GET, HEAD, POST'],
     ['POST', '/config/server', 405, 'GET, HEAD, PUT, PATCH'],
     ['POST', '/config/stream/1', 405, 'GET, HEAD, PUT, PATCH, DELETE'],
@@ -246,7 +247,10 @@ t.test('404, 405 with Allow, bad bodies, request validation in the same shape', 
     const r = await a.inject({ method: method as 'GET', url, ...json({}) });
     t.equal(r.statusCode, status, `${method} ${url}`);
     t.equal(r.json().status, status);
-    if (allow) t.equal(r.headers.allow, allow, `Allow on ${method} ${url}`);
+    if (allow) {
+      t.equal(r.headers.allow, allow, `Allow on ${method} ${url}`);
+      t.equal(r.json().message, `${method} is not allowed on ${url}; it takes ${allow}`);
+    }
   }
   const broken = await a.inject({
     method: 'PATCH',
@@ -255,7 +259,42 @@ t.test('404, 405 with Allow, bad bodies, request validation in the same shape', 
     headers: { 'content-type': 'application/json' },
   });
   t.equal(broken.statusCode, 400);
-  t.equal(broken.json().status, 400);
+  t.same(broken.json(), {
+    status: 400,
+    message:
+      'the request body is not valid JSON: unexpected end of file, expected a value (line 1, column 13)',
+    errors: [
+      {
+        pointer: '',
+        rule: 'syntax',
+        message: 'unexpected end of file, expected a value',
+        line: 1,
+        column: 13,
+      },
+    ],
+  });
+  for (const type of ['application/json', 'application/merge-patch+json']) {
+    const comma = await a.inject({
+      method: 'PATCH',
+      url: '/config/stream/1',
+      payload: '{\n  "note": "x",\n}',
+      headers: { 'content-type': type },
+    });
+    t.equal(comma.statusCode, 400, type);
+    t.match(comma.json(), { errors: [{ line: 2, column: 14, message: /trailing comma/ }] }, type);
+  }
+  // Members that could reach Object.prototype are still refused, and say so.
+  for (const payload of ['{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {"x": 1}}}']) {
+    const poison = await a.inject({
+      method: 'PATCH',
+      url: '/config',
+      payload,
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    t.equal(poison.statusCode, 400, payload);
+    t.match(poison.json().message, /__proto__/, payload);
+    t.equal(({} as Record<string, unknown>)['x'], undefined, 'Object.prototype untouched');
+  }
   const text = await a.inject({
     method: 'PATCH',
     url: '/config',

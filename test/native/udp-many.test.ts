@@ -12,8 +12,14 @@ const WAIT_MS = 10_000;
 const GROUP = '239.255.43.1';
 
 /** Open descriptors of this process by kind (socket, eventpoll, eventfd). */
-function fds(): Record<string, number> {
-  const out: Record<string, number> = { socket: 0, eventpoll: 0, eventfd: 0 };
+interface FdCounts {
+  socket: number;
+  eventpoll: number;
+  eventfd: number;
+}
+
+function fds(): FdCounts {
+  const out: FdCounts = { socket: 0, eventpoll: 0, eventfd: 0 };
   for (const fd of readdirSync('/proc/self/fd')) {
     let l = '';
     try {
@@ -21,9 +27,9 @@ function fds(): Record<string, number> {
     } catch {
       continue; // closed while we looked
     }
-    if (l.startsWith('socket:')) out['socket']!++;
-    else if (l.includes('eventpoll')) out['eventpoll']!++;
-    else if (l.includes('eventfd')) out['eventfd']!++;
+    if (l.startsWith('socket:')) out.socket++;
+    else if (l.includes('eventpoll')) out.eventpoll++;
+    else if (l.includes('eventfd')) out.eventfd++;
   }
   return out;
 }
@@ -41,7 +47,11 @@ function datagram(index: number, round: number): Buffer {
 }
 
 /** Resolve when `cond()` holds, checked after each event the receivers raise (bounded). */
-function until(cond: () => boolean, what: string, poke: { fn: () => void }): Promise<void> {
+interface Poke {
+  fn: () => void;
+}
+
+function until(cond: () => boolean, what: string, poke: Poke): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), WAIT_MS);
     poke.fn = () => {
@@ -62,7 +72,7 @@ t.test('50 receivers on loopback share one thread; closing half keeps the rest',
   await new Promise((resolve) => tx.once('listening', resolve));
   const baseFds = fds();
   const baseThreads = threads();
-  const poke = { fn: () => undefined as void };
+  const poke: Poke = { fn: () => undefined };
   const got: number[][] = Array.from({ length: COUNT }, () => []); // rounds seen per receiver
   let foreign = 0;
   let afterClose = 0;
@@ -131,7 +141,7 @@ t.test('50 receivers on loopback share one thread; closing half keeps the rest',
 });
 
 t.test('a receiver opened after the thread stopped starts it again', async (t) => {
-  const poke = { fn: () => undefined as void };
+  const poke: Poke = { fn: () => undefined };
   let seen = 0;
   const r = new UdpReceiver({
     port: 0,
@@ -152,7 +162,7 @@ t.test('a receiver opened after the thread stopped starts it again', async (t) =
 
 t.test('multicast: receivers on many ports of one group, and two sharing a port', async (t) => {
   const ports = 10;
-  const poke = { fn: () => undefined as void };
+  const poke: Poke = { fn: () => undefined };
   const probe = dgram.createSocket('udp4');
   const base = await new Promise<number>((resolve) =>
     probe.bind(0, '127.0.0.1', () => resolve(probe.address().port)),
@@ -199,7 +209,7 @@ t.test('multicast: receivers on many ports of one group, and two sharing a port'
 });
 
 t.test('close() of another receiver from inside onData', async (t) => {
-  const poke = { fn: () => undefined as void };
+  const poke: Poke = { fn: () => undefined };
   let bSeen = 0;
   let aSeen = 0;
   const b = new UdpReceiver({

@@ -71,11 +71,13 @@ export class Splicer {
     this.awaitingPsi = false;
   }
 
-  /** Rewrite a batch of aligned packets; returns the output packets (possibly empty). */
-  push(batch: Buffer): Buffer {
+  /** Rewrite a batch of aligned packets; returns the output packets (possibly empty).
+   *  `owned`: the caller hands `batch` over (rewritten in place, no copy); otherwise it is copied
+   *  first, since a transport may reuse its read buffer. */
+  push(batch: Buffer, owned = false): Buffer {
     const parts: Buffer[] = [];
     let runStart = -1;
-    const buf = Buffer.from(batch); // we rewrite headers in place
+    const buf = owned ? batch : Buffer.from(batch); // headers are rewritten in place
     const flushRun = (end: number) => {
       if (runStart >= 0 && end > runStart) parts.push(buf.subarray(runStart, end));
       runStart = -1;

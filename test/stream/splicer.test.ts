@@ -102,3 +102,19 @@ t.test('bitrate-mode 1 drops null packets', async (t) => {
   t.equal(packets(out).filter((p) => pid(p) === 0x1fff).length, 0);
   t.equal(sp.stats.droppedNull, 2);
 });
+
+t.test('an owned batch is rewritten in place; a borrowed one is copied first', async (t) => {
+  const s = new Splicer();
+  s.push(input(3, 0)); // counters learnt
+  s.splice();
+  const borrowed = input(3, 7);
+  const before = Buffer.from(borrowed);
+  const out1 = s.push(borrowed);
+  t.same(borrowed, before, 'the caller’s (reusable) buffer is left as it was');
+  t.not(out1.buffer, borrowed.buffer);
+  t.equal(ccErrors(out1), 0);
+  const owned = Buffer.concat([packet({ pid: 0x100, cc: 10, payload: Buffer.alloc(184, 1) })]);
+  const out2 = s.push(owned, true);
+  t.equal(out2.buffer, owned.buffer, 'no copy: the output is the batch itself');
+  t.equal(ccErrors(Buffer.concat([out1, out2])), 0, 'counters still continue');
+});

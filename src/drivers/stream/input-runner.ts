@@ -21,7 +21,8 @@ export interface RunnerOptions {
   streamName: string;
   /** Hand out EIT/TDT/TOT sections (epg-export). */
   wantSections: boolean;
-  onPackets(runner: InputRunner, packets: Buffer): void;
+  /** `owned`: nobody else holds `packets` (the splicer may rewrite them without a copy). */
+  onPackets(runner: InputRunner, packets: Buffer, owned: boolean): void;
   onSections(runner: InputRunner, sections: Section[]): void;
 }
 
@@ -91,7 +92,7 @@ export class InputRunner {
         dataDir: this.o.dataDir,
         streamName: this.o.streamName,
         index: this.index,
-        onData: (buf) => this.onData(buf),
+        onData: (buf, owned) => this.onData(buf, owned === true),
       });
       this.transport.start();
     } catch (err) {
@@ -112,7 +113,7 @@ export class InputRunner {
     await t?.close();
   }
 
-  private onData(buf: Buffer): void {
+  private onData(buf: Buffer, owned: boolean): void {
     const a = this.analyzer;
     if (!a || this.mode === 'off') return;
     let packets: Buffer;
@@ -130,7 +131,10 @@ export class InputRunner {
     }
     this.stats(); // refreshes the sync-loss reading a few times a second
     if (packets.length > 0 && this.validity.verdict(now) === 'valid') this.lastValid = now;
-    if (this.mode === 'active' && packets.length > 0) this.o.onPackets(this, packets);
+    // push() returns `buf` (or part of it) or a new Buffer: either way owned when `buf` was.
+    if (this.mode === 'active' && packets.length > 0) {
+      this.o.onPackets(this, packets, owned || packets.buffer !== buf.buffer);
+    }
   }
 
   /** Current analyzer statistics (cached for a short while: stats() crosses into C++). */

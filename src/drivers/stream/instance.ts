@@ -153,7 +153,7 @@ export class StreamInstance implements Instance<Spec> {
       dataDir: this.host.dataDir,
       streamName: this.name,
       wantSections: bool(this.spec, 'epg-export', false),
-      onPackets: (r, p) => this.onPackets(r, p),
+      onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),
     });
   }
@@ -206,7 +206,7 @@ export class StreamInstance implements Instance<Spec> {
 
   // ---- data path --------------------------------------------------------------------------
 
-  private onPackets(r: InputRunner, packets: Buffer): void {
+  private onPackets(r: InputRunner, packets: Buffer, owned: boolean): void {
     if (r.index !== this.active) return;
     if (this.pendingSplice !== null) {
       this.splicer.splice();
@@ -217,7 +217,7 @@ export class StreamInstance implements Instance<Spec> {
       }
       this.pendingSplice = null;
     }
-    const out = this.splicer.push(packets);
+    const out = this.splicer.push(packets, owned);
     if (out.length === 0) return;
     this.lastOutput = this.host.clock.monotonic();
     this.outMeter.add(out.length);

@@ -11,8 +11,10 @@ export interface InputContext {
   streamName: string;
   /** Position of the input in the stream's list, for file names and logs. */
   index: number;
-  /** Bytes of transport stream, any alignment. */
-  onData(buf: Buffer): void;
+  /** Bytes of transport stream, any alignment. `owned`: the transport never touches `buf`
+   *  again (a fresh batch, not a reused read buffer), so the output path may rewrite it in place
+   *  instead of copying it. */
+  onData(buf: Buffer, owned?: boolean): void;
 }
 
 export interface InputTransport {

@@ -164,6 +164,9 @@ export class GitSource implements ConfigPersister {
   private async pollNow(): Promise<RefreshOutcome> {
     const service = this.requireService();
     let outcome: RefreshOutcome = 'unchanged';
+    // The commit this poll read, if any: only a commit actually read and not refused becomes
+    // the applied one (a later poll that finds the refused head unchanged must not).
+    let read: string | null = null;
     try {
       outcome = await service.refresh(async () => {
         if (this.closed) return null;
@@ -176,10 +179,18 @@ export class GitSource implements ConfigPersister {
         if (remote === null) return null;
         await git(this.dir).raw(['checkout', '-f', '-B', this.branch, remote]);
         this.head = remote;
+        read = remote;
         const text = await readConfigFile(path.join(this.dir, this.repoPath));
-        return { text: text ?? emptyConfigText(), origin: `git:${remote}` };
+        return {
+          text: text ?? emptyConfigText(),
+          origin: `git:${remote}`,
+          onAdopt: () => {
+            this.appliedCommit = remote;
+          },
+        };
       });
-      if (outcome !== 'invalid' && this.head !== null) this.appliedCommit = this.head;
+      // A new commit that leaves the config file as it was is applied too (nothing to adopt).
+      if (outcome === 'unchanged' && read !== null) this.appliedCommit = read;
       if (outcome === 'invalid') {
         this.opts.log.warn({ head: this.head }, 'git commit refused; keeping the last good one');
       }

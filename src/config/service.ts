@@ -28,6 +28,14 @@ export interface ConfigPersister {
   persist(text: string, message: string): Promise<{ commit?: string }>;
 }
 
+/** What a source read for a refresh: the text, where it came from, and a hook run the moment
+ *  it is adopted (before the loop sees it), so the source's own status is never behind. */
+export interface RefreshRead {
+  text: string;
+  origin: string;
+  onAdopt?: () => void;
+}
+
 /** What one refresh (watcher event, git poll) did. */
 export type RefreshOutcome = 'unchanged' | 'applied' | 'invalid';
 
@@ -125,16 +133,16 @@ export class ConfigServiceImpl implements ConfigService {
    * Read the source inside the queue and apply what it holds when it differs from the current
    * text. `read` returns null when there is nothing new (e.g. the git head did not move).
    */
-  refresh(read: () => Promise<{ text: string; origin: string } | null>): Promise<RefreshOutcome> {
+  refresh(read: () => Promise<RefreshRead | null>): Promise<RefreshOutcome> {
     return this.queue.run(async () => {
       const got = await read();
       if (!got) return 'unchanged';
-      return await this.applyText(got.text, got.origin);
+      return await this.applyText(got);
     });
   }
 
   /** Adopt `text` as the desired config: validate, then hand it to the loop or report it. */
-  private async applyText(text: string, origin: string): Promise<RefreshOutcome> {
+  private async applyText({ text, origin, onAdopt }: RefreshRead): Promise<RefreshOutcome> {
     const hash = sha256(text);
     // Our own write, an editor's no-op save, or a text already refused: nothing to do.
     if (hash === this.hash && !this.lastError) return 'unchanged';
@@ -155,7 +163,7 @@ export class ConfigServiceImpl implements ConfigService {
       return 'invalid';
     }
     for (const w of loaded.warnings) this.opts.log.warn({ origin, issue: w }, w.message);
-    this.adopt(loaded, hash, origin);
+    this.adopt(loaded, hash, origin, onAdopt);
     return 'applied';
   }
 
@@ -171,7 +179,7 @@ export class ConfigServiceImpl implements ConfigService {
       .catch((e: unknown) => this.opts.log.error({ err: e }, 'reportInvalid failed'));
   }
 
-  private adopt(loaded: LoadedConfig, hash: string, origin: string): void {
+  private adopt(loaded: LoadedConfig, hash: string, origin: string, onAdopt?: () => void): void {
     this.text = loaded.text;
     this.doc = elideDefaults(loaded.doc);
     this.hash = hash;
@@ -179,6 +187,7 @@ export class ConfigServiceImpl implements ConfigService {
     this.lastError = undefined;
     this.lastApplied = { origin, hash };
     this.opts.log.info({ origin, hash }, `config from ${origin} accepted`);
+    onAdopt?.();
     void Promise.resolve()
       .then(() => this.opts.loop.submit(loaded.desired, origin))
       .catch((e: unknown) => this.opts.log.error({ err: e }, 'submit failed'));

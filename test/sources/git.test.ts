@@ -86,6 +86,10 @@ t.test(
     t.equal(info['head'], bad);
     t.equal(info['appliedCommit'], second, 'the last good commit stays applied');
     t.match(info['lastError'], { origin: `git:${bad}` });
+    // A later poll that finds the refused head where it was must not take it as applied.
+    await source.poll(); // may join the timer's poll in progress
+    t.equal(await source.poll(), 'unchanged');
+    t.equal(source.info()['appliedCommit'], second, 'still the last good commit after a poll');
     t.equal(sink.submits.length, 2, 'nothing submitted for the bad commit');
 
     const fixed = await repo.push(users('carol'), 'fix it');
@@ -153,6 +157,7 @@ t.test(
     await sink.until('first submit', () => sink.submits.length === 1);
     const etag = service.current().etag;
     await rm(repo.bare, { recursive: true, force: true });
+    await source.poll(); // may join the timer's poll in progress
     t.equal(await source.poll(), 'unchanged');
     t.match(source.info()['lastError'], { origin: 'fetch', message: /remote\.git|repository/ });
     t.equal(service.current().etag, etag);

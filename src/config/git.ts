@@ -85,6 +85,8 @@ export class GitSource implements ConfigPersister {
   private head: string | null = null;
   private appliedCommit: string | null = null;
   private fetchError: string | null = null;
+  /** Set while the branch is missing from a remote that has other branches (likely a typo). */
+  private missingBranch: string | null = null;
   private timer: Timer | undefined;
   private polling: Promise<RefreshOutcome> | undefined;
   private closed = false;
@@ -112,6 +114,7 @@ export class GitSource implements ConfigPersister {
         : this.fetchError
           ? { origin: 'fetch', message: this.fetchError }
           : null,
+      ...(this.missingBranch ? { warning: this.missingBranch } : {}),
     };
   }
 
@@ -207,17 +210,37 @@ export class GitSource implements ConfigPersister {
     const g = git(this.dir);
     await g.raw(['fetch', '--prune', 'origin', '+refs/heads/*:refs/remotes/origin/*']);
     this.fetchError = null;
+    let sha = '';
     try {
-      const sha = await g.raw([
-        'rev-parse',
-        '--verify',
-        '-q',
-        `refs/remotes/origin/${this.branch}`,
-      ]);
-      return sha.trim() || null;
+      sha = (
+        await g.raw(['rev-parse', '--verify', '-q', `refs/remotes/origin/${this.branch}`])
+      ).trim();
     } catch {
-      return null;
+      sha = '';
     }
+    await this.noteMissingBranch(sha === '');
+    return sha || null;
+  }
+
+  /** An empty remote is normal (the first edit creates the branch); a remote that has other
+   *  branches but not this one is more likely a typo in --branch, so say so, once. */
+  private async noteMissingBranch(missing: boolean): Promise<void> {
+    let others: string[] = [];
+    if (missing) {
+      const refs = await git(this.dir).raw([
+        'for-each-ref',
+        '--format=%(refname:strip=3)',
+        'refs/remotes/origin/',
+      ]);
+      others = refs.split('\n').filter((b) => b !== '' && b !== 'HEAD');
+    }
+    const note =
+      others.length > 0
+        ? `branch ${this.branch} does not exist at ${this.url} (it has ${others.join(', ')}); ` +
+          'running an empty config until it does (the first API edit creates it)'
+        : null;
+    if (note && note !== this.missingBranch) this.opts.log.warn({ url: this.url }, note);
+    this.missingBranch = note;
   }
 
   /** Commit `text` as the config file and push it; on a rejected push undo the commit. */

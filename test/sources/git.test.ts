@@ -3,6 +3,7 @@
 // next good commit applies; API edits become pushed commits; a rejected push is undone (409).
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
+import pino from 'pino';
 import t, { type Test } from 'tap';
 import { GitSource, readGitConfigOnce } from '../../src/config/git.ts';
 import { ConfigServiceImpl } from '../../src/config/service.ts';
@@ -224,4 +225,37 @@ t.test('an empty remote starts as {}; the first edit creates the branch', async 
   });
   t.equal(await repo.remoteHead(), edit.commit, 'the branch exists now');
   t.equal(await source.poll(), 'unchanged');
+  t.notOk(source.info()['warning'], 'an empty remote is no cause for a warning');
 });
+
+t.test(
+  'a branch missing from a remote that has others is warned about (likely a typo)',
+  async (t) => {
+    const repo = await makeRepo(t);
+    await repo.push(users('alice'), 'first');
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (s: string) => warnings.push(JSON.parse(s).msg) });
+    const source = new GitSource({
+      url: repo.url,
+      branch: 'mian',
+      dataDir: await tempDir(t),
+      clock: systemClock,
+      log,
+    });
+    const service = new ConfigServiceImpl({
+      loop: new RecordingSink(),
+      persister: source,
+      log: silentLogger,
+      source: repo.url,
+      info: () => source.info(),
+    });
+    source.attach(service);
+    t.teardown(() => source.close());
+    await source.init();
+    t.equal(await source.poll(), 'applied', 'runs an empty config meanwhile');
+    const want = /^branch mian does not exist at .* \(it has main\); running an empty config/;
+    t.match(source.info()['warning'], want, 'shown in /data/status');
+    await source.poll();
+    t.equal(warnings.filter((w) => want.test(w)).length, 1, 'logged once, not every poll');
+  },
+);

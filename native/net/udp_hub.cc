@@ -191,7 +191,8 @@ void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
     if (!s.cur) {
       s.cur = new UdpBatch();
       s.cur->sock = socks_[s.id];
-      s.cur->data.reserve(static_cast<size_t>(maxN) * kTypicalDatagram);
+      // room for the lengths appended at hand-off (udp_receiver.cc), so that is no realloc
+      s.cur->data.reserve(static_cast<size_t>(maxN) * (kTypicalDatagram + sizeof(int32_t)) + 4);
       s.cur->lengths.reserve(static_cast<size_t>(maxN));
       s.first = Clock::now();
     }

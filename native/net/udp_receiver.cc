@@ -218,16 +218,20 @@ void UdpReceiverWrap::Emit(Napi::Env env, UdpBatch* b) {
              Napi::String::New(env, b->code)});
     return;
   }
+  // One memory block per batch, [datagrams | pad to 4 | int32 lengths], becomes one external
+  // ArrayBuffer (no copy; freed when JS lets go of it); the façade makes the Buffer and the
+  // Int32Array as views of it. One backing store instead of two halves what the GC tracks.
   const size_t count = b->lengths.size();
-  Napi::Int32Array lengths = Napi::Int32Array::New(env, count);
-  std::memcpy(lengths.Data(), b->lengths.data(), count * sizeof(int32_t));
-  // The batch's bytes become the Buffer's memory (no copy); freed when JS lets go of it.
+  const size_t dataLen = b->data.size();
+  const size_t off = (dataLen + 3) & ~static_cast<size_t>(3);
+  b->data.resize(off + count * sizeof(int32_t));
+  std::memcpy(b->data.data() + off, b->lengths.data(), count * sizeof(int32_t));
   UdpBatch* raw = own.release();
-  Napi::Buffer<uint8_t> buf = Napi::Buffer<uint8_t>::New(
-      env, raw->data.data(), raw->data.size(), [](Napi::Env, uint8_t*, UdpBatch* h) { delete h; },
+  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(
+      env, raw->data.data(), raw->data.size(), [](Napi::Env, void*, UdpBatch* h) { delete h; },
       raw);
-  cb.Call({Napi::Number::New(env, 0), buf, Napi::Number::New(env, static_cast<double>(count)),
-           lengths});
+  cb.Call({Napi::Number::New(env, 0), ab, Napi::Number::New(env, static_cast<double>(count)),
+           Napi::Number::New(env, static_cast<double>(dataLen))});
 }
 
 }  // namespace sluice

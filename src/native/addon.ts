@@ -81,12 +81,13 @@ export interface NativeUdpReceiver {
   close(): void;
 }
 
-/** 0 = data (batch, datagrams, lengths), 1 = error (message, code). */
+/** 0 = data (block, datagrams, data length): `block` holds the concatenated datagrams, padded
+ *  to 4 bytes, then one int32 length per datagram; 1 = error (message, code). */
 export type RawUdpEvent = (
   kind: number,
-  a: Buffer | string,
+  a: ArrayBuffer | string,
   b: number | string,
-  lengths?: Int32Array,
+  dataLength?: number,
 ) => void;
 
 export interface NativeAddon {

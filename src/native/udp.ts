@@ -130,12 +130,17 @@ export class UdpReceiver {
           ),
           queueBatches: intIn('queueBatches', opts.queueBatches, DEFAULT_QUEUE_BATCHES, 1, 65536),
         },
-        (kind, a, b, lengths) => {
+        (kind, a, b, dataLength) => {
           // An exception must not escape into the addon's callback (N-API would swallow it
           // with a warning): hand it to onError, or rethrow it as an ordinary uncaught error.
           try {
-            if (kind === 0) onData(a as Buffer, b as number, lengths as Int32Array);
-            else onError?.(new NativeError(String(b), String(a), 'recvmmsg'));
+            if (kind === 0) {
+              const block = a as ArrayBuffer;
+              const n = b as number;
+              const len = dataLength as number;
+              // Views of the batch's one memory block: datagrams, then their int32 lengths.
+              onData(Buffer.from(block, 0, len), n, new Int32Array(block, (len + 3) & ~3, n));
+            } else onError?.(new NativeError(String(b), String(a), 'recvmmsg'));
           } catch (err) {
             if (onError && kind === 0) onError(err as Error);
             else

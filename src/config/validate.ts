@@ -274,7 +274,8 @@ function streamWarnings(
           positions,
           `/stream/${i}/stream-name`,
           'url-name',
-          `stream-name ${show(name)} has characters outside letters, digits and . _ ~ -; its OTT URLs need percent-encoding`,
+          `stream-name ${show(name)} has characters other than ASCII letters, digits and . _ ~ - ` +
+            `(${unsafeChars(name)}); its OTT URLs need percent-encoding`,
           name,
         ),
       );
@@ -344,4 +345,12 @@ export function semanticWarnings(doc: unknown, positions: PositionIndex): Config
     }
   });
   return out;
+}
+
+/** The distinct characters of `name` that are not URL-safe, quoted, at most a few. */
+function unsafeChars(name: string): string {
+  const MAX_SHOWN = 5;
+  const seen = [...new Set([...name].filter((c) => !URL_SAFE_NAME.test(c)))];
+  const shown = seen.slice(0, MAX_SHOWN).map((c) => JSON.stringify(c));
+  return shown.join(', ') + (seen.length > MAX_SHOWN ? ', …' : '');
 }

@@ -220,10 +220,23 @@ t.test('warnings: an input without port, a stream-name that is not URL-safe', as
   const text = `{"stream": [{"stream-name": "news hd", "input": [{"type": "udp", "address": "239.1.1.1"}, {"type": "tcp", "port": 5}]}]}`;
   const w = loadConfigText(text).warnings.map((i) => `${i.rule} ${i.pointer} ${i.message}`);
   t.same(w, [
-    'url-name /stream/0/stream-name stream-name "news hd" has characters outside letters, digits and . _ ~ -; its OTT URLs need percent-encoding',
+    'url-name /stream/0/stream-name stream-name "news hd" has characters other than ASCII letters, digits and . _ ~ - (" "); its OTT URLs need percent-encoding',
     'not-set /stream/0/input/0 port is not set: this udp input cannot receive until it is',
   ]);
 });
+
+t.test(
+  'a non-ASCII stream-name: the warning names the characters, not "outside letters"',
+  async (t) => {
+    const text = `{"stream": [{"stream-name": "Новости 24"}]}`;
+    const [w] = loadConfigText(text).warnings;
+    t.equal(
+      w?.message,
+      'stream-name "Новости 24" has characters other than ASCII letters, digits and . _ ~ - ' +
+        '("Н", "о", "в", "с", "т", …); its OTT URLs need percent-encoding',
+    );
+  },
+);
 
 t.test('an input of an unknown type gets one error, not a warning per member', async (t) => {
   const text = `{"stream": [{"stream-name": "a", "input": [{"type": "udpp", "address": "x", "port": 5}]}]}`;

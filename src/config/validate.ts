@@ -88,8 +88,13 @@ function translate(
     case 'maximum':
       return issue('maximum', `${name} must be at most ${p['limit']}, got ${show(v)}`);
     case 'enum': {
-      const allowed = (p['allowedValues'] as unknown[]).map(show).join(', ');
-      return issue('enum', `${name} must be one of ${allowed}, got ${show(v)}`);
+      const values = p['allowedValues'] as unknown[];
+      const allowed = values.map(show).join(', ');
+      // A misspelt word (an input type "udpp") gets the nearest allowed one suggested.
+      const words = values.filter((x): x is string => typeof x === 'string' && x !== '');
+      const near = typeof v === 'string' && v !== '' ? suggest(v, words) : undefined;
+      const hint = near !== undefined ? ` (did you mean ${show(near)}?)` : '';
+      return issue('enum', `${name} must be one of ${allowed}, got ${show(v)}${hint}`);
     }
     case 'const':
       return issue('const', `${name} must be ${show(p['allowedValue'])}, got ${show(v)}`);

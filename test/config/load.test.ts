@@ -238,6 +238,15 @@ t.test(
   },
 );
 
+t.test('a misspelt enum word gets the nearest allowed one suggested', async (t) => {
+  const text = `{"stream": [{"stream-name": "a", "input": [{"type": "udpp", "port": 5}]}]}`;
+  const err = t.throws(() => loadConfigText(text)) as unknown as ConfigError;
+  t.match(err.issues, [{ rule: 'enum', message: /got "udpp" \(did you mean "udp"\?\)$/ }]);
+  const far = `{"stream": [{"stream-name": "a", "input": [{"type": "carrier-pigeon"}]}]}`;
+  const err2 = t.throws(() => loadConfigText(far)) as unknown as ConfigError;
+  t.notMatch(err2.issues[0]?.message, /did you mean/, 'no wild guesses');
+});
+
 t.test('an input of an unknown type gets one error, not a warning per member', async (t) => {
   const text = `{"stream": [{"stream-name": "a", "input": [{"type": "udpp", "address": "x", "port": 5}]}]}`;
   const err = t.throws(() => loadConfigText(text)) as unknown as ConfigError;

@@ -1,7 +1,8 @@
 // Benchmark: N multicast streams of 8 Mbit/s through the whole stream path — udp input
 // (native recvmmsg receiver), TS analysis, validity, splicer, HTTP-TS fan-out to one HTTP
 // client per stream (the clients run in another process) — beside a C recvmmsg+epoll receiver
-// of the same N sockets and Node dgram sockets (receive and count only), in the same run.
+// of the same N sockets and Node dgram sockets (receive and count only), and sluice's receive +
+// analysis alone (`rx`: native receivers and analyzers, no stream instance), in the same run.
 // bench/udp-ingest.ts (native part) measures one socket at rising rates; this one is per stream.
 // Run: npx tsx bench/stream-ingest.ts [seconds-per-step] [streams,…]
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -19,8 +20,8 @@ const BUFFER = 8 * 1024 * 1024;
 const DATAGRAM = 1316;
 /** After the sender stops, receivers keep counting this long before they report. */
 const DRAIN_MS = 500;
-/** Receivers to run (default all three; e.g. `sluice` alone while profiling). */
-const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'c,sluice,dgram').split(',');
+/** Receivers to run (default all four; e.g. `sluice` alone while profiling). */
+const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'c,rx,sluice,dgram').split(',');
 
 function cpuSeconds(): number {
   const u = process.cpuUsage();
@@ -85,17 +86,21 @@ async function sluiceChild(base: number, n: number): Promise<void> {
       let queueDrops = 0;
       let running = 0;
       let clients = 0;
+      let silent = 0;
       for (const s of streams) {
         const st = s.status();
         const tr = (st['inputs'] as { transport?: Record<string, unknown> }[])[0]?.transport ?? {};
         const rx = (tr['receiver'] ?? {}) as Record<string, number>;
         datagrams += Number(tr['datagrams'] ?? 0);
+        if (!tr['datagrams']) silent++;
         drops += rx['drops'] ?? 0;
         queueDrops += rx['queueDrops'] ?? 0;
         if (st['state'] === 'running') running++;
         clients += (st['httpTs'] as { clients: number }).clients;
       }
-      console.log(JSON.stringify({ datagrams, drops, queueDrops, running, clients, cpu, wall }));
+      console.log(
+        JSON.stringify({ datagrams, drops, queueDrops, running, clients, silent, cpu, wall }),
+      );
       await Promise.all(streams.map((s) => s.close()));
       await app.close();
       rmSync(host.dataDir, { recursive: true, force: true });
@@ -135,6 +140,45 @@ function clientsChild(port: number, n: number): void {
     },
     (wall) => {
       console.log(JSON.stringify({ bytes: bytes - bytes0, wall }));
+      process.exit(0);
+    },
+  );
+}
+
+/** Child: sluice's receive + analysis only — N native UdpReceivers (the shared receive thread)
+ *  each feeding its own TsAnalyzer (TR 101 290, all sections taken), no stream instance, no
+ *  HTTP: the part comparable with the C receiver plus the analysis the issue asks for. */
+async function rxChild(base: number, n: number): Promise<void> {
+  const { UdpReceiver } = await import('../src/native/udp.ts');
+  const { TsAnalyzer } = await import('../src/native/ts.ts');
+  let datagrams = 0;
+  let drops = 0;
+  const rx = Array.from({ length: n }, (_, i) => {
+    const a = new TsAnalyzer({ tr101290: true, psiPids: 'all' });
+    return new UdpReceiver({
+      port: base + i,
+      address: GROUP,
+      bindIf: '127.0.0.1',
+      bufferSize: BUFFER,
+      batchLatencyMs: 20, // as the udp input
+      onData: (batch, count) => {
+        datagrams += count;
+        a.push(batch);
+        a.takeSections();
+      },
+    });
+  });
+  console.log('ready');
+  let cpu0 = 0;
+  onCommands(
+    () => {
+      cpu0 = cpuSeconds();
+    },
+    (wall) => {
+      const cpu = cpuSeconds() - cpu0;
+      for (const r of rx) drops += r.stats().drops;
+      console.log(JSON.stringify({ datagrams, drops, cpu, wall }));
+      for (const r of rx) r.close();
       process.exit(0);
     },
   );
@@ -241,6 +285,7 @@ async function step(
     cpu: res.cpu,
     wall: res.wall ?? recvSecs,
   };
+  if (kind === 'rx') out.extra = { drops: res['drops'] ?? 0 };
   if (clientIt) {
     const c = JSON.parse(String((await clientIt.next()).value)) as { bytes: number; wall: number };
     out.extra = {
@@ -249,6 +294,7 @@ async function step(
       queueDrops: res['queueDrops'] ?? 0,
       running: res['running'] ?? 0,
       clients: res['clients'] ?? 0,
+      silent: res['silent'] ?? 0,
     };
   }
   return out;
@@ -305,11 +351,12 @@ async function main(): Promise<void> {
       `${MBPS_EACH} Mbit/s multicast streams on lo (ffmpeg H.264+AAC TS, muxrate ${MBPS_EACH}M), ${secs} s per step`,
     );
     console.log(
-      '| streams | Gbit/s | receiver | received % | CPU % of a core | streams per full core | HTTP-TS delivered % | notes |',
+      '| streams | Gbit/s | receiver | received % | CPU % of a core | streams per full core | × C per core | HTTP-TS delivered % | notes |',
     );
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     let base = 30000 + Math.floor(Math.random() * 20000);
     for (const n of counts) {
+      let cPerCore = 0;
       for (const kind of KINDS) {
         const r = await step(peers, file, kind, n, secs, base);
         base += n;
@@ -318,14 +365,20 @@ async function main(): Promise<void> {
         const perCore = cpu > 0 ? n / (cpu / 100) : 0;
         const gbps = (n * MBPS_EACH) / 1000;
         // Bytes the HTTP clients got over the bytes the inputs received (same window).
-        const http = r.extra
-          ? ((100 * r.extra['httpBytes']!) / (r.datagrams * DATAGRAM)).toFixed(2)
-          : '';
-        const notes = r.extra
-          ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']}`
-          : '';
+        if (kind === 'c') cPerCore = perCore;
+        const ratio = kind !== 'c' && cPerCore > 0 ? (perCore / cPerCore).toFixed(2) : '';
+        const http =
+          kind === 'sluice' && r.extra
+            ? ((100 * r.extra['httpBytes']!) / (r.datagrams * DATAGRAM)).toFixed(2)
+            : '';
+        const notes =
+          kind === 'sluice' && r.extra
+            ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']}, silent ${r.extra['silent']}`
+            : kind === 'rx' && r.extra
+              ? `kernel drops ${r.extra['drops']}`
+              : '';
         console.log(
-          `| ${n} | ${gbps.toFixed(2)} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(0)} | ${perCore.toFixed(0)} | ${http} | ${notes} |`,
+          `| ${n} | ${gbps.toFixed(2)} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(0)} | ${perCore.toFixed(0)} | ${ratio} | ${http} | ${notes} |`,
         );
       }
     }
@@ -338,5 +391,6 @@ if (process.argv[2] === '--child') {
   const [kind, a, b] = process.argv.slice(3);
   if (kind === 'sluice') await sluiceChild(Number(a), Number(b));
   else if (kind === 'clients') clientsChild(Number(a), Number(b));
+  else if (kind === 'rx') await rxChild(Number(a), Number(b));
   else dgramChild(Number(a), Number(b));
 } else await main();

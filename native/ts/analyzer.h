@@ -98,6 +98,8 @@ class Analyzer {
   void Reset();
 
   std::vector<QueuedSection> TakeSections();
+  /** Sections waiting for TakeSections(). */
+  size_t QueuedSections() const { return queue_.size(); }
   const Counters& counters() const { return c_; }
   const Tr101290& tr() const { return tr_; }
   const std::vector<uint16_t>& activePids() const { return activePids_; }

@@ -54,8 +54,8 @@ TsAnalyzerWrap::TsAnalyzerWrap(const Napi::CallbackInfo& info)
   }
   Napi::Value meta = o.Get("meta");
   if (!meta.IsTypedArray() || meta.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
-      meta.As<Napi::TypedArray>().ElementLength() < 2) {
-    throw CodedError(env, "ERR_NATIVE_ARG", "options.meta must be an Int32Array(2)");
+      meta.As<Napi::TypedArray>().ElementLength() < 3) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "options.meta must be an Int32Array(3)");
   }
   metaRef_ = Napi::Persistent(meta.As<Napi::Object>());
   meta_ = meta.As<Napi::Int32Array>().Data();
@@ -69,7 +69,8 @@ TsAnalyzerWrap::TsAnalyzerWrap(const Napi::CallbackInfo& info)
 }
 
 // push(chunk, nowMs) → Buffer (copied packets) or undefined (the packets are
-// chunk[meta[0], meta[1]), meta being the Int32Array(2) given to the constructor).
+// chunk[meta[0], meta[1]), meta being the Int32Array(3) given to the constructor); meta[2] is
+// set to the number of sections waiting for takeSections().
 // The one call per batch on the hot path, so written against the raw N-API: it is installed
 // as an own property of each instance with the instance as its data, which spares the
 // ObjectWrap unwrap and node-addon-api's argument objects (about a third of the call cost).
@@ -95,6 +96,8 @@ napi_value TsAnalyzerWrap::FastPush(napi_env env, napi_callback_info cbinfo) {
     size_t begin = 0, end = 0;
     self->analyzer_->Push(static_cast<const uint8_t*>(bytes), len, now, &self->out_, &copied,
                           &begin, &end);
+    // Sections waiting: lets the façade's takeSections() skip the crossing when there are none.
+    self->meta_[2] = static_cast<int32_t>(self->analyzer_->QueuedSections());
     if (copied) {
       void* copy = nullptr;
       napi_create_buffer_copy(env, self->out_.size(), self->out_.data(), &copy, &result);

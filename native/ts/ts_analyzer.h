@@ -21,7 +21,7 @@ class TsAnalyzerWrap : public Napi::ObjectWrap<TsAnalyzerWrap> {
 
   std::unique_ptr<ts::Analyzer> analyzer_;
   std::vector<uint8_t> out_;
-  Napi::ObjectReference metaRef_;  // keeps the shared Int32Array(2) alive
+  Napi::ObjectReference metaRef_;  // keeps the shared Int32Array(3) alive
   int32_t* meta_ = nullptr;
 };
 

@@ -11,7 +11,7 @@ export interface RawTsOptions {
   psiAll: boolean;
   psiPids: number[];
   pidTimeoutMs: number;
-  /** Int32Array(2) the native push() writes the zero-copy range into. */
+  /** Int32Array(3) the native push() writes the zero-copy range and the sections waiting into. */
   meta: Int32Array;
   patTimeoutMs: number;
   ptsTimeoutMs: number;

@@ -155,7 +155,8 @@ function checkPid(v: unknown, where: string): number {
 
 export class TsAnalyzer {
   private readonly native: NativeTsAnalyzer;
-  private readonly meta = new Int32Array(2);
+  /** Written by the native push(): [begin, end) of the zero-copy result, sections waiting. */
+  private readonly meta = new Int32Array(3);
   private readonly clock: Clock;
 
   constructor(opts: TsAnalyzerOptions = {}) {
@@ -217,6 +218,9 @@ export class TsAnalyzer {
 
   /** Complete PSI/SI sections (CRC-32 checked; bad CRC counted, not returned) since the last call. */
   takeSections(): Section[] {
+    // Most batches complete no section: then no crossing into C++ and no array is made.
+    if (this.meta[2] === 0) return [];
+    this.meta[2] = 0;
     return this.native.takeSections();
   }
 

@@ -1,7 +1,7 @@
 // CMAF writer of one track: access units → fragments (moof+mdat). Every fragment is an
 // LL-HLS part of about the part target; a segment is its parts back to back, numbered by
 // the segmenter's sequence and addressed as `<seq>.m4s` beside a shared `init.mp4`.
-import { fragment, type Sample } from './cmaf/fragment.ts';
+import { fragmentSize, type Sample, writeFragment } from './cmaf/fragment.ts';
 import { initSegment } from './cmaf/init.ts';
 import type { Boundary, SegmenterSink } from './segmenter.ts';
 import type { PartDescriptor, SegmentStore } from './store.ts';
@@ -10,11 +10,18 @@ import type { AccessUnit, Track } from './tracks.ts';
 
 /** Rounding slack when comparing a part's length with the part target. */
 const PART_SLACK_S = 0.001;
+/** Smallest segment buffer; later ones are sized from the last segment plus head room. */
+const MIN_SEGMENT_CAPACITY = 64 * 1024;
+const CAPACITY_HEADROOM = 1.25;
 
 interface OpenSeg {
   b: Boundary;
   start: number;
-  parts: Buffer[];
+  /** The segment's bytes: parts are written here back to back and served as views of it,
+   *  so the whole segment needs no concatenation. */
+  buf: Buffer;
+  used: number;
+  parts: number;
   descs: PartDescriptor[];
   ticks: number;
 }
@@ -26,6 +33,7 @@ export class CmafTrackWriter implements SegmenterSink {
   private fragmentSeq = 1;
   /** Next decode time in the track timescale, for gapless audio timing. */
   private nextDecode?: number;
+  private capacity = MIN_SEGMENT_CAPACITY;
   readonly timescale: number;
 
   constructor(
@@ -129,7 +137,15 @@ export class CmafTrackWriter implements SegmenterSink {
 
   private startSegment(b: Boundary, au: AccessUnit): void {
     const start = this.decodeTime(au);
-    this.seg = { b, start, parts: [], descs: [], ticks: 0 };
+    this.seg = {
+      b,
+      start,
+      buf: Buffer.allocUnsafe(this.capacity),
+      used: 0,
+      parts: 0,
+      descs: [],
+      ticks: 0,
+    };
     this.store.begin({
       seq: b.seq,
       discSeq: b.discSeq,
@@ -178,8 +194,17 @@ export class CmafTrackWriter implements SegmenterSink {
       }
     }
     this.nextDecode = base + ticks;
-    const data = fragment(this.fragmentSeq++, samples, base);
-    const index = seg.parts.length;
+    const size = fragmentSize(samples);
+    if (seg.used + size > seg.buf.length) {
+      // Parts already stored stay views of the old buffer; the segment moves to a larger one.
+      const grown = Buffer.allocUnsafe(Math.max(seg.buf.length * 2, seg.used + size));
+      seg.buf.copy(grown, 0, 0, seg.used);
+      seg.buf = grown;
+    }
+    writeFragment(seg.buf, seg.used, this.fragmentSeq++, samples, base);
+    const data = seg.buf.subarray(seg.used, seg.used + size);
+    seg.used += size;
+    const index = seg.parts++;
     const desc: PartDescriptor = {
       index,
       duration: ticks / this.scale,
@@ -187,7 +212,6 @@ export class CmafTrackWriter implements SegmenterSink {
       uri: `${seg.b.seq}.${index}.m4s`,
       size: data.length,
     };
-    seg.parts.push(data);
     seg.ticks += ticks;
     this.store.addPart(desc, data);
   }
@@ -196,8 +220,9 @@ export class CmafTrackWriter implements SegmenterSink {
     this.flushPart(nextDts, stretchTo);
     const seg = this.seg!;
     this.seg = undefined;
-    if (seg.parts.length === 0) return;
-    const data = Buffer.concat(seg.parts);
+    if (seg.parts === 0) return;
+    const data = seg.buf.subarray(0, seg.used);
+    this.capacity = Math.max(MIN_SEGMENT_CAPACITY, Math.ceil(seg.used * CAPACITY_HEADROOM));
     this.store.commit(
       {
         seq: seg.b.seq,

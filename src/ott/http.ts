@@ -15,6 +15,43 @@ export const TYPE_MP4 = 'video/mp4';
 export const TYPE_M4S = 'video/iso.segment';
 export const TYPE_VTT = 'text/vtt';
 
+/**
+ * Fast path for a whole 200 response from memory (no Range, not HEAD): the headers are built
+ * once per kind and the body goes out with one `end()` on the raw response, past Fastify's
+ * send pipeline (hooks on the request still ran; onResponse still runs when it finishes).
+ */
+const fastHeaders = new Map<string, Record<string, string>>();
+
+function headersFor(type: string, cache: string, ranges: boolean): Record<string, string> {
+  const key = `${type}|${cache}|${ranges}`;
+  let h = fastHeaders.get(key);
+  if (!h) {
+    h = {
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'Content-Length, Content-Range, Date',
+      'Cache-Control': cache,
+      'Content-Type': type,
+    };
+    if (ranges) h['Accept-Ranges'] = 'bytes';
+    fastHeaders.set(key, h);
+  }
+  return h;
+}
+
+function sendWhole(
+  reply: FastifyReply,
+  data: Buffer,
+  type: string,
+  cache: string,
+  ranges: boolean,
+) {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { ...headersFor(type, cache, ranges), 'Content-Length': String(data.length) });
+  res.end(data);
+  return reply;
+}
+
 function cors(reply: FastifyReply): void {
   reply.header('Access-Control-Allow-Origin', '*');
   reply.header('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Date');
@@ -31,11 +68,38 @@ export function sendPreflight(reply: FastifyReply): FastifyReply {
 export function sendText(
   req: FastifyRequest,
   reply: FastifyReply,
-  body: string,
+  body: string | Buffer,
   type: string,
   cache = CACHE_LIVE,
 ): FastifyReply {
-  return sendBytes(req, reply, Buffer.from(body), type, cache, false);
+  return sendBytes(
+    req,
+    reply,
+    typeof body === 'string' ? Buffer.from(body) : body,
+    type,
+    cache,
+    false,
+  );
+}
+
+/**
+ * Rendered documents (playlists) per key, kept until the stores they were built from change:
+ * a store's `version` is part of the key, so a reload between two segments is a map lookup.
+ */
+export class RenderCache {
+  private entries = new Map<string, Buffer>();
+  private static readonly MAX_ENTRIES = 64;
+
+  get(key: string, render: () => string | undefined): Buffer | undefined {
+    const hit = this.entries.get(key);
+    if (hit) return hit;
+    const text = render();
+    if (text === undefined) return undefined;
+    const body = Buffer.from(text);
+    if (this.entries.size >= RenderCache.MAX_ENTRIES) this.entries.clear();
+    this.entries.set(key, body);
+    return body;
+  }
 }
 
 export function sendNotFound(reply: FastifyReply, message: string): FastifyReply {
@@ -81,6 +145,8 @@ export function sendBytes(
   cache: string,
   ranges = true,
 ): FastifyReply {
+  if (req.method === 'GET' && (!ranges || !req.headers.range))
+    return sendWhole(reply, data, type, cache, ranges);
   cors(reply);
   reply.header('Cache-Control', cache);
   reply.type(type);

@@ -33,11 +33,12 @@ export class Packager implements BusSink {
 
   constructor(
     public settings: OttSettings,
-    private clock: Clock,
+    clock: Clock,
   ) {
     this.segmenter = new Segmenter({
       targetDuration: settings.segmentDuration,
       now: () => clock.now(),
+      samples: settings.cmaf,
     });
     this.segmenter.addSink(this.timeKeeper());
     if (settings.ts) {
@@ -67,6 +68,7 @@ export class Packager implements BusSink {
   update(settings: OttSettings): void {
     this.settings = settings;
     this.segmenter.targetDuration = settings.segmentDuration;
+    this.segmenter.samples = settings.cmaf;
     this.tsStore?.setWindow(settings.window);
     this.vtt?.setWindow(settings.window);
     for (const r of this.renditions) {

@@ -22,8 +22,9 @@ export interface Boundary {
 
 export interface SegmenterSink {
   tracks?(tracks: Track[]): void;
-  /** A raw TS packet with its global index, before the demuxer looks at it. */
-  packet?(p: Buffer, index: number): void;
+  /** Raw TS packets (whole packets, a view valid during the call) with the global index of
+   *  the first, before the demuxer looks at them. */
+  packets?(buf: Buffer, firstIndex: number): void;
   boundary(b: Boundary): void;
   accessUnit?(track: Track, au: AccessUnit): void;
   /** Subtitle PES payload (teletext) with its unwrapped PTS. */
@@ -36,6 +37,9 @@ export interface SegmenterSink {
 export interface SegmenterOptions {
   targetDuration: number;
   now: () => number;
+  /** Whether video access units need their sample (CMAF); without, only the head of each
+   *  video PES is reassembled (HLS over TS cuts the packets themselves). Default true. */
+  samples?: boolean;
 }
 
 /** Timestamps within this many ticks of the target still count as reaching it (rounding). */
@@ -58,7 +62,6 @@ export class Segmenter {
   private pendingDiscontinuity = false;
   /** Media time ↔ wall clock pair the boundaries' wall clocks are derived from. */
   private wallAnchor: { pts: number; wall: number } | undefined;
-  private currentPacket = 0;
   /** End time of the master track's last access unit, for closing other tracks at a splice. */
   private masterEnd?: number;
 
@@ -67,6 +70,13 @@ export class Segmenter {
       pmt: (streams) => this.onPmt(streams),
       pes: (pes) => this.onPes(pes),
     });
+    this.demux.headOnly = (pid) =>
+      this.opts.samples === false && this.tracks.get(pid)?.type === 'video';
+  }
+
+  /** Switch video samples on or off (CMAF output added or removed in place). */
+  set samples(on: boolean) {
+    this.opts.samples = on;
   }
 
   addSink(sink: SegmenterSink): void {
@@ -82,12 +92,14 @@ export class Segmenter {
   }
 
   push(buf: Buffer): void {
-    for (let o = 0; o + PACKET_LENGTH <= buf.length; o += PACKET_LENGTH) {
-      const p = buf.subarray(o, o + PACKET_LENGTH);
-      this.currentPacket = this.demux.packetCount;
-      for (const s of this.sinks) s.packet?.(p, this.currentPacket);
-      this.demux.push(p);
-    }
+    const whole = buf.length - (buf.length % PACKET_LENGTH);
+    if (whole === 0) return;
+    const packets = whole === buf.length ? buf : buf.subarray(0, whole);
+    // Sinks see the whole batch first: boundaries found while demuxing it cut at a packet
+    // index, so a sink holding the batch can split it there.
+    const first = this.demux.packetCount;
+    for (const s of this.sinks) s.packets?.(packets, first);
+    this.demux.push(packets);
   }
 
   /** The input was spliced (input switch, restart): timestamps may jump from here. */
@@ -137,7 +149,7 @@ export class Segmenter {
     }
     this.lastDts.set(pes.pid, dts);
     this.reference = dts;
-    for (const au of track.accessUnits(pes.data, pts, dts, pes.packetIndex)) {
+    for (const au of track.accessUnits(pes.data, pts, dts, pes.packetIndex, pes.size, pes.head)) {
       if (track === this.master) {
         this.maybeCut(track, au);
         const step =

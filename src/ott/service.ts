@@ -7,6 +7,7 @@ import type { Clock } from '../util/clock.ts';
 import {
   CACHE_IMMUTABLE,
   CACHE_LIVE,
+  RenderCache,
   sendBytes,
   sendError,
   sendNotFound,
@@ -73,6 +74,7 @@ export class StreamOttService implements OttService {
   private unsubscribe: () => void;
   private unregister: () => void;
   private filtered = new FilteredCache();
+  private rendered = new RenderCache();
 
   constructor(private o: OttServiceOptions) {
     this.packager = new Packager(readSettings(o.spec), o.clock);
@@ -174,12 +176,17 @@ export class StreamOttService implements OttService {
     query: Record<string, string | undefined>,
     mayMaster = true,
   ): unknown {
-    if (this.packager.tsStore!.live().length === 0) return sendNotFound(reply, 'stream not ready');
-    const sel = parseSelection(query);
-    const master = mayMaster ? tsMaster(this.packager, sel, keptQuery(query)) : undefined;
-    const text =
-      master ?? tsMediaPlaylist(this.packager, sel, keptQuery(query, SEGMENT_PARAMETERS));
-    return sendText(req, reply, text, TYPE_M3U8);
+    const store = this.packager.tsStore!;
+    if (store.live().length === 0) return sendNotFound(reply, 'stream not ready');
+    // Subtitle renditions change the master: their stores' versions are part of the key.
+    const vtt = this.packager.vtt?.renditions.map((r) => r.store.version).join(',') ?? '';
+    const key = `ts|${store.version}|${vtt}|${mayMaster}|${keptQuery(query)}`;
+    const body = this.rendered.get(key, () => {
+      const sel = parseSelection(query);
+      const master = mayMaster ? tsMaster(this.packager, sel, keptQuery(query)) : undefined;
+      return master ?? tsMediaPlaylist(this.packager, sel, keptQuery(query, SEGMENT_PARAMETERS));
+    });
+    return sendText(req, reply, body!, TYPE_M3U8);
   }
 
   private master(
@@ -232,8 +239,13 @@ export class StreamOttService implements OttService {
     }
     if (r.store.live().length === 0 && !r.store.open?.parts.length)
       return sendNotFound(reply, 'stream not ready');
-    const text = cmafMediaPlaylist(this.packager, r, skip, true, parseSelection(query));
-    return sendText(req, reply, text, TYPE_M3U8);
+    // Rendition reports name the other tracks' edges: every rendition's version is in the key.
+    const versions = this.packager.renditions.map((x) => x.store.version).join(',');
+    const key = `c|${r.id}|${versions}|${skip}|${query.m ?? ''}`;
+    const body = this.rendered.get(key, () =>
+      cmafMediaPlaylist(this.packager, r, skip, true, parseSelection(query)),
+    );
+    return sendText(req, reply, body!, TYPE_M3U8);
   }
 
   private async media(

@@ -54,6 +54,8 @@ export class SegmentStore {
   open?: OpenSegment;
   /** The init segment (CMAF), served as `init.mp4`. */
   init?: Buffer;
+  /** Bumped on every change: part of the key of cached renderings (playlists). */
+  version = 0;
   /** Media time (timescale units) where each discontinuity run began: DASH Period origins. */
   readonly periodOrigins = new Map<number, number>();
 
@@ -62,6 +64,7 @@ export class SegmentStore {
   setWindow(window: number): void {
     this.opts.window = window;
     this.trim();
+    this.version++;
   }
 
   get window(): number {
@@ -142,6 +145,7 @@ export class SegmentStore {
   }
 
   private notify(): void {
+    this.version++;
     for (const fn of [...this.listeners]) fn();
   }
 }

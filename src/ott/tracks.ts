@@ -11,7 +11,7 @@ import {
   parseAdts,
   parseMpegAudio,
 } from './codec/audio.ts';
-import { splitAnnexB } from './codec/bits.ts';
+import { leadingNals, splitAnnexB } from './codec/bits.ts';
 import {
   avcC,
   h264IsRandomAccess,
@@ -38,6 +38,14 @@ import { PTS_HZ } from './timeline.ts';
 const MPEG2_PICTURE_START = 0x00;
 const MPEG2_I_FRAME = 1;
 const NAL_LENGTH_BYTES = 4;
+/** Sample of an access unit whose payload was not kept (HLS-TS only: no CMAF sample made). */
+const NO_SAMPLE = Buffer.alloc(0);
+const h264Vcl = (b: number) => {
+  const t = b & 0x1f;
+  return t >= 1 && t <= 5;
+};
+/** HEVC NAL types 0–31 are VCL. */
+const hevcVcl = (b: number) => ((b >> 1) & 0x3f) < 32;
 
 export interface AccessUnit {
   /** Unwrapped 90 kHz timestamps. */
@@ -97,14 +105,26 @@ export class Track {
     return this.es.kind !== 'mpeg2' && this.es.kind !== 'other' && this.type !== 'subtitle';
   }
 
-  /** Turn one PES payload into access units (timestamps already unwrapped). */
-  accessUnits(data: Buffer, pts: number, dts: number, packetIndex: number): AccessUnit[] {
-    this.account(data.length, dts);
+  /**
+   * Turn one PES payload into access units (timestamps already unwrapped). `head`: only the
+   * start of a video PES was kept (no CMAF output wants the sample): the key flag and the
+   * parameter sets come from the NAL units before the first slice and the sample is empty.
+   * H.264/HEVC samples are rewritten to length-prefixed form inside `data` when they fit.
+   */
+  accessUnits(
+    data: Buffer,
+    pts: number,
+    dts: number,
+    packetIndex: number,
+    size = data.length,
+    head = false,
+  ): AccessUnit[] {
+    this.account(size, dts);
     switch (this.es.kind) {
       case 'h264':
-        return [this.h264(data, pts, dts, packetIndex)];
+        return [this.h264(data, pts, dts, packetIndex, head)];
       case 'hevc':
-        return [this.hevc(data, pts, dts, packetIndex)];
+        return [this.hevc(data, pts, dts, packetIndex, head)];
       case 'mpeg2':
         return [{ pts, dts, key: mpeg2IsIFrame(data), sample: data, packetIndex }];
       case 'aac':
@@ -133,8 +153,14 @@ export class Track {
     if (span > 1) this.bitrate = Math.round((this.bytes * 8) / span);
   }
 
-  private h264(data: Buffer, pts: number, dts: number, packetIndex: number): AccessUnit {
-    const nals = splitAnnexB(data);
+  private h264(
+    data: Buffer,
+    pts: number,
+    dts: number,
+    packetIndex: number,
+    head: boolean,
+  ): AccessUnit {
+    const nals = head ? leadingNals(data, h264Vcl) : splitAnnexB(data);
     const key = h264IsRandomAccess(nals);
     const keep: Buffer[] = [];
     for (const nal of nals) {
@@ -151,11 +177,17 @@ export class Track {
       const cfg = avcC([sps], [this.paramSets.get(NAL_PPS)!]);
       this.sampleEntry = visualSampleEntry('avc1', this.video.width, this.video.height, cfg);
     }
-    return { pts, dts, key, sample: lengthPrefixed(keep), packetIndex };
+    return { pts, dts, key, sample: head ? NO_SAMPLE : lengthPrefixed(keep, data), packetIndex };
   }
 
-  private hevc(data: Buffer, pts: number, dts: number, packetIndex: number): AccessUnit {
-    const nals = splitAnnexB(data);
+  private hevc(
+    data: Buffer,
+    pts: number,
+    dts: number,
+    packetIndex: number,
+    head: boolean,
+  ): AccessUnit {
+    const nals = head ? leadingNals(data, hevcVcl) : splitAnnexB(data);
     const key = hevcIsRandomAccess(nals);
     const keep: Buffer[] = [];
     for (const nal of nals) {
@@ -179,7 +211,7 @@ export class Track {
         hvcC([vps], [sps], [pps], info),
       );
     }
-    return { pts, dts, key, sample: lengthPrefixed(keep), packetIndex };
+    return { pts, dts, key, sample: head ? NO_SAMPLE : lengthPrefixed(keep, data), packetIndex };
   }
 
   private audioFrames(
@@ -211,7 +243,38 @@ export class Track {
   }
 }
 
-function lengthPrefixed(nals: Buffer[]): Buffer {
+/**
+ * Annex B → length-prefixed NAL units inside the PES buffer itself when every 4-byte length
+ * fits in front of its NAL unit (the dropped delimiter and parameter sets leave room for the
+ * 3-byte start codes that follow); otherwise a copy. `nals` are views into `data`, in order.
+ */
+function lengthPrefixed(nals: Buffer[], data?: Buffer): Buffer {
+  if (data && inPlaceFits(nals, data)) {
+    let w = 0;
+    for (const n of nals) {
+      const start = n.byteOffset - data.byteOffset;
+      data.writeUInt32BE(n.length, w);
+      data.copyWithin(w + NAL_LENGTH_BYTES, start, start + n.length);
+      w += NAL_LENGTH_BYTES + n.length;
+    }
+    return data.subarray(0, w);
+  }
+  return lengthPrefixedCopy(nals);
+}
+
+/** Whether writing the prefixed units from the start of `data` never overtakes unread bytes. */
+function inPlaceFits(nals: Buffer[], data: Buffer): boolean {
+  let w = 0;
+  for (const n of nals) {
+    if (n.buffer !== data.buffer) return false;
+    const start = n.byteOffset - data.byteOffset;
+    if (start < 0 || w + NAL_LENGTH_BYTES > start) return false;
+    w += NAL_LENGTH_BYTES + n.length;
+  }
+  return true;
+}
+
+function lengthPrefixedCopy(nals: Buffer[]): Buffer {
   let size = 0;
   for (const n of nals) size += NAL_LENGTH_BYTES + n.length;
   const out = Buffer.allocUnsafe(size);

@@ -9,19 +9,24 @@ import { PTS_HZ } from './timeline.ts';
 import type { AccessUnit, Track } from './tracks.ts';
 
 const INITIAL_CAPACITY = 1 << 20;
+/** Head room over the last segment's size for the next segment's buffer (fewer regrowths). */
+const CAPACITY_HEADROOM = 1.25;
 const HASH_HEX_CHARS = 20;
-const PAT_PID = 0;
 /** Packets kept before the first boundary, so the first segment starts at its keyframe. */
 const PREROLL_MAX_BYTES = 16 * 1024 * 1024;
 
 /** A growable byte buffer of whole TS packets. */
 class PacketBuffer {
-  buf = Buffer.allocUnsafe(INITIAL_CAPACITY);
+  buf: Buffer;
   length = 0;
+
+  constructor(capacity = INITIAL_CAPACITY) {
+    this.buf = Buffer.allocUnsafe(capacity);
+  }
 
   append(p: Buffer): void {
     if (this.length + p.length > this.buf.length) {
-      const next = Buffer.allocUnsafe(this.buf.length * 2);
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + p.length));
       this.buf.copy(next, 0, 0, this.length);
       this.buf = next;
     }
@@ -41,26 +46,22 @@ export class TsSegmentWriter implements SegmenterSink {
   private bufFirst = -1;
   private prefix = 0;
   private seg?: { b: Boundary; lastPts: number; sawVideo: boolean };
-  private pat?: Buffer;
-  private pmt?: Buffer;
   private frameTicks = PTS_HZ / 25;
+  /** Buffer size for the next segment: the last one's size plus head room. */
+  private capacity = INITIAL_CAPACITY;
 
   constructor(
     private segmenter: Segmenter,
     private store: SegmentStore,
   ) {}
 
-  packet(p: Buffer, index: number): void {
-    const pid = ((p[1]! & 0x1f) << 8) | p[2]!;
-    const pusi = (p[1]! & 0x40) !== 0;
-    if (pusi && pid === PAT_PID) this.pat = Buffer.from(p);
-    else if (pusi && pid === this.segmenter.demux.pmtPid) this.pmt = Buffer.from(p);
+  packets(buf: Buffer, firstIndex: number): void {
     if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.buf = new PacketBuffer();
     if (this.buf.length === 0) {
-      this.bufFirst = index;
+      this.bufFirst = firstIndex;
       this.prefix = 0;
     }
-    this.buf.append(p);
+    this.buf.append(buf);
   }
 
   accessUnit(track: Track, au: AccessUnit): void {
@@ -79,9 +80,11 @@ export class TsSegmentWriter implements SegmenterSink {
 
   boundary(b: Boundary): void {
     const rest = this.seg ? this.commit(b.packetIndex, b.pts) : this.tail(b.packetIndex);
-    const next = new PacketBuffer();
-    if (this.pat) next.append(this.pat);
-    if (this.pmt) next.append(this.pmt);
+    const next = new PacketBuffer(this.capacity);
+    // The latest PAT and PMT (the packet that started each section) prefix every segment.
+    const { patPacket, pmtPacket } = this.segmenter.demux;
+    if (patPacket) next.append(patPacket);
+    if (pmtPacket) next.append(pmtPacket);
     this.prefix = next.length;
     next.append(rest);
     this.buf = next;
@@ -114,7 +117,10 @@ export class TsSegmentWriter implements SegmenterSink {
   private commit(index: number, endPts: number): Buffer {
     const seg = this.seg!;
     const cut = this.offsetOf(index);
-    const body = Buffer.from(this.buf.buf.subarray(0, cut));
+    // The segment keeps the buffer it was gathered in (no copy); the caller moves on to a new
+    // buffer, so these bytes are never written again.
+    const body = this.buf.buf.subarray(0, cut);
+    this.capacity = Math.max(INITIAL_CAPACITY, Math.ceil(body.length * CAPACITY_HEADROOM));
     this.store.commit(
       {
         seq: seg.b.seq,

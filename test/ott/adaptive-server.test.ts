@@ -52,7 +52,8 @@ t.test('stream-adaptive group over two test streams', async (t) => {
     return r.ok ? JSON.stringify(await r.json()) : '';
   };
   // Both members must have packaged a few segments before the group's documents are full.
-  const both = /RESOLUTION=320x180[^]*RESOLUTION=640x360|RESOLUTION=640x360[^]*RESOLUTION=320x180/;
+  const both =
+    /RESOLUTION=320x180[\s\S]*RESOLUTION=640x360|RESOLUTION=640x360[\s\S]*RESOLUTION=320x180/;
   await waitFor(
     'both variants in the group masters and two segments each',
     async () => {

@@ -157,3 +157,24 @@ t.test('the wall clock re-anchors at a splice and after a large drift', async (t
   const first = store.all().find((s) => s.discontinuity)!;
   t.equal(first.wallclock, now, 'the first segment after the splice takes the arrival time');
 });
+
+t.test('HLS-TS alone (video PES heads only) cuts the same segments as with CMAF', async (t) => {
+  const ts = await stream(8);
+  const cut = (samples: boolean) => {
+    const seg = new Segmenter({ targetDuration: 1.5, now: () => 0, samples });
+    const store = new SegmentStore({ window: 100, grace: 0 });
+    seg.addSink(new TsSegmentWriter(seg, store));
+    // Odd batch sizes: boundaries fall inside a batch and PES straddle batches.
+    for (let o = 0; o < ts.length; o += 188 * 37) seg.push(ts.subarray(o, o + 188 * 37));
+    seg.flush();
+    return store.all().map((s) => `${s.uri} ${s.duration.toFixed(3)}`);
+  };
+  const light = cut(false);
+  t.ok(light.length >= 3, `${light.length} segments`);
+  t.same(light, cut(true), 'same names (same bytes) and durations');
+  const video = new Segmenter({ targetDuration: 1.5, now: () => 0, samples: false });
+  video.push(ts);
+  const track = [...video.tracks.values()].find((x) => x.type === 'video');
+  t.equal(track?.video?.width, 320, 'parameter sets still read from the PES heads');
+  t.ok((track?.bitrate ?? 0) > 100_000, `bit rate counts whole PES: ${track?.bitrate}`);
+});

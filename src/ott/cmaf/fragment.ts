@@ -67,6 +67,38 @@ export function mdat(samples: Sample[]): Buffer {
   return box('mdat', ...samples.map((s) => s.data));
 }
 
+const BOX_HEADER_BYTES = 8;
+
+/** Bytes of the moof + mdat that `writeFragment` writes for these samples. */
+export function fragmentSize(samples: Sample[]): number {
+  let size = 8 + 16 + 8 + 16 + 20 + TRUN_HEADER_BYTES + samples.length * TRUN_ENTRY_BYTES;
+  size += BOX_HEADER_BYTES;
+  for (const s of samples) size += s.data.length;
+  return size;
+}
+
+/** Write moof + mdat at `at` in `target` (which has `fragmentSize` bytes free there): the
+ *  sample bytes are copied once, straight into place. Returns the bytes written. */
+export function writeFragment(
+  target: Buffer,
+  at: number,
+  sequence: number,
+  samples: Sample[],
+  baseDecodeTime: number,
+): number {
+  const head = moof(sequence, samples, baseDecodeTime);
+  head.copy(target, at);
+  let o = at + head.length;
+  const mdatStart = o;
+  target.write('mdat', o + 4, 4, 'latin1');
+  o += BOX_HEADER_BYTES;
+  for (const s of samples) o += s.data.copy(target, o);
+  target.writeUInt32BE(o - mdatStart, mdatStart);
+  return o - at;
+}
+
 export function fragment(sequence: number, samples: Sample[], baseDecodeTime: number): Buffer {
-  return Buffer.concat([moof(sequence, samples, baseDecodeTime), mdat(samples)]);
+  const out = Buffer.allocUnsafe(fragmentSize(samples));
+  writeFragment(out, 0, sequence, samples, baseDecodeTime);
+  return out;
 }

@@ -81,3 +81,44 @@ export function splitAnnexB(b: Buffer): Buffer[] {
   if (start >= 0 && start < n) nals.push(b.subarray(start));
   return nals;
 }
+
+/**
+ * The NAL units in front of the first VCL NAL unit, and that one's first bytes (its header),
+ * without scanning the slice data: what key-frame detection and parameter capture read when
+ * the sample itself is not needed. `isVcl` tells a VCL NAL unit from its first byte.
+ */
+export function leadingNals(b: Buffer, isVcl: (firstByte: number) => boolean): Buffer[] {
+  const nals: Buffer[] = [];
+  const n = b.length;
+  let start = nextStartCode(b, 0);
+  while (start >= 0 && start < n) {
+    if (isVcl(b[start]!)) {
+      nals.push(b.subarray(start, Math.min(n, start + VCL_HEADER_BYTES)));
+      break;
+    }
+    const next = nextStartCode(b, start);
+    let end = next < 0 ? n : next - 3;
+    while (end > start && b[end - 1] === 0) end--;
+    nals.push(b.subarray(start, end));
+    start = next;
+  }
+  return nals;
+}
+
+/** Bytes of a VCL NAL unit kept by `leadingNals` (header plus the start of the slice header). */
+const VCL_HEADER_BYTES = 8;
+
+/** Index just past the next 00 00 01 at or after `from`, or -1. */
+function nextStartCode(b: Buffer, from: number): number {
+  const n = b.length;
+  let i = from;
+  while (i + 2 < n) {
+    if (b[i + 2]! > 1) {
+      i += 3;
+      continue;
+    }
+    if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) return i + 3;
+    i++;
+  }
+  return -1;
+}

@@ -14,6 +14,12 @@ const DESC_AC3 = 0x6a;
 const DESC_REGISTRATION = 0x05;
 /** Largest PES we reassemble; anything bigger is broken input, dropped rather than grown. */
 const MAX_PES_BYTES = 16 * 1024 * 1024;
+/** First reassembly buffer of a PES whose length the header leaves open (video). */
+const MIN_PES_CAPACITY = 16 * 1024;
+/** Bytes kept of a PES whose payload is not needed (head-only PIDs): enough for the access
+ *  unit delimiter, parameter sets and SEI in front of the first slice, which is all that
+ *  key-frame detection and the codec parameters read. */
+export const PES_HEAD_BYTES = 4 * 1024;
 
 export type EsKind = 'h264' | 'hevc' | 'mpeg2' | 'aac' | 'ac3' | 'mpa' | 'teletext' | 'other';
 
@@ -39,6 +45,10 @@ export interface Pes {
   pts?: number;
   dts?: number;
   data: Buffer;
+  /** Payload bytes of the whole PES (more than `data.length` for a head-only PID). */
+  size: number;
+  /** Only the head of the payload was kept (see `headOnly`). */
+  head: boolean;
   /** Global index of the TS packet that carried the PES header. */
   packetIndex: number;
 }
@@ -49,10 +59,16 @@ export interface DemuxEvents {
 }
 
 interface PesAssembly {
-  chunks: Buffer[];
+  /** Reassembly buffer: payload bytes are copied in once, as they arrive. */
+  buf: Buffer;
+  /** Bytes held in `buf`. */
   size: number;
+  /** Bytes of payload seen (more than `size` when only the head is kept). */
+  total: number;
   expected: number;
   packetIndex: number;
+  /** Keep at most this many bytes (the head); the rest is only counted. */
+  limit: number;
 }
 
 /** Map a PMT stream_type (plus descriptors for private data) to what we can package. */
@@ -139,13 +155,20 @@ export class TsDemux {
   private sections = new Map<number, { chunks: Buffer[]; size: number; need: number }>();
   /** Global index of the next packet fed. */
   packetCount = 0;
+  /** The latest PAT and PMT packets that started a section (copies), for segment prefixes. */
+  patPacket?: Buffer;
+  pmtPacket?: Buffer;
+  /** PIDs whose PES payload is not needed beyond its head (video when only HLS-TS is made). */
+  headOnly: (pid: number) => boolean = () => false;
+  /** Last PES size per PID: the first capacity of the next one, so buffers rarely grow. */
+  private lastSize = new Map<number, number>();
 
   constructor(private events: DemuxEvents) {}
 
   /** Feed N×188 aligned bytes. */
   push(buf: Buffer): void {
     for (let o = 0; o + PACKET_LENGTH <= buf.length; o += PACKET_LENGTH) {
-      this.packet(buf.subarray(o, o + PACKET_LENGTH));
+      this.packet(buf, o);
       this.packetCount++;
     }
   }
@@ -165,19 +188,26 @@ export class TsDemux {
     return this.streams.get(pid);
   }
 
-  private packet(p: Buffer): void {
-    if (p[0] !== SYNC_BYTE) return;
-    const pid = ((p[1]! & 0x1f) << 8) | p[2]!;
+  /** One packet at `at` in `b` (read in place: no per-packet view or copy). */
+  private packet(b: Buffer, at: number): void {
+    if (b[at] !== SYNC_BYTE) return;
+    const b1 = b[at + 1]!;
+    const pid = ((b1 & 0x1f) << 8) | b[at + 2]!;
     if (pid === NULL_PID) return;
-    const pusi = (p[1]! & 0x40) !== 0;
-    const afc = (p[3]! >> 4) & 0x03;
-    if ((p[1]! & 0x80) !== 0 || (afc & 0x01) === 0) return; // TEI or no payload
+    const pusi = (b1 & 0x40) !== 0;
+    const afc = (b[at + 3]! >> 4) & 0x03;
+    if ((b1 & 0x80) !== 0 || (afc & 0x01) === 0) return; // TEI or no payload
     let o = 4;
-    if (afc & 0x02) o += 1 + p[4]!;
+    if (afc & 0x02) o += 1 + b[at + 4]!;
     if (o >= PACKET_LENGTH) return;
-    const payload = p.subarray(o);
-    if (pid === PAT_PID || pid === this.pmtPid) this.psi(pid, payload, pusi);
-    else if (this.streams.has(pid)) this.pesPayload(pid, payload, pusi);
+    if (pid === PAT_PID || pid === this.pmtPid) {
+      if (pusi) {
+        const copy = Buffer.from(b.subarray(at, at + PACKET_LENGTH));
+        if (pid === PAT_PID) this.patPacket = copy;
+        else this.pmtPacket = copy;
+      }
+      this.psi(pid, b.subarray(at + o, at + PACKET_LENGTH), pusi);
+    } else if (this.streams.has(pid)) this.pesPayload(pid, b, at + o, at + PACKET_LENGTH, pusi);
   }
 
   private psi(pid: number, payload: Buffer, pusi: boolean): void {
@@ -239,38 +269,55 @@ export class TsDemux {
     this.events.pmt([...streams.values()], programNumber);
   }
 
-  private pesPayload(pid: number, payload: Buffer, pusi: boolean): void {
+  private pesPayload(pid: number, b: Buffer, from: number, to: number, pusi: boolean): void {
+    let a = this.assemblies.get(pid);
     if (pusi) {
-      this.finishPes(pid);
-      const expected =
-        payload.length >= 6 && payload[0] === 0 && payload[1] === 0 && payload[2] === 1
-          ? (payload[4]! << 8) | payload[5]!
+      if (a) this.finishPes(pid);
+      const len = to - from;
+      const declared =
+        len >= 6 && b[from] === 0 && b[from + 1] === 0 && b[from + 2] === 1
+          ? (b[from + 4]! << 8) | b[from + 5]!
           : -1;
-      this.assemblies.set(pid, {
-        chunks: [Buffer.from(payload)],
-        size: payload.length,
-        expected: expected > 0 ? expected + 6 : 0,
+      const expected = declared > 0 ? declared + 6 : 0;
+      const limit = this.headOnly(pid) ? PES_HEAD_BYTES : MAX_PES_BYTES;
+      const want = expected || Math.max(MIN_PES_CAPACITY, (this.lastSize.get(pid) ?? 0) * 1.25);
+      a = {
+        buf: Buffer.allocUnsafe(Math.min(limit, Math.max(len, Math.ceil(want)))),
+        size: 0,
+        total: 0,
+        expected,
         packetIndex: this.packetCount,
-      });
-    } else {
-      const a = this.assemblies.get(pid);
-      if (!a) return;
-      if (a.size + payload.length > MAX_PES_BYTES) {
-        this.assemblies.delete(pid);
-        return;
-      }
-      a.chunks.push(Buffer.from(payload));
-      a.size += payload.length;
+        limit,
+      };
+      this.assemblies.set(pid, a);
+    } else if (!a) return;
+    const len = to - from;
+    if (a.total + len > MAX_PES_BYTES) {
+      this.assemblies.delete(pid);
+      return;
     }
-    const a = this.assemblies.get(pid);
-    if (a && a.expected > 0 && a.size >= a.expected) this.finishPes(pid);
+    a.total += len;
+    const keep = Math.min(len, a.limit - a.size);
+    if (keep > 0) {
+      if (a.size + keep > a.buf.length) {
+        const grown = Buffer.allocUnsafe(
+          Math.min(a.limit, Math.max(a.size + keep, a.buf.length * 2)),
+        );
+        a.buf.copy(grown, 0, 0, a.size);
+        a.buf = grown;
+      }
+      b.copy(a.buf, a.size, from, from + keep);
+      a.size += keep;
+    }
+    if (a.expected > 0 && a.total >= a.expected) this.finishPes(pid);
   }
 
   private finishPes(pid: number): void {
     const a = this.assemblies.get(pid);
     if (!a) return;
     this.assemblies.delete(pid);
-    const b = a.chunks.length === 1 ? a.chunks[0]! : Buffer.concat(a.chunks, a.size);
+    this.lastSize.set(pid, a.total);
+    const b = a.buf.subarray(0, a.size);
     if (b.length < 9 || b[0] !== 0 || b[1] !== 0 || b[2] !== 1) return;
     const flags = b[7]!;
     const headerEnd = 9 + b[8]!;
@@ -280,11 +327,14 @@ export class TsDemux {
     if (flags & 0x80) pts = readTimestamp(b, 9);
     if ((flags & 0xc0) === 0xc0) dts = readTimestamp(b, 14);
     const end = a.expected > 0 ? Math.min(a.expected, b.length) : b.length;
+    const total = a.expected > 0 ? Math.min(a.expected, a.total) : a.total;
     this.events.pes({
       pid,
       pts,
       dts,
       data: b.subarray(headerEnd, end),
+      size: Math.max(0, total - headerEnd),
+      head: a.size < a.total,
       packetIndex: a.packetIndex,
     });
   }

@@ -1,0 +1,163 @@
+// Benchmark: segmenting throughput of the OTT packager (TS → HLS over TS, TS → CMAF) beside
+// `ffmpeg -c copy -f hls` and `ffmpeg -c copy -f dash` on the same 60 s 1080p 5 Mbit/s
+// H.264 + AAC file, in the same run, in MB of input per CPU-second.
+// Run: npx tsx bench/ott-segment.ts [rounds, default 3]   Figures: bench/RESULTS.md.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readSettings } from '../src/ott/options.ts';
+import { Packager } from '../src/ott/packager.ts';
+import { ManualClock } from '../src/util/clock.ts';
+
+const ROUNDS = Number(process.argv[2] ?? 3);
+const SECONDS = 60;
+/** What a UDP input hands the bus per call (64 datagrams of 7 packets). */
+const BATCH = 64 * 7 * 188;
+const MB = 1024 * 1024;
+/** Goals of issue 4: ours / ffmpeg. */
+const GOAL_HLS = 3;
+const GOAL_CMAF = 1.5;
+
+function makeInput(file: string): void {
+  execFileSync('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1920x1080:rate=25:duration=${SECONDS}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:sample_rate=48000:duration=${SECONDS}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-b:v',
+    '5M',
+    '-maxrate',
+    '5M',
+    '-bufsize',
+    '5M',
+    '-g',
+    '50',
+    '-keyint_min',
+    '50',
+    '-sc_threshold',
+    '0',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-f',
+    'mpegts',
+    file,
+  ]);
+}
+
+/** CPU seconds of our packager over the whole file (in-process, process.cpuUsage). */
+function ours(input: Buffer, mode: number): number {
+  const clock = new ManualClock();
+  const p = new Packager(
+    readSettings({ 'ott-hls': mode, 'ott-segment-duration': 4, 'ott-window': 6 }),
+    clock,
+  );
+  const before = process.cpuUsage();
+  for (let o = 0; o < input.length; o += BATCH)
+    p.packets(input.subarray(o, Math.min(input.length, o + BATCH)));
+  p.end();
+  const used = process.cpuUsage(before);
+  const segs = mode === 1 ? p.tsStore!.all().length : p.renditions[0]!.store.all().length;
+  if (segs === 0) throw new Error('no segments made');
+  return (used.user + used.system) / 1e6;
+}
+
+/** CPU seconds (user + system) of one ffmpeg run, from GNU time. */
+function ffmpeg(input: string, out: string, format: 'hls' | 'dash'): number {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const args = ['-hide_banner', '-loglevel', 'error', '-y', '-i', input, '-map', '0', '-c', 'copy'];
+  if (format === 'hls')
+    args.push('-f', 'hls', '-hls_time', '4', '-hls_list_size', '0', join(out, 'index.m3u8'));
+  else
+    args.push(
+      '-bsf:a',
+      'aac_adtstoasc',
+      '-tag:v',
+      'avc1',
+      '-tag:a',
+      'mp4a',
+      '-f',
+      'dash',
+      '-seg_duration',
+      '4',
+      join(out, 'index.mpd'),
+    );
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', 'ffmpeg', ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ffmpeg ${format} failed: ${r.stderr}`);
+  const m = /([\d.]+) ([\d.]+)\s*$/.exec(r.stderr.trim());
+  if (!m) throw new Error(`no CPU time from /usr/bin/time: ${r.stderr}`);
+  return Number(m[1]) + Number(m[2]);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+
+function main(): void {
+  // Outputs of ffmpeg go to a tmpfs when there is one, so its figure is not disk-bound.
+  const base = (() => {
+    try {
+      return mkdtempSync('/dev/shm/sluice-bench-');
+    } catch {
+      return mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+    }
+  })();
+  try {
+    const file = join(base, 'in.ts');
+    console.log(`generating ${SECONDS} s 1080p 5 Mbit/s H.264 + AAC …`);
+    makeInput(file);
+    const input = readFileSync(file);
+    const mb = input.length / MB;
+    // Warm up the JIT once on each path (a server packages for hours).
+    ours(input, 1);
+    ours(input, 2);
+    const runs = {
+      hls: [] as number[],
+      cmaf: [] as number[],
+      fh: [] as number[],
+      fd: [] as number[],
+    };
+    for (let i = 0; i < ROUNDS; i++) {
+      runs.hls.push(ours(input, 1));
+      runs.cmaf.push(ours(input, 2));
+      runs.fh.push(ffmpeg(file, join(base, 'hls'), 'hls'));
+      runs.fd.push(ffmpeg(file, join(base, 'dash'), 'dash'));
+    }
+    const rate = (cpu: number[]) => mb / median(cpu);
+    const hls = rate(runs.hls);
+    const cmaf = rate(runs.cmaf);
+    const fh = rate(runs.fh);
+    const fd = rate(runs.fd);
+    console.log(`input ${mb.toFixed(1)} MB, median of ${ROUNDS} rounds, MB per CPU-second`);
+    console.log('| path | sluice | ffmpeg -c copy | ratio | goal |');
+    console.log('|---|---|---|---|---|');
+    console.log(
+      `| TS → HLS over TS | ${hls.toFixed(0)} | ${fh.toFixed(0)} (-f hls) | ${(hls / fh).toFixed(2)}× | ≥ ${GOAL_HLS}× ${hls / fh >= GOAL_HLS ? 'met' : 'missed'} |`,
+    );
+    console.log(
+      `| TS → CMAF | ${cmaf.toFixed(0)} | ${fd.toFixed(0)} (-f dash) | ${(cmaf / fd).toFixed(2)}× | ≥ ${GOAL_CMAF}× ${cmaf / fd >= GOAL_CMAF ? 'met' : 'missed'} |`,
+    );
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+main();

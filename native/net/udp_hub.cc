@@ -96,6 +96,9 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s) {
       maxN_ = std::max(maxN_, n);
       scratch_.assign(slot_ * static_cast<size_t>(maxN_), 0);
       ctrl_.assign(kCtrl * static_cast<size_t>(maxN_), 0);
+      msgs_.assign(static_cast<size_t>(maxN_), mmsghdr{});
+      iov_.assign(static_cast<size_t>(maxN_), iovec{});
+      armed_ = 0;
     }
   }
   if (!running_) {
@@ -168,19 +171,14 @@ void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
   if (s.backoff) return;
   const size_t slot = static_cast<size_t>(s.opts.maxDatagram);
   const int maxN = s.opts.batchDatagrams;
-  mmsghdr msgs[1024];  // batchDatagrams ≤ 1024 (façade)
-  iovec iov[1024];
+  if (slot != armedSlot_) {  // entries carry iov_len: a socket with another maxDatagram
+    armed_ = 0;
+    armedSlot_ = slot;
+  }
   for (int call = 0; call < kMaxCallsPerSocket; call++) {
     const int room = maxN - (s.cur ? static_cast<int>(s.cur->lengths.size()) : 0);
-    for (int i = 0; i < room; i++) {
-      iov[i] = {scratch_.data() + static_cast<size_t>(i) * slot, slot};
-      std::memset(&msgs[i], 0, sizeof(mmsghdr));
-      msgs[i].msg_hdr.msg_iov = &iov[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
-      msgs[i].msg_hdr.msg_control = ctrl_.data() + static_cast<size_t>(i) * kCtrl;
-      msgs[i].msg_hdr.msg_controllen = kCtrl;
-    }
-    int n = recvmmsg(s.fd, msgs, static_cast<unsigned>(room), MSG_DONTWAIT, nullptr);
+    for (; armed_ < room; armed_++) Arm(armed_, slot);
+    int n = recvmmsg(s.fd, msgs_.data(), static_cast<unsigned>(room), MSG_DONTWAIT, nullptr);
     if (n < 0) {
       int err = errno;
       if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) Fault(s, err, out);
@@ -198,20 +196,25 @@ void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
     }
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++) {
-      size_t len = msgs[i].msg_len;
-      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) s.truncated++;
+      msghdr& h = msgs_[i].msg_hdr;
+      size_t len = msgs_[i].msg_len;
+      if (h.msg_flags & MSG_TRUNC) s.truncated++;
       if (len > slot) len = slot;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+      for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
           uint32_t dropped;
           std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
           s.drops.store(dropped);
         }
       }
-      const uint8_t* src = scratch_.data() + static_cast<size_t>(i) * slot;
+      const uint8_t* src = scratch_.data() + static_cast<size_t>(i) * slot_;
       s.cur->data.insert(s.cur->data.end(), src, src + len);
       s.cur->lengths.push_back(static_cast<int32_t>(len));
       bytes += len;
+      // the kernel wrote these three: ready the entry for the next call again
+      h.msg_controllen = kCtrl;
+      h.msg_flags = 0;
+      msgs_[i].msg_len = 0;
     }
     s.bytes += bytes;
     s.datagrams += static_cast<uint64_t>(n);
@@ -219,6 +222,15 @@ void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
     Complete(s, out);      // full: more may be queued
     busy = true;
   }
+}
+
+void UdpHub::Arm(int i, size_t slot) {
+  iov_[i] = {scratch_.data() + static_cast<size_t>(i) * slot_, slot};
+  msgs_[i] = mmsghdr{};
+  msgs_[i].msg_hdr.msg_iov = &iov_[i];
+  msgs_[i].msg_hdr.msg_iovlen = 1;
+  msgs_[i].msg_hdr.msg_control = ctrl_.data() + static_cast<size_t>(i) * kCtrl;
+  msgs_[i].msg_hdr.msg_controllen = kCtrl;
 }
 
 void UdpHub::Run() {

@@ -3,6 +3,7 @@
 // ThreadSafeFunction call (a batch list). The thread runs while at least one socket is open.
 #pragma once
 #include <napi.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -77,6 +78,7 @@ class UdpHub {
   void Fault(UdpSocketState& s, int err, UdpBatchList& out);
   void Stop();
   void CloseFds();
+  void Arm(int i, size_t slot);
 
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<UdpSocketState>> socks_;  // under mu_
@@ -92,6 +94,12 @@ class UdpHub {
   size_t slot_ = 0;
   int maxN_ = 0;
   std::vector<uint8_t> scratch_, ctrl_;
+  // recvmmsg headers, set up once per resize: a call only re-arms the entries the previous call
+  // filled (most calls read one or two datagrams of a 64-entry batch).
+  std::vector<mmsghdr> msgs_;
+  std::vector<iovec> iov_;
+  int armed_ = 0;          // entries [0, armed_) are ready for the next call …
+  size_t armedSlot_ = 0;   // … with this iov_len
 };
 
 }  // namespace sluice

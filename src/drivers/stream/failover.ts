@@ -7,7 +7,7 @@ export interface InputHealth {
   supported: boolean;
   /** Opened and not failed. */
   usable: boolean;
-  /** ms since the input was opened (active or probing), -1 when closed. */
+  /** ms since the input became active (probing: since it was opened), -1 when closed. */
   openFor: number;
   /** Valid TS within the stream timeout. */
   alive: boolean;
@@ -39,6 +39,17 @@ function tooManyErrors(h: InputHealth, s: FailoverSettings): boolean {
   return s.errorRate > 0 && h.errorRate !== null && h.errorRate > s.errorRate;
 }
 
+/** Where to go from `from`: the first other input (cyclic) already delivering valid TS (a
+ *  probed primary), else simply the next one, which then gets a whole stream-timeout. */
+export function pickNext(inputs: InputHealth[], from: number): number {
+  for (let k = 1; k < inputs.length; k++) {
+    const i = (from + k) % inputs.length;
+    const h = inputs[i]!;
+    if (h.supported && h.usable && h.alive) return i;
+  }
+  return nextInput(inputs, from);
+}
+
 /** Called often (a few times a second): should the active input be left? */
 export function checkActive(
   inputs: InputHealth[],
@@ -47,7 +58,7 @@ export function checkActive(
 ): Decision | null {
   const h = inputs[active];
   if (!h) return null;
-  const to = nextInput(inputs, active);
+  const to = pickNext(inputs, active);
   if (!h.supported || !h.usable) {
     return to === active ? null : { to, reason: 'input unusable' };
   }

@@ -43,6 +43,9 @@ export class InputRunner {
   /** Monotonic ms of the last valid TS packets; -1 = none since opened. */
   lastValid = -1;
   openedAt = -1;
+  /** Monotonic ms the input last became the active one (-1 = never): a switch to an input that
+   *  was already open to be probed gives it a whole `stream-timeout` from then to prove itself. */
+  activeSince = -1;
   private error = '';
   private samples: ErrorSample[] = [];
   private lastSample = -1;
@@ -70,6 +73,7 @@ export class InputRunner {
 
   /** Open the transport in `mode` (or just change the mode when already open). */
   open(mode: Exclude<InputMode, 'off'>): void {
+    if (mode === 'active' && this.mode !== 'active') this.activeSince = this.o.clock.monotonic();
     this.mode = mode;
     if (this.transport) return;
     const factory = INPUT_FACTORIES[this.type];

@@ -248,7 +248,11 @@ export class StreamInstance implements Instance<Spec> {
     return this.runners.map((r) => ({
       supported: r.supported,
       usable: r.supported && !(r.failed && !r.isOpen),
-      openFor: r.isOpen ? now - r.openedAt : -1,
+      // The active input's clock starts when it became active, not when it was opened to be
+      // probed: otherwise a dead primary re-entered from a dead backup is left at once.
+      openFor: !r.isOpen
+        ? -1
+        : now - (r.mode === 'active' ? Math.max(r.openedAt, r.activeSince) : r.openedAt),
       alive: r.deliveredWithin(s.streamTimeoutMs),
       errorRate: r.isOpen ? r.errorRate(windowMs) : null,
     }));

@@ -64,19 +64,39 @@ const AUDIO_BITRATE = '128k';
 const optEscape = (s: string) => s.replace(/[\\':]/g, (c) => '\\' + c);
 const graphEscape = (s: string) => s.replace(/[\\',;[\]]/g, (c) => '\\' + c);
 
-function overlayFilters(cfg: Record<string, unknown>, height: number): string[] {
+/** DejaVu Sans advance width is about 0.6 em or less for Latin text (W, M, %): a line of n
+ *  characters at font size s is at most n × 0.6 × s pixels wide. */
+const GLYPH_EM = 0.6;
+/** Overlay lines keep this share of the picture width (the box border takes the rest). */
+const OVERLAY_WIDTH_SHARE = 0.92;
+const OVERLAY_MIN_SIZE = 8;
+
+/** Font size of an overlay line: 1/14 of the height, smaller when the line would not fit. */
+export function overlayFontSize(width: number, height: number, line: string): number {
+  const base = Math.max(12, Math.round(height / 14));
+  const fit = Math.floor(
+    (width * OVERLAY_WIDTH_SHARE) / (GLYPH_EM * Math.max(1, [...line].length)),
+  );
+  return Math.max(OVERLAY_MIN_SIZE, Math.min(base, fit));
+}
+
+function overlayFilters(cfg: Record<string, unknown>, width: number, height: number): string[] {
   if (!bool(cfg, 'enable-overlay', true) || !existsSync(OVERLAY_FONT)) return [];
-  const size = Math.max(12, Math.round(height / 14));
   const font = `fontfile=${optEscape(OVERLAY_FONT)}:fontcolor=white:box=1:boxcolor=black@0.6:boxborderw=8`;
   const fmt = str(cfg, 'time-format') || '%H:%M:%S';
   const clock = `%{localtime:${fmt.replace(/[\\:]/g, (c) => '\\' + c)}}`;
+  // strftime output is about as long as the format (%H gives two characters), a little longer
+  // for some conversions (%Y gives four): count one more per conversion.
+  const clockChars = fmt.length + (fmt.match(/%./g)?.length ?? 0);
+  const size = overlayFontSize(width, height, 'x'.repeat(clockChars));
   const out = [
     `drawtext=${graphEscape(`${font}:fontsize=${size}:x=(w-tw)/2:y=h-th-${size}:text=${optEscape(clock)}`)}`,
   ];
   const text = str(cfg, 'text-overlay');
   if (text) {
+    const tsize = overlayFontSize(width, height, text);
     out.push(
-      `drawtext=${graphEscape(`${font}:fontsize=${size}:x=(w-tw)/2:y=${size}:expansion=none:text=${optEscape(text)}`)}`,
+      `drawtext=${graphEscape(`${font}:fontsize=${tsize}:x=(w-tw)/2:y=${tsize}:expansion=none:text=${optEscape(text)}`)}`,
     );
   }
   return out;
@@ -101,7 +121,7 @@ export function testGeneratorArgs(cfg: Record<string, unknown>): string[] {
   const vKbps = num(cfg, 'video-bitrate', 3000);
   const gop = num(cfg, 'gop-interval', 25);
   const sar = `${num(cfg, 'width-par', 1)}/${num(cfg, 'height-par', 1)}`;
-  const vf = [`setsar=${sar}`, ...overlayFilters(cfg, height), 'format=yuv420p'].join(',');
+  const vf = [`setsar=${sar}`, ...overlayFilters(cfg, width, height), 'format=yuv420p'].join(',');
   const args = ['-hide_banner', '-loglevel', 'warning', '-nostdin'];
   args.push('-re', '-f', 'lavfi', '-i', video, '-re', '-f', 'lavfi', '-i', audio);
   args.push(

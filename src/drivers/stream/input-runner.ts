@@ -32,6 +32,11 @@ interface ErrorSample {
 }
 
 const STATS_EVERY_MS = 250;
+/** An input is shown `receiving` while valid TS arrived within this long (validity itself
+ *  allows PSI gaps of up to 2 s: PSI_FRESH_MS). */
+const RECEIVING_WITHIN_MS = 3000;
+/** This much junk and not one aligned packet: the source is not a transport stream. */
+const NOT_TS_JUNK_BYTES = 188 * 64;
 
 export class InputRunner {
   readonly index: number;
@@ -178,23 +183,32 @@ export class InputRunner {
     return ((last.p1 - first.p1) * 1000) / (last.at - first.at);
   }
 
+  /** What the input's state is and why: `receiving` only while valid TS arrives (not merely
+   *  once, long ago); a transport fault (missing file, refused connection, child that cannot
+   *  run) makes it `error` with the fault as message; junk without a sync byte is named. */
+  private describe(st: TsStats | null): { state: string; message?: string } {
+    if (!this.supported) return { state: NOT_SUPPORTED_YET };
+    if (this.error) return { state: 'error', message: this.error };
+    if (this.mode === 'off') return { state: 'idle' };
+    if (this.deliveredWithin(RECEIVING_WITHIN_MS)) return { state: 'receiving' };
+    const fault = this.transport?.fault?.() ?? '';
+    if (fault) return { state: 'error', message: fault };
+    if (st && st.packets === 0 && st.junkBytes >= NOT_TS_JUNK_BYTES) {
+      return { state: 'error', message: 'not a transport stream (no 0x47 sync bytes 188 apart)' };
+    }
+    return { state: 'waiting' };
+  }
+
   status(): Record<string, unknown> {
     const st = this.stats();
     const now = this.o.clock.monotonic();
+    const { state, message } = this.describe(st);
     return {
       index: this.index,
       type: this.type,
       mode: this.mode,
-      state: !this.supported
-        ? NOT_SUPPORTED_YET
-        : this.error
-          ? 'error'
-          : this.mode === 'off'
-            ? 'idle'
-            : this.lastValid < 0
-              ? 'waiting'
-              : 'receiving',
-      ...(this.error ? { message: this.error } : {}),
+      state,
+      ...(message ? { message } : {}),
       lastValidAgoMs: this.lastValid < 0 ? null : Math.round(now - this.lastValid),
       ...(this.mode !== 'off' ? { validity: this.validity.verdict(now) } : {}),
       ...(this.transport ? { transport: this.transport.status() } : {}),

@@ -19,6 +19,8 @@ export class ChildInput implements InputTransport {
   private lastExit = '';
   private stderr: string[] = [];
   private startedAt = 0;
+  /** Why the last spawn failed (ENOENT, EACCES …), kept over the 'close' that follows it. */
+  private spawnError = '';
 
   constructor(
     private readonly cmd: string,
@@ -42,8 +44,10 @@ export class ChildInput implements InputTransport {
     this.child = child;
     this.starts++;
     this.startedAt = this.ctx.clock.monotonic();
+    this.spawnError = '';
     child.stdout!.on('data', (d: Buffer) => {
       this.bytes += d.length;
+      this.delivering = true;
       this.ctx.onData(d);
     });
     let partial = '';
@@ -58,17 +62,22 @@ export class ChildInput implements InputTransport {
       }
     });
     child.on('error', (err) => {
-      this.lastExit = err.message;
-      this.ctx.log.error({ err, cmd: this.cmd }, 'input child failed to start');
+      this.spawnError = describeSpawnError(err, this.cmd);
+      this.lastExit = this.spawnError;
     });
     child.on('close', (code, signal) => {
       if (this.child !== child) return;
       this.child = null;
-      this.lastExit = signal ? `killed by ${signal}` : `exited with code ${code}`;
+      this.delivering = false;
+      this.lastExit =
+        this.spawnError || (signal ? `killed by ${signal}` : `exited with code ${code}`);
       if (this.closed) return;
       if (this.ctx.clock.monotonic() - this.startedAt > STABLE_RUN_MS) this.backoff.reset();
       const d = this.backoff.schedule(() => this.start());
-      this.ctx.log.warn({ cmd: this.cmd, exit: this.lastExit, retryMs: d }, 'input child exited');
+      this.ctx.log.warn(
+        { cmd: this.cmd, exit: this.lastExit, retryMs: d },
+        this.spawnError ? 'input child failed to start' : 'input child exited',
+      );
     });
   }
 
@@ -89,6 +98,13 @@ export class ChildInput implements InputTransport {
     });
   }
 
+  /** Set from the first bytes of a run until the child ends. */
+  private delivering = false;
+
+  fault(): string {
+    return this.delivering ? '' : this.lastExit;
+  }
+
   status(): Record<string, unknown> {
     return {
       pid: this.child?.pid ?? null,
@@ -98,4 +114,12 @@ export class ChildInput implements InputTransport {
       ...(this.stderr.length ? { stderr: [...this.stderr] } : {}),
     };
   }
+}
+
+/** A spawn failure in words an operator acts on (Node says only "spawn X EACCES"). */
+function describeSpawnError(err: Error, cmd: string): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `cannot run ${cmd}: no such file`;
+  if (code === 'EACCES') return `cannot run ${cmd}: not executable (permission denied)`;
+  return `cannot run ${cmd}: ${err.message}`;
 }

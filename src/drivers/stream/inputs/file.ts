@@ -26,6 +26,8 @@ export class FileInput implements InputTransport {
   private loops = 0;
   private bytes = 0;
   private lastError = '';
+  /** The file cannot be opened (missing, no permission) or reading it failed for good. */
+  private failing = false;
   private running: Promise<void> | null = null;
   // pacing state
   private pcrPid = -1;
@@ -43,6 +45,7 @@ export class FileInput implements InputTransport {
     if (!str(this.cfg, 'file-path')) throw new Error('file input: file-path is not set');
     this.running = this.run().catch((err) => {
       this.lastError = (err as Error).message;
+      this.failing = true;
       this.ctx.log.error({ err }, 'file input stopped');
     });
   }
@@ -56,8 +59,10 @@ export class FileInput implements InputTransport {
       if (!this.fh) {
         try {
           this.fh = await open(path, 'r');
+          this.failing = false;
         } catch (err) {
           this.lastError = (err as Error).message;
+          this.failing = true;
           await this.sleep(REOPEN_DELAY_MS);
           continue;
         }
@@ -137,6 +142,10 @@ export class FileInput implements InputTransport {
     await this.running;
     await this.fh?.close().catch(() => undefined);
     this.fh = null;
+  }
+
+  fault(): string {
+    return this.failing ? this.lastError : '';
   }
 
   status(): Record<string, unknown> {

@@ -3,8 +3,10 @@
 /** 27 MHz PCR ticks per millisecond. */
 export const PCR_PER_MS = 27_000;
 
-/** The PCR (27 MHz) carried by the packet at `o`, or -1. */
+/** The PCR (27 MHz) carried by the TS packet at `o`, or -1 (no PCR, or no sync byte there). */
 export function readPcr(p: Buffer, o: number): number {
+  // Junk (a file that is not TS) must not be read as PCRs: they would defeat pacing.
+  if (p[o] !== 0x47) return -1;
   if ((p[o + 3]! & 0x20) === 0 || p[o + 4]! < 7 || (p[o + 5]! & 0x10) === 0) return -1;
   const b = o + 6;
   const base =

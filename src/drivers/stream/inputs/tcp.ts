@@ -76,6 +76,10 @@ export class TcpInput implements InputTransport {
     });
   }
 
+  fault(): string {
+    return this.connected ? '' : this.lastError;
+  }
+
   status(): Record<string, unknown> {
     return {
       connected: this.connected,

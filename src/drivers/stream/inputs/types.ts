@@ -23,6 +23,9 @@ export interface InputTransport {
   close(): Promise<void>;
   /** Transport-level health (connected, restarts, granted buffer, RTP gaps …). */
   status(): Record<string, unknown>;
+  /** What keeps the transport from delivering right now ('' = nothing known): a missing
+   *  file, a refused connection, a child that cannot run. Shown as the input's message. */
+  fault?(): string;
 }
 
 export type InputFactory = (cfg: Record<string, unknown>, ctx: InputContext) => InputTransport;

@@ -1,0 +1,187 @@
+// Bench: the whole box. How many 8 Mbit/s UDP channels the real server (`sluice serve`)
+// ingests, packages as HLS and records to a storage at once, with no loss and an event-loop
+// p99 under 10 ms; beside ffmpeg doing the same work per channel (`-c copy -f hls` into a
+// directory, one process per channel) at the same count in the same run, CPU compared.
+// Loopback only; bounded in channel count and time.
+// Usage: npx tsx bench/dvr-box.ts [counts=0,5,10,20,40] [seconds-per-step=15] (0 = idle baseline)
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startServer, tempDir } from '../test/helpers/server.ts';
+
+const counts = (process.argv[2] ?? '0,5,10,20,40').split(',').map(Number);
+const SECONDS = Number(process.argv[3] ?? 15);
+const MAX_CHANNELS = 200;
+const MBPS = 8;
+const TS_PER_DATAGRAM = 7;
+const LOOP_P99_GOAL_MS = 10;
+const SENDER = join(tmpdir(), 'sluice-dvr-box-send');
+
+const cleanups: (() => unknown)[] = [];
+const t = { teardown: (fn: () => unknown) => cleanups.push(fn) };
+const dir = await tempDir(t, 'sluice-dvr-box-');
+execFileSync('gcc', ['-O2', '-o', SENDER, join(import.meta.dirname, 'dvr-box-send.c')]);
+const media = join(dir, 'ch.ts');
+// 30 s of 640x360 H.264 at ~7 Mbit/s + MP2, muxed to a constant 8 Mbit/s.
+execFileSync('ffmpeg', [
+  ...['-nostdin', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=30'],
+  ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=30'],
+  ...['-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '7M', '-minrate', '7M', '-maxrate', '7M'],
+  ...['-bufsize', '2M', '-g', '50', '-c:a', 'mp2', '-b:a', '128k', '-muxrate', `${MBPS}M`],
+  ...['-f', 'mpegts', media],
+]);
+
+function cpuOf(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, clock ticks of 10 ms
+}
+
+function send(port: number, n: number): Promise<number> {
+  const p = spawn(SENDER, [
+    media,
+    '127.0.0.1',
+    String(port),
+    String(n),
+    String(MBPS),
+    String(SECONDS),
+  ]);
+  let out = '';
+  p.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  return new Promise((r) => p.once('exit', () => r(Number(out.trim()))));
+}
+
+interface Row {
+  n: number;
+  loss: number;
+  p99: number;
+  recorded: number;
+  cpu: number;
+  peerCpu: number;
+  peerLossy: number;
+}
+
+async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
+  const base = await freePort();
+  const srv = await startServer(t, {
+    config: {
+      'dvr-storage-list': {
+        storage: [
+          {
+            id: 1,
+            name: 'bench',
+            'dir-path': join(dir, `store-${n}`),
+            'disk-emergency-bytes': 256 * 1024 * 1024,
+          },
+        ],
+      },
+      stream: Array.from({ length: n }, (_, i) => ({
+        id: i + 1,
+        'stream-name': `ch${i}`,
+        pause: false,
+        'ott-hls': 1,
+        'ott-segment-duration': 2,
+        'dvr-storage': 1,
+        input: [{ type: 'udp', address: '127.0.0.1', port: base + i }],
+      })),
+    },
+  });
+  await new Promise((r) => setTimeout(r, 2000)); // inputs bound
+  const get = async (p: string) =>
+    (await fetch(`${srv.url}${p}`, { signal: AbortSignal.timeout(10_000) })).text();
+  await get('/metrics'); // resets the event-loop histogram
+  const cpu0 = cpuOf(srv.proc.pid!);
+  // n = 0: the idle server's loop delay on this machine, the baseline for the p99 figures.
+  const sent =
+    n > 0
+      ? await send(base, n)
+      : await new Promise<number>((r) => setTimeout(() => r(0), SECONDS * 1000));
+  await new Promise((r) => setTimeout(r, 1500)); // last segments close
+  const cpu = cpuOf(srv.proc.pid!) - cpu0;
+  const metrics = await get('/metrics');
+  const p99 = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(metrics)?.[1] ?? Number.NaN);
+  const streams = JSON.parse(await get('/data/stream')) as {
+    inputs?: { packets?: number }[];
+  }[];
+  const packets = streams.reduce((a, s) => a + (s.inputs?.[0]?.packets ?? 0), 0);
+  const list = JSON.parse(await get('/data/dvr-storage-list')) as {
+    streams: { 'archived-sec': number }[];
+  }[];
+  const recorded = list[0]?.streams.filter((s) => s['archived-sec'] > 0).length ?? 0;
+  await srv.stop();
+  return {
+    n,
+    loss: n > 0 ? 1 - packets / (sent * TS_PER_DATAGRAM * n) : 0,
+    p99: p99 * 1000,
+    recorded,
+    cpu,
+  };
+}
+
+async function peer(n: number): Promise<{ peerCpu: number; peerLossy: number }> {
+  const base = await freePort();
+  const procs: ChildProcess[] = [];
+  const errs: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const out = join(dir, `peer-${n}`, `ch${i}`);
+    mkdirSync(out, { recursive: true });
+    const p = spawn('ffmpeg', [
+      ...[
+        '-nostdin',
+        '-v',
+        'warning',
+        '-i',
+        `udp://127.0.0.1:${base + i}?fifo_size=1000000&overrun_nonfatal=1`,
+      ],
+      ...['-c', 'copy', '-f', 'hls', '-hls_time', '2', '-hls_list_size', '0'],
+      join(out, 'index.m3u8'),
+    ]);
+    errs[i] = '';
+    p.stderr.on('data', (d: Buffer) => {
+      errs[i] += d.toString();
+    });
+    procs.push(p);
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  const cpu0 = procs.reduce((a, p) => a + cpuOf(p.pid!), 0);
+  await send(base, n);
+  await new Promise((r) => setTimeout(r, 1500));
+  const cpu = procs.reduce((a, p) => a + cpuOf(p.pid!), 0) - cpu0;
+  // ffmpeg blocks in its UDP read once the sender stops: SIGINT, then SIGKILL.
+  const exits = procs.map((p) => new Promise((r) => p.once('exit', r)));
+  for (const p of procs) p.kill('SIGINT');
+  const force = setTimeout(() => {
+    for (const p of procs) p.kill('SIGKILL');
+  }, 3000);
+  await Promise.all(exits);
+  clearTimeout(force);
+  const lossy = errs.filter((e) => /continuity|overrun|corrupt/i.test(e)).length;
+  const wrote = readdirSync(join(dir, `peer-${n}`)).filter(
+    (c) => readdirSync(join(dir, `peer-${n}`, c)).filter((f) => f.endsWith('.ts')).length > 0,
+  ).length;
+  if (wrote < n) console.log(`  peer: only ${wrote}/${n} channels wrote segments`);
+  return { peerCpu: cpu, peerLossy: lossy };
+}
+
+console.log(`media ready; steps ${counts.join(', ')} × ${SECONDS} s`);
+const rows: Row[] = [];
+try {
+  for (const n of counts.filter((c) => c >= 0 && c <= MAX_CHANNELS)) {
+    const s = await sluice(n);
+    const p = n > 0 ? await peer(n) : { peerCpu: 0, peerLossy: 0 };
+    const row = { ...s, ...p };
+    rows.push(row);
+    console.log(
+      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
+    );
+    if (row.p99 >= LOOP_P99_GOAL_MS) console.log(`  loop p99 above ${LOOP_P99_GOAL_MS} ms`);
+    if (row.loss > 0.0001 || row.recorded < n) {
+      console.log(`stopping: loss or a channel not recording at ${n} channels`);
+      break;
+    }
+  }
+} finally {
+  for (const fn of cleanups.reverse()) await fn();
+}

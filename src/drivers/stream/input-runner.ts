@@ -24,6 +24,8 @@ export interface RunnerOptions {
   /** `owned`: nobody else holds `packets` (the splicer may rewrite them without a copy). */
   onPackets(runner: InputRunner, packets: Buffer, owned: boolean): void;
   onSections(runner: InputRunner, sections: Section[]): void;
+  /** The transport's next bytes do not continue the previous ones (inputs/types.ts). */
+  onDiscontinuity(runner: InputRunner, reason: string): void;
 }
 
 interface ErrorSample {
@@ -102,6 +104,9 @@ export class InputRunner {
         streamName: this.o.streamName,
         index: this.index,
         onData: (buf, owned) => this.onData(buf, owned === true),
+        onDiscontinuity: (reason) => {
+          if (this.mode === 'active') this.o.onDiscontinuity(this, reason);
+        },
       });
       this.transport.start();
     } catch (err) {

@@ -155,6 +155,10 @@ export class StreamInstance implements Instance<Spec> {
       wantSections: bool(this.spec, 'epg-export', false),
       onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),
+      onDiscontinuity: (r, reason) => {
+        // Spliced like a switch to the same input: the output stays continuous.
+        if (r.index === this.active) this.pendingSplice = `input ${r.index}: ${reason}`;
+      },
     });
   }
 

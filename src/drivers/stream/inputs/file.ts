@@ -75,6 +75,8 @@ export class FileInput implements InputTransport {
         carry = Buffer.alloc(0);
         this.loops++;
         this.pcr0 = -1; // the loop restarts time: re-anchor on the next PCR
+        // Counters and timestamps jump back to the file's start: splice there.
+        this.ctx.onDiscontinuity?.(device ? 'device reopened' : 'file looped');
         if (device) await this.sleep(REOPEN_DELAY_MS);
         continue;
       }

@@ -15,6 +15,10 @@ export interface InputContext {
    *  again (a fresh batch, not a reused read buffer), so the output path may rewrite it in place
    *  instead of copying it. */
   onData(buf: Buffer, owned?: boolean): void;
+  /** The next bytes do not continue the previous ones (a file looped, a device reopened): the
+   *  stream splices there as at an input switch — continuity counters kept, PIDs marked with
+   *  discontinuity_indicator — so players and monitors do not see a break. */
+  onDiscontinuity?(reason: string): void;
 }
 
 export interface InputTransport {

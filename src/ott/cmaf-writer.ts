@@ -34,6 +34,18 @@ export class CmafTrackWriter implements SegmenterSink {
   /** Next decode time in the track timescale, for gapless audio timing. */
   private nextDecode?: number;
   private capacity = MIN_SEGMENT_CAPACITY;
+  /** Master video: presentation time up to which every frame has been written (90 kHz), and
+   *  the written frames shown after it (B-frame reordering leaves them ahead for a while). */
+  private frontier?: number;
+  /**
+   * Video: the composition offset of the run's first frame (B-frame reordering delay), taken
+   * off every sample's offset and added to decode times (trun v1 allows negative offsets), so
+   * the first frame is shown at tfdt. Segment starts are then presentation times, as the audio
+   * tracks' are; without this, players that map a new discontinuity by its decode time shift
+   * the video by the delay and leave a hole of that length at a splice (hls.js did, 2 frames).
+   */
+  private ctoShift?: number;
+  private ahead: number[] = [];
   readonly timescale: number;
 
   constructor(
@@ -77,10 +89,12 @@ export class CmafTrackWriter implements SegmenterSink {
     }
     if (!this.seg) return;
     // A part must not exceed the part target (LL-HLS), so flush before the sample that would.
-    const first = this.pending[0];
     const step = this.frameTicks(au);
-    if (first && (au.dts + step - first.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S)
-      this.flushPart(au.dts);
+    const over = () => {
+      const first = this.pending[0];
+      return first && (au.dts + step - first.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S;
+    };
+    while (over()) this.flushClosed(au.dts);
     this.pending.push(au);
   }
 
@@ -91,6 +105,7 @@ export class CmafTrackWriter implements SegmenterSink {
       this.pending = this.pending.filter((au) => au.pts < endPts);
       if (this.seg) this.closeAtMasterEnd(endPts);
     } else if (this.seg) {
+      if (this.track.type === 'video') this.pending = this.pending.slice(0, this.closedPrefix());
       const last = this.pending[this.pending.length - 1];
       const prev = this.pending[this.pending.length - 2];
       const step = last && prev ? last.dts - prev.dts : this.frameTicks(last);
@@ -100,6 +115,47 @@ export class CmafTrackWriter implements SegmenterSink {
     this.pending = [];
     this.boundaries = [];
     this.nextDecode = undefined;
+    this.frontier = undefined;
+    this.ahead = [];
+    this.ctoShift = undefined;
+  }
+
+  /**
+   * Flush a part that ends where the master video's presentation has no hole (a whole group
+   * of B-frames), keeping the frames of an unfinished group for the next part, so a splice can
+   * still drop them (see closedPrefix). Without such a point the whole pending run is flushed.
+   */
+  private flushClosed(nextDts: number): void {
+    if (this.opts.isMaster && this.track.type === 'video') {
+      const k = this.closedPrefix();
+      if (k > 0 && k < this.pending.length) {
+        const rest = this.pending.splice(k);
+        this.flushPart(rest[0]!.dts);
+        this.pending = rest;
+        return;
+      }
+    }
+    this.flushPart(nextDts);
+  }
+
+  /**
+   * How many of the pending video frames to keep at a splice: the input went away at an
+   * arbitrary packet, often inside a group of B-frames, so the last frames in decode order may
+   * be shown after frames that never came. Written as they are, they leave a presentation hole
+   * of a frame or two before the next run (hls.js reports a buffer hole and waits). The kept
+   * prefix is the longest one after which every frame up to the latest shown has arrived; the
+   * frames after it belong to the unfinished group and are dropped.
+   */
+  private closedPrefix(): number {
+    const frame = this.frameTicks(undefined);
+    let frontier = this.frontier;
+    const ahead = [...this.ahead];
+    let keep = ahead.length === 0 ? 0 : -1;
+    this.pending.forEach((au, i) => {
+      frontier = advanceFrontier(frontier, ahead, au.pts, frame);
+      if (ahead.length === 0) keep = i + 1;
+    });
+    return Math.max(0, keep);
   }
 
   /**
@@ -136,6 +192,7 @@ export class CmafTrackWriter implements SegmenterSink {
   }
 
   private startSegment(b: Boundary, au: AccessUnit): void {
+    if (this.track.type === 'video') this.ctoShift ??= Math.max(0, au.pts - au.dts);
     const start = this.decodeTime(au);
     this.seg = {
       b,
@@ -156,9 +213,10 @@ export class CmafTrackWriter implements SegmenterSink {
     });
   }
 
-  /** Decode time of an access unit in the track timescale; audio stays gapless while close. */
+  /** Decode time of an access unit in the track timescale; audio stays gapless while close.
+   *  Video decode times are moved later by the run's first composition offset (see ctoShift). */
   private decodeTime(au: AccessUnit): number {
-    const t = Math.round((au.dts * this.scale) / PTS_HZ);
+    const t = Math.round(((au.dts + (this.ctoShift ?? 0)) * this.scale) / PTS_HZ);
     if (this.track.type !== 'audio' || this.nextDecode === undefined) return t;
     return Math.abs(t - this.nextDecode) <= (au.samples ?? 0) ? this.nextDecode : t;
   }
@@ -180,7 +238,7 @@ export class CmafTrackWriter implements SegmenterSink {
       return {
         data: au.sample,
         duration,
-        cto: Math.round(((au.pts - au.dts) * this.scale) / PTS_HZ),
+        cto: Math.round(((au.pts - au.dts - (this.ctoShift ?? 0)) * this.scale) / PTS_HZ),
         sync: au.key,
       };
     });
@@ -194,6 +252,11 @@ export class CmafTrackWriter implements SegmenterSink {
       }
     }
     this.nextDecode = base + ticks;
+    if (this.opts.isMaster && this.track.type === 'video') {
+      const frame = this.frameTicks(undefined);
+      for (const au of aus)
+        this.frontier = advanceFrontier(this.frontier, this.ahead, au.pts, frame);
+    }
     const size = fragmentSize(samples);
     if (seg.used + size > seg.buf.length) {
       // Parts already stored stay views of the old buffer; the segment moves to a larger one.
@@ -239,4 +302,29 @@ export class CmafTrackWriter implements SegmenterSink {
       data,
     );
   }
+}
+
+/**
+ * Presentation bookkeeping of a video track: `frontier` is the time up to which every frame
+ * has been seen, `ahead` holds the times of frames seen beyond it. Adding a frame moves the
+ * frontier over every frame that now follows without a gap (half a frame of tolerance).
+ */
+function advanceFrontier(
+  frontier: number | undefined,
+  ahead: number[],
+  pts: number,
+  frame: number,
+): number {
+  if (frontier === undefined) return pts + frame;
+  const tolerance = frame / 2;
+  if (pts + frame <= frontier + tolerance) return frontier; // leading picture: shown earlier
+  ahead.push(pts);
+  let at = frontier;
+  for (;;) {
+    const i = ahead.findIndex((x) => Math.abs(x - at) <= tolerance);
+    if (i < 0) break;
+    ahead.splice(i, 1);
+    at += frame;
+  }
+  return at;
 }

@@ -8,6 +8,7 @@ import { createGunzip } from 'node:zlib';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import type { EpgDatabase, EventRating, EventText } from './database.ts';
 import { languageId } from './languages.ts';
+import { sniffXmlEncoding, XML_SNIFF_BYTES } from './xml-encoding.ts';
 import { parseXmltvTime } from './xmltv-time.ts';
 
 const GZIP_MAGIC_0 = 0x1f;
@@ -77,13 +78,37 @@ export async function importXmltv(
   })();
   const sink = new XmltvSink(db, opts);
   const consume = async (source: AsyncIterable<Buffer>) => {
-    const dec = new TextDecoder('utf-8', { fatal: false });
-    for await (const chunk of source) sink.write(dec.decode(chunk, { stream: true }));
-    sink.write(dec.decode());
+    // The decoder is chosen from the first bytes (BOM or XML declaration), not assumed UTF-8.
+    let dec: InstanceType<typeof TextDecoder> | undefined;
+    let head: Buffer[] = [];
+    let headLen = 0;
+    const start = () => {
+      const buf = Buffer.concat(head);
+      head = [];
+      dec = new TextDecoder(sniffXmlEncoding(buf), { fatal: false });
+      sink.write(dec.decode(buf, { stream: true }));
+      return dec;
+    };
+    for await (const chunk of source) {
+      if (dec) {
+        sink.write(dec.decode(chunk, { stream: true }));
+        continue;
+      }
+      head.push(chunk);
+      headLen += chunk.length;
+      if (headLen >= XML_SNIFF_BYTES) start();
+    }
+    sink.write((dec ?? start()).decode());
     sink.end();
   };
-  if (gzip) await pipeline(Readable.from(rest), createGunzip(), consume);
-  else await consume(rest);
+  if (gzip) {
+    const gunzip = createGunzip();
+    await pipeline(Readable.from(rest), gunzip, consume).catch((err: Error & { code?: string }) => {
+      // zlib's own words ("incorrect header check") do not say that gzip was the problem.
+      if (err.code?.startsWith('Z_')) throw new Error(`gzip decompression failed: ${err.message}`);
+      throw err;
+    });
+  } else await consume(rest);
 }
 
 class XmltvSink {

@@ -2,8 +2,17 @@
 // OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
 import type { Resource } from '../config/types.ts';
+import { storageById } from '../dvr/attach.ts';
+import { epgLookupFrom } from '../dvr/epg.ts';
 import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
-import { DEFAULT_SEGMENT_DURATION, DEFAULT_WINDOW, OTT_CMAF } from '../ott/options.ts';
+import { GroupArchive } from '../ott/adaptive-archive.ts';
+import {
+  DEFAULT_SEGMENT_DURATION,
+  DEFAULT_WINDOW,
+  OTT_BOTH,
+  OTT_CMAF,
+  OTT_HLS_TS,
+} from '../ott/options.ts';
 import { ottRegistry } from '../ott/registry.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
@@ -24,15 +33,30 @@ class AdaptiveGroupInstance implements Instance<Spec> {
     private res: Resource<Spec>,
     private host: Host,
   ) {
+    const mode = num(res.spec, 'ott-hls', OTT_CMAF);
+    const segmentDuration = num(res.spec, 'ott-segment-duration', DEFAULT_SEGMENT_DURATION);
+    const router = host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
     this.group = new AdaptiveGroup({
       name: this.name,
-      mode: num(res.spec, 'ott-hls', OTT_CMAF),
-      segmentDuration: num(res.spec, 'ott-segment-duration', DEFAULT_SEGMENT_DURATION),
+      mode,
+      segmentDuration,
       window: num(res.spec, 'ott-window', DEFAULT_WINDOW),
       members: () => this.members(),
       clock: host.clock,
+      // Member paths go to the member stream's own handler, which answers archive requests.
+      route: (member) => router?.lookup(member),
+      archive: new GroupArchive({
+        group: this.name,
+        ts: mode === OTT_HLS_TS || mode === OTT_BOTH,
+        cmaf: mode === OTT_CMAF || mode === OTT_BOTH,
+        target: segmentDuration,
+        members: () => this.members(),
+        storage: (id) => storageById(host, id),
+        epg: epgLookupFrom(host.services),
+        clock: host.clock,
+        log: host.log.child({ group: this.name }),
+      }),
     });
-    const router = host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
     try {
       this.unregister = router?.register(this.name, (req, reply, rest) =>
         this.group.handle(req, reply, rest),

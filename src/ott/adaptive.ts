@@ -2,7 +2,9 @@
 // its member streams. Member playlists and segments are served by the members themselves under
 // `/{group}/{member}/…`; the members cut on a shared PTS grid so their segments line up.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OttHandler } from '../api/ott-router.ts';
 import type { Clock } from '../util/clock.ts';
+import type { GroupArchive } from './adaptive-archive.ts';
 import { buildMpd, type DashPeriod, type DashRepresentation } from './dash.ts';
 import {
   averageBitrate,
@@ -41,6 +43,11 @@ export interface AdaptiveGroupOptions {
   /** The member streams whose OTT service is running, in the configured order. */
   members: () => GroupMember[];
   clock: Clock;
+  /** Archive playback of the group (`t`, `d`, `epg`; src/ott/adaptive-archive.ts). */
+  archive?: GroupArchive;
+  /** The full handler of a member stream (with its archive), for `/{group}/{member}/…`;
+   *  without it the member's live OTT service answers. */
+  route?: (member: string) => OttHandler | undefined;
 }
 
 function rate(segs: SegmentDescriptor[], fallback: number): number {
@@ -75,6 +82,8 @@ export class AdaptiveGroup {
     const sel = parseSelection(query);
     if (path === 'time')
       return sendText(req, reply, new Date(this.o.clock.now()).toISOString(), 'text/plain');
+    const archived = this.o.archive?.handle(req, reply, path);
+    if (archived !== undefined) return archived;
     let text: string | undefined;
     if (path === 'index.m3u8')
       text = this.ts ? this.tsMaster(members) : this.cmafMaster(members, sel);
@@ -85,7 +94,11 @@ export class AdaptiveGroup {
     } else {
       const slash = path.indexOf('/');
       const member = members.find((m) => m.name === path.slice(0, slash));
-      if (slash > 0 && member) return member.svc.handle(req, reply, rest.slice(slash + 1));
+      if (slash > 0 && member) {
+        const route = this.o.route?.(member.name);
+        const sub = rest.slice(slash + 1);
+        return route ? route(req, reply, sub) : member.svc.handle(req, reply, sub);
+      }
       return sendNotFound(reply, 'not found');
     }
     return text ? sendText(req, reply, text, TYPE_M3U8) : sendNotFound(reply, 'group not ready');

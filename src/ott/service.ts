@@ -82,7 +82,13 @@ export class StreamOttService implements OttService {
     this.unregister = o.services ? ottRegistry(o.services).register(o.name, this) : () => {};
   }
 
+  /** The stream record as last given (adaptive groups read the member's `dvr-storage`). */
+  get spec(): Record<string, unknown> {
+    return this.o.spec;
+  }
+
   update(spec: Record<string, unknown>): void {
+    this.o.spec = spec;
     this.packager.update(readSettings(spec));
   }
 

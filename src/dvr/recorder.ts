@@ -2,7 +2,7 @@
 // completed segment (HLS-TS chunks and CMAF fragments per rendition, with their init) to the
 // storage, crash-safe: temp file → fsync → rename → index row. Async fs keeps the event loop free.
 import { createHash } from 'node:crypto';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { access, mkdir, open, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CmafRendition, Packager } from '../ott/packager.ts';
@@ -187,6 +187,9 @@ export class StreamRecorder {
   private async ensureDir(full: string): Promise<void> {
     const d = dirname(full);
     if (this.dirs.has(d)) return;
+    // Never recreate the storage directory itself: a removed or unmounted directory must
+    // show up as a storage Error, not as a fresh empty directory on another disk.
+    await access(this.storage.dir);
     await mkdir(d, { recursive: true });
     this.dirs.add(d);
     if (this.dirs.size > 64) this.dirs.clear();

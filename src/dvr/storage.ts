@@ -1,6 +1,7 @@
 // One archive storage: its state machine (Not Ready → Ready ⇄ Error), the index, the streams
 // bound to it, session protection slots, and the periodic cleanup pass (rolling, size-based
 // with grace and hysteresis, emergency, orphan scan). Disk figures and time are injected.
+import { statSync } from 'node:fs';
 import { access, constants, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -100,6 +101,8 @@ export class ArchiveStorage {
   private closed = false;
   /** Bytes written since the last pass (feeds `writes`). */
   private writtenSincePass = 0;
+  /** Device and inodes of the directory and index file when the index was opened. */
+  private identity?: { dev: number; ino: number; indexIno: number };
 
   constructor(
     public settings: StorageSettings,
@@ -258,9 +261,13 @@ export class ArchiveStorage {
     { ok: true; disk: DiskFigures } | { ok: false; reason: string }
   > {
     try {
-      await mkdir(this.dir, { recursive: true });
+      // Created only before the storage was ever Ready: recreating a removed directory (or
+      // writing into the bare mount point of an unmounted disk) would hide the failure.
+      if (!this.identity) await mkdir(this.dir, { recursive: true });
       const st = await stat(this.dir);
       if (!st.isDirectory()) return { ok: false, reason: 'not a directory' };
+      const moved = await this.identityChanged(st);
+      if (moved) return { ok: false, reason: moved };
       await access(this.dir, constants.W_OK | constants.R_OK);
       if (this.state !== 'ready') {
         // A real write proves the file system takes data (read-only mounts pass access()).
@@ -274,10 +281,35 @@ export class ArchiveStorage {
     }
   }
 
+  /**
+   * Why the directory is no longer the one the index was opened in (undefined: it is).
+   * While the index is open: the directory and the index file must keep their inodes (a
+   * removed and recreated directory, or an unmount, changes them). Back from Error: the
+   * directory must be on the same file system as before, or hold an index (a remount).
+   */
+  private async identityChanged(st: { dev: number; ino: number }): Promise<string | undefined> {
+    const id = this.identity;
+    if (!id) return undefined;
+    const indexIno = await stat(join(this.dir, INDEX_FILE)).then(
+      (s) => s.ino,
+      () => undefined,
+    );
+    if (this.index) {
+      if (st.dev !== id.dev || st.ino !== id.ino) return 'directory removed or replaced';
+      if (indexIno !== id.indexIno) return 'index file removed';
+      return undefined;
+    }
+    if (st.dev !== id.dev && indexIno === undefined)
+      return 'directory is on another file system than before and holds no index (not mounted?)';
+    return undefined;
+  }
+
   private openIndex(): boolean {
     if (this.index) return true;
     try {
       this.index = new ArchiveIndex(join(this.dir, INDEX_FILE));
+      const st = statSync(this.dir);
+      this.identity = { dev: st.dev, ino: st.ino, indexIno: statSync(this.index.file).ino };
       this.running.reset(this.index);
       this.blocks.clear();
       this.reconcileDue = true;

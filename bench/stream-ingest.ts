@@ -87,6 +87,7 @@ async function sluiceChild(base: number, n: number): Promise<void> {
       let running = 0;
       let clients = 0;
       let silent = 0;
+      let slowDropped = 0;
       for (const s of streams) {
         const st = s.status();
         const tr = (st['inputs'] as { transport?: Record<string, unknown> }[])[0]?.transport ?? {};
@@ -96,10 +97,22 @@ async function sluiceChild(base: number, n: number): Promise<void> {
         drops += rx['drops'] ?? 0;
         queueDrops += rx['queueDrops'] ?? 0;
         if (st['state'] === 'running') running++;
-        clients += (st['httpTs'] as { clients: number }).clients;
+        const h = st['httpTs'] as { clients: number; dropped: number };
+        clients += h.clients;
+        slowDropped += h.dropped;
       }
       console.log(
-        JSON.stringify({ datagrams, drops, queueDrops, running, clients, silent, cpu, wall }),
+        JSON.stringify({
+          datagrams,
+          drops,
+          queueDrops,
+          running,
+          clients,
+          silent,
+          slowDropped,
+          cpu,
+          wall,
+        }),
       );
       await Promise.all(streams.map((s) => s.close()));
       await app.close();
@@ -117,6 +130,7 @@ function onCommands(start: () => void, stop: (wall: number) => void | Promise<vo
       t0 = performance.now();
       start();
     } else if (l === 'stop') void stop((performance.now() - t0) / 1000);
+    else if (l === 'exit') process.exit(0);
   });
 }
 
@@ -140,7 +154,7 @@ function clientsChild(port: number, n: number): void {
     },
     (wall) => {
       console.log(JSON.stringify({ bytes: bytes - bytes0, wall }));
-      process.exit(0);
+      // stay connected until `exit`: the server counts its clients after this
     },
   );
 }
@@ -279,6 +293,7 @@ async function step(
   await new Promise((r) => setTimeout(r, DRAIN_MS)); // the last datagrams and HTTP bytes land
   tell('stop');
   const res = JSON.parse(String((await it.next()).value)) as StepResult & Record<string, number>;
+  clients?.stdin?.write('exit\n'); // after the server has counted its clients
   const out: StepResult = {
     sent: sent.sent,
     datagrams: res.datagrams,
@@ -295,6 +310,7 @@ async function step(
       running: res['running'] ?? 0,
       clients: res['clients'] ?? 0,
       silent: res['silent'] ?? 0,
+      slowDropped: res['slowDropped'] ?? 0,
     };
   }
   return out;
@@ -373,7 +389,7 @@ async function main(): Promise<void> {
             : '';
         const notes =
           kind === 'sluice' && r.extra
-            ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']}, silent ${r.extra['silent']}`
+            ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']} (${r.extra['slowDropped']} dropped as slow), silent ${r.extra['silent']}`
             : kind === 'rx' && r.extra
               ? `kernel drops ${r.extra['drops']}`
               : '';

@@ -18,6 +18,9 @@ interface RecvResult {
   datagrams: number;
   cpu: number;
   analysisCpu?: number;
+  /** sluice only: kernel drops (socket buffer full) and batches JS did not take in time. */
+  drops?: number;
+  queueDrops?: number;
 }
 
 function cpuSeconds(): number {
@@ -33,13 +36,19 @@ function child(kind: string, port: number, secs: number): void {
   const done = (close: () => void) => {
     const cpu0 = cpuSeconds(); // leave out start-up (tsx, module loading)
     setTimeout(() => {
+      const stats = rx?.stats();
       close();
       const out: RecvResult = { datagrams, cpu: cpuSeconds() - cpu0 };
       if (kind === 'sluice') out.analysisCpu = Number(analysisNs) / 1e9;
+      if (stats) {
+        out.drops = stats.drops;
+        out.queueDrops = stats.queueDrops;
+      }
       console.log(JSON.stringify(out));
       process.exit(0);
     }, secs * 1000);
   };
+  let rx: UdpReceiver | undefined;
   if (kind === 'sluice') {
     const r = new UdpReceiver({
       port,
@@ -53,6 +62,7 @@ function child(kind: string, port: number, secs: number): void {
         analysisNs += process.hrtime.bigint() - t0;
       },
     });
+    rx = r;
     console.log('ready');
     done(() => r.close());
   } else {
@@ -107,11 +117,12 @@ async function main(): Promise<void> {
       `UDP multicast ingest on lo, 1316-byte datagrams, ${secs} s per step, ${BUFFER} B buffers`,
     );
     console.log(
-      '| Mbit/s | receiver | received % | CPU % of a core | analysis CPU % | Mbit/s per full core |',
+      '| Mbit/s | receiver | received % | CPU % of a core | analysis CPU % | Mbit/s per full core | × C per core | notes |',
     );
-    console.log('|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|');
     let port = 40000 + Math.floor(Math.random() * 10000);
     for (const mbps of rates) {
+      let cPerCore = 0;
       for (const kind of ['c', 'sluice', 'dgram']) {
         const r = await step(peers, kind, mbps, secs, port++);
         const pct = (100 * r.datagrams) / r.sent;
@@ -122,8 +133,12 @@ async function main(): Promise<void> {
           r.analysisCpu === undefined
             ? ''
             : ((100 * r.analysisCpu) / r.cpu).toFixed(1) + ' % of it';
+        if (kind === 'c') cPerCore = perCore;
+        const ratio = kind !== 'c' && cPerCore > 0 ? (perCore / cPerCore).toFixed(2) : '';
+        const notes =
+          r.drops === undefined ? '' : `kernel drops ${r.drops}, queue drops ${r.queueDrops}`;
         console.log(
-          `| ${mbps} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(0)} | ${ana} | ${perCore.toFixed(0)} |`,
+          `| ${mbps} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(0)} | ${ana} | ${perCore.toFixed(0)} | ${ratio} | ${notes} |`,
         );
       }
     }

@@ -96,9 +96,11 @@ export interface NativeAddon {
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
 }
 
-const ADDON_PATH = fileURLToPath(
-  new URL('../../build/Release/sluice_native.node', import.meta.url),
-);
+/** The built addon; `SLUICE_NATIVE_ADDON` names another build (e.g. one made with
+ *  AddressSanitizer, docs/native.md) without touching the shared build/ directory. */
+const ADDON_PATH =
+  process.env['SLUICE_NATIVE_ADDON'] ||
+  fileURLToPath(new URL('../../build/Release/sluice_native.node', import.meta.url));
 
 let cached: NativeAddon | undefined;
 

@@ -155,6 +155,14 @@ export class EpgDatabase {
     return ids.length;
   }
 
+  /** Remove the events of a channel with this EIT event_id that have not ended by `now`: an
+   *  event a new version of its schedule section no longer carries was cancelled or moved. */
+  removeUnendedEitEvent(channelId: string, eitEventId: number, now: number): number {
+    const ids = this.s.unended.all(channelId, eitEventId, now) as { id: number }[];
+    for (const { id } of ids) this.removeEvent(id);
+    return ids.length;
+  }
+
   private removeEvent(id: number): void {
     this.s.delText.run(id);
     this.s.delRating.run(id);
@@ -265,6 +273,9 @@ function prepare(db: Db) {
     replaced: db.prepare(
       `SELECT id FROM event WHERE channel_id = ?
          AND (eit_event_id = ? OR (start_time < ? AND stop_time > ?))`,
+    ),
+    unended: db.prepare(
+      'SELECT id FROM event WHERE channel_id = ? AND eit_event_id = ? AND stop_time > ?',
     ),
     delText: db.prepare('DELETE FROM event_text WHERE event_id = ?'),
     delRating: db.prepare('DELETE FROM event_rating WHERE event_id = ?'),

@@ -3,7 +3,7 @@
 // after a quiet moment flushes the src-0 JSON cache and bumps the XMLTV counter.
 import type { EitSink } from '../stream/bus.ts';
 import type { Timer } from '../util/clock.ts';
-import { type EitSection, isEitTable, parseEitSection } from './eit.ts';
+import { EIT_PF_OTHER, type EitSection, isEitTable, parseEitSection } from './eit.ts';
 import { languageId } from './languages.ts';
 import { EIT_SOURCE, type EpgRuntime } from './runtime.ts';
 import { parseTimeSection, TOT_TABLE_ID } from './tot.ts';
@@ -27,6 +27,8 @@ export function serviceChannelId(onid: number, tsid: number, sid: number): strin
 export class EitImporter implements EitSink {
   readonly stats: EitStats = { sections: 0, unchanged: 0, events: 0, errors: 0 };
   private versions = new Map<string, number>();
+  /** Event ids the last version of each schedule section carried (key as `versions`). */
+  private sectionEvents = new Map<string, number[]>();
   /** The EIT-actual service a bound single-programme stream is locked to. */
   private lockedService = new Map<string, number>();
   /** Latest TOT offset per stream, and the channels seen on each stream. */
@@ -76,7 +78,19 @@ export class EitImporter implements EitSink {
     const store = this.rt.openSource(EIT_SOURCE);
     const { from, to } = this.rt.retentionWindow();
     let changed = 0;
+    // A schedule section's new version is the whole truth about its events: one it no longer
+    // carries was cancelled or moved (a moved one comes back from its new section). Events
+    // that have ended stay (broadcasters drop the past from the schedule). p/f sections are
+    // exempt: their roll-over drops the event that just ended, which is history, not a cancel.
+    const schedule = sec.tableId > EIT_PF_OTHER;
+    const carried = sec.events.map((e) => e.eventId);
+    const dropped = schedule
+      ? (this.sectionEvents.get(key) ?? []).filter((id) => !carried.includes(id))
+      : [];
+    if (schedule) this.sectionEvents.set(key, carried);
+    const now = this.rt.nowSec();
     store.db.transaction(() => {
+      for (const id of dropped) changed += store.db.removeUnendedEitEvent(channel, id, now);
       if (!seen.has(channel)) {
         seen.add(channel);
         const existing = store.db.channel(channel);

@@ -19,6 +19,7 @@ import {
   TYPE_VTT,
 } from '../ott/http.ts';
 import type { Packager } from '../ott/packager.ts';
+import { filterPids } from '../ott/ts-filter.ts';
 import { toDashVtt } from '../ott/webvtt/writer.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EpgLookup } from './epg.ts';
@@ -26,6 +27,13 @@ import { type ChunkRow, isSubtitleTrack, TS_TRACK } from './index-db.ts';
 import type { ArchiveSessions } from './sessions.ts';
 import { readStreamDvr } from './settings.ts';
 import type { ArchiveStorage } from './storage.ts';
+import {
+  droppedByLayout,
+  type LayoutTrack,
+  pmtPidOf,
+  selectionOf,
+  selectionQuery,
+} from './ts-select.ts';
 import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist, vodTsMaster } from './views.ts';
 import {
   type ArchiveAsk,
@@ -130,12 +138,17 @@ export class ArchivePlayer {
     const mainTrack = tsMode ? TS_TRACK : (child?.[1] ?? this.cmafMain(storage));
     let window: Interval;
     if (ask.kind === 'epg') {
-      const ev = this.c.epg(name, this.c.spec(), ask.at);
+      const ev = Number.isFinite(ask.at) ? this.c.epg(name, this.c.spec(), ask.at) : undefined;
       if (!ev) return sendNotFound(reply, VOD_NO_EVENT);
       window = { from: ev.start * 1000, to: ev.stop * 1000 };
     } else {
       const first = mainTrack ? index.firstStart(name, mainTrack) : undefined;
       window = resolveWindow(ask.t, ask.d, this.c.clock.now(), first);
+      // A window "to now" ends at the end of the newest chunk, not at the clock: the same
+      // request answers the same bytes until a chunk is added (rule 10), masters included.
+      const end = ask.d > 0 || !mainTrack ? undefined : index.span(name, mainTrack)?.last;
+      if (end !== undefined && end < window.to)
+        window = { from: window.from, to: Math.max(window.from, end) };
     }
     this.c.sessions.open(clientKey(req, name), b.id, storage, name, window, req.raw.socket);
     // Media playlists come from the storage's rendered hour blocks (same text as vodPlaylist).
@@ -152,12 +165,20 @@ export class ArchivePlayer {
       if (subs.length > 0) {
         const langs = subs.map((id) => this.trackLang(storage, id));
         const rate = index.rate(name, TS_TRACK, window.from, window.to);
-        const master = vodTsMaster(rate, subs, langs, windowQuery(window));
+        const sel = selectionQuery(query).replace('?', '&');
+        const master = vodTsMaster(rate, subs, langs, windowQuery(window) + sel);
         return sendText(req, reply, master, TYPE_M3U8);
       }
     }
     const wantTs = path === 'ts.m3u8' || (path === 'index.m3u8' && tsMode);
-    if (wantTs && tsMode) return sendText(req, reply, media(TS_TRACK), TYPE_M3U8);
+    if (wantTs && tsMode) {
+      // `a`/`v` as live: the segment URIs carry the selection and are served PID-filtered.
+      const sel = selectionQuery(query);
+      const text = sel
+        ? media(TS_TRACK).replace(/^(seg-[0-9a-f]+\.ts)$/gm, `$1${sel}`)
+        : media(TS_TRACK);
+      return sendText(req, reply, text, TYPE_M3U8);
+    }
     const wantMaster = path === 'cmaf.m3u8' || (path === 'index.m3u8' && !tsMode);
     if ((wantMaster || path === 'index.mpd') && cmafMode) {
       const tracks = this.tracks(storage, window, query);
@@ -241,8 +262,24 @@ export class ArchivePlayer {
   private async tsChunk(req: FastifyRequest, reply: FastifyReply, uri: string): Promise<unknown> {
     const storage = this.segmentStorage(req, reply);
     if (!storage) return reply;
-    const row = storage.index!.byUri(this.c.name, uri);
-    return this.sendChunk(req, reply, storage, row?.track === TS_TRACK ? row : undefined, TYPE_TS);
+    const index = storage.index!;
+    const row = index.byUri(this.c.name, uri);
+    if (row?.track !== TS_TRACK) return this.sendChunk(req, reply, storage, undefined, TYPE_TS);
+    const sel = selectionOf((req.query ?? {}) as Query);
+    if (sel.audio.length === 0 && sel.video.length === 0)
+      return this.sendChunk(req, reply, storage, row, TYPE_TS);
+    let data: Buffer;
+    try {
+      data = await readFile(join(storage.dir, row.path));
+    } catch {
+      return sendNotFound(reply, VOD_SEGMENT_GONE);
+    }
+    const init = index.initById(row.init_id);
+    const layout = init ? (JSON.parse(init.layout) as LayoutTrack[]) : [];
+    const drop = droppedByLayout(layout, sel);
+    const pmt = pmtPidOf(data);
+    const body = drop.size > 0 && pmt !== undefined ? filterPids(data, drop, pmt) : data;
+    return sendBytes(req, reply, body, TYPE_TS, CACHE_IMMUTABLE);
   }
 
   private async cmafChunk(

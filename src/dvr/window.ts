@@ -21,7 +21,8 @@ function number(v: string | undefined): number | undefined {
 
 /**
  * The archive request a URL makes, or undefined for a live one. `t` (even 0), `epg`, `utc`
- * or an alias path select archive mode; malformed values count as absent parameters.
+ * or an alias path select archive mode; a malformed `t`/`d` counts as 0, a malformed or
+ * empty `epg` as an instant with no event.
  */
 export function parseArchive(
   path: string,
@@ -33,12 +34,13 @@ export function parseArchive(
     const file = m[5] === 'mpd' ? 'index.mpd' : 'index.m3u8';
     const from = Number(m[3]);
     const d = m[4] === 'now' ? 0 : Number(m[4]);
-    if (query.epg !== undefined && number(query.epg) !== undefined)
-      return { path: dir + file, ask: { kind: 'epg', at: number(query.epg)! } };
+    if (query.epg !== undefined)
+      return { path: dir + file, ask: { kind: 'epg', at: number(query.epg) ?? Number.NaN } };
     return { path: dir + file, ask: { kind: 'window', t: from, d } };
   }
-  const epg = number(query.epg);
-  if (query.epg !== undefined && epg !== undefined) return { path, ask: { kind: 'epg', at: epg } };
+  // epg present selects archive mode even when malformed or empty (no instant: no event).
+  if (query.epg !== undefined)
+    return { path, ask: { kind: 'epg', at: number(query.epg) ?? Number.NaN } };
   if (query.t !== undefined)
     return { path, ask: { kind: 'window', t: number(query.t) ?? 0, d: number(query.d) ?? 0 } };
   const utc = number(query.utc);

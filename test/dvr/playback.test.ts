@@ -231,6 +231,49 @@ t.test('archive recording and playback on the live URLs', async (t) => {
     t.equal(out.stderr.trim(), '', 'ffmpeg reads the fMP4 archive');
   });
 
+  await t.test('windows to "now" are byte-identical while no chunk arrives', async (t) => {
+    for (const path of ['s/cmaf.m3u8?t=0', 's/index.mpd?t=0', 's/archive-1000-now.m3u8']) {
+      const first = await (await get(path)).text();
+      clock.advance(700); // the clock moves, the archive does not
+      t.equal(await (await get(path)).text(), first, path);
+    }
+  });
+
+  await t.test('a and v select tracks of archived HLS-TS chunks as live', async (t) => {
+    const text = await (await get('s/index.m3u8?t=0&a=9999')).text();
+    const segs = text.split('\n').filter((l) => l.startsWith('seg-'));
+    t.ok(segs.length > 0 && segs.every((l) => l.endsWith('.ts?a=9999')), 'URIs carry a');
+    const types = async (url: string) => {
+      const out = await run('ffprobe', ['-v', 'error', '-of', 'json', '-show_streams', url]);
+      return (JSON.parse(out.stdout) as { streams: { codec_type: string }[] }).streams
+        .map((s) => s.codec_type)
+        .sort();
+    };
+    const archived = segs.find((u) => !u.startsWith(tsRows.at(-1)!.uri))!;
+    t.same(await types(`${base}/s/${archived}`), ['video'], 'audio dropped from the chunk');
+    t.same(
+      await types(`${base}/s/${archived.split('?')[0]}`),
+      ['audio', 'video'],
+      'whole chunk without a selection',
+    );
+    const noAudio = await run('ffmpeg', [
+      ...['-v', 'error', '-i', `${base}/s/index.m3u8?t=0&a=9999`, '-c', 'copy', '-f', 'null'],
+      '-',
+    ]);
+    const errors = noAudio.stderr
+      .split('\n')
+      .filter((l) => l.trim() && !/non monotonically increasing dts/.test(l));
+    t.same(errors, [], 'ffmpeg reads the filtered archive');
+  });
+
+  await t.test('a malformed or empty epg is an instant with no event', async (t) => {
+    for (const q of ['epg=abc', 'epg=', 'epg=-5']) {
+      const r = await get(`s/index.m3u8?${q}`);
+      t.equal(r.status, 404, q);
+      t.equal(((await r.json()) as { message: string }).message, 'VOD: EPG event not found', q);
+    }
+  });
+
   await t.test('segments: past the right edge from live memory, removed ones 404', async (t) => {
     const live = (
       inner as unknown as { packager: { tsStore: { live(): { uri: string }[] } } }

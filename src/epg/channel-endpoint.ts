@@ -5,11 +5,28 @@ import type { DayRow } from './database.ts';
 import { languageByCode, languageById } from './languages.ts';
 import { type EpgRuntime, SECONDS_PER_DAY } from './runtime.ts';
 
+/** The query as the HTTP layer parses it: a parameter given twice arrives as an array. */
 export interface ChannelQuery {
+  src?: string | string[];
+  ch?: string | string[];
+  lang?: string | string[];
+  t?: string | string[];
+}
+
+/** One value per parameter: a repeated one is refused (which of two `t` was meant?). */
+export function singleValues(q: ChannelQuery): {
   src?: string;
   ch?: string;
   lang?: string;
   t?: string;
+} {
+  const out: Record<string, string> = {};
+  for (const k of ['src', 'ch', 'lang', 't'] as const) {
+    const v = q[k];
+    if (Array.isArray(v)) throw new HttpError('BAD_REQUEST', `${k} is given more than once`);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }
 
 interface EventOut {
@@ -20,6 +37,8 @@ interface EventOut {
 }
 
 const UNSIGNED = /^\d+$/;
+/** A lang value that is a number (signed, decimal): an id, never an ISO 639 code. */
+const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 /** Rank of a text language: lower is better. */
 const RANK_REQUESTED = 0;
 const RANK_DEFAULT = 1;
@@ -44,11 +63,15 @@ function parseLang(v: string | undefined): number {
     if (!languageById(id)) throw new HttpError('BAD_REQUEST', `unknown language id ${v}`);
     return id;
   }
+  // -1, 2.5, +3: numeric, and no language has such an id (spec 2's 400 for a numeric lang
+  // naming no language), rather than an "unknown ISO code" that silently falls back.
+  if (NUMERIC.test(v)) throw new HttpError('BAD_REQUEST', `unknown language id ${v}`);
   return languageByCode(v)?.id ?? -1;
 }
 
 /** Answer a query: the JSON body text (throws HttpError 400 on bad parameters). */
-export function channelDay(rt: EpgRuntime, q: ChannelQuery): string {
+export function channelDay(rt: EpgRuntime, query: ChannelQuery): string {
+  const q = singleValues(query);
   const ch = q.ch;
   if (ch === undefined || ch === '') throw new HttpError('BAD_REQUEST', 'ch is required');
   const src = parseUnsigned('src', q.src, 0);

@@ -2,7 +2,7 @@
 // JSON day, XMLTV cache reset, forced source refresh and its status, read-only SQL, languages.
 import type { FastifyPluginAsync } from 'fastify';
 import { HttpError } from '../errors.ts';
-import { type ChannelQuery, channelDay, EMPTY_BODY } from './channel-endpoint.ts';
+import { type ChannelQuery, channelDay, EMPTY_BODY, singleValues } from './channel-endpoint.ts';
 import { LANGUAGES } from './languages.ts';
 import { EPG_SERVICE, type EpgRuntime } from './runtime.ts';
 import { runReadOnlySql, SQL_MAX_MS, SQL_MAX_ROWS } from './sql.ts';
@@ -39,9 +39,11 @@ export const epgRoutes: FastifyPluginAsync<EpgRoutesOptions> = async (app, opts)
   app.get('/data/epg/channel', async (req, reply) => {
     const rt = runtime();
     const q = req.query as ChannelQuery;
+    // Set before the checks: a 400 is not to be cached by a proxy either (rule 7).
+    reply.headers(NO_CACHE_HEADERS);
     // Parameter checks run even without a runtime so the 400 cases stay the same.
     const body = rt ? channelDay(rt, q) : checkOnly(q);
-    return reply.headers(NO_CACHE_HEADERS).type('application/json').send(body);
+    return reply.type('application/json').send(body);
   });
 
   app.post('/xmltv/reset-cache', async () => {
@@ -104,7 +106,8 @@ export const epgRoutes: FastifyPluginAsync<EpgRoutesOptions> = async (app, opts)
 };
 
 /** Validate like channelDay when no runtime exists (unknown source → empty). */
-function checkOnly(q: ChannelQuery): string {
+function checkOnly(query: ChannelQuery): string {
+  const q = singleValues(query);
   if (!q.ch) throw new HttpError('BAD_REQUEST', 'ch is required');
   for (const k of ['src', 't'] as const) {
     const v = q[k];
@@ -112,7 +115,11 @@ function checkOnly(q: ChannelQuery): string {
       throw new HttpError('BAD_REQUEST', `${k} must be an unsigned integer`);
     }
   }
-  if (q.lang && UNSIGNED.test(q.lang) && Number(q.lang) > LANGUAGES.length) {
+  if (
+    q.lang &&
+    /^[+-]?[\d.]+$/.test(q.lang) &&
+    !(UNSIGNED.test(q.lang) && Number(q.lang) <= LANGUAGES.length)
+  ) {
     throw new HttpError('BAD_REQUEST', `unknown language id ${q.lang}`);
   }
   return EMPTY_BODY;

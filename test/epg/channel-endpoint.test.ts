@@ -163,9 +163,16 @@ t.test('400: ch missing or empty, src/t not unsigned, unknown numeric lang', asy
     'ch=a&t=1.5',
     'ch=a&t=-5',
     'ch=a&lang=999',
+    'ch=a&lang=-1',
+    'ch=a&lang=1.5',
+    'ch=a&ch=b',
+    'ch=a&t=1&t=2',
+    'ch=a&src=1&src=2',
   ]) {
     const { res, body } = await get(qs);
     t.equal(res.statusCode, 400, qs);
+    t.equal(res.headers['cache-control'], 'no-cache, no-store, must-revalidate', `${qs}: rule 7`);
+    t.equal(res.headers['expires'], '0', `${qs}: rule 7`);
     t.equal(body.status, 400, `${qs}: JSON error body`);
     t.type(body.message, 'string');
   }

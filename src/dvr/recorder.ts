@@ -175,6 +175,9 @@ export class StreamRecorder {
           await this.write(job);
         } catch (err) {
           this.stats.failed++;
+          // The directories known to exist may be gone (storage directory removed and put
+          // back): make them again on the next write instead of failing every chunk.
+          this.dirs.clear();
           this.log.warn({ err, stream: this.stream }, 'archive chunk not written');
         }
       }

@@ -243,7 +243,7 @@ export class XmltvSource {
       res = await fetch(url, { headers, signal: ctl.signal, redirect: 'follow' });
     } catch (err) {
       idle?.cancel();
-      throw new Error(`download failed: ${(err as Error).message}`);
+      throw new Error(`download failed: ${fetchErrorText(err)}`);
     }
     if (res.status !== 200 || !res.body) {
       idle?.cancel();
@@ -257,6 +257,8 @@ export class XmltvSource {
           arm();
           yield chunk as Buffer;
         }
+      } catch (err) {
+        throw new Error(`download failed: ${fetchErrorText(err)}`);
       } finally {
         idle?.cancel();
       }
@@ -279,4 +281,16 @@ async function finishSave(
   await new Promise<void>((done) => save.stream.end(() => done()));
   if (ok) await rename(save.tmp, save.final);
   else rmSync(save.tmp, { force: true });
+}
+
+/** undici says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a redirect loop, a
+ *  TLS problem) is in `cause`, and the operator needs it in the source status. */
+export function fetchErrorText(err: unknown): string {
+  const e = err as Error & { cause?: unknown };
+  const cause = e?.cause as (Error & { code?: string }) | undefined;
+  if (cause && typeof cause.message === 'string' && cause.message) {
+    const text = cause.message;
+    return cause.code && !text.includes(cause.code) ? `${cause.code}: ${text}` : text;
+  }
+  return e instanceof Error ? e.message : String(err);
 }

@@ -1,0 +1,88 @@
+// XMLTV over HTTP as real servers misbehave: a 302 redirect is followed; a redirect loop and a
+// refused connection say why in the source status (not undici's bare
+// "fetch failed"); a server that stalls mid-body is given up after 60 s without data (manual
+// clock). The previous data stays every time.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import {
+  DOWNLOAD_IDLE_MS,
+  type EpgSourceSpec,
+  sourceSpec,
+  XmltvSource,
+} from '../../src/epg/xmltv-source.ts';
+import { silentLogger } from '../../src/log.ts';
+import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
+
+const XML =
+  '<tv><programme start="20260310120000" stop="20260310130000" channel="c1"><title>Kept</title></programme></tv>';
+
+async function listen(t: Test, server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+t.test('redirects, unreachable servers and stalls', async (t) => {
+  const bed = epgTestBed(t);
+  let markStalled = () => {};
+  const stalled = new Promise<void>((ok) => {
+    markStalled = ok;
+  });
+  const server = createServer((req, res) => {
+    if (req.url === '/moved') res.writeHead(302, { location: '/guide.xml' }).end();
+    else if (req.url === '/loop') res.writeHead(302, { location: '/loop' }).end();
+    else if (req.url === '/guide.xml') res.end(XML);
+    else if (req.url === '/stall') {
+      res.writeHead(200);
+      res.write('<tv>', () => markStalled());
+    } else res.writeHead(404).end();
+  });
+  const base = await listen(t, server);
+  // a port that refuses: bound, then closed again
+  const gone = createServer();
+  const goneUrl = await listen(t, gone);
+  gone.close();
+  await once(gone, 'close');
+
+  const spec = (source: string): EpgSourceSpec => ({
+    ...sourceSpec({ id: 1, name: 'web', source }),
+    enable: true,
+  });
+  const src = new XmltvSource(bed.rt, spec(`${base}/moved`), silentLogger);
+  t.teardown(() => src.close());
+  await src.idle();
+  t.equal(src.status().state, 'ready', `302 followed: ${src.status().message ?? ''}`);
+  const day = () =>
+    bed.rt
+      .source(1)!
+      .db.dayRows('c1', FIXTURE_DAY, FIXTURE_DAY + 86400)
+      .map((r) => r.title);
+  t.same(day(), ['Kept']);
+
+  const cases: [string, RegExp][] = [
+    [`${base}/loop`, /^download failed: redirect count exceeded/],
+    [`${goneUrl}/guide.xml`, /^download failed: .*ECONNREFUSED/],
+  ];
+  for (const [url, re] of cases) {
+    src.update(spec(url));
+    await src.idle();
+    t.equal(src.status().state, 'error', url);
+    t.match(src.status().lastError, re, `${url}: ${src.status().lastError}`);
+    t.same(day(), ['Kept'], `${url}: previous data kept`);
+  }
+
+  src.update(spec(`${base}/stall`));
+  await stalled;
+  bed.clock.advance(DOWNLOAD_IDLE_MS - 1000);
+  t.equal(src.status().state, 'importing', 'still waiting before the idle limit');
+  bed.clock.advance(1000);
+  await src.idle();
+  t.match(src.status().lastError, /^download failed: no data for 60 s/);
+  t.same(day(), ['Kept'], 'stall: previous data kept');
+});

@@ -96,7 +96,10 @@ export async function writeXmltv(
 function programmes(db: EpgDatabase, channel: string, tz: number, now: number): string {
   const ratings = new Map<number, string>();
   for (const [eventId, system, value] of db.ratingsRaw(channel, now)) {
-    const xml = `    <rating system="${escapeXml(system)}">\n      <value>${escapeXml(value)}</value>\n    </rating>\n`;
+    // A rating imported without a system keeps none (the DTD's system is #IMPLIED): system=""
+    // would name a rating system called "" to the middleware.
+    const attr = system ? ` system="${escapeXml(system)}"` : '';
+    const xml = `    <rating${attr}>\n      <value>${escapeXml(value)}</value>\n    </rating>\n`;
     ratings.set(eventId, (ratings.get(eventId) ?? '') + xml);
   }
   const ch = escapeXml(channel);

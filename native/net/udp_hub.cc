@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <map>
+#include <system_error>
 
 #include "net/udp_receiver.h"
 #include "util/errors.h"
@@ -44,6 +45,9 @@ std::map<napi_env, std::weak_ptr<UdpHub>> gHubs;
 
 std::shared_ptr<UdpHub> UdpHub::For(Napi::Env env) {
   std::lock_guard<std::mutex> lock(gHubsMu);
+  for (auto it = gHubs.begin(); it != gHubs.end();) {  // environments whose hub is gone
+    it = it->second.expired() ? gHubs.erase(it) : std::next(it);
+  }
   std::weak_ptr<UdpHub>& slot = gHubs[env];
   std::shared_ptr<UdpHub> hub = slot.lock();
   if (hub) return hub;
@@ -72,8 +76,9 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s) {
     ev.data.u64 = kWakeId;
     if (wakeFd_ < 0 || epoll_ctl(epfd_, EPOLL_CTL_ADD, wakeFd_, &ev) < 0) {
       const int err = errno;
+      const char* call = wakeFd_ < 0 ? "eventfd" : "epoll_ctl";
       CloseFds();
-      ThrowErrno(env, wakeFd_ < 0 ? "eventfd" : "epoll_ctl", err);
+      ThrowErrno(env, call, err);
     }
   }
   {
@@ -102,12 +107,30 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s) {
     }
   }
   if (!running_) {
-    tsfn_ = Tsfn::New(env, "sluice-udp-hub", 0, 1, this);
-    stop_ = false;
-    closing_ = false;
-    running_ = true;
-    thread_ = std::thread([this] { Run(); });
+    try {
+      tsfn_ = Tsfn::New(env, "sluice-udp-hub", 0, 1, this);
+      stop_ = false;
+      closing_ = false;
+      thread_ = std::thread([this] { Run(); });
+      running_ = true;
+    } catch (const std::system_error& e) {  // no thread: undo, report as a JS error
+      tsfn_.Release();
+      Unregister(s);
+      throw CodedError(env, "ERR_NATIVE_THREAD", e.what());
+    } catch (...) {
+      Unregister(s);
+      throw;
+    }
   }
+}
+
+void UdpHub::Unregister(const std::shared_ptr<UdpSocketState>& s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, s->fd, nullptr);
+    socks_.erase(s->id);
+  }
+  if (!running_) CloseFds();
 }
 
 void UdpHub::Remove(const std::shared_ptr<UdpSocketState>& s) {

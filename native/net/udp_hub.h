@@ -78,6 +78,7 @@ class UdpHub {
   void Fault(UdpSocketState& s, int err, UdpBatchList& out);
   void Stop();
   void CloseFds();
+  void Unregister(const std::shared_ptr<UdpSocketState>& s);  // failed Add: undo
   void Arm(int i, size_t slot);
 
   std::mutex mu_;

@@ -24,6 +24,8 @@ interface OpenSeg {
   parts: number;
   descs: PartDescriptor[];
   ticks: number;
+  /** URI of the init segment this segment's samples need. */
+  map: string;
 }
 
 export class CmafTrackWriter implements SegmenterSink {
@@ -34,6 +36,9 @@ export class CmafTrackWriter implements SegmenterSink {
   /** Next decode time in the track timescale, for gapless audio timing. */
   private nextDecode?: number;
   private capacity = MIN_SEGMENT_CAPACITY;
+  /** The sample entry the current init segment was made from, and how many inits so far. */
+  private entry?: Buffer;
+  private initVersion = 0;
   /** Master video: presentation time up to which every frame has been written (90 kHz), and
    *  the written frames shown after it (B-frame reordering leaves them ahead for a while). */
   private frontier?: number;
@@ -70,15 +75,22 @@ export class CmafTrackWriter implements SegmenterSink {
 
   accessUnit(track: Track, au: AccessUnit): void {
     if (track !== this.track || !track.sampleEntry) return;
-    if (!this.store.init) {
-      this.store.init = initSegment({
-        kind: track.type === 'video' ? 'video' : 'audio',
-        timescale: this.scale,
-        language: track.es.language,
-        width: track.video?.width,
-        height: track.video?.height,
-        sampleEntry: track.sampleEntry,
-      });
+    if (!this.store.init || this.entry !== track.sampleEntry) {
+      // A new sample entry after the first (new picture parameters) comes after a splice:
+      // it gets its own URI so players holding the old init never mix the two.
+      const uri = this.store.init ? `init-${++this.initVersion}.mp4` : 'init.mp4';
+      this.entry = track.sampleEntry;
+      this.store.setInit(
+        uri,
+        initSegment({
+          kind: track.type === 'video' ? 'video' : 'audio',
+          timescale: this.scale,
+          language: track.es.language,
+          width: track.video?.width,
+          height: track.video?.height,
+          sampleEntry: track.sampleEntry,
+        }),
+      );
     }
     let next: Boundary | undefined;
     while (this.boundaries.length > 0 && this.reaches(au, this.boundaries[0]!))
@@ -202,6 +214,7 @@ export class CmafTrackWriter implements SegmenterSink {
       parts: 0,
       descs: [],
       ticks: 0,
+      map: this.store.initUri,
     };
     this.store.begin({
       seq: b.seq,
@@ -210,6 +223,7 @@ export class CmafTrackWriter implements SegmenterSink {
       start,
       wallclock: b.wallclock,
       parts: this.seg.descs,
+      map: this.store.initUri,
     });
   }
 
@@ -298,6 +312,7 @@ export class CmafTrackWriter implements SegmenterSink {
         uri: `${seg.b.seq}.m4s`,
         size: data.length,
         parts: seg.descs,
+        map: seg.map,
       },
       data,
     );

@@ -102,7 +102,8 @@ function representation(r: DashRepresentation, dynamic: boolean): string {
     : '';
   const first = r.segments[0];
   let body: string;
-  const init = r.contentType === 'text' ? '' : `initialization="${escapeXml(r.base)}init.mp4" `;
+  const initUri = escapeXml(r.base + (first?.map ?? 'init.mp4'));
+  const init = r.contentType === 'text' ? '' : `initialization="${initUri}" `;
   const media = escapeXml(r.base + (r.media ?? '$Number$.m4s'));
   if (dynamic) {
     body =
@@ -118,7 +119,7 @@ function representation(r: DashRepresentation, dynamic: boolean): string {
     const d = first ? Math.round(first.duration * r.timescale) : 0;
     body =
       `<SegmentList timescale="${r.timescale}" presentationTimeOffset="${r.periodOrigin}" duration="${d}">` +
-      `${r.contentType === 'text' ? '' : `<Initialization sourceURL="${escapeXml(r.base)}init.mp4"/>`}${urls}</SegmentList>`;
+      `${r.contentType === 'text' ? '' : `<Initialization sourceURL="${initUri}"/>`}${urls}</SegmentList>`;
   }
   return `<Representation ${attrs.join(' ')}>${channels}${body}</Representation>`;
 }

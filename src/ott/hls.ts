@@ -43,7 +43,9 @@ export function mediaHeader(o: MediaPlaylistOptions, extra: string[] = []): stri
   if (!o.vod && first && first.discSeq > 0)
     lines.push(`#EXT-X-DISCONTINUITY-SEQUENCE:${first.discSeq}`);
   lines.push('#EXT-X-INDEPENDENT-SEGMENTS');
-  if (o.map) lines.push(`#EXT-X-MAP:URI=${quote(o.map + (o.query ?? ''))}`);
+  // A segment's own init (after a parameter change) wins over the playlist's default.
+  const map = o.map ? (first?.map ?? o.map) : undefined;
+  if (map) lines.push(`#EXT-X-MAP:URI=${quote(map + (o.query ?? ''))}`);
   return lines;
 }
 
@@ -58,6 +60,9 @@ export function segmentLines(
   const lines: string[] = [];
   const spliced = prev ? prev.discSeq !== s.discSeq : false;
   if (i > 0 && (s.discontinuity || spliced)) lines.push('#EXT-X-DISCONTINUITY');
+  // A new init segment (new picture parameters) is named before the first segment using it.
+  if (i > 0 && s.map && s.map !== (prev?.map ?? 'init.mp4'))
+    lines.push(`#EXT-X-MAP:URI=${quote(s.map + query)}`);
   // Date only on the first line: after a splice the player should butt the new timeline
   // against the old one; a wall-clock date there would open a hole the size of the switch.
   if (i === 0) lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(s.wallclock).toISOString()}`);

@@ -85,6 +85,8 @@ export function buildLowLatencyPlaylist(o: LowLatencyOptions): string {
   const last = o.segments[o.segments.length - 1];
   if (o.open) {
     if (last && o.open.discSeq !== last.discSeq) lines.push('#EXT-X-DISCONTINUITY');
+    if (last && o.open.map && o.open.map !== (last.map ?? 'init.mp4'))
+      lines.push(`#EXT-X-MAP:URI=${quote(o.open.map)}`);
     for (const p of o.open.parts) lines.push(partLine(p));
     lines.push(
       `#EXT-X-PRELOAD-HINT:TYPE=PART,URI=${quote(`${o.open.seq}.${o.open.parts.length}.m4s`)}`,

@@ -107,6 +107,7 @@ export class Segmenter {
     this.demux.flush();
     this.splice(this.demux.packetCount);
     this.demux.reset();
+    for (const t of this.tracks.values()) t.resetCarry();
   }
 
   /** End of input: emit what is buffered. */
@@ -135,21 +136,34 @@ export class Segmenter {
 
   private onPes(pes: Pes): void {
     const track = this.tracks.get(pes.pid);
-    if (!track || pes.pts === undefined) return;
-    const pts = this.unwrap(pes.pts);
-    const dts = pes.dts === undefined ? pts : unwrapPts(pes.dts, pts);
+    if (!track) return;
+    // An audio PES without a timestamp carries only the rest of a frame begun in the previous
+    // one (no frame starts in it): it continues at the time that frame was due.
+    const continued = pes.pts === undefined ? track.audioContinuation : undefined;
+    if (pes.pts === undefined && continued === undefined) return;
+    const pts = continued ?? this.unwrap(pes.pts!);
+    const dts = continued ?? (pes.dts === undefined ? pts : unwrapPts(pes.dts, pts));
     if (track.type === 'subtitle') {
       for (const s of this.sinks) s.subtitle?.(track, pes.data, pts);
       return;
     }
     const last = this.lastDts.get(pes.pid);
     if (last !== undefined && isJump(last, dts)) {
+      track.resetCarry();
       this.splice(pes.packetIndex);
       this.reference = pts;
     }
     this.lastDts.set(pes.pid, dts);
     this.reference = dts;
-    for (const au of track.accessUnits(pes.data, pts, dts, pes.packetIndex, pes.size, pes.head)) {
+    const aus = track.accessUnits(pes.data, pts, dts, pes.packetIndex, pes.size, pes.head);
+    // New picture parameters (a resolution change) start a new run: the open segments close
+    // here and the next one is discontinuous, so CMAF writes a new init segment for it.
+    if (track.takeReconfigured()) {
+      this.splice(pes.packetIndex);
+      this.lastDts.set(pes.pid, dts);
+      this.reference = dts;
+    }
+    for (const au of aus) {
       if (track === this.master) {
         this.maybeCut(track, au);
         const step =

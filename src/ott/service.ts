@@ -44,7 +44,7 @@ const BLOCK_TARGETS = 3;
 /** `_HLS_msn` further than this past the live edge is refused with 400. */
 const MSN_AHEAD_LIMIT = 2;
 const TIME_PATH = 'time';
-const RENDITION_PATH = /^(c\d+)\/(init\.mp4|index\.m3u8|(\d+)(?:\.(\d+))?\.m4s)$/;
+const RENDITION_PATH = /^(c\d+)\/(init(?:-\d+)?\.mp4|index\.m3u8|(\d+)(?:\.(\d+))?\.m4s)$/;
 const TS_SEGMENT = /^seg-[0-9a-f]+\.ts$/;
 /** Subtitle rendition paths: `t<pid>p<page>/index.m3u8`, `<n>.vtt` (HLS), `d<n>.vtt` (DASH). */
 const VTT_PATH = /^(t\d+p[0-9a-f]+)\/(index\.m3u8|(d?)(\d+)\.vtt)$/;
@@ -156,9 +156,11 @@ export class StreamOttService implements OttService {
     const m = RENDITION_PATH.exec(path);
     const r = m && p.cmafEnabled ? p.rendition(m[1]!) : undefined;
     if (m && r) {
-      if (m[2] === 'init.mp4') {
-        return r.store.init
-          ? sendBytes(req, reply, r.store.init, TYPE_MP4, CACHE_LIVE)
+      if (m[2]!.startsWith('init')) {
+        // `init.mp4` falls back to the current init once the first one has left the store.
+        const init = r.store.get(m[2]!) ?? (m[2] === 'init.mp4' ? r.store.init : undefined);
+        return init
+          ? sendBytes(req, reply, init, TYPE_MP4, CACHE_LIVE)
           : sendNotFound(reply, 'init segment not ready');
       }
       if (m[2] === 'index.m3u8') return this.mediaPlaylist(req, reply, r, query);

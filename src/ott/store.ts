@@ -26,6 +26,9 @@ export interface SegmentDescriptor {
   uri: string;
   size: number;
   parts: PartDescriptor[];
+  /** fMP4: the init segment's URI for this segment (`init.mp4`, `init-1.mp4` after the picture
+   *  parameters changed); absent = `init.mp4`. */
+  map?: string;
 }
 
 /** A segment still being written (LL-HLS shows its parts before it is complete). */
@@ -36,6 +39,7 @@ export interface OpenSegment {
   start: number;
   wallclock: number;
   parts: PartDescriptor[];
+  map?: string;
 }
 
 export interface StoreOptions {
@@ -52,8 +56,10 @@ export class SegmentStore {
   private blobs = new Map<string, Buffer>();
   private listeners = new Set<StoreListener>();
   open?: OpenSegment;
-  /** The init segment (CMAF), served as `init.mp4`. */
+  /** The current init segment (CMAF); `initUri` names it. Earlier inits stay addressable by
+   *  their URI while segments in the store use them. */
   init?: Buffer;
+  initUri = 'init.mp4';
   /** Bumped on every change: part of the key of cached renderings (playlists). */
   version = 0;
   /** Media time (timescale units) where each discontinuity run began: DASH Period origins. */
@@ -87,6 +93,13 @@ export class SegmentStore {
 
   get(uri: string): Buffer | undefined {
     return this.blobs.get(uri);
+  }
+
+  /** Set the init segment under `uri` (a new one after a parameter change). */
+  setInit(uri: string, data: Buffer): void {
+    this.init = data;
+    this.initUri = uri;
+    this.blobs.set(uri, data);
   }
 
   /** Start a new open segment (parts will be added to it). */
@@ -139,6 +152,11 @@ export class SegmentStore {
       this.blobs.delete(old.uri);
       for (const p of old.parts) this.blobs.delete(p.uri);
     }
+    // Inits no segment uses any more (older than the oldest held) are dropped.
+    const maps = new Set(this.segments.map((x) => x.map ?? 'init.mp4'));
+    maps.add(this.initUri);
+    for (const uri of this.blobs.keys())
+      if (uri.startsWith('init') && uri.endsWith('.mp4') && !maps.has(uri)) this.blobs.delete(uri);
     const oldest = this.segments[0]?.discSeq;
     if (oldest !== undefined)
       for (const d of this.periodOrigins.keys()) if (d < oldest) this.periodOrigins.delete(d);

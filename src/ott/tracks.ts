@@ -5,8 +5,8 @@
 
 import { ac3Entry, mp4a, visualSampleEntry } from './cmaf/sample-entry.ts';
 import {
-  type AudioFrame,
   type AudioParams,
+  type ParsedAudio,
   parseAc3,
   parseAdts,
   parseMpegAudio,
@@ -38,6 +38,9 @@ import { PTS_HZ } from './timeline.ts';
 const MPEG2_PICTURE_START = 0x00;
 const MPEG2_I_FRAME = 1;
 const NAL_LENGTH_BYTES = 4;
+/** A partial audio frame longer than this is not a frame (the largest AC-3 frame is 3,840
+ *  bytes, ADTS 8,191): it is dropped instead of carried to the next PES. */
+const MAX_AUDIO_CARRY = 8192;
 /** Sample of an access unit whose payload was not kept (HLS-TS only: no CMAF sample made). */
 const NO_SAMPLE = Buffer.alloc(0);
 const h264Vcl = (b: number) => {
@@ -75,6 +78,12 @@ export class Track {
   private lastDts = -1;
   private frameDeltas: number[] = [];
   private paramSets = new Map<number, Buffer>();
+  /** A parameter set differs from the one the sample entry was built from. */
+  private paramsDirty = false;
+  /** The sample entry was rebuilt from new parameter sets (e.g. a resolution change). */
+  private reconfigured = false;
+  /** Audio: the start of a frame that continues in the next PES, and its presentation time. */
+  private carry?: { data: Buffer; pts: number };
 
   constructor(readonly es: EsInfo) {
     const k = es.kind;
@@ -128,11 +137,11 @@ export class Track {
       case 'mpeg2':
         return [{ pts, dts, key: mpeg2IsIFrame(data), sample: data, packetIndex }];
       case 'aac':
-        return this.audioFrames(parseAdts(data), pts, packetIndex);
+        return this.audioFrames(data, parseAdts, pts, packetIndex);
       case 'ac3':
-        return this.audioFrames(parseAc3(data), pts, packetIndex);
+        return this.audioFrames(data, parseAc3, pts, packetIndex);
       case 'mpa':
-        return this.audioFrames(parseMpegAudio(data), pts, packetIndex);
+        return this.audioFrames(data, parseMpegAudio, pts, packetIndex);
       default:
         return [];
     }
@@ -166,16 +175,23 @@ export class Track {
     for (const nal of nals) {
       const t = h264NalType(nal);
       if (t === NAL_SPS || t === NAL_PPS) {
-        this.paramSets.set(t, Buffer.from(nal));
+        this.keepParamSet(t, nal);
         continue;
       }
       if (t !== NAL_AUD) keep.push(nal);
     }
-    if (!this.sampleEntry && this.paramSets.has(NAL_SPS) && this.paramSets.has(NAL_PPS)) {
+    if (
+      (!this.sampleEntry || this.paramsDirty) &&
+      this.paramSets.has(NAL_SPS) &&
+      this.paramSets.has(NAL_PPS)
+    ) {
       const sps = this.paramSets.get(NAL_SPS)!;
-      this.video = parseH264Sps(sps);
-      const cfg = avcC([sps], [this.paramSets.get(NAL_PPS)!]);
-      this.sampleEntry = visualSampleEntry('avc1', this.video.width, this.video.height, cfg);
+      const next = parseH264Sps(sps);
+      if (this.rebuildWanted(next)) {
+        this.video = next;
+        const cfg = avcC([sps], [this.paramSets.get(NAL_PPS)!]);
+        this.sampleEntry = visualSampleEntry('avc1', next.width, next.height, cfg);
+      }
     }
     return { pts, dts, key, sample: head ? NO_SAMPLE : lengthPrefixed(keep, data), packetIndex };
   }
@@ -193,7 +209,7 @@ export class Track {
     for (const nal of nals) {
       const t = hevcNalType(nal);
       if (t === HEVC_VPS || t === HEVC_SPS || t === HEVC_PPS) {
-        this.paramSets.set(t, Buffer.from(nal));
+        this.keepParamSet(t, nal);
         continue;
       }
       if (t !== HEVC_AUD) keep.push(nal);
@@ -201,24 +217,79 @@ export class Track {
     const vps = this.paramSets.get(HEVC_VPS);
     const sps = this.paramSets.get(HEVC_SPS);
     const pps = this.paramSets.get(HEVC_PPS);
-    if (!this.sampleEntry && vps && sps && pps) {
+    if ((!this.sampleEntry || this.paramsDirty) && vps && sps && pps) {
       const info = parseHevcSps(sps);
-      this.video = info;
-      this.sampleEntry = visualSampleEntry(
-        'hvc1',
-        info.width,
-        info.height,
-        hvcC([vps], [sps], [pps], info),
-      );
+      if (this.rebuildWanted(info)) {
+        this.video = info;
+        this.sampleEntry = visualSampleEntry(
+          'hvc1',
+          info.width,
+          info.height,
+          hvcC([vps], [sps], [pps], info),
+        );
+      }
     }
     return { pts, dts, key, sample: head ? NO_SAMPLE : lengthPrefixed(keep, data), packetIndex };
   }
 
+  /** Whether the sample entry changed since the last call (then the caller starts a new
+   *  run: a discontinuity and a new init segment). */
+  takeReconfigured(): boolean {
+    const r = this.reconfigured;
+    this.reconfigured = false;
+    return r;
+  }
+
+  /** Keep a parameter set; a new SPS marks the sample entry for a check (PPS and VPS are
+   *  only refreshed: encoders may alternate several PPS without changing anything). */
+  private keepParamSet(type: number, nal: Buffer): void {
+    const old = this.paramSets.get(type);
+    if (old?.equals(nal)) return;
+    if (old && (type === NAL_SPS || type === HEVC_SPS)) this.paramsDirty = true;
+    // The PPS (and VPS) of a new SPS follow it in the same access unit: taken while dirty.
+    if (!old || !this.sampleEntry || this.paramsDirty) this.paramSets.set(type, Buffer.from(nal));
+  }
+
+  /** Whether to (re)build the sample entry for these SPS parameters: always the first time;
+   *  afterwards when the picture size or codec string changed (a new run, new init). */
+  private rebuildWanted(next: VideoParams): boolean {
+    this.paramsDirty = false;
+    if (!this.sampleEntry) return true;
+    const cur = this.video;
+    if (cur && cur.width === next.width && cur.height === next.height && cur.codec === next.codec)
+      return false;
+    this.reconfigured = true;
+    return true;
+  }
+
+  /** Where the next audio frame starts when a PES carries no timestamp of its own (a PES
+   *  holding only the rest of a frame), or undefined. */
+  get audioContinuation(): number | undefined {
+    return this.carry?.pts;
+  }
+
+  /** Forget a partial audio frame (a splice: the rest will never come). */
+  resetCarry(): void {
+    this.carry = undefined;
+  }
+
+  /**
+   * Split a PES payload into audio frames. Frames may straddle PES boundaries (broadcast
+   * muxers cut PES by size): the incomplete tail is kept and joined with the next PES. A frame
+   * starting in the carried bytes keeps the time it was due at; the frames starting in this
+   * PES are timed from its PTS (which applies to the first frame that starts in it).
+   */
   private audioFrames(
-    parsed: { frames: AudioFrame[]; params?: AudioParams },
+    data: Buffer,
+    parse: (b: Buffer) => ParsedAudio,
     pts: number,
     packetIndex: number,
   ): AccessUnit[] {
+    const carry = this.carry;
+    this.carry = undefined;
+    const carried = carry?.data.length ?? 0;
+    const buf = carry ? Buffer.concat([carry.data, data]) : data;
+    const parsed = parse(buf);
     if (!this.audio && parsed.params) {
       const p = parsed.params;
       this.audio = p;
@@ -226,28 +297,34 @@ export class Track {
       else this.sampleEntry = mp4a(p.channels, p.sampleRate, p.oti!, p.config);
     }
     const rate = this.audio?.sampleRate ?? 48000;
+    let early = carry?.pts ?? pts;
     let t = pts;
-    return parsed.frames.map((f, i) => {
-      const au: AccessUnit = {
-        pts: t,
-        dts: t,
+    let first = true;
+    const out = parsed.frames.map((f) => {
+      const step = (f.samples * PTS_HZ) / rate;
+      const inCarry = f.offset < carried;
+      const at = inCarry ? early : t;
+      if (inCarry) early += step;
+      else t += step;
+      // Only the first frame that starts in this PES starts at its packet (a TS cut point).
+      const starts = !inCarry && first;
+      if (starts) first = false;
+      return {
+        pts: at,
+        dts: at,
         key: true,
         sample: f.data,
         samples: f.samples,
-        packetIndex,
+        packetIndex: starts ? packetIndex : -1,
       };
-      if (i > 0) au.packetIndex = -1; // only the first frame starts at the PES packet
-      t += (f.samples * PTS_HZ) / rate;
-      return au;
     });
+    const restLen = buf.length - parsed.rest;
+    if (restLen > 0 && restLen <= MAX_AUDIO_CARRY)
+      this.carry = { data: Buffer.from(buf.subarray(parsed.rest)), pts: t };
+    return out;
   }
 }
 
-/**
- * Annex B → length-prefixed NAL units inside the PES buffer itself when every 4-byte length
- * fits in front of its NAL unit (the dropped delimiter and parameter sets leave room for the
- * 3-byte start codes that follow); otherwise a copy. `nals` are views into `data`, in order.
- */
 function lengthPrefixed(nals: Buffer[], data?: Buffer): Buffer {
   if (data && inPlaceFits(nals, data)) {
     let w = 0;

@@ -6,6 +6,17 @@ export interface AudioFrame {
   data: Buffer;
   /** PCM samples the frame decodes to. */
   samples: number;
+  /** Byte offset of the frame (its header) in the parsed buffer. */
+  offset: number;
+}
+
+/** Frames found in a buffer; `rest` is where an incomplete last frame (or header) begins, to
+ *  be joined with the next PES (frames may straddle PES boundaries); the buffer's length when
+ *  nothing is left over. */
+export interface ParsedAudio {
+  frames: AudioFrame[];
+  params?: AudioParams;
+  rest: number;
 }
 
 export interface AudioParams {
@@ -56,11 +67,16 @@ export const OTI_AAC = 0x40;
 export const OTI_MPEG1_AUDIO = 0x6b;
 export const OTI_MPEG2_AUDIO = 0x69;
 
-export function parseAdts(b: Buffer): { frames: AudioFrame[]; params?: AudioParams } {
+export function parseAdts(b: Buffer): ParsedAudio {
   const frames: AudioFrame[] = [];
   let params: AudioParams | undefined;
   let o = 0;
-  while (o + 7 <= b.length) {
+  let rest = -1;
+  while (rest < 0) {
+    if (o + 7 > b.length) {
+      rest = Math.min(o, b.length);
+      break;
+    }
     if (b[o] !== 0xff || (b[o + 1]! & 0xf6) !== 0xf0) {
       o++;
       continue;
@@ -72,8 +88,19 @@ export function parseAdts(b: Buffer): { frames: AudioFrame[]; params?: AudioPara
     const len = ((b[o + 3]! & 3) << 11) | (b[o + 4]! << 3) | (b[o + 5]! >> 5);
     const blocks = (b[o + 6]! & 3) + 1;
     const header = protectionAbsent ? 7 : 9;
-    if (len < header || o + len > b.length) break;
-    frames.push({ data: b.subarray(o + header, o + len), samples: AAC_FRAME_SAMPLES * blocks });
+    if (len < header) {
+      o++;
+      continue;
+    }
+    if (o + len > b.length) {
+      rest = o;
+      break;
+    }
+    frames.push({
+      data: b.subarray(o + header, o + len),
+      samples: AAC_FRAME_SAMPLES * blocks,
+      offset: o,
+    });
     if (!params) {
       const asc = Buffer.from([
         (profile << 3) | (srIndex >> 1),
@@ -89,14 +116,19 @@ export function parseAdts(b: Buffer): { frames: AudioFrame[]; params?: AudioPara
     }
     o += len;
   }
-  return { frames, params };
+  return { frames, params, rest };
 }
 
-export function parseAc3(b: Buffer): { frames: AudioFrame[]; params?: AudioParams } {
+export function parseAc3(b: Buffer): ParsedAudio {
   const frames: AudioFrame[] = [];
   let params: AudioParams | undefined;
   let o = 0;
-  while (o + 8 <= b.length) {
+  let rest = -1;
+  while (rest < 0) {
+    if (o + 8 > b.length) {
+      rest = Math.min(o, b.length);
+      break;
+    }
     if (b[o] !== 0x0b || b[o + 1] !== 0x77) {
       o++;
       continue;
@@ -104,14 +136,20 @@ export function parseAc3(b: Buffer): { frames: AudioFrame[]; params?: AudioParam
     const fscod = b[o + 4]! >> 6;
     const frmsizecod = b[o + 4]! & 0x3f;
     const words = AC3_FRAME_WORDS[frmsizecod >> 1]?.[fscod];
-    if (!words) break;
+    if (!words) {
+      o++;
+      continue;
+    }
     const len = (words + (fscod === 1 ? frmsizecod & 1 : 0)) * 2;
-    if (o + len > b.length) break;
-    frames.push({ data: b.subarray(o, o + len), samples: AC3_FRAME_SAMPLES });
+    if (o + len > b.length) {
+      rest = o;
+      break;
+    }
+    frames.push({ data: b.subarray(o, o + len), samples: AC3_FRAME_SAMPLES, offset: o });
     if (!params) params = ac3Params(b.subarray(o, o + 8), fscod, frmsizecod);
     o += len;
   }
-  return { frames, params };
+  return { frames, params, rest };
 }
 
 function ac3Params(h: Buffer, fscod: number, frmsizecod: number): AudioParams {
@@ -142,11 +180,16 @@ function ac3Params(h: Buffer, fscod: number, frmsizecod: number): AudioParams {
   };
 }
 
-export function parseMpegAudio(b: Buffer): { frames: AudioFrame[]; params?: AudioParams } {
+export function parseMpegAudio(b: Buffer): ParsedAudio {
   const frames: AudioFrame[] = [];
   let params: AudioParams | undefined;
   let o = 0;
-  while (o + 4 <= b.length) {
+  let rest = -1;
+  while (rest < 0) {
+    if (o + 4 > b.length) {
+      rest = Math.min(o, b.length);
+      break;
+    }
     if (b[o] !== 0xff || (b[o + 1]! & 0xe0) !== 0xe0) {
       o++;
       continue;
@@ -160,11 +203,17 @@ export function parseMpegAudio(b: Buffer): { frames: AudioFrame[]; params?: Audi
     const table = mpeg1 ? (layer === 3 ? MPA_BITRATES_L3 : MPA_BITRATES_L2) : MPA_BITRATES_V2;
     const kbps = table[brIndex] ?? 0;
     const sampleRate = (MPA_SAMPLE_RATES[srIndex] ?? 0) / (mpeg1 ? 1 : 2);
-    if (!kbps || !sampleRate || layer < 2) break;
+    if (!kbps || !sampleRate || layer < 2) {
+      o++;
+      continue;
+    }
     const samples = mpeg1 || layer === 2 ? MPA_LAYER_SAMPLES : MPA_LAYER_SAMPLES / 2;
     const len = Math.floor(((samples / 8) * kbps * 1000) / sampleRate) + padding;
-    if (o + len > b.length) break;
-    frames.push({ data: b.subarray(o, o + len), samples });
+    if (o + len > b.length) {
+      rest = o;
+      break;
+    }
+    frames.push({ data: b.subarray(o, o + len), samples, offset: o });
     if (!params) {
       const channels = b[o + 3]! >> 6 === 3 ? 1 : 2;
       const oti = mpeg1 ? OTI_MPEG1_AUDIO : OTI_MPEG2_AUDIO;
@@ -177,5 +226,5 @@ export function parseMpegAudio(b: Buffer): { frames: AudioFrame[]; params?: Audi
     }
     o += len;
   }
-  return { frames, params };
+  return { frames, params, rest };
 }

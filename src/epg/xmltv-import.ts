@@ -247,8 +247,12 @@ class XmltvSink {
       waiting.stop = prog.start;
       this.queue(waiting);
     }
-    if (prog.stop === undefined) this.open.set(prog.channel, prog);
-    else this.queue(prog);
+    if (prog.stop === undefined) {
+      // An earlier-starting programme without stop replaces the one still waiting, which can
+      // then never be closed (its successor came first): counted, not lost silently.
+      if (this.open.has(prog.channel)) this.opts.progress.skipped++;
+      this.open.set(prog.channel, prog);
+    } else this.queue(prog);
   }
 
   private queue(prog: Programme): void {

@@ -60,6 +60,8 @@ export interface SourceStatus {
   updates: number;
   channels: number;
   programmes: number;
+  /** Programmes the last successful import dropped (bad times, outside retention, no stop). */
+  skipped?: number;
   nextUpdate?: number;
 }
 
@@ -174,6 +176,7 @@ export class XmltvSource {
       this.st.updates++;
       this.st.channels = progress.channels;
       this.st.programmes = progress.programmes;
+      this.st.skipped = progress.skipped;
       this.log.info(
         { source: id, ...progress, ms: Math.round(this.rt.clock.monotonic() - started) },
         'EPG source imported',

@@ -4,6 +4,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
+import { EpgDatabase } from '../../src/epg/database.ts';
+import { importXmltv } from '../../src/epg/xmltv-import.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
 import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
@@ -118,3 +120,40 @@ t.test('gzip followed by trailing bytes: refused with a message naming gzip', as
   t.equal(st.state, 'error');
   t.match(st.lastError, /^gzip decompression failed: /);
 });
+
+t.test(
+  'programmes without stop: closed by the next start; out of order ones are counted',
+  async (t) => {
+    const none = '';
+    const xml = `<tv>
+    ${PROG('B', '20260310130000', none)}
+    ${PROG('A', '20260310120000', none)}
+    ${PROG('C', '20260310140000', none)}
+    ${PROG('D', '20260310150000')}
+  </tv>`.replace(' stop="20260310130000"', ' stop="20260310160000"');
+    const bed = epgTestBed(t);
+    const db = new EpgDatabase(join(bed.dir, 'direct.sqlite'), { staging: true });
+    t.teardown(() => db.close());
+    const progress = { bytes: 0, channels: 0, programmes: 0, skipped: 0 };
+    await importXmltv(
+      (async function* () {
+        yield Buffer.from(xml);
+      })(),
+      db,
+      { forceGzip: false, window: { from: 0, to: 2 ** 32 }, progress },
+    );
+    const rows = db.dayRows('c1', FIXTURE_DAY, FIXTURE_DAY + 86400);
+    t.same(
+      rows.map((r) => [r.title, (r.stop_time - r.start_time) / 3600]),
+      [
+        ['A', 2],
+        ['C', 1],
+        ['D', 1],
+      ],
+    );
+    t.equal(progress.programmes, 3);
+    t.equal(progress.skipped, 1, 'B (no stop, followed by an earlier start) counted as skipped');
+    const viaSource = await importBytes(t, Buffer.from(xml));
+    t.equal(viaSource.st.skipped, 1, 'the source status shows the count after the import');
+  },
+);

@@ -223,9 +223,12 @@ export class ArchivePlayer {
       const rows = w.to > w.from ? index.range(name, id, w.from, w.to) : [];
       const subtitle = isSubtitleTrack(id);
       const pid = Number(/^[ct](\d+)/.exec(id)?.[1] ?? 0);
-      const init = rows[0] ? index.initById(rows[0].init_id) : undefined;
-      const layout = init ? (JSON.parse(init.layout) as Record<string, unknown>[]) : [];
-      const l = layout.find((x) => x['pid'] === pid) ?? {};
+      const entry = (initId: number) => {
+        const init = index.initById(initId);
+        const layout = init ? (JSON.parse(init.layout) as Record<string, unknown>[]) : [];
+        return layout.find((x) => x['pid'] === pid);
+      };
+      const l = (rows[0] ? entry(rows[0].init_id) : undefined) ?? {};
       const t: ArchiveTrack = {
         id,
         pid,
@@ -235,6 +238,15 @@ export class ArchivePlayer {
         width: Number(l['width'] ?? 0),
         height: Number(l['height'] ?? 0),
         rows,
+        attrs: (initId) => {
+          const e = entry(initId);
+          if (!e) return undefined;
+          return {
+            codec: String(e['codec'] ?? ''),
+            width: Number(e['width'] ?? 0),
+            height: Number(e['height'] ?? 0),
+          };
+        },
       };
       if (subtitle) {
         out.push(t);

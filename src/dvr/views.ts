@@ -26,6 +26,8 @@ export interface ArchiveTrack {
   width: number;
   height: number;
   rows: ChunkRow[];
+  /** Codec and picture size recorded with another init of the track (a mid-window change). */
+  attrs?: (initId: number) => { codec: string; width: number; height: number } | undefined;
 }
 
 /** The next row starts a new run: flagged discontinuous, a gap, or another init/layout. */
@@ -227,14 +229,16 @@ export function vodMpd(tracks: ArchiveTrack[], fallbackTarget: number): string {
         maxSeg = Math.max(maxSeg, r.duration);
       }
       if (t === main) length = secs;
+      // Each Period describes its own init: a resolution or profile change splits the runs.
+      const a = t.attrs?.(first.init_id) ?? t;
       reps.push({
         id: t.id,
         contentType: t.type as 'video' | 'audio' | 'text',
-        codecs: text ? '' : t.codec,
+        codecs: text ? '' : a.codec,
         mimeType: text ? 'text/vtt' : undefined,
         bandwidth: peak(mine) || 1,
-        width: t.width || undefined,
-        height: t.height || undefined,
+        width: a.width || undefined,
+        height: a.height || undefined,
         lang: t.lang || undefined,
         segments: mine.map((r, i) => descriptor(r, i, text)),
         timescale: first.timescale,

@@ -42,6 +42,8 @@ export class ArchivedOttService implements OttService {
   private packager?: Packager;
   private timer: Timer;
   private closed = false;
+  /** Whether the stream was Running at the last sync (source start/stop markers). */
+  private wasRunning?: boolean;
 
   constructor(
     readonly inner: OttService,
@@ -83,9 +85,20 @@ export class ArchivedOttService implements OttService {
     const settings = readStreamDvr(this.o.spec());
     const storage = storageById(this.o.host, settings.storage);
     const cur = this.recorder;
+    const state = this.o.state();
+    const running = state === 'running';
+    const changed = this.wasRunning !== undefined && running !== this.wasRunning;
+    this.wasRunning = running;
     if (cur && cur.storage === storage) {
       storage.attach(this.o.name, this.attachment(settings));
       if (this.o.scrambled) cur.scrambling(this.o.scrambled());
+      // A paused or failed stream keeps its recorder: the marker shows where the source went.
+      if (changed)
+        storage.mark(
+          this.o.name,
+          running ? 'source-start' : 'source-stop',
+          running ? 'stream running' : `stream ${state}`,
+        );
       return;
     }
     if (cur) {

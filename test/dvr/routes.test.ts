@@ -42,4 +42,7 @@ t.test('storage list and dvrstat', async (t) => {
   t.equal(s.buckets[3]!['recorded-sec'], 0, 'only the first half hour was recorded');
   t.equal(s.markers.length, 1);
   t.equal((await app.inject('/data/dvrstat?step=abc')).statusCode, 400);
+  const inverted = await app.inject(`/data/dvrstat?from=${from + 3600}&to=${from}`);
+  t.equal(inverted.statusCode, 400, 'from after to is refused');
+  t.match(inverted.json(), { status: 400, message: /from must be before to/ });
 });

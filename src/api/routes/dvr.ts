@@ -33,9 +33,9 @@ export async function dvrRoutes(app: FastifyInstance, opts: { ctx: AppContext })
         },
         additionalProperties: false,
       },
-      response: { 200: anyObject },
+      response: { 200: anyObject, 400: anyObject },
     },
-    handler: async (req) => {
+    handler: async (req, reply) => {
       const q = req.query as {
         storage?: number;
         stream?: string;
@@ -43,6 +43,9 @@ export async function dvrRoutes(app: FastifyInstance, opts: { ctx: AppContext })
         to?: number;
         step?: number;
       };
+      // An inverted interval is a caller's mistake, not an empty archive.
+      if (q.from !== undefined && q.to !== undefined && q.from >= q.to)
+        return reply.code(400).send({ status: 400, message: 'dvrstat: from must be before to' });
       return dvrStat(storages(), q, opts.ctx.clock.now());
     },
   });

@@ -87,9 +87,14 @@ export class HttpTsFanout implements BusSink {
     }
   }
 
-  /** Disconnect every client (stream closed or HTTP-TS switched off). */
+  /** Disconnect every client (stream closed, paused or HTTP-TS switched off). A client that
+   *  took everything sent gets a clean end of the body (the last chunk of the chunked encoding,
+   *  so `curl` exits 0 rather than "partial file"); one with bytes still queued is cut off. */
   closeAll(): void {
-    for (const c of this.clients) c.destroy();
+    for (const c of this.clients) {
+      if (c.writableLength > 0) c.destroy();
+      else c.end();
+    }
     this.clients.clear();
   }
 

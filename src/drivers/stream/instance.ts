@@ -391,6 +391,10 @@ export class StreamInstance implements Instance<Spec> {
           .code(404)
           .send({ status: 404, message: `HTTP-TS is off for ${this.name} (ott-http 0)` });
       }
+      if (!this.running) {
+        // A paused stream sends nothing: say so instead of holding the client open forever.
+        return reply.code(503).send({ status: 503, message: `stream ${this.name} is paused` });
+      }
       this.httpTs.serve(reply);
       return reply;
     }
@@ -455,7 +459,11 @@ export class StreamInstance implements Instance<Spec> {
     }
     this.applyHot();
     const paused = bool(this.spec, 'pause', true);
-    if (paused) return this.stopPipeline();
+    if (paused) {
+      await this.stopPipeline();
+      this.httpTs.closeAll(); // clients get the end of the stream, not a silent connection
+      return;
+    }
     const whole = changes.some(
       (c) => c.apply === 'restart' && !c.scope && !/^(input|output)\[/.test(c.path),
     );

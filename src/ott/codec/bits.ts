@@ -57,28 +57,18 @@ export function unescapeRbsp(nal: Buffer): Buffer {
   return out.subarray(0, n);
 }
 
-/** Split an Annex B byte stream into NAL units (start codes removed). */
+/** Split an Annex B byte stream into NAL units (start codes removed). The start codes are
+ *  found with Buffer.indexOf (native search), not a byte loop: slices are most of the bytes. */
 export function splitAnnexB(b: Buffer): Buffer[] {
   const nals: Buffer[] = [];
-  let start = -1;
-  let i = 0;
-  const n = b.length;
-  while (i + 2 < n) {
-    if (b[i + 2]! > 1) {
-      i += 3;
-      continue;
-    }
-    if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) {
-      if (start >= 0) {
-        let end = i;
-        while (end > start && b[end - 1] === 0) end--;
-        nals.push(b.subarray(start, end));
-      }
-      start = i + 3;
-      i += 3;
-    } else i++;
+  let start = nextStartCode(b, 0);
+  while (start >= 0 && start < b.length) {
+    const next = nextStartCode(b, start);
+    let end = next < 0 ? b.length : next - 3;
+    while (end > start && b[end - 1] === 0) end--;
+    nals.push(b.subarray(start, end));
+    start = next;
   }
-  if (start >= 0 && start < n) nals.push(b.subarray(start));
   return nals;
 }
 
@@ -108,17 +98,10 @@ export function leadingNals(b: Buffer, isVcl: (firstByte: number) => boolean): B
 /** Bytes of a VCL NAL unit kept by `leadingNals` (header plus the start of the slice header). */
 const VCL_HEADER_BYTES = 8;
 
+const START_CODE = Buffer.from([0, 0, 1]);
+
 /** Index just past the next 00 00 01 at or after `from`, or -1. */
 function nextStartCode(b: Buffer, from: number): number {
-  const n = b.length;
-  let i = from;
-  while (i + 2 < n) {
-    if (b[i + 2]! > 1) {
-      i += 3;
-      continue;
-    }
-    if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) return i + 3;
-    i++;
-  }
-  return -1;
+  const at = b.indexOf(START_CODE, from);
+  return at < 0 ? -1 : at + 3;
 }

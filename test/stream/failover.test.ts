@@ -68,6 +68,15 @@ t.test('silence failover and return to the primary, output stays continuous', as
   primary.kill('SIGKILL');
   await waitFor(() => s.status()['activeInput'] === 1, 2000 + 500, 'backup active');
   const toBackup = Date.now() - killed;
+  const onBackup = await waitFor(
+    () =>
+      (s.status()['alerts'] as { key: string; message: string }[]).find(
+        (a) => a.key === 'backup-active',
+      ),
+    1000,
+    'backup-active alert',
+  );
+  t.match(onBackup?.message, /on backup input 1 \(primary: /, 'backup-active alert');
   t.ok(
     toBackup <= 2000,
     `backup active ${toBackup} ms after the primary stopped (timeout 1 s + 1 s)`,

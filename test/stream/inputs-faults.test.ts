@@ -3,6 +3,7 @@
 // that is not executable or does not exist, one that exits at once (restarted with backoff, no
 // flood). Each shows a clear input state and message in the status.
 import { chmodSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -29,6 +30,25 @@ t.test('missing file: error state naming the file', async (t) => {
   const s = await stream('missing', { type: 'file', 'file-path': join(dir, 'nope.ts') });
   await waitFor(() => in0(s)['state'] === 'error', 3000, 'input error');
   t.match(in0(s)['message'], /ENOENT.*nope\.ts/);
+  await waitFor(
+    () => (s.status()['alerts'] as { key: string }[]).some((a) => a.key === 'input-0-failed'),
+    2000,
+    'alert',
+  );
+  const alert = (s.status()['alerts'] as { key: string; message: string }[]).find(
+    (a) => a.key === 'input-0-failed',
+  );
+  t.match(alert?.message, /input 0: ENOENT/, 'input-0-failed alert says why');
+});
+
+t.test('tcp: a server that accepts and closes at once', async (t) => {
+  const server = net.createServer((c) => c.end());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => server.close());
+  const port = (server.address() as net.AddressInfo).port;
+  const s = await stream('tcpclose', { type: 'tcp', port });
+  await waitFor(() => in0(s)['state'] === 'error', 3000, 'input error');
+  t.match(in0(s)['message'], /closed by the server/);
 });
 
 t.test('a file that is not TS: paced, named, never valid', async (t) => {

@@ -168,6 +168,11 @@ export class InputRunner {
     return this.lastPrograms;
   }
 
+  /** The validity verdict now ('off' when the input is closed). */
+  validityNow(): string {
+    return this.mode === 'off' ? 'not probed' : this.validity.verdict(this.o.clock.monotonic());
+  }
+
   /** Valid TS arrived within the last `ms` milliseconds. */
   deliveredWithin(ms: number): boolean {
     return this.lastValid >= 0 && this.o.clock.monotonic() - this.lastValid <= ms;
@@ -202,6 +207,13 @@ export class InputRunner {
       return { state: 'error', message: 'not a transport stream (no 0x47 sync bytes 188 apart)' };
     }
     return { state: 'waiting' };
+  }
+
+  /** Why the input cannot deliver ('' when it can, or nothing is known): the message of the
+   *  `error` state. */
+  problem(): string {
+    const d = this.describe(this.stats());
+    return d.state === 'error' ? (d.message ?? 'error') : '';
   }
 
   status(): Record<string, unknown> {

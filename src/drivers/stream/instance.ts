@@ -343,12 +343,19 @@ export class StreamInstance implements Instance<Spec> {
         !r.supported,
         `input ${i}: type ${r.type} not supported yet`,
       );
-      this.alerts.set(
-        `input-${i}-failed`,
-        r.failed !== '' && r.supported,
-        `input ${i}: ${r.failed}`,
-      );
+      const problem = r.supported ? r.problem() : '';
+      this.alerts.set(`input-${i}-failed`, problem !== '', `input ${i}: ${problem}`);
     });
+    // Running on a backup is worth an alert (the primary is down or bad), but not on top of
+    // no-signal, where every input is tried in turn.
+    const onBackup = this.active > 0 && state !== 'no-signal';
+    const primary = this.runners[0];
+    this.alerts.set(
+      'backup-active',
+      onBackup,
+      `stream ${this.name}: on backup input ${this.active}` +
+        (primary ? ` (primary: ${primary.problem() || primary.validityNow()})` : ''),
+    );
     const st = this.runners[this.active]?.stats();
     const scrambled = !!st && st.pids.some((p) => p.scrambled !== 0);
     this.alerts.set(

@@ -34,6 +34,9 @@ export class TcpInput implements InputTransport {
     const sock = net.connect({ host, port });
     this.sock = sock;
     sock.setTimeout(timeoutMs);
+    sock.on('end', () => {
+      this.lastError = 'closed by the server';
+    });
     sock.on('connect', () => {
       this.connected = true;
       this.connects++;

@@ -5,6 +5,7 @@ const RTP_FIXED_HEADER = 12;
 
 export interface RtpPacket {
   seq: number;
+  ssrc: number;
   timestamp: number;
   payloadType: number;
   payload: Buffer;
@@ -26,6 +27,7 @@ export function parseRtp(d: Buffer): RtpPacket | null {
   if (off > end) return null;
   return {
     seq: d.readUInt16BE(2),
+    ssrc: d.readUInt32BE(8),
     timestamp: d.readUInt32BE(4),
     payloadType: d[1]! & 0x7f,
     payload: d.subarray(off, end),
@@ -39,6 +41,10 @@ export function seqDelta(a: number, b: number): number {
 
 /** Packets held while waiting for a missing one; past this a gap is declared. */
 export const REORDER_DEPTH = 32;
+/** RFC 3550 A.1: a jump ahead beyond MAX_DROPOUT or back beyond MAX_MISORDER is not loss or
+ *  reordering but a new sequence (the sender restarted with a new random start): resync. */
+export const MAX_DROPOUT = 3000;
+export const MAX_MISORDER = 100;
 
 /**
  * Counts sequence gaps and, when reordering is on, releases packets in sequence order: a
@@ -46,10 +52,13 @@ export const REORDER_DEPTH = 32;
  */
 export class RtpSequencer {
   private expected = -1;
+  private ssrc = -1;
   private held = new Map<number, Buffer>();
   lost = 0;
   reordered = 0;
   duplicates = 0;
+  /** New sequences started (sender restarts, SSRC changes). */
+  restarts = 0;
 
   constructor(
     private readonly reorder: boolean,
@@ -57,8 +66,19 @@ export class RtpSequencer {
   ) {}
 
   push(p: RtpPacket): void {
-    if (this.expected < 0) this.expected = p.seq;
-    const d = seqDelta(this.expected, p.seq);
+    let d = this.expected < 0 ? 0 : seqDelta(this.expected, p.seq);
+    if (this.expected < 0 || p.ssrc !== this.ssrc || d > MAX_DROPOUT || d < -MAX_MISORDER) {
+      // First packet, a new source, or a new sequence: start over from this packet. Without
+      // this, a restart that happens to begin "behind" the old sequence was dropped as late
+      // packets for up to 32 768 datagrams, and one "ahead" was counted as thousands lost.
+      if (this.expected >= 0) {
+        this.flush();
+        this.restarts++;
+      }
+      this.ssrc = p.ssrc;
+      this.expected = p.seq;
+      d = 0;
+    }
     if (!this.reorder) {
       if (d < 0) this.duplicates++;
       else {

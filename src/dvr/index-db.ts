@@ -2,6 +2,8 @@
 // lists every chunk on disk (stream, track, wall-clock start, duration, bytes, path,
 // discontinuity, init/track layout) plus event markers for /data/dvrstat.
 import Database from 'better-sqlite3';
+import { BlockStore } from './block-store.ts';
+import { PLAYLIST_BLOCK_MS } from './settings.ts';
 
 type Db = Database.Database;
 type Stmt = Database.Statement;
@@ -153,6 +155,8 @@ export interface MarkerRow {
 
 export class ArchiveIndex {
   readonly db: Db;
+  /** Rendered playlist blocks kept beside the chunks (dropped by triggers on change). */
+  readonly blocks: BlockStore;
   private s: Record<string, Stmt>;
 
   constructor(readonly file: string) {
@@ -162,6 +166,7 @@ export class ArchiveIndex {
     // may lose the last transactions, which then show up as orphan files and are collected.
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+    this.blocks = new BlockStore(this.db, PLAYLIST_BLOCK_MS);
     const p = (sql: string) => this.db.prepare(sql);
     this.s = {
       insert: p(

@@ -3,11 +3,12 @@
 // and renders only its two partial edges. A block is dropped when a chunk inside it is added
 // or removed, so the text is always what vodPlaylist() would give for the same rows.
 import { HLS_VERSION_ARCHIVE, quote } from '../ott/hls.ts';
+import type { StoredPart } from './block-store.ts';
 import { isSubtitleTrack, type LeanChunk, TS_TRACK } from './index-db.ts';
-import { GAP_TOLERANCE_MS } from './settings.ts';
+import { GAP_TOLERANCE_MS, PLAYLIST_BLOCK_MS } from './settings.ts';
 
 /** Chunk starts per cached block. An hour keeps a live stream's churn to one block. */
-export const BLOCK_MS = 3_600_000;
+export const BLOCK_MS = PLAYLIST_BLOCK_MS;
 /** Cached text per storage at most (UTF-16 code units ≈ bytes for this ASCII text). */
 export const BLOCK_CACHE_CHARS = 64 * 1024 * 1024;
 
@@ -29,6 +30,12 @@ interface Part {
   tail: string;
   maxDuration: number;
   count: number;
+}
+
+/** Where closed blocks are kept beyond this process (the index database). */
+export interface BlockPersistence {
+  get(stream: string, track: string, block: number): StoredPart | null | undefined;
+  put(stream: string, track: string, block: number, part: StoredPart | undefined): void;
 }
 
 export interface PlaylistText {
@@ -88,10 +95,13 @@ export class PlaylistBlocks {
   private cache = new Map<string, Part | null>();
   private chars = 0;
 
+  /** `persist` (optional) keeps closed blocks — hours with a later chunk — across requests
+   *  and restarts; the in-memory LRU stays in front of it. */
   constructor(
     private range: RangeFn,
     private extent: ExtentFn,
     private limitChars = BLOCK_CACHE_CHARS,
+    private persist?: () => BlockPersistence | undefined,
   ) {}
 
   private key(stream: string, track: string, block: number): string {
@@ -115,7 +125,7 @@ export class PlaylistBlocks {
     this.cache.delete(key);
   }
 
-  private block(stream: string, track: string, block: number): Part | undefined {
+  private block(stream: string, track: string, block: number, closed: boolean): Part | undefined {
     const key = this.key(stream, track, block);
     const hit = this.cache.get(key);
     if (hit !== undefined) {
@@ -124,7 +134,14 @@ export class PlaylistBlocks {
       this.cache.set(key, hit);
       return hit ?? undefined;
     }
-    const part = render(track, this.range(stream, track, block, block + BLOCK_MS));
+    const store = closed ? this.persist?.() : undefined;
+    const stored = store?.get(stream, track, block);
+    let part: Part | undefined;
+    if (stored !== undefined) part = stored ?? undefined;
+    else {
+      part = render(track, this.range(stream, track, block, block + BLOCK_MS));
+      store?.put(stream, track, block, part);
+    }
     this.cache.set(key, part ?? null);
     if (part) this.chars += size(part);
     for (const [k] of this.cache) {
@@ -132,6 +149,12 @@ export class PlaylistBlocks {
       this.drop(k);
     }
     return part;
+  }
+
+  /** Render and keep the block of `startMs` now (the recorder moved past it: it is closed),
+   *  so the first request that covers it finds it ready. */
+  warm(stream: string, track: string, startMs: number): void {
+    this.block(stream, track, Math.floor(startMs / BLOCK_MS) * BLOCK_MS, true);
   }
 
   /** The closed VOD playlist of the chunks starting in [from, to) (spec 3 rule 4). */
@@ -151,7 +174,7 @@ export class PlaylistBlocks {
       for (let b = start; b < end; b += BLOCK_MS) {
         const whole = b >= from && b + BLOCK_MS <= to;
         const p = whole
-          ? this.block(stream, track, b)
+          ? this.block(stream, track, b, ext.last >= b + BLOCK_MS)
           : render(track, this.range(stream, track, Math.max(from, b), Math.min(to, b + BLOCK_MS)));
         if (p) parts.push(p);
       }

@@ -23,6 +23,8 @@ export const ACTIVE_TASK_MIN_MS = 2_000;
 export const SESSION_IDLE_MS = 120_000;
 /** Two chunks further apart than this (beyond the first one's duration) are a gap. */
 export const GAP_TOLERANCE_MS = 1_000;
+/** Chunk starts per rendered playlist block (one hour keeps a live stream's churn to one). */
+export const PLAYLIST_BLOCK_MS = 3_600_000;
 export const HOUR_MS = 3_600_000;
 
 export interface StorageSettings {

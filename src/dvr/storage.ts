@@ -17,7 +17,7 @@ import {
   type StreamTotals,
 } from './index-db.ts';
 import { PROBE_FILE, scanOrphans } from './orphans.ts';
-import { PlaylistBlocks } from './playlist-blocks.ts';
+import { BLOCK_CACHE_CHARS, BLOCK_MS, PlaylistBlocks } from './playlist-blocks.ts';
 import { reconcileTail } from './reconcile.ts';
 import {
   ACTIVE_TASK_MIN_MS,
@@ -81,7 +81,12 @@ export class ArchiveStorage {
   readonly blocks = new PlaylistBlocks(
     (stream, track, from, to) => (this.index ? this.index.lean(stream, track, from, to) : []),
     (stream, track) => this.index?.extent(stream, track),
+    BLOCK_CACHE_CHARS,
+    () => this.index?.blocks,
   );
+  /** Block (hour start) of the newest chunk indexed per stream and track: when it moves on,
+   *  the hour before is closed and rendered ahead of the first request for it. */
+  private newestBlock = new Map<string, number>();
   /** Written bytes over the last passes, for the write rate and the disk-full forecast. */
   readonly writes: { at: number; bytes: number }[] = [];
   private aboveSince = 0;
@@ -176,9 +181,30 @@ export class ArchiveStorage {
       const ids = this.index.insertMany(rows);
       this.running.added(rows.filter((_r, i) => ids[i] !== 0));
       for (const r of rows) this.blocks.invalidate(r.stream, r.track, r.start_ms);
+      this.warmClosedBlocks(rows);
     } catch (err) {
       // The files stay on disk unindexed: the orphan scan removes them.
       this.log.error({ err, rows: rows.length }, 'archive index insert failed');
+    }
+  }
+
+  private warmClosedBlocks(rows: NewChunk[]): void {
+    for (const r of rows) {
+      const key = `${r.stream}\u0000${r.track}`;
+      const block = Math.floor(r.start_ms / BLOCK_MS) * BLOCK_MS;
+      const before = this.newestBlock.get(key);
+      if (before !== undefined && block <= before) continue;
+      this.newestBlock.set(key, block);
+      if (before === undefined) continue;
+      // Off the insert path: one hour of one track is a few ms of rendering.
+      setImmediate(() => {
+        if (!this.index || this.closed) return;
+        try {
+          this.blocks.warm(r.stream, r.track, before);
+        } catch (err) {
+          this.log.warn({ err }, 'archive playlist block not rendered ahead');
+        }
+      });
     }
   }
 

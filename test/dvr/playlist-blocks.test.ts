@@ -116,3 +116,48 @@ t.test('the cache stays under its size limit', async (t) => {
   blocks.playlist('s', TS_TRACK, H0, H0 + HOUR_MS, 2);
   t.equal(queries, 101, 'an old block was evicted');
 });
+
+t.test('closed blocks are kept in the index: a restart joins stored text', async (t) => {
+  const { storage, clock } = await testStorage(t);
+  attach(storage, 's');
+  const h0 = Math.floor(clock.now() / BLOCK_MS) * BLOCK_MS - 3 * HOUR_MS;
+  // Through the recorder's path (commit + flush, one turn each): crossing into a new hour
+  // renders the hour before ahead of any request.
+  const { id: _first, ...row } = addChunk(storage, 's', h0 - 10 * HOUR_MS);
+  for (let i = 0; i < 3 * 1800; i++) {
+    const start = h0 + i * 2000;
+    storage.commit({ ...row, start_ms: start, path: `p${i}`, uri: `seg-${i}.ts` });
+    storage.flush();
+    if (i % 1800 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setImmediate(r));
+  const index = storage.index!;
+  t.ok(index.blocks.get('s', TS_TRACK, h0), 'the first hour was rendered when the second began');
+  t.ok(index.blocks.get('s', TS_TRACK, h0 + HOUR_MS), 'the second when the third began');
+  t.equal(index.blocks.get('s', TS_TRACK, h0 + 2 * HOUR_MS), undefined, 'the open hour is not');
+  const ref = vodPlaylist(index.range('s', TS_TRACK, h0, h0 + 2 * HOUR_MS), {
+    uri: (r) => r.uri,
+    fallbackTarget: 2,
+  });
+  // A fresh cache (a restarted server) that may not render: only stored blocks can answer.
+  const fresh = new PlaylistBlocks(
+    () => {
+      throw new Error('rendered from rows');
+    },
+    (s, tr) => index.extent(s, tr),
+    1 << 20,
+    () => index.blocks,
+  );
+  t.equal(fresh.playlist('s', TS_TRACK, h0, h0 + 2 * HOUR_MS, 2).text, ref);
+  // A chunk added to or removed from a stored hour drops it in the same transaction.
+  const [id] = index.insertMany([
+    { ...row, start_ms: h0 + 1001, path: 'late', uri: 'seg-late.ts' },
+  ]);
+  t.equal(index.blocks.get('s', TS_TRACK, h0), undefined, 'insert dropped the stored hour');
+  t.ok(index.blocks.get('s', TS_TRACK, h0 + HOUR_MS), 'the other hour stays');
+  index.deleteMany([id!]);
+  t.ok(index.blocks.get('s', TS_TRACK, h0 + HOUR_MS));
+  const gone = index.range('s', TS_TRACK, h0 + HOUR_MS, h0 + HOUR_MS + 1)[0]!;
+  index.deleteMany([gone.id]);
+  t.equal(index.blocks.get('s', TS_TRACK, h0 + HOUR_MS), undefined, 'delete dropped it');
+});

@@ -1,7 +1,7 @@
 // HLS over MPEG-TS: cuts the stream's own packets at segment boundaries (no remux), starts
-// every segment with the current PAT and PMT, and stores it under a content hash
+// every segment with the current PAT and PMT, and stores it under a hash name
 // (`seg-<hash>.ts`, spec 3 rule 12) so the archive and the live window share names.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { PACKET_LENGTH } from './demux/ts.ts';
 import type { Boundary, Segmenter, SegmenterSink } from './segmenter.ts';
 import type { SegmentStore } from './store.ts';
@@ -35,13 +35,32 @@ class PacketBuffer {
   }
 }
 
-export function segmentHash(data: Buffer): string {
-  return createHash('sha1').update(data).digest('hex').slice(0, HASH_HEX_CHARS);
+/** Bytes of a segment's head and tail that go into its name. */
+const NAME_SAMPLE_BYTES = 2 * PACKET_LENGTH;
+
+/**
+ * The name hash of a segment: a digest of a per-writer random salt, the segment's place in
+ * the stream (sequence, discontinuity sequence, start PTS, length) and a sample of its head and
+ * tail. Unique across restarts and streams without hashing every byte: a full content hash
+ * cost more CPU than cutting the segment (measured in bench/ott-segment.ts).
+ */
+export function segmentHash(
+  data: Buffer,
+  salt: Buffer,
+  place: { seq: number; discSeq: number; pts: number },
+): string {
+  const h = createHash('sha1').update(salt);
+  h.update(`${place.seq}/${place.discSeq}/${place.pts}/${data.length}`);
+  h.update(data.subarray(0, NAME_SAMPLE_BYTES));
+  h.update(data.subarray(Math.max(0, data.length - NAME_SAMPLE_BYTES)));
+  return h.digest('hex').slice(0, HASH_HEX_CHARS);
 }
 
 export class TsSegmentWriter implements SegmenterSink {
   /** Packets since the open segment started (after a PAT/PMT prefix), or a pre-roll. */
   private buf = new PacketBuffer();
+  /** Makes this writer's segment names differ from any other run's. */
+  private readonly salt = randomBytes(16);
   /** Global index of the first packet after the prefix. */
   private bufFirst = -1;
   private prefix = 0;
@@ -130,7 +149,7 @@ export class TsSegmentWriter implements SegmenterSink {
         timescale: PTS_HZ,
         duration: Math.max(0, endPts - seg.b.pts) / PTS_HZ,
         wallclock: seg.b.wallclock,
-        uri: `seg-${segmentHash(body)}.ts`,
+        uri: `seg-${segmentHash(body, this.salt, { seq: seg.b.seq, discSeq: seg.b.discSeq, pts: seg.b.pts })}.ts`,
         size: body.length,
         parts: [],
       },

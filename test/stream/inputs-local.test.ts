@@ -104,7 +104,7 @@ t.test('std input: argv split like a shell, never through one', async (t) => {
 });
 
 t.test('test generator: H.264 + AAC with the record PIDs', async (t) => {
-  await stream('gen', {
+  const s = await stream('gen', {
     input: [
       {
         type: 'test',
@@ -121,4 +121,10 @@ t.test('test generator: H.264 + AAC with the record PIDs', async (t) => {
     ],
   });
   expectStreams(t, await ffprobe(`${base}/gen/mpegts`), 'h264', 'aac', '0x65', '0x66');
+  const prog = await waitFor(
+    () => (s.status()['programs'] as { name?: string; provider?: string; pnr: number }[])[0],
+    5000,
+    'programme',
+  );
+  t.match(prog, { pnr: 7, name: 'gen', provider: 'sluice' }, 'SDT names the stream');
 });

@@ -69,3 +69,9 @@ t.test('font size: 1/14 of the height, smaller only when the line is too long', 
   t.ok(overlayFontSize(720, 576, 'x'.repeat(70)) < 41, 'long line shrinks');
   t.equal(overlayFontSize(64, 64, 'x'.repeat(500)), 8, 'never below 8 px');
 });
+
+t.test('the SDT names the stream, not ffmpeg', async (t) => {
+  const args = testGeneratorArgs({}, 'news hd');
+  const meta = args.flatMap((a, i) => (args[i - 1] === '-metadata' ? [a] : []));
+  t.same(meta, ['service_name=news hd', 'service_provider=sluice']);
+});

@@ -102,7 +102,11 @@ function overlayFilters(cfg: Record<string, unknown>, width: number, height: num
   return out;
 }
 
-export function testGeneratorArgs(cfg: Record<string, unknown>): string[] {
+/** Provider name the generator signals in its SDT. */
+export const TEST_PROVIDER = 'sluice';
+
+/** `serviceName` goes into the SDT (ffmpeg would say "Service01" / "FFmpeg"). */
+export function testGeneratorArgs(cfg: Record<string, unknown>, serviceName = ''): string[] {
   const width = num(cfg, 'width', 1920);
   const height = num(cfg, 'height', 1080);
   const fps = num(cfg, 'frame-rate', 25);
@@ -165,6 +169,8 @@ export function testGeneratorArgs(cfg: Record<string, unknown>): string[] {
   if (total > 0) args.push('-muxrate', `${total}k`);
   // TR 101 290 wants a PCR at least every 40 ms; ffmpeg's default follows the frame rate.
   args.push('-pcr_period', String(PCR_PERIOD_MS));
+  if (serviceName) args.push('-metadata', `service_name=${serviceName}`);
+  args.push('-metadata', `service_provider=${TEST_PROVIDER}`);
   args.push('-mpegts_flags', '+resend_headers', '-f', 'mpegts', 'pipe:1');
   return args;
 }

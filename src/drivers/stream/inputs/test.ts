@@ -6,5 +6,5 @@ import type { InputContext, InputTransport } from './types.ts';
 export const FFMPEG = '/usr/bin/ffmpeg';
 
 export function createTestInput(cfg: Record<string, unknown>, ctx: InputContext): InputTransport {
-  return new ChildInput(FFMPEG, testGeneratorArgs(cfg), {}, ctx);
+  return new ChildInput(FFMPEG, testGeneratorArgs(cfg, ctx.streamName), {}, ctx);
 }

@@ -19,7 +19,7 @@ function xmltvTime(sec: number): string {
   return `${new Date(sec * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14)} +0000`;
 }
 
-function escape(s: string): string {
+function xmlEscape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -29,14 +29,14 @@ export function demoGuide(channel: string, nowSec: number): string {
   const out = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<tv generator-info-name="sluice demo guide">',
-    `  <channel id="${escape(channel)}"><display-name lang="en">Test pattern</display-name></channel>`,
+    `  <channel id="${xmlEscape(channel)}"><display-name lang="en">Test pattern</display-name></channel>`,
   ];
   for (let t = first, i = 0; t < last; t += SLOT_SEC, i++) {
     const [en, de] = TITLES[i % TITLES.length]!;
     out.push(
-      `  <programme start="${xmltvTime(t)}" stop="${xmltvTime(t + SLOT_SEC)}" channel="${escape(channel)}">`,
-      `    <title lang="en">${escape(en)}</title>`,
-      `    <title lang="de">${escape(de)}</title>`,
+      `  <programme start="${xmltvTime(t)}" stop="${xmltvTime(t + SLOT_SEC)}" channel="${xmlEscape(channel)}">`,
+      `    <title lang="en">${xmlEscape(en)}</title>`,
+      `    <title lang="de">${xmlEscape(de)}</title>`,
       `    <desc lang="en">Slot ${i % 48} of the demo schedule.</desc>`,
       '    <rating system="FSK"><value>6</value></rating>',
       '  </programme>',

@@ -73,6 +73,11 @@ t.test(
       switches.some((l) => l.to === 0) && switches.some((l) => l.to === 1),
       'both inputs were tried',
     );
+    t.match(
+      (s.status()['switches'] as { reason: string }[])[0]!.reason,
+      /^no valid TS for 2 s \(no PAT\)$/,
+      'the reason says what was missing',
+    );
     const raised = lines.filter((l) => l.alert === 'no-signal');
     t.equal(raised.length, 1, 'the no-signal alert is raised once');
     const alerts = s.status()['alerts'] as { key: string; raised: boolean }[];

@@ -267,7 +267,12 @@ export class StreamInstance implements Instance<Spec> {
     const s = this.settings();
     const health = this.health();
     const d = checkActive(health, this.active, s);
-    if (d) this.switchTo(d.to, d.reason);
+    if (d) {
+      // Say what was wrong with the input left: "no valid TS for 2 s (no PMT)".
+      const r = this.runners[this.active];
+      const why = d.reason.startsWith('no valid TS') && r ? r.problem() || r.validityNow() : '';
+      this.switchTo(d.to, why ? `${d.reason} (${why})` : d.reason);
+    }
     this.outMeter.sample();
     this.updateAutoRate();
     this.evaluateAlerts(health, s);

@@ -1,7 +1,7 @@
 // Prometheus metrics of the streams (prom-client), computed from the running instances at
 // scrape time. The registry lives in host.services 'metrics-registry'; when absent, prom-client's
 // default registry is used and put there (the API's /metrics falls back to the same one).
-import { Gauge, type Registry, register } from 'prom-client';
+import { Counter, Gauge, type Registry, register } from 'prom-client';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { streamRegistry } from './registry.ts';
 
@@ -62,11 +62,18 @@ export function ensureStreamMetrics(services: Map<string, unknown>): void {
   simple('sluice_stream_active_input', 'Index of the active input (-1 none)', (st) =>
     Number(st['activeInput']),
   );
-  simple(
-    'sluice_stream_switches_total',
-    'Input switches since the stream started',
-    (st) => Number(st['switchCount']) || 0,
-  );
+  // A `_total` name is a counter in Prometheus' conventions (rate() and promtool expect it).
+  new Counter({
+    name: 'sluice_stream_switches_total',
+    help: 'Input switches since the stream started',
+    labelNames: ['stream'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of streams())
+        this.inc({ stream: s.name }, Number(s.status()['switchCount']) || 0);
+    },
+  });
   simple(
     'sluice_stream_http_clients',
     'HTTP-TS clients connected',

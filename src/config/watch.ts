@@ -73,6 +73,9 @@ export class FileWatcher {
     });
     watcher.on('error', (err) => this.opts.log.error({ err }, 'config watcher error'));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    // A save between the start-up read and the watch being ready raised no event: read once
+    // more (a no-op when the text is the one already applied).
+    this.schedule();
   }
 
   private schedule(): void {

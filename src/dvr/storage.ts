@@ -267,6 +267,9 @@ export class ArchiveStorage {
       if (!this.openIndex()) return;
       if (recovered) this.toReady();
       else if (this.state === 'not-ready') this.toError(`free space below disk-emergency-bytes`);
+      // Still short of space: say how much is free now and what recovery needs.
+      if (this.state === 'error')
+        this.message = `free space ${disk.free} below ${disk.free < floor ? 'disk-emergency-bytes' : '2 × disk-emergency-bytes (recovery)'} ${disk.free < floor ? floor : RECOVERY_FACTOR * floor}`;
     } else if (disk.free < floor) {
       this.toError(`free space ${disk.free} below disk-emergency-bytes ${floor}`);
     }

@@ -122,6 +122,11 @@ t.test('emergency: Error, aggressive cut, recovery only at twice the floor', asy
   disk.free = 3 * GIB;
   await storage.pass();
   t.equal(storage.state, 'error', '3 GiB free is not yet twice the floor');
+  t.equal(
+    storage.message,
+    `free space ${3 * GIB} below 2 × disk-emergency-bytes (recovery) ${4 * GIB}`,
+    'the message tells the free space now, not at the fall',
+  );
   disk.free = 4 * GIB;
   disk.used = 60 * GIB;
   await storage.pass();

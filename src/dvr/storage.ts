@@ -360,15 +360,12 @@ export class ArchiveStorage {
     const from = this.state;
     this.state = 'ready';
     this.message = '';
-    this.log.info({ storage: this.settings.id, from }, 'archive storage ready; recording allowed');
+    this.log.info({ from }, 'archive storage ready; recording allowed');
   }
 
   private toError(reason: string): void {
     if (this.state !== 'error')
-      this.log.error(
-        { storage: this.settings.id, reason },
-        'archive storage error; recording stops',
-      );
+      this.log.error({ reason }, 'archive storage error; recording stops');
     this.state = 'error';
     this.message = reason;
   }
@@ -396,10 +393,7 @@ export class ArchiveStorage {
       if (this.pressureSince === 0) {
         this.pressureSince = now;
         this.orphanDue = true;
-        this.log.warn(
-          { storage: s.id, usedPercent: pct },
-          'disk-full alarm: usage above max-usage',
-        );
+        this.log.warn({ usedPercent: pct }, 'disk-full alarm: usage above max-usage');
       }
       this.alarm = true;
       if (this.aboveSince === 0) this.aboveSince = now;
@@ -407,8 +401,7 @@ export class ArchiveStorage {
     } else {
       if (!this.trimming) this.aboveSince = 0;
       if (pct <= s.maxUsage - s.hysteresis) {
-        if (this.alarm)
-          this.log.info({ storage: s.id, usedPercent: pct }, 'disk-full alarm cleared');
+        if (this.alarm) this.log.info({ usedPercent: pct }, 'disk-full alarm cleared');
         this.alarm = false;
         this.pressureSince = 0;
         this.aboveSince = 0;
@@ -525,10 +518,7 @@ export class ArchiveStorage {
     const byStream = new Map<string, number>();
     for (const r of rows) byStream.set(r.stream, (byStream.get(r.stream) ?? 0) + 1);
     for (const [s, n] of byStream) this.mark(s, 'cleanup', `${why}: ${n} chunks`);
-    this.log.info(
-      { storage: this.settings.id, why, chunks: rows.length, bytes: freed },
-      'archive cleanup',
-    );
+    this.log.info({ why, chunks: rows.length, bytes: freed }, 'archive cleanup');
     return freed;
   }
 

@@ -80,8 +80,14 @@ t.test('bitrate-mode 3: 2000 kbit/s in every 100 ms, null-padded', async (t) => 
   const w = await measure(port, 3000);
   const avg = w.kbps.reduce((a, b) => a + b, 0) / w.kbps.length;
   t.ok(Math.abs(avg - 2000) < 100, `average ${avg.toFixed(0)} kbit/s`);
-  const bad = w.kbps.filter((k) => Math.abs(k - 2000) > 500);
-  t.ok(bad.length <= 2, `100 ms slots within ±25 %: ${w.kbps.map(Math.round).join(' ')}`);
+  // The sender and this reader share one event loop on a busy machine: a stall shows as a low
+  // slot followed by a high one, so a quarter of the slots may be off; unpaced output (bursts
+  // per input read) would miss the band in most of them.
+  const good = w.kbps.filter((k) => Math.abs(k - 2000) <= 250);
+  t.ok(
+    good.length >= w.kbps.length * 0.75,
+    `100 ms slots within ±12 %: ${w.kbps.map(Math.round).join(' ')}`,
+  );
   t.ok(w.nulls > w.packets / 4, `${w.nulls} of ${w.packets} packets are null stuffing`);
 });
 
@@ -99,9 +105,9 @@ t.test('bitrate-mode 2: steady at the automatic rate', async (t) => {
   );
   const w = await measure(port, 3000);
   const mid = median(w.kbps);
-  const bad = w.kbps.filter((k) => Math.abs(k - mid) > mid * 0.25);
+  const good = w.kbps.filter((k) => Math.abs(k - mid) <= mid * 0.15);
   t.ok(
-    bad.length <= 2,
+    good.length >= w.kbps.length * 0.75,
     `slots around ${mid.toFixed(0)} kbit/s: ${w.kbps.map(Math.round).join(' ')}`,
   );
   t.ok(w.nulls > 0, 'padded with null packets');

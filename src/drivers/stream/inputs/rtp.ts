@@ -20,6 +20,7 @@ export class RtpInput implements InputTransport {
   private notRtp = 0;
   private payloadTypes = new Set<number>();
   private granted = 0;
+  private requested = 0;
   private lastError = '';
 
   constructor(
@@ -35,23 +36,32 @@ export class RtpInput implements InputTransport {
     const group = str(this.cfg, 'address');
     const local = resolveInterface(str(this.cfg, 'bind-if'));
     const ssm = str(this.cfg, 'ssm-address');
-    const sock = dgram.createSocket({ type: 'udp4', reuseAddr: true });
+    const multicast = group !== '' && isMulticast(group);
+    // Only multicast receivers may share a port: a unicast port shared with another socket
+    // would silently lose datagrams to it.
+    const sock = dgram.createSocket({ type: 'udp4', reuseAddr: multicast });
     this.sock = sock;
     sock.on('error', (err) => {
       this.lastError = err.message;
       this.ctx.log.warn({ err }, 'rtp input socket error');
     });
     sock.on('message', (d) => this.onDatagram(d));
-    const multicast = group !== '' && isMulticast(group);
     sock.bind({ port, address: multicast ? group : group || local || undefined }, () => {
       try {
         const want = num(this.cfg, 'socket-buffer-size', 0) || DEFAULT_UDP_BUFFER;
+        this.requested = want;
         try {
           sock.setRecvBufferSize(want);
         } catch {
           // the system refused; the granted size below says what we got
         }
-        this.granted = sock.getRecvBufferSize();
+        // Linux reports twice the size it grants (the doubling covers its bookkeeping).
+        this.granted = Math.floor(sock.getRecvBufferSize() / 2);
+        if (this.granted < want)
+          this.ctx.log.warn(
+            { requested: want, granted: this.granted },
+            'rtp input: the system granted a smaller receive buffer (raise net.core.rmem_max)',
+          );
         if (multicast) this.join(sock, group, local, ssm);
       } catch (err) {
         this.lastError = (err as Error).message;
@@ -120,6 +130,7 @@ export class RtpInput implements InputTransport {
       rtpReordered: this.seq.reordered,
       rtpDuplicates: this.seq.duplicates,
       payloadTypes: [...this.payloadTypes],
+      bufferRequested: this.requested,
       bufferGranted: this.granted,
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };

@@ -23,7 +23,9 @@ const CHROMIUM_ARGS = [
 ];
 const ROOT = join(import.meta.dirname, '..', '..');
 /** Seconds each phase (before and after the splice) must play. */
-const PLAY_SECONDS = 6;
+/** Playback asserted before the failover (the issue asks for 30 s per player) and after it. */
+const PLAY_SECONDS = 30;
+const AFTER_SPLICE_SECONDS = 15;
 const START_TIMEOUT_MS = 20_000;
 
 interface Report {
@@ -78,7 +80,7 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
   // Two inputs running side by side, like a main and a backup: the switch between them is a
   // splice whose timestamps jump (the backup's clock starts 1000 s later).
   let onBackup = false;
-  const stream = { seconds: 60, gop: 25, bframes: true };
+  const stream = { seconds: 90, gop: 25, bframes: true };
   const main: ChildProcess = liveGenerator(bus, stream, () => !onBackup);
   const backup: ChildProcess = liveGenerator(bus, { ...stream, offset: 1000 }, () => onBackup);
   t.teardown(() => {
@@ -138,8 +140,15 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
   onBackup = true;
   await Promise.all(
     [...pages].map(async ([name, page]) => {
-      const moved = await advances(page, PLAY_SECONDS, START_TIMEOUT_MS + PLAY_SECONDS * 1000);
-      t.ok(moved >= PLAY_SECONDS, `${name}: advanced ${moved.toFixed(1)} s after the splice`);
+      const moved = await advances(
+        page,
+        AFTER_SPLICE_SECONDS,
+        START_TIMEOUT_MS + AFTER_SPLICE_SECONDS * 1000,
+      );
+      t.ok(
+        moved >= AFTER_SPLICE_SECONDS,
+        `${name}: advanced ${moved.toFixed(1)} s after the splice`,
+      );
     }),
   );
   for (const [name, page] of pages) {

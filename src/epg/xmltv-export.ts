@@ -9,10 +9,10 @@ import { formatXmltvTime } from './xmltv-time.ts';
 
 /** Flush the text buffer past this many characters: large chunks mean few Buffer and zlib
  *  calls (each write into zlib crosses to the thread pool). */
-const CHUNK_CHARS = 1024 * 1024;
+const CHUNK_CHARS = 256 * 1024;
 /** Let zlib fall this far behind before waiting for it: it compresses on the thread pool while
  *  the next chunks are rendered (the second core), instead of ping-ponging per chunk. */
-const GZIP_QUEUE_BYTES = 8 * 1024 * 1024;
+const GZIP_QUEUE_BYTES = 2 * 1024 * 1024;
 /** gzip level of the cached body: zlib's default 6. Measured on the 210k-programme guide
  *  (bench/epg-xmltv.ts, bench/RESULTS.md): level 1 saved about 5 % of the build's CPU time
  *  (compression runs on the thread pool beside the rendering) but gave a body 1.5× larger; the

@@ -14,6 +14,12 @@ const PART_SLACK_S = 0.001;
 const MIN_SEGMENT_CAPACITY = 64 * 1024;
 const CAPACITY_HEADROOM = 1.25;
 
+/** Shared by the writers of one stream: where the master track's written media ended at the
+ *  last splice (90 kHz, presentation line), set by the master before the others close. */
+export interface SpliceEnd {
+  pts?: number;
+}
+
 interface OpenSeg {
   b: Boundary;
   start: number;
@@ -56,7 +62,7 @@ export class CmafTrackWriter implements SegmenterSink {
   constructor(
     readonly track: Track,
     private store: SegmentStore,
-    private opts: { partTarget: number; isMaster: boolean },
+    private opts: { partTarget: number; isMaster: boolean; spliceEnd?: SpliceEnd },
   ) {
     this.timescale = track.type === 'audio' ? 0 : PTS_HZ;
   }
@@ -110,9 +116,13 @@ export class CmafTrackWriter implements SegmenterSink {
     this.pending.push(au);
   }
 
-  splice(_packetIndex: number, endPts?: number): void {
-    // Other tracks end where the master ends, so every rendition's timeline closes at the same
-    // point and players butt the next one against it without a hole.
+  splice(_packetIndex: number, segmenterEnd?: number): void {
+    // Other tracks end exactly where the master's written media ends (not the segmenter's end,
+    // which still counts B-frames the master video drops here), so every rendition's timeline
+    // closes at the same point: no track overhangs into the gap before the next run (a DASH
+    // Period placed right after this one would otherwise overlap the audio's tail).
+    const shared = this.opts.spliceEnd;
+    const endPts = this.opts.isMaster ? segmenterEnd : (shared?.pts ?? segmenterEnd);
     if (endPts !== undefined && !this.opts.isMaster) {
       this.pending = this.pending.filter((au) => au.pts < endPts);
       if (this.seg) this.closeAtMasterEnd(endPts);
@@ -122,6 +132,12 @@ export class CmafTrackWriter implements SegmenterSink {
       const prev = this.pending[this.pending.length - 2];
       const step = last && prev ? last.dts - prev.dts : this.frameTicks(last);
       this.finishSegment((last?.dts ?? 0) + step);
+    }
+    if (this.opts.isMaster && shared) {
+      // Written end on the presentation line: decode end plus the composition shift (video),
+      // converted from the track timescale.
+      shared.pts =
+        this.nextDecode === undefined ? undefined : (this.nextDecode * PTS_HZ) / this.scale;
     }
     this.seg = undefined;
     this.pending = [];
@@ -235,7 +251,7 @@ export class CmafTrackWriter implements SegmenterSink {
     return Math.abs(t - this.nextDecode) <= (au.samples ?? 0) ? this.nextDecode : t;
   }
 
-  /** Write the pending samples as a part; `stretchTo` (90 kHz) lengthens the last sample so
+  /** Write the pending samples as a part; `stretchTo` (90 kHz) fits the last sample's length so
    *  the part ends there (closing a track at a splice). */
   private flushPart(nextDts: number, stretchTo?: number): void {
     const seg = this.seg!;
@@ -259,11 +275,13 @@ export class CmafTrackWriter implements SegmenterSink {
     let ticks = 0;
     for (const s of samples) ticks += s.duration;
     if (stretchTo !== undefined) {
+      // Fit the last sample so the part ends exactly there: lengthened over missing media, or
+      // shortened when the frame straddles the end (at most one audio frame).
+      const last = samples[samples.length - 1]!;
       const missing = Math.round((stretchTo * this.scale) / PTS_HZ) - (base + ticks);
-      if (missing > 0) {
-        samples[samples.length - 1]!.duration += missing;
-        ticks += missing;
-      }
+      const fitted = Math.max(1, last.duration + missing);
+      ticks += fitted - last.duration;
+      last.duration = fitted;
     }
     this.nextDecode = base + ticks;
     if (this.opts.isMaster && this.track.type === 'video') {

@@ -2,7 +2,7 @@
 // CMAF writer per track, each with its segment store. Read by the request handlers.
 import type { BusSink } from '../stream/bus.ts';
 import type { Clock } from '../util/clock.ts';
-import { CmafTrackWriter } from './cmaf-writer.ts';
+import { CmafTrackWriter, type SpliceEnd } from './cmaf-writer.ts';
 import { PACKET_LENGTH } from './demux/ts.ts';
 import { type OttSettings, WINDOW_GRACE } from './options.ts';
 import { type Boundary, Segmenter, type SegmenterSink } from './segmenter.ts';
@@ -101,14 +101,20 @@ export class Packager implements BusSink {
     for (const r of this.renditions) this.segmenter.removeSink(r.writer);
     const media = tracks.filter((t) => t.cmafCapable);
     const master = media.find((t) => t.type === 'video') ?? media.find((t) => t.type === 'audio');
+    const spliceEnd: SpliceEnd = {};
     this.renditions = media.map((track) => {
       const store = new SegmentStore({ window: this.settings.window, grace: WINDOW_GRACE });
       const writer = new CmafTrackWriter(track, store, {
         partTarget: this.settings.partDuration,
         isMaster: track === master,
+        spliceEnd,
       });
-      this.segmenter.addSink(writer);
       return { id: `c${track.pid}`, track, writer, store };
     });
+    // The master closes first at a splice: the other tracks end where it actually ended.
+    const order = [...this.renditions].sort(
+      (x, y) => Number(y.track === master) - Number(x.track === master),
+    );
+    for (const r of order) this.segmenter.addSink(r.writer);
   }
 }

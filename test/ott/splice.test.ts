@@ -81,3 +81,32 @@ t.test('a video segment starts at the presentation time of its keyframe', async 
   for (const s of segs)
     t.ok(starts.includes(s.start), `segment ${s.seq} starts at boundary PTS ${s.start}`);
 });
+
+t.test('every track of a run ends where its video is written to at a splice', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const a = await makeTestStream(`${tmp.dir}/a.ts`, { seconds: 6, gop: 25, bframes: true });
+  const b = await makeTestStream(`${tmp.dir}/b.ts`, { seconds: 3, gop: 25, bframes: true });
+  for (const cut of CUTS) {
+    const p = new Packager(
+      readSettings({ 'ott-hls': 2, 'ott-segment-duration': 1, 'ott-part-duration': 0.25 }),
+      new ManualClock(),
+    );
+    p.packets(a.subarray(0, cut * 188));
+    p.discontinuity();
+    p.packets(b);
+    p.end();
+    // End of the last segment before the splice, from its tfdt and sample durations (seconds).
+    const endOf = (type: 'video' | 'audio') => {
+      const segs = p.renditions.find((r) => r.track.type === type)!.store.all();
+      const last = segs[segs.findIndex((s) => s.discontinuity) - 1]!;
+      return last.start / last.timescale + last.duration;
+    };
+    const video = endOf('video');
+    const audio = endOf('audio');
+    t.ok(
+      Math.abs(audio - video) < 0.002,
+      `cut ${cut}: audio ends at ${audio.toFixed(3)} s, video at ${video.toFixed(3)} s`,
+    );
+  }
+});

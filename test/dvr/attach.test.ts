@@ -1,37 +1,13 @@
-// Source start/stop markers follow the stream's state, not only the recorder's attachment:
-// a pause (and the resume) of a stream bound to a storage shows in /data/dvrstat.
-import { join } from 'node:path';
 import t from 'tap';
-import type { Host, Instance } from '../../src/drivers/types.ts';
 import { ArchivedOttService } from '../../src/dvr/attach.ts';
-import { statfsProbe } from '../../src/dvr/disk.ts';
-import { readStorage } from '../../src/dvr/settings.ts';
-import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
-import { ManualClock } from '../../src/util/clock.ts';
 import { TinyBus } from '../helpers/ott.ts';
-import { tempDir } from './helpers.ts';
+import { recordingHost, tempDir } from './helpers.ts';
 
 t.test('pause and resume of a recorded stream are marked', async (t) => {
   const dir = tempDir(t);
-  const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
-  const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }),
-    { clock, log: silentLogger, probe: statfsProbe },
-  );
-  t.teardown(() => storage.close());
-  await storage.start();
-  const host: Host = {
-    log: silentLogger,
-    clock,
-    dataDir: dir,
-    lookup: <T extends Instance>(kind: string, key: string) =>
-      (kind === 'storage' && key === '1' ? ({ storage } as unknown as Instance) : undefined) as
-        | T
-        | undefined,
-    services: new Map(),
-  };
+  const { clock, storage, host } = await recordingHost(t, dir);
   const spec = { 'stream-name': 's', 'ott-hls': 1, 'dvr-storage': 1 };
   let state = 'running';
   const svc = new ArchivedOttService(

@@ -3,7 +3,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { DiskFigures } from '../../src/dvr/disk.ts';
+import type { Host, Instance } from '../../src/drivers/types.ts';
+import { type DiskFigures, statfsProbe } from '../../src/dvr/disk.ts';
 import { type ChunkRow, TS_TRACK } from '../../src/dvr/index-db.ts';
 import { chunkPath } from '../../src/dvr/recorder.ts';
 import { readStorage } from '../../src/dvr/settings.ts';
@@ -98,4 +99,32 @@ export function addRun(
 
 export function attach(s: ArchiveStorage, name: string, hours = 24, minHours = 0): void {
   s.attach(name, { settings: { storage: 1, hours, minHours }, active: () => true });
+}
+
+/**
+ * A real storage (statfs figures of the temp disk) under `dir/store` with a ManualClock, and a
+ * Host whose `lookup('storage', '1')` finds it: what a recording stream instance sees.
+ */
+export async function recordingHost(
+  t: TapLike,
+  dir: string,
+): Promise<{ clock: ManualClock; storage: ArchiveStorage; host: Host }> {
+  const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
+  const storage = new ArchiveStorage(
+    readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }),
+    { clock, log: silentLogger, probe: statfsProbe },
+  );
+  t.teardown(() => storage.close());
+  await storage.start();
+  const host: Host = {
+    log: silentLogger,
+    clock,
+    dataDir: dir,
+    lookup: <T extends Instance>(kind: string, key: string) =>
+      (kind === 'storage' && key === '1' ? ({ storage } as unknown as Instance) : undefined) as
+        | T
+        | undefined,
+    services: new Map(),
+  };
+  return { clock, storage, host };
 }

@@ -3,7 +3,6 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import type { Host, Instance } from '../../src/drivers/types.ts';
 import { ArchivedOttService } from '../../src/dvr/attach.ts';
 import { statfsProbe } from '../../src/dvr/disk.ts';
 import { TS_TRACK } from '../../src/dvr/index-db.ts';
@@ -14,7 +13,7 @@ import { createOttService } from '../../src/ott/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { BOX, END_BOX, muxTeletext } from '../helpers/teletext.ts';
-import { tempDir } from './helpers.ts';
+import { recordingHost, tempDir } from './helpers.ts';
 
 const PID = 0x130;
 const SUB = `t${PID}p888`;
@@ -32,23 +31,7 @@ async function feed(bus: TinyBus, clock: ManualClock, data: Buffer, seconds: num
 
 t.test('subtitles and scrambling: recorded, served in archive mode, marked', async (t) => {
   const dir = tempDir(t);
-  const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
-  const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }),
-    { clock, log: silentLogger, probe: statfsProbe },
-  );
-  t.teardown(() => storage.close());
-  await storage.start();
-  const host: Host = {
-    log: silentLogger,
-    clock,
-    dataDir: dir,
-    lookup: <T extends Instance>(kind: string, key: string) =>
-      (kind === 'storage' && key === '1' ? ({ storage } as unknown as Instance) : undefined) as
-        | T
-        | undefined,
-    services: new Map(),
-  };
+  const { clock, storage, host } = await recordingHost(t, dir);
   const spec = {
     'stream-name': 's',
     'ott-hls': 3,

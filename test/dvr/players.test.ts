@@ -4,16 +4,12 @@
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import t from 'tap';
-import type { Host, Instance } from '../../src/drivers/types.ts';
 import { ArchivedOttService } from '../../src/dvr/attach.ts';
-import { statfsProbe } from '../../src/dvr/disk.ts';
-import { readStorage } from '../../src/dvr/settings.ts';
-import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
-import { ManualClock } from '../../src/util/clock.ts';
+import type { ManualClock } from '../../src/util/clock.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
-import { tempDir } from './helpers.ts';
+import { recordingHost, tempDir } from './helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -69,23 +65,7 @@ async function reaches(page: Page, at: number): Promise<number> {
 
 t.test('hls.js and dash.js play the archive in Chromium', async (t) => {
   const dir = tempDir(t);
-  const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
-  const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }),
-    { clock, log: silentLogger, probe: statfsProbe },
-  );
-  t.teardown(() => storage.close());
-  await storage.start();
-  const host: Host = {
-    log: silentLogger,
-    clock,
-    dataDir: dir,
-    lookup: <T extends Instance>(kind: string, key: string) =>
-      (kind === 'storage' && key === '1' ? ({ storage } as unknown as Instance) : undefined) as
-        | T
-        | undefined,
-    services: new Map(),
-  };
+  const { clock, host } = await recordingHost(t, dir);
   const spec = { 'stream-name': 's', 'ott-hls': 3, 'ott-segment-duration': 2, 'dvr-storage': 1 };
   const bus = new TinyBus();
   const svc = new ArchivedOttService(

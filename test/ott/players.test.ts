@@ -151,6 +151,11 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
       );
     }),
   );
+  // Where the DASH Periods start after the splice (logged to diagnose a dash.js stall there).
+  const mpd = await (await fetch(`${base}/live/index.mpd`)).text();
+  t.comment(
+    `DASH Periods: ${[...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)"/g)].map((m) => `${m[1]}@${m[2]}`).join(' ')}`,
+  );
   for (const [name, page] of pages) {
     const r = await report(page);
     // LL-HLS cannot ride through this failover without one stall, by arithmetic: the backup

@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/log.ts';
 import { createHost } from '../../src/reconciler/host.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { res } from '../helpers/desired.ts';
+import { selfSigned } from '../helpers/tls.ts';
 
 const run = promisify(execFile);
 const LOOPBACK = '127.0.0.1';
@@ -95,25 +96,7 @@ t.test('answers 503 until the API handler is published', async (t) => {
 t.test('HTTPS listener when a certificate and key are set', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '1',
-    '-subj',
-    '/CN=localhost',
-  ]);
+  const { cert, key } = await selfSigned(dir, 'localhost');
   const host = hostWithHandler();
   const [port, httpsPort] = [await freePort(), await freePort()];
   const inst = await httpServerDriver.create(

@@ -8,22 +8,10 @@ import { ArchivedOttService } from '../../src/dvr/attach.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
 import type { ManualClock } from '../../src/util/clock.ts';
+import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { recordingHost, tempDir } from './helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--autoplay-policy=no-user-gesture-required',
-];
-const ROOT = join(import.meta.dirname, '..', '..');
 const PIECES_PER_SECOND = 4;
 /** Seconds of the first recorded run (before the gap) and of the second. */
 const RUN_A = 8;

@@ -17,39 +17,14 @@ import type { FieldChange } from '../../src/reconciler/types.ts';
 import { curl } from '../helpers/epg-curl.ts';
 import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
 import { freePort } from '../helpers/server.ts';
+import { selfSigned } from '../helpers/tls.ts';
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 const SOCKET_TIMEOUT_MS = 5000;
 
 /** A field change as the reconciler hands it to update() (the driver compares settings). */
 function change(path: string, apply: FieldChange['apply']): FieldChange {
   return { path, before: undefined, after: undefined, apply };
-}
-
-/** A self-signed EC certificate for 127.0.0.1 with the given common name. */
-async function selfSigned(dir: string, cn: string): Promise<{ cert: string; key: string }> {
-  const cert = join(dir, `${cn}.crt`);
-  const key = join(dir, `${cn}.key`);
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${cn}`,
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ]);
-  return { cert, key };
 }
 
 /** Common name of the certificate the TLS listener presents. */

@@ -7,22 +7,9 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import t from 'tap';
 import { createOttService } from '../../src/ott/index.ts';
 import { systemClock } from '../../src/util/clock.ts';
+import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
 import { liveGenerator, startOttServer, TinyBus, tempDir } from '../helpers/ott.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--autoplay-policy=no-user-gesture-required',
-];
-const ROOT = join(import.meta.dirname, '..', '..');
-/** Seconds each phase (before and after the splice) must play. */
 /** Playback asserted before the failover (the issue asks for 30 s per player) and after it. */
 const PLAY_SECONDS = 30;
 const AFTER_SPLICE_SECONDS = 15;

@@ -4,7 +4,7 @@
 // jump) close the current segment everywhere and mark the next one.
 import { type EsInfo, PACKET_LENGTH, type Pes, TsDemux } from './demux/ts.ts';
 import { isJump, PTS_HZ, unwrapPts } from './timeline.ts';
-import { type AccessUnit, Track } from './tracks.ts';
+import { type AccessUnit, pictureStart, Track } from './tracks.ts';
 
 export interface Boundary {
   /** Media sequence number of the segment that starts here. */
@@ -70,8 +70,19 @@ export class Segmenter {
       pmt: (streams) => this.onPmt(streams),
       pes: (pes) => this.onPes(pes),
     });
-    this.demux.headOnly = (pid) =>
-      this.opts.samples === false && this.tracks.get(pid)?.type === 'video';
+    this.demux.headOnly = (pid) => {
+      if (this.opts.samples !== false) return undefined;
+      const track = this.tracks.get(pid);
+      return track?.type === 'video' ? pictureStart(track.es.kind) : undefined;
+    };
+    // Without samples (no CMAF writer) nothing keeps a media PES past its callback: the
+    // demuxer may gather them in one reused buffer per PID. Subtitle PES go to the WebVTT
+    // writer and are never transient.
+    this.demux.transient = (pid) => {
+      if (this.opts.samples !== false) return false;
+      const type = this.tracks.get(pid)?.type;
+      return type === 'video' || type === 'audio';
+    };
   }
 
   /** Switch video samples on or off (CMAF output added or removed in place). */

@@ -32,7 +32,7 @@ import {
   hvcC,
   parseHevcSps,
 } from './codec/hevc.ts';
-import type { EsInfo } from './demux/ts.ts';
+import type { EsInfo, EsKind, PictureStart } from './demux/ts.ts';
 import { PTS_HZ } from './timeline.ts';
 
 const MPEG2_PICTURE_START = 0x00;
@@ -49,6 +49,15 @@ const h264Vcl = (b: number) => {
 };
 /** HEVC NAL types 0–31 are VCL. */
 const hevcVcl = (b: number) => ((b >> 1) & 0x3f) < 32;
+const mpeg2Picture = (b: number) => b === MPEG2_PICTURE_START;
+
+/** Where the coded picture of a video PES begins (what a head-only PES is kept up to). */
+export function pictureStart(kind: EsKind): PictureStart | undefined {
+  if (kind === 'h264') return h264Vcl;
+  if (kind === 'hevc') return hevcVcl;
+  if (kind === 'mpeg2') return mpeg2Picture;
+  return undefined;
+}
 
 export interface AccessUnit {
   /** Unwrapped 90 kHz timestamps. */

@@ -5,7 +5,6 @@
 export const PACKET_LENGTH = 188;
 export const SYNC_BYTE = 0x47;
 const PAT_PID = 0;
-const NULL_PID = 0x1fff;
 const TABLE_PAT = 0x00;
 const TABLE_PMT = 0x02;
 const DESC_ISO639 = 0x0a;
@@ -16,10 +15,19 @@ const DESC_REGISTRATION = 0x05;
 const MAX_PES_BYTES = 16 * 1024 * 1024;
 /** First reassembly buffer of a PES whose length the header leaves open (video). */
 const MIN_PES_CAPACITY = 16 * 1024;
+/** Head room over the previous PES of a PID for the next one's first buffer. */
+const PES_CAPACITY_HEADROOM = 1.25;
 /** Bytes kept of a PES whose payload is not needed (head-only PIDs): enough for the access
  *  unit delimiter, parameter sets and SEI in front of the first slice, which is all that
  *  key-frame detection and the codec parameters read. */
 export const PES_HEAD_BYTES = 4 * 1024;
+/** Bytes kept past the start code of the coded picture in a head: its NAL header and the
+ *  start of the slice header (or the MPEG-2 picture header with its coding type). */
+export const PICTURE_HEAD_BYTES = 16;
+
+/** Tells, from the byte after a start code, whether the coded picture begins there (a VCL
+ *  NAL unit, an MPEG-2 picture header): a head-only PES needs nothing past it. */
+export type PictureStart = (byteAfterStartCode: number) => boolean;
 
 export type EsKind = 'h264' | 'hevc' | 'mpeg2' | 'aac' | 'ac3' | 'mpa' | 'teletext' | 'other';
 
@@ -58,7 +66,10 @@ export interface DemuxEvents {
   pes(pes: Pes): void;
 }
 
+/** Reassembly state of one PID, kept across its PES (no object per PES). */
 interface PesAssembly {
+  /** A PES is being gathered. */
+  active: boolean;
   /** Reassembly buffer: payload bytes are copied in once, as they arrive. */
   buf: Buffer;
   /** Bytes held in `buf`. */
@@ -69,7 +80,24 @@ interface PesAssembly {
   packetIndex: number;
   /** Keep at most this many bytes (the head); the rest is only counted. */
   limit: number;
+  /** Head-only PES: where the picture starts (set from `headOnly`), else undefined. */
+  picture: PictureStart | undefined;
+  /** Head-only PES: where the search for the picture's start code resumes. */
+  scan: number;
+  /** `buf` is this PID's reusable scratch buffer (the PES is only read during the callback). */
+  transient: boolean;
+  /** The scratch buffer kept for transient PES of this PID (grown, never shrunk). */
+  scratch?: Buffer;
+  /** Payload bytes of the PID's previous PES: the first capacity of the next one. */
+  lastTotal: number;
 }
+
+/** Number of distinct PIDs (13 bits). */
+const PID_COUNT = 8192;
+/** What the demuxer does with a PID's packets (per-PID table, looked up on every packet). */
+const ROLE_NONE = 0;
+const ROLE_PES = 1;
+const ROLE_PSI = 2;
 
 /** Map a PMT stream_type (plus descriptors for private data) to what we can package. */
 export function esKind(
@@ -151,36 +179,74 @@ export class TsDemux {
   pmtPid = -1;
   private pmtVersion = -1;
   private streams = new Map<number, EsInfo>();
-  private assemblies = new Map<number, PesAssembly>();
+  /** Role of every PID (ROLE_*): one typed-array read decides whether a packet is looked at. */
+  private roles = new Uint8Array(PID_COUNT);
+  /** Reassembly state per PID, created on a PID's first PES. */
+  private assemblies: (PesAssembly | undefined)[] = new Array(PID_COUNT).fill(undefined);
+  /** PIDs with reassembly state (for flush/reset without scanning every PID). */
+  private assembled: number[] = [];
   private sections = new Map<number, { chunks: Buffer[]; size: number; need: number }>();
   /** Global index of the next packet fed. */
   packetCount = 0;
   /** The latest PAT and PMT packets that started a section (copies), for segment prefixes. */
   patPacket?: Buffer;
   pmtPacket?: Buffer;
-  /** PIDs whose PES payload is not needed beyond its head (video when only HLS-TS is made). */
-  headOnly: (pid: number) => boolean = () => false;
-  /** Last PES size per PID: the first capacity of the next one, so buffers rarely grow. */
-  private lastSize = new Map<number, number>();
+  /**
+   * PIDs whose PES payload is not needed beyond its head (video when only HLS-TS is made):
+   * the returned test finds the start of the coded picture, and the PES is kept up to
+   * PICTURE_HEAD_BYTES past it (at most PES_HEAD_BYTES); the rest is only counted.
+   * Undefined: the whole PES is kept.
+   */
+  headOnly: (pid: number) => PictureStart | undefined = () => undefined;
+  /**
+   * PIDs whose PES data nobody keeps after the `pes` callback returns (no CMAF sample is made
+   * of it): their PES are gathered in one reusable buffer per PID instead of a new one each.
+   * Asked again when the PES is emitted; if the answer changed to false meanwhile, the data is
+   * copied out first, so a consumer that keeps samples never gets the reused buffer.
+   */
+  transient: (pid: number) => boolean = () => false;
 
-  constructor(private events: DemuxEvents) {}
+  constructor(private events: DemuxEvents) {
+    this.roles[PAT_PID] = ROLE_PSI;
+  }
 
-  /** Feed N×188 aligned bytes. */
+  /** Feed N×188 aligned bytes. Packets are read in place (no per-packet view or copy), and
+   *  only those of the PAT, the PMT and the elementary streams are looked at past the PID. */
   push(buf: Buffer): void {
-    for (let o = 0; o + PACKET_LENGTH <= buf.length; o += PACKET_LENGTH) {
-      this.packet(buf, o);
+    const last = buf.length - PACKET_LENGTH;
+    const roles = this.roles;
+    const assemblies = this.assemblies;
+    for (let at = 0; at <= last; at += PACKET_LENGTH) {
+      const b1 = buf[at + 1]!;
+      const pid = ((b1 & 0x1f) << 8) | buf[at + 2]!;
+      const role = roles[pid]!;
+      if (role === ROLE_NONE || buf[at] !== SYNC_BYTE) {
+        this.packetCount++;
+        continue;
+      }
+      // The body of a PES whose kept part is complete (a head-only video PES past its
+      // picture start, most of the packets here) is only counted.
+      const a = role === ROLE_PES && (b1 & 0xc0) === 0 ? assemblies[pid] : undefined;
+      if (a?.active && a.size >= a.limit && a.expected === 0) {
+        const afc = buf[at + 3]! >> 4;
+        const o = afc & 0x02 ? 5 + buf[at + 4]! : 4;
+        if (afc & 0x01 && o < PACKET_LENGTH) {
+          a.total += PACKET_LENGTH - o;
+          if (a.total > MAX_PES_BYTES) a.active = false;
+        }
+      } else this.packet(buf, at, role);
       this.packetCount++;
     }
   }
 
   /** Emit every PES still being assembled (end of input or before a splice). */
   flush(): void {
-    for (const pid of [...this.assemblies.keys()]) this.finishPes(pid);
+    for (const pid of this.assembled) this.finishPes(pid);
   }
 
   /** Forget partial PES and PSI (after a splice the old fragments are meaningless). */
   reset(): void {
-    this.assemblies.clear();
+    for (const pid of this.assembled) this.assemblies[pid]!.active = false;
     this.sections.clear();
   }
 
@@ -188,26 +254,26 @@ export class TsDemux {
     return this.streams.get(pid);
   }
 
-  /** One packet at `at` in `b` (read in place: no per-packet view or copy). */
-  private packet(b: Buffer, at: number): void {
-    if (b[at] !== SYNC_BYTE) return;
+  /** One packet at `at` in `b` of a PID with a role. */
+  private packet(b: Buffer, at: number, role: number): void {
     const b1 = b[at + 1]!;
-    const pid = ((b1 & 0x1f) << 8) | b[at + 2]!;
-    if (pid === NULL_PID) return;
-    const pusi = (b1 & 0x40) !== 0;
     const afc = (b[at + 3]! >> 4) & 0x03;
     if ((b1 & 0x80) !== 0 || (afc & 0x01) === 0) return; // TEI or no payload
     let o = 4;
     if (afc & 0x02) o += 1 + b[at + 4]!;
     if (o >= PACKET_LENGTH) return;
-    if (pid === PAT_PID || pid === this.pmtPid) {
-      if (pusi) {
-        const copy = Buffer.from(b.subarray(at, at + PACKET_LENGTH));
-        if (pid === PAT_PID) this.patPacket = copy;
-        else this.pmtPacket = copy;
-      }
-      this.psi(pid, b.subarray(at + o, at + PACKET_LENGTH), pusi);
-    } else if (this.streams.has(pid)) this.pesPayload(pid, b, at + o, at + PACKET_LENGTH, pusi);
+    const pid = ((b1 & 0x1f) << 8) | b[at + 2]!;
+    const pusi = (b1 & 0x40) !== 0;
+    if (role === ROLE_PES) {
+      this.pesPayload(pid, b, at + o, at + PACKET_LENGTH, pusi);
+      return;
+    }
+    if (pusi) {
+      const copy = Buffer.from(b.subarray(at, at + PACKET_LENGTH));
+      if (pid === PAT_PID) this.patPacket = copy;
+      else this.pmtPacket = copy;
+    }
+    this.psi(pid, b.subarray(at + o, at + PACKET_LENGTH), pusi);
   }
 
   private psi(pid: number, payload: Buffer, pusi: boolean): void {
@@ -228,6 +294,9 @@ export class TsDemux {
       const section = all.subarray(0, s.need);
       if (section[0] === TABLE_PAT) this.pat(section);
       else if (section[0] === TABLE_PMT) this.pmt(section);
+    } else {
+      // Kept across pushes: `data` is a view of the caller's packets, valid during push only.
+      s.chunks = [all === data ? Buffer.from(data) : all];
     }
   }
 
@@ -238,8 +307,11 @@ export class TsDemux {
       if (program === 0) continue; // NIT
       const pid = ((s[o + 2]! & 0x1f) << 8) | s[o + 3]!;
       if (pid !== this.pmtPid) {
+        if (this.pmtPid >= 0 && this.roles[this.pmtPid] === ROLE_PSI && this.pmtPid !== PAT_PID)
+          this.roles[this.pmtPid] = ROLE_NONE;
         this.pmtPid = pid;
         this.pmtVersion = -1;
+        this.roles[pid] = ROLE_PSI;
       }
       return; // first programme only: a packaged stream is an SPTS
     }
@@ -263,37 +335,73 @@ export class TsDemux {
       streams.set(pid, info);
       o += 5 + esLen;
     }
+    for (const pid of this.streams.keys())
+      if (this.roles[pid] === ROLE_PES) this.roles[pid] = ROLE_NONE;
+    // PSI keeps its role where a broken PMT lists the PAT or PMT PID as a stream.
+    for (const pid of streams.keys()) if (this.roles[pid] === ROLE_NONE) this.roles[pid] = ROLE_PES;
     this.streams = streams;
-    for (const pid of [...this.assemblies.keys()])
-      if (!streams.has(pid)) this.assemblies.delete(pid);
+    this.assembled = this.assembled.filter((pid) => {
+      if (streams.has(pid)) return true;
+      this.assemblies[pid] = undefined;
+      return false;
+    });
     this.events.pmt([...streams.values()], programNumber);
   }
 
   private pesPayload(pid: number, b: Buffer, from: number, to: number, pusi: boolean): void {
-    let a = this.assemblies.get(pid);
+    let a = this.assemblies[pid];
+    const len = to - from;
     if (pusi) {
-      if (a) this.finishPes(pid);
-      const len = to - from;
+      if (a?.active) this.finishPes(pid);
       const declared =
         len >= 6 && b[from] === 0 && b[from + 1] === 0 && b[from + 2] === 1
           ? (b[from + 4]! << 8) | b[from + 5]!
           : -1;
       const expected = declared > 0 ? declared + 6 : 0;
-      const limit = this.headOnly(pid) ? PES_HEAD_BYTES : MAX_PES_BYTES;
-      const want = expected || Math.max(MIN_PES_CAPACITY, (this.lastSize.get(pid) ?? 0) * 1.25);
-      a = {
-        buf: Buffer.allocUnsafe(Math.min(limit, Math.max(len, Math.ceil(want)))),
-        size: 0,
-        total: 0,
-        expected,
-        packetIndex: this.packetCount,
+      const picture = this.headOnly(pid);
+      const limit = picture ? PES_HEAD_BYTES : MAX_PES_BYTES;
+      const want = Math.min(
         limit,
-      };
-      this.assemblies.set(pid, a);
-    } else if (!a) return;
-    const len = to - from;
+        Math.max(
+          len,
+          Math.ceil(
+            expected || Math.max(MIN_PES_CAPACITY, (a?.lastTotal ?? 0) * PES_CAPACITY_HEADROOM),
+          ),
+        ),
+      );
+      if (!a) {
+        a = {
+          active: false,
+          buf: EMPTY,
+          size: 0,
+          total: 0,
+          expected: 0,
+          packetIndex: 0,
+          limit: 0,
+          picture: undefined,
+          scan: 0,
+          transient: false,
+          lastTotal: 0,
+        };
+        this.assemblies[pid] = a;
+        this.assembled.push(pid);
+      }
+      a.transient = this.transient(pid);
+      if (a.transient) {
+        if (!a.scratch || a.scratch.length < want) a.scratch = Buffer.allocUnsafe(want);
+        a.buf = a.scratch;
+      } else a.buf = Buffer.allocUnsafe(want);
+      a.active = true;
+      a.size = 0;
+      a.total = 0;
+      a.expected = expected;
+      a.packetIndex = this.packetCount;
+      a.limit = limit;
+      a.picture = picture;
+      a.scan = 0;
+    } else if (!a?.active) return;
     if (a.total + len > MAX_PES_BYTES) {
-      this.assemblies.delete(pid);
+      a.active = false;
       return;
     }
     a.total += len;
@@ -305,19 +413,21 @@ export class TsDemux {
         );
         a.buf.copy(grown, 0, 0, a.size);
         a.buf = grown;
+        if (a.transient) a.scratch = grown;
       }
       b.copy(a.buf, a.size, from, from + keep);
       a.size += keep;
+      if (a.picture) findPicture(a);
     }
     if (a.expected > 0 && a.total >= a.expected) this.finishPes(pid);
   }
 
   private finishPes(pid: number): void {
-    const a = this.assemblies.get(pid);
-    if (!a) return;
-    this.assemblies.delete(pid);
-    this.lastSize.set(pid, a.total);
-    const b = a.buf.subarray(0, a.size);
+    const a = this.assemblies[pid];
+    if (!a?.active) return;
+    a.active = false;
+    a.lastTotal = a.total;
+    let b = a.buf.subarray(0, a.size);
     if (b.length < 9 || b[0] !== 0 || b[1] !== 0 || b[2] !== 1) return;
     const flags = b[7]!;
     const headerEnd = 9 + b[8]!;
@@ -328,6 +438,8 @@ export class TsDemux {
     if ((flags & 0xc0) === 0xc0) dts = readTimestamp(b, 14);
     const end = a.expected > 0 ? Math.min(a.expected, b.length) : b.length;
     const total = a.expected > 0 ? Math.min(a.expected, a.total) : a.total;
+    // Gathered in the reused buffer, but someone now keeps samples: hand over a copy.
+    if (a.transient && !this.transient(pid)) b = Buffer.from(b);
     this.events.pes({
       pid,
       pts,
@@ -338,4 +450,38 @@ export class TsDemux {
       packetIndex: a.packetIndex,
     });
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Look for the coded picture's start code in the head gathered so far (from where the last
+ * look stopped); once found, the head ends PICTURE_HEAD_BYTES past it. Start codes are
+ * searched after the PES header, skipping three bytes where the third is above 1 (no 00 00 01
+ * can begin at any of them).
+ */
+export function findPicture(a: {
+  buf: Buffer;
+  size: number;
+  limit: number;
+  picture: PictureStart | undefined;
+  scan: number;
+}): void {
+  const b = a.buf;
+  const n = a.size;
+  if (n < 9 || !a.picture) return;
+  let i = Math.max(a.scan, 9 + b[8]!);
+  while (i + 3 < n) {
+    const c = b[i + 2]!;
+    if (c > 1) i += 3;
+    else if (c === 1) {
+      if (b[i] === 0 && b[i + 1] === 0 && a.picture(b[i + 3]!)) {
+        a.limit = Math.min(a.limit, Math.max(n, i + 3 + PICTURE_HEAD_BYTES));
+        a.picture = undefined;
+        return;
+      }
+      i += 3;
+    } else i++;
+  }
+  a.scan = i;
 }

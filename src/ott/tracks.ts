@@ -180,14 +180,15 @@ export class Track {
   ): AccessUnit {
     const nals = head ? leadingNals(data, h264Vcl) : splitAnnexB(data);
     const key = h264IsRandomAccess(nals);
-    const keep: Buffer[] = [];
+    // A head makes no sample: only the parameter sets are taken from it.
+    const keep: Buffer[] | undefined = head ? undefined : [];
     for (const nal of nals) {
       const t = h264NalType(nal);
       if (t === NAL_SPS || t === NAL_PPS) {
         this.keepParamSet(t, nal);
         continue;
       }
-      if (t !== NAL_AUD) keep.push(nal);
+      if (t !== NAL_AUD) keep?.push(nal);
     }
     if (
       (!this.sampleEntry || this.paramsDirty) &&
@@ -202,7 +203,7 @@ export class Track {
         this.sampleEntry = visualSampleEntry('avc1', next.width, next.height, cfg);
       }
     }
-    return { pts, dts, key, sample: head ? NO_SAMPLE : lengthPrefixed(keep, data), packetIndex };
+    return { pts, dts, key, sample: keep ? lengthPrefixed(keep, data) : NO_SAMPLE, packetIndex };
   }
 
   private hevc(
@@ -214,14 +215,14 @@ export class Track {
   ): AccessUnit {
     const nals = head ? leadingNals(data, hevcVcl) : splitAnnexB(data);
     const key = hevcIsRandomAccess(nals);
-    const keep: Buffer[] = [];
+    const keep: Buffer[] | undefined = head ? undefined : [];
     for (const nal of nals) {
       const t = hevcNalType(nal);
       if (t === HEVC_VPS || t === HEVC_SPS || t === HEVC_PPS) {
         this.keepParamSet(t, nal);
         continue;
       }
-      if (t !== HEVC_AUD) keep.push(nal);
+      if (t !== HEVC_AUD) keep?.push(nal);
     }
     const vps = this.paramSets.get(HEVC_VPS);
     const sps = this.paramSets.get(HEVC_SPS);
@@ -238,7 +239,7 @@ export class Track {
         );
       }
     }
-    return { pts, dts, key, sample: head ? NO_SAMPLE : lengthPrefixed(keep, data), packetIndex };
+    return { pts, dts, key, sample: keep ? lengthPrefixed(keep, data) : NO_SAMPLE, packetIndex };
   }
 
   /** Whether the sample entry changed since the last call (then the caller starts a new

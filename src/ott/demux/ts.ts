@@ -427,24 +427,28 @@ export class TsDemux {
     if (!a?.active) return;
     a.active = false;
     a.lastTotal = a.total;
-    let b = a.buf.subarray(0, a.size);
-    if (b.length < 9 || b[0] !== 0 || b[1] !== 0 || b[2] !== 1) return;
+    const b = a.buf;
+    const n = a.size;
+    if (n < 9 || b[0] !== 0 || b[1] !== 0 || b[2] !== 1) return;
     const flags = b[7]!;
     const headerEnd = 9 + b[8]!;
-    if (headerEnd > b.length) return;
+    if (headerEnd > n) return;
     let pts: number | undefined;
     let dts: number | undefined;
     if (flags & 0x80) pts = readTimestamp(b, 9);
     if ((flags & 0xc0) === 0xc0) dts = readTimestamp(b, 14);
-    const end = a.expected > 0 ? Math.min(a.expected, b.length) : b.length;
+    const end = a.expected > 0 ? Math.min(a.expected, n) : n;
     const total = a.expected > 0 ? Math.min(a.expected, a.total) : a.total;
     // Gathered in the reused buffer, but someone now keeps samples: hand over a copy.
-    if (a.transient && !this.transient(pid)) b = Buffer.from(b);
+    const data =
+      a.transient && !this.transient(pid)
+        ? Buffer.from(b.subarray(headerEnd, end))
+        : b.subarray(headerEnd, end);
     this.events.pes({
       pid,
       pts,
       dts,
-      data: b.subarray(headerEnd, end),
+      data,
       size: Math.max(0, total - headerEnd),
       head: a.size < a.total,
       packetIndex: a.packetIndex,

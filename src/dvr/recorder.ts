@@ -6,7 +6,7 @@ import { access, mkdir, open, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CmafRendition, Packager } from '../ott/packager.ts';
-import type { SegmentDescriptor, SegmentStore } from '../ott/store.ts';
+import type { Release, SegmentDescriptor, SegmentStore } from '../ott/store.ts';
 import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
 import type { ArchiveStorage } from './storage.ts';
 
@@ -54,6 +54,8 @@ interface Job {
   init?: Buffer;
   layout: string;
   first: boolean;
+  /** Gives `data` back to the store's pool once the write is done or dropped. */
+  release: Release;
 }
 
 export interface RecorderStats {
@@ -130,7 +132,15 @@ export class StreamRecorder {
     const data = store.get(last.uri);
     if (!data) return;
     const first = this.firstOf.delete(track);
-    this.enqueue({ track, desc: last, data, init: r?.store.init, layout: this.layout(), first });
+    this.enqueue({
+      track,
+      desc: last,
+      data,
+      init: r?.store.init,
+      layout: this.layout(),
+      first,
+      release: store.retain(last.uri),
+    });
   }
 
   private layout(): string {
@@ -150,13 +160,10 @@ export class StreamRecorder {
   }
 
   private enqueue(job: Job): void {
-    if (this.closed) return;
-    if (!this.storage.writable) {
-      this.stats.dropped++;
-      return;
-    }
-    if (this.queue.length >= MAX_BACKLOG) {
-      this.stats.dropped++;
+    const drop = this.closed || !this.storage.writable || this.queue.length >= MAX_BACKLOG;
+    if (drop) {
+      if (!this.closed) this.stats.dropped++;
+      job.release();
       return;
     }
     this.queue.push(job);
@@ -179,6 +186,8 @@ export class StreamRecorder {
           // back): make them again on the next write instead of failing every chunk.
           this.dirs.clear();
           this.log.warn({ err, stream: this.stream }, 'archive chunk not written');
+        } finally {
+          job.release();
         }
       }
     } finally {

@@ -146,6 +146,8 @@ export class StreamOttService implements OttService {
     if (TS_SEGMENT.test(path) && p.tsStore) {
       const data = p.tsStore.get(path);
       if (!data) return sendNotFound(reply, 'segment not in the window');
+      // Pooled bytes stay ours until the response is done (finished or aborted).
+      reply.raw.once('close', p.tsStore.retain(path));
       const drop = droppedPids(p, parseSelection(query));
       const body =
         drop.size === 0
@@ -271,6 +273,7 @@ export class StreamOttService implements OttService {
       data = r.store.get(uri);
     }
     if (!data) return sendNotFound(reply, 'segment not in the window');
+    reply.raw.once('close', r.store.retain(uri));
     return sendBytes(req, reply, data, TYPE_M4S, CACHE_IMMUTABLE);
   }
 

@@ -51,9 +51,18 @@ export interface StoreOptions {
 
 export type StoreListener = () => void;
 
+/** A holder's release of a segment's bytes (see ./pool.ts). */
+export type Release = () => void;
+
+const NO_RELEASE: Release = () => {};
+
 export class SegmentStore {
   private segments: SegmentDescriptor[] = [];
   private blobs = new Map<string, Buffer>();
+  /** Releases of blobs whose memory is pooled: called when the store lets go of them. */
+  private holds = new Map<string, Release>();
+  /** How a pooled blob gains holders (its lease's `retain`). */
+  private retainers = new Map<string, () => Release>();
   private listeners = new Set<StoreListener>();
   open?: OpenSegment;
   /** The current init segment (CMAF); `initUri` names it. Earlier inits stay addressable by
@@ -95,6 +104,14 @@ export class SegmentStore {
     return this.blobs.get(uri);
   }
 
+  /**
+   * Keep the bytes of `uri` valid past this call (an HTTP response, a disk write): pooled
+   * memory is reused only after every such holder called the returned release once.
+   */
+  retain(uri: string): Release {
+    return this.retainers.get(uri)?.() ?? NO_RELEASE;
+  }
+
   /** Set the init segment under `uri` (a new one after a parameter change). */
   setInit(uri: string, data: Buffer): void {
     this.init = data;
@@ -116,10 +133,18 @@ export class SegmentStore {
     this.notify();
   }
 
-  /** Close a segment: its bytes become addressable by `seg.uri`. */
-  commit(seg: SegmentDescriptor, data: Buffer): void {
+  /**
+   * Close a segment: its bytes become addressable by `seg.uri`. With `lease` (pooled memory)
+   * the store holds a reference until the segment leaves it.
+   */
+  commit(seg: SegmentDescriptor, data: Buffer, lease?: { retain(): Release }): void {
     if (!this.periodOrigins.has(seg.discSeq)) this.periodOrigins.set(seg.discSeq, seg.start);
+    this.drop(seg.uri);
     this.blobs.set(seg.uri, data);
+    if (lease) {
+      this.holds.set(seg.uri, lease.retain());
+      this.retainers.set(seg.uri, () => lease.retain());
+    }
     this.segments.push(seg);
     if (this.open?.seq === seg.seq) this.open = undefined;
     this.trim();
@@ -140,6 +165,7 @@ export class SegmentStore {
 
   clear(): void {
     this.segments = [];
+    for (const uri of [...this.holds.keys()]) this.drop(uri);
     this.blobs.clear();
     this.open = undefined;
     this.notify();
@@ -149,6 +175,7 @@ export class SegmentStore {
     const keep = this.opts.window + this.opts.grace;
     while (this.segments.length > keep) {
       const old = this.segments.shift()!;
+      this.drop(old.uri);
       this.blobs.delete(old.uri);
       for (const p of old.parts) this.blobs.delete(p.uri);
     }
@@ -160,6 +187,15 @@ export class SegmentStore {
     const oldest = this.segments[0]?.discSeq;
     if (oldest !== undefined)
       for (const d of this.periodOrigins.keys()) if (d < oldest) this.periodOrigins.delete(d);
+  }
+
+  /** Let go of a pooled blob (readers holding it keep it until they release). */
+  private drop(uri: string): void {
+    const release = this.holds.get(uri);
+    if (!release) return;
+    this.holds.delete(uri);
+    this.retainers.delete(uri);
+    release();
   }
 
   private notify(): void {

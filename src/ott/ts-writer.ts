@@ -3,6 +3,7 @@
 // (`seg-<hash>.ts`, spec 3 rule 12) so the archive and the live window share names.
 import { createHash, randomBytes } from 'node:crypto';
 import { PACKET_LENGTH } from './demux/ts.ts';
+import { type Lease, segmentPool } from './pool.ts';
 import type { Boundary, Segmenter, SegmenterSink } from './segmenter.ts';
 import type { SegmentStore } from './store.ts';
 import { PTS_HZ } from './timeline.ts';
@@ -15,23 +16,32 @@ const HASH_HEX_CHARS = 20;
 /** Packets kept before the first boundary, so the first segment starts at its keyframe. */
 const PREROLL_MAX_BYTES = 16 * 1024 * 1024;
 
-/** A growable byte buffer of whole TS packets. */
+/** A growable byte buffer of whole TS packets, in a block of the segment pool. */
 class PacketBuffer {
+  lease: Lease;
   buf: Buffer;
   length = 0;
 
   constructor(capacity = INITIAL_CAPACITY) {
-    this.buf = Buffer.allocUnsafe(capacity);
+    this.lease = segmentPool.acquire(capacity);
+    this.buf = this.lease.buf;
   }
 
   append(p: Buffer): void {
     if (this.length + p.length > this.buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + p.length));
-      this.buf.copy(next, 0, 0, this.length);
-      this.buf = next;
+      const next = segmentPool.acquire(Math.max(this.buf.length * 2, this.length + p.length));
+      this.buf.copy(next.buf, 0, 0, this.length);
+      this.lease.release();
+      this.lease = next;
+      this.buf = next.buf;
     }
     p.copy(this.buf, this.length);
     this.length += p.length;
+  }
+
+  /** The writer is done with this buffer (the store may still hold a segment in it). */
+  dispose(): void {
+    this.lease.release();
   }
 }
 
@@ -75,7 +85,7 @@ export class TsSegmentWriter implements SegmenterSink {
   ) {}
 
   packets(buf: Buffer, firstIndex: number): void {
-    if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.buf = new PacketBuffer();
+    if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.replace(new PacketBuffer());
     if (this.buf.length === 0) {
       this.bufFirst = firstIndex;
       this.prefix = 0;
@@ -106,7 +116,7 @@ export class TsSegmentWriter implements SegmenterSink {
     if (pmtPacket) next.append(pmtPacket);
     this.prefix = next.length;
     next.append(rest);
-    this.buf = next;
+    this.replace(next);
     this.bufFirst = b.packetIndex;
     this.seg = { b, lastPts: b.pts, sawVideo: false };
   }
@@ -115,10 +125,17 @@ export class TsSegmentWriter implements SegmenterSink {
     if (!this.seg) return;
     const rest = this.commit(packetIndex, this.seg.lastPts + this.frameTicks);
     this.seg = undefined;
-    this.buf = new PacketBuffer();
-    this.buf.append(rest);
+    const next = new PacketBuffer();
+    next.append(rest);
+    this.replace(next);
     this.bufFirst = packetIndex;
     this.prefix = 0;
+  }
+
+  /** Move on to `next`; the old buffer goes back to the pool once the store lets go too. */
+  private replace(next: PacketBuffer): void {
+    this.buf.dispose();
+    this.buf = next;
   }
 
   /** Byte offset in `buf` of global packet `index` (clamped to what is held). */
@@ -154,6 +171,7 @@ export class TsSegmentWriter implements SegmenterSink {
         parts: [],
       },
       body,
+      this.buf.lease,
     );
     return this.buf.buf.subarray(cut, this.buf.length);
   }

@@ -1,0 +1,87 @@
+// The segment block pool and the store's holds on pooled segments: a block is reused only
+// after the writer, the store and every reader let go, and never twice.
+import t from 'tap';
+import { BlockPool, classSize } from '../../src/ott/pool.ts';
+import { type SegmentDescriptor, SegmentStore } from '../../src/ott/store.ts';
+
+function desc(seq: number): SegmentDescriptor {
+  return {
+    seq,
+    discSeq: 0,
+    discontinuity: false,
+    start: seq * 180000,
+    timescale: 90000,
+    duration: 2,
+    wallclock: 0,
+    uri: `seg-${seq}.ts`,
+    size: 188,
+    parts: [],
+  };
+}
+
+t.test('size classes: four steps per power of two, whole 64 KiB granules', async (t) => {
+  t.equal(classSize(1), 64 * 1024);
+  t.equal(classSize(1 << 20), 1 << 20);
+  t.equal(classSize((1 << 20) + 1), 1.25 * (1 << 20));
+  t.equal(classSize(2.1e6), 2.5 * (1 << 20));
+  for (const n of [100_000, 777_777, 3e6, 9.9e6]) {
+    const c = classSize(n);
+    t.ok(c >= n && c <= n * 1.25 + 64 * 1024, `${n} → ${c}`);
+  }
+});
+
+t.test('a block comes back only when its last holder lets go', async (t) => {
+  const pool = new BlockPool();
+  const a = pool.acquire(1000);
+  const readerRelease = a.retain();
+  a.release();
+  t.equal(pool.stats().freeBlocks, 0, 'a reader still holds it');
+  readerRelease();
+  readerRelease(); // a release function acts once
+  t.equal(pool.stats().freeBlocks, 1);
+  const b = pool.acquire(1000);
+  t.equal(b.buf, a.buf, 'the same block is handed out again');
+  t.equal(pool.stats().reused, 1);
+  t.throws(() => a.release(), /released more often/, 'a stale lease cannot release twice');
+  t.throws(() => a.retain(), /retain of a released block/);
+});
+
+t.test('free blocks beyond the cap are left to the GC, oldest first', async (t) => {
+  const pool = new BlockPool(3 * 64 * 1024);
+  const leases = Array.from({ length: 5 }, () => pool.acquire(1));
+  for (const l of leases) l.release();
+  t.equal(pool.stats().freeBlocks, 3);
+  t.equal(pool.stats().freeBytes, 3 * 64 * 1024);
+  t.equal(pool.acquire(1).buf, leases[4]!.buf, 'the newest free block is reused first');
+});
+
+t.test('the store holds a pooled segment until it leaves the window', async (t) => {
+  const pool = new BlockPool();
+  const store = new SegmentStore({ window: 2, grace: 0 });
+  const leases = [0, 1, 2].map(() => pool.acquire(188));
+  const fill = [0x11, 0x22, 0x33];
+  const leasesFilled = leases.map((l, i) => {
+    l.buf.fill(fill[i]!);
+    return l;
+  });
+  store.commit(desc(0), leasesFilled[0]!.buf.subarray(0, 188), leasesFilled[0]);
+  leasesFilled[0]!.release(); // the writer moves on
+  t.equal(pool.stats().freeBlocks, 0, 'the store holds segment 0');
+  // An HTTP response in flight holds segment 0 while it leaves the window.
+  const response = store.retain('seg-0.ts');
+  store.commit(desc(1), leasesFilled[1]!.buf.subarray(0, 188), leasesFilled[1]);
+  store.commit(desc(2), leasesFilled[2]!.buf.subarray(0, 188), leasesFilled[2]);
+  t.equal(store.get('seg-0.ts'), undefined, 'segment 0 left the store');
+  t.equal(pool.stats().freeBlocks, 0, 'but its block is not free while the response holds it');
+  const other = pool.acquire(188);
+  other.buf.fill(0xff);
+  t.not(other.buf, leasesFilled[0]!.buf);
+  t.equal(leasesFilled[0]!.buf[0], 0x11, 'the held bytes are intact');
+  response();
+  t.equal(pool.stats().freeBlocks, 1, 'free once the response is done');
+  t.equal(store.retain('seg-9.ts')(), undefined, 'retaining an unknown or unpooled URI is a no-op');
+  store.clear();
+  leasesFilled[1]!.release();
+  leasesFilled[2]!.release();
+  t.equal(pool.stats().freeBlocks, 3, 'clear() lets go of every pooled segment');
+});

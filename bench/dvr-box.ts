@@ -4,6 +4,8 @@
 // directory, one process per channel) at the same count in the same run, CPU compared.
 // Loopback only; bounded in channel count and time.
 // Usage: npx tsx bench/dvr-box.ts [counts=0,5,10,20,40] [seconds-per-step=15] (0 = idle baseline)
+// Env: DVR_BOX_SERVER_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) is given to the
+// server as NODE_OPTIONS; DVR_BOX_NO_PEER=1 skips the ffmpeg peer (profiling runs only).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,9 @@ import { freePort, startServer, tempDir } from '../test/helpers/server.ts';
 
 const counts = (process.argv[2] ?? '0,5,10,20,40').split(',').map(Number);
 const SECONDS = Number(process.argv[3] ?? 15);
+/** Sending starts this long before the measured step: the live windows (8 segments of 2 s)
+ *  fill and the segment memory is in steady state (pooled blocks reused) when measuring. */
+const WARMUP = Number(process.env.DVR_BOX_WARMUP ?? 20);
 const MAX_CHANNELS = 200;
 const MBPS = 8;
 const TS_PER_DATAGRAM = 7;
@@ -37,14 +42,20 @@ function cpuOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, clock ticks of 10 ms
 }
 
-function send(port: number, n: number): Promise<number> {
+/** System CPU seconds and minor page faults of a process so far. */
+function kernelOf(pid: number): { sys: number; faults: number } {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return { sys: Number(f[12]) / 100, faults: Number(f[7]) };
+}
+
+function send(port: number, n: number, seconds = SECONDS): Promise<number> {
   const p = spawn(SENDER, [
     media,
     '127.0.0.1',
     String(port),
     String(n),
     String(MBPS),
-    String(SECONDS),
+    String(seconds),
   ]);
   let out = '';
   p.stdout.on('data', (d: Buffer) => {
@@ -59,13 +70,17 @@ interface Row {
   p99: number;
   recorded: number;
   cpu: number;
+  sys: number;
+  faults: number;
   peerCpu: number;
   peerLossy: number;
 }
 
 async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   const base = await freePort();
+  const nodeOptions = process.env.DVR_BOX_SERVER_NODE_OPTIONS;
   const srv = await startServer(t, {
+    ...(nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {}),
     config: {
       'dvr-storage-list': {
         storage: [
@@ -91,15 +106,20 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   await new Promise((r) => setTimeout(r, 2000)); // inputs bound
   const get = async (p: string) =>
     (await fetch(`${srv.url}${p}`, { signal: AbortSignal.timeout(10_000) })).text();
+  // The sender runs warm-up + step; the event-loop histogram and CPU are taken over the step.
+  const sending = n > 0 ? send(base, n, WARMUP + SECONDS) : Promise.resolve(0);
+  if (n > 0) await new Promise((r) => setTimeout(r, WARMUP * 1000));
   await get('/metrics'); // resets the event-loop histogram
   const cpu0 = cpuOf(srv.proc.pid!);
+  const k0 = kernelOf(srv.proc.pid!);
   // n = 0: the idle server's loop delay on this machine, the baseline for the p99 figures.
   const sent =
     n > 0
-      ? await send(base, n)
+      ? await sending
       : await new Promise<number>((r) => setTimeout(() => r(0), SECONDS * 1000));
-  await new Promise((r) => setTimeout(r, 1500)); // last segments close
   const cpu = cpuOf(srv.proc.pid!) - cpu0;
+  const k1 = kernelOf(srv.proc.pid!);
+  await new Promise((r) => setTimeout(r, 1500)); // last segments close
   const metrics = await get('/metrics');
   const p99 = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(metrics)?.[1] ?? Number.NaN);
   const streams = JSON.parse(await get('/data/stream')) as {
@@ -117,6 +137,8 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
     p99: p99 * 1000,
     recorded,
     cpu,
+    sys: k1.sys - k0.sys,
+    faults: k1.faults - k0.faults,
   };
 }
 
@@ -145,10 +167,12 @@ async function peer(n: number): Promise<{ peerCpu: number; peerLossy: number }> 
     procs.push(p);
   }
   await new Promise((r) => setTimeout(r, 2000));
+  const sending = send(base, n, WARMUP + SECONDS);
+  await new Promise((r) => setTimeout(r, WARMUP * 1000));
   const cpu0 = procs.reduce((a, p) => a + cpuOf(p.pid!), 0);
-  await send(base, n);
-  await new Promise((r) => setTimeout(r, 1500));
+  await sending;
   const cpu = procs.reduce((a, p) => a + cpuOf(p.pid!), 0) - cpu0;
+  await new Promise((r) => setTimeout(r, 1500));
   // ffmpeg blocks in its UDP read once the sender stops: SIGINT, then SIGKILL.
   const exits = procs.map((p) => new Promise((r) => p.once('exit', r)));
   for (const p of procs) p.kill('SIGINT');
@@ -170,11 +194,12 @@ const rows: Row[] = [];
 try {
   for (const n of counts.filter((c) => c >= 0 && c <= MAX_CHANNELS)) {
     const s = await sluice(n);
-    const p = n > 0 ? await peer(n) : { peerCpu: 0, peerLossy: 0 };
+    const p =
+      n > 0 && process.env.DVR_BOX_NO_PEER !== '1' ? await peer(n) : { peerCpu: 0, peerLossy: 0 };
     const row = { ...s, ...p };
     rows.push(row);
     console.log(
-      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
+      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s) | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
     );
     if (row.p99 >= LOOP_P99_GOAL_MS) console.log(`  loop p99 above ${LOOP_P99_GOAL_MS} ms`);
     if (row.loss > 0.0001 || row.recorded < n) {

@@ -13,6 +13,8 @@ export const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
 /** The start buffer (output since the last key frame) never holds more than this: past it,
  *  new clients start with the live packets until the next key frame. */
 const MAX_START_BUFFER = 16 * 1024 * 1024;
+/** First size of the start buffer; it grows by doubling to the largest GOP seen and stays. */
+const INITIAL_START_BUFFER = 512 * 1024;
 /** A PSI section of more packets than this is not kept for the start header. */
 const MAX_PSI_PACKETS = 8;
 const PAT_TABLE_ID = 0x00;
@@ -26,8 +28,13 @@ export interface HttpTsStats {
 }
 
 export class HttpTsFanout implements BusSink {
-  /** Output since the latest random access point, and the PAT + PMT packets sent before it. */
-  private chunks: Buffer[] = [];
+  /**
+   * Output since the latest random access point, copied into one buffer reused from key frame
+   * to key frame, and the PAT + PMT packets sent before it. Keeping the receive batches
+   * themselves for a GOP would hold each batch's memory past the young generation, and at a
+   * hundred streams that external memory makes V8 run a full collection every second or so.
+   */
+  private start = Buffer.allocUnsafeSlow(INITIAL_START_BUFFER);
   private header: Buffer | null = null;
   private bytes = 0;
   private started = false;
@@ -54,7 +61,6 @@ export class HttpTsFanout implements BusSink {
   }
 
   end(): void {
-    this.chunks = [];
     this.header = null;
     this.bytes = 0;
     this.started = false;
@@ -83,7 +89,8 @@ export class HttpTsFanout implements BusSink {
     res.on('error', forget);
     if (this.started && this.header) {
       this.write(res, this.header);
-      for (const c of this.chunks) this.write(res, c);
+      // A copy: the start buffer is overwritten while this write may still be queued.
+      if (this.bytes > 0) this.write(res, Buffer.from(this.start.subarray(0, this.bytes)));
     }
   }
 
@@ -134,19 +141,31 @@ export class HttpTsFanout implements BusSink {
       }
     }
     if (from >= 0) {
-      const rest = buf.subarray(from);
-      this.chunks = [rest];
-      this.bytes = rest.length;
+      this.bytes = 0;
       this.started = true;
+      this.keep(buf.subarray(from));
     } else if (this.started) {
-      this.chunks.push(buf);
-      this.bytes += buf.length;
-      if (this.bytes > MAX_START_BUFFER) {
-        this.chunks = [];
+      if (this.bytes + buf.length > MAX_START_BUFFER) {
         this.bytes = 0;
         this.started = false;
+      } else {
+        this.keep(buf);
       }
     }
+  }
+
+  /** Append to the start buffer, growing it (by doubling) when a GOP is larger than any before. */
+  private keep(buf: Buffer): void {
+    const need = this.bytes + buf.length;
+    if (need > this.start.length) {
+      let size = this.start.length * 2;
+      while (size < need) size *= 2;
+      const grown = Buffer.allocUnsafeSlow(size);
+      this.start.copy(grown, 0, 0, this.bytes);
+      this.start = grown;
+    }
+    buf.copy(this.start, this.bytes);
+    this.bytes = need;
   }
 
   /** Video key frames only; a stream without video (radio) starts at any flagged access point. */

@@ -16,9 +16,11 @@ const WARMUP = 4;
 /** What a UDP input hands the bus per call (64 datagrams of 7 packets). */
 const BATCH = 64 * 7 * 188;
 const MB = 1024 * 1024;
-/** ffmpeg runs back to back under one /usr/bin/time: its figures have 10 ms steps, and one
- *  run of this file takes ~0.13 s of CPU (±8 % per step); five make the steps ±1.5 %. */
-const FFMPEG_REPEAT = 5;
+/** Passes over the file per round and contender, averaged: ffmpeg runs back to back under one
+ *  /usr/bin/time (its figures have 10 ms steps, and one run of this file takes ~0.13 s of CPU,
+ *  ±8 % per step; five make the steps ±1.5 %); ours as many passes, so a garbage collection
+ *  falling into one pass or the next weighs the same. */
+const PASSES = 5;
 /** Goals of issue 4: ours / ffmpeg. */
 const GOAL_HLS = 3;
 const GOAL_CMAF = 1.5;
@@ -82,7 +84,14 @@ function ours(input: Buffer, mode: number): number {
   return (used.user + used.system) / 1e6;
 }
 
-/** CPU seconds (user + system) of one ffmpeg run, from GNU time over FFMPEG_REPEAT runs. */
+/** Mean CPU seconds of one pass, over PASSES passes. */
+function oursPasses(input: Buffer, mode: number): number {
+  let sum = 0;
+  for (let i = 0; i < PASSES; i++) sum += ours(input, mode);
+  return sum / PASSES;
+}
+
+/** CPU seconds (user + system) of one ffmpeg run, from GNU time over PASSES runs. */
 function ffmpeg(input: string, out: string, format: 'hls' | 'dash'): number {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
@@ -104,14 +113,14 @@ function ffmpeg(input: string, out: string, format: 'hls' | 'dash'): number {
       join(out, 'index.mpd'),
     );
   // A fixed loop script; ffmpeg's arguments travel as "$@" (nothing is parsed by the shell).
-  const loop = `i=0; while [ $i -lt ${FFMPEG_REPEAT} ]; do "$@" || exit 1; i=$((i+1)); done`;
+  const loop = `i=0; while [ $i -lt ${PASSES} ]; do "$@" || exit 1; i=$((i+1)); done`;
   const r = spawnSync('/usr/bin/time', ['-f', '%U %S', 'sh', '-c', loop, 'sh', 'ffmpeg', ...args], {
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(`ffmpeg ${format} failed: ${r.stderr}`);
   const m = /([\d.]+) ([\d.]+)\s*$/.exec(r.stderr.trim());
   if (!m) throw new Error(`no CPU time from /usr/bin/time: ${r.stderr}`);
-  return (Number(m[1]) + Number(m[2])) / FFMPEG_REPEAT;
+  return (Number(m[1]) + Number(m[2])) / PASSES;
 }
 
 function median(xs: number[]): number {
@@ -153,8 +162,8 @@ function main(): void {
       fd: [] as number[],
     };
     for (let i = 0; i < ROUNDS; i++) {
-      runs.hls.push(ours(input, 1));
-      runs.cmaf.push(ours(input, 2));
+      runs.hls.push(oursPasses(input, 1));
+      runs.cmaf.push(oursPasses(input, 2));
       runs.fh.push(ffmpeg(file, join(base, 'hls'), 'hls'));
       runs.fd.push(ffmpeg(file, join(base, 'dash'), 'dash'));
     }

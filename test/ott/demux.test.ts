@@ -205,3 +205,25 @@ t.test('a PID dropped from the PMT is no longer reassembled', async (t) => {
   t.equal(got.length, 2, 'back once listed again');
   t.equal(got[1]!.pts, 2000);
 });
+
+t.test('the latest PAT and PMT packets are kept, each in one buffer', async (t) => {
+  const d = new TsDemux({ pmt: () => {}, pes: () => {} });
+  const cc = { n: 0 };
+  const first = header([{ type: AAC, pid: AUDIO_PID }]);
+  d.push(Buffer.concat(first));
+  const pat0 = d.patPacket!;
+  const pmt0 = d.pmtPacket!;
+  t.same(pat0, first[0], 'the PAT packet');
+  t.same(pmt0, first[1], 'the PMT packet');
+  const again = [
+    ...psiPackets(0, [pat([{ pnr: 1, pid: PMT_PID }])], cc),
+    ...psiPackets(PMT_PID, [pmt(1, VIDEO_PID, [{ type: AAC, pid: AUDIO_PID }])], cc),
+  ];
+  again[0]![3] = (again[0]![3]! & 0xf0) | 7; // another continuity counter
+  const input = Buffer.concat(again);
+  d.push(input);
+  input.fill(0); // the caller's buffer is reused
+  t.equal(d.patPacket, pat0, 'the same buffer');
+  t.equal(d.patPacket![3]! & 0x0f, 7, 'holding the latest repetition');
+  t.same(d.pmtPacket, again[1]);
+});

@@ -188,7 +188,9 @@ export class TsDemux {
   private sections = new Map<number, { chunks: Buffer[]; size: number; need: number }>();
   /** Global index of the next packet fed. */
   packetCount = 0;
-  /** The latest PAT and PMT packets that started a section (copies), for segment prefixes. */
+  /** The latest PAT and PMT packets that started a section, for segment prefixes: copies,
+   *  each overwritten in place by the next (no allocation per repetition), so whoever keeps
+   *  one past the current call copies it. */
   patPacket?: Buffer;
   pmtPacket?: Buffer;
   /**
@@ -269,9 +271,13 @@ export class TsDemux {
       return;
     }
     if (pusi) {
-      const copy = Buffer.from(b.subarray(at, at + PACKET_LENGTH));
-      if (pid === PAT_PID) this.patPacket = copy;
-      else this.pmtPacket = copy;
+      if (pid === PAT_PID) {
+        this.patPacket ??= Buffer.allocUnsafe(PACKET_LENGTH);
+        b.copy(this.patPacket, 0, at, at + PACKET_LENGTH);
+      } else {
+        this.pmtPacket ??= Buffer.allocUnsafe(PACKET_LENGTH);
+        b.copy(this.pmtPacket, 0, at, at + PACKET_LENGTH);
+      }
     }
     this.psi(pid, b.subarray(at + o, at + PACKET_LENGTH), pusi);
   }

@@ -5,7 +5,8 @@
 // Loopback only; bounded in channel count and time.
 // Usage: npx tsx bench/dvr-box.ts [counts=0,5,10,20,40] [seconds-per-step=15] (0 = idle baseline)
 // Env: DVR_BOX_SERVER_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) is given to the
-// server as NODE_OPTIONS; DVR_BOX_NO_PEER=1 skips the ffmpeg peer (profiling runs only).
+// server as NODE_OPTIONS; DVR_BOX_NO_PEER=1 skips the ffmpeg peer (profiling runs only);
+// DVR_BOX_SERVER_OUTPUT=1 prints the tail of the server's output after each step.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,6 +132,7 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   }[];
   const recorded = list[0]?.streams.filter((s) => s['archived-sec'] > 0).length ?? 0;
   await srv.stop();
+  if (process.env.DVR_BOX_SERVER_OUTPUT === '1') console.log(srv.output());
   return {
     n,
     loss: n > 0 ? 1 - packets / (sent * TS_PER_DATAGRAM * n) : 0,

@@ -136,7 +136,7 @@ export class Splicer {
     }
     flushRun(buf.length - (buf.length % TS_PACKET));
     if (parts.length === 1) return parts[0]!;
-    return Buffer.concat(parts);
+    return compact(buf, parts);
   }
 
   /** Re-version PAT/PMT sections (single- or multi-packet) in place; learn PMT PIDs. */
@@ -170,4 +170,26 @@ export class Splicer {
       },
     });
   }
+}
+
+/**
+ * The kept runs of `buf` moved together at its start (the batch is ours to rewrite), so dropping
+ * null packets costs no new buffer per batch: at a hundred streams, a fresh buffer for every
+ * receive batch is what makes the garbage collector run all the time. A run that is not in
+ * `buf` (a packet rebuilt at a splice) makes it a plain concatenation.
+ */
+function compact(buf: Buffer, parts: Buffer[]): Buffer {
+  const end = buf.byteOffset + buf.length;
+  for (const p of parts) {
+    // Small buffers share Node's pool slabs: being in `buf` means lying within its range.
+    const inside = p.buffer === buf.buffer && p.byteOffset >= buf.byteOffset;
+    if (!inside || p.byteOffset + p.length > end) return Buffer.concat(parts);
+  }
+  let w = 0;
+  for (const p of parts) {
+    const from = p.byteOffset - buf.byteOffset;
+    if (from !== w) buf.copyWithin(w, from, from + p.length);
+    w += p.length;
+  }
+  return buf.subarray(0, w);
 }

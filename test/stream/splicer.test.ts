@@ -118,3 +118,19 @@ t.test('an owned batch is rewritten in place; a borrowed one is copied first', a
   t.equal(out2.buffer, owned.buffer, 'no copy: the output is the batch itself');
   t.equal(ccErrors(Buffer.concat([out1, out2])), 0, 'counters still continue');
 });
+
+t.test('dropping nulls from an owned batch moves the kept packets in place', async (t) => {
+  const sp = new Splicer();
+  sp.dropNull = true;
+  sp.push(input(2, 0));
+  const nul = packet({ pid: 0x1fff, payload: Buffer.alloc(184) });
+  const video = (n: number) => packet({ pid: 0x100, cc: n, payload: Buffer.alloc(184, n) });
+  // Larger than Node's pool size: the batch has an ArrayBuffer of its own, as a receive batch.
+  const parts = Array.from({ length: 40 }, (_, i) => (i % 3 === 1 ? nul : video(i & 0x0f)));
+  const batch = Buffer.concat(parts);
+  const want = Buffer.concat(parts.filter((p) => p !== nul));
+  const out = sp.push(batch, true);
+  t.equal(out.buffer, batch.buffer, 'no new buffer for the batch');
+  t.equal(out.byteOffset, batch.byteOffset);
+  t.same(out, want, 'the non-null packets, in order, bytes intact');
+});

@@ -25,6 +25,9 @@ const AUDIO_GROUP = 'audio';
 const SUBTITLE_GROUP = 'subs';
 /** Nominal figure for a WebVTT rendition in the MPD (text is a few hundred bytes a second). */
 const VTT_BANDWIDTH = 256;
+/** Segments one rendition may have in a new DASH Period before it is listed without the
+ *  renditions that have none there yet (see holdBackIncompletePeriods). */
+const PERIOD_COMPLETE_SEGMENTS = 2;
 
 export interface Selection {
   /** `a`: audio tracks by language code or PID (comma list); empty = all. */
@@ -237,6 +240,27 @@ export function cmafMediaPlaylist(
   });
 }
 
+/**
+ * Leave out the newest Periods until every rendition has a segment in them. A writer closes a
+ * segment when its own first frame past the next boundary arrives, so after a splice the new
+ * run's first video segment is often listed before its first audio segment (the input
+ * interleaves audio a little behind video). dash.js fixes a Period's AdaptationSets when it
+ * first sees it (prebuffering): a Period first listed without audio stays silent, the audio
+ * buffer of the old Period is never continued, and playback stops at the boundary for good
+ * (seen in about 1 failover in 8 in `players.test.ts`). A track the new input does not carry
+ * must not hold the Period back forever: once some rendition has `PERIOD_COMPLETE_SEGMENTS`
+ * segments in it, the Period is listed with what it has.
+ */
+export function holdBackIncompletePeriods(periods: Map<number, DashPeriod>, renditions: number) {
+  const discs = [...periods.keys()].sort((a, b) => b - a);
+  for (const disc of discs.slice(0, -1)) {
+    const period = periods.get(disc)!;
+    const most = Math.max(...period.representations.map((r) => r.segments.length));
+    if (period.representations.length >= renditions || most >= PERIOD_COMPLETE_SEGMENTS) return;
+    periods.delete(disc);
+  }
+}
+
 export function dashManifest(
   p: Packager,
   sel: Selection,
@@ -280,6 +304,7 @@ export function dashManifest(
       period.representations.push(rep);
     }
   }
+  holdBackIncompletePeriods(periods, ready.length);
   for (const r of subtitleRenditions(p, sel)) {
     for (const [disc, period] of periods) {
       const segs = liveSegments(r.store, sel).filter((s) => s.discSeq === disc);

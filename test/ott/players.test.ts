@@ -14,6 +14,22 @@ import { liveGenerator, startOttServer, TinyBus, tempDir } from '../helpers/ott.
 const PLAY_SECONDS = 30;
 const AFTER_SPLICE_SECONDS = 15;
 const START_TIMEOUT_MS = 20_000;
+/**
+ * Longest a player may sit in `waiting` before it plays again by itself. At the failover the
+ * backup is joined at its next keyframe, so no media arrives for up to one GOP plus one part
+ * (1.25 s here); then the player reloads its playlist or MPD and appends the new run (dash.js
+ * waits about the length of the gap before the new Period, then jumps it): 0.2-1.8 s measured.
+ * The longest waits seen are hls.js in low-latency mode on a hole it left itself after falling
+ * behind (a busy machine stalls the page; it then skips the rest of the segment it was in, see
+ * docs/ott.md), 2-4.7 s before it jumps the hole. A player stuck at a Period boundary or on a
+ * hole never ends its wait.
+ */
+const RESUME_BOUND_MS = 8_000;
+/** Records each `waiting` and `playing` of the page's video with the wall clock (a capture
+ *  listener on the document: media events do not bubble). */
+const TIMELINE_SCRIPT = `window.timeline = [];
+for (const type of ['waiting', 'playing'])
+  document.addEventListener(type, () => window.timeline.push([Date.now(), type]), true);`;
 
 interface Report {
   stalls: number;
@@ -29,6 +45,25 @@ async function currentTime(page: Page): Promise<number> {
 
 async function report(page: Page): Promise<Report> {
   return page.evaluate(() => (globalThis as unknown as { report: Report }).report);
+}
+
+/** The waits (first `waiting` to the next `playing`, ms) that began at or after `since`, by
+ *  default after playback first started; a wait still open counts up to now. */
+async function waits(page: Page, since?: number): Promise<number[]> {
+  const events = await page.evaluate<[number, string][]>('window.timeline');
+  const begin = since ?? events.find(([, type]) => type === 'playing')?.[0] ?? Date.now();
+  const out: number[] = [];
+  let from: number | undefined;
+  for (const [at, type] of events) {
+    if (at < begin) continue;
+    if (type === 'waiting') from ??= at;
+    else if (from !== undefined) {
+      out.push(at - from);
+      from = undefined;
+    }
+  }
+  if (from !== undefined) out.push(Date.now() - from);
+  return out;
 }
 
 /** Wait until the video's currentTime has advanced by `seconds` (bounded). */
@@ -101,6 +136,7 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
     args: CHROMIUM_ARGS,
   });
   t.teardown(() => context.close());
+  await context.addInitScript(TIMELINE_SCRIPT);
   const cases = {
     'hls.js HLS over TS': `player=hls&src=/live/index.m3u8`,
     'hls.js HLS fMP4 (LL-HLS)': `player=hls&src=/live/cmaf.m3u8`,
@@ -123,6 +159,7 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
   for (const [name, page] of pages) before.set(name, await report(page));
 
   // Failover to the backup, announced on the bus like the stream engine does.
+  const failoverAt = Date.now();
   bus.discontinuity('failover');
   onBackup = true;
   await Promise.all(
@@ -145,22 +182,37 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
   );
   for (const [name, page] of pages) {
     const r = await report(page);
-    // LL-HLS cannot ride through this failover without one stall, by arithmetic: the backup
-    // is joined at its next keyframe, so no media arrives for up to one GOP (1 s here) plus
-    // one part, while hls.js plays PART-HOLD-BACK (0.75 s) behind the edge; its buffer runs
-    // dry and it stalls once, then widens its target latency (hls.js also times a blocking
-    // reload out after max(3 × part, 0.8 × target) = 0.8 s). The TS and DASH players sit
-    // several segments back and absorb the gap, and so does hls.js on the same fMP4 playlists
-    // with lowLatencyMode off (asserted: no stall, no buffer hole). Holes from the packager
-    // itself (audio ending before video, missing segment numbers, an unfinished B-frame group,
-    // the B-frame delay at a new run) are fixed and tested in segmenter.test.ts/splice.test.ts.
-    const todo = name.includes('LL-HLS')
-      ? 'LL-HLS: media gap at the failover (≤ 1 GOP + 1 part) exceeds PART-HOLD-BACK'
-      : false;
-    t.equal(r.stalls, 0, `${name}: no stall event (errors: ${r.errors.join(', ') || 'none'})`, {
-      todo,
-    });
-    if (name.startsWith('hls.js') && !todo) {
+    const errors = `errors: ${r.errors.join(', ') || 'none'}`;
+    const lowLatency = name.includes('LL-HLS');
+    // Whatever happens, a player never sits in `waiting` for long: this is what fails when
+    // dash.js stops at a Period boundary or a player waits on a hole it cannot jump.
+    const all = await waits(page);
+    t.ok(
+      all.every((ms) => ms <= RESUME_BOUND_MS),
+      `${name}: every wait ended within ${RESUME_BOUND_MS} ms (waits ${JSON.stringify(all)} ms, ${
+        (await waits(page, failoverAt)).length
+      } after the failover)`,
+    );
+    if (lowLatency) {
+      // LL-HLS cannot always ride through this failover: the backup is joined at its next
+      // keyframe, so no media arrives for up to one GOP (1 s here) plus one part, while hls.js
+      // plays PART-HOLD-BACK (0.75 s) behind the edge. When its buffer runs dry it stalls
+      // once, widens its target latency by 1 s and plays on (asserted above: the wait ends by
+      // itself, and currentTime advanced after it). So at most one stall across the failover;
+      // docs/ott.md ("LL-HLS across a failover") has the arithmetic and the trade-off.
+      t.ok(
+        r.stalls - before.get(name)!.stalls <= 1,
+        `${name}: at most one stall across the failover (${r.stalls - before.get(name)!.stalls}; ${errors})`,
+      );
+    } else {
+      // The TS and DASH players sit several segments back and absorb the gap, and so does
+      // hls.js on the same fMP4 playlists with lowLatencyMode off. Holes from the packager
+      // itself (audio ending before video, missing segment numbers, an unfinished B-frame
+      // group, the B-frame delay at a new run) are fixed and tested in segmenter.test.ts and
+      // splice.test.ts.
+      t.equal(r.stalls, 0, `${name}: no stall event (${errors})`);
+    }
+    if (name.startsWith('hls.js') && !lowLatency) {
       // A buffer hole at the splice (hls.js seeks over it and waits) is a stall in all but name.
       t.same(
         r.errors.filter((e) => e.startsWith('bufferSeekOverHole')),
@@ -174,7 +226,7 @@ t.test('hls.js and dash.js play live output across a splice', async (t) => {
       `${name}: no fatal error`,
     );
     t.comment(
-      `${name}: waiting events before splice ${before.get(name)?.waiting}, total ${r.waiting}`,
+      `${name}: stalls ${before.get(name)?.stalls} before the splice, ${r.stalls} in all; waiting events before the splice ${before.get(name)?.waiting}, ${r.waiting} in all`,
     );
   }
 });

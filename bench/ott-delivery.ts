@@ -5,15 +5,17 @@
 // Run: npx tsx bench/ott-delivery.ts [wrk seconds, default 5] [hold seconds, default 20]
 // Figures: bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, startServer, type Teardown, waitFor } from '../test/helpers/server.ts';
-import { startNginx, wrk } from './ott-peers.ts';
+import { startNginx, type WrkFigures, wrk } from './ott-peers.ts';
 
 const WRK_S = Number(process.argv[2] ?? 5);
 const HOLD_S = Number(process.argv[3] ?? 20);
 const CLIENTS = 1000;
-const ROUNDS = 3;
+const ROUNDS = 5;
+/** USER_HZ of /proc/<pid>/stat on Linux. */
+const CLOCK_TICKS = 100;
 const SEGMENT_S = 4;
 /** 4 s at ~4.1 Mbit/s: the ~2 MB segment of the issue. */
 const BIG_KBPS = 4000;
@@ -26,6 +28,12 @@ const READY_MS = 90_000;
 const GOAL_SEG_NGINX = 0.75;
 const GOAL_SEG_NODE = 0.9;
 const GOAL_PLAYLIST_NGINX = 0.4;
+
+/** One wrk run with the bytes served and the server's CPU per request (NaN for nginx). */
+interface Run extends WrkFigures {
+  bytes: number;
+  cpuUsPerReq: number;
+}
 
 function makeFile(file: string, kbps: number, size: string): void {
   execFileSync('ffmpeg', [
@@ -53,26 +61,58 @@ function feed(file: string, port: number): ChildProcess {
   );
 }
 
-/** A bare node:http server answering every request with one Buffer (another process). */
-async function bareNode(file: string, type: string): Promise<{ url: string; proc: ChildProcess }> {
+/**
+ * A bare node:http server answering every request with the bytes of `file` (another process).
+ * SIGHUP re-reads the file, so each round serves exactly the bytes the server serves then,
+ * with nothing added to the request path.
+ */
+async function bareNode(
+  file: string,
+  type: string,
+): Promise<{ url: string; proc: ChildProcess; reload(): Promise<void> }> {
   const port = await freePort();
   const code = `
     const http = require('node:http');
-    const body = require('node:fs').readFileSync(${JSON.stringify(file)});
+    const fs = require('node:fs');
+    let body = fs.readFileSync(${JSON.stringify(file)});
+    process.on('SIGHUP', () => {
+      body = fs.readFileSync(${JSON.stringify(file)});
+      process.stdout.write('reloaded\\n');
+    });
     http.createServer((req, res) => {
       res.writeHead(200, { 'Content-Type': ${JSON.stringify(type)}, 'Content-Length': body.length });
       res.end(body);
     }).listen(${port}, '127.0.0.1', () => process.stdout.write('up\\n'));`;
   const proc = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    proc.stdout!.once('data', () => resolve());
-    proc.once('exit', () => reject(new Error('bare node server exited')));
-  });
-  return { url: `http://127.0.0.1:${port}/x`, proc };
+  const line = () =>
+    new Promise<void>((resolve, reject) => {
+      const onExit = () => reject(new Error('bare node server exited'));
+      proc.stdout!.once('data', () => {
+        proc.off('exit', onExit);
+        resolve();
+      });
+      proc.once('exit', onExit);
+    });
+  await line();
+  return {
+    url: `http://127.0.0.1:${port}/x`,
+    proc,
+    async reload() {
+      const done = line();
+      proc.kill('SIGHUP');
+      await done;
+    },
+  };
 }
 
-function ratio(a: number, b: number): string {
-  return `${(a / b).toFixed(2)}×`;
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
 function verdict(r: number, goal: number): string {
@@ -147,59 +187,94 @@ async function main(): Promise<void> {
     const nodePl = await bareNode(join(root, 'index.m3u8'), 'application/vnd.apple.mpegurl');
     procs.push(nodeSeg.proc, nodePl.proc);
 
-    const once = (url: string, c: number) => wrk(url, { seconds: WRK_S, connections: c });
-    // Interleaved rounds, median by requests/s: the machine is shared, so one run can be unlucky.
-    const contest = async (urls: (string | (() => Promise<string>))[], c: number) => {
-      const runs: ReturnType<typeof wrk>[][] = urls.map(() => []);
-      for (let i = 0; i < ROUNDS; i++)
-        for (const [k, u] of urls.entries())
-          runs[k]!.push(once(typeof u === 'string' ? u : await u(), c));
-      return runs.map((rs) => [...rs].sort((a, b) => a.rps - b.rps)[rs.length >> 1]!);
+    // Each round: fetch what the server serves now (the newest live segment, the current
+    // playlist), give nginx and the bare server exactly those bytes, then one wrk run per
+    // contender in an order rotated each round (the machine is shared: a neighbour's burst
+    // should not always hit the same contender). Live segments differ in size by up to ~12 %
+    // (2.10–2.35 MB here), so comparing against a copy taken once would not be the same work.
+    const get = (url: string) => fetch(url).catch(() => fetch(url));
+    const contest = async (what: 'segment' | 'playlist', c: number) => {
+      const names = ['sluice', 'nginx', 'node'] as const;
+      const runs = names.map(() => [] as Run[]);
+      const loads: string[] = [];
+      let bytes = 0;
+      for (let i = 0; i < ROUNDS; i++) {
+        // wrk runs synchronously, so a kept-alive socket may have been closed by the server
+        // without this process noticing: `get` retries once on a new connection.
+        const text = await (await get(playlist)).text();
+        const uris = text.match(/^seg-[0-9a-f]+\.ts$/gm) ?? [];
+        const ours = what === 'segment' ? `${srv.url}/big/${uris[uris.length - 1]}` : playlist;
+        const body = what === 'segment' ? Buffer.from(await (await get(ours)).arrayBuffer()) : text;
+        const file = join(root, what === 'segment' ? 'seg.ts' : 'index.m3u8');
+        writeFileSync(`${file}.new`, body);
+        renameSync(`${file}.new`, file);
+        await (what === 'segment' ? nodeSeg : nodePl).reload();
+        bytes = Buffer.byteLength(body);
+        loads.push(loadAverage());
+        const urls = [
+          ours,
+          `http://127.0.0.1:${nginx.port}/${what === 'segment' ? 'seg.ts' : 'index.m3u8'}`,
+          (what === 'segment' ? nodeSeg : nodePl).url,
+        ];
+        const pids = [srv.proc.pid, undefined, (what === 'segment' ? nodeSeg : nodePl).proc.pid];
+        for (let j = 0; j < names.length; j++) {
+          const k = (i + j) % names.length;
+          const cpu0 = pids[k] ? cpuSeconds(pids[k]!) : 0;
+          const f = wrk(urls[k]!, { seconds: WRK_S, connections: c });
+          const cpu = pids[k] ? cpuSeconds(pids[k]!) - cpu0 : Number.NaN;
+          runs[k]!.push({ ...f, bytes, cpuUsPerReq: (cpu * 1e6) / (f.rps * WRK_S) });
+        }
+      }
+      const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+      const byRps = (rs: Run[]) => [...rs].sort((x, y) => x.rps - y.rps)[rs.length >> 1]!;
+      // Ratios within a round (same bytes, runs seconds apart), then the median over rounds.
+      const roundRatio = (k: number) => median(runs[0]!.map((r, i) => r.rps / runs[k]![i]!.rps));
+      return {
+        bytes,
+        loads,
+        ours: byRps(runs[0]!),
+        nginx: byRps(runs[1]!),
+        node: byRps(runs[2]!),
+        vsNginx: roundRatio(1),
+        vsNode: roundRatio(2),
+        cpu: {
+          ours: median(runs[0]!.map((r) => r.cpuUsPerReq)),
+          node: median(runs[2]!.map((r) => r.cpuUsPerReq)),
+        },
+        rounds: runs.map((rs) => rs.map((r) => r.rps.toFixed(0)).join(' ')),
+      };
     };
-    // A live segment stays in the window 6 × 4 s: take the newest one before each run.
-    const liveSeg = async () => {
-      // wrk runs synchronously, so a kept-alive socket may have been closed by the server
-      // without this process noticing: one retry takes a new connection.
-      const r = await fetch(playlist).catch(() => fetch(playlist));
-      const uris = (await r.text()).match(/^seg-[0-9a-f]+\.ts$/gm) ?? [];
-      return `${srv.url}/big/${uris[uris.length - 1] ?? segUri}`;
-    };
-    const [so, sn0, sb0] = await contest(
-      [liveSeg, `http://127.0.0.1:${nginx.port}/seg.ts`, nodeSeg.url],
-      SEGMENT_CONNECTIONS,
-    );
-    const [po, pn0, pb0] = await contest(
-      [playlist, `http://127.0.0.1:${nginx.port}/index.m3u8`, nodePl.url],
-      PLAYLIST_CONNECTIONS,
-    );
-    const s = { ours: so!, nginx: sn0!, node: sb0! };
-    const p = { ours: po!, nginx: pn0!, node: pb0! };
+    const s = await contest('segment', SEGMENT_CONNECTIONS);
+    const p = await contest('playlist', PLAYLIST_CONNECTIONS);
     console.log(
-      `segment ${segBytes.length} bytes (${SEGMENT_CONNECTIONS} connections), playlist ${plText.length} bytes (${PLAYLIST_CONNECTIONS} connections), wrk -t1 ${WRK_S} s each, median of ${ROUNDS} interleaved rounds`,
+      `segment ~${s.bytes} bytes (${SEGMENT_CONNECTIONS} connections), playlist ${p.bytes} bytes (${PLAYLIST_CONNECTIONS} connections), wrk -t1 ${WRK_S} s each, ${ROUNDS} rounds, median by req/s`,
     );
-    console.log('| wrk run | req/s | p50 | p99 | transfer MB/s |');
-    console.log('|---|---|---|---|---|');
-    const row = (name: string, f: ReturnType<typeof wrk>) =>
+    console.log(`load average before each segment round: ${s.loads.join(' | ')}`);
+    console.log(`load average before each playlist round: ${p.loads.join(' | ')}`);
+    console.log('| wrk run | req/s | p50 | p99 | transfer MB/s | server CPU µs/request |');
+    console.log('|---|---|---|---|---|---|');
+    const row = (name: string, f: Run) =>
       console.log(
-        `| ${name} | ${f.rps.toFixed(0)} | ${f.p50Ms.toFixed(2)} ms | ${f.p99Ms.toFixed(2)} ms | ${f.mbPerSec.toFixed(0)} |`,
+        `| ${name} | ${f.rps.toFixed(0)} | ${f.p50Ms.toFixed(2)} ms | ${f.p99Ms.toFixed(2)} ms | ${f.mbPerSec.toFixed(0)} | ${Number.isNaN(f.cpuUsPerReq) ? '—' : f.cpuUsPerReq.toFixed(0)} |`,
       );
     row('sluice live segment', s.ours);
     row('nginx, same bytes from a file', s.nginx);
-    row('bare node:http, same Buffer', s.node);
+    row('bare node:http, same bytes', s.node);
     row('sluice live playlist', p.ours);
     row('nginx, same playlist from a file', p.nginx);
     row('bare node:http, same playlist', p.node);
-    const sn = s.ours.rps / s.nginx.rps;
-    const sb = s.ours.rps / s.node.rps;
-    const pn = p.ours.rps / p.nginx.rps;
+    console.log(`req/s per round (sluice | nginx | node): segment ${s.rounds.join(' | ')}`);
+    console.log(`req/s per round (sluice | nginx | node): playlist ${p.rounds.join(' | ')}`);
     console.log(
-      `segment / nginx ${ratio(s.ours.rps, s.nginx.rps)} (${verdict(sn, GOAL_SEG_NGINX)})`,
+      `server CPU per request, median (sluice includes its live ingest): segment sluice ${s.cpu.ours.toFixed(0)} µs, node ${s.cpu.node.toFixed(0)} µs; playlist sluice ${p.cpu.ours.toFixed(1)} µs, node ${p.cpu.node.toFixed(1)} µs`,
+    );
+    console.log('ratios: median over rounds of the ratio within each round');
+    console.log(`segment / nginx ${s.vsNginx.toFixed(2)}× (${verdict(s.vsNginx, GOAL_SEG_NGINX)})`);
+    console.log(
+      `segment / node:http ${s.vsNode.toFixed(2)}× (${verdict(s.vsNode, GOAL_SEG_NODE)})`,
     );
     console.log(
-      `segment / node:http ${ratio(s.ours.rps, s.node.rps)} (${verdict(sb, GOAL_SEG_NODE)})`,
-    );
-    console.log(
-      `playlist / nginx (1 worker = 1 core; sluice 1 process) ${ratio(p.ours.rps, p.nginx.rps)} (${verdict(pn, GOAL_PLAYLIST_NGINX)})`,
+      `playlist / nginx (1 worker = 1 core; sluice 1 process) ${p.vsNginx.toFixed(2)}× (${verdict(p.vsNginx, GOAL_PLAYLIST_NGINX)})`,
     );
 
     console.log(`holding ${CLIENTS} HLS clients for ${HOLD_S} s on /sd/index.m3u8 …`);

@@ -26,6 +26,9 @@ in_addr ParseIp(Napi::Env env, const Napi::Object& o, const char* key) {
   return a;
 }
 
+/** First size of a receiver's batch block: a 64-datagram batch of 1,316-byte datagrams fits. */
+constexpr size_t kInitialSlab = 128 * 1024;
+
 int IntOf(const Napi::Object& o, const char* key, int def) {
   Napi::Value v = o.Get(key);
   return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
@@ -196,6 +199,8 @@ Napi::Value UdpReceiverWrap::Close(const Napi::CallbackInfo& info) {
   if (open_) {
     Shutdown();
     Unref();
+    slab_.Reset();
+    slabSize_ = 0;
   }
   return info.Env().Undefined();
 }
@@ -218,18 +223,24 @@ void UdpReceiverWrap::Emit(Napi::Env env, UdpBatch* b) {
              Napi::String::New(env, b->code)});
     return;
   }
-  // One memory block per batch, [datagrams | pad to 4 | int32 lengths], becomes one external
-  // ArrayBuffer (no copy; freed when JS lets go of it); the façade makes the Buffer and the
-  // Int32Array as views of it. One backing store instead of two halves what the GC tracks.
+  // The batch is copied into this receiver's slab as [datagrams | pad to 4 | int32 lengths]; the
+  // façade makes the Buffer and the Int32Array as views of it, valid until onData returns (the
+  // next batch overwrites them). One long-lived block instead of a new external ArrayBuffer per
+  // batch keeps the external-memory figure V8 schedules full collections by flat.
   const size_t count = b->lengths.size();
   const size_t dataLen = b->data.size();
   const size_t off = (dataLen + 3) & ~static_cast<size_t>(3);
-  b->data.resize(off + count * sizeof(int32_t));
-  std::memcpy(b->data.data() + off, b->lengths.data(), count * sizeof(int32_t));
-  UdpBatch* raw = own.release();
-  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(
-      env, raw->data.data(), raw->data.size(), [](Napi::Env, void*, UdpBatch* h) { delete h; },
-      raw);
+  const size_t need = off + count * sizeof(int32_t);
+  if (slab_.IsEmpty() || slabSize_ < need) {
+    size_t size = slabSize_ > 0 ? slabSize_ : kInitialSlab;
+    while (size < need) size *= 2;
+    slab_ = Napi::Persistent(Napi::ArrayBuffer::New(env, size));
+    slabSize_ = size;
+  }
+  Napi::ArrayBuffer ab = slab_.Value();
+  auto* p = static_cast<uint8_t*>(ab.Data());
+  std::memcpy(p, b->data.data(), dataLen);
+  std::memcpy(p + off, b->lengths.data(), count * sizeof(int32_t));
   cb.Call({Napi::Number::New(env, 0), ab, Napi::Number::New(env, static_cast<double>(count)),
            Napi::Number::New(env, static_cast<double>(dataLen))});
 }

@@ -31,7 +31,11 @@ export interface UdpReceiverOptions {
   batchDatagrams?: number;
   batchLatencyMs?: number;
   queueBatches?: number;
-  /** A batch: `datagrams` datagrams concatenated; `lengths[i]` is the size of datagram i. */
+  /**
+   * A batch: `datagrams` datagrams concatenated; `lengths[i]` is the size of datagram i. Both
+   * are views of the receiver's one batch block, valid until onData returns: the next batch is
+   * copied over them. Copy what must outlive the call.
+   */
   onData: (batch: Buffer, datagrams: number, lengths: Int32Array) => void;
   /** Faults of the receive thread (the receiver keeps running), and exceptions thrown by onData. */
   onError?: (err: Error) => void;

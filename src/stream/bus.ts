@@ -2,7 +2,9 @@
 // (HTTP-TS clients, the OTT packager, the DVR recorder) and its PSI sections to the EPG importer.
 
 export interface BusSink {
-  /** Aligned TS packets (N × 188 bytes) of the stream's output, in order. */
+  /** Aligned TS packets (N × 188 bytes) of the stream's output, in order. The bytes are valid
+   *  during the call only (they may be a view of an input's reused receive block): a sink that
+   *  keeps them (a socket write queue, a pacing queue) copies first. */
   packets(buf: Buffer): void;
   /** The next packets follow a splice (input switch) or a restart: timestamps may jump. */
   discontinuity?(reason: string): void;

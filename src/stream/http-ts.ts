@@ -52,7 +52,10 @@ export class HttpTsFanout implements BusSink {
 
   packets(buf: Buffer): void {
     this.remember(buf);
-    for (const c of this.clients) this.write(c, buf);
+    if (this.clients.size === 0) return;
+    // The clients' write queues keep it past this call: one copy shared by all of them.
+    const own = Buffer.from(buf);
+    for (const c of this.clients) this.write(c, own);
   }
 
   discontinuity(): void {

@@ -11,9 +11,10 @@ export interface InputContext {
   streamName: string;
   /** Position of the input in the stream's list, for file names and logs. */
   index: number;
-  /** Bytes of transport stream, any alignment. `owned`: the transport never touches `buf`
-   *  again (a fresh batch, not a reused read buffer), so the output path may rewrite it in place
-   *  instead of copying it. */
+  /** Bytes of transport stream, any alignment, valid during the call (sinks that keep bytes
+   *  copy them: stream/bus.ts). `owned`: nobody else reads `buf` during the call (a receive
+   *  block of this input's own, not a buffer shared with another reader), so the output path
+   *  may rewrite it in place instead of copying it. */
   onData(buf: Buffer, owned?: boolean): void;
   /** The next bytes do not continue the previous ones (a file looped, a device reopened): the
    *  stream splices there as at an input switch — continuity counters kept, PIDs marked with

@@ -47,7 +47,7 @@ export class UdpInput implements InputTransport {
       onData: (batch, n) => {
         this.datagrams += n;
         this.bytes += batch.length;
-        this.ctx.onData(batch, true); // a fresh native batch each time: no copy needed
+        this.ctx.onData(batch, true); // the receiver's own block: rewritten in place, no copy
       },
       onError: (err) => {
         this.lastError = err.message;

@@ -91,11 +91,13 @@ export class DatagramOutput implements BusSink {
 
   packets(buf: Buffer): void {
     if (!this.sock) return;
+    // Queued for pacing or for the socket's send: kept past this call, so copied (stream/bus.ts).
+    const own = Buffer.from(buf);
     if (this.pacer) {
-      this.pacer.push(buf);
+      this.pacer.push(own);
       return;
     }
-    this.sendNow(buf);
+    this.sendNow(own);
   }
 
   end(): void {

@@ -1,0 +1,56 @@
+// Every batch of a UdpReceiver is delivered in the receiver's one reused block (no new
+// ArrayBuffer per batch), with the right bytes during the onData call.
+import dgram from 'node:dgram';
+import t from 'tap';
+import { UdpReceiver } from '../../src/native/udp.ts';
+
+const DATAGRAMS = 40;
+const SIZE = 1316;
+
+t.test('batches share one block and carry their own bytes during the call', async (t) => {
+  const blocks = new Set<ArrayBufferLike>();
+  const seen: number[] = [];
+  let wrong = 0;
+  let done!: () => void;
+  const all = new Promise<void>((r) => {
+    done = r;
+  });
+  const rx = new UdpReceiver({
+    port: 0,
+    address: '127.0.0.1',
+    batchLatencyMs: 0,
+    onData: (batch, n, lengths) => {
+      blocks.add(batch.buffer);
+      let o = 0;
+      for (let i = 0; i < n; i++) {
+        const len = lengths[i]!;
+        const tag = batch[o]!;
+        // Every byte of datagram k is k: a stale or overwritten view would show another value.
+        for (let j = o; j < o + len; j++) if (batch[j] !== tag) wrong++;
+        seen.push(tag);
+        o += len;
+      }
+      if (seen.length >= DATAGRAMS) done();
+    },
+  });
+  t.teardown(() => rx.close());
+  const tx = dgram.createSocket('udp4');
+  t.teardown(() => tx.close());
+  for (let k = 0; k < DATAGRAMS; k++) {
+    await new Promise<void>((r) => tx.send(Buffer.alloc(SIZE, k), rx.port, '127.0.0.1', () => r()));
+    // One datagram at a time so that several batches are delivered.
+    await new Promise((r) => setImmediate(r));
+  }
+  const timer = setTimeout(done, 5000);
+  await all;
+  clearTimeout(timer);
+  t.equal(seen.length, DATAGRAMS, 'every datagram arrived');
+  t.same(
+    seen,
+    Array.from({ length: DATAGRAMS }, (_, k) => k),
+    'in order',
+  );
+  t.equal(wrong, 0, 'each batch had its own bytes while onData ran');
+  t.ok(rx.stats().batches > 1, `${rx.stats().batches} batches`);
+  t.equal(blocks.size, 1, 'all batches were views of the same reused block');
+});

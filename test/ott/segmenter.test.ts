@@ -1,7 +1,10 @@
 // Segmenter behaviour on real encoder output: cuts only at keyframes once the target is
 // reached, marks a bus discontinuity and a timestamp jump, and CMAF fragments carry correct
 // sizes, offsets and timing.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import t from 'tap';
 import { fragment } from '../../src/ott/cmaf/fragment.ts';
 import { Segmenter } from '../../src/ott/segmenter.ts';
@@ -159,9 +162,9 @@ t.test('the wall clock re-anchors at a splice and after a large drift', async (t
   t.equal(first.wallclock, now, 'the first segment after the splice takes the arrival time');
 });
 
-t.test('HLS-TS alone (video PES heads only) cuts the same segments as with CMAF', async (t) => {
-  const ts = await stream(8);
-  const cut = (samples: boolean) => {
+/** Segments of `ts` (hash and duration) from the TS writer alone or beside CMAF samples. */
+function cutter(ts: Buffer) {
+  return (samples: boolean) => {
     const seg = new Segmenter({ targetDuration: 1.5, now: () => 0, samples });
     const store = new SegmentStore({ window: 100, grace: 0 });
     seg.addSink(new TsSegmentWriter(seg, store));
@@ -175,6 +178,11 @@ t.test('HLS-TS alone (video PES heads only) cuts the same segments as with CMAF'
           `${createHash('sha1').update(store.get(s.uri)!).digest('hex')} ${s.duration.toFixed(3)}`,
       );
   };
+}
+
+t.test('HLS-TS alone (video PES heads only) cuts the same segments as with CMAF', async (t) => {
+  const ts = await stream(8);
+  const cut = cutter(ts);
   const light = cut(false);
   t.ok(light.length >= 3, `${light.length} segments`);
   t.same(light, cut(true), 'same bytes and durations');
@@ -204,3 +212,29 @@ t.test('segment names are unique across runs of the same input', async (t) => {
     'a restarted writer never reuses a name (the archive keeps both runs)',
   );
 });
+
+// The head of a video PES ends just past its picture's start code: HEVC and MPEG-2 video (other
+// start codes, other picture starts) must cut where the whole PES would.
+for (const c of [
+  {
+    name: 'HEVC',
+    args: ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error'],
+  },
+  { name: 'MPEG-2 video', args: ['-c:v', 'mpeg2video', '-b:v', '2M'] },
+]) {
+  t.test(`${c.name}: HLS-TS alone cuts the same segments as with samples`, async (t) => {
+    const tmp = tempDir();
+    t.teardown(tmp.remove);
+    const file = `${tmp.dir}/${c.name.replace(/\W/g, '')}.ts`;
+    await promisify(execFile)('ffmpeg', [
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=8'],
+      ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=8'],
+      ...c.args,
+      ...['-g', '25', '-bf', '2', '-c:a', 'mp2', '-f', 'mpegts', file],
+    ]);
+    const cut = cutter(await readFile(file));
+    const light = cut(false);
+    t.ok(light.length >= 3, `${light.length} segments`);
+    t.same(light, cut(true), 'same bytes and durations');
+  });
+}

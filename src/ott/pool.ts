@@ -11,6 +11,8 @@
 const GRANULE = 64 * 1024;
 /** Size classes: each power of two split in four steps (waste ≤ 25 %). */
 const STEPS_PER_OCTAVE = 4;
+/** How many classes above the asked one a free block may come from (at most ~50 % larger). */
+const SPARE_CLASSES = 2;
 
 /** One block and its holder count. `buf` is the whole block; holders use views of it. */
 export class Lease {
@@ -67,10 +69,14 @@ export class BlockPool {
   /** A block of at least `min` bytes (rounded up to its size class), held by the caller. */
   acquire(min: number): Lease {
     const size = classSize(min);
-    const list = this.free.get(size);
-    const buf = list?.pop();
+    // A free block of this class or one of the next few: segment sizes wander around a class
+    // boundary, and a block a step larger beats a new allocation.
+    let buf: Buffer | undefined;
+    for (let c = size, i = 0; !buf && i <= SPARE_CLASSES; i++, c = classSize(c + 1)) {
+      buf = this.free.get(c)?.pop();
+    }
     if (buf) {
-      this.freeBytes -= size;
+      this.freeBytes -= buf.length;
       const i = this.order.lastIndexOf(buf);
       if (i >= 0) this.order.splice(i, 1);
       this.reused++;

@@ -46,6 +46,17 @@ t.test('a block comes back only when its last holder lets go', async (t) => {
   t.throws(() => a.retain(), /retain of a released block/);
 });
 
+t.test('a free block up to two classes larger is reused before allocating', async (t) => {
+  const pool = new BlockPool();
+  const big = pool.acquire(2.1e6); // class 2.5 MiB
+  big.release();
+  t.equal(pool.acquire(1.9e6).buf, big.buf, 'a 2 MiB request takes the free 2.5 MiB block');
+  const huge = pool.acquire(5e6);
+  huge.release();
+  t.not(pool.acquire(1e6).buf, huge.buf, 'but not a block several classes larger');
+  t.equal(pool.stats().allocated, 3);
+});
+
 t.test('free blocks beyond the cap are left to the GC, oldest first', async (t) => {
   const pool = new BlockPool(3 * 64 * 1024);
   const leases = Array.from({ length: 5 }, () => pool.acquire(1));

@@ -9,6 +9,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method Not Allowed' },
   CONFLICT: { status: 409, message: 'Conflict' },
   PRECONDITION_FAILED: { status: 412, message: 'Precondition Failed' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type' },
   INTERNAL: { status: 500, message: 'Internal Server Error' },
   UNAVAILABLE: { status: 503, message: 'Service Unavailable' },
 } as const;

@@ -110,7 +110,23 @@ export function installErrorHandlers(app: FastifyInstance): void {
       .type('application/json; charset=utf-8')
       .send(JSON.stringify(body));
   });
-  app.setNotFoundHandler((_req, reply) =>
-    sendError(reply, ERRORS.NOT_FOUND.status, ERRORS.NOT_FOUND.message),
-  );
+  // Fixed paths and the methods they take: a known path asked with another method is 405 with
+  // `Allow`, not 404. (Parametric routes answer their own 405s, e.g. /config/{kind}/{id}.)
+  const fixed = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    if (/[:*]/.test(route.url)) return;
+    const methods = fixed.get(route.url) ?? new Set<string>();
+    for (const m of [route.method].flat()) methods.add(m);
+    fixed.set(route.url, methods);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const methods = fixed.get(path);
+    if (methods && !methods.has(req.method)) {
+      const allow = [...methods].join(', ');
+      reply.header('allow', allow);
+      return sendError(reply, 405, `${req.method} is not allowed on ${path}; it takes ${allow}`);
+    }
+    return sendError(reply, ERRORS.NOT_FOUND.status, ERRORS.NOT_FOUND.message);
+  });
 }

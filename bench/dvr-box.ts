@@ -43,10 +43,15 @@ function cpuOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, clock ticks of 10 ms
 }
 
-/** System CPU seconds and minor page faults of a process so far. */
-function kernelOf(pid: number): { sys: number; faults: number } {
+/** System CPU seconds, minor page faults and the main (event-loop) thread's CPU seconds. */
+function kernelOf(pid: number): { sys: number; faults: number; main: number } {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return { sys: Number(f[12]) / 100, faults: Number(f[7]) };
+  const m = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return {
+    sys: Number(f[12]) / 100,
+    faults: Number(f[7]),
+    main: (Number(m[11]) + Number(m[12])) / 100,
+  };
 }
 
 function send(port: number, n: number, seconds = SECONDS): Promise<number> {
@@ -73,6 +78,7 @@ interface Row {
   cpu: number;
   sys: number;
   faults: number;
+  main: number;
   peerCpu: number;
   peerLossy: number;
 }
@@ -141,6 +147,7 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
     cpu,
     sys: k1.sys - k0.sys,
     faults: k1.faults - k0.faults,
+    main: k1.main - k0.main,
   };
 }
 
@@ -201,7 +208,7 @@ try {
     const row = { ...s, ...p };
     rows.push(row);
     console.log(
-      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s) | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
+      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s) | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
     );
     if (row.p99 >= LOOP_P99_GOAL_MS) console.log(`  loop p99 above ${LOOP_P99_GOAL_MS} ms`);
     if (row.loss > 0.0001 || row.recorded < n) {

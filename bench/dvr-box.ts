@@ -79,6 +79,7 @@ interface Row {
   sys: number;
   faults: number;
   main: number;
+  rssMb: number;
   peerCpu: number;
   peerLossy: number;
 }
@@ -126,6 +127,9 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
       : await new Promise<number>((r) => setTimeout(() => r(0), SECONDS * 1000));
   const cpu = cpuOf(srv.proc.pid!) - cpu0;
   const k1 = kernelOf(srv.proc.pid!);
+  const rss = Number(
+    /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${srv.proc.pid}/status`, 'utf8'))?.[1],
+  );
   await new Promise((r) => setTimeout(r, 1500)); // last segments close
   const metrics = await get('/metrics');
   const p99 = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(metrics)?.[1] ?? Number.NaN);
@@ -148,6 +152,7 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
     sys: k1.sys - k0.sys,
     faults: k1.faults - k0.faults,
     main: k1.main - k0.main,
+    rssMb: rss / 1024,
   };
 }
 
@@ -208,7 +213,7 @@ try {
     const row = { ...s, ...p };
     rows.push(row);
     console.log(
-      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s) | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
+      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop p99 ${row.p99.toFixed(1)} ms, recording ${row.recorded}/${n}, CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
     );
     if (row.p99 >= LOOP_P99_GOAL_MS) console.log(`  loop p99 above ${LOOP_P99_GOAL_MS} ms`);
     if (row.loss > 0.0001 || row.recorded < n) {

@@ -9,10 +9,10 @@
 
 /** Blocks are sized in steps of this many bytes (few size classes, little waste). */
 const GRANULE = 64 * 1024;
-/** Size classes: each power of two split in four steps (waste ≤ 25 %). */
-const STEPS_PER_OCTAVE = 4;
-/** How many classes above the asked one a free block may come from (at most ~50 % larger). */
-const SPARE_CLASSES = 2;
+/** Size classes: each power of two split in eight steps (waste ≤ 12.5 %). */
+const STEPS_PER_OCTAVE = 8;
+/** How many classes above the asked one a free block may come from (at most ~40 % larger). */
+const SPARE_CLASSES = 3;
 
 /** One block and its holder count. `buf` is the whole block; holders use views of it. */
 export class Lease {
@@ -115,7 +115,7 @@ export class BlockPool {
   }
 }
 
-/** The size class of a request: the next of four steps per power of two, in whole granules. */
+/** The size class of a request: the next of eight steps per power of two, in whole granules. */
 export function classSize(min: number): number {
   const want = Math.max(GRANULE, Math.ceil(min));
   const octave = 2 ** Math.floor(Math.log2(want));

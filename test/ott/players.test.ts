@@ -80,8 +80,13 @@ async function advances(page: Page, seconds: number, timeoutMs: number): Promise
     );
   } catch {
     const r = await report(page);
+    // The buffered ranges tell a player waiting for data that never came from one stuck in
+    // front of a hole.
+    const buffered = await page.evaluate<string>(
+      "Array.from({ length: document.getElementById('v').buffered.length }, (_, i) => { const b = document.getElementById('v').buffered; return b.start(i).toFixed(2) + '-' + b.end(i).toFixed(2); }).join(' ')",
+    );
     throw new Error(
-      `currentTime stuck near ${(await currentTime(page)).toFixed(1)} s: ${JSON.stringify(r)}`,
+      `currentTime stuck near ${(await currentTime(page)).toFixed(1)} s (buffered ${buffered}): ${JSON.stringify(r)}`,
     );
   }
   return (await currentTime(page)) - from;

@@ -238,3 +238,46 @@ for (const c of [
     t.same(light, cut(true), 'same bytes and durations');
   });
 }
+
+// Without CMAF the demuxer gathers audio PES in one reused buffer per PID; samples switched on
+// mid-stream (CMAF added in place) must never be views of it: every audio sample kept while
+// samples were on must still hold its bytes after they were switched off again (the reused
+// buffer back in use) and the rest of the stream went through.
+t.test('samples kept after CMAF is switched on mid-stream are not overwritten', async (t) => {
+  const SAMPLES_ON_BATCHES = 30;
+  const ts = await stream(4);
+  const kept = (switchAt: number) => {
+    const seg = new Segmenter({ targetDuration: 1, now: () => 0, samples: false });
+    const got: { pts: number; sample: Buffer; copy: Buffer }[] = [];
+    let on = false;
+    seg.addSink({
+      boundary: () => {},
+      splice: () => {},
+      accessUnit: (track, au) => {
+        // A keeper keeps what it is given once samples are on (before, nobody may).
+        if (on && track.type === 'audio' && au.sample.length > 0)
+          got.push({ pts: au.pts, sample: au.sample, copy: Buffer.from(au.sample) });
+      },
+    });
+    // Odd batches, so the switch falls inside PES that are being gathered.
+    for (let o = 0, n = 0; o < ts.length; o += 188 * 13, n++) {
+      if (n === switchAt || n === switchAt + SAMPLES_ON_BATCHES) {
+        on = n === switchAt;
+        seg.samples = on;
+      }
+      seg.push(ts.subarray(o, o + 188 * 13));
+    }
+    seg.flush();
+    return got;
+  };
+  // Every switch point over a stretch of the stream: some fall inside an audio PES.
+  let total = 0;
+  const broken: number[] = [];
+  for (let switchAt = 20; switchAt < 140; switchAt++) {
+    const got = kept(switchAt);
+    total += got.length;
+    if (got.some((x) => !x.sample.equals(x.copy))) broken.push(switchAt);
+  }
+  t.ok(total > 1000, `${total} audio samples kept`);
+  t.same(broken, [], 'every kept sample intact, whatever the switch point');
+});

@@ -1,14 +1,52 @@
 // GET /metrics: Prometheus text from the server's registry, plus the API's own request counts.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Histogram, type Registry, register } from 'prom-client';
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type Registry,
+  register,
+} from 'prom-client';
 import type { AppContext } from '../context.ts';
 
 export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
-const REQUESTS = 'sluice_api_requests_total';
-const DURATION = 'sluice_api_request_duration_seconds';
+export const REQUESTS = 'sluice_api_requests_total';
+export const DURATION = 'sluice_api_request_duration_seconds';
 /** Marks a registry that already collects the process metrics (they register once). */
 const DEFAULTS_METRIC = 'process_cpu_user_seconds_total';
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+export const LOOP_DELAY = 'sluice_eventloop_delay_seconds';
+/** Sampling timer of the loop-delay histogram (ms). */
+const LOOP_SAMPLE_MS = 10;
+
+/**
+ * The event loop's delay since the last scrape: how late the loop ran a timer that was due,
+ * by quantile. Node's histogram records the time between the sampling timer's runs, which is the
+ * sampling interval plus the delay (an idle loop shows ~10 ms in prom-client's
+ * `nodejs_eventloop_lag_*`); this gauge takes the interval off, so an idle loop shows ~0.
+ */
+export function installLoopDelay(registry: Registry): void {
+  if (registry.getSingleMetric(LOOP_DELAY)) return;
+  const h = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
+  h.enable();
+  const delay = (ns: number) => Math.max(0, ns / 1e6 - LOOP_SAMPLE_MS) / 1000;
+  new Gauge({
+    name: LOOP_DELAY,
+    help: 'Event loop delay since the last scrape (timer lateness, sampling interval excluded)',
+    labelNames: ['quantile'],
+    registers: [registry],
+    collect() {
+      if (h.count > 0) {
+        this.set({ quantile: '0.5' }, delay(h.percentile(50)));
+        this.set({ quantile: '0.99' }, delay(h.percentile(99)));
+        this.set({ quantile: '1' }, delay(h.max));
+      }
+      h.reset();
+    },
+  });
+}
 
 export function metricsRegistry(services: Map<string, unknown>): Registry {
   return (services.get(METRICS_REGISTRY_SERVICE) as Registry | undefined) ?? register;
@@ -48,6 +86,7 @@ export async function metricsRoutes(
 ): Promise<void> {
   const registry = metricsRegistry(opts.ctx.services);
   if (!registry.getSingleMetric(DEFAULTS_METRIC)) collectDefaultMetrics({ register: registry });
+  installLoopDelay(registry);
   app.get('/metrics', {
     schema: {
       tags: ['data'],

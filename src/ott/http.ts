@@ -1,6 +1,7 @@
 // Serving OTT responses from memory: caching rules (live playlists no-cache, segments
 // immutable), CORS for browser players, HEAD, single byte ranges on segments, and waiting
 // for a store change with a bound (blocking playlist reload, preload hints).
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../util/clock.ts';
 import type { SegmentStore } from './store.ts';
@@ -16,26 +17,42 @@ export const TYPE_M4S = 'video/iso.segment';
 export const TYPE_VTT = 'text/vtt';
 
 /**
- * Fast path for a whole 200 response from memory (no Range, not HEAD): the headers are built
- * once per kind and the body goes out with one `end()` on the raw response, past Fastify's
- * send pipeline (hooks on the request still ran; onResponse still runs when it finishes).
+ * Fast path for a whole 200 response from memory (no Range, not HEAD): the headers go out as
+ * one object literal of a fixed shape (no spread, no per-request key lookups) and the body
+ * with one `end()` on the raw response, past Fastify's send pipeline (hooks on the request
+ * still ran; onResponse still runs when it finishes).
  */
-const fastHeaders = new Map<string, Record<string, string>>();
+const EXPOSE_HEADERS = 'Content-Length, Content-Range, Date';
 
-function headersFor(type: string, cache: string, ranges: boolean): Record<string, string> {
-  const key = `${type}|${cache}|${ranges}`;
-  let h = fastHeaders.get(key);
-  if (!h) {
-    h = {
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': 'Content-Length, Content-Range, Date',
-      'Cache-Control': cache,
-      'Content-Type': type,
-    };
-    if (ranges) h['Accept-Ranges'] = 'bytes';
-    fastHeaders.set(key, h);
-  }
-  return h;
+/** Write a whole 200 response of `data` on a raw response (see above). */
+export function writeWhole(
+  res: ServerResponse,
+  data: Buffer,
+  type: string,
+  cache: string,
+  ranges: boolean,
+): void {
+  const length = String(data.length);
+  res.writeHead(
+    200,
+    ranges
+      ? {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Expose-Headers': EXPOSE_HEADERS,
+          'Cache-Control': cache,
+          'Content-Type': type,
+          'Accept-Ranges': 'bytes',
+          'Content-Length': length,
+        }
+      : {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Expose-Headers': EXPOSE_HEADERS,
+          'Cache-Control': cache,
+          'Content-Type': type,
+          'Content-Length': length,
+        },
+  );
+  res.end(data);
 }
 
 function sendWhole(
@@ -46,15 +63,13 @@ function sendWhole(
   ranges: boolean,
 ) {
   reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, { ...headersFor(type, cache, ranges), 'Content-Length': String(data.length) });
-  res.end(data);
+  writeWhole(reply.raw, data, type, cache, ranges);
   return reply;
 }
 
 function cors(reply: FastifyReply): void {
   reply.header('Access-Control-Allow-Origin', '*');
-  reply.header('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Date');
+  reply.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
 }
 
 export function sendPreflight(reply: FastifyReply): FastifyReply {

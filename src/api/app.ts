@@ -11,7 +11,7 @@ import { jsonBodyParser } from './json-body.ts';
 import { apiPlugins } from './routes/index.ts';
 import { installRequestMetrics, metricsRegistry, metricsRoutes } from './routes/metrics.ts';
 import { ottRoutes } from './routes/ott.ts';
-import { liveSegmentFastPath } from './routes/ott-fast.ts';
+import { liveTsFastPath } from './routes/ott-fast.ts';
 import { statusRoutes } from './routes/status.ts';
 
 /** Whole config documents arrive in one body; 10,000 streams are a few MB. */
@@ -71,9 +71,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(metricsRoutes, { ctx });
   for (const plugin of apiPlugins) await app.register(plugin, { ctx });
   await app.register(ottRoutes, { ctx });
-  // Live TS segments are answered before Fastify's routing (./routes/ott-fast.ts says why);
-  // main hands `app.routing` to the HTTP listeners, so the check goes in front of it there.
-  const fast = liveSegmentFastPath(ctx, metricsRegistry(ctx.services));
+  // Live HLS-TS segments and playlists are answered before Fastify's routing (why: see
+  // ./routes/ott-fast.ts); main hands `app.routing` to the HTTP listeners, so the check goes
+  // in front of it there.
+  const fast = liveTsFastPath(ctx, metricsRegistry(ctx.services));
   const routing = app.routing;
   app.routing = (req, res) => {
     if (!fast(req, res)) routing.call(app, req, res);

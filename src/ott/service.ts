@@ -186,17 +186,31 @@ export class StreamOttService implements OttService {
     query: Record<string, string | undefined>,
     mayMaster = true,
   ): unknown {
+    if (this.packager.tsStore!.live().length === 0) return sendNotFound(reply, 'stream not ready');
+    return sendText(req, reply, this.renderTs(query, mayMaster), TYPE_M3U8);
+  }
+
+  private renderTs(query: Record<string, string | undefined>, mayMaster: boolean): Buffer {
     const store = this.packager.tsStore!;
-    if (store.live().length === 0) return sendNotFound(reply, 'stream not ready');
     // Subtitle renditions change the master: their stores' versions are part of the key.
     const vtt = this.packager.vtt?.renditions.map((r) => r.store.version).join(',') ?? '';
     const key = `ts|${store.version}|${vtt}|${mayMaster}|${keptQuery(query)}`;
-    const body = this.rendered.get(key, () => {
+    return this.rendered.get(key, () => {
       const sel = parseSelection(query);
       const master = mayMaster ? tsMaster(this.packager, sel, keptQuery(query)) : undefined;
       return master ?? tsMediaPlaylist(this.packager, sel, keptQuery(query, SEGMENT_PARAMETERS));
-    });
-    return sendText(req, reply, body!, TYPE_M3U8);
+    })!;
+  }
+
+  /**
+   * What `handle` answers to a GET of `index.m3u8` (modes 1 and 3) or `ts.m3u8` without
+   * parameters once the stream has segments; undefined for anything else. For the HTTP fast
+   * path (src/api/routes/ott-fast.ts), which sends it with `sendText`'s headers.
+   */
+  plainTsPlaylist(path: string): Buffer | undefined {
+    if (!this.packager.settings.ts || (path !== 'index.m3u8' && path !== 'ts.m3u8')) return;
+    if (this.packager.tsStore!.live().length === 0) return;
+    return this.renderTs({}, path === 'index.m3u8');
   }
 
   private master(

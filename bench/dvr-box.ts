@@ -19,6 +19,8 @@ const SECONDS = Number(process.argv[3] ?? 15);
 /** Sending starts this long before the measured step: the live windows (8 segments of 2 s)
  *  fill and the segment memory is in steady state (pooled blocks reused) when measuring. */
 const WARMUP = Number(process.env.DVR_BOX_WARMUP ?? 20);
+/** Sending goes on this long after the measured step, so the step never sees the inputs stop. */
+const TAIL = 3;
 const MAX_CHANNELS = 200;
 const MBPS = 8;
 const TS_PER_DATAGRAM = 7;
@@ -117,24 +119,24 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   await new Promise((r) => setTimeout(r, 2000)); // inputs bound
   const get = async (p: string) =>
     (await fetch(`${srv.url}${p}`, { signal: AbortSignal.timeout(10_000) })).text();
-  // The sender runs warm-up + step; the event-loop histogram and CPU are taken over the step.
-  const sending = n > 0 ? send(base, n, WARMUP + SECONDS) : Promise.resolve(0);
+  // The sender runs warm-up + step + a tail; the event-loop histogram and CPU are taken over the
+  // step, while every channel still flows: the burst when all inputs stop at once (100 streams
+  // closing segments and going to no-signal together) is not part of steady-state ingest.
+  const sending = n > 0 ? send(base, n, WARMUP + SECONDS + TAIL) : Promise.resolve(0);
   if (n > 0) await new Promise((r) => setTimeout(r, WARMUP * 1000));
   await get('/metrics'); // resets the event-loop histogram
   const cpu0 = cpuOf(srv.proc.pid!);
   const k0 = kernelOf(srv.proc.pid!);
   // n = 0: the idle server's loop delay on this machine, the baseline for the p99 figures.
-  const sent =
-    n > 0
-      ? await sending
-      : await new Promise<number>((r) => setTimeout(() => r(0), SECONDS * 1000));
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  const metrics = await get('/metrics');
   const cpu = cpuOf(srv.proc.pid!) - cpu0;
   const k1 = kernelOf(srv.proc.pid!);
   const rss = Number(
     /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${srv.proc.pid}/status`, 'utf8'))?.[1],
   );
+  const sent = await sending;
   await new Promise((r) => setTimeout(r, 1500)); // last segments close
-  const metrics = await get('/metrics');
   // The delay proper (sluice_eventloop_delay_seconds); prom-client's lag figure includes its
   // 10 ms sampling interval (an idle loop reads ~10 ms), kept beside it for comparison.
   const p99 = Number(
@@ -194,11 +196,12 @@ async function peer(n: number): Promise<{ peerCpu: number; peerLossy: number }> 
     procs.push(p);
   }
   await new Promise((r) => setTimeout(r, 2000));
-  const sending = send(base, n, WARMUP + SECONDS);
+  const sending = send(base, n, WARMUP + SECONDS + TAIL);
   await new Promise((r) => setTimeout(r, WARMUP * 1000));
   const cpu0 = procs.reduce((a, p) => a + cpuOf(p.pid!), 0);
-  await sending;
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
   const cpu = procs.reduce((a, p) => a + cpuOf(p.pid!), 0) - cpu0;
+  await sending;
   await new Promise((r) => setTimeout(r, 1500));
   // ffmpeg blocks in its UDP read once the sender stops: SIGINT, then SIGKILL.
   const exits = procs.map((p) => new Promise((r) => p.once('exit', r)));

@@ -7,7 +7,7 @@ import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
-import type { Section } from '../../native/ts.ts';
+import type { Section, Tr101290Counters } from '../../native/ts.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import { EIT_SINK_SERVICE, type EitSink } from '../../stream/bus.ts';
@@ -554,6 +554,21 @@ export class StreamInstance implements Instance<Spec> {
     streamRegistry(this.host.services).remove(this);
   }
 
+  /** The figures `/metrics` exports, without the rest of status() (programs, OTT, archive):
+   *  a scrape of a hundred streams must not hold the event loop. */
+  metricsSnapshot(): StreamMetricsSnapshot {
+    const st = this.runners[this.active]?.stats() ?? null;
+    return {
+      state: this.state(),
+      bitrateIn: st ? st.pcrBitrate || st.arrivalBitrate : 0,
+      bitrateOut: this.outMeter.rate(),
+      activeInput: this.active,
+      switchCount: this.switchCount,
+      httpClients: this.httpTs.stats().clients,
+      tr101290: st?.tr101290 ?? null,
+    };
+  }
+
   status(): ResourceStatus {
     const state = this.state();
     const act = this.runners[this.active];
@@ -582,6 +597,16 @@ export class StreamInstance implements Instance<Spec> {
       ...(this.ott ? { ott: this.ott.status() } : {}),
     };
   }
+}
+
+export interface StreamMetricsSnapshot {
+  state: string;
+  bitrateIn: number;
+  bitrateOut: number;
+  activeInput: number;
+  switchCount: number;
+  httpClients: number;
+  tr101290: Tr101290Counters | null;
 }
 
 function changed(a: Spec, b: Spec, keys: string[]): boolean {

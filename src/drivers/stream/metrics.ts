@@ -3,6 +3,7 @@
 // default registry is used and put there (the API's /metrics falls back to the same one).
 import { Counter, Gauge, type Registry, register } from 'prom-client';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
+import type { StreamMetricsSnapshot } from './instance.ts';
 import { streamRegistry } from './registry.ts';
 
 export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
@@ -18,12 +19,25 @@ export function metricsRegistry(services: Map<string, unknown>): Registry {
 }
 
 const STATE_VALUES = ['paused', 'starting', 'running', 'no-signal', 'error'] as const;
+/** Every collector of one scrape reads the same snapshots (taken once, not once per metric). */
+const SNAPSHOT_REUSE_MS = 250;
 
 export function ensureStreamMetrics(services: Map<string, unknown>): void {
   const reg = metricsRegistry(services);
   if (done.has(reg)) return;
   done.add(reg);
-  const streams = () => streamRegistry(services).all();
+  let taken = -Infinity;
+  let snaps: { name: string; m: StreamMetricsSnapshot }[] = [];
+  const streams = () => {
+    const now = performance.now();
+    if (now - taken > SNAPSHOT_REUSE_MS) {
+      snaps = streamRegistry(services)
+        .all()
+        .map((s) => ({ name: s.name, m: s.metricsSnapshot() }));
+      taken = now;
+    }
+    return snaps;
+  };
   const registers = [reg];
   new Gauge({
     name: 'sluice_stream_state',
@@ -33,12 +47,12 @@ export function ensureStreamMetrics(services: Map<string, unknown>): void {
     collect() {
       this.reset();
       for (const s of streams()) {
-        const cur = s.state();
-        for (const st of STATE_VALUES) this.set({ stream: s.name, state: st }, st === cur ? 1 : 0);
+        for (const st of STATE_VALUES)
+          this.set({ stream: s.name, state: st }, st === s.m.state ? 1 : 0);
       }
     },
   });
-  const simple = (name: string, help: string, pick: (st: Record<string, unknown>) => number) =>
+  const simple = (name: string, help: string, pick: (m: StreamMetricsSnapshot) => number) =>
     new Gauge({
       name,
       help,
@@ -46,22 +60,12 @@ export function ensureStreamMetrics(services: Map<string, unknown>): void {
       registers,
       collect() {
         this.reset();
-        for (const s of streams()) this.set({ stream: s.name }, pick(s.status()));
+        for (const s of streams()) this.set({ stream: s.name }, pick(s.m));
       },
     });
-  simple(
-    'sluice_stream_bitrate_in_bits',
-    'Bitrate of the active input, bit/s',
-    (st) => Number(st['bitrateIn']) || 0,
-  );
-  simple(
-    'sluice_stream_bitrate_out_bits',
-    'Bitrate of the output, bit/s',
-    (st) => Number(st['bitrateOut']) || 0,
-  );
-  simple('sluice_stream_active_input', 'Index of the active input (-1 none)', (st) =>
-    Number(st['activeInput']),
-  );
+  simple('sluice_stream_bitrate_in_bits', 'Bitrate of the active input, bit/s', (m) => m.bitrateIn);
+  simple('sluice_stream_bitrate_out_bits', 'Bitrate of the output, bit/s', (m) => m.bitrateOut);
+  simple('sluice_stream_active_input', 'Index of the active input (-1 none)', (m) => m.activeInput);
   // A `_total` name is a counter in Prometheus' conventions (rate() and promtool expect it).
   new Counter({
     name: 'sluice_stream_switches_total',
@@ -70,15 +74,10 @@ export function ensureStreamMetrics(services: Map<string, unknown>): void {
     registers,
     collect() {
       this.reset();
-      for (const s of streams())
-        this.inc({ stream: s.name }, Number(s.status()['switchCount']) || 0);
+      for (const s of streams()) this.inc({ stream: s.name }, s.m.switchCount);
     },
   });
-  simple(
-    'sluice_stream_http_clients',
-    'HTTP-TS clients connected',
-    (st) => (st['httpTs'] as { clients: number }).clients,
-  );
+  simple('sluice_stream_http_clients', 'HTTP-TS clients connected', (m) => m.httpClients);
   new Gauge({
     name: 'sluice_stream_tr101290_errors',
     help: 'TR 101 290 indicator counts on the active input since it was opened',
@@ -87,7 +86,7 @@ export function ensureStreamMetrics(services: Map<string, unknown>): void {
     collect() {
       this.reset();
       for (const s of streams()) {
-        const tr = s.status()['tr101290'] as Record<string, number> | null;
+        const tr = s.m.tr101290;
         if (!tr) continue;
         for (const k of PRIORITY_1)
           this.set({ stream: s.name, indicator: k, priority: '1' }, tr[k] ?? 0);

@@ -148,15 +148,20 @@ export function psiPackets(pid: number, sections: Buffer[], cc = { n: 0 }): Buff
   return out;
 }
 
+/** Write a 33-bit PTS (90 kHz) as the 5-byte PES field at `at` ('0010' prefix: PTS only). */
+export function putPts(h: Buffer, at: number, pts: number): void {
+  h[at] = 0x21 | ((Math.floor(pts / 2 ** 30) & 7) << 1);
+  h[at + 1] = (pts >> 22) & 0xff;
+  h[at + 2] = (((pts >> 15) & 0x7f) << 1) | 1;
+  h[at + 3] = (pts >> 7) & 0xff;
+  h[at + 4] = ((pts & 0x7f) << 1) | 1;
+}
+
 /** A PES start with a PTS (90 kHz). */
 export function pesWithPts(pid: number, cc: number, pts: number): Buffer {
   const h = Buffer.alloc(14);
   h.set([0, 0, 1, 0xe0, 0, 0, 0x80, 0x80, 5]);
-  h[9] = 0x21 | ((Math.floor(pts / 2 ** 30) & 7) << 1);
-  h[10] = (pts >> 22) & 0xff;
-  h[11] = (((pts >> 15) & 0x7f) << 1) | 1;
-  h[12] = (pts >> 7) & 0xff;
-  h[13] = ((pts & 0x7f) << 1) | 1;
+  putPts(h, 9, pts);
   return packet({ pid, cc, pusi: true, payload: h });
 }
 

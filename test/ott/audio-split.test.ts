@@ -19,7 +19,7 @@ import { Segmenter } from '../../src/ott/segmenter.ts';
 import type { AccessUnit } from '../../src/ott/tracks.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { tempDir } from '../helpers/ott.ts';
-import { packet, pat, pmt, psiPackets } from '../helpers/ts-craft.ts';
+import { packet, pat, pmt, psiPackets, putPts } from '../helpers/ts-craft.ts';
 
 const run = promisify(execFile);
 const AUDIO_PID = 0x101;
@@ -44,11 +44,7 @@ function pesHeader(pts: number | undefined, payload: number): Buffer {
   h[7] = pts === undefined ? 0 : 0x80;
   h[8] = optional;
   if (pts !== undefined) {
-    h[9] = 0x21 | ((Math.floor(pts / 2 ** 30) & 7) << 1);
-    h[10] = (pts >> 22) & 0xff;
-    h[11] = (((pts >> 15) & 0x7f) << 1) | 1;
-    h[12] = (pts >> 7) & 0xff;
-    h[13] = ((pts & 0x7f) << 1) | 1;
+    putPts(h, 9, pts);
   }
   return h;
 }

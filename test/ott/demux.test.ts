@@ -11,7 +11,7 @@ import {
   TsDemux,
 } from '../../src/ott/demux/ts.ts';
 import { pictureStart } from '../../src/ott/tracks.ts';
-import { packet, pat, pmt, psiPackets } from '../helpers/ts-craft.ts';
+import { packet, pat, pmt, psiPackets, putPts } from '../helpers/ts-craft.ts';
 
 const PMT_PID = 0x100;
 const VIDEO_PID = 0x101;
@@ -26,11 +26,7 @@ function pesHeader(pts: number, declared = 0, streamId = 0xe0): Buffer {
   h.set([0, 0, 1, streamId]);
   h.writeUInt16BE(declared ? declared + 8 : 0, 4);
   h.set([0x80, 0x80, 5], 6);
-  h[9] = 0x21 | ((Math.floor(pts / 2 ** 30) & 7) << 1);
-  h[10] = (pts >> 22) & 0xff;
-  h[11] = (((pts >> 15) & 0x7f) << 1) | 1;
-  h[12] = (pts >> 7) & 0xff;
-  h[13] = ((pts & 0x7f) << 1) | 1;
+  putPts(h, 9, pts);
   return h;
 }
 

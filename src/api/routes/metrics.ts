@@ -13,7 +13,7 @@ import type { AppContext } from '../context.ts';
 
 export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
 export const REQUESTS = 'sluice_api_requests_total';
-export const DURATION = 'sluice_api_request_duration_seconds';
+const DURATION = 'sluice_api_request_duration_seconds';
 /** Marks a registry that already collects the process metrics (they register once). */
 const DEFAULTS_METRIC = 'process_cpu_user_seconds_total';
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];

@@ -60,6 +60,8 @@ export interface OttServiceOptions {
 
 /** Live parameters carried from a master playlist to the playlists it names. */
 const KEPT_PARAMETERS = ['a', 'v', 's', 'm'];
+/** The query of a request without parameters (its kept query is ''). */
+const NO_QUERY: Record<string, string | undefined> = {};
 /** Parameters that change the bytes of an HLS-TS segment (PID filtering). */
 const SEGMENT_PARAMETERS = ['a', 'v'];
 
@@ -190,11 +192,15 @@ export class StreamOttService implements OttService {
     return sendText(req, reply, this.renderTs(query, mayMaster), TYPE_M3U8);
   }
 
-  private renderTs(query: Record<string, string | undefined>, mayMaster: boolean): Buffer {
+  private renderTs(
+    query: Record<string, string | undefined>,
+    mayMaster: boolean,
+    kept = keptQuery(query),
+  ): Buffer {
     const store = this.packager.tsStore!;
     // Subtitle renditions change the master: their stores' versions are part of the key.
     const vtt = this.packager.vtt?.renditions.map((r) => r.store.version).join(',') ?? '';
-    const key = `ts|${store.version}|${vtt}|${mayMaster}|${keptQuery(query)}`;
+    const key = `ts|${store.version}|${vtt}|${mayMaster}|${kept}`;
     return this.rendered.get(key, () => {
       const sel = parseSelection(query);
       const master = mayMaster ? tsMaster(this.packager, sel, keptQuery(query)) : undefined;
@@ -210,7 +216,7 @@ export class StreamOttService implements OttService {
   plainTsPlaylist(path: string): Buffer | undefined {
     if (!this.packager.settings.ts || (path !== 'index.m3u8' && path !== 'ts.m3u8')) return;
     if (this.packager.tsStore!.live().length === 0) return;
-    return this.renderTs({}, path === 'index.m3u8');
+    return this.renderTs(NO_QUERY, path === 'index.m3u8', '');
   }
 
   private master(

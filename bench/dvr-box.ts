@@ -7,7 +7,8 @@
 // Env: DVR_BOX_SERVER_NODE_OPTIONS (e.g. `--require ./profile-hook.cjs`) is given to the
 // server as NODE_OPTIONS; DVR_BOX_NO_PEER=1 skips the ffmpeg peer (profiling runs only);
 // DVR_BOX_SERVER_OUTPUT=1 prints the tail of the server's output after each step.
-// DVR_BOX_WARMUP (seconds, default 20) of sending before each measured step.
+// DVR_BOX_WARMUP (seconds, default 20) of sending before each measured step;
+// DVR_BOX_PEER_MAX: no ffmpeg peer for steps above this many channels.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,10 +33,20 @@ const t = { teardown: (fn: () => unknown) => cleanups.push(fn) };
 const dir = await tempDir(t, 'sluice-dvr-box-');
 execFileSync('gcc', ['-O2', '-o', SENDER, join(import.meta.dirname, 'dvr-box-send.c')]);
 const media = join(dir, 'ch.ts');
-// 30 s of 640x360 H.264 at ~7 Mbit/s + MP2, muxed to a constant 8 Mbit/s.
+// 640x360 H.264 at ~7 Mbit/s + MP2, muxed to a constant 8 Mbit/s, long enough that the sender
+// never loops it within a step (a loop is a CC jump ffmpeg would report as loss).
+const MEDIA_SECONDS = Math.max(30, WARMUP + SECONDS + TAIL + 2);
 execFileSync('ffmpeg', [
-  ...['-nostdin', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=30'],
-  ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=30'],
+  ...[
+    '-nostdin',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=640x360:rate=25:duration=${MEDIA_SECONDS}`,
+  ],
+  ...['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${MEDIA_SECONDS}`],
   ...['-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '7M', '-minrate', '7M', '-maxrate', '7M'],
   ...['-bufsize', '2M', '-g', '50', '-c:a', 'mp2', '-b:a', '128k', '-muxrate', `${MBPS}M`],
   ...['-f', 'mpegts', media],
@@ -224,8 +235,11 @@ const rows: Row[] = [];
 try {
   for (const n of counts.filter((c) => c >= 0 && c <= MAX_CHANNELS)) {
     const s = await sluice(n);
+    const peerMax = Number(process.env.DVR_BOX_PEER_MAX ?? MAX_CHANNELS);
     const p =
-      n > 0 && process.env.DVR_BOX_NO_PEER !== '1' ? await peer(n) : { peerCpu: 0, peerLossy: 0 };
+      n > 0 && n <= peerMax && process.env.DVR_BOX_NO_PEER !== '1'
+        ? await peer(n)
+        : { peerCpu: 0, peerLossy: 0 };
     const row = { ...s, ...p };
     rows.push(row);
     console.log(

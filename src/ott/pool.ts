@@ -40,10 +40,6 @@ export class Lease {
     if (this.refs <= 0) throw new Error('block released more often than retained');
     if (--this.refs === 0) this.pool?.give(this.buf);
   }
-
-  get holders(): number {
-    return this.refs;
-  }
 }
 
 export interface PoolStats {

@@ -10,7 +10,6 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, waitFor } from '../test/helpers/server.ts';
-import { startNginx, type WrkFigures, wrk } from './epg-nginx.ts';
 import {
   benchHost,
   cpuModel,
@@ -20,6 +19,7 @@ import {
   SYNTH_START,
   writeSynthGuide,
 } from './epg-synth.ts';
+import { EPG_STYLE, startNginx, type WrkFigures, wrk } from './http-peers.ts';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const SHAPE = { channels: 1000, days: 7, perDay: 30 };
@@ -129,7 +129,7 @@ async function serveRuns(dir: string, seconds: number): Promise<string[]> {
     chmodSync(dir, 0o755);
     writeFileSync(join(www, 'xmltv.gz'), gz);
     writeFileSync(join(www, 'channel.json'), json);
-    const nginx = await startNginx(join(dir, 'nginx'), www);
+    const nginx = await startNginx(join(dir, 'nginx'), www, EPG_STYLE);
     teardowns.push(() => nginx.stop());
     const ng = `http://127.0.0.1:${nginx.port}`;
     const close = ['Connection: close'];

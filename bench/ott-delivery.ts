@@ -8,7 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, startServer, type Teardown, waitFor } from '../test/helpers/server.ts';
-import { startNginx, type WrkFigures, wrk } from './ott-peers.ts';
+import { SEGMENT_STYLE, startNginx, type WrkFigures, wrk } from './http-peers.ts';
 
 const WRK_S = Number(process.argv[2] ?? 5);
 const HOLD_S = Number(process.argv[3] ?? 20);
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     const plText = await (await fetch(playlist)).text();
     writeFileSync(join(root, 'seg.ts'), segBytes);
     writeFileSync(join(root, 'index.m3u8'), plText);
-    const nginx = await startNginx(join(srv.dir, 'nginx'), root);
+    const nginx = await startNginx(join(srv.dir, 'nginx'), root, SEGMENT_STYLE);
     cleanups.push(() => nginx.stop());
     const nodeSeg = await bareNode(join(root, 'seg.ts'), 'video/mp2t');
     const nodePl = await bareNode(join(root, 'index.m3u8'), 'application/vnd.apple.mpegurl');

@@ -1,6 +1,6 @@
-// Bench helper for the OTT benches: nginx as the static-file anchor (run as our own child on a
-// free loopback port with its own temporary config and prefix, never the system's), configured
-// as an operator would serve segments (sendfile, long keep-alive), and wrk driving a URL.
+// Bench helper for the HTTP benches: nginx as the static-file anchor (run as our own child on a
+// free loopback port with its own temporary config and prefix, never the system's) and wrk
+// driving a URL. Each bench says how nginx serves its files (the `NginxStyle`).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -16,6 +16,28 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
+/** How nginx serves the bench's files: MIME types, `http` directives, the `location /` body. */
+export interface NginxStyle {
+  types: string;
+  workerConnections: number;
+  http?: string;
+  location?: string;
+}
+
+/** Segments as an operator would serve them: sendfile, long keep-alive. */
+export const SEGMENT_STYLE: NginxStyle = {
+  types: 'video/mp2t ts; application/vnd.apple.mpegurl m3u8;',
+  workerConnections: 4096,
+  http: 'sendfile on;\n  tcp_nopush on;\n  keepalive_requests 1000000;',
+};
+
+/** EPG documents, never cached by clients (as the server answers them). */
+export const EPG_STYLE: NginxStyle = {
+  types: 'application/json json; application/octet-stream gz;',
+  workerConnections: 1024,
+  location: 'add_header Cache-Control "no-cache, no-store, must-revalidate";',
+};
+
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port }, () => {
@@ -27,7 +49,7 @@ function listening(port: number): Promise<boolean> {
 }
 
 /** Serve `root` on 127.0.0.1 with one worker process (one core, like one sluice process). */
-export async function startNginx(prefix: string, root: string): Promise<Nginx> {
+export async function startNginx(prefix: string, root: string, style: NginxStyle): Promise<Nginx> {
   const port = await freePort();
   const tmp = join(prefix, 'tmp');
   mkdirSync(tmp, { recursive: true });
@@ -38,21 +60,20 @@ export async function startNginx(prefix: string, root: string): Promise<Nginx> {
 worker_processes 1;
 pid ${join(prefix, 'nginx.pid')};
 error_log ${join(prefix, 'error.log')} warn;
-events { worker_connections 4096; }
+events { worker_connections ${style.workerConnections}; }
 http {
   access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
+  ${style.http ?? ''}
   client_body_temp_path ${tmp};
   proxy_temp_path ${tmp};
   fastcgi_temp_path ${tmp};
   uwsgi_temp_path ${tmp};
   scgi_temp_path ${tmp};
-  types { video/mp2t ts; application/vnd.apple.mpegurl m3u8; }
+  types { ${style.types} }
   server {
     listen 127.0.0.1:${port};
     root ${root};
+    location / { ${style.location ?? ''} }
   }
 }
 `,
@@ -94,9 +115,13 @@ const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
 const UNIT_MB: Record<string, number> = { B: 1 / 1048576, KB: 1 / 1024, MB: 1, GB: 1024 };
 
 /** Run wrk (one thread) against `url`; requests/s, transfer and latency percentiles. */
-export function wrk(url: string, opts: { seconds: number; connections: number }): WrkFigures {
-  const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', url];
-  const r = spawnSync('wrk', args, { encoding: 'utf8' });
+export function wrk(
+  url: string,
+  opts: { seconds: number; connections: number; headers?: string[] },
+): WrkFigures {
+  const args = ['-t1', `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency'];
+  for (const h of opts.headers ?? []) args.push('-H', h);
+  const r = spawnSync('wrk', [...args, url], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`wrk failed: ${r.stderr}`);
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(r.stdout);
   if (errors) throw new Error(`wrk saw ${errors[1]} error responses from ${url}`);

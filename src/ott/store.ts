@@ -56,13 +56,16 @@ export type Release = () => void;
 
 const NO_RELEASE: Release = () => {};
 
+/** A pooled block's lease as the store sees it (./pool.ts). */
+interface PooledLease {
+  retain(): Release;
+}
+
 export class SegmentStore {
   private segments: SegmentDescriptor[] = [];
   private blobs = new Map<string, Buffer>();
-  /** Releases of blobs whose memory is pooled: called when the store lets go of them. */
-  private holds = new Map<string, Release>();
-  /** How a pooled blob gains holders (its lease's `retain`). */
-  private retainers = new Map<string, () => Release>();
+  /** Blobs whose memory is pooled: their lease, and the store's own hold on it. */
+  private pooled = new Map<string, { lease: PooledLease; release: Release }>();
   private listeners = new Set<StoreListener>();
   open?: OpenSegment;
   /** The current init segment (CMAF); `initUri` names it. Earlier inits stay addressable by
@@ -109,7 +112,7 @@ export class SegmentStore {
    * memory is reused only after every such holder called the returned release once.
    */
   retain(uri: string): Release {
-    return this.retainers.get(uri)?.() ?? NO_RELEASE;
+    return this.pooled.get(uri)?.lease.retain() ?? NO_RELEASE;
   }
 
   /** Set the init segment under `uri` (a new one after a parameter change). */
@@ -137,14 +140,11 @@ export class SegmentStore {
    * Close a segment: its bytes become addressable by `seg.uri`. With `lease` (pooled memory)
    * the store holds a reference until the segment leaves it.
    */
-  commit(seg: SegmentDescriptor, data: Buffer, lease?: { retain(): Release }): void {
+  commit(seg: SegmentDescriptor, data: Buffer, lease?: PooledLease): void {
     if (!this.periodOrigins.has(seg.discSeq)) this.periodOrigins.set(seg.discSeq, seg.start);
     this.drop(seg.uri);
     this.blobs.set(seg.uri, data);
-    if (lease) {
-      this.holds.set(seg.uri, lease.retain());
-      this.retainers.set(seg.uri, () => lease.retain());
-    }
+    if (lease) this.pooled.set(seg.uri, { lease, release: lease.retain() });
     this.segments.push(seg);
     if (this.open?.seq === seg.seq) this.open = undefined;
     this.trim();
@@ -165,7 +165,7 @@ export class SegmentStore {
 
   clear(): void {
     this.segments = [];
-    for (const uri of [...this.holds.keys()]) this.drop(uri);
+    for (const uri of [...this.pooled.keys()]) this.drop(uri);
     this.blobs.clear();
     this.open = undefined;
     this.notify();
@@ -191,11 +191,10 @@ export class SegmentStore {
 
   /** Let go of a pooled blob (readers holding it keep it until they release). */
   private drop(uri: string): void {
-    const release = this.holds.get(uri);
-    if (!release) return;
-    this.holds.delete(uri);
-    this.retainers.delete(uri);
-    release();
+    const p = this.pooled.get(uri);
+    if (!p) return;
+    this.pooled.delete(uri);
+    p.release();
   }
 
   private notify(): void {

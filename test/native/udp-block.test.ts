@@ -42,7 +42,11 @@ t.test('batches share one block and carry their own bytes during the call', asyn
       };
     });
     tx.send(Buffer.alloc(SIZE, k), rx.port, '127.0.0.1');
-    await arrived;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`datagram ${k} not delivered within 5 s`)), 5000);
+    });
+    await Promise.race([arrived, late]).finally(() => clearTimeout(timer));
   }
   t.equal(seen.length, DATAGRAMS, 'every datagram arrived');
   t.same(

@@ -4,6 +4,7 @@
       "target_name": "sluice_native",
       "sources": [
         "native/addon.cc",
+        "native/fs/durable_write.cc",
         "native/ts/crc32.cc",
         "native/ts/sections.cc",
         "native/ts/analyzer.cc",

@@ -1,6 +1,7 @@
 // sluice native addon: the one registration point for every native class and function.
 #include <napi.h>
 
+#include "fs/durable_write.h"
 #include "net/udp_receiver.h"
 #include "ts/ts_analyzer.h"
 
@@ -14,6 +15,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
+  exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
+  exports.Set("writeDurableStats",
+              Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));
   return exports;
 }
 

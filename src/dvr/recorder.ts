@@ -1,10 +1,11 @@
 // The recorder of one stream: watches the OTT packager's segment stores and writes every
 // completed segment (HLS-TS chunks and CMAF fragments per rendition, with their init) to the
-// storage, crash-safe: temp file → fsync → rename → index row. Async fs keeps the event loop free.
+// storage, crash-safe: temp file → fsync → rename (one native thread-pool job) → index row.
 import { createHash } from 'node:crypto';
-import { access, mkdir, open, rename } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { writeDurable } from '../native/fs.ts';
 import type { CmafRendition, Packager } from '../ott/packager.ts';
 import type { Release, SegmentDescriptor, SegmentStore } from '../ott/store.ts';
 import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
@@ -35,32 +36,12 @@ export function shortHash(data: Buffer | string): string {
 }
 
 /**
- * One chunk's bytes are copied into the page cache at a time, process-wide. Every stream closes
- * a segment at about the same moment when their sources are aligned; with the copies of 100
- * such chunks (2 MB each) on all four libuv threads at once, the two cores went to copying and
- * the event loop waited for a core (bench/RESULTS.md, whole box). The fsyncs stay concurrent:
- * they wait on the disk, not the CPU.
+ * Write a file so that it either exists whole under `full` or not at all: temp file, fsync,
+ * rename, in one native thread-pool job (native/fs/durable_write.cc). Node's fs API would take
+ * five pool round trips for the same calls; the native job also copies one chunk at a time,
+ * process-wide, so aligned segment closes on many streams do not take every core.
  */
-let copyTail: Promise<unknown> = Promise.resolve();
-
-export function copyInTurn<T>(fn: () => Promise<T>): Promise<T> {
-  const run = copyTail.then(fn, fn);
-  copyTail = run.catch(() => undefined);
-  return run;
-}
-
-/** Write a file so that it either exists whole under `full` or not at all. */
-export async function writeDurable(full: string, data: Buffer): Promise<void> {
-  const tmp = `${full}.tmp`;
-  const fh = await open(tmp, 'w');
-  try {
-    await copyInTurn(() => fh.writeFile(data));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, full);
-}
+export { writeDurable };
 
 interface Job {
   track: string;

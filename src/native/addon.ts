@@ -94,6 +94,8 @@ export interface NativeAddon {
   version(): string;
   TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
+  writeDurable(path: string, data: Buffer): Promise<void>;
+  writeDurableStats(): { copiesMostAtOnce: number };
 }
 
 /** The built addon; `SLUICE_NATIVE_ADDON` names another build (e.g. one made with

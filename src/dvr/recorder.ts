@@ -35,12 +35,7 @@ export function shortHash(data: Buffer | string): string {
   return createHash('sha1').update(data).digest('hex').slice(0, HASH_CHARS);
 }
 
-/**
- * Write a file so that it either exists whole under `full` or not at all: temp file, fsync,
- * rename, in one native thread-pool job (native/fs/durable_write.cc). Node's fs API would take
- * five pool round trips for the same calls; the native job also copies one chunk at a time,
- * process-wide, so aligned segment closes on many streams do not take every core.
- */
+// How a chunk reaches the disk, also for the tests and benches that write chunks the same way.
 export { writeDurable };
 
 interface Job {

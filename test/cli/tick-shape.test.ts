@@ -37,7 +37,9 @@ function literalStates(t: TapLike, keep: boolean): string[] {
   try {
     const r = spawnSync(
       process.execPath,
-      ['--expose-gc', '--allow-natives-syntax', '-e', childSource(keep)],
+      // --single-threaded: no concurrent compile or marking job may hold the shapes across the
+      // collections (with them, the case without the module stayed monomorphic in some runs).
+      ['--expose-gc', '--allow-natives-syntax', '--single-threaded', '-e', childSource(keep)],
       {
         // A bare environment: tap's loaders and coverage (NODE_OPTIONS, NODE_V8_COVERAGE) would
         // change what V8 records.

@@ -24,8 +24,9 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { chooseRolling } from '../src/dvr/cleanup.ts';
 import { ArchiveIndex, type NewChunk, TS_TRACK } from '../src/dvr/index-db.ts';
 import { BLOCK_CACHE_CHARS, BLOCK_MS, PlaylistBlocks } from '../src/dvr/playlist-blocks.ts';
-import { chunkPath, writeDurable } from '../src/dvr/recorder.ts';
+import { chunkPath } from '../src/dvr/recorder.ts';
 import { vodPlaylist } from '../src/dvr/views.ts';
+import { writeDurable } from '../src/native/fs.ts';
 import { buildMediaPlaylist } from '../src/ott/hls.ts';
 
 const [cleanupChunks = 1_000_000, writeChunks = 300] = process.argv.slice(2).map(Number);

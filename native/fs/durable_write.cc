@@ -45,28 +45,17 @@ class DurableWriteWorker : public Napi::AsyncWorker {
   void Execute() override {
     const int fd = open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return Fail("open", errno, tmp_);
-    if (!WriteAll(fd)) {
+    // Any step after the open failing: the temp file goes (and the descriptor, if still open).
+    auto abandon = [&](const char* syscall, bool closeFd, const std::string& what) {
       const int err = errno;
-      close(fd);
+      if (closeFd) close(fd);
       unlink(tmp_.c_str());
-      return Fail("write", err, tmp_);
-    }
-    if (fsync(fd) != 0) {
-      const int err = errno;
-      close(fd);
-      unlink(tmp_.c_str());
-      return Fail("fsync", err, tmp_);
-    }
-    if (close(fd) != 0) {
-      const int err = errno;
-      unlink(tmp_.c_str());
-      return Fail("close", err, tmp_);
-    }
-    if (rename(tmp_.c_str(), path_.c_str()) != 0) {
-      const int err = errno;
-      unlink(tmp_.c_str());
-      return Fail("rename", err, path_);
-    }
+      Fail(syscall, err, what);
+    };
+    if (!WriteAll(fd)) return abandon("write", true, tmp_);
+    if (fsync(fd) != 0) return abandon("fsync", true, tmp_);
+    if (close(fd) != 0) return abandon("close", false, tmp_);
+    if (rename(tmp_.c_str(), path_.c_str()) != 0) return abandon("rename", false, path_);
   }
 
   void OnOK() override {

@@ -35,9 +35,6 @@ export function shortHash(data: Buffer | string): string {
   return createHash('sha1').update(data).digest('hex').slice(0, HASH_CHARS);
 }
 
-// How a chunk reaches the disk, also for the tests and benches that write chunks the same way.
-export { writeDurable };
-
 interface Job {
   track: string;
   desc: SegmentDescriptor;

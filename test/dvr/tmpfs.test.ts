@@ -7,10 +7,11 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { statfsProbe, usedPercent } from '../../src/dvr/disk.ts';
 import { TS_TRACK } from '../../src/dvr/index-db.ts';
-import { chunkPath, writeDurable } from '../../src/dvr/recorder.ts';
+import { chunkPath } from '../../src/dvr/recorder.ts';
 import { readStorage } from '../../src/dvr/settings.ts';
 import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
+import { writeDurable } from '../../src/native/fs.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { tempDir } from './helpers.ts';
 

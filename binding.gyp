@@ -9,6 +9,7 @@
         "native/ts/sections.cc",
         "native/ts/analyzer.cc",
         "native/ts/ts_analyzer.cc",
+        "native/net/live_http.cc",
         "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc"
       ],

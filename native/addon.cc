@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include "fs/durable_write.h"
+#include "net/live_http.h"
 #include "net/udp_receiver.h"
 #include "ts/ts_analyzer.h"
 
@@ -14,6 +15,7 @@ Napi::Value Version(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
+  exports.Set("LiveHttp", sluice::LiveHttp::Define(env));
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",

@@ -90,8 +90,35 @@ export type RawUdpEvent = (
   dataLength?: number,
 ) => void;
 
+export interface RawLiveHttpStats {
+  connections: number;
+  adopted: number;
+  served: number;
+  handedBack: number;
+  closedIdle: number;
+  bytes: number;
+  entries: number;
+}
+
+export interface NativeLiveHttp {
+  publish(key: string, head: Buffer, body: Buffer, releaseId: number): void;
+  unpublish(key: string): boolean;
+  adopt(fd: number, server: number): boolean;
+  closeServer(server: number): void;
+  stats(): RawLiveHttpStats;
+  /** Stops the thread and drops everything; returns the release ids still due. */
+  close(): number[];
+}
+
+/** `handbacks`: fd, server pairs; `releases`: ids of published bodies native no longer uses. */
+export type RawLiveHttpEvents = (handbacks: number[], releases: number[]) => void;
+
 export interface NativeAddon {
   version(): string;
+  LiveHttp: new (
+    onEvents: RawLiveHttpEvents,
+    opts: { keepAliveMs: number; stallMs: number },
+  ) => NativeLiveHttp;
   TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
   writeDurable(path: string, data: Buffer): Promise<void>;

@@ -1,0 +1,634 @@
+#include "net/live_http.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace sluice {
+
+namespace {
+
+/** A request header block longer than this goes to JavaScript (players send ~200 bytes). */
+constexpr size_t kPeekBytes = 8192;
+constexpr uint64_t kWakeTag = ~0ull;
+constexpr int kEvents = 128;
+constexpr int kSweepMs = 1000;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+char Lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+}
+
+/** `s[0, n)` equals the lower-case literal `lit`, ignoring ASCII case. */
+bool NameIs(const char* s, size_t n, const char* lit) {
+  size_t m = strlen(lit);
+  if (n != m) return false;
+  for (size_t i = 0; i < n; i++)
+    if (Lower(s[i]) != lit[i]) return false;
+  return true;
+}
+
+bool IsTchar(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
+  return strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != 0;
+}
+
+/** True when the comma-separated `value` has a token equal (ignoring case) to `lit`. */
+bool HasToken(const char* v, size_t n, const char* lit) {
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ',')) i++;
+    size_t s = i;
+    while (i < n && v[i] != ',') i++;
+    size_t e = i;
+    while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t')) e--;
+    if (NameIs(v + s, e - s, lit)) return true;
+  }
+  return false;
+}
+
+enum class Parse { kIncomplete, kNotOurs, kOurs };
+
+struct Request {
+  const char* target = nullptr;
+  size_t targetLength = 0;
+  size_t length = 0;  // bytes of the request, final CRLF included
+};
+
+/**
+ * Reads a request header block. kOurs only for `GET <target> HTTP/1.1` with exactly one Host,
+ * no body, no Range, no Expect/Upgrade/Transfer-Encoding and a connection that stays open:
+ * the requests the JavaScript fast path answers with a whole 200. Everything else (including
+ * anything malformed, which Node then refuses) is kNotOurs.
+ */
+Parse ParseRequest(const char* b, size_t n, Request& r) {
+  // The request line.
+  static const char kGet[] = "GET /";
+  if (n < sizeof kGet - 1) return memcmp(b, kGet, n) == 0 ? Parse::kIncomplete : Parse::kNotOurs;
+  if (memcmp(b, kGet, sizeof kGet - 1) != 0) return Parse::kNotOurs;
+  size_t i = 4;
+  r.target = b + i;
+  while (i < n && b[i] != ' ') {
+    unsigned char c = static_cast<unsigned char>(b[i]);
+    if (c <= 0x20 || c >= 0x7f) return Parse::kNotOurs;
+    i++;
+  }
+  if (i == n) return Parse::kIncomplete;
+  r.targetLength = static_cast<size_t>(b + i - r.target);
+  static const char kVersion[] = " HTTP/1.1\r\n";
+  size_t vl = sizeof kVersion - 1;
+  if (n - i < vl) return memcmp(b + i, kVersion, n - i) == 0 ? Parse::kIncomplete : Parse::kNotOurs;
+  if (memcmp(b + i, kVersion, vl) != 0) return Parse::kNotOurs;
+  i += vl;
+  // Header lines up to the empty one.
+  int hosts = 0;
+  for (;;) {
+    size_t s = i;
+    while (i < n && b[i] != '\n') i++;
+    if (i == n) return Parse::kIncomplete;
+    if (i == s || b[i - 1] != '\r') return Parse::kNotOurs;  // a bare LF
+    size_t e = i - 1;                                          // the line is b[s, e)
+    i++;
+    if (e == s) break;  // the empty line: end of the header block
+    size_t colon = s;
+    while (colon < e && b[colon] != ':') {
+      if (!IsTchar(static_cast<unsigned char>(b[colon]))) return Parse::kNotOurs;
+      colon++;
+    }
+    if (colon == e || colon == s) return Parse::kNotOurs;
+    const char* name = b + s;
+    size_t nl = colon - s;
+    const char* v = b + colon + 1;
+    size_t vn = e - colon - 1;
+    for (size_t k = 0; k < vn; k++) {
+      unsigned char c = static_cast<unsigned char>(v[k]);
+      if ((c < 0x20 && c != '\t') || c == 0x7f) return Parse::kNotOurs;
+    }
+    if (NameIs(name, nl, "host")) {
+      hosts++;
+    } else if (NameIs(name, nl, "connection")) {
+      if (HasToken(v, vn, "close") || HasToken(v, vn, "upgrade")) return Parse::kNotOurs;
+    } else if (NameIs(name, nl, "content-length")) {
+      while (vn > 0 && (*v == ' ' || *v == '\t')) v++, vn--;
+      while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t')) vn--;
+      if (vn != 1 || *v != '0') return Parse::kNotOurs;
+    } else if (NameIs(name, nl, "range") || NameIs(name, nl, "transfer-encoding") ||
+               NameIs(name, nl, "expect") || NameIs(name, nl, "upgrade")) {
+      return Parse::kNotOurs;
+    }
+  }
+  if (hosts != 1) return Parse::kNotOurs;
+  r.length = i;
+  return Parse::kOurs;
+}
+
+}  // namespace
+
+LiveEntry::~LiveEntry() {
+  if (owner != nullptr && releaseId != 0) owner->QueueRelease(releaseId);
+}
+
+Napi::Function LiveHttp::Define(Napi::Env env) {
+  return DefineClass(env, "LiveHttp",
+                     {
+                         InstanceMethod("publish", &LiveHttp::Publish),
+                         InstanceMethod("unpublish", &LiveHttp::Unpublish),
+                         InstanceMethod("adopt", &LiveHttp::Adopt),
+                         InstanceMethod("closeServer", &LiveHttp::CloseServer),
+                         InstanceMethod("stats", &LiveHttp::Stats),
+                         InstanceMethod("close", &LiveHttp::Close),
+                     });
+}
+
+// new LiveHttp(onEvents(handbacks: number[] /* fd, server pairs */, releases: number[]),
+//              { keepAliveMs, stallMs })
+LiveHttp::LiveHttp(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LiveHttp>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsFunction())
+    throw Napi::TypeError::New(env, "LiveHttp: onEvents must be a function");
+  if (info.Length() > 1 && info[1].IsObject()) {
+    Napi::Object o = info[1].As<Napi::Object>();
+    if (o.Has("keepAliveMs")) keepAliveMs_ = o.Get("keepAliveMs").As<Napi::Number>().Int32Value();
+    if (o.Has("stallMs")) stallMs_ = o.Get("stallMs").As<Napi::Number>().Int32Value();
+  }
+  if (keepAliveMs_ < 1000 || stallMs_ < 1000)
+    throw Napi::RangeError::New(env, "LiveHttp: keepAliveMs and stallMs must be at least 1000");
+  tsfn_ = Tsfn::New(env, info[0].As<Napi::Function>(), "sluice-live-http", 0, 1, this);
+  tsfn_.Unref(env);
+  tsfnLive_ = true;
+}
+
+LiveHttp::~LiveHttp() {
+  closed_ = true;
+  Stop();
+  for (auto& kv : conns_) close(kv.second->fd);
+  conns_.clear();
+  {
+    std::lock_guard<std::mutex> lk(tableMu_);
+    table_.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lk(evMu_);
+    if (pending_ != nullptr) {
+      for (auto& h : pending_->handbacks) close(h.first);
+      delete pending_;
+      pending_ = nullptr;
+    }
+  }
+  if (tsfnLive_) tsfn_.Release();
+}
+
+void LiveHttp::QueueRelease(uint64_t id) {
+  bool signal = false;
+  {
+    std::lock_guard<std::mutex> lk(evMu_);
+    if (pending_ == nullptr) {
+      pending_ = new LiveEvents();
+      signal = true;
+    }
+    pending_->releases.push_back(id);
+  }
+  if (signal && tsfnLive_ && !closed_) tsfn_.NonBlockingCall();
+}
+
+void LiveHttp::CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEvents*) {
+  if (env == nullptr || self == nullptr) return;
+  LiveEvents* ev;
+  {
+    std::lock_guard<std::mutex> lk(self->evMu_);
+    ev = self->pending_;
+    self->pending_ = nullptr;
+  }
+  if (ev == nullptr) return;
+  Napi::Array h = Napi::Array::New(env, ev->handbacks.size() * 2);
+  for (size_t i = 0; i < ev->handbacks.size(); i++) {
+    h.Set(i * 2, Napi::Number::New(env, ev->handbacks[i].first));
+    h.Set(i * 2 + 1, Napi::Number::New(env, ev->handbacks[i].second));
+  }
+  Napi::Array r = Napi::Array::New(env, ev->releases.size());
+  for (size_t i = 0; i < ev->releases.size(); i++)
+    r.Set(i, Napi::Number::New(env, static_cast<double>(ev->releases[i])));
+  delete ev;
+  fn.Call({h, r});
+}
+
+// publish(key: string, head: Buffer, body: Buffer, releaseId: number)
+Napi::Value LiveHttp::Publish(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (closed_) throw Napi::Error::New(env, "LiveHttp: closed");
+  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsBuffer() || !info[2].IsBuffer() ||
+      !info[3].IsNumber())
+    throw Napi::TypeError::New(env, "publish(key, head, body, releaseId)");
+  auto e = std::make_shared<LiveEntry>();
+  auto head = info[1].As<Napi::Buffer<uint8_t>>();
+  e->head.assign(reinterpret_cast<const char*>(head.Data()), head.Length());
+  auto body = info[2].As<Napi::Buffer<uint8_t>>();
+  e->body = body.Data();
+  e->bodyLength = body.Length();
+  e->releaseId = static_cast<uint64_t>(info[3].As<Napi::Number>().Int64Value());
+  e->owner = this;
+  std::string key = info[0].As<Napi::String>().Utf8Value();
+  std::shared_ptr<LiveEntry> old;
+  {
+    std::lock_guard<std::mutex> lk(tableMu_);
+    auto& slot = table_[key];
+    old = std::move(slot);
+    slot = std::move(e);
+  }
+  return env.Undefined();  // `old` lets go here, outside the lock
+}
+
+Napi::Value LiveHttp::Unpublish(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString())
+    throw Napi::TypeError::New(env, "unpublish(key)");
+  std::string key = info[0].As<Napi::String>().Utf8Value();
+  std::shared_ptr<LiveEntry> old;
+  {
+    std::lock_guard<std::mutex> lk(tableMu_);
+    auto it = table_.find(key);
+    if (it == table_.end()) return Napi::Boolean::New(env, false);
+    old = std::move(it->second);
+    table_.erase(it);
+  }
+  return Napi::Boolean::New(env, true);
+}
+
+// adopt(fd, server): takes a duplicate of a fresh connection's socket; the caller then destroys
+// its own socket object. False when the descriptor cannot be duplicated.
+Napi::Value LiveHttp::Adopt(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (closed_) return Napi::Boolean::New(env, false);
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber())
+    throw Napi::TypeError::New(env, "adopt(fd, server)");
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  uint32_t server = info[1].As<Napi::Number>().Uint32Value();
+  int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (d < 0) return Napi::Boolean::New(env, false);
+  int fl = fcntl(d, F_GETFL);
+  if (fl < 0 || ((fl & O_NONBLOCK) == 0 && fcntl(d, F_SETFL, fl | O_NONBLOCK) < 0)) {
+    close(d);
+    return Napi::Boolean::New(env, false);
+  }
+  std::string err = Start();
+  if (!err.empty()) {
+    close(d);
+    throw Napi::Error::New(env, "LiveHttp: " + err);
+  }
+  {
+    std::lock_guard<std::mutex> lk(cmdMu_);
+    adopts_.emplace_back(d, server);
+  }
+  adopted_++;
+  Wake();
+  return Napi::Boolean::New(env, true);
+}
+
+Napi::Value LiveHttp::CloseServer(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "closeServer(id)");
+  if (thread_.joinable()) {
+    std::lock_guard<std::mutex> lk(cmdMu_);
+    closeServers_.push_back(info[0].As<Napi::Number>().Uint32Value());
+  }
+  Wake();
+  return env.Undefined();
+}
+
+Napi::Value LiveHttp::Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  auto n = [&](const char* k, uint64_t v) { o.Set(k, Napi::Number::New(env, double(v))); };
+  n("connections", connections_.load());
+  n("adopted", adopted_.load());
+  n("served", served_.load());
+  n("handedBack", handedBack_.load());
+  n("closedIdle", closedIdle_.load());
+  n("bytes", bytes_.load());
+  size_t entries;
+  {
+    std::lock_guard<std::mutex> lk(tableMu_);
+    entries = table_.size();
+  }
+  n("entries", entries);
+  return o;
+}
+
+// close(): stops the thread, closes its connections, drops every entry; returns the release
+// ids that were still due (the caller lets go of their memory itself).
+Napi::Value LiveHttp::Close(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (closed_) return Napi::Array::New(env, 0);
+  closed_ = true;
+  Stop();
+  for (auto& kv : conns_) close(kv.second->fd);
+  conns_.clear();
+  connections_ = 0;
+  {
+    std::lock_guard<std::mutex> lk(cmdMu_);
+    for (auto& a : adopts_) close(a.first);
+    adopts_.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lk(tableMu_);
+    table_.clear();
+  }
+  LiveEvents* ev;
+  {
+    std::lock_guard<std::mutex> lk(evMu_);
+    ev = pending_;
+    pending_ = nullptr;
+  }
+  Napi::Array r = Napi::Array::New(env, 0);
+  if (ev != nullptr) {
+    for (auto& h : ev->handbacks) close(h.first);
+    for (size_t i = 0; i < ev->releases.size(); i++)
+      r.Set(i, Napi::Number::New(env, static_cast<double>(ev->releases[i])));
+    delete ev;
+  }
+  if (tsfnLive_) {
+    tsfnLive_ = false;
+    tsfn_.Release();
+  }
+  if (epoll_ >= 0) close(epoll_);
+  if (wake_ >= 0) close(wake_);
+  epoll_ = wake_ = -1;
+  return r;
+}
+
+std::string LiveHttp::Start() {
+  if (thread_.joinable()) return "";
+  if (epoll_ < 0) {
+    epoll_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_ < 0) return std::string("epoll_create1: ") + strerror(errno);
+  }
+  if (wake_ < 0) {
+    wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_ < 0) return std::string("eventfd: ") + strerror(errno);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kWakeTag;
+    if (epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev) < 0) {
+      std::string e = std::string("epoll_ctl: ") + strerror(errno);
+      close(wake_);
+      wake_ = -1;
+      return e;
+    }
+  }
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+  return "";
+}
+
+void LiveHttp::Stop() {
+  if (!thread_.joinable()) return;
+  stop_ = true;
+  Wake();
+  thread_.join();
+}
+
+void LiveHttp::Wake() {
+  if (wake_ < 0) return;
+  uint64_t one = 1;
+  ssize_t w = write(wake_, &one, sizeof one);
+  (void)w;  // a full counter already wakes the thread
+}
+
+void LiveHttp::Run() {
+  epoll_event evs[kEvents];
+  int64_t nextSweep = NowMs() + kSweepMs;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    int64_t now = NowMs();
+    int timeout = nextSweep > now ? static_cast<int>(nextSweep - now) : 0;
+    int n = epoll_wait(epoll_, evs, kEvents, timeout);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < n; i++) {
+      if (evs[i].data.u64 == kWakeTag) {
+        uint64_t v;
+        ssize_t r = read(wake_, &v, sizeof v);
+        (void)r;
+        TakeCommands();
+        continue;
+      }
+      auto it = conns_.find(static_cast<int>(evs[i].data.u64));
+      if (it != conns_.end()) OnEvent(*it->second, evs[i].events);
+    }
+    now = NowMs();
+    if (now >= nextSweep) {
+      Sweep(now);
+      nextSweep = now + kSweepMs;
+    }
+  }
+}
+
+void LiveHttp::TakeCommands() {
+  std::vector<std::pair<int, uint32_t>> adopts;
+  std::vector<uint32_t> closes;
+  {
+    std::lock_guard<std::mutex> lk(cmdMu_);
+    adopts.swap(adopts_);
+    closes.swap(closeServers_);
+  }
+  for (uint32_t server : closes) {
+    std::vector<LiveConn*> gone;
+    for (auto& kv : conns_)
+      if (kv.second->server == server) gone.push_back(kv.second.get());
+    for (LiveConn* c : gone) Drop(*c);
+  }
+  int64_t now = NowMs();
+  for (auto& a : adopts) {
+    auto c = std::make_unique<LiveConn>();
+    c->fd = a.first;
+    c->server = a.second;
+    c->deadlineMs = now + keepAliveMs_;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.data.u64 = static_cast<uint64_t>(a.first);
+    if (epoll_ctl(epoll_, EPOLL_CTL_ADD, a.first, &ev) < 0) {
+      close(a.first);
+      continue;
+    }
+    LiveConn& ref = *c;
+    conns_[a.first] = std::move(c);
+    connections_++;
+    Serve(ref);
+  }
+}
+
+void LiveHttp::OnEvent(LiveConn& c, uint32_t events) {
+  if ((events & EPOLLERR) != 0) {
+    Drop(c);
+    return;
+  }
+  if (c.entry) {
+    if (!Write(c) || c.entry) return;
+  }
+  Serve(c);
+}
+
+bool LiveHttp::Serve(LiveConn& c) {
+  static thread_local char buf[kPeekBytes];
+  for (;;) {
+    ssize_t n = recv(c.fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) {
+      Drop(c);  // the client closed
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      Drop(c);
+      return false;
+    }
+    Request r;
+    Parse p = ParseRequest(buf, static_cast<size_t>(n), r);
+    if (p == Parse::kIncomplete && static_cast<size_t>(n) < sizeof buf) return true;
+    if (p != Parse::kOurs) {
+      HandBack(c);
+      return false;
+    }
+    std::shared_ptr<LiveEntry> e = Find(r.target, r.targetLength);
+    if (!e) {
+      HandBack(c);
+      return false;
+    }
+    // Consume exactly the request (it was peeked whole, so it is all there).
+    ssize_t got = recv(c.fd, buf, r.length, MSG_DONTWAIT);
+    if (got != static_cast<ssize_t>(r.length)) {
+      Drop(c);
+      return false;
+    }
+    int tl = snprintf(c.tail, sizeof c.tail, "Date: %s\r\nConnection: keep-alive\r\nKeep-Alive: timeout=%d\r\n\r\n",
+                      DateHeader(), keepAliveMs_ / 1000);
+    c.vec[0] = {const_cast<char*>(e->head.data()), e->head.size()};
+    c.vec[1] = {c.tail, static_cast<size_t>(tl)};
+    c.vec[2] = {const_cast<uint8_t*>(e->body), e->bodyLength};
+    c.first = 0;
+    c.entry = std::move(e);
+    if (!Write(c)) return false;
+    if (c.entry) return true;  // the rest when the socket has room
+  }
+}
+
+bool LiveHttp::Write(LiveConn& c) {
+  while (c.entry) {
+    msghdr m{};
+    m.msg_iov = c.vec + c.first;
+    m.msg_iovlen = static_cast<size_t>(3 - c.first);
+    ssize_t w = sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        c.deadlineMs = NowMs() + stallMs_;
+        return true;
+      }
+      Drop(c);
+      return false;
+    }
+    bytes_ += static_cast<uint64_t>(w);
+    size_t left = static_cast<size_t>(w);
+    while (c.first < 3 && left >= c.vec[c.first].iov_len) {
+      left -= c.vec[c.first].iov_len;
+      c.vec[c.first].iov_len = 0;
+      c.first++;
+    }
+    if (c.first < 3) {
+      c.vec[c.first].iov_base = static_cast<char*>(c.vec[c.first].iov_base) + left;
+      c.vec[c.first].iov_len -= left;
+      continue;
+    }
+    c.entry.reset();
+    c.served = true;
+    c.deadlineMs = NowMs() + keepAliveMs_;
+    served_++;
+  }
+  return true;
+}
+
+void LiveHttp::Drop(LiveConn& c) {
+  int fd = c.fd;
+  epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+  close(fd);
+  conns_.erase(fd);  // destroys c
+  connections_--;
+}
+
+void LiveHttp::HandBack(LiveConn& c) {
+  int fd = c.fd;
+  uint32_t server = c.server;
+  epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+  conns_.erase(fd);  // destroys c
+  connections_--;
+  handedBack_++;
+  bool signal = false;
+  {
+    std::lock_guard<std::mutex> lk(evMu_);
+    if (pending_ == nullptr) {
+      pending_ = new LiveEvents();
+      signal = true;
+    }
+    pending_->handbacks.emplace_back(fd, server);
+  }
+  if (signal && tsfnLive_) tsfn_.NonBlockingCall();
+}
+
+void LiveHttp::Sweep(int64_t nowMs) {
+  std::vector<LiveConn*> due;
+  for (auto& kv : conns_)
+    if (nowMs >= kv.second->deadlineMs) due.push_back(kv.second.get());
+  for (LiveConn* c : due) {
+    if (c->entry) {
+      Drop(*c);  // no write progress for stallMs
+      continue;
+    }
+    char b;
+    ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0 || !c->served) {
+      // A request that never completed, or a fresh connection that sent nothing yet: Node's
+      // own timeouts decide.
+      HandBack(*c);
+    } else {
+      closedIdle_++;
+      Drop(*c);  // keep-alive timeout, as Node's server would close it
+    }
+  }
+}
+
+std::shared_ptr<LiveEntry> LiveHttp::Find(const char* key, size_t length) {
+  // One lookup key per thread, reused: no allocation per request.
+  static thread_local std::string k;
+  k.assign(key, length);
+  std::lock_guard<std::mutex> lk(tableMu_);
+  auto it = table_.find(k);
+  return it == table_.end() ? nullptr : it->second;
+}
+
+const char* LiveHttp::DateHeader() {
+  time_t t = time(nullptr);
+  if (t == dateSecond_) return date_;
+  static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  struct tm g;
+  gmtime_r(&t, &g);
+  snprintf(date_, sizeof date_, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[g.tm_wday], g.tm_mday,
+           kMonths[g.tm_mon], g.tm_year + 1900, g.tm_hour, g.tm_min, g.tm_sec);
+  dateSecond_ = t;
+  return date_;
+}
+
+}  // namespace sluice

@@ -1,0 +1,126 @@
+// LiveHttp: answers plain keep-alive GETs for published live responses (HLS-TS segments and
+// playlists) on connections the HTTP listener hands over, from one epoll thread, without any
+// per-request JavaScript. Every request it cannot answer exactly as the JavaScript path would
+// (another path, a query, HEAD, a Range, `Connection: close`, HTTP/1.0, anything unusual) is left
+// unread in the kernel and the connection goes back to JavaScript for good. Why and how:
+// docs/ott.md, "Native live delivery".
+#pragma once
+#include <napi.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace sluice {
+
+class LiveHttp;
+
+/** One published response: a header block from JavaScript (status line and fixed headers, each
+ *  ending in CRLF, without Date/Connection and the final CRLF) and a body in memory JavaScript
+ *  keeps valid until it is told `release` ran for `releaseId`. */
+struct LiveEntry {
+  std::string head;
+  const uint8_t* body = nullptr;
+  size_t bodyLength = 0;
+  uint64_t releaseId = 0;
+  LiveHttp* owner = nullptr;
+  ~LiveEntry();
+};
+
+/** A connection the thread serves. Touched by the thread only (after adoption). */
+struct LiveConn {
+  int fd = -1;
+  uint32_t server = 0;
+  std::shared_ptr<LiveEntry> entry;  // the response being written, if any
+  char tail[112];                    // Date, Connection and Keep-Alive headers, final CRLF
+  struct iovec vec[3];
+  int first = 0;  // first iovec with bytes left
+  int64_t deadlineMs = 0;
+  bool served = false;  // at least one response completed
+};
+
+struct LiveEvents {
+  std::vector<std::pair<int, uint32_t>> handbacks;  // fd, server
+  std::vector<uint64_t> releases;
+};
+
+class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit LiveHttp(const Napi::CallbackInfo& info);
+  ~LiveHttp() override;
+
+  /** Called by ~LiveEntry on whichever thread drops the last reference. */
+  void QueueRelease(uint64_t id);
+
+  static void CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEvents* ev);
+
+ private:
+  using Tsfn = Napi::TypedThreadSafeFunction<LiveHttp, LiveEvents, CallJs>;
+
+  Napi::Value Publish(const Napi::CallbackInfo& info);
+  Napi::Value Unpublish(const Napi::CallbackInfo& info);
+  Napi::Value Adopt(const Napi::CallbackInfo& info);
+  Napi::Value CloseServer(const Napi::CallbackInfo& info);
+  Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+
+  /** Starts the thread (and makes its epoll set); an error message, empty on success. */
+  std::string Start();
+  void Stop();
+  void Run();
+  void Wake();
+  void TakeCommands();
+  void OnEvent(LiveConn& c, uint32_t events);
+  /** Answers every complete request waiting on `c`. False when `c` is gone (closed or handed
+   *  back). */
+  bool Serve(LiveConn& c);
+  /** Writes what it can of the response in flight. False when `c` is gone. */
+  bool Write(LiveConn& c);
+  void Drop(LiveConn& c);
+  void HandBack(LiveConn& c);
+  void Sweep(int64_t nowMs);
+  void Flush();
+  const char* DateHeader();
+
+  std::shared_ptr<LiveEntry> Find(const char* key, size_t length);
+
+  Tsfn tsfn_;
+  std::atomic<bool> tsfnLive_{false};
+  int epoll_ = -1;
+  int wake_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> closed_{false};
+
+  std::mutex tableMu_;
+  std::unordered_map<std::string, std::shared_ptr<LiveEntry>> table_;
+
+  // Commands from the JS thread to the epoll thread.
+  std::mutex cmdMu_;
+  std::vector<std::pair<int, uint32_t>> adopts_;
+  std::vector<uint32_t> closeServers_;
+
+  // Events from either thread to JavaScript.
+  std::mutex evMu_;
+  LiveEvents* pending_ = nullptr;
+
+  // Epoll thread only.
+  std::unordered_map<int, std::unique_ptr<LiveConn>> conns_;
+  int64_t dateSecond_ = -1;
+  char date_[40] = {0};
+
+  int keepAliveMs_ = 5000;
+  int stallMs_ = 60000;
+
+  std::atomic<uint64_t> adopted_{0}, served_{0}, handedBack_{0}, bytes_{0}, closedIdle_{0},
+      connections_{0};
+};
+
+}  // namespace sluice

@@ -1,0 +1,172 @@
+// LiveDelivery: the façade over the native live HTTP engine (native/net/live_http.cc). Plain
+// HTTP listeners hand every new connection to it; it answers keep-alive GETs of published live
+// responses (HLS-TS segments and playlists) from its own thread and gives a connection back to
+// the listener, unread, at the first request it does not answer exactly as the JavaScript path
+// would. Design and limits: docs/ott.md, "Native live delivery".
+import { closeSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { Socket } from 'node:net';
+import { addon, type NativeLiveHttp, type RawLiveHttpStats } from './addon.ts';
+import { argError } from './errors.ts';
+
+export type LiveDeliveryStats = RawLiveHttpStats;
+
+export interface LiveDeliveryOptions {
+  /** Idle time after a response before a connection is closed (the HTTP server's keep-alive
+   *  timeout, also sent as `Keep-Alive: timeout=`). Default 5000, Node's. */
+  keepAliveMs?: number;
+  /** A response that makes no progress this long is dropped with its connection. Default 60 s. */
+  stallMs?: number;
+  /** Faults of the event handler (a handed-back socket that cannot be rebuilt, …). */
+  onError?: (err: Error) => void;
+}
+
+type ConnectionListener = (this: Server, socket: Socket) => void;
+
+interface Attached {
+  server: Server;
+  listeners: ConnectionListener[];
+}
+
+/** Published bodies the native side may still be sending, by release id. */
+interface Held {
+  body: Buffer;
+  release?: () => void;
+}
+
+export class LiveDelivery {
+  private native: NativeLiveHttp;
+  private held = new Map<number, Held>();
+  private nextId = 1;
+  private servers = new Map<number, Attached>();
+  private nextServer = 1;
+  private closed = false;
+  private readonly onError: (err: Error) => void;
+
+  constructor(opts: LiveDeliveryOptions = {}) {
+    const keepAliveMs = opts.keepAliveMs ?? 5000;
+    const stallMs = opts.stallMs ?? 60_000;
+    if (!Number.isInteger(keepAliveMs) || keepAliveMs < 1000)
+      throw argError('keepAliveMs must be an integer ≥ 1000');
+    if (!Number.isInteger(stallMs) || stallMs < 1000)
+      throw argError('stallMs must be an integer ≥ 1000');
+    this.onError = opts.onError ?? (() => {});
+    this.native = new (addon().LiveHttp)(this.onEvents, { keepAliveMs, stallMs });
+  }
+
+  /**
+   * Answer `GET <key>` with `head` (status line and headers, each ending in CRLF; Date,
+   * Connection and Keep-Alive are added) and `body`. `body` must not change while published;
+   * `release` runs once the native side no longer uses it (replaced or unpublished, and every
+   * response sending it done).
+   */
+  publish(key: string, head: Buffer, body: Buffer, release?: () => void): void {
+    if (this.closed) throw argError('LiveDelivery is closed');
+    const id = this.nextId++;
+    this.held.set(id, { body, release });
+    this.native.publish(key, head, body, id);
+  }
+
+  unpublish(key: string): boolean {
+    if (this.closed) return false;
+    return this.native.unpublish(key);
+  }
+
+  /**
+   * Route `server`'s new connections through the engine. Returns the function that undoes it
+   * and drops the engine's connections of that server (call it when the server closes).
+   */
+  attach(server: Server): () => void {
+    const id = this.nextServer++;
+    const listeners = server.listeners('connection') as ConnectionListener[];
+    const entry: Attached = { server, listeners };
+    this.servers.set(id, entry);
+    const onConnection = (socket: Socket): void => {
+      if (!this.closed && this.adopt(socket, id)) return;
+      for (const l of listeners) l.call(server, socket);
+    };
+    server.removeAllListeners('connection');
+    server.on('connection', onConnection);
+    return () => {
+      if (!this.servers.delete(id)) return;
+      server.off('connection', onConnection);
+      for (const l of listeners) server.on('connection', l);
+      if (!this.closed) this.native.closeServer(id);
+    };
+  }
+
+  stats(): LiveDeliveryStats {
+    if (this.closed)
+      return {
+        connections: 0,
+        adopted: 0,
+        served: 0,
+        handedBack: 0,
+        closedIdle: 0,
+        bytes: 0,
+        entries: 0,
+      };
+    return this.native.stats();
+  }
+
+  /** Stop the engine: its connections are closed, every published body released. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const due = this.native.close();
+    for (const id of due) this.releaseId(id);
+    // Whatever is left was never sent (an event still queued): nothing uses it any more.
+    for (const id of [...this.held.keys()]) this.releaseId(id);
+    this.servers.clear();
+  }
+
+  private adopt(socket: Socket, server: number): boolean {
+    // Only a fresh plain TCP connection: the descriptor is duplicated, then Node's own socket
+    // object is destroyed (it has read nothing yet; reading starts on the next loop turn).
+    const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return false;
+    if (!this.native.adopt(fd, server)) return false;
+    socket.destroy();
+    return true;
+  }
+
+  private releaseId(id: number): void {
+    const h = this.held.get(id);
+    if (!h) return;
+    this.held.delete(id);
+    try {
+      h.release?.();
+    } catch (e) {
+      this.onError(e as Error);
+    }
+  }
+
+  private readonly onEvents = (handbacks: number[], releases: number[]): void => {
+    for (const id of releases) this.releaseId(id);
+    for (let i = 0; i + 1 < handbacks.length; i += 2) this.handBack(handbacks[i]!, handbacks[i + 1]!);
+  };
+
+  /** A connection the engine gives up on: a new socket over its descriptor, to the listener. */
+  private handBack(fd: number, id: number): void {
+    const a = this.servers.get(id);
+    let socket: Socket;
+    try {
+      socket = new Socket({ fd, readable: true, writable: true, allowHalfOpen: true });
+    } catch (e) {
+      closeSync(fd);
+      this.onError(e as Error);
+      return;
+    }
+    if (!a || this.closed) {
+      socket.destroy();
+      return;
+    }
+    // As net.Server does for the sockets it accepts: counted, so close() waits for them.
+    const s = a.server as unknown as { _connections: number };
+    const k = socket as unknown as { server: Server; _server: Server };
+    s._connections++;
+    k.server = a.server;
+    k._server = a.server;
+    for (const l of a.listeners) l.call(a.server, socket);
+  }
+}

@@ -15,7 +15,9 @@ import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
 import type { Logger } from './log.ts';
+import { LiveDelivery } from './native/live-http.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from './ott/index.ts';
+import { LIVE_DELIVERY_SERVICE } from './ott/live-publish.ts';
 import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 
@@ -58,6 +60,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   services.set(OTT_ROUTER_SERVICE, ottRouter);
   // Stream instances package HLS / DASH through this factory (src/ott/).
   services.set(OTT_FACTORY_SERVICE, createOttService);
+  // Plain live HLS-TS requests are answered by the native engine (docs/ott.md); the HTTP
+  // listener hands it connections unless `native-delivery` is false.
+  const delivery = new LiveDelivery({
+    onError: (err) => log.warn({ err, part: 'live-delivery' }, 'native live delivery'),
+  });
+  services.set(LIVE_DELIVERY_SERVICE, delivery);
 
   const host = createHost({ log, clock, dataDir, services });
   const theLoop = new ReconcileLoop({
@@ -146,6 +154,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       await service.idle();
       await theLoop.close();
       await app.close();
+      delivery.close();
     })();
     return closing;
   };

@@ -273,6 +273,13 @@ const schema38 = {
       default: '',
       'x-apply': 'restart',
     },
+    'native-delivery': {
+      description:
+        "answer plain live HLS-TS segment and playlist GETs on the HTTP port from the native delivery thread (docs/ott.md); false = every request through Node's HTTP server",
+      type: 'boolean',
+      default: true,
+      'x-apply': 'restart',
+    },
     'nonce-lifetime-sec': {
       description: 'HTTP Digest nonce lifetime; an expired nonce is answered with stale=true',
       type: 'integer',
@@ -18880,17 +18887,17 @@ function validate20(
             errors++;
           }
         }
-        if (data20['nonce-lifetime-sec'] !== undefined) {
-          let data26 = data20['nonce-lifetime-sec'];
-          if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
+        if (data20['native-delivery'] !== undefined) {
+          let data26 = data20['native-delivery'];
+          if (typeof data26 !== 'boolean') {
             const err39 = {
-              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              instancePath: instancePath + '/http-server/native-delivery',
+              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['nonce-lifetime-sec'].type,
-              parentSchema: schema38.properties['nonce-lifetime-sec'],
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema38.properties['native-delivery'].type,
+              parentSchema: schema38.properties['native-delivery'],
               data: data26,
             };
             if (vErrors === null) {
@@ -18900,9 +18907,30 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data26 == 'number' && isFinite(data26)) {
-            if (data26 > 86400 || isNaN(data26)) {
-              const err40 = {
+        }
+        if (data20['nonce-lifetime-sec'] !== undefined) {
+          let data27 = data20['nonce-lifetime-sec'];
+          if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+            const err40 = {
+              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['nonce-lifetime-sec'].type,
+              parentSchema: schema38.properties['nonce-lifetime-sec'],
+              data: data27,
+            };
+            if (vErrors === null) {
+              vErrors = [err40];
+            } else {
+              vErrors.push(err40);
+            }
+            errors++;
+          }
+          if (typeof data27 == 'number' && isFinite(data27)) {
+            if (data27 > 86400 || isNaN(data27)) {
+              const err41 = {
                 instancePath: instancePath + '/http-server/nonce-lifetime-sec',
                 schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/maximum',
                 keyword: 'maximum',
@@ -18910,25 +18938,7 @@ function validate20(
                 message: 'must be <= 86400',
                 schema: 86400,
                 parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data26,
-              };
-              if (vErrors === null) {
-                vErrors = [err40];
-              } else {
-                vErrors.push(err40);
-              }
-              errors++;
-            }
-            if (data26 < 10 || isNaN(data26)) {
-              const err41 = {
-                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 10 },
-                message: 'must be >= 10',
-                schema: 10,
-                parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data26,
+                data: data27,
               };
               if (vErrors === null) {
                 vErrors = [err41];
@@ -18937,20 +18947,15 @@ function validate20(
               }
               errors++;
             }
-          }
-        }
-        if (data20.realm !== undefined) {
-          let data27 = data20.realm;
-          if (typeof data27 === 'string') {
-            if (func2(data27) < 1) {
+            if (data27 < 10 || isNaN(data27)) {
               const err42 = {
-                instancePath: instancePath + '/http-server/realm',
-                schemaPath: 'http-server.schema.json/properties/realm/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema38.properties.realm,
+                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema38.properties['nonce-lifetime-sec'],
                 data: data27,
               };
               if (vErrors === null) {
@@ -18960,8 +18965,31 @@ function validate20(
               }
               errors++;
             }
+          }
+        }
+        if (data20.realm !== undefined) {
+          let data28 = data20.realm;
+          if (typeof data28 === 'string') {
+            if (func2(data28) < 1) {
+              const err43 = {
+                instancePath: instancePath + '/http-server/realm',
+                schemaPath: 'http-server.schema.json/properties/realm/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema38.properties.realm,
+                data: data28,
+              };
+              if (vErrors === null) {
+                vErrors = [err43];
+              } else {
+                vErrors.push(err43);
+              }
+              errors++;
+            }
           } else {
-            const err43 = {
+            const err44 = {
               instancePath: instancePath + '/http-server/realm',
               schemaPath: 'http-server.schema.json/properties/realm/type',
               keyword: 'type',
@@ -18969,27 +18997,6 @@ function validate20(
               message: 'must be string',
               schema: schema38.properties.realm.type,
               parentSchema: schema38.properties.realm,
-              data: data27,
-            };
-            if (vErrors === null) {
-              vErrors = [err43];
-            } else {
-              vErrors.push(err43);
-            }
-            errors++;
-          }
-        }
-        if (data20['segment-cache-max-age'] !== undefined) {
-          let data28 = data20['segment-cache-max-age'];
-          if (!(typeof data28 == 'number' && !(data28 % 1) && !isNaN(data28) && isFinite(data28))) {
-            const err44 = {
-              instancePath: instancePath + '/http-server/segment-cache-max-age',
-              schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['segment-cache-max-age'].type,
-              parentSchema: schema38.properties['segment-cache-max-age'],
               data: data28,
             };
             if (vErrors === null) {
@@ -18999,9 +19006,30 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data28 == 'number' && isFinite(data28)) {
-            if (data28 < 0 || isNaN(data28)) {
-              const err45 = {
+        }
+        if (data20['segment-cache-max-age'] !== undefined) {
+          let data29 = data20['segment-cache-max-age'];
+          if (!(typeof data29 == 'number' && !(data29 % 1) && !isNaN(data29) && isFinite(data29))) {
+            const err45 = {
+              instancePath: instancePath + '/http-server/segment-cache-max-age',
+              schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['segment-cache-max-age'].type,
+              parentSchema: schema38.properties['segment-cache-max-age'],
+              data: data29,
+            };
+            if (vErrors === null) {
+              vErrors = [err45];
+            } else {
+              vErrors.push(err45);
+            }
+            errors++;
+          }
+          if (typeof data29 == 'number' && isFinite(data29)) {
+            if (data29 < 0 || isNaN(data29)) {
+              const err46 = {
                 instancePath: instancePath + '/http-server/segment-cache-max-age',
                 schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/minimum',
                 keyword: 'minimum',
@@ -19009,19 +19037,19 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema38.properties['segment-cache-max-age'],
-                data: data28,
+                data: data29,
               };
               if (vErrors === null) {
-                vErrors = [err45];
+                vErrors = [err46];
               } else {
-                vErrors.push(err45);
+                vErrors.push(err46);
               }
               errors++;
             }
           }
         }
       } else {
-        const err46 = {
+        const err47 = {
           instancePath: instancePath + '/http-server',
           schemaPath: 'http-server.schema.json/type',
           keyword: 'type',
@@ -19032,9 +19060,9 @@ function validate20(
           data: data20,
         };
         if (vErrors === null) {
-          vErrors = [err46];
+          vErrors = [err47];
         } else {
-          vErrors.push(err46);
+          vErrors.push(err47);
         }
         errors++;
       }
@@ -19068,12 +19096,12 @@ function validate20(
       }
     }
     if (data.mosaic !== undefined) {
-      let data31 = data.mosaic;
-      if (data31 && typeof data31 == 'object' && !Array.isArray(data31)) {
-        if (data31.enable !== undefined) {
-          let data32 = data31.enable;
-          if (typeof data32 !== 'boolean') {
-            const err47 = {
+      let data32 = data.mosaic;
+      if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
+        if (data32.enable !== undefined) {
+          let data33 = data32.enable;
+          if (typeof data33 !== 'boolean') {
+            const err48 = {
               instancePath: instancePath + '/mosaic/enable',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/enable/type',
               keyword: 'type',
@@ -19081,27 +19109,6 @@ function validate20(
               message: 'must be boolean',
               schema: schema44.properties.enable.type,
               parentSchema: schema44.properties.enable,
-              data: data32,
-            };
-            if (vErrors === null) {
-              vErrors = [err47];
-            } else {
-              vErrors.push(err47);
-            }
-            errors++;
-          }
-        }
-        if (data31.columns !== undefined) {
-          let data33 = data31.columns;
-          if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
-            const err48 = {
-              instancePath: instancePath + '/mosaic/columns',
-              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema44.properties.columns.type,
-              parentSchema: schema44.properties.columns,
               data: data33,
             };
             if (vErrors === null) {
@@ -19111,9 +19118,30 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data33 == 'number' && isFinite(data33)) {
-            if (data33 > 16 || isNaN(data33)) {
-              const err49 = {
+        }
+        if (data32.columns !== undefined) {
+          let data34 = data32.columns;
+          if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+            const err49 = {
+              instancePath: instancePath + '/mosaic/columns',
+              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema44.properties.columns.type,
+              parentSchema: schema44.properties.columns,
+              data: data34,
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+          if (typeof data34 == 'number' && isFinite(data34)) {
+            if (data34 > 16 || isNaN(data34)) {
+              const err50 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/maximum',
                 keyword: 'maximum',
@@ -19121,25 +19149,7 @@ function validate20(
                 message: 'must be <= 16',
                 schema: 16,
                 parentSchema: schema44.properties.columns,
-                data: data33,
-              };
-              if (vErrors === null) {
-                vErrors = [err49];
-              } else {
-                vErrors.push(err49);
-              }
-              errors++;
-            }
-            if (data33 < 1 || isNaN(data33)) {
-              const err50 = {
-                instancePath: instancePath + '/mosaic/columns',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema44.properties.columns,
-                data: data33,
+                data: data34,
               };
               if (vErrors === null) {
                 vErrors = [err50];
@@ -19148,12 +19158,30 @@ function validate20(
               }
               errors++;
             }
+            if (data34 < 1 || isNaN(data34)) {
+              const err51 = {
+                instancePath: instancePath + '/mosaic/columns',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema44.properties.columns,
+                data: data34,
+              };
+              if (vErrors === null) {
+                vErrors = [err51];
+              } else {
+                vErrors.push(err51);
+              }
+              errors++;
+            }
           }
         }
-        if (data31['thumbnail-width'] !== undefined) {
-          let data34 = data31['thumbnail-width'];
-          if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
-            const err51 = {
+        if (data32['thumbnail-width'] !== undefined) {
+          let data35 = data32['thumbnail-width'];
+          if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
+            const err52 = {
               instancePath: instancePath + '/mosaic/thumbnail-width',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
               keyword: 'type',
@@ -19161,18 +19189,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties['thumbnail-width'].type,
               parentSchema: schema44.properties['thumbnail-width'],
-              data: data34,
+              data: data35,
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err52];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err52);
             }
             errors++;
           }
-          if (typeof data34 == 'number' && isFinite(data34)) {
-            if (data34 > 1920 || isNaN(data34)) {
-              const err52 = {
+          if (typeof data35 == 'number' && isFinite(data35)) {
+            if (data35 > 1920 || isNaN(data35)) {
+              const err53 = {
                 instancePath: instancePath + '/mosaic/thumbnail-width',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
                 keyword: 'maximum',
@@ -19180,25 +19208,7 @@ function validate20(
                 message: 'must be <= 1920',
                 schema: 1920,
                 parentSchema: schema44.properties['thumbnail-width'],
-                data: data34,
-              };
-              if (vErrors === null) {
-                vErrors = [err52];
-              } else {
-                vErrors.push(err52);
-              }
-              errors++;
-            }
-            if (data34 < 64 || isNaN(data34)) {
-              const err53 = {
-                instancePath: instancePath + '/mosaic/thumbnail-width',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 64 },
-                message: 'must be >= 64',
-                schema: 64,
-                parentSchema: schema44.properties['thumbnail-width'],
-                data: data34,
+                data: data35,
               };
               if (vErrors === null) {
                 vErrors = [err53];
@@ -19207,12 +19217,30 @@ function validate20(
               }
               errors++;
             }
+            if (data35 < 64 || isNaN(data35)) {
+              const err54 = {
+                instancePath: instancePath + '/mosaic/thumbnail-width',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 64 },
+                message: 'must be >= 64',
+                schema: 64,
+                parentSchema: schema44.properties['thumbnail-width'],
+                data: data35,
+              };
+              if (vErrors === null) {
+                vErrors = [err54];
+              } else {
+                vErrors.push(err54);
+              }
+              errors++;
+            }
           }
         }
-        if (data31['refresh-sec'] !== undefined) {
-          let data35 = data31['refresh-sec'];
-          if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
-            const err54 = {
+        if (data32['refresh-sec'] !== undefined) {
+          let data36 = data32['refresh-sec'];
+          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+            const err55 = {
               instancePath: instancePath + '/mosaic/refresh-sec',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
               keyword: 'type',
@@ -19220,18 +19248,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties['refresh-sec'].type,
               parentSchema: schema44.properties['refresh-sec'],
-              data: data35,
+              data: data36,
             };
             if (vErrors === null) {
-              vErrors = [err54];
+              vErrors = [err55];
             } else {
-              vErrors.push(err54);
+              vErrors.push(err55);
             }
             errors++;
           }
-          if (typeof data35 == 'number' && isFinite(data35)) {
-            if (data35 > 3600 || isNaN(data35)) {
-              const err55 = {
+          if (typeof data36 == 'number' && isFinite(data36)) {
+            if (data36 > 3600 || isNaN(data36)) {
+              const err56 = {
                 instancePath: instancePath + '/mosaic/refresh-sec',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
                 keyword: 'maximum',
@@ -19239,25 +19267,7 @@ function validate20(
                 message: 'must be <= 3600',
                 schema: 3600,
                 parentSchema: schema44.properties['refresh-sec'],
-                data: data35,
-              };
-              if (vErrors === null) {
-                vErrors = [err55];
-              } else {
-                vErrors.push(err55);
-              }
-              errors++;
-            }
-            if (data35 < 1 || isNaN(data35)) {
-              const err56 = {
-                instancePath: instancePath + '/mosaic/refresh-sec',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema44.properties['refresh-sec'],
-                data: data35,
+                data: data36,
               };
               if (vErrors === null) {
                 vErrors = [err56];
@@ -19266,10 +19276,28 @@ function validate20(
               }
               errors++;
             }
+            if (data36 < 1 || isNaN(data36)) {
+              const err57 = {
+                instancePath: instancePath + '/mosaic/refresh-sec',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema44.properties['refresh-sec'],
+                data: data36,
+              };
+              if (vErrors === null) {
+                vErrors = [err57];
+              } else {
+                vErrors.push(err57);
+              }
+              errors++;
+            }
           }
         }
       } else {
-        const err57 = {
+        const err58 = {
           instancePath: instancePath + '/mosaic',
           schemaPath: 'settings.schema.json#/$defs/mosaic/type',
           keyword: 'type',
@@ -19277,12 +19305,12 @@ function validate20(
           message: 'must be object',
           schema: schema44.type,
           parentSchema: schema44,
-          data: data31,
+          data: data32,
         };
         if (vErrors === null) {
-          vErrors = [err57];
+          vErrors = [err58];
         } else {
-          vErrors.push(err57);
+          vErrors.push(err58);
         }
         errors++;
       }
@@ -19302,12 +19330,12 @@ function validate20(
       }
     }
     if (data.alerter !== undefined) {
-      let data37 = data.alerter;
-      if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
-        if (data37.enable !== undefined) {
-          let data38 = data37.enable;
-          if (typeof data38 !== 'boolean') {
-            const err58 = {
+      let data38 = data.alerter;
+      if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
+        if (data38.enable !== undefined) {
+          let data39 = data38.enable;
+          if (typeof data39 !== 'boolean') {
+            const err59 = {
               instancePath: instancePath + '/alerter/enable',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/enable/type',
               keyword: 'type',
@@ -19315,27 +19343,6 @@ function validate20(
               message: 'must be boolean',
               schema: schema47.properties.enable.type,
               parentSchema: schema47.properties.enable,
-              data: data38,
-            };
-            if (vErrors === null) {
-              vErrors = [err58];
-            } else {
-              vErrors.push(err58);
-            }
-            errors++;
-          }
-        }
-        if (data37['webhook-url'] !== undefined) {
-          let data39 = data37['webhook-url'];
-          if (typeof data39 !== 'string') {
-            const err59 = {
-              instancePath: instancePath + '/alerter/webhook-url',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['webhook-url'].type,
-              parentSchema: schema47.properties['webhook-url'],
               data: data39,
             };
             if (vErrors === null) {
@@ -19346,17 +19353,17 @@ function validate20(
             errors++;
           }
         }
-        if (data37['min-severity'] !== undefined) {
-          let data40 = data37['min-severity'];
+        if (data38['webhook-url'] !== undefined) {
+          let data40 = data38['webhook-url'];
           if (typeof data40 !== 'string') {
             const err60 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
+              instancePath: instancePath + '/alerter/webhook-url',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-              schema: schema47.properties['min-severity'].type,
-              parentSchema: schema47.properties['min-severity'],
+              schema: schema47.properties['webhook-url'].type,
+              parentSchema: schema47.properties['webhook-url'],
               data: data40,
             };
             if (vErrors === null) {
@@ -19366,16 +19373,19 @@ function validate20(
             }
             errors++;
           }
-          if (!(data40 === 'info' || data40 === 'warning' || data40 === 'critical')) {
+        }
+        if (data38['min-severity'] !== undefined) {
+          let data41 = data38['min-severity'];
+          if (typeof data41 !== 'string') {
             const err61 = {
               instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties['min-severity'].enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema47.properties['min-severity'].enum,
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['min-severity'].type,
               parentSchema: schema47.properties['min-severity'],
-              data: data40,
+              data: data41,
             };
             if (vErrors === null) {
               vErrors = [err61];
@@ -19384,18 +19394,15 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data37['repeat-sec'] !== undefined) {
-          let data41 = data37['repeat-sec'];
-          if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+          if (!(data41 === 'info' || data41 === 'warning' || data41 === 'critical')) {
             const err62 = {
-              instancePath: instancePath + '/alerter/repeat-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['repeat-sec'].type,
-              parentSchema: schema47.properties['repeat-sec'],
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema47.properties['min-severity'].enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema47.properties['min-severity'].enum,
+              parentSchema: schema47.properties['min-severity'],
               data: data41,
             };
             if (vErrors === null) {
@@ -19405,9 +19412,30 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data41 == 'number' && isFinite(data41)) {
-            if (data41 < 0 || isNaN(data41)) {
-              const err63 = {
+        }
+        if (data38['repeat-sec'] !== undefined) {
+          let data42 = data38['repeat-sec'];
+          if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+            const err63 = {
+              instancePath: instancePath + '/alerter/repeat-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['repeat-sec'].type,
+              parentSchema: schema47.properties['repeat-sec'],
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+          if (typeof data42 == 'number' && isFinite(data42)) {
+            if (data42 < 0 || isNaN(data42)) {
+              const err64 = {
                 instancePath: instancePath + '/alerter/repeat-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
                 keyword: 'minimum',
@@ -19415,19 +19443,19 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema47.properties['repeat-sec'],
-                data: data41,
+                data: data42,
               };
               if (vErrors === null) {
-                vErrors = [err63];
+                vErrors = [err64];
               } else {
-                vErrors.push(err63);
+                vErrors.push(err64);
               }
               errors++;
             }
           }
         }
       } else {
-        const err64 = {
+        const err65 = {
           instancePath: instancePath + '/alerter',
           schemaPath: 'settings.schema.json#/$defs/alerter/type',
           keyword: 'type',
@@ -19435,23 +19463,23 @@ function validate20(
           message: 'must be object',
           schema: schema47.type,
           parentSchema: schema47,
-          data: data37,
+          data: data38,
         };
         if (vErrors === null) {
-          vErrors = [err64];
+          vErrors = [err65];
         } else {
-          vErrors.push(err64);
+          vErrors.push(err65);
         }
         errors++;
       }
     }
     if (data.acme !== undefined) {
-      let data42 = data.acme;
-      if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-        if (data42.enable !== undefined) {
-          let data43 = data42.enable;
-          if (typeof data43 !== 'boolean') {
-            const err65 = {
+      let data43 = data.acme;
+      if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+        if (data43.enable !== undefined) {
+          let data44 = data43.enable;
+          if (typeof data44 !== 'boolean') {
+            const err66 = {
               instancePath: instancePath + '/acme/enable',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
               keyword: 'type',
@@ -19459,27 +19487,6 @@ function validate20(
               message: 'must be boolean',
               schema: schema48.properties.enable.type,
               parentSchema: schema48.properties.enable,
-              data: data43,
-            };
-            if (vErrors === null) {
-              vErrors = [err65];
-            } else {
-              vErrors.push(err65);
-            }
-            errors++;
-          }
-        }
-        if (data42.email !== undefined) {
-          let data44 = data42.email;
-          if (typeof data44 !== 'string') {
-            const err66 = {
-              instancePath: instancePath + '/acme/email',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties.email.type,
-              parentSchema: schema48.properties.email,
               data: data44,
             };
             if (vErrors === null) {
@@ -19490,15 +19497,36 @@ function validate20(
             errors++;
           }
         }
-        if (data42.domains !== undefined) {
-          let data45 = data42.domains;
-          if (Array.isArray(data45)) {
-            const len1 = data45.length;
+        if (data43.email !== undefined) {
+          let data45 = data43.email;
+          if (typeof data45 !== 'string') {
+            const err67 = {
+              instancePath: instancePath + '/acme/email',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties.email.type,
+              parentSchema: schema48.properties.email,
+              data: data45,
+            };
+            if (vErrors === null) {
+              vErrors = [err67];
+            } else {
+              vErrors.push(err67);
+            }
+            errors++;
+          }
+        }
+        if (data43.domains !== undefined) {
+          let data46 = data43.domains;
+          if (Array.isArray(data46)) {
+            const len1 = data46.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data46 = data45[i1];
-              if (typeof data46 === 'string') {
-                if (func2(data46) < 1) {
-                  const err67 = {
+              let data47 = data46[i1];
+              if (typeof data47 === 'string') {
+                if (func2(data47) < 1) {
+                  const err68 = {
                     instancePath: instancePath + '/acme/domains/' + i1,
                     schemaPath:
                       'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
@@ -19507,17 +19535,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema48.properties.domains.items,
-                    data: data46,
+                    data: data47,
                   };
                   if (vErrors === null) {
-                    vErrors = [err67];
+                    vErrors = [err68];
                   } else {
-                    vErrors.push(err67);
+                    vErrors.push(err68);
                   }
                   errors++;
                 }
               } else {
-                const err68 = {
+                const err69 = {
                   instancePath: instancePath + '/acme/domains/' + i1,
                   schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
                   keyword: 'type',
@@ -19525,18 +19553,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema48.properties.domains.items.type,
                   parentSchema: schema48.properties.domains.items,
-                  data: data46,
+                  data: data47,
                 };
                 if (vErrors === null) {
-                  vErrors = [err68];
+                  vErrors = [err69];
                 } else {
-                  vErrors.push(err68);
+                  vErrors.push(err69);
                 }
                 errors++;
               }
             }
           } else {
-            const err69 = {
+            const err70 = {
               instancePath: instancePath + '/acme/domains',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
               keyword: 'type',
@@ -19544,21 +19572,21 @@ function validate20(
               message: 'must be array',
               schema: schema48.properties.domains.type,
               parentSchema: schema48.properties.domains,
-              data: data45,
+              data: data46,
             };
             if (vErrors === null) {
-              vErrors = [err69];
+              vErrors = [err70];
             } else {
-              vErrors.push(err69);
+              vErrors.push(err70);
             }
             errors++;
           }
         }
-        if (data42['directory-url'] !== undefined) {
-          let data47 = data42['directory-url'];
-          if (typeof data47 === 'string') {
-            if (func2(data47) < 1) {
-              const err70 = {
+        if (data43['directory-url'] !== undefined) {
+          let data48 = data43['directory-url'];
+          if (typeof data48 === 'string') {
+            if (func2(data48) < 1) {
+              const err71 = {
                 instancePath: instancePath + '/acme/directory-url',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
                 keyword: 'minLength',
@@ -19566,17 +19594,17 @@ function validate20(
                 message: 'must NOT have fewer than 1 characters',
                 schema: 1,
                 parentSchema: schema48.properties['directory-url'],
-                data: data47,
+                data: data48,
               };
               if (vErrors === null) {
-                vErrors = [err70];
+                vErrors = [err71];
               } else {
-                vErrors.push(err70);
+                vErrors.push(err71);
               }
               errors++;
             }
           } else {
-            const err71 = {
+            const err72 = {
               instancePath: instancePath + '/acme/directory-url',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
               keyword: 'type',
@@ -19584,18 +19612,18 @@ function validate20(
               message: 'must be string',
               schema: schema48.properties['directory-url'].type,
               parentSchema: schema48.properties['directory-url'],
-              data: data47,
+              data: data48,
             };
             if (vErrors === null) {
-              vErrors = [err71];
+              vErrors = [err72];
             } else {
-              vErrors.push(err71);
+              vErrors.push(err72);
             }
             errors++;
           }
         }
       } else {
-        const err72 = {
+        const err73 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -19603,62 +19631,30 @@ function validate20(
           message: 'must be object',
           schema: schema48.type,
           parentSchema: schema48,
-          data: data42,
+          data: data43,
         };
         if (vErrors === null) {
-          vErrors = [err72];
+          vErrors = [err73];
         } else {
-          vErrors.push(err72);
+          vErrors.push(err73);
         }
         errors++;
       }
     }
     if (data['dvb-adapter'] !== undefined) {
-      let data48 = data['dvb-adapter'];
-      if (Array.isArray(data48)) {
-        const len2 = data48.length;
+      let data49 = data['dvb-adapter'];
+      if (Array.isArray(data49)) {
+        const len2 = data49.length;
         for (let i2 = 0; i2 < len2; i2++) {
-          let data49 = data48[i2];
-          const _errs110 = errors;
+          let data50 = data49[i2];
+          const _errs112 = errors;
           let valid27 = true;
-          const _errs111 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-            if (data49.mode !== undefined) {
-              let data50 = data49.mode;
-              if (!(data50 === 0 || data50 === 2)) {
-                const err73 = {};
-                if (vErrors === null) {
-                  vErrors = [err73];
-                } else {
-                  vErrors.push(err73);
-                }
-                errors++;
-              }
-            }
-          }
-          var _valid0 = _errs111 === errors;
-          errors = _errs110;
-          if (vErrors !== null) {
-            if (_errs110) {
-              vErrors.length = _errs110;
-            } else {
-              vErrors = null;
-            }
-          }
-          if (!_valid0) {
-            const _errs113 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49.freq !== undefined) {
-                const err74 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data49.freq,
-                };
+          const _errs113 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+            if (data50.mode !== undefined) {
+              let data51 = data50.mode;
+              if (!(data51 === 0 || data51 === 2)) {
+                const err74 = {};
                 if (vErrors === null) {
                   vErrors = [err74];
                 } else {
@@ -19667,7 +19663,39 @@ function validate20(
                 errors++;
               }
             }
-            var _valid0 = _errs113 === errors;
+          }
+          var _valid0 = _errs113 === errors;
+          errors = _errs112;
+          if (vErrors !== null) {
+            if (_errs112) {
+              vErrors.length = _errs112;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid0) {
+            const _errs115 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50.freq !== undefined) {
+                const err75 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[0].else.properties.freq,
+                  data: data50.freq,
+                };
+                if (vErrors === null) {
+                  vErrors = [err75];
+                } else {
+                  vErrors.push(err75);
+                }
+                errors++;
+              }
+            }
+            var _valid0 = _errs115 === errors;
             valid27 = _valid0;
             if (valid27) {
               var props0 = {};
@@ -19676,7 +19704,7 @@ function validate20(
             }
           }
           if (!valid27) {
-            const err75 = {
+            const err76 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
               keyword: 'if',
@@ -19684,46 +19712,46 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[0].if,
               parentSchema: schema49.allOf[0],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err75];
+              vErrors = [err76];
             } else {
-              vErrors.push(err75);
+              vErrors.push(err76);
             }
             errors++;
           }
-          const _errs115 = errors;
+          const _errs117 = errors;
           let valid30 = true;
-          const _errs116 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-            if (data49.mode !== undefined) {
-              let data52 = data49.mode;
-              if (!(data52 === 0 || data52 === 1)) {
-                const err76 = {};
+          const _errs118 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+            if (data50.mode !== undefined) {
+              let data53 = data50.mode;
+              if (!(data53 === 0 || data53 === 1)) {
+                const err77 = {};
                 if (vErrors === null) {
-                  vErrors = [err76];
+                  vErrors = [err77];
                 } else {
-                  vErrors.push(err76);
+                  vErrors.push(err77);
                 }
                 errors++;
               }
             }
           }
-          var _valid1 = _errs116 === errors;
-          errors = _errs115;
+          var _valid1 = _errs118 === errors;
+          errors = _errs117;
           if (vErrors !== null) {
-            if (_errs115) {
-              vErrors.length = _errs115;
+            if (_errs117) {
+              vErrors.length = _errs117;
             } else {
               vErrors = null;
             }
           }
           if (!_valid1) {
-            const _errs118 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49['buffer-size'] !== undefined) {
-                const err77 = {
+            const _errs120 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50['buffer-size'] !== undefined) {
+                const err78 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
@@ -19732,26 +19760,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data49['buffer-size'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err77];
-                } else {
-                  vErrors.push(err77);
-                }
-                errors++;
-              }
-              if (data49['epg-export'] !== undefined) {
-                const err78 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data49['epg-export'],
+                  data: data50['buffer-size'],
                 };
                 if (vErrors === null) {
                   vErrors = [err78];
@@ -19760,8 +19769,27 @@ function validate20(
                 }
                 errors++;
               }
+              if (data50['epg-export'] !== undefined) {
+                const err79 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[1].else.properties['epg-export'],
+                  data: data50['epg-export'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err79];
+                } else {
+                  vErrors.push(err79);
+                }
+                errors++;
+              }
             }
-            var _valid1 = _errs118 === errors;
+            var _valid1 = _errs120 === errors;
             valid30 = _valid1;
             if (valid30) {
               var props1 = {};
@@ -19771,7 +19799,7 @@ function validate20(
             }
           }
           if (!valid30) {
-            const err79 = {
+            const err80 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
@@ -19779,12 +19807,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err79];
+              vErrors = [err80];
             } else {
-              vErrors.push(err79);
+              vErrors.push(err80);
             }
             errors++;
           }
@@ -19796,36 +19824,36 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs120 = errors;
+          const _errs122 = errors;
           let valid33 = true;
-          const _errs121 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-            if (data49.mode !== undefined) {
-              if (!(data49.mode === 0)) {
-                const err80 = {};
+          const _errs123 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+            if (data50.mode !== undefined) {
+              if (!(data50.mode === 0)) {
+                const err81 = {};
                 if (vErrors === null) {
-                  vErrors = [err80];
+                  vErrors = [err81];
                 } else {
-                  vErrors.push(err80);
+                  vErrors.push(err81);
                 }
                 errors++;
               }
             }
           }
-          var _valid2 = _errs121 === errors;
-          errors = _errs120;
+          var _valid2 = _errs123 === errors;
+          errors = _errs122;
           if (vErrors !== null) {
-            if (_errs120) {
-              vErrors.length = _errs120;
+            if (_errs122) {
+              vErrors.length = _errs122;
             } else {
               vErrors = null;
             }
           }
           if (!_valid2) {
-            const _errs123 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49['spectral-inversion'] !== undefined) {
-                const err81 = {
+            const _errs125 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50['spectral-inversion'] !== undefined) {
+                const err82 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
@@ -19834,26 +19862,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data49['spectral-inversion'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err81];
-                } else {
-                  vErrors.push(err81);
-                }
-                errors++;
-              }
-              if (data49.modulation !== undefined) {
-                const err82 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data49.modulation,
+                  data: data50['spectral-inversion'],
                 };
                 if (vErrors === null) {
                   vErrors = [err82];
@@ -19862,17 +19871,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['cam-pnr'] !== undefined) {
+              if (data50.modulation !== undefined) {
                 const err83 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
+                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data49['cam-pnr'],
+                  parentSchema: schema49.allOf[2].else.properties.modulation,
+                  data: data50.modulation,
                 };
                 if (vErrors === null) {
                   vErrors = [err83];
@@ -19881,8 +19890,27 @@ function validate20(
                 }
                 errors++;
               }
+              if (data50['cam-pnr'] !== undefined) {
+                const err84 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
+                  data: data50['cam-pnr'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err84];
+                } else {
+                  vErrors.push(err84);
+                }
+                errors++;
+              }
             }
-            var _valid2 = _errs123 === errors;
+            var _valid2 = _errs125 === errors;
             valid33 = _valid2;
             if (valid33) {
               var props2 = {};
@@ -19893,7 +19921,7 @@ function validate20(
             }
           }
           if (!valid33) {
-            const err84 = {
+            const err85 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
@@ -19901,12 +19929,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err84];
+              vErrors = [err85];
             } else {
-              vErrors.push(err84);
+              vErrors.push(err85);
             }
             errors++;
           }
@@ -19918,71 +19946,71 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs125 = errors;
+          const _errs127 = errors;
           let valid36 = true;
-          const _errs126 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+          const _errs128 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
             let missing0;
-            if (data49.type === undefined && (missing0 = 'type')) {
-              const err85 = {};
+            if (data50.type === undefined && (missing0 = 'type')) {
+              const err86 = {};
               if (vErrors === null) {
-                vErrors = [err85];
+                vErrors = [err86];
               } else {
-                vErrors.push(err85);
+                vErrors.push(err86);
               }
               errors++;
             } else {
-              if (data49.mode !== undefined) {
-                const _errs127 = errors;
-                if (!(data49.mode === 0)) {
-                  const err86 = {};
+              if (data50.mode !== undefined) {
+                const _errs129 = errors;
+                if (!(data50.mode === 0)) {
+                  const err87 = {};
                   if (vErrors === null) {
-                    vErrors = [err86];
+                    vErrors = [err87];
                   } else {
-                    vErrors.push(err86);
+                    vErrors.push(err87);
                   }
                   errors++;
                 }
-                var valid37 = _errs127 === errors;
+                var valid37 = _errs129 === errors;
               } else {
                 var valid37 = true;
               }
               if (valid37) {
-                if (data49.type !== undefined) {
-                  let data60 = data49.type;
-                  const _errs128 = errors;
+                if (data50.type !== undefined) {
+                  let data61 = data50.type;
+                  const _errs130 = errors;
                   if (
-                    !(data60 === 1 || data60 === 2 || data60 === 5 || data60 === 6 || data60 === 18)
+                    !(data61 === 1 || data61 === 2 || data61 === 5 || data61 === 6 || data61 === 18)
                   ) {
-                    const err87 = {};
+                    const err88 = {};
                     if (vErrors === null) {
-                      vErrors = [err87];
+                      vErrors = [err88];
                     } else {
-                      vErrors.push(err87);
+                      vErrors.push(err88);
                     }
                     errors++;
                   }
-                  var valid37 = _errs128 === errors;
+                  var valid37 = _errs130 === errors;
                 } else {
                   var valid37 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs126 === errors;
-          errors = _errs125;
+          var _valid3 = _errs128 === errors;
+          errors = _errs127;
           if (vErrors !== null) {
-            if (_errs125) {
-              vErrors.length = _errs125;
+            if (_errs127) {
+              vErrors.length = _errs127;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs129 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49['symbol-rate'] !== undefined) {
-                const err88 = {
+            const _errs131 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50['symbol-rate'] !== undefined) {
+                const err89 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
@@ -19991,25 +20019,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data49['symbol-rate'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err88];
-                } else {
-                  vErrors.push(err88);
-                }
-                errors++;
-              }
-              if (data49.fec !== undefined) {
-                const err89 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data49.fec,
+                  data: data50['symbol-rate'],
                 };
                 if (vErrors === null) {
                   vErrors = [err89];
@@ -20018,8 +20028,26 @@ function validate20(
                 }
                 errors++;
               }
+              if (data50.fec !== undefined) {
+                const err90 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[3].else.properties.fec,
+                  data: data50.fec,
+                };
+                if (vErrors === null) {
+                  vErrors = [err90];
+                } else {
+                  vErrors.push(err90);
+                }
+                errors++;
+              }
             }
-            var _valid3 = _errs129 === errors;
+            var _valid3 = _errs131 === errors;
             valid36 = _valid3;
             if (valid36) {
               var props3 = {};
@@ -20030,7 +20058,7 @@ function validate20(
             }
           }
           if (!valid36) {
-            const err90 = {
+            const err91 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
@@ -20038,12 +20066,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err90];
+              vErrors = [err91];
             } else {
-              vErrors.push(err90);
+              vErrors.push(err91);
             }
             errors++;
           }
@@ -20055,69 +20083,69 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs131 = errors;
+          const _errs133 = errors;
           let valid39 = true;
-          const _errs132 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+          const _errs134 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
             let missing1;
-            if (data49.type === undefined && (missing1 = 'type')) {
-              const err91 = {};
+            if (data50.type === undefined && (missing1 = 'type')) {
+              const err92 = {};
               if (vErrors === null) {
-                vErrors = [err91];
+                vErrors = [err92];
               } else {
-                vErrors.push(err91);
+                vErrors.push(err92);
               }
               errors++;
             } else {
-              if (data49.mode !== undefined) {
-                const _errs133 = errors;
-                if (!(data49.mode === 0)) {
-                  const err92 = {};
+              if (data50.mode !== undefined) {
+                const _errs135 = errors;
+                if (!(data50.mode === 0)) {
+                  const err93 = {};
                   if (vErrors === null) {
-                    vErrors = [err92];
+                    vErrors = [err93];
                   } else {
-                    vErrors.push(err92);
+                    vErrors.push(err93);
                   }
                   errors++;
                 }
-                var valid40 = _errs133 === errors;
+                var valid40 = _errs135 === errors;
               } else {
                 var valid40 = true;
               }
               if (valid40) {
-                if (data49.type !== undefined) {
-                  let data64 = data49.type;
-                  const _errs134 = errors;
-                  if (!(data64 === 3 || data64 === 5 || data64 === 6 || data64 === 16)) {
-                    const err93 = {};
+                if (data50.type !== undefined) {
+                  let data65 = data50.type;
+                  const _errs136 = errors;
+                  if (!(data65 === 3 || data65 === 5 || data65 === 6 || data65 === 16)) {
+                    const err94 = {};
                     if (vErrors === null) {
-                      vErrors = [err93];
+                      vErrors = [err94];
                     } else {
-                      vErrors.push(err93);
+                      vErrors.push(err94);
                     }
                     errors++;
                   }
-                  var valid40 = _errs134 === errors;
+                  var valid40 = _errs136 === errors;
                 } else {
                   var valid40 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs132 === errors;
-          errors = _errs131;
+          var _valid4 = _errs134 === errors;
+          errors = _errs133;
           if (vErrors !== null) {
-            if (_errs131) {
-              vErrors.length = _errs131;
+            if (_errs133) {
+              vErrors.length = _errs133;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs135 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49['dvb-stream-id'] !== undefined) {
-                const err94 = {
+            const _errs137 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50['dvb-stream-id'] !== undefined) {
+                const err95 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
@@ -20126,26 +20154,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data49['dvb-stream-id'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err94];
-                } else {
-                  vErrors.push(err94);
-                }
-                errors++;
-              }
-              if (data49['biss-pnr'] !== undefined) {
-                const err95 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data49['biss-pnr'],
+                  data: data50['dvb-stream-id'],
                 };
                 if (vErrors === null) {
                   vErrors = [err95];
@@ -20154,17 +20163,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['biss-key'] !== undefined) {
+              if (data50['biss-pnr'] !== undefined) {
                 const err96 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data49['biss-key'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
+                  data: data50['biss-pnr'],
                 };
                 if (vErrors === null) {
                   vErrors = [err96];
@@ -20173,17 +20182,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['t2mi-mode'] !== undefined) {
+              if (data50['biss-key'] !== undefined) {
                 const err97 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data49['t2mi-mode'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
+                  data: data50['biss-key'],
                 };
                 if (vErrors === null) {
                   vErrors = [err97];
@@ -20192,17 +20201,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['t2mi-pid'] !== undefined) {
+              if (data50['t2mi-mode'] !== undefined) {
                 const err98 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data49['t2mi-pid'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
+                  data: data50['t2mi-mode'],
                 };
                 if (vErrors === null) {
                   vErrors = [err98];
@@ -20211,17 +20220,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['t2mi-plp'] !== undefined) {
+              if (data50['t2mi-pid'] !== undefined) {
                 const err99 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data49['t2mi-plp'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
+                  data: data50['t2mi-pid'],
                 };
                 if (vErrors === null) {
                   vErrors = [err99];
@@ -20230,17 +20239,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['t2mi-tsid'] !== undefined) {
+              if (data50['t2mi-plp'] !== undefined) {
                 const err100 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data49['t2mi-tsid'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
+                  data: data50['t2mi-plp'],
                 };
                 if (vErrors === null) {
                   vErrors = [err100];
@@ -20249,8 +20258,27 @@ function validate20(
                 }
                 errors++;
               }
+              if (data50['t2mi-tsid'] !== undefined) {
+                const err101 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
+                  data: data50['t2mi-tsid'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err101];
+                } else {
+                  vErrors.push(err101);
+                }
+                errors++;
+              }
             }
-            var _valid4 = _errs135 === errors;
+            var _valid4 = _errs137 === errors;
             valid39 = _valid4;
             if (valid39) {
               var props4 = {};
@@ -20266,7 +20294,7 @@ function validate20(
             }
           }
           if (!valid39) {
-            const err101 = {
+            const err102 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
@@ -20274,12 +20302,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err101];
+              vErrors = [err102];
             } else {
-              vErrors.push(err101);
+              vErrors.push(err102);
             }
             errors++;
           }
@@ -20291,69 +20319,69 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs137 = errors;
+          const _errs139 = errors;
           let valid42 = true;
-          const _errs138 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+          const _errs140 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
             let missing2;
-            if (data49.type === undefined && (missing2 = 'type')) {
-              const err102 = {};
+            if (data50.type === undefined && (missing2 = 'type')) {
+              const err103 = {};
               if (vErrors === null) {
-                vErrors = [err102];
+                vErrors = [err103];
               } else {
-                vErrors.push(err102);
+                vErrors.push(err103);
               }
               errors++;
             } else {
-              if (data49.mode !== undefined) {
-                const _errs139 = errors;
-                if (!(data49.mode === 0)) {
-                  const err103 = {};
+              if (data50.mode !== undefined) {
+                const _errs141 = errors;
+                if (!(data50.mode === 0)) {
+                  const err104 = {};
                   if (vErrors === null) {
-                    vErrors = [err103];
+                    vErrors = [err104];
                   } else {
-                    vErrors.push(err103);
+                    vErrors.push(err104);
                   }
                   errors++;
                 }
-                var valid43 = _errs139 === errors;
+                var valid43 = _errs141 === errors;
               } else {
                 var valid43 = true;
               }
               if (valid43) {
-                if (data49.type !== undefined) {
-                  let data73 = data49.type;
-                  const _errs140 = errors;
-                  if (!(data73 === 3 || data73 === 16)) {
-                    const err104 = {};
+                if (data50.type !== undefined) {
+                  let data74 = data50.type;
+                  const _errs142 = errors;
+                  if (!(data74 === 3 || data74 === 16)) {
+                    const err105 = {};
                     if (vErrors === null) {
-                      vErrors = [err104];
+                      vErrors = [err105];
                     } else {
-                      vErrors.push(err104);
+                      vErrors.push(err105);
                     }
                     errors++;
                   }
-                  var valid43 = _errs140 === errors;
+                  var valid43 = _errs142 === errors;
                 } else {
                   var valid43 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs138 === errors;
-          errors = _errs137;
+          var _valid5 = _errs140 === errors;
+          errors = _errs139;
           if (vErrors !== null) {
-            if (_errs137) {
-              vErrors.length = _errs137;
+            if (_errs139) {
+              vErrors.length = _errs139;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs141 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49.bandwidth !== undefined) {
-                const err105 = {
+            const _errs143 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50.bandwidth !== undefined) {
+                const err106 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
@@ -20362,26 +20390,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data49.bandwidth,
-                };
-                if (vErrors === null) {
-                  vErrors = [err105];
-                } else {
-                  vErrors.push(err105);
-                }
-                errors++;
-              }
-              if (data49['transmission-mode'] !== undefined) {
-                const err106 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data49['transmission-mode'],
+                  data: data50.bandwidth,
                 };
                 if (vErrors === null) {
                   vErrors = [err106];
@@ -20390,17 +20399,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['guard-interval'] !== undefined) {
+              if (data50['transmission-mode'] !== undefined) {
                 const err107 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
+                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data49['guard-interval'],
+                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
+                  data: data50['transmission-mode'],
                 };
                 if (vErrors === null) {
                   vErrors = [err107];
@@ -20409,17 +20418,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['hierarchy-information'] !== undefined) {
+              if (data50['guard-interval'] !== undefined) {
                 const err108 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
+                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data49['hierarchy-information'],
+                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
+                  data: data50['guard-interval'],
                 };
                 if (vErrors === null) {
                   vErrors = [err108];
@@ -20428,8 +20437,27 @@ function validate20(
                 }
                 errors++;
               }
+              if (data50['hierarchy-information'] !== undefined) {
+                const err109 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
+                  data: data50['hierarchy-information'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err109];
+                } else {
+                  vErrors.push(err109);
+                }
+                errors++;
+              }
             }
-            var _valid5 = _errs141 === errors;
+            var _valid5 = _errs143 === errors;
             valid42 = _valid5;
             if (valid42) {
               var props5 = {};
@@ -20442,7 +20470,7 @@ function validate20(
             }
           }
           if (!valid42) {
-            const err109 = {
+            const err110 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
@@ -20450,12 +20478,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err109];
+              vErrors = [err110];
             } else {
-              vErrors.push(err109);
+              vErrors.push(err110);
             }
             errors++;
           }
@@ -20467,70 +20495,70 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs143 = errors;
+          const _errs145 = errors;
           let valid45 = true;
-          const _errs144 = errors;
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+          const _errs146 = errors;
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
             let missing3;
-            if (data49.type === undefined && (missing3 = 'type')) {
-              const err110 = {};
+            if (data50.type === undefined && (missing3 = 'type')) {
+              const err111 = {};
               if (vErrors === null) {
-                vErrors = [err110];
+                vErrors = [err111];
               } else {
-                vErrors.push(err110);
+                vErrors.push(err111);
               }
               errors++;
             } else {
-              if (data49.mode !== undefined) {
-                let data78 = data49.mode;
-                const _errs145 = errors;
-                if (!(data78 === 0 || data78 === 1)) {
-                  const err111 = {};
+              if (data50.mode !== undefined) {
+                let data79 = data50.mode;
+                const _errs147 = errors;
+                if (!(data79 === 0 || data79 === 1)) {
+                  const err112 = {};
                   if (vErrors === null) {
-                    vErrors = [err111];
+                    vErrors = [err112];
                   } else {
-                    vErrors.push(err111);
+                    vErrors.push(err112);
                   }
                   errors++;
                 }
-                var valid46 = _errs145 === errors;
+                var valid46 = _errs147 === errors;
               } else {
                 var valid46 = true;
               }
               if (valid46) {
-                if (data49.type !== undefined) {
-                  let data79 = data49.type;
-                  const _errs146 = errors;
-                  if (!(data79 === 5 || data79 === 6)) {
-                    const err112 = {};
+                if (data50.type !== undefined) {
+                  let data80 = data50.type;
+                  const _errs148 = errors;
+                  if (!(data80 === 5 || data80 === 6)) {
+                    const err113 = {};
                     if (vErrors === null) {
-                      vErrors = [err112];
+                      vErrors = [err113];
                     } else {
-                      vErrors.push(err112);
+                      vErrors.push(err113);
                     }
                     errors++;
                   }
-                  var valid46 = _errs146 === errors;
+                  var valid46 = _errs148 === errors;
                 } else {
                   var valid46 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs144 === errors;
-          errors = _errs143;
+          var _valid6 = _errs146 === errors;
+          errors = _errs145;
           if (vErrors !== null) {
-            if (_errs143) {
-              vErrors.length = _errs143;
+            if (_errs145) {
+              vErrors.length = _errs145;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs147 = errors;
-            if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-              if (data49['lnb-freq1'] !== undefined) {
-                const err113 = {
+            const _errs149 = errors;
+            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+              if (data50['lnb-freq1'] !== undefined) {
+                const err114 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
@@ -20539,26 +20567,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data49['lnb-freq1'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err113];
-                } else {
-                  vErrors.push(err113);
-                }
-                errors++;
-              }
-              if (data49['lnb-freq2'] !== undefined) {
-                const err114 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data49['lnb-freq2'],
+                  data: data50['lnb-freq1'],
                 };
                 if (vErrors === null) {
                   vErrors = [err114];
@@ -20567,17 +20576,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['lnb-freq-range'] !== undefined) {
+              if (data50['lnb-freq2'] !== undefined) {
                 const err115 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data49['lnb-freq-range'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
+                  data: data50['lnb-freq2'],
                 };
                 if (vErrors === null) {
                   vErrors = [err115];
@@ -20586,17 +20595,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['lnb-sharing'] !== undefined) {
+              if (data50['lnb-freq-range'] !== undefined) {
                 const err116 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data49['lnb-sharing'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
+                  data: data50['lnb-freq-range'],
                 };
                 if (vErrors === null) {
                   vErrors = [err116];
@@ -20605,17 +20614,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['lnb-polarization'] !== undefined) {
+              if (data50['lnb-sharing'] !== undefined) {
                 const err117 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data49['lnb-polarization'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
+                  data: data50['lnb-sharing'],
                 };
                 if (vErrors === null) {
                   vErrors = [err117];
@@ -20624,17 +20633,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['lnb-force-tone'] !== undefined) {
+              if (data50['lnb-polarization'] !== undefined) {
                 const err118 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data49['lnb-force-tone'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
+                  data: data50['lnb-polarization'],
                 };
                 if (vErrors === null) {
                   vErrors = [err118];
@@ -20643,17 +20652,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data49['lnb-diseqc'] !== undefined) {
+              if (data50['lnb-force-tone'] !== undefined) {
                 const err119 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data49['lnb-diseqc'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
+                  data: data50['lnb-force-tone'],
                 };
                 if (vErrors === null) {
                   vErrors = [err119];
@@ -20662,8 +20671,27 @@ function validate20(
                 }
                 errors++;
               }
+              if (data50['lnb-diseqc'] !== undefined) {
+                const err120 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
+                  data: data50['lnb-diseqc'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err120];
+                } else {
+                  vErrors.push(err120);
+                }
+                errors++;
+              }
             }
-            var _valid6 = _errs147 === errors;
+            var _valid6 = _errs149 === errors;
             valid45 = _valid6;
             if (valid45) {
               var props6 = {};
@@ -20679,7 +20707,7 @@ function validate20(
             }
           }
           if (!valid45) {
-            const err120 = {
+            const err121 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
@@ -20687,12 +20715,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err120];
+              vErrors = [err121];
             } else {
-              vErrors.push(err120);
+              vErrors.push(err121);
             }
             errors++;
           }
@@ -20704,9 +20732,9 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-            if (data49.id === undefined) {
-              const err121 = {
+          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+            if (data50.id === undefined) {
+              const err122 = {
                 instancePath: instancePath + '/dvb-adapter/' + i2,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -20714,25 +20742,7 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data49,
-              };
-              if (vErrors === null) {
-                vErrors = [err121];
-              } else {
-                vErrors.push(err121);
-              }
-              errors++;
-            }
-            if (data49.name === undefined) {
-              const err122 = {
-                instancePath: instancePath + '/dvb-adapter/' + i2,
-                schemaPath: 'dvb-adapter.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'name' },
-                message: "must have required property '" + 'name' + "'",
-                schema: schema49.required,
-                parentSchema: schema49,
-                data: data49,
+                data: data50,
               };
               if (vErrors === null) {
                 vErrors = [err122];
@@ -20741,9 +20751,27 @@ function validate20(
               }
               errors++;
             }
-            for (const key1 in data49) {
+            if (data50.name === undefined) {
+              const err123 = {
+                instancePath: instancePath + '/dvb-adapter/' + i2,
+                schemaPath: 'dvb-adapter.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'name' },
+                message: "must have required property '" + 'name' + "'",
+                schema: schema49.required,
+                parentSchema: schema49,
+                data: data50,
+              };
+              if (vErrors === null) {
+                vErrors = [err123];
+              } else {
+                vErrors.push(err123);
+              }
+              errors++;
+            }
+            for (const key1 in data50) {
               if (!func1.call(schema49.properties, key1)) {
-                const err123 = {
+                const err124 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -20751,30 +20779,7 @@ function validate20(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data49,
-                };
-                if (vErrors === null) {
-                  vErrors = [err123];
-                } else {
-                  vErrors.push(err123);
-                }
-                errors++;
-              }
-            }
-            if (data49.id !== undefined) {
-              let data87 = data49.id;
-              if (
-                !(typeof data87 == 'number' && !(data87 % 1) && !isNaN(data87) && isFinite(data87))
-              ) {
-                const err124 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data87,
+                  data: data50,
                 };
                 if (vErrors === null) {
                   vErrors = [err124];
@@ -20783,9 +20788,32 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data87 == 'number' && isFinite(data87)) {
-                if (data87 < 1 || isNaN(data87)) {
-                  const err125 = {
+            }
+            if (data50.id !== undefined) {
+              let data88 = data50.id;
+              if (
+                !(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88) && isFinite(data88))
+              ) {
+                const err125 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
+                  data: data88,
+                };
+                if (vErrors === null) {
+                  vErrors = [err125];
+                } else {
+                  vErrors.push(err125);
+                }
+                errors++;
+              }
+              if (typeof data88 == 'number' && isFinite(data88)) {
+                if (data88 < 1 || isNaN(data88)) {
+                  const err126 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
                     schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -20793,23 +20821,23 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema49.properties.id,
-                    data: data87,
+                    data: data88,
                   };
                   if (vErrors === null) {
-                    vErrors = [err125];
+                    vErrors = [err126];
                   } else {
-                    vErrors.push(err125);
+                    vErrors.push(err126);
                   }
                   errors++;
                 }
               }
             }
-            if (data49.mode !== undefined) {
-              let data88 = data49.mode;
+            if (data50.mode !== undefined) {
+              let data89 = data50.mode;
               if (
-                !(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88) && isFinite(data88))
+                !(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89) && isFinite(data89))
               ) {
-                const err126 = {
+                const err127 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
@@ -20817,25 +20845,7 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties.mode.type,
                   parentSchema: schema49.properties.mode,
-                  data: data88,
-                };
-                if (vErrors === null) {
-                  vErrors = [err126];
-                } else {
-                  vErrors.push(err126);
-                }
-                errors++;
-              }
-              if (!(data88 === 0 || data88 === 1 || data88 === 2)) {
-                const err127 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
-                  data: data88,
+                  data: data89,
                 };
                 if (vErrors === null) {
                   vErrors = [err127];
@@ -20844,20 +20854,15 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data49.type !== undefined) {
-              let data89 = data49.type;
-              if (
-                !(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89) && isFinite(data89))
-              ) {
+              if (!(data89 === 0 || data89 === 1 || data89 === 2)) {
                 const err128 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.mode.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
                   data: data89,
                 };
                 if (vErrors === null) {
@@ -20867,26 +20872,21 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data50.type !== undefined) {
+              let data90 = data50.type;
               if (
-                !(
-                  data89 === 1 ||
-                  data89 === 2 ||
-                  data89 === 3 ||
-                  data89 === 5 ||
-                  data89 === 6 ||
-                  data89 === 16 ||
-                  data89 === 18
-                )
+                !(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90) && isFinite(data90))
               ) {
                 const err129 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.type.type,
                   parentSchema: schema49.properties.type,
-                  data: data89,
+                  data: data90,
                 };
                 if (vErrors === null) {
                   vErrors = [err129];
@@ -20895,12 +20895,40 @@ function validate20(
                 }
                 errors++;
               }
+              if (
+                !(
+                  data90 === 1 ||
+                  data90 === 2 ||
+                  data90 === 3 ||
+                  data90 === 5 ||
+                  data90 === 6 ||
+                  data90 === 16 ||
+                  data90 === 18
+                )
+              ) {
+                const err130 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
+                  data: data90,
+                };
+                if (vErrors === null) {
+                  vErrors = [err130];
+                } else {
+                  vErrors.push(err130);
+                }
+                errors++;
+              }
             }
-            if (data49.name !== undefined) {
-              let data90 = data49.name;
-              if (typeof data90 === 'string') {
-                if (func2(data90) < 1) {
-                  const err130 = {
+            if (data50.name !== undefined) {
+              let data91 = data50.name;
+              if (typeof data91 === 'string') {
+                if (func2(data91) < 1) {
+                  const err131 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
                     schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
                     keyword: 'minLength',
@@ -20908,17 +20936,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema49.properties.name,
-                    data: data90,
+                    data: data91,
                   };
                   if (vErrors === null) {
-                    vErrors = [err130];
+                    vErrors = [err131];
                   } else {
-                    vErrors.push(err130);
+                    vErrors.push(err131);
                   }
                   errors++;
                 }
               } else {
-                const err131 = {
+                const err132 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
                   schemaPath: 'dvb-adapter.schema.json/properties/name/type',
                   keyword: 'type',
@@ -20926,27 +20954,6 @@ function validate20(
                   message: 'must be string',
                   schema: schema49.properties.name.type,
                   parentSchema: schema49.properties.name,
-                  data: data90,
-                };
-                if (vErrors === null) {
-                  vErrors = [err131];
-                } else {
-                  vErrors.push(err131);
-                }
-                errors++;
-              }
-            }
-            if (data49.pause !== undefined) {
-              let data91 = data49.pause;
-              if (typeof data91 !== 'boolean') {
-                const err132 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
                   data: data91,
                 };
                 if (vErrors === null) {
@@ -20957,19 +20964,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data49.adapter !== undefined) {
-              let data92 = data49.adapter;
-              if (
-                !(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92) && isFinite(data92))
-              ) {
+            if (data50.pause !== undefined) {
+              let data92 = data50.pause;
+              if (typeof data92 !== 'boolean') {
                 const err133 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
                   data: data92,
                 };
                 if (vErrors === null) {
@@ -20979,9 +20984,32 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data92 == 'number' && isFinite(data92)) {
-                if (data92 < -1 || isNaN(data92)) {
-                  const err134 = {
+            }
+            if (data50.adapter !== undefined) {
+              let data93 = data50.adapter;
+              if (
+                !(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93) && isFinite(data93))
+              ) {
+                const err134 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
+                  data: data93,
+                };
+                if (vErrors === null) {
+                  vErrors = [err134];
+                } else {
+                  vErrors.push(err134);
+                }
+                errors++;
+              }
+              if (typeof data93 == 'number' && isFinite(data93)) {
+                if (data93 < -1 || isNaN(data93)) {
+                  const err135 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
                     schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
@@ -20989,23 +21017,23 @@ function validate20(
                     message: 'must be >= -1',
                     schema: -1,
                     parentSchema: schema49.properties.adapter,
-                    data: data92,
+                    data: data93,
                   };
                   if (vErrors === null) {
-                    vErrors = [err134];
+                    vErrors = [err135];
                   } else {
-                    vErrors.push(err134);
+                    vErrors.push(err135);
                   }
                   errors++;
                 }
               }
             }
-            if (data49.device !== undefined) {
-              let data93 = data49.device;
+            if (data50.device !== undefined) {
+              let data94 = data50.device;
               if (
-                !(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93) && isFinite(data93))
+                !(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94) && isFinite(data94))
               ) {
-                const err135 = {
+                const err136 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
                   schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
@@ -21013,18 +21041,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties.device.type,
                   parentSchema: schema49.properties.device,
-                  data: data93,
+                  data: data94,
                 };
                 if (vErrors === null) {
-                  vErrors = [err135];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err135);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
-              if (typeof data93 == 'number' && isFinite(data93)) {
-                if (data93 < 0 || isNaN(data93)) {
-                  const err136 = {
+              if (typeof data94 == 'number' && isFinite(data94)) {
+                if (data94 < 0 || isNaN(data94)) {
+                  const err137 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
                     schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
                     keyword: 'minimum',
@@ -21032,21 +21060,21 @@ function validate20(
                     message: 'must be >= 0',
                     schema: 0,
                     parentSchema: schema49.properties.device,
-                    data: data93,
+                    data: data94,
                   };
                   if (vErrors === null) {
-                    vErrors = [err136];
+                    vErrors = [err137];
                   } else {
-                    vErrors.push(err136);
+                    vErrors.push(err137);
                   }
                   errors++;
                 }
               }
             }
-            if (data49.trace !== undefined) {
-              let data94 = data49.trace;
-              if (typeof data94 !== 'boolean') {
-                const err137 = {
+            if (data50.trace !== undefined) {
+              let data95 = data50.trace;
+              if (typeof data95 !== 'boolean') {
+                const err138 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/trace',
                   schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
@@ -21054,27 +21082,6 @@ function validate20(
                   message: 'must be boolean',
                   schema: schema49.properties.trace.type,
                   parentSchema: schema49.properties.trace,
-                  data: data94,
-                };
-                if (vErrors === null) {
-                  vErrors = [err137];
-                } else {
-                  vErrors.push(err137);
-                }
-                errors++;
-              }
-            }
-            if (data49['mpegts-trace'] !== undefined) {
-              let data95 = data49['mpegts-trace'];
-              if (typeof data95 !== 'boolean') {
-                const err138 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
                   data: data95,
                 };
                 if (vErrors === null) {
@@ -21085,17 +21092,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data49['enable-alert'] !== undefined) {
-              let data96 = data49['enable-alert'];
+            if (data50['mpegts-trace'] !== undefined) {
+              let data96 = data50['mpegts-trace'];
               if (typeof data96 !== 'boolean') {
                 const err139 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
                   data: data96,
                 };
                 if (vErrors === null) {
@@ -21106,17 +21113,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data49['mpegts-filter-ca-clear'] !== undefined) {
-              let data97 = data49['mpegts-filter-ca-clear'];
+            if (data50['enable-alert'] !== undefined) {
+              let data97 = data50['enable-alert'];
               if (typeof data97 !== 'boolean') {
                 const err140 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
                   data: data97,
                 };
                 if (vErrors === null) {
@@ -21127,17 +21134,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data49.note !== undefined) {
-              let data98 = data49.note;
-              if (typeof data98 !== 'string') {
+            if (data50['mpegts-filter-ca-clear'] !== undefined) {
+              let data98 = data50['mpegts-filter-ca-clear'];
+              if (typeof data98 !== 'boolean') {
                 const err141 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
                   data: data98,
                 };
                 if (vErrors === null) {
@@ -21148,19 +21155,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data49.freq !== undefined) {
-              let data99 = data49.freq;
-              if (
-                !(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99) && isFinite(data99))
-              ) {
+            if (data50.note !== undefined) {
+              let data99 = data50.note;
+              if (typeof data99 !== 'string') {
                 const err142 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
                   data: data99,
                 };
                 if (vErrors === null) {
@@ -21170,29 +21175,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data99 == 'number' && isFinite(data99)) {
-                if (data99 < 0 || isNaN(data99)) {
-                  const err143 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data99,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err143];
-                  } else {
-                    vErrors.push(err143);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data49['buffer-size'] !== undefined) {
-              let data100 = data49['buffer-size'];
+            if (data50.freq !== undefined) {
+              let data100 = data50.freq;
               if (
                 !(
                   typeof data100 == 'number' &&
@@ -21201,7 +21186,55 @@ function validate20(
                   isFinite(data100)
                 )
               ) {
-                const err144 = {
+                const err143 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
+                  data: data100,
+                };
+                if (vErrors === null) {
+                  vErrors = [err143];
+                } else {
+                  vErrors.push(err143);
+                }
+                errors++;
+              }
+              if (typeof data100 == 'number' && isFinite(data100)) {
+                if (data100 < 0 || isNaN(data100)) {
+                  const err144 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.freq,
+                    data: data100,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err144];
+                  } else {
+                    vErrors.push(err144);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data50['buffer-size'] !== undefined) {
+              let data101 = data50['buffer-size'];
+              if (
+                !(
+                  typeof data101 == 'number' &&
+                  !(data101 % 1) &&
+                  !isNaN(data101) &&
+                  isFinite(data101)
+                )
+              ) {
+                const err145 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
                   schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
                   keyword: 'type',
@@ -21209,18 +21242,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['buffer-size'].type,
                   parentSchema: schema49.properties['buffer-size'],
-                  data: data100,
+                  data: data101,
                 };
                 if (vErrors === null) {
-                  vErrors = [err144];
+                  vErrors = [err145];
                 } else {
-                  vErrors.push(err144);
+                  vErrors.push(err145);
                 }
                 errors++;
               }
-              if (typeof data100 == 'number' && isFinite(data100)) {
-                if (data100 > 65535 || isNaN(data100)) {
-                  const err145 = {
+              if (typeof data101 == 'number' && isFinite(data101)) {
+                if (data101 > 65535 || isNaN(data101)) {
+                  const err146 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
                     schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
                     keyword: 'maximum',
@@ -21228,25 +21261,7 @@ function validate20(
                     message: 'must be <= 65535',
                     schema: 65535,
                     parentSchema: schema49.properties['buffer-size'],
-                    data: data100,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err145];
-                  } else {
-                    vErrors.push(err145);
-                  }
-                  errors++;
-                }
-                if (data100 < 0 || isNaN(data100)) {
-                  const err146 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data100,
+                    data: data101,
                   };
                   if (vErrors === null) {
                     vErrors = [err146];
@@ -21255,12 +21270,30 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data101 < 0 || isNaN(data101)) {
+                  const err147 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data101,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err147];
+                  } else {
+                    vErrors.push(err147);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data49['epg-export'] !== undefined) {
-              let data101 = data49['epg-export'];
-              if (typeof data101 !== 'boolean') {
-                const err147 = {
+            if (data50['epg-export'] !== undefined) {
+              let data102 = data50['epg-export'];
+              if (typeof data102 !== 'boolean') {
+                const err148 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
                   schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
                   keyword: 'type',
@@ -21268,34 +21301,6 @@ function validate20(
                   message: 'must be boolean',
                   schema: schema49.properties['epg-export'].type,
                   parentSchema: schema49.properties['epg-export'],
-                  data: data101,
-                };
-                if (vErrors === null) {
-                  vErrors = [err147];
-                } else {
-                  vErrors.push(err147);
-                }
-                errors++;
-              }
-            }
-            if (data49['spectral-inversion'] !== undefined) {
-              let data102 = data49['spectral-inversion'];
-              if (
-                !(
-                  typeof data102 == 'number' &&
-                  !(data102 % 1) &&
-                  !isNaN(data102) &&
-                  isFinite(data102)
-                )
-              ) {
-                const err148 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data102,
                 };
                 if (vErrors === null) {
@@ -21305,27 +21310,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data102 === 0 || data102 === 1 || data102 === 2)) {
-                const err149 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data102,
-                };
-                if (vErrors === null) {
-                  vErrors = [err149];
-                } else {
-                  vErrors.push(err149);
-                }
-                errors++;
-              }
             }
-            if (data49.modulation !== undefined) {
-              let data103 = data49.modulation;
+            if (data50['spectral-inversion'] !== undefined) {
+              let data103 = data50['spectral-inversion'];
               if (
                 !(
                   typeof data103 == 'number' &&
@@ -21334,14 +21321,32 @@ function validate20(
                   isFinite(data103)
                 )
               ) {
-                const err150 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                const err149 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data103,
+                };
+                if (vErrors === null) {
+                  vErrors = [err149];
+                } else {
+                  vErrors.push(err149);
+                }
+                errors++;
+              }
+              if (!(data103 === 0 || data103 === 1 || data103 === 2)) {
+                const err150 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data103,
                 };
                 if (vErrors === null) {
@@ -21351,34 +21356,26 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data50.modulation !== undefined) {
+              let data104 = data50.modulation;
               if (
                 !(
-                  data103 === -1 ||
-                  data103 === 0 ||
-                  data103 === 1 ||
-                  data103 === 2 ||
-                  data103 === 3 ||
-                  data103 === 4 ||
-                  data103 === 5 ||
-                  data103 === 6 ||
-                  data103 === 7 ||
-                  data103 === 8 ||
-                  data103 === 9 ||
-                  data103 === 10 ||
-                  data103 === 11 ||
-                  data103 === 12 ||
-                  data103 === 13
+                  typeof data104 == 'number' &&
+                  !(data104 % 1) &&
+                  !isNaN(data104) &&
+                  isFinite(data104)
                 )
               ) {
                 const err151 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.modulation.type,
                   parentSchema: schema49.properties.modulation,
-                  data: data103,
+                  data: data104,
                 };
                 if (vErrors === null) {
                   vErrors = [err151];
@@ -21387,22 +21384,58 @@ function validate20(
                 }
                 errors++;
               }
+              if (
+                !(
+                  data104 === -1 ||
+                  data104 === 0 ||
+                  data104 === 1 ||
+                  data104 === 2 ||
+                  data104 === 3 ||
+                  data104 === 4 ||
+                  data104 === 5 ||
+                  data104 === 6 ||
+                  data104 === 7 ||
+                  data104 === 8 ||
+                  data104 === 9 ||
+                  data104 === 10 ||
+                  data104 === 11 ||
+                  data104 === 12 ||
+                  data104 === 13
+                )
+              ) {
+                const err152 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
+                  data: data104,
+                };
+                if (vErrors === null) {
+                  vErrors = [err152];
+                } else {
+                  vErrors.push(err152);
+                }
+                errors++;
+              }
             }
-            if (data49['cam-pnr'] !== undefined) {
-              let data104 = data49['cam-pnr'];
-              if (Array.isArray(data104)) {
-                const len3 = data104.length;
+            if (data50['cam-pnr'] !== undefined) {
+              let data105 = data50['cam-pnr'];
+              if (Array.isArray(data105)) {
+                const len3 = data105.length;
                 for (let i3 = 0; i3 < len3; i3++) {
-                  let data105 = data104[i3];
+                  let data106 = data105[i3];
                   if (
                     !(
-                      typeof data105 == 'number' &&
-                      !(data105 % 1) &&
-                      !isNaN(data105) &&
-                      isFinite(data105)
+                      typeof data106 == 'number' &&
+                      !(data106 % 1) &&
+                      !isNaN(data106) &&
+                      isFinite(data106)
                     )
                   ) {
-                    const err152 = {
+                    const err153 = {
                       instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr/' + i3,
                       schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
                       keyword: 'type',
@@ -21410,18 +21443,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema49.properties['cam-pnr'].items.type,
                       parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data105,
+                      data: data106,
                     };
                     if (vErrors === null) {
-                      vErrors = [err152];
+                      vErrors = [err153];
                     } else {
-                      vErrors.push(err152);
+                      vErrors.push(err153);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err153 = {
+                const err154 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
                   schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
                   keyword: 'type',
@@ -21429,35 +21462,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['cam-pnr'].type,
                   parentSchema: schema49.properties['cam-pnr'],
-                  data: data104,
-                };
-                if (vErrors === null) {
-                  vErrors = [err153];
-                } else {
-                  vErrors.push(err153);
-                }
-                errors++;
-              }
-            }
-            if (data49['symbol-rate'] !== undefined) {
-              let data106 = data49['symbol-rate'];
-              if (
-                !(
-                  typeof data106 == 'number' &&
-                  !(data106 % 1) &&
-                  !isNaN(data106) &&
-                  isFinite(data106)
-                )
-              ) {
-                const err154 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
-                  data: data106,
+                  data: data105,
                 };
                 if (vErrors === null) {
                   vErrors = [err154];
@@ -21466,29 +21471,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data106 == 'number' && isFinite(data106)) {
-                if (data106 < 0 || isNaN(data106)) {
-                  const err155 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data106,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err155];
-                  } else {
-                    vErrors.push(err155);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data49.fec !== undefined) {
-              let data107 = data49.fec;
+            if (data50['symbol-rate'] !== undefined) {
+              let data107 = data50['symbol-rate'];
               if (
                 !(
                   typeof data107 == 'number' &&
@@ -21497,60 +21482,46 @@ function validate20(
                   isFinite(data107)
                 )
               ) {
-                const err156 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                const err155 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
                   data: data107,
                 };
                 if (vErrors === null) {
-                  vErrors = [err156];
+                  vErrors = [err155];
                 } else {
-                  vErrors.push(err156);
+                  vErrors.push(err155);
                 }
                 errors++;
               }
-              if (
-                !(
-                  data107 === 0 ||
-                  data107 === 1 ||
-                  data107 === 2 ||
-                  data107 === 3 ||
-                  data107 === 4 ||
-                  data107 === 5 ||
-                  data107 === 6 ||
-                  data107 === 7 ||
-                  data107 === 8 ||
-                  data107 === 9 ||
-                  data107 === 10 ||
-                  data107 === 11 ||
-                  data107 === 12
-                )
-              ) {
-                const err157 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
-                  data: data107,
-                };
-                if (vErrors === null) {
-                  vErrors = [err157];
-                } else {
-                  vErrors.push(err157);
+              if (typeof data107 == 'number' && isFinite(data107)) {
+                if (data107 < 0 || isNaN(data107)) {
+                  const err156 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data107,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err156];
+                  } else {
+                    vErrors.push(err156);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data49['dvb-stream-id'] !== undefined) {
-              let data108 = data49['dvb-stream-id'];
+            if (data50.fec !== undefined) {
+              let data108 = data50.fec;
               if (
                 !(
                   typeof data108 == 'number' &&
@@ -21559,14 +21530,48 @@ function validate20(
                   isFinite(data108)
                 )
               ) {
-                const err158 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                const err157 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['dvb-stream-id'].type,
-                  parentSchema: schema49.properties['dvb-stream-id'],
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
+                  data: data108,
+                };
+                if (vErrors === null) {
+                  vErrors = [err157];
+                } else {
+                  vErrors.push(err157);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data108 === 0 ||
+                  data108 === 1 ||
+                  data108 === 2 ||
+                  data108 === 3 ||
+                  data108 === 4 ||
+                  data108 === 5 ||
+                  data108 === 6 ||
+                  data108 === 7 ||
+                  data108 === 8 ||
+                  data108 === 9 ||
+                  data108 === 10 ||
+                  data108 === 11 ||
+                  data108 === 12
+                )
+              ) {
+                const err158 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.fec.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
                   data: data108,
                 };
                 if (vErrors === null) {
@@ -21576,9 +21581,37 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data108 == 'number' && isFinite(data108)) {
-                if (data108 < -1 || isNaN(data108)) {
-                  const err159 = {
+            }
+            if (data50['dvb-stream-id'] !== undefined) {
+              let data109 = data50['dvb-stream-id'];
+              if (
+                !(
+                  typeof data109 == 'number' &&
+                  !(data109 % 1) &&
+                  !isNaN(data109) &&
+                  isFinite(data109)
+                )
+              ) {
+                const err159 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['dvb-stream-id'].type,
+                  parentSchema: schema49.properties['dvb-stream-id'],
+                  data: data109,
+                };
+                if (vErrors === null) {
+                  vErrors = [err159];
+                } else {
+                  vErrors.push(err159);
+                }
+                errors++;
+              }
+              if (typeof data109 == 'number' && isFinite(data109)) {
+                if (data109 < -1 || isNaN(data109)) {
+                  const err160 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
                     schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
                     keyword: 'minimum',
@@ -21586,32 +21619,32 @@ function validate20(
                     message: 'must be >= -1',
                     schema: -1,
                     parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data108,
+                    data: data109,
                   };
                   if (vErrors === null) {
-                    vErrors = [err159];
+                    vErrors = [err160];
                   } else {
-                    vErrors.push(err159);
+                    vErrors.push(err160);
                   }
                   errors++;
                 }
               }
             }
-            if (data49['biss-pnr'] !== undefined) {
-              let data109 = data49['biss-pnr'];
-              if (Array.isArray(data109)) {
-                const len4 = data109.length;
+            if (data50['biss-pnr'] !== undefined) {
+              let data110 = data50['biss-pnr'];
+              if (Array.isArray(data110)) {
+                const len4 = data110.length;
                 for (let i4 = 0; i4 < len4; i4++) {
-                  let data110 = data109[i4];
+                  let data111 = data110[i4];
                   if (
                     !(
-                      typeof data110 == 'number' &&
-                      !(data110 % 1) &&
-                      !isNaN(data110) &&
-                      isFinite(data110)
+                      typeof data111 == 'number' &&
+                      !(data111 % 1) &&
+                      !isNaN(data111) &&
+                      isFinite(data111)
                     )
                   ) {
-                    const err160 = {
+                    const err161 = {
                       instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr/' + i4,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
                       keyword: 'type',
@@ -21619,18 +21652,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema49.properties['biss-pnr'].items.type,
                       parentSchema: schema49.properties['biss-pnr'].items,
-                      data: data110,
+                      data: data111,
                     };
                     if (vErrors === null) {
-                      vErrors = [err160];
+                      vErrors = [err161];
                     } else {
-                      vErrors.push(err160);
+                      vErrors.push(err161);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err161 = {
+                const err162 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
                   keyword: 'type',
@@ -21638,25 +21671,25 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['biss-pnr'].type,
                   parentSchema: schema49.properties['biss-pnr'],
-                  data: data109,
+                  data: data110,
                 };
                 if (vErrors === null) {
-                  vErrors = [err161];
+                  vErrors = [err162];
                 } else {
-                  vErrors.push(err161);
+                  vErrors.push(err162);
                 }
                 errors++;
               }
             }
-            if (data49['biss-key'] !== undefined) {
-              let data111 = data49['biss-key'];
-              if (Array.isArray(data111)) {
-                const len5 = data111.length;
+            if (data50['biss-key'] !== undefined) {
+              let data112 = data50['biss-key'];
+              if (Array.isArray(data112)) {
+                const len5 = data112.length;
                 for (let i5 = 0; i5 < len5; i5++) {
-                  let data112 = data111[i5];
-                  if (typeof data112 === 'string') {
-                    if (func2(data112) < 1) {
-                      const err162 = {
+                  let data113 = data112[i5];
+                  if (typeof data113 === 'string') {
+                    if (func2(data113) < 1) {
+                      const err163 = {
                         instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
                         keyword: 'minLength',
@@ -21664,17 +21697,17 @@ function validate20(
                         message: 'must NOT have fewer than 1 characters',
                         schema: 1,
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data112,
+                        data: data113,
                       };
                       if (vErrors === null) {
-                        vErrors = [err162];
+                        vErrors = [err163];
                       } else {
-                        vErrors.push(err162);
+                        vErrors.push(err163);
                       }
                       errors++;
                     }
                   } else {
-                    const err163 = {
+                    const err164 = {
                       instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
                       keyword: 'type',
@@ -21682,18 +21715,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema49.properties['biss-key'].items.type,
                       parentSchema: schema49.properties['biss-key'].items,
-                      data: data112,
+                      data: data113,
                     };
                     if (vErrors === null) {
-                      vErrors = [err163];
+                      vErrors = [err164];
                     } else {
-                      vErrors.push(err163);
+                      vErrors.push(err164);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err164 = {
+                const err165 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
@@ -21701,35 +21734,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['biss-key'].type,
                   parentSchema: schema49.properties['biss-key'],
-                  data: data111,
-                };
-                if (vErrors === null) {
-                  vErrors = [err164];
-                } else {
-                  vErrors.push(err164);
-                }
-                errors++;
-              }
-            }
-            if (data49['t2mi-mode'] !== undefined) {
-              let data113 = data49['t2mi-mode'];
-              if (
-                !(
-                  typeof data113 == 'number' &&
-                  !(data113 % 1) &&
-                  !isNaN(data113) &&
-                  isFinite(data113)
-                )
-              ) {
-                const err165 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data113,
+                  data: data112,
                 };
                 if (vErrors === null) {
                   vErrors = [err165];
@@ -21738,27 +21743,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data113 === 0 || data113 === 1 || data113 === 2)) {
-                const err166 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data113,
-                };
-                if (vErrors === null) {
-                  vErrors = [err166];
-                } else {
-                  vErrors.push(err166);
-                }
-                errors++;
-              }
             }
-            if (data49['t2mi-pid'] !== undefined) {
-              let data114 = data49['t2mi-pid'];
+            if (data50['t2mi-mode'] !== undefined) {
+              let data114 = data50['t2mi-mode'];
               if (
                 !(
                   typeof data114 == 'number' &&
@@ -21767,14 +21754,32 @@ function validate20(
                   isFinite(data114)
                 )
               ) {
-                const err167 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
+                const err166 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data114,
+                };
+                if (vErrors === null) {
+                  vErrors = [err166];
+                } else {
+                  vErrors.push(err166);
+                }
+                errors++;
+              }
+              if (!(data114 === 0 || data114 === 1 || data114 === 2)) {
+                const err167 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
                   data: data114,
                 };
                 if (vErrors === null) {
@@ -21784,47 +21789,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data114 == 'number' && isFinite(data114)) {
-                if (data114 > 8191 || isNaN(data114)) {
-                  const err168 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data114,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err168];
-                  } else {
-                    vErrors.push(err168);
-                  }
-                  errors++;
-                }
-                if (data114 < 0 || isNaN(data114)) {
-                  const err169 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data114,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err169];
-                  } else {
-                    vErrors.push(err169);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data49['t2mi-plp'] !== undefined) {
-              let data115 = data49['t2mi-plp'];
+            if (data50['t2mi-pid'] !== undefined) {
+              let data115 = data50['t2mi-pid'];
               if (
                 !(
                   typeof data115 == 'number' &&
@@ -21833,64 +21800,64 @@ function validate20(
                   isFinite(data115)
                 )
               ) {
-                const err170 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
+                const err168 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
                   data: data115,
                 };
                 if (vErrors === null) {
-                  vErrors = [err170];
+                  vErrors = [err168];
                 } else {
-                  vErrors.push(err170);
+                  vErrors.push(err168);
                 }
                 errors++;
               }
               if (typeof data115 == 'number' && isFinite(data115)) {
-                if (data115 > 255 || isNaN(data115)) {
-                  const err171 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                if (data115 > 8191 || isNaN(data115)) {
+                  const err169 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data115,
                   };
                   if (vErrors === null) {
-                    vErrors = [err171];
+                    vErrors = [err169];
                   } else {
-                    vErrors.push(err171);
+                    vErrors.push(err169);
                   }
                   errors++;
                 }
                 if (data115 < 0 || isNaN(data115)) {
-                  const err172 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                  const err170 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data115,
                   };
                   if (vErrors === null) {
-                    vErrors = [err172];
+                    vErrors = [err170];
                   } else {
-                    vErrors.push(err172);
+                    vErrors.push(err170);
                   }
                   errors++;
                 }
               }
             }
-            if (data49['t2mi-tsid'] !== undefined) {
-              let data116 = data49['t2mi-tsid'];
+            if (data50['t2mi-plp'] !== undefined) {
+              let data116 = data50['t2mi-plp'];
               if (
                 !(
                   typeof data116 == 'number' &&
@@ -21899,64 +21866,64 @@ function validate20(
                   isFinite(data116)
                 )
               ) {
-                const err173 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+                const err171 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
                   data: data116,
                 };
                 if (vErrors === null) {
-                  vErrors = [err173];
+                  vErrors = [err171];
                 } else {
-                  vErrors.push(err173);
+                  vErrors.push(err171);
                 }
                 errors++;
               }
               if (typeof data116 == 'number' && isFinite(data116)) {
                 if (data116 > 255 || isNaN(data116)) {
-                  const err174 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
+                  const err172 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 255 },
                     message: 'must be <= 255',
                     schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data116,
                   };
                   if (vErrors === null) {
-                    vErrors = [err174];
+                    vErrors = [err172];
                   } else {
-                    vErrors.push(err174);
+                    vErrors.push(err172);
                   }
                   errors++;
                 }
-                if (data116 < -1 || isNaN(data116)) {
-                  const err175 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
+                if (data116 < 0 || isNaN(data116)) {
+                  const err173 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data116,
                   };
                   if (vErrors === null) {
-                    vErrors = [err175];
+                    vErrors = [err173];
                   } else {
-                    vErrors.push(err175);
+                    vErrors.push(err173);
                   }
                   errors++;
                 }
               }
             }
-            if (data49.bandwidth !== undefined) {
-              let data117 = data49.bandwidth;
+            if (data50['t2mi-tsid'] !== undefined) {
+              let data117 = data50['t2mi-tsid'];
               if (
                 !(
                   typeof data117 == 'number' &&
@@ -21965,64 +21932,64 @@ function validate20(
                   isFinite(data117)
                 )
               ) {
-                const err176 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+                const err174 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
                   data: data117,
                 };
                 if (vErrors === null) {
-                  vErrors = [err176];
+                  vErrors = [err174];
                 } else {
-                  vErrors.push(err176);
+                  vErrors.push(err174);
                 }
                 errors++;
               }
               if (typeof data117 == 'number' && isFinite(data117)) {
-                if (data117 > 8000 || isNaN(data117)) {
-                  const err177 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                if (data117 > 255 || isNaN(data117)) {
+                  const err175 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err177];
+                    vErrors = [err175];
                   } else {
-                    vErrors.push(err177);
+                    vErrors.push(err175);
                   }
                   errors++;
                 }
-                if (data117 < 6000 || isNaN(data117)) {
-                  const err178 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                if (data117 < -1 || isNaN(data117)) {
+                  const err176 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err178];
+                    vErrors = [err176];
                   } else {
-                    vErrors.push(err178);
+                    vErrors.push(err176);
                   }
                   errors++;
                 }
               }
             }
-            if (data49['transmission-mode'] !== undefined) {
-              let data118 = data49['transmission-mode'];
+            if (data50.bandwidth !== undefined) {
+              let data118 = data50.bandwidth;
               if (
                 !(
                   typeof data118 == 'number' &&
@@ -22031,56 +21998,64 @@ function validate20(
                   isFinite(data118)
                 )
               ) {
-                const err179 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                const err177 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
                   data: data118,
                 };
                 if (vErrors === null) {
-                  vErrors = [err179];
+                  vErrors = [err177];
                 } else {
-                  vErrors.push(err179);
+                  vErrors.push(err177);
                 }
                 errors++;
               }
-              if (
-                !(
-                  data118 === 0 ||
-                  data118 === 1 ||
-                  data118 === 2 ||
-                  data118 === 3 ||
-                  data118 === 4 ||
-                  data118 === 5 ||
-                  data118 === 6 ||
-                  data118 === 7 ||
-                  data118 === 8
-                )
-              ) {
-                const err180 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data118,
-                };
-                if (vErrors === null) {
-                  vErrors = [err180];
-                } else {
-                  vErrors.push(err180);
+              if (typeof data118 == 'number' && isFinite(data118)) {
+                if (data118 > 8000 || isNaN(data118)) {
+                  const err178 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data118,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err178];
+                  } else {
+                    vErrors.push(err178);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data118 < 6000 || isNaN(data118)) {
+                  const err179 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data118,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err179];
+                  } else {
+                    vErrors.push(err179);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data49['guard-interval'] !== undefined) {
-              let data119 = data49['guard-interval'];
+            if (data50['transmission-mode'] !== undefined) {
+              let data119 = data50['transmission-mode'];
               if (
                 !(
                   typeof data119 == 'number' &&
@@ -22089,20 +22064,20 @@ function validate20(
                   isFinite(data119)
                 )
               ) {
-                const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                const err180 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data119,
                 };
                 if (vErrors === null) {
-                  vErrors = [err181];
+                  vErrors = [err180];
                 } else {
-                  vErrors.push(err181);
+                  vErrors.push(err180);
                 }
                 errors++;
               }
@@ -22116,31 +22091,29 @@ function validate20(
                   data119 === 5 ||
                   data119 === 6 ||
                   data119 === 7 ||
-                  data119 === 8 ||
-                  data119 === 9 ||
-                  data119 === 10
+                  data119 === 8
                 )
               ) {
-                const err182 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                const err181 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data119,
                 };
                 if (vErrors === null) {
-                  vErrors = [err182];
+                  vErrors = [err181];
                 } else {
-                  vErrors.push(err182);
+                  vErrors.push(err181);
                 }
                 errors++;
               }
             }
-            if (data49['hierarchy-information'] !== undefined) {
-              let data120 = data49['hierarchy-information'];
+            if (data50['guard-interval'] !== undefined) {
+              let data120 = data50['guard-interval'];
               if (
                 !(
                   typeof data120 == 'number' &&
@@ -22149,14 +22122,46 @@ function validate20(
                   isFinite(data120)
                 )
               ) {
-                const err183 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                const err182 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data120,
+                };
+                if (vErrors === null) {
+                  vErrors = [err182];
+                } else {
+                  vErrors.push(err182);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data120 === 0 ||
+                  data120 === 1 ||
+                  data120 === 2 ||
+                  data120 === 3 ||
+                  data120 === 4 ||
+                  data120 === 5 ||
+                  data120 === 6 ||
+                  data120 === 7 ||
+                  data120 === 8 ||
+                  data120 === 9 ||
+                  data120 === 10
+                )
+              ) {
+                const err183 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
                   data: data120,
                 };
                 if (vErrors === null) {
@@ -22166,29 +22171,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(data120 === 0 || data120 === 1 || data120 === 2 || data120 === 3 || data120 === 4)
-              ) {
-                const err184 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data120,
-                };
-                if (vErrors === null) {
-                  vErrors = [err184];
-                } else {
-                  vErrors.push(err184);
-                }
-                errors++;
-              }
             }
-            if (data49['lnb-freq1'] !== undefined) {
-              let data121 = data49['lnb-freq1'];
+            if (data50['hierarchy-information'] !== undefined) {
+              let data121 = data50['hierarchy-information'];
               if (
                 !(
                   typeof data121 == 'number' &&
@@ -22197,14 +22182,34 @@ function validate20(
                   isFinite(data121)
                 )
               ) {
-                const err185 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                const err184 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data121,
+                };
+                if (vErrors === null) {
+                  vErrors = [err184];
+                } else {
+                  vErrors.push(err184);
+                }
+                errors++;
+              }
+              if (
+                !(data121 === 0 || data121 === 1 || data121 === 2 || data121 === 3 || data121 === 4)
+              ) {
+                const err185 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
                   data: data121,
                 };
                 if (vErrors === null) {
@@ -22214,29 +22219,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data121 == 'number' && isFinite(data121)) {
-                if (data121 < 0 || isNaN(data121)) {
-                  const err186 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
-                    data: data121,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err186];
-                  } else {
-                    vErrors.push(err186);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data49['lnb-freq2'] !== undefined) {
-              let data122 = data49['lnb-freq2'];
+            if (data50['lnb-freq1'] !== undefined) {
+              let data122 = data50['lnb-freq1'];
               if (
                 !(
                   typeof data122 == 'number' &&
@@ -22245,46 +22230,46 @@ function validate20(
                   isFinite(data122)
                 )
               ) {
-                const err187 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                const err186 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
                   data: data122,
                 };
                 if (vErrors === null) {
-                  vErrors = [err187];
+                  vErrors = [err186];
                 } else {
-                  vErrors.push(err187);
+                  vErrors.push(err186);
                 }
                 errors++;
               }
               if (typeof data122 == 'number' && isFinite(data122)) {
                 if (data122 < 0 || isNaN(data122)) {
-                  const err188 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                  const err187 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
+                    parentSchema: schema49.properties['lnb-freq1'],
                     data: data122,
                   };
                   if (vErrors === null) {
-                    vErrors = [err188];
+                    vErrors = [err187];
                   } else {
-                    vErrors.push(err188);
+                    vErrors.push(err187);
                   }
                   errors++;
                 }
               }
             }
-            if (data49['lnb-freq-range'] !== undefined) {
-              let data123 = data49['lnb-freq-range'];
+            if (data50['lnb-freq2'] !== undefined) {
+              let data123 = data50['lnb-freq2'];
               if (
                 !(
                   typeof data123 == 'number' &&
@@ -22293,7 +22278,55 @@ function validate20(
                   isFinite(data123)
                 )
               ) {
-                const err189 = {
+                const err188 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
+                  data: data123,
+                };
+                if (vErrors === null) {
+                  vErrors = [err188];
+                } else {
+                  vErrors.push(err188);
+                }
+                errors++;
+              }
+              if (typeof data123 == 'number' && isFinite(data123)) {
+                if (data123 < 0 || isNaN(data123)) {
+                  const err189 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq2'],
+                    data: data123,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err189];
+                  } else {
+                    vErrors.push(err189);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data50['lnb-freq-range'] !== undefined) {
+              let data124 = data50['lnb-freq-range'];
+              if (
+                !(
+                  typeof data124 == 'number' &&
+                  !(data124 % 1) &&
+                  !isNaN(data124) &&
+                  isFinite(data124)
+                )
+              ) {
+                const err190 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
                   keyword: 'type',
@@ -22301,18 +22334,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['lnb-freq-range'].type,
                   parentSchema: schema49.properties['lnb-freq-range'],
-                  data: data123,
+                  data: data124,
                 };
                 if (vErrors === null) {
-                  vErrors = [err189];
+                  vErrors = [err190];
                 } else {
-                  vErrors.push(err189);
+                  vErrors.push(err190);
                 }
                 errors++;
               }
-              if (typeof data123 == 'number' && isFinite(data123)) {
-                if (data123 < 0 || isNaN(data123)) {
-                  const err190 = {
+              if (typeof data124 == 'number' && isFinite(data124)) {
+                if (data124 < 0 || isNaN(data124)) {
+                  const err191 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
                     keyword: 'minimum',
@@ -22320,21 +22353,21 @@ function validate20(
                     message: 'must be >= 0',
                     schema: 0,
                     parentSchema: schema49.properties['lnb-freq-range'],
-                    data: data123,
+                    data: data124,
                   };
                   if (vErrors === null) {
-                    vErrors = [err190];
+                    vErrors = [err191];
                   } else {
-                    vErrors.push(err190);
+                    vErrors.push(err191);
                   }
                   errors++;
                 }
               }
             }
-            if (data49['lnb-sharing'] !== undefined) {
-              let data124 = data49['lnb-sharing'];
-              if (typeof data124 !== 'boolean') {
-                const err191 = {
+            if (data50['lnb-sharing'] !== undefined) {
+              let data125 = data50['lnb-sharing'];
+              if (typeof data125 !== 'boolean') {
+                const err192 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
                   keyword: 'type',
@@ -22342,34 +22375,6 @@ function validate20(
                   message: 'must be boolean',
                   schema: schema49.properties['lnb-sharing'].type,
                   parentSchema: schema49.properties['lnb-sharing'],
-                  data: data124,
-                };
-                if (vErrors === null) {
-                  vErrors = [err191];
-                } else {
-                  vErrors.push(err191);
-                }
-                errors++;
-              }
-            }
-            if (data49['lnb-polarization'] !== undefined) {
-              let data125 = data49['lnb-polarization'];
-              if (
-                !(
-                  typeof data125 == 'number' &&
-                  !(data125 % 1) &&
-                  !isNaN(data125) &&
-                  isFinite(data125)
-                )
-              ) {
-                const err192 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-polarization'].type,
-                  parentSchema: schema49.properties['lnb-polarization'],
                   data: data125,
                 };
                 if (vErrors === null) {
@@ -22379,9 +22384,37 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data125 == 'number' && isFinite(data125)) {
-                if (data125 > 1 || isNaN(data125)) {
-                  const err193 = {
+            }
+            if (data50['lnb-polarization'] !== undefined) {
+              let data126 = data50['lnb-polarization'];
+              if (
+                !(
+                  typeof data126 == 'number' &&
+                  !(data126 % 1) &&
+                  !isNaN(data126) &&
+                  isFinite(data126)
+                )
+              ) {
+                const err193 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-polarization'].type,
+                  parentSchema: schema49.properties['lnb-polarization'],
+                  data: data126,
+                };
+                if (vErrors === null) {
+                  vErrors = [err193];
+                } else {
+                  vErrors.push(err193);
+                }
+                errors++;
+              }
+              if (typeof data126 == 'number' && isFinite(data126)) {
+                if (data126 > 1 || isNaN(data126)) {
+                  const err194 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
                     keyword: 'maximum',
@@ -22389,25 +22422,7 @@ function validate20(
                     message: 'must be <= 1',
                     schema: 1,
                     parentSchema: schema49.properties['lnb-polarization'],
-                    data: data125,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err193];
-                  } else {
-                    vErrors.push(err193);
-                  }
-                  errors++;
-                }
-                if (data125 < -1 || isNaN(data125)) {
-                  const err194 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data125,
+                    data: data126,
                   };
                   if (vErrors === null) {
                     vErrors = [err194];
@@ -22416,12 +22431,30 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data126 < -1 || isNaN(data126)) {
+                  const err195 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data126,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err195];
+                  } else {
+                    vErrors.push(err195);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data49['lnb-force-tone'] !== undefined) {
-              let data126 = data49['lnb-force-tone'];
-              if (typeof data126 !== 'boolean') {
-                const err195 = {
+            if (data50['lnb-force-tone'] !== undefined) {
+              let data127 = data50['lnb-force-tone'];
+              if (typeof data127 !== 'boolean') {
+                const err196 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
                   keyword: 'type',
@@ -22429,34 +22462,6 @@ function validate20(
                   message: 'must be boolean',
                   schema: schema49.properties['lnb-force-tone'].type,
                   parentSchema: schema49.properties['lnb-force-tone'],
-                  data: data126,
-                };
-                if (vErrors === null) {
-                  vErrors = [err195];
-                } else {
-                  vErrors.push(err195);
-                }
-                errors++;
-              }
-            }
-            if (data49['lnb-diseqc'] !== undefined) {
-              let data127 = data49['lnb-diseqc'];
-              if (
-                !(
-                  typeof data127 == 'number' &&
-                  !(data127 % 1) &&
-                  !isNaN(data127) &&
-                  isFinite(data127)
-                )
-              ) {
-                const err196 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-diseqc'].type,
-                  parentSchema: schema49.properties['lnb-diseqc'],
                   data: data127,
                 };
                 if (vErrors === null) {
@@ -22466,18 +22471,26 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data50['lnb-diseqc'] !== undefined) {
+              let data128 = data50['lnb-diseqc'];
               if (
-                !(data127 === 0 || data127 === 1 || data127 === 2 || data127 === 3 || data127 === 4)
+                !(
+                  typeof data128 == 'number' &&
+                  !(data128 % 1) &&
+                  !isNaN(data128) &&
+                  isFinite(data128)
+                )
               ) {
                 const err197 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['lnb-diseqc'].enum,
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-diseqc'].type,
                   parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data127,
+                  data: data128,
                 };
                 if (vErrors === null) {
                   vErrors = [err197];
@@ -22486,9 +22499,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (
+                !(data128 === 0 || data128 === 1 || data128 === 2 || data128 === 3 || data128 === 4)
+              ) {
+                const err198 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['lnb-diseqc'].enum,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data128,
+                };
+                if (vErrors === null) {
+                  vErrors = [err198];
+                } else {
+                  vErrors.push(err198);
+                }
+                errors++;
+              }
             }
           } else {
-            const err198 = {
+            const err199 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -22496,18 +22529,18 @@ function validate20(
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data49,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err198];
+              vErrors = [err199];
             } else {
-              vErrors.push(err198);
+              vErrors.push(err199);
             }
             errors++;
           }
         }
       } else {
-        const err199 = {
+        const err200 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -22515,12 +22548,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data48,
+          data: data49,
         };
         if (vErrors === null) {
-          vErrors = [err199];
+          vErrors = [err200];
         } else {
-          vErrors.push(err199);
+          vErrors.push(err200);
         }
         errors++;
       }
@@ -22540,14 +22573,14 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data129 = data.stream;
-      if (Array.isArray(data129)) {
-        const len6 = data129.length;
+      let data130 = data.stream;
+      if (Array.isArray(data130)) {
+        const len6 = data130.length;
         for (let i6 = 0; i6 < len6; i6++) {
           if (
-            !validate30(data129[i6], {
+            !validate30(data130[i6], {
               instancePath: instancePath + '/stream/' + i6,
-              parentData: data129,
+              parentData: data130,
               parentDataProperty: i6,
               rootData,
               dynamicAnchors,
@@ -22558,7 +22591,7 @@ function validate20(
           }
         }
       } else {
-        const err200 = {
+        const err201 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -22566,25 +22599,25 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data129,
+          data: data130,
         };
         if (vErrors === null) {
-          vErrors = [err200];
+          vErrors = [err201];
         } else {
-          vErrors.push(err200);
+          vErrors.push(err201);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data131 = data['stream-adaptive'];
-      if (Array.isArray(data131)) {
-        const len7 = data131.length;
+      let data132 = data['stream-adaptive'];
+      if (Array.isArray(data132)) {
+        const len7 = data132.length;
         for (let i7 = 0; i7 < len7; i7++) {
-          let data132 = data131[i7];
-          if (data132 && typeof data132 == 'object' && !Array.isArray(data132)) {
-            if (data132.id === undefined) {
-              const err201 = {
+          let data133 = data132[i7];
+          if (data133 && typeof data133 == 'object' && !Array.isArray(data133)) {
+            if (data133.id === undefined) {
+              const err202 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -22592,25 +22625,7 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema79.required,
                 parentSchema: schema79,
-                data: data132,
-              };
-              if (vErrors === null) {
-                vErrors = [err201];
-              } else {
-                vErrors.push(err201);
-              }
-              errors++;
-            }
-            if (data132['stream-name'] === undefined) {
-              const err202 = {
-                instancePath: instancePath + '/stream-adaptive/' + i7,
-                schemaPath: 'stream-adaptive.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'stream-name' },
-                message: "must have required property '" + 'stream-name' + "'",
-                schema: schema79.required,
-                parentSchema: schema79,
-                data: data132,
+                data: data133,
               };
               if (vErrors === null) {
                 vErrors = [err202];
@@ -22619,16 +22634,16 @@ function validate20(
               }
               errors++;
             }
-            if (data132.streams === undefined) {
+            if (data133['stream-name'] === undefined) {
               const err203 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'streams' },
-                message: "must have required property '" + 'streams' + "'",
+                params: { missingProperty: 'stream-name' },
+                message: "must have required property '" + 'stream-name' + "'",
                 schema: schema79.required,
                 parentSchema: schema79,
-                data: data132,
+                data: data133,
               };
               if (vErrors === null) {
                 vErrors = [err203];
@@ -22637,17 +22652,35 @@ function validate20(
               }
               errors++;
             }
-            if (data132.id !== undefined) {
-              let data133 = data132.id;
+            if (data133.streams === undefined) {
+              const err204 = {
+                instancePath: instancePath + '/stream-adaptive/' + i7,
+                schemaPath: 'stream-adaptive.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'streams' },
+                message: "must have required property '" + 'streams' + "'",
+                schema: schema79.required,
+                parentSchema: schema79,
+                data: data133,
+              };
+              if (vErrors === null) {
+                vErrors = [err204];
+              } else {
+                vErrors.push(err204);
+              }
+              errors++;
+            }
+            if (data133.id !== undefined) {
+              let data134 = data133.id;
               if (
                 !(
-                  typeof data133 == 'number' &&
-                  !(data133 % 1) &&
-                  !isNaN(data133) &&
-                  isFinite(data133)
+                  typeof data134 == 'number' &&
+                  !(data134 % 1) &&
+                  !isNaN(data134) &&
+                  isFinite(data134)
                 )
               ) {
-                const err204 = {
+                const err205 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -22655,18 +22688,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema79.properties.id.type,
                   parentSchema: schema79.properties.id,
-                  data: data133,
+                  data: data134,
                 };
                 if (vErrors === null) {
-                  vErrors = [err204];
+                  vErrors = [err205];
                 } else {
-                  vErrors.push(err204);
+                  vErrors.push(err205);
                 }
                 errors++;
               }
-              if (typeof data133 == 'number' && isFinite(data133)) {
-                if (data133 < 1 || isNaN(data133)) {
-                  const err205 = {
+              if (typeof data134 == 'number' && isFinite(data134)) {
+                if (data134 < 1 || isNaN(data134)) {
+                  const err206 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -22674,29 +22707,6 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema79.properties.id,
-                    data: data133,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err205];
-                  } else {
-                    vErrors.push(err205);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data132['stream-name'] !== undefined) {
-              let data134 = data132['stream-name'];
-              if (typeof data134 === 'string') {
-                if (func2(data134) < 1) {
-                  const err206 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema79.properties['stream-name'],
                     data: data134,
                   };
                   if (vErrors === null) {
@@ -22706,16 +22716,21 @@ function validate20(
                   }
                   errors++;
                 }
-                if (!pattern10.test(data134)) {
+              }
+            }
+            if (data133['stream-name'] !== undefined) {
+              let data135 = data133['stream-name'];
+              if (typeof data135 === 'string') {
+                if (func2(data135) < 1) {
                   const err207 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
-                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
-                    schema: '^[A-Za-z0-9._~-]+$',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
                     parentSchema: schema79.properties['stream-name'],
-                    data: data134,
+                    data: data135,
                   };
                   if (vErrors === null) {
                     vErrors = [err207];
@@ -22724,8 +22739,26 @@ function validate20(
                   }
                   errors++;
                 }
+                if (!pattern10.test(data135)) {
+                  const err208 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
+                    schema: '^[A-Za-z0-9._~-]+$',
+                    parentSchema: schema79.properties['stream-name'],
+                    data: data135,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err208];
+                  } else {
+                    vErrors.push(err208);
+                  }
+                  errors++;
+                }
               } else {
-                const err208 = {
+                const err209 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
                   keyword: 'type',
@@ -22733,27 +22766,6 @@ function validate20(
                   message: 'must be string',
                   schema: schema79.properties['stream-name'].type,
                   parentSchema: schema79.properties['stream-name'],
-                  data: data134,
-                };
-                if (vErrors === null) {
-                  vErrors = [err208];
-                } else {
-                  vErrors.push(err208);
-                }
-                errors++;
-              }
-            }
-            if (data132['display-name'] !== undefined) {
-              let data135 = data132['display-name'];
-              if (typeof data135 !== 'string') {
-                const err209 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/display-name',
-                  schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema79.properties['display-name'].type,
-                  parentSchema: schema79.properties['display-name'],
                   data: data135,
                 };
                 if (vErrors === null) {
@@ -22764,11 +22776,32 @@ function validate20(
                 errors++;
               }
             }
-            if (data132.streams !== undefined) {
-              let data136 = data132.streams;
-              if (Array.isArray(data136)) {
-                if (data136.length < 1) {
-                  const err210 = {
+            if (data133['display-name'] !== undefined) {
+              let data136 = data133['display-name'];
+              if (typeof data136 !== 'string') {
+                const err210 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/display-name',
+                  schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema79.properties['display-name'].type,
+                  parentSchema: schema79.properties['display-name'],
+                  data: data136,
+                };
+                if (vErrors === null) {
+                  vErrors = [err210];
+                } else {
+                  vErrors.push(err210);
+                }
+                errors++;
+              }
+            }
+            if (data133.streams !== undefined) {
+              let data137 = data133.streams;
+              if (Array.isArray(data137)) {
+                if (data137.length < 1) {
+                  const err211 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -22776,27 +22809,27 @@ function validate20(
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
                     parentSchema: schema79.properties.streams,
-                    data: data136,
+                    data: data137,
                   };
                   if (vErrors === null) {
-                    vErrors = [err210];
+                    vErrors = [err211];
                   } else {
-                    vErrors.push(err210);
+                    vErrors.push(err211);
                   }
                   errors++;
                 }
-                const len8 = data136.length;
+                const len8 = data137.length;
                 for (let i8 = 0; i8 < len8; i8++) {
-                  let data137 = data136[i8];
+                  let data138 = data137[i8];
                   if (
                     !(
-                      typeof data137 == 'number' &&
-                      !(data137 % 1) &&
-                      !isNaN(data137) &&
-                      isFinite(data137)
+                      typeof data138 == 'number' &&
+                      !(data138 % 1) &&
+                      !isNaN(data138) &&
+                      isFinite(data138)
                     )
                   ) {
-                    const err211 = {
+                    const err212 = {
                       instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -22804,18 +22837,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema79.properties.streams.items.type,
                       parentSchema: schema79.properties.streams.items,
-                      data: data137,
+                      data: data138,
                     };
                     if (vErrors === null) {
-                      vErrors = [err211];
+                      vErrors = [err212];
                     } else {
-                      vErrors.push(err211);
+                      vErrors.push(err212);
                     }
                     errors++;
                   }
-                  if (typeof data137 == 'number' && isFinite(data137)) {
-                    if (data137 < 1 || isNaN(data137)) {
-                      const err212 = {
+                  if (typeof data138 == 'number' && isFinite(data138)) {
+                    if (data138 < 1 || isNaN(data138)) {
+                      const err213 = {
                         instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -22823,23 +22856,23 @@ function validate20(
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema79.properties.streams.items,
-                        data: data137,
+                        data: data138,
                       };
                       if (vErrors === null) {
-                        vErrors = [err212];
+                        vErrors = [err213];
                       } else {
-                        vErrors.push(err212);
+                        vErrors.push(err213);
                       }
                       errors++;
                     }
                   }
                 }
-                let i9 = data136.length;
+                let i9 = data137.length;
                 let j0;
                 if (i9 > 1) {
                   const indices0 = {};
                   for (; i9--; ) {
-                    let item0 = data136[i9];
+                    let item0 = data137[i9];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -22852,7 +22885,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err213 = {
+                      const err214 = {
                         instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -22865,12 +22898,12 @@ function validate20(
                           ' are identical)',
                         schema: true,
                         parentSchema: schema79.properties.streams,
-                        data: data136,
+                        data: data137,
                       };
                       if (vErrors === null) {
-                        vErrors = [err213];
+                        vErrors = [err214];
                       } else {
-                        vErrors.push(err213);
+                        vErrors.push(err214);
                       }
                       errors++;
                       break;
@@ -22879,7 +22912,7 @@ function validate20(
                   }
                 }
               } else {
-                const err214 = {
+                const err215 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -22887,35 +22920,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema79.properties.streams.type,
                   parentSchema: schema79.properties.streams,
-                  data: data136,
-                };
-                if (vErrors === null) {
-                  vErrors = [err214];
-                } else {
-                  vErrors.push(err214);
-                }
-                errors++;
-              }
-            }
-            if (data132['ott-hls'] !== undefined) {
-              let data138 = data132['ott-hls'];
-              if (
-                !(
-                  typeof data138 == 'number' &&
-                  !(data138 % 1) &&
-                  !isNaN(data138) &&
-                  isFinite(data138)
-                )
-              ) {
-                const err215 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema79.properties['ott-hls'].type,
-                  parentSchema: schema79.properties['ott-hls'],
-                  data: data138,
+                  data: data137,
                 };
                 if (vErrors === null) {
                   vErrors = [err215];
@@ -22924,16 +22929,26 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data138 === 0 || data138 === 1 || data138 === 2 || data138 === 3)) {
+            }
+            if (data133['ott-hls'] !== undefined) {
+              let data139 = data133['ott-hls'];
+              if (
+                !(
+                  typeof data139 == 'number' &&
+                  !(data139 % 1) &&
+                  !isNaN(data139) &&
+                  isFinite(data139)
+                )
+              ) {
                 const err216 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema79.properties['ott-hls'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema79.properties['ott-hls'].enum,
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema79.properties['ott-hls'].type,
                   parentSchema: schema79.properties['ott-hls'],
-                  data: data138,
+                  data: data139,
                 };
                 if (vErrors === null) {
                   vErrors = [err216];
@@ -22942,12 +22957,30 @@ function validate20(
                 }
                 errors++;
               }
+              if (!(data139 === 0 || data139 === 1 || data139 === 2 || data139 === 3)) {
+                const err217 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema79.properties['ott-hls'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema79.properties['ott-hls'].enum,
+                  parentSchema: schema79.properties['ott-hls'],
+                  data: data139,
+                };
+                if (vErrors === null) {
+                  vErrors = [err217];
+                } else {
+                  vErrors.push(err217);
+                }
+                errors++;
+              }
             }
-            if (data132['ott-segment-duration'] !== undefined) {
-              let data139 = data132['ott-segment-duration'];
-              if (typeof data139 == 'number' && isFinite(data139)) {
-                if (data139 > 30 || isNaN(data139)) {
-                  const err217 = {
+            if (data133['ott-segment-duration'] !== undefined) {
+              let data140 = data133['ott-segment-duration'];
+              if (typeof data140 == 'number' && isFinite(data140)) {
+                if (data140 > 30 || isNaN(data140)) {
+                  const err218 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
@@ -22956,26 +22989,7 @@ function validate20(
                     message: 'must be <= 30',
                     schema: 30,
                     parentSchema: schema79.properties['ott-segment-duration'],
-                    data: data139,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err217];
-                  } else {
-                    vErrors.push(err217);
-                  }
-                  errors++;
-                }
-                if (data139 < 1 || isNaN(data139)) {
-                  const err218 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema79.properties['ott-segment-duration'],
-                    data: data139,
+                    data: data140,
                   };
                   if (vErrors === null) {
                     vErrors = [err218];
@@ -22984,8 +22998,27 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data140 < 1 || isNaN(data140)) {
+                  const err219 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema79.properties['ott-segment-duration'],
+                    data: data140,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err219];
+                  } else {
+                    vErrors.push(err219);
+                  }
+                  errors++;
+                }
               } else {
-                const err219 = {
+                const err220 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
                   keyword: 'type',
@@ -22993,34 +23026,6 @@ function validate20(
                   message: 'must be number',
                   schema: schema79.properties['ott-segment-duration'].type,
                   parentSchema: schema79.properties['ott-segment-duration'],
-                  data: data139,
-                };
-                if (vErrors === null) {
-                  vErrors = [err219];
-                } else {
-                  vErrors.push(err219);
-                }
-                errors++;
-              }
-            }
-            if (data132['ott-window'] !== undefined) {
-              let data140 = data132['ott-window'];
-              if (
-                !(
-                  typeof data140 == 'number' &&
-                  !(data140 % 1) &&
-                  !isNaN(data140) &&
-                  isFinite(data140)
-                )
-              ) {
-                const err220 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema79.properties['ott-window'].type,
-                  parentSchema: schema79.properties['ott-window'],
                   data: data140,
                 };
                 if (vErrors === null) {
@@ -23030,47 +23035,9 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data140 == 'number' && isFinite(data140)) {
-                if (data140 > 1000 || isNaN(data140)) {
-                  const err221 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema79.properties['ott-window'],
-                    data: data140,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err221];
-                  } else {
-                    vErrors.push(err221);
-                  }
-                  errors++;
-                }
-                if (data140 < 3 || isNaN(data140)) {
-                  const err222 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 3 },
-                    message: 'must be >= 3',
-                    schema: 3,
-                    parentSchema: schema79.properties['ott-window'],
-                    data: data140,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err222];
-                  } else {
-                    vErrors.push(err222);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data132['dvr-storage'] !== undefined) {
-              let data141 = data132['dvr-storage'];
+            if (data133['ott-window'] !== undefined) {
+              let data141 = data133['ott-window'];
               if (
                 !(
                   typeof data141 == 'number' &&
@@ -23079,7 +23046,73 @@ function validate20(
                   isFinite(data141)
                 )
               ) {
-                const err223 = {
+                const err221 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema79.properties['ott-window'].type,
+                  parentSchema: schema79.properties['ott-window'],
+                  data: data141,
+                };
+                if (vErrors === null) {
+                  vErrors = [err221];
+                } else {
+                  vErrors.push(err221);
+                }
+                errors++;
+              }
+              if (typeof data141 == 'number' && isFinite(data141)) {
+                if (data141 > 1000 || isNaN(data141)) {
+                  const err222 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema79.properties['ott-window'],
+                    data: data141,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err222];
+                  } else {
+                    vErrors.push(err222);
+                  }
+                  errors++;
+                }
+                if (data141 < 3 || isNaN(data141)) {
+                  const err223 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 3 },
+                    message: 'must be >= 3',
+                    schema: 3,
+                    parentSchema: schema79.properties['ott-window'],
+                    data: data141,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err223];
+                  } else {
+                    vErrors.push(err223);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data133['dvr-storage'] !== undefined) {
+              let data142 = data133['dvr-storage'];
+              if (
+                !(
+                  typeof data142 == 'number' &&
+                  !(data142 % 1) &&
+                  !isNaN(data142) &&
+                  isFinite(data142)
+                )
+              ) {
+                const err224 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
                   schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
                   keyword: 'type',
@@ -23087,18 +23120,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema79.properties['dvr-storage'].type,
                   parentSchema: schema79.properties['dvr-storage'],
-                  data: data141,
+                  data: data142,
                 };
                 if (vErrors === null) {
-                  vErrors = [err223];
+                  vErrors = [err224];
                 } else {
-                  vErrors.push(err223);
+                  vErrors.push(err224);
                 }
                 errors++;
               }
-              if (typeof data141 == 'number' && isFinite(data141)) {
-                if (data141 < 0 || isNaN(data141)) {
-                  const err224 = {
+              if (typeof data142 == 'number' && isFinite(data142)) {
+                if (data142 < 0 || isNaN(data142)) {
+                  const err225 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
                     schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
                     keyword: 'minimum',
@@ -23106,21 +23139,21 @@ function validate20(
                     message: 'must be >= 0',
                     schema: 0,
                     parentSchema: schema79.properties['dvr-storage'],
-                    data: data141,
+                    data: data142,
                   };
                   if (vErrors === null) {
-                    vErrors = [err224];
+                    vErrors = [err225];
                   } else {
-                    vErrors.push(err224);
+                    vErrors.push(err225);
                   }
                   errors++;
                 }
               }
             }
-            if (data132.note !== undefined) {
-              let data142 = data132.note;
-              if (typeof data142 !== 'string') {
-                const err225 = {
+            if (data133.note !== undefined) {
+              let data143 = data133.note;
+              if (typeof data143 !== 'string') {
+                const err226 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
@@ -23128,18 +23161,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema79.properties.note.type,
                   parentSchema: schema79.properties.note,
-                  data: data142,
+                  data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err225];
+                  vErrors = [err226];
                 } else {
-                  vErrors.push(err225);
+                  vErrors.push(err226);
                 }
                 errors++;
               }
             }
           } else {
-            const err226 = {
+            const err227 = {
               instancePath: instancePath + '/stream-adaptive/' + i7,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -23147,18 +23180,18 @@ function validate20(
               message: 'must be object',
               schema: schema79.type,
               parentSchema: schema79,
-              data: data132,
+              data: data133,
             };
             if (vErrors === null) {
-              vErrors = [err226];
+              vErrors = [err227];
             } else {
-              vErrors.push(err226);
+              vErrors.push(err227);
             }
             errors++;
           }
         }
       } else {
-        const err227 = {
+        const err228 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -23166,18 +23199,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data131,
+          data: data132,
         };
         if (vErrors === null) {
-          vErrors = [err227];
+          vErrors = [err228];
         } else {
-          vErrors.push(err227);
+          vErrors.push(err228);
         }
         errors++;
       }
     }
   } else {
-    const err228 = {
+    const err229 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -23188,9 +23221,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err228];
+      vErrors = [err229];
     } else {
-      vErrors.push(err228);
+      vErrors.push(err229);
     }
     errors++;
   }
@@ -23198,4 +23231,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '9e8675b075aee16ffaf8e83f102e2ba8469d8a094dbe83f11da89914ad1e9ed4';
+module.exports.schemaHash = '4e4cfef1bae097917e6c764aed4c04eca99d69d6c31af775670b660da135b122';

@@ -6,6 +6,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Resource } from '../config/types.ts';
+import type { LiveDelivery } from '../native/live-http.ts';
+import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import {
   type Driver,
   DriverError,
@@ -27,11 +29,15 @@ interface Target {
   port: number;
   cert?: string;
   key?: string;
+  /** Plain HTTP only: new connections go through the native live engine first. */
+  native?: boolean;
 }
 
 interface Listener {
   target: Target;
   server: http.Server | https.Server;
+  /** Undoes the native engine's hold on the listener's connections. */
+  detach?: () => void;
 }
 
 function targets(spec: Record<string, unknown>): { http: Target; https?: Target } {
@@ -40,7 +46,8 @@ function targets(spec: Record<string, unknown>): { http: Target; https?: Target 
       ? spec['bind-address']
       : DEFAULT_BIND;
   const port = typeof spec['port'] === 'number' ? spec['port'] : DEFAULT_PORT;
-  const out: { http: Target; https?: Target } = { http: { bind, port } };
+  const native = spec['native-delivery'] !== false;
+  const out: { http: Target; https?: Target } = { http: { bind, port, native } };
   const cert = spec['certificate'];
   const key = spec['private-key'];
   if (typeof cert === 'string' && cert && typeof key === 'string' && key) {
@@ -51,7 +58,13 @@ function targets(spec: Record<string, unknown>): { http: Target; https?: Target 
 }
 
 function sameTarget(a: Target | undefined, b: Target | undefined): boolean {
-  return a?.bind === b?.bind && a?.port === b?.port && a?.cert === b?.cert && a?.key === b?.key;
+  return (
+    a?.bind === b?.bind &&
+    a?.port === b?.port &&
+    a?.cert === b?.cert &&
+    a?.key === b?.key &&
+    a?.native === b?.native
+  );
 }
 
 function addressOf(server: http.Server): string {
@@ -110,10 +123,16 @@ class HttpServerInstance implements Instance {
     const want = targets(spec);
     if (!sameTarget(this.http?.target, want.http)) {
       await this.stop('http');
-      this.http = {
-        target: want.http,
-        server: await this.listen(want.http, http.createServer(this.handle), 'HTTP'),
-      };
+      const server = http.createServer(this.handle);
+      const delivery = this.host.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+      const detach = want.http.native ? delivery?.attach(server) : undefined;
+      try {
+        await this.listen(want.http, server, 'HTTP');
+      } catch (e) {
+        detach?.();
+        throw e;
+      }
+      this.http = { target: want.http, server, detach };
     }
     if (!sameTarget(this.https?.target, want.https)) {
       await this.stop('https');
@@ -157,6 +176,7 @@ class HttpServerInstance implements Instance {
     const l = this[which];
     if (!l) return;
     this[which] = undefined;
+    l.detach?.();
     await new Promise<void>((resolve) => {
       l.server.close(() => resolve());
       // Keep-alive clients would hold the port; a restart must free it now.
@@ -177,6 +197,10 @@ class HttpServerInstance implements Instance {
     if (this.closed) return { state: 'closed' };
     const st: ResourceStatus = { state: this.http ? 'listening' : 'stopped' };
     if (this.http) st['http'] = addressOf(this.http.server);
+    if (this.http?.detach) {
+      const d = this.host.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+      if (d) st['native-delivery'] = d.stats();
+    }
     if (this.https) st['https'] = addressOf(this.https.server);
     return st;
   }

@@ -143,7 +143,8 @@ export class LiveDelivery {
 
   private readonly onEvents = (handbacks: number[], releases: number[]): void => {
     for (const id of releases) this.releaseId(id);
-    for (let i = 0; i + 1 < handbacks.length; i += 2) this.handBack(handbacks[i]!, handbacks[i + 1]!);
+    for (let i = 0; i + 1 < handbacks.length; i += 2)
+      this.handBack(handbacks[i]!, handbacks[i + 1]!);
   };
 
   /** A connection the engine gives up on: a new socket over its descriptor, to the listener. */

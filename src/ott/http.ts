@@ -55,6 +55,24 @@ export function writeWhole(
   res.end(data);
 }
 
+/**
+ * The status line and headers `writeWhole` sends for `length` bytes, as the native live engine
+ * publishes them (src/ott/live-publish.ts): same names, order and values; the engine adds
+ * Date, Connection and Keep-Alive as Node's server does.
+ */
+export function wholeHead(length: number, type: string, cache: string, ranges: boolean): Buffer {
+  return Buffer.from(
+    'HTTP/1.1 200 OK\r\n' +
+      'Access-Control-Allow-Origin: *\r\n' +
+      `Access-Control-Expose-Headers: ${EXPOSE_HEADERS}\r\n` +
+      `Cache-Control: ${cache}\r\n` +
+      `Content-Type: ${type}\r\n` +
+      (ranges ? 'Accept-Ranges: bytes\r\n' : '') +
+      `Content-Length: ${length}\r\n`,
+    'latin1',
+  );
+}
+
 function sendWhole(
   reply: FastifyReply,
   data: Buffer,

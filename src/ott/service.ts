@@ -2,6 +2,7 @@
 // requests under `/{name}/` (playlists, manifest, init and media segments, time source).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { LiveDelivery } from '../native/live-http.ts';
 import type { StreamBus } from '../stream/bus.ts';
 import type { Clock } from '../util/clock.ts';
 import {
@@ -21,6 +22,7 @@ import {
   TYPE_VTT,
   waitFor,
 } from './http.ts';
+import { LIVE_DELIVERY_SERVICE, LivePublisher } from './live-publish.ts';
 import { lastPosition } from './llhls.ts';
 import { readSettings } from './options.ts';
 import { type CmafRendition, Packager } from './packager.ts';
@@ -77,11 +79,15 @@ export class StreamOttService implements OttService {
   private unregister: () => void;
   private filtered = new FilteredCache();
   private rendered = new RenderCache();
+  /** Publishes the plain live HLS-TS responses to the native engine, when there is one. */
+  private live?: LivePublisher;
 
   constructor(private o: OttServiceOptions) {
     this.packager = new Packager(readSettings(o.spec), o.clock);
     this.unsubscribe = o.bus.subscribe(this.packager);
     this.unregister = o.services ? ottRegistry(o.services).register(o.name, this) : () => {};
+    const delivery = o.services?.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+    if (delivery && o.services) this.live = new LivePublisher(delivery, o.name, this, o.services);
   }
 
   /** The stream record as last given (adaptive groups read the member's `dvr-storage`). */
@@ -92,9 +98,11 @@ export class StreamOttService implements OttService {
   update(spec: Record<string, unknown>): void {
     this.o.spec = spec;
     this.packager.update(readSettings(spec));
+    this.live?.sync();
   }
 
   close(): void {
+    this.live?.close();
     this.unsubscribe();
     this.unregister();
   }

@@ -80,6 +80,16 @@ export function installRequestMetrics(app: FastifyInstance, registry: Registry):
   });
 }
 
+/** Per registry: functions run before each scrape (counts kept elsewhere, folded in then). */
+const scrapeHooks = new WeakMap<Registry, (() => void)[]>();
+
+/** Run `fn` before every `/metrics` scrape of `registry`. */
+export function onScrape(registry: Registry, fn: () => void): void {
+  const list = scrapeHooks.get(registry) ?? [];
+  list.push(fn);
+  scrapeHooks.set(registry, list);
+}
+
 export async function metricsRoutes(
   app: FastifyInstance,
   opts: { ctx: AppContext },
@@ -94,6 +104,7 @@ export async function metricsRoutes(
       response: { 200: { type: 'string' } },
     },
     handler: async (_req, reply) => {
+      for (const fn of scrapeHooks.get(registry) ?? []) fn();
       reply.type(registry.contentType);
       return registry.metrics();
     },

@@ -4,10 +4,12 @@
 // builds its request, logger and hook chain. Anything else goes to the app.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter, Registry } from 'prom-client';
+import type { LiveDelivery } from '../../native/live-http.ts';
 import { CACHE_IMMUTABLE, CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
+import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
 import { ottRegistry } from '../../ott/registry.ts';
 import type { AppContext } from '../context.ts';
-import { REQUESTS } from './metrics.ts';
+import { onScrape, REQUESTS } from './metrics.ts';
 
 /*
  * Why: the kernel copy of a 2 MB segment flushes the core's caches, so the per-request
@@ -43,6 +45,13 @@ class BatchedCount {
     if (this.pending++ === 0) setImmediate(this.flush);
   }
 
+  /** `n` responses at once (the native engine's, folded in before a scrape). */
+  addMany(n: number): void {
+    if (n <= 0) return;
+    this.pending += n;
+    this.flush();
+  }
+
   private readonly flush = (): void => {
     const n = this.pending;
     this.pending = 0;
@@ -57,6 +66,17 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
   const streams = ottRegistry(ctx.services);
   const counter = new BatchedCount(metrics);
+  // The native engine answers the same requests on connections it holds (src/ott/live-publish.ts):
+  // counted with the same labels, folded in before each scrape.
+  const delivery = ctx.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+  if (delivery) {
+    let seen = 0;
+    onScrape(metrics, () => {
+      const served = delivery.stats().served;
+      counter.addMany(served - seen);
+      seen = served;
+    });
+  }
   return (req, res) => {
     if (req.method !== 'GET' || req.headers.range !== undefined) return false;
     const m = LIVE_TS_PATH.exec(req.url ?? '');

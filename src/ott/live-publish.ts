@@ -1,0 +1,104 @@
+// Publishes one stream's live HLS-TS responses to the native live engine (src/native/live-http.ts):
+// every segment the store holds under `/{name}/seg-<hash>.ts` and the plain playlists under
+// `/{name}/index.m3u8` and `/{name}/ts.m3u8`, with the bytes and headers the JavaScript fast path
+// (src/api/routes/ott-fast.ts) would send for the same request. Kept in step with the stores on
+// every change, so the engine never answers what the app would not.
+import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
+import type { LiveDelivery } from '../native/live-http.ts';
+import { CACHE_IMMUTABLE, CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
+import { ottRegistry } from './registry.ts';
+import type { StreamOttService } from './service.ts';
+import type { SegmentStore } from './store.ts';
+
+/** The process's live engine in `host.services` (absent: nothing is published). */
+export const LIVE_DELIVERY_SERVICE = 'live-delivery';
+
+/** Names the fast path takes (no percent-decoding needed); others stay with the app. */
+const PLAIN_NAME = /^[A-Za-z0-9_.~-]+$/;
+const PLAYLISTS = ['index.m3u8', 'ts.m3u8'] as const;
+
+export class LivePublisher {
+  /** Key → the body published under it. */
+  private published = new Map<string, Buffer>();
+  private watched = new Map<SegmentStore, () => void>();
+  private closed = false;
+
+  constructor(
+    private readonly delivery: LiveDelivery,
+    private readonly name: string,
+    private readonly svc: StreamOttService,
+    private readonly services: Map<string, unknown>,
+  ) {
+    this.sync();
+  }
+
+  /** Bring the engine's entries to what the stores hold now. */
+  readonly sync = (): void => {
+    if (this.closed) return;
+    const p = this.svc.packager;
+    this.watch([p.tsStore, ...(p.vtt?.renditions ?? []).map((r) => r.store)]);
+    const want = new Map<string, { body: Buffer; segment: boolean }>();
+    if (this.served()) {
+      const store = p.tsStore;
+      if (store) {
+        for (const seg of store.all()) {
+          const body = store.get(seg.uri);
+          if (body) want.set(`/${this.name}/${seg.uri}`, { body, segment: true });
+        }
+      }
+      for (const file of PLAYLISTS) {
+        const body = this.svc.plainTsPlaylist(file);
+        if (body) want.set(`/${this.name}/${file}`, { body, segment: false });
+      }
+    }
+    for (const key of this.published.keys()) {
+      if (want.has(key)) continue;
+      this.published.delete(key);
+      this.delivery.unpublish(key);
+    }
+    for (const [key, w] of want) {
+      if (this.published.get(key) === w.body) continue;
+      this.published.set(key, w.body);
+      if (w.segment) {
+        const uri = key.slice(this.name.length + 2);
+        // The engine holds the pooled bytes until it no longer sends them.
+        const release = p.tsStore!.retain(uri);
+        this.delivery.publish(
+          key,
+          wholeHead(w.body.length, TYPE_TS, CACHE_IMMUTABLE, true),
+          w.body,
+          release,
+        );
+      } else {
+        this.delivery.publish(key, wholeHead(w.body.length, TYPE_M3U8, CACHE_LIVE, false), w.body);
+      }
+    }
+  };
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const off of this.watched.values()) off();
+    this.watched.clear();
+    for (const key of this.published.keys()) this.delivery.unpublish(key);
+    this.published.clear();
+  }
+
+  /** As the fast path checks per request: the name routes to a stream and this is its service. */
+  private served(): boolean {
+    if (!PLAIN_NAME.test(this.name)) return false;
+    const router = this.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    return !!router?.lookup(this.name) && ottRegistry(this.services).find(this.name) === this.svc;
+  }
+
+  /** Listen to exactly these stores (subtitle renditions come and go). */
+  private watch(stores: (SegmentStore | undefined)[]): void {
+    for (const [store, off] of this.watched) {
+      if (stores.includes(store)) continue;
+      off();
+      this.watched.delete(store);
+    }
+    for (const store of stores)
+      if (store && !this.watched.has(store)) this.watched.set(store, store.onChange(this.sync));
+  }
+}

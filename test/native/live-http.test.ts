@@ -1,0 +1,316 @@
+// The native live engine (native/net/live_http.cc through src/native/live-http.ts) on a real
+// node:http server and raw loopback sockets: published keys are answered natively with Node's
+// header set; every request it must not answer (other paths, queries, HEAD, Range, Expect,
+// Connection: close, HTTP/1.0, a body, no Host, bare LF, a pipelined miss) reaches Node
+// unread on the same connection; bodies are released only after the last response using them;
+// idle connections close after the keep-alive time; fresh silent ones go back to Node.
+import http from 'node:http';
+import { connect, type Socket } from 'node:net';
+import t from 'tap';
+import { LiveDelivery } from '../../src/native/live-http.ts';
+
+interface Response {
+  status: number;
+  headers: Map<string, string>;
+  /** Header names in the order sent. */
+  names: string[];
+  body: Buffer;
+}
+
+/** A raw keep-alive client: writes bytes, reads Content-Length-framed responses in order. */
+class RawClient {
+  private buf = Buffer.alloc(0);
+  private waiters: (() => void)[] = [];
+  ended = false;
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (d) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.wake();
+    });
+    socket.on('end', () => {
+      this.ended = true;
+      this.wake();
+    });
+    socket.on('error', () => {
+      this.ended = true;
+      this.wake();
+    });
+  }
+
+  static open(port: number): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => resolve(new RawClient(s)));
+      s.once('error', reject);
+    });
+  }
+
+  send(text: string | Buffer): void {
+    this.socket.write(text);
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** The next whole response (`head` true: a response to HEAD, no body). */
+  async next(head = false): Promise<Response> {
+    for (;;) {
+      const end = this.buf.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const lines = this.buf.subarray(0, end).toString('latin1').split('\r\n');
+        const status = Number(lines[0]!.split(' ')[1]);
+        const headers = new Map<string, string>();
+        const names: string[] = [];
+        for (const l of lines.slice(1)) {
+          const i = l.indexOf(':');
+          names.push(l.slice(0, i));
+          headers.set(l.slice(0, i).toLowerCase(), l.slice(i + 1).trim());
+        }
+        const length = head ? 0 : Number(headers.get('content-length') ?? 0);
+        if (this.buf.length >= end + 4 + length) {
+          const body = this.buf.subarray(end + 4, end + 4 + length);
+          this.buf = this.buf.subarray(end + 4 + length);
+          return { status, headers, names, body: Buffer.from(body) };
+        }
+      }
+      if (this.ended) throw new Error(`connection ended (${this.buf.length} bytes unread)`);
+      await this.changed();
+    }
+  }
+
+  /** Resolves when the server closes the connection. */
+  async closed(): Promise<void> {
+    while (!this.ended) await this.changed();
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+function head(length: number, type = 'video/mp2t'): Buffer {
+  return Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\n`);
+}
+
+async function setup(
+  t: { teardown(fn: () => unknown): void },
+  opts: { keepAliveMs?: number } = {},
+) {
+  const delivery = new LiveDelivery({ keepAliveMs: opts.keepAliveMs ?? 5000 });
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const body = Buffer.from(`node ${req.method} ${req.url}`);
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': body.length });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  if (opts.keepAliveMs) server.keepAliveTimeout = opts.keepAliveMs;
+  const detach = delivery.attach(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const clients: RawClient[] = [];
+  t.teardown(async () => {
+    for (const c of clients) c.close();
+    detach();
+    delivery.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  return {
+    delivery,
+    seen,
+    server,
+    port,
+    async client() {
+      const c = await RawClient.open(port);
+      clients.push(c);
+      return c;
+    },
+  };
+}
+
+const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
+
+t.test('a published key is answered natively with Node’s header set', async (t) => {
+  const s = await setup(t);
+  const body = Buffer.from('segment bytes');
+  s.delivery.publish('/a/seg.ts', head(body.length), body);
+  const c = await s.client();
+  for (let i = 0; i < 3; i++) {
+    c.send(get('/a/seg.ts'));
+    const r = await c.next();
+    t.equal(r.status, 200);
+    t.ok(r.body.equals(body), 'the body');
+    t.same(r.names, ['Content-Type', 'Content-Length', 'Date', 'Connection', 'Keep-Alive']);
+    t.match(r.headers.get('date'), /^[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT$/);
+    t.equal(r.headers.get('connection'), 'keep-alive');
+    t.equal(r.headers.get('keep-alive'), 'timeout=5');
+  }
+  t.same(s.seen, [], 'Node saw none of them');
+  const st = s.delivery.stats();
+  t.equal(st.served, 3);
+  t.equal(st.adopted, 1);
+  t.equal(st.connections, 1);
+  t.equal(st.entries, 1);
+  // Node's own response to the same kind of request carries the same three added headers.
+  c.send(get('/not-published'));
+  const n = await c.next();
+  t.same(n.names.slice(-3), ['Date', 'Connection', 'Keep-Alive']);
+  t.equal(n.headers.get('keep-alive'), 'timeout=5');
+});
+
+t.test('requests it must not answer reach Node unread, on the same connection', async (t) => {
+  const s = await setup(t);
+  const body = Buffer.from('published');
+  s.delivery.publish('/a/seg.ts', head(body.length), body);
+  const cases: [string, string, boolean?][] = [
+    ['another path', get('/a/other.ts')],
+    ['a query string', get('/a/seg.ts?x=1')],
+    ['HEAD', 'HEAD /a/seg.ts HTTP/1.1\r\nHost: x\r\n\r\n', true],
+    ['a Range', get('/a/seg.ts', 'Range: bytes=0-3\r\n')],
+    ['Connection: close', get('/a/seg.ts', 'Connection: close\r\n')],
+    ['Expect', get('/a/seg.ts', 'Expect: 100-continue\r\n')],
+    ['HTTP/1.0', 'GET /a/seg.ts HTTP/1.0\r\nHost: x\r\n\r\n'],
+    ['a body', 'GET /a/seg.ts HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi'],
+    ['a lower-case range header', get('/a/seg.ts', 'range: bytes=0-3\r\n')],
+    ['a Connection list with close', get('/a/seg.ts', 'Connection: keep-alive, Close\r\n')],
+  ];
+  for (const [what, req, isHead] of cases) {
+    const c = await s.client();
+    c.send(req);
+    let r = await c.next(isHead);
+    if (r.status === 100) r = await c.next(); // Node's own 100 Continue to the Expect
+    t.equal(r.status, 200, what);
+    if (!isHead) t.match(r.body.toString(), /^node /, `${what}: answered by Node`);
+    c.close();
+  }
+  t.equal(s.seen.length, cases.length, 'Node saw every one');
+  t.equal(s.delivery.stats().served, 0);
+
+  // Refusals are Node's own: no Host header, a bare-LF request.
+  const noHost = await s.client();
+  noHost.send('GET /a/seg.ts HTTP/1.1\r\n\r\n');
+  t.equal((await noHost.next()).status, 400, 'no Host: Node answers 400');
+  const lf = await s.client();
+  lf.send('GET /a/seg.ts HTTP/1.1\nHost: x\n\n');
+  const r = await lf.next().catch((e: Error) => e);
+  t.ok(r instanceof Error || r.status === 400 || r.status === 200, 'bare LF: Node decides');
+  t.equal(s.delivery.stats().served, 0, 'neither answered natively');
+
+  // Native first, then a miss: Node keeps the connection from then on, hits included.
+  const c = await s.client();
+  c.send(get('/a/seg.ts'));
+  t.equal((await c.next()).body.toString(), 'published');
+  c.send(get('/a/miss'));
+  t.equal((await c.next()).body.toString(), 'node GET /a/miss');
+  c.send(get('/a/seg.ts'));
+  t.equal((await c.next()).body.toString(), 'node GET /a/seg.ts', 'Node now answers the hit too');
+});
+
+t.test('pipelined and split requests', async (t) => {
+  const s = await setup(t);
+  const body = Buffer.from('P');
+  s.delivery.publish('/p', head(1), body);
+  const c = await s.client();
+  c.send(get('/p') + get('/p') + get('/p'));
+  for (let i = 0; i < 3; i++) t.equal((await c.next()).body.toString(), 'P', `pipelined ${i}`);
+  // A hit followed by a miss in one write: the hit natively, the miss (unread) by Node.
+  c.send(get('/p') + get('/q'));
+  t.equal((await c.next()).body.toString(), 'P');
+  t.equal((await c.next()).body.toString(), 'node GET /q');
+  t.equal(s.delivery.stats().served, 4);
+
+  // A request dribbled in byte by byte: each piece is sent after the previous one was
+  // received by the server's kernel (the client waits for the write to drain).
+  const d = await s.client();
+  const req = Buffer.from(get('/p'));
+  for (let i = 0; i < req.length; i++) {
+    await new Promise<void>((r) => d.socket.write(req.subarray(i, i + 1), () => r()));
+  }
+  t.equal((await d.next()).body.toString(), 'P', 'answered once complete');
+  t.equal(s.delivery.stats().served, 5);
+});
+
+t.test('a body is released only after the last response using it', async (t) => {
+  const s = await setup(t);
+  const body = Buffer.alloc(16 * 1024 * 1024);
+  for (let i = 0; i < body.length; i += 4096) body.writeUInt32BE(i, i);
+  let released = 0;
+  s.delivery.publish('/big', head(body.length), body, () => released++);
+  const c = await s.client();
+  c.socket.pause(); // the response stalls in the socket buffers
+  c.send(get('/big'));
+  // Wait until the engine is writing it (bytes counted, not yet served).
+  while (s.delivery.stats().bytes === 0) await new Promise((r) => setImmediate(r));
+  t.equal(s.delivery.unpublish('/big'), true);
+  t.equal(s.delivery.stats().entries, 0);
+  t.equal(released, 0, 'not released while the response is in flight');
+  // A new request for it is no longer answered natively.
+  const other = await s.client();
+  other.send(get('/big'));
+  t.match((await other.next()).body.toString(), /^node /);
+  c.socket.resume();
+  const r = await c.next();
+  t.ok(r.body.equals(body), 'the whole body, intact');
+  const done = new Promise<void>((resolve) => {
+    const check = () => (released === 1 ? resolve() : setImmediate(check));
+    check();
+  });
+  await done;
+  t.equal(released, 1, 'released once, after the response');
+  // Replacing an entry releases the old body.
+  let old = 0;
+  s.delivery.publish('/r', head(1), Buffer.from('1'), () => old++);
+  s.delivery.publish('/r', head(1), Buffer.from('2'));
+  while (old === 0) await new Promise((r) => setImmediate(r));
+  t.equal(old, 1);
+  c.send(get('/r'));
+  t.equal((await c.next()).body.toString(), '2');
+});
+
+t.test('keep-alive timeout closes; a silent fresh connection goes back to Node', async (t) => {
+  const s = await setup(t, { keepAliveMs: 1000 });
+  s.delivery.publish('/k', head(1), Buffer.from('K'));
+  const c = await s.client();
+  c.send(get('/k'));
+  const r = await c.next();
+  t.equal(r.headers.get('keep-alive'), 'timeout=1');
+  await c.closed();
+  t.ok(s.delivery.stats().closedIdle >= 1, 'closed as idle');
+
+  const fresh = await s.client();
+  while (s.delivery.stats().handedBack === 0) await new Promise((r) => setTimeout(r, 50));
+  fresh.send(get('/k'));
+  t.equal((await fresh.next()).body.toString(), 'node GET /k', 'Node has it now');
+});
+
+t.test('detach drops the engine’s connections; close releases everything', async (t) => {
+  const delivery = new LiveDelivery();
+  const server = http.createServer((_req, res) => res.end('n'));
+  const detach = delivery.attach(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  let released = 0;
+  delivery.publish('/d', head(1), Buffer.from('D'), () => released++);
+  const c = await RawClient.open(port);
+  c.send(get('/d'));
+  t.equal((await c.next()).body.toString(), 'D');
+  detach();
+  await c.closed();
+  t.pass('the connection was closed');
+  // After detach the server's own listener is back: Node answers new connections.
+  const n = await RawClient.open(port);
+  n.send(get('/d'));
+  t.equal((await n.next()).body.toString(), 'n');
+  n.close();
+  delivery.close();
+  t.equal(released, 1, 'close released the published body');
+  t.throws(() => delivery.publish('/x', head(1), Buffer.from('x')), /closed/);
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});

@@ -37,6 +37,8 @@ interface Held {
 export class LiveDelivery {
   private native: NativeLiveHttp;
   private held = new Map<number, Held>();
+  /** Keys published now: with none, connections are not taken (nothing to answer). */
+  private keys = new Set<string>();
   private nextId = 1;
   private servers = new Map<number, Attached>();
   private nextServer = 1;
@@ -65,10 +67,12 @@ export class LiveDelivery {
     const id = this.nextId++;
     this.held.set(id, { body, release });
     this.native.publish(key, head, body, id);
+    this.keys.add(key);
   }
 
   unpublish(key: string): boolean {
     if (this.closed) return false;
+    this.keys.delete(key);
     return this.native.unpublish(key);
   }
 
@@ -82,7 +86,7 @@ export class LiveDelivery {
     const entry: Attached = { server, listeners };
     this.servers.set(id, entry);
     const onConnection = (socket: Socket): void => {
-      if (!this.closed && this.adopt(socket, id)) return;
+      if (!this.closed && this.keys.size > 0 && this.adopt(socket, id)) return;
       for (const l of listeners) l.call(server, socket);
     };
     server.removeAllListeners('connection');
@@ -118,6 +122,7 @@ export class LiveDelivery {
     // Whatever is left was never sent (an event still queued): nothing uses it any more.
     for (const id of [...this.held.keys()]) this.releaseId(id);
     this.servers.clear();
+    this.keys.clear();
   }
 
   private adopt(socket: Socket, server: number): boolean {

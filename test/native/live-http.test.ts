@@ -5,93 +5,9 @@
 // unread on the same connection; bodies are released only after the last response using them;
 // idle connections close after the keep-alive time; fresh silent ones go back to Node.
 import http from 'node:http';
-import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { LiveDelivery } from '../../src/native/live-http.ts';
-
-interface Response {
-  status: number;
-  headers: Map<string, string>;
-  /** Header names in the order sent. */
-  names: string[];
-  body: Buffer;
-}
-
-/** A raw keep-alive client: writes bytes, reads Content-Length-framed responses in order. */
-class RawClient {
-  private buf = Buffer.alloc(0);
-  private waiters: (() => void)[] = [];
-  ended = false;
-
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (d) => {
-      this.buf = Buffer.concat([this.buf, d]);
-      this.wake();
-    });
-    socket.on('end', () => {
-      this.ended = true;
-      this.wake();
-    });
-    socket.on('error', () => {
-      this.ended = true;
-      this.wake();
-    });
-  }
-
-  static open(port: number): Promise<RawClient> {
-    return new Promise((resolve, reject) => {
-      const s = connect(port, '127.0.0.1', () => resolve(new RawClient(s)));
-      s.once('error', reject);
-    });
-  }
-
-  send(text: string | Buffer): void {
-    this.socket.write(text);
-  }
-
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
-  }
-
-  private changed(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  /** The next whole response (`head` true: a response to HEAD, no body). */
-  async next(head = false): Promise<Response> {
-    for (;;) {
-      const end = this.buf.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const lines = this.buf.subarray(0, end).toString('latin1').split('\r\n');
-        const status = Number(lines[0]!.split(' ')[1]);
-        const headers = new Map<string, string>();
-        const names: string[] = [];
-        for (const l of lines.slice(1)) {
-          const i = l.indexOf(':');
-          names.push(l.slice(0, i));
-          headers.set(l.slice(0, i).toLowerCase(), l.slice(i + 1).trim());
-        }
-        const length = head ? 0 : Number(headers.get('content-length') ?? 0);
-        if (this.buf.length >= end + 4 + length) {
-          const body = this.buf.subarray(end + 4, end + 4 + length);
-          this.buf = this.buf.subarray(end + 4 + length);
-          return { status, headers, names, body: Buffer.from(body) };
-        }
-      }
-      if (this.ended) throw new Error(`connection ended (${this.buf.length} bytes unread)`);
-      await this.changed();
-    }
-  }
-
-  /** Resolves when the server closes the connection. */
-  async closed(): Promise<void> {
-    while (!this.ended) await this.changed();
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
+import { RawClient } from '../helpers/raw-http.ts';
 
 function head(length: number, type = 'video/mp2t'): Buffer {
   return Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\n`);
@@ -313,4 +229,12 @@ t.test('detach drops the engine’s connections; close releases everything', asy
   t.throws(() => delivery.publish('/x', head(1), Buffer.from('x')), /closed/);
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
+});
+
+t.test('with nothing published, connections stay with Node', async (t) => {
+  const s = await setup(t);
+  const c = await s.client();
+  c.send(get('/a'));
+  t.equal((await c.next()).body.toString(), 'node GET /a');
+  t.equal(s.delivery.stats().adopted, 0, 'not adopted');
 });

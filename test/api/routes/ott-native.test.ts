@@ -1,0 +1,159 @@
+// Native live delivery through the real server (docs/ott.md): a player's keep-alive connection
+// gets live HLS-TS playlists and segments from the native engine with the bytes and headers of
+// the app's path; an API request on the same connection moves it to Node; the responses are
+// counted in the request metrics and shown in the http-server status; `native-delivery: false`
+// leaves every connection with Node.
+import t from 'tap';
+import { RawClient } from '../../helpers/raw-http.ts';
+import { startServer, waitFor } from '../../helpers/server.ts';
+
+const START_TIMEOUT_MS = 40_000;
+const SAME_HEADERS = [
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+  'cache-control',
+  'content-type',
+  'accept-ranges',
+  'content-length',
+  'connection',
+  'keep-alive',
+];
+const OK_COUNT = /sluice_api_requests_total\{method="GET",route="\/:name\/\*",status="200"\} (\d+)/;
+
+function config(native?: boolean): Record<string, unknown> {
+  return {
+    ...(native === undefined ? {} : { 'http-server': { 'native-delivery': native } }),
+    stream: [
+      {
+        id: 1,
+        'stream-name': 'live',
+        pause: false,
+        'ott-hls': 1,
+        'ott-segment-duration': 1,
+        input: [
+          {
+            type: 'test',
+            width: 320,
+            height: 180,
+            'frame-rate': 25,
+            'gop-interval': 25,
+            'video-bitrate': 300,
+            'enable-overlay': false,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+interface DeliveryStatus {
+  adopted: number;
+  served: number;
+  handedBack: number;
+}
+
+async function deliveryStatus(url: string): Promise<DeliveryStatus | undefined> {
+  const st = (await (await fetch(`${url}/data/status`)).json()) as {
+    resources: { kind: string; status?: Record<string, unknown> }[];
+  };
+  const http = st.resources.find((r) => r.kind === 'http-server');
+  return http?.status?.['native-delivery'] as DeliveryStatus | undefined;
+}
+
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+
+t.test('a player connection is served natively, as the app would', async (t) => {
+  const srv = await startServer(t, { config: config() });
+  const uri = await waitFor(
+    'a live segment',
+    async () => {
+      const r = await fetch(`${srv.url}/live/index.m3u8?x=1`).catch(() => undefined);
+      if (!r?.ok) return undefined;
+      return (await r.text()).match(/^seg-[0-9a-f]+\.ts$/m)?.[0];
+    },
+    START_TIMEOUT_MS,
+  );
+  const before = await deliveryStatus(srv.url);
+  t.ok(before, 'the http-server status shows the engine');
+  const count = async () =>
+    Number(OK_COUNT.exec(await (await fetch(`${srv.url}/metrics`)).text())?.[1] ?? 0);
+  const counted = await count();
+
+  const app = await RawClient.open(srv.port);
+  t.teardown(() => app.close());
+  // Segments committed before the stream's name was routed are published at the store's next
+  // change, and a connection whose request Node answered stays with Node: try on a fresh
+  // connection until the engine answers (its served count moves).
+  let player: RawClient | undefined;
+  let seg: Awaited<ReturnType<RawClient['next']>> | undefined;
+  await waitFor(
+    'the engine answering the segment',
+    async () => {
+      const was = (await deliveryStatus(srv.url))!.served;
+      const c = await RawClient.open(srv.port);
+      t.teardown(() => c.close());
+      c.send(get(`/live/${uri}`));
+      seg = await c.next();
+      if ((await deliveryStatus(srv.url))!.served === was) return undefined;
+      player = c;
+      return true;
+    },
+    10_000,
+  );
+  if (!player || !seg) throw new Error('unreachable');
+  app.send(get(`/live/${uri}?x=1`));
+  const appSeg = await app.next();
+  t.equal(seg.status, 200);
+  t.ok(seg.body.length > 0 && seg.body.equals(appSeg.body), 'same bytes as the app path');
+  for (const h of SAME_HEADERS) t.equal(seg.headers.get(h), appSeg.headers.get(h), h);
+
+  for (const file of ['index.m3u8', 'ts.m3u8']) {
+    const was = (await deliveryStatus(srv.url))!.served;
+    player.send(get(`/live/${file}`));
+    const a = await player.next();
+    app.send(get(`/live/${file}?x=1`));
+    const b = await app.next();
+    t.equal((await deliveryStatus(srv.url))!.served, was + 1, `${file}: answered natively`);
+    t.match(a.body.toString(), /^#EXTM3U/, `${file}: a playlist`);
+    if (
+      a.body.toString().match(/MEDIA-SEQUENCE:\d+/)?.[0] ===
+      b.body.toString().match(/MEDIA-SEQUENCE:\d+/)?.[0]
+    )
+      t.equal(a.body.toString(), b.body.toString(), `${file}: same text as the app path`);
+    for (const h of SAME_HEADERS.filter((x) => x !== 'content-length' && x !== 'accept-ranges'))
+      t.equal(a.headers.get(h), b.headers.get(h), `${file}: ${h}`);
+  }
+  t.ok((await count()) > counted, 'native responses counted in the request metrics');
+
+  // An API request on the player's connection: Node answers it and keeps the connection.
+  const handed = (await deliveryStatus(srv.url))!.handedBack;
+  player.send(get('/data/status'));
+  const st = await player.next();
+  t.equal(st.status, 200);
+  t.match(st.body.toString(), /"resources"/);
+  t.equal((await deliveryStatus(srv.url))!.handedBack, handed + 1, 'handed back to Node');
+  const served = (await deliveryStatus(srv.url))!.served;
+  player.send(get('/live/index.m3u8'));
+  t.match((await player.next()).body.toString(), /^#EXTM3U/, 'Node answers from then on');
+  t.equal((await deliveryStatus(srv.url))!.served, served, 'not by the engine');
+  // A segment that is not in the window: Node's 404, as before.
+  player.send(get('/live/seg-0000000000.ts'));
+  t.equal((await player.next()).status, 404);
+});
+
+t.test('native-delivery false: every connection stays with Node', async (t) => {
+  const srv = await startServer(t, { config: config(false) });
+  const uri = await waitFor(
+    'a live segment',
+    async () => {
+      const r = await fetch(`${srv.url}/live/index.m3u8`).catch(() => undefined);
+      if (!r?.ok) return undefined;
+      return (await r.text()).match(/^seg-[0-9a-f]+\.ts$/m)?.[0];
+    },
+    START_TIMEOUT_MS,
+  );
+  const r = await fetch(`${srv.url}/live/${uri}`);
+  t.equal(r.status, 200);
+  await r.arrayBuffer();
+  t.equal(await deliveryStatus(srv.url), undefined, 'no engine on this listener');
+});

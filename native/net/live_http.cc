@@ -170,9 +170,24 @@ LiveHttp::LiveHttp(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LiveHttp>(
   tsfn_ = Tsfn::New(env, info[0].As<Napi::Function>(), "sluice-live-http", 0, 1, this);
   tsfn_.Unref(env);
   tsfnLive_ = true;
+  // Added after the thread-safe function, so it runs before Node tears that down at exit.
+  env_ = env;
+  napi_add_env_cleanup_hook(env, &LiveHttp::AtExit, this);
+  hooked_ = true;
+}
+
+void LiveHttp::AtExit(void* arg) {
+  // The environment is going away without close(): stop the thread; Node releases the
+  // thread-safe function itself.
+  auto* self = static_cast<LiveHttp*>(arg);
+  self->hooked_ = false;
+  self->closed_ = true;
+  self->Stop();
+  self->tsfnLive_ = false;
 }
 
 LiveHttp::~LiveHttp() {
+  if (hooked_) napi_remove_env_cleanup_hook(env_, &LiveHttp::AtExit, this);
   closed_ = true;
   Stop();
   for (auto& kv : conns_) close(kv.second->fd);

@@ -60,6 +60,8 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   void QueueRelease(uint64_t id);
 
   static void CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEvents* ev);
+  /** Environment cleanup hook: the process exits without close(). */
+  static void AtExit(void* self);
 
  private:
   using Tsfn = Napi::TypedThreadSafeFunction<LiveHttp, LiveEvents, CallJs>;
@@ -92,6 +94,8 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   std::shared_ptr<LiveEntry> Find(const char* key, size_t length);
 
   Tsfn tsfn_;
+  napi_env env_ = nullptr;
+  bool hooked_ = false;
   std::atomic<bool> tsfnLive_{false};
   int epoll_ = -1;
   int wake_ = -1;

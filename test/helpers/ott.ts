@@ -165,3 +165,33 @@ export async function ffprobeJson(
   );
   return JSON.parse(stdout) as Record<string, unknown>;
 }
+
+/**
+ * A server config with one live HLS-TS stream `live` (1 s segments) from the test generator,
+ * small and fast to start; `httpServer` is merged into the `http-server` record.
+ */
+export function liveTsConfig(httpServer?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...(httpServer ? { 'http-server': httpServer } : {}),
+    stream: [
+      {
+        id: 1,
+        'stream-name': 'live',
+        pause: false,
+        'ott-hls': 1,
+        'ott-segment-duration': 1,
+        input: [
+          {
+            type: 'test',
+            width: 320,
+            height: 180,
+            'frame-rate': 25,
+            'gop-interval': 25,
+            'video-bitrate': 300,
+            'enable-overlay': false,
+          },
+        ],
+      },
+    ],
+  };
+}

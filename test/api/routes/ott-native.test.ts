@@ -4,6 +4,7 @@
 // counted in the request metrics and shown in the http-server status; `native-delivery: false`
 // leaves every connection with Node.
 import t from 'tap';
+import { liveTsConfig } from '../../helpers/ott.ts';
 import { RawClient } from '../../helpers/raw-http.ts';
 import { startServer, waitFor } from '../../helpers/server.ts';
 
@@ -19,32 +20,6 @@ const SAME_HEADERS = [
   'keep-alive',
 ];
 const OK_COUNT = /sluice_api_requests_total\{method="GET",route="\/:name\/\*",status="200"\} (\d+)/;
-
-function config(native?: boolean): Record<string, unknown> {
-  return {
-    ...(native === undefined ? {} : { 'http-server': { 'native-delivery': native } }),
-    stream: [
-      {
-        id: 1,
-        'stream-name': 'live',
-        pause: false,
-        'ott-hls': 1,
-        'ott-segment-duration': 1,
-        input: [
-          {
-            type: 'test',
-            width: 320,
-            height: 180,
-            'frame-rate': 25,
-            'gop-interval': 25,
-            'video-bitrate': 300,
-            'enable-overlay': false,
-          },
-        ],
-      },
-    ],
-  };
-}
 
 interface DeliveryStatus {
   adopted: number;
@@ -63,7 +38,7 @@ async function deliveryStatus(url: string): Promise<DeliveryStatus | undefined> 
 const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
 
 t.test('a player connection is served natively, as the app would', async (t) => {
-  const srv = await startServer(t, { config: config() });
+  const srv = await startServer(t, { config: liveTsConfig() });
   const uri = await waitFor(
     'a live segment',
     async () => {
@@ -142,7 +117,7 @@ t.test('a player connection is served natively, as the app would', async (t) => 
 });
 
 t.test('native-delivery false: every connection stays with Node', async (t) => {
-  const srv = await startServer(t, { config: config(false) });
+  const srv = await startServer(t, { config: liveTsConfig({ 'native-delivery': false }) });
   const uri = await waitFor(
     'a live segment',
     async () => {

@@ -296,7 +296,8 @@ const schema38 = {
       'x-apply': 'hot',
     },
     'segment-cache-max-age': {
-      description: 'Cache-Control max-age of immutable OTT segments, seconds',
+      description:
+        'Cache-Control max-age of OTT media segments (live and archive), seconds; 0 = no-cache',
       type: 'integer',
       default: 86400,
       minimum: 0,
@@ -23231,4 +23232,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '4e4cfef1bae097917e6c764aed4c04eca99d69d6c31af775670b660da135b122';
+module.exports.schemaHash = '2619a102e813195b09be3a26eae1c048ae9946b4bce03f1a60c15eaeb5737d05';

@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Resource } from '../config/types.ts';
 import type { LiveDelivery } from '../native/live-http.ts';
+import { DEFAULT_SEGMENT_MAX_AGE, ottCachePolicy } from '../ott/cache-policy.ts';
 import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import {
   type Driver,
@@ -120,6 +121,10 @@ class HttpServerInstance implements Instance {
 
   /** Bring the listeners to what `spec` asks, touching only those that differ. */
   async ensure(spec: Record<string, unknown>): Promise<void> {
+    const maxAge = spec['segment-cache-max-age'];
+    ottCachePolicy(this.host.services).setSegmentMaxAge(
+      typeof maxAge === 'number' ? maxAge : DEFAULT_SEGMENT_MAX_AGE,
+    );
     const want = targets(spec);
     if (!sameTarget(this.http?.target, want.http)) {
       await this.stop('http');

@@ -3,6 +3,7 @@
 // recorder to the packager while the stream's `dvr-storage` names a running storage.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Host, Instance } from '../drivers/types.ts';
+import { ottCachePolicy } from '../ott/cache-policy.ts';
 import type { Packager } from '../ott/packager.ts';
 import type { OttService } from '../ott/types.ts';
 import type { Timer } from '../util/clock.ts';
@@ -61,6 +62,7 @@ export class ArchivedOttService implements OttService {
       epg: epgLookupFrom(o.host.services),
       clock: o.host.clock,
       log: o.host.log,
+      segmentCache: () => ottCachePolicy(o.host.services).segment,
     });
     this.timer = o.host.clock.setInterval(() => this.sync(), SYNC_MS);
     this.sync();

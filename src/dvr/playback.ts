@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import {
-  CACHE_IMMUTABLE,
   CACHE_LIVE,
   sendBytes,
   sendNotFound,
@@ -68,6 +67,8 @@ export interface PlaybackContext {
   epg: EpgLookup;
   clock: Clock;
   log: Logger;
+  /** Cache-Control of segments (http-server `segment-cache-max-age`). */
+  segmentCache: () => string;
 }
 
 type Query = Record<string, string | undefined>;
@@ -291,7 +292,7 @@ export class ArchivePlayer {
     const drop = droppedByLayout(layout, sel);
     const pmt = pmtPidOf(data);
     const body = drop.size > 0 && pmt !== undefined ? filterPids(data, drop, pmt) : data;
-    return sendBytes(req, reply, body, TYPE_TS, CACHE_IMMUTABLE);
+    return sendBytes(req, reply, body, TYPE_TS, this.c.segmentCache());
   }
 
   private async cmafChunk(
@@ -335,7 +336,7 @@ export class ArchivePlayer {
     } catch {
       return sendNotFound(reply, VOD_SEGMENT_GONE);
     }
-    return sendBytes(req, reply, dash ? toDashVtt(body) : body, TYPE_VTT, CACHE_IMMUTABLE);
+    return sendBytes(req, reply, dash ? toDashVtt(body) : body, TYPE_VTT, this.c.segmentCache());
   }
 
   private sendChunk(
@@ -363,6 +364,12 @@ export class ArchivePlayer {
     } catch {
       return sendNotFound(reply, VOD_SEGMENT_GONE);
     }
-    return sendBytes(req, reply, data, type, type === TYPE_MP4 ? CACHE_LIVE : CACHE_IMMUTABLE);
+    return sendBytes(
+      req,
+      reply,
+      data,
+      type,
+      type === TYPE_MP4 ? CACHE_LIVE : this.c.segmentCache(),
+    );
   }
 }

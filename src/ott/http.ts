@@ -7,8 +7,8 @@ import type { Clock } from '../util/clock.ts';
 import type { SegmentStore } from './store.ts';
 
 export const CACHE_LIVE = 'no-cache';
-/** Segments never change under their name (hash or number within a run). */
-export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
+// Segments (whose names are never reused for other bytes) take their Cache-Control from the
+// server's policy: ./cache-policy.ts.
 export const TYPE_M3U8 = 'application/vnd.apple.mpegurl';
 export const TYPE_MPD = 'application/dash+xml';
 export const TYPE_TS = 'video/mp2t';

@@ -5,7 +5,8 @@
 // every change, so the engine never answers what the app would not.
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
 import type { LiveDelivery } from '../native/live-http.ts';
-import { CACHE_IMMUTABLE, CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
+import { ottCachePolicy } from './cache-policy.ts';
+import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
 import { ottRegistry } from './registry.ts';
 import type { StreamOttService } from './service.ts';
 import type { SegmentStore } from './store.ts';
@@ -18,8 +19,8 @@ const PLAIN_NAME = /^[A-Za-z0-9_.~-]+$/;
 const PLAYLISTS = ['index.m3u8', 'ts.m3u8'] as const;
 
 export class LivePublisher {
-  /** Key → the body published under it. */
-  private published = new Map<string, Buffer>();
+  /** Key → the body published under it and the Cache-Control it went out with. */
+  private published = new Map<string, { body: Buffer; cache: string }>();
   private watched = new Map<SegmentStore, () => void>();
   private closed = false;
 
@@ -37,18 +38,20 @@ export class LivePublisher {
     if (this.closed) return;
     const p = this.svc.packager;
     this.watch([p.tsStore, ...(p.vtt?.renditions ?? []).map((r) => r.store)]);
-    const want = new Map<string, { body: Buffer; segment: boolean }>();
+    const segmentCache = ottCachePolicy(this.services).segment;
+    const want = new Map<string, { body: Buffer; segment: boolean; cache: string }>();
     if (this.served()) {
       const store = p.tsStore;
       if (store) {
         for (const seg of store.all()) {
           const body = store.get(seg.uri);
-          if (body) want.set(`/${this.name}/${seg.uri}`, { body, segment: true });
+          if (body)
+            want.set(`/${this.name}/${seg.uri}`, { body, segment: true, cache: segmentCache });
         }
       }
       for (const file of PLAYLISTS) {
         const body = this.svc.plainTsPlaylist(file);
-        if (body) want.set(`/${this.name}/${file}`, { body, segment: false });
+        if (body) want.set(`/${this.name}/${file}`, { body, segment: false, cache: CACHE_LIVE });
       }
     }
     for (const key of this.published.keys()) {
@@ -57,20 +60,21 @@ export class LivePublisher {
       this.delivery.unpublish(key);
     }
     for (const [key, w] of want) {
-      if (this.published.get(key) === w.body) continue;
-      this.published.set(key, w.body);
+      const was = this.published.get(key);
+      if (was?.body === w.body && was.cache === w.cache) continue;
+      this.published.set(key, { body: w.body, cache: w.cache });
       if (w.segment) {
         const uri = key.slice(this.name.length + 2);
         // The engine holds the pooled bytes until it no longer sends them.
         const release = p.tsStore!.retain(uri);
         this.delivery.publish(
           key,
-          wholeHead(w.body.length, TYPE_TS, CACHE_IMMUTABLE, true),
+          wholeHead(w.body.length, TYPE_TS, w.cache, true),
           w.body,
           release,
         );
       } else {
-        this.delivery.publish(key, wholeHead(w.body.length, TYPE_M3U8, CACHE_LIVE, false), w.body);
+        this.delivery.publish(key, wholeHead(w.body.length, TYPE_M3U8, w.cache, false), w.body);
       }
     }
   };

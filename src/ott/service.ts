@@ -5,8 +5,8 @@ import type { Logger } from 'pino';
 import type { LiveDelivery } from '../native/live-http.ts';
 import type { StreamBus } from '../stream/bus.ts';
 import type { Clock } from '../util/clock.ts';
+import { type OttCachePolicy, ottCachePolicy } from './cache-policy.ts';
 import {
-  CACHE_IMMUTABLE,
   CACHE_LIVE,
   RenderCache,
   sendBytes,
@@ -81,8 +81,10 @@ export class StreamOttService implements OttService {
   private rendered = new RenderCache();
   /** Publishes the plain live HLS-TS responses to the native engine, when there is one. */
   private live?: LivePublisher;
+  private readonly cache: OttCachePolicy;
 
   constructor(private o: OttServiceOptions) {
+    this.cache = ottCachePolicy(o.services);
     this.packager = new Packager(readSettings(o.spec), o.clock);
     this.unsubscribe = o.bus.subscribe(this.packager);
     this.unregister = o.services ? ottRegistry(o.services).register(o.name, this) : () => {};
@@ -149,7 +151,7 @@ export class StreamOttService implements OttService {
       }
       const body = vr.store.get(`${vm[4]}.vtt`);
       if (!body) return sendNotFound(reply, 'segment not in the window');
-      return sendBytes(req, reply, vm[3] ? toDashVtt(body) : body, TYPE_VTT, CACHE_IMMUTABLE);
+      return sendBytes(req, reply, vm[3] ? toDashVtt(body) : body, TYPE_VTT, this.cache.segment);
     }
     if (path === 'cmaf.m3u8' && p.settings.cmaf) return this.master(req, reply, query);
     if (path === 'index.mpd' && p.settings.cmaf) return this.mpd(req, reply, query);
@@ -163,7 +165,7 @@ export class StreamOttService implements OttService {
         drop.size === 0
           ? data
           : this.filtered.get(path, drop, () => filterPids(data, drop, p.segmenter.demux.pmtPid));
-      return sendBytes(req, reply, body, TYPE_TS, CACHE_IMMUTABLE);
+      return sendBytes(req, reply, body, TYPE_TS, this.cache.segment);
     }
     const m = RENDITION_PATH.exec(path);
     const r = m && p.cmafEnabled ? p.rendition(m[1]!) : undefined;
@@ -302,7 +304,7 @@ export class StreamOttService implements OttService {
     }
     if (!data) return sendNotFound(reply, 'segment not in the window');
     reply.raw.once('close', r.store.retain(uri));
-    return sendBytes(req, reply, data, TYPE_M4S, CACHE_IMMUTABLE);
+    return sendBytes(req, reply, data, TYPE_M4S, this.cache.segment);
   }
 
   private isNext(r: CmafRendition, seq: number, part: number): boolean {

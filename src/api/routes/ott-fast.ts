@@ -5,7 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter, Registry } from 'prom-client';
 import type { LiveDelivery } from '../../native/live-http.ts';
-import { CACHE_IMMUTABLE, CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
+import { ottCachePolicy } from '../../ott/cache-policy.ts';
+import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
 import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
 import { ottRegistry } from '../../ott/registry.ts';
 import type { AppContext } from '../context.ts';
@@ -65,6 +66,7 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 /** A request handler that answers live TS segments and playlists, false for anything else. */
 export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
   const streams = ottRegistry(ctx.services);
+  const cache = ottCachePolicy(ctx.services);
   const counter = new BatchedCount(metrics);
   // The native engine answers the same requests on connections it holds (src/ott/live-publish.ts):
   // counted with the same labels, folded in before each scrape.
@@ -101,7 +103,7 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
     const release = store.retain(file);
     res.once('close', release);
     counter.add();
-    writeWhole(res, data, TYPE_TS, CACHE_IMMUTABLE, true);
+    writeWhole(res, data, TYPE_TS, cache.segment, true);
     return true;
   };
 }

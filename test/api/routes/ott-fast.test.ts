@@ -46,7 +46,7 @@ t.test('live TS segments: fast path and app path agree', async (t) => {
   t.equal(app.status, 200);
   t.ok(fastBody.length > 0 && fastBody.equals(appBody), 'same bytes on both paths');
   for (const h of SAME_HEADERS) t.equal(fast.headers.get(h), app.headers.get(h), h);
-  t.equal(fast.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  t.equal(fast.headers.get('cache-control'), 'public, max-age=86400, immutable', 'the default max-age');
   t.equal(await count(), before + 2, 'both requests counted in the request metrics');
 
   for (const file of ['index.m3u8', 'ts.m3u8']) {

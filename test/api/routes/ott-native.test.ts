@@ -38,7 +38,8 @@ async function deliveryStatus(url: string): Promise<DeliveryStatus | undefined> 
 const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
 
 t.test('a player connection is served natively, as the app would', async (t) => {
-  const srv = await startServer(t, { config: liveTsConfig() });
+  // A max-age other than the default: both paths must send the configured one.
+  const srv = await startServer(t, { config: liveTsConfig({ 'segment-cache-max-age': 60 }) });
   const uri = await waitFor(
     'a live segment',
     async () => {
@@ -81,6 +82,11 @@ t.test('a player connection is served natively, as the app would', async (t) => 
   t.equal(seg.status, 200);
   t.ok(seg.body.length > 0 && seg.body.equals(appSeg.body), 'same bytes as the app path');
   for (const h of SAME_HEADERS) t.equal(seg.headers.get(h), appSeg.headers.get(h), h);
+  t.equal(
+    seg.headers.get('cache-control'),
+    'public, max-age=60, immutable',
+    'the configured max-age',
+  );
 
   for (const file of ['index.m3u8', 'ts.m3u8']) {
     const was = (await deliveryStatus(srv.url))!.served;

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { OttService } from '../../src/ott/types.ts';
 import type { BusSink, StreamBus } from '../../src/stream/bus.ts';
+import { waitFor } from './server.ts';
 
 const run = promisify(execFile);
 export const TS_CHUNK = 188 * 7;
@@ -195,3 +196,27 @@ export function liveTsConfig(httpServer?: Record<string, unknown>): Record<strin
     ],
   };
 }
+
+/** The URI of a segment in `/{name}/index.m3u8` once the stream lists one (`query` is appended
+ *  to the playlist request, e.g. `?x=1` to take the app's path). */
+export function firstLiveSegment(url: string, query = '', name = 'live'): Promise<string> {
+  return waitFor(
+    `a live segment of ${name}`,
+    async () => {
+      const r = await fetch(`${url}/${name}/index.m3u8${query}`).catch(() => undefined);
+      if (!r?.ok) return undefined;
+      return (await r.text()).match(/^seg-[0-9a-f]+\.ts$/m)?.[0];
+    },
+    40_000,
+  );
+}
+
+/** Headers a playback response carries the same on every serving path (lower-case names). */
+export const PLAYBACK_HEADERS = [
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+  'cache-control',
+  'content-type',
+  'accept-ranges',
+  'content-length',
+];

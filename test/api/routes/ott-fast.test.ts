@@ -4,19 +4,11 @@
 // leaves ranges, HEAD (with the real Content-Length), the CORS preflight, queries and unknown
 // segments to the app.
 import t from 'tap';
-import { liveTsConfig } from '../../helpers/ott.ts';
-import { startServer, waitFor } from '../../helpers/server.ts';
+import { firstLiveSegment, liveTsConfig, PLAYBACK_HEADERS } from '../../helpers/ott.ts';
+import { startServer } from '../../helpers/server.ts';
 
-const START_TIMEOUT_MS = 40_000;
 /** The headers both paths must agree on (Fastify lower-cases, node:http keeps the case). */
-const SAME_HEADERS = [
-  'access-control-allow-origin',
-  'access-control-expose-headers',
-  'cache-control',
-  'content-type',
-  'accept-ranges',
-  'content-length',
-];
+const SAME_HEADERS = PLAYBACK_HEADERS;
 
 const OK_COUNT = /sluice_api_requests_total\{method="GET",route="\/:name\/\*",status="200"\} (\d+)/;
 
@@ -24,15 +16,7 @@ t.test('live TS segments: fast path and app path agree', async (t) => {
   // Native delivery off: these requests are the JavaScript fast path's (with it on, the
   // native engine answers them on connections it holds: ott-native.test.ts).
   const srv = await startServer(t, { config: liveTsConfig({ 'native-delivery': false }) });
-  const uri = await waitFor(
-    'a live segment',
-    async () => {
-      const r = await fetch(`${srv.url}/live/index.m3u8`).catch(() => undefined);
-      if (!r?.ok) return undefined;
-      return (await r.text()).match(/^seg-[0-9a-f]+\.ts$/m)?.[0];
-    },
-    START_TIMEOUT_MS,
-  );
+  const uri = await firstLiveSegment(srv.url);
   const count = async () =>
     Number(OK_COUNT.exec(await (await fetch(`${srv.url}/metrics`)).text())?.[1] ?? 0);
 
@@ -46,7 +30,11 @@ t.test('live TS segments: fast path and app path agree', async (t) => {
   t.equal(app.status, 200);
   t.ok(fastBody.length > 0 && fastBody.equals(appBody), 'same bytes on both paths');
   for (const h of SAME_HEADERS) t.equal(fast.headers.get(h), app.headers.get(h), h);
-  t.equal(fast.headers.get('cache-control'), 'public, max-age=86400, immutable', 'the default max-age');
+  t.equal(
+    fast.headers.get('cache-control'),
+    'public, max-age=86400, immutable',
+    'the default max-age',
+  );
   t.equal(await count(), before + 2, 'both requests counted in the request metrics');
 
   for (const file of ['index.m3u8', 'ts.m3u8']) {

@@ -4,21 +4,11 @@
 // counted in the request metrics and shown in the http-server status; `native-delivery: false`
 // leaves every connection with Node.
 import t from 'tap';
-import { liveTsConfig } from '../../helpers/ott.ts';
+import { firstLiveSegment, liveTsConfig, PLAYBACK_HEADERS } from '../../helpers/ott.ts';
 import { RawClient } from '../../helpers/raw-http.ts';
 import { startServer, waitFor } from '../../helpers/server.ts';
 
-const START_TIMEOUT_MS = 40_000;
-const SAME_HEADERS = [
-  'access-control-allow-origin',
-  'access-control-expose-headers',
-  'cache-control',
-  'content-type',
-  'accept-ranges',
-  'content-length',
-  'connection',
-  'keep-alive',
-];
+const SAME_HEADERS = [...PLAYBACK_HEADERS, 'connection', 'keep-alive'];
 const OK_COUNT = /sluice_api_requests_total\{method="GET",route="\/:name\/\*",status="200"\} (\d+)/;
 
 interface DeliveryStatus {
@@ -40,15 +30,7 @@ const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
 t.test('a player connection is served natively, as the app would', async (t) => {
   // A max-age other than the default: both paths must send the configured one.
   const srv = await startServer(t, { config: liveTsConfig({ 'segment-cache-max-age': 60 }) });
-  const uri = await waitFor(
-    'a live segment',
-    async () => {
-      const r = await fetch(`${srv.url}/live/index.m3u8?x=1`).catch(() => undefined);
-      if (!r?.ok) return undefined;
-      return (await r.text()).match(/^seg-[0-9a-f]+\.ts$/m)?.[0];
-    },
-    START_TIMEOUT_MS,
-  );
+  const uri = await firstLiveSegment(srv.url, '?x=1');
   const before = await deliveryStatus(srv.url);
   t.ok(before, 'the http-server status shows the engine');
   const count = async () =>
@@ -124,15 +106,7 @@ t.test('a player connection is served natively, as the app would', async (t) => 
 
 t.test('native-delivery false: every connection stays with Node', async (t) => {
   const srv = await startServer(t, { config: liveTsConfig({ 'native-delivery': false }) });
-  const uri = await waitFor(
-    'a live segment',
-    async () => {
-      const r = await fetch(`${srv.url}/live/index.m3u8`).catch(() => undefined);
-      if (!r?.ok) return undefined;
-      return (await r.text()).match(/^seg-[0-9a-f]+\.ts$/m)?.[0];
-    },
-    START_TIMEOUT_MS,
-  );
+  const uri = await firstLiveSegment(srv.url);
   const r = await fetch(`${srv.url}/live/${uri}`);
   t.equal(r.status, 200);
   await r.arrayBuffer();

@@ -192,6 +192,8 @@ LiveHttp::~LiveHttp() {
   Stop();
   for (auto& kv : conns_) close(kv.second->fd);
   conns_.clear();
+  for (auto& a : adopts_) close(a.first);
+  adopts_.clear();
   {
     std::lock_guard<std::mutex> lk(tableMu_);
     table_.clear();
@@ -205,6 +207,8 @@ LiveHttp::~LiveHttp() {
     }
   }
   if (tsfnLive_) tsfn_.Release();
+  if (epoll_ >= 0) close(epoll_);
+  if (wake_ >= 0) close(wake_);
 }
 
 void LiveHttp::QueueRelease(uint64_t id) {

@@ -493,6 +493,7 @@ void LiveHttp::OnEvent(LiveConn& c, uint32_t events) {
     Drop(c);
     return;
   }
+  if ((events & EPOLLRDHUP) != 0) c.peerClosed = true;
   if (c.entry) {
     if (!Write(c) || c.entry) return;
   }
@@ -515,7 +516,9 @@ bool LiveHttp::Serve(LiveConn& c) {
     }
     Request r;
     Parse p = ParseRequest(buf, static_cast<size_t>(n), r);
-    if (p == Parse::kIncomplete && static_cast<size_t>(n) < sizeof buf) return true;
+    // An incomplete request waits for more bytes, unless the client has stopped sending.
+    if (p == Parse::kIncomplete && static_cast<size_t>(n) < sizeof buf && !c.peerClosed)
+      return true;
     if (p != Parse::kOurs) {
       HandBack(c);
       return false;

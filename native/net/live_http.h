@@ -42,7 +42,8 @@ struct LiveConn {
   struct iovec vec[3];
   int first = 0;  // first iovec with bytes left
   int64_t deadlineMs = 0;
-  bool served = false;  // at least one response completed
+  bool served = false;      // at least one response completed
+  bool peerClosed = false;  // the client shut its sending side (EPOLLRDHUP)
 };
 
 struct LiveEvents {

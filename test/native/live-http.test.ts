@@ -238,3 +238,51 @@ t.test('with nothing published, connections stay with Node', async (t) => {
   t.equal((await c.next()).body.toString(), 'node GET /a');
   t.equal(s.delivery.stats().adopted, 0, 'not adopted');
 });
+
+t.test('bounded fuzz: mutated requests get an answer or a close, never a hang', async (t) => {
+  const s = await setup(t);
+  s.delivery.publish('/f', head(1), Buffer.from('F'));
+  let seed = 20261121;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const base = Buffer.from(get('/f', 'User-Agent: fuzz\r\nAccept: */*\r\n'));
+  const ROUNDS = 200;
+  const deadline = Date.now() + 30_000;
+  const seen = { native: 0, node: 0, closed: 0 };
+  let i = 0;
+  for (; i < ROUNDS && Date.now() < deadline; i++) {
+    let req = Buffer.from(base);
+    switch (i % 4) {
+      case 0: // a few bytes flipped
+        for (let k = 0, n = 1 + rnd(3); k < n; k++) req[rnd(req.length)] ^= 1 << rnd(8);
+        break;
+      case 1: // cut short
+        req = req.subarray(0, rnd(req.length));
+        break;
+      case 2: // a byte inserted
+        {
+          const at = rnd(req.length);
+          req = Buffer.concat([req.subarray(0, at), Buffer.from([rnd(256)]), req.subarray(at)]);
+        }
+        break;
+      default: // noise
+        req = Buffer.from(Array.from({ length: 1 + rnd(300) }, () => rnd(256)));
+    }
+    const c = await s.client();
+    c.send(req);
+    c.socket.end(); // nothing more will come: whoever holds the connection must settle it
+    const r = await c.next().catch(() => undefined);
+    if (!r) seen.closed++;
+    else if (r.body.toString() === 'F') seen.native++;
+    else seen.node++;
+    c.close();
+  }
+  t.equal(i, ROUNDS, `${ROUNDS} rounds within the time bound`);
+  t.ok(seen.native > 0, `answered natively: ${seen.native}`);
+  t.ok(seen.node + seen.closed > 0, `left to Node: ${seen.node} answered, ${seen.closed} closed`);
+  const c = await s.client();
+  c.send(get('/f'));
+  t.equal((await c.next()).body.toString(), 'F', 'the engine still answers');
+});

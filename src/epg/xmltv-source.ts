@@ -12,9 +12,18 @@ import { EpgDatabase } from './database.ts';
 import type { EpgRuntime } from './runtime.ts';
 import { type ImportProgress, importXmltv } from './xmltv-import.ts';
 
+const MS_PER_SECOND = 1000;
 /** Abort a download when no byte arrived for this long. */
 export const DOWNLOAD_IDLE_MS = 60_000;
-const MS_PER_SECOND = 1000;
+/** Abort a download still running after its source's update interval, but never sooner than
+ *  this (a large guide over a slow link): a server that trickles bytes slower than the idle
+ *  limit would otherwise hold the import, and the previous data, forever. */
+export const DOWNLOAD_MIN_LIMIT_S = 600;
+
+/** How long a download of a source with this `update-interval` may take, in ms. */
+export function downloadLimitMs(updateInterval: number): number {
+  return Math.max(updateInterval, DOWNLOAD_MIN_LIMIT_S) * MS_PER_SECOND;
+}
 
 /** The EPG source record (spec 1) with defaults applied. */
 export interface EpgSourceSpec {
@@ -241,15 +250,24 @@ export class XmltvSource {
       );
     };
     arm();
+    const limitMs = downloadLimitMs(this.spec['update-interval']);
+    const overall = this.rt.clock.setTimeout(
+      () => ctl.abort(new Error(`not complete after ${limitMs / MS_PER_SECOND} s`)),
+      limitMs,
+    );
+    const stop = () => {
+      idle?.cancel();
+      overall.cancel();
+    };
     let res: Response;
     try {
       res = await fetch(url, { headers, signal: ctl.signal, redirect: 'follow' });
     } catch (err) {
-      idle?.cancel();
+      stop();
       throw new Error(`download failed: ${fetchErrorText(err)}`);
     }
     if (res.status !== 200 || !res.body) {
-      idle?.cancel();
+      stop();
       await res.body?.cancel();
       throw new Error(`download failed: HTTP ${res.status} ${res.statusText}`);
     }
@@ -263,7 +281,7 @@ export class XmltvSource {
       } catch (err) {
         throw new Error(`download failed: ${fetchErrorText(err)}`);
       } finally {
-        idle?.cancel();
+        stop();
       }
     })();
   }

@@ -1,13 +1,16 @@
 // XMLTV over HTTP as real servers misbehave: a 302 redirect is followed; a redirect loop and a
 // refused connection say why in the source status (not undici's bare
-// "fetch failed"); a server that stalls mid-body is given up after 60 s without data (manual
-// clock). The previous data stays every time.
+// "fetch failed"); a server that stalls mid-body is given up after 60 s without data, and one
+// that trickles a byte just inside that limit is given up once the download outlasts the update
+// interval (manual clock). The previous data stays every time.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import {
   DOWNLOAD_IDLE_MS,
+  DOWNLOAD_MIN_LIMIT_S,
+  downloadLimitMs,
   type EpgSourceSpec,
   sourceSpec,
   XmltvSource,
@@ -85,4 +88,66 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
   await src.idle();
   t.match(src.status().lastError, /^download failed: no data for 60 s/);
   t.same(day(), ['Kept'], 'stall: previous data kept');
+});
+
+t.test('a trickling server is given up after the update interval (at least 10 min)', async (t) => {
+  t.equal(downloadLimitMs(3600), 3_600_000, 'the update interval');
+  t.equal(downloadLimitMs(60), DOWNLOAD_MIN_LIMIT_S * 1000, 'at least the floor');
+  const bed = epgTestBed(t);
+  let res: import('node:http').ServerResponse | undefined;
+  const server = createServer((req, r) => {
+    if (req.url === '/guide.xml') return void r.end(XML);
+    r.writeHead(200);
+    r.write('<tv>');
+    res = r;
+  });
+  const base = await listen(t, server);
+  const src = new XmltvSource(
+    bed.rt,
+    { ...sourceSpec({ id: 1, name: 'web', source: `${base}/guide.xml` }), enable: true },
+    silentLogger,
+  );
+  t.teardown(() => src.close());
+  await src.idle();
+  t.equal(src.status().state, 'ready');
+  // 60 s below the floor: the floor applies.
+  src.update({
+    ...sourceSpec({
+      id: 1,
+      name: 'web',
+      source: `${base}/trickle`,
+      'update-interval': DOWNLOAD_MIN_LIMIT_S - 60,
+    }),
+    enable: true,
+  });
+  const bytes = () => src.status().progress?.bytes ?? 0;
+  const grown = async (than: number) => {
+    while (bytes() <= than && src.status().state === 'importing')
+      await new Promise((r) => setImmediate(r));
+  };
+  await grown(0);
+  const step = DOWNLOAD_IDLE_MS - 1000;
+  let elapsed = 0;
+  // One byte just before each idle deadline, until the download is given up (bounded).
+  for (let i = 0; i < 20 && src.status().state === 'importing'; i++) {
+    bed.clock.advance(step);
+    elapsed += step;
+    // Past the limit the abort lands on a later tick: stop feeding and wait for it below.
+    if (elapsed >= DOWNLOAD_MIN_LIMIT_S * 1000) break;
+    t.equal(src.status().state, 'importing', `still importing after ${elapsed / 1000} s`);
+    const was = bytes();
+    res!.write(' ');
+    await grown(was);
+  }
+  await src.idle();
+  t.ok(elapsed >= DOWNLOAD_MIN_LIMIT_S * 1000, `given up after ${elapsed / 1000} s`);
+  t.match(src.status().lastError, /^download failed: not complete after 600 s/);
+  t.same(
+    bed.rt
+      .source(1)!
+      .db.dayRows('c1', FIXTURE_DAY, FIXTURE_DAY + 86400)
+      .map((r) => r.title),
+    ['Kept'],
+    'previous data kept',
+  );
 });

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TsAnalyzer } from '../src/native/ts.ts';
+import { makeLavfiTs } from '../test/helpers/ffmpeg.ts';
 
 const PKT = 188;
 const DGRAM = 7 * PKT;
@@ -18,33 +19,7 @@ function main(): void {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   try {
     const file = join(dir, 'in.ts');
-    execFileSync('ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=640x360:rate=25',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=1000',
-      '-t',
-      '3',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-c:a',
-      'aac',
-      '-f',
-      'mpegts',
-      '-muxrate',
-      '8000000',
-      file,
-    ]);
+    makeLavfiTs(file, { size: '640x360', seconds: 3, muxrate: 8_000_000 });
     const all = readFileSync(file);
     const input = Buffer.from(all.subarray(0, DATAGRAMS * DGRAM));
     const grams = Array.from({ length: DATAGRAMS }, (_, i) =>

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { TsAnalyzer } from '../../src/native/ts.ts';
+import { makeLavfiTs } from '../helpers/ffmpeg.ts';
 import { crc32mpeg, nullPacket, pat, psiPackets } from '../helpers/ts-craft.ts';
 
 const MUXRATE = 2_000_000;
@@ -14,43 +15,16 @@ const DATAGRAM = 1316;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-native-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const file = join(dir, 'cbr.ts');
-execFileSync('ffmpeg', [
-  '-hide_banner',
-  '-loglevel',
-  'error',
-  '-y',
-  '-f',
-  'lavfi',
-  '-i',
-  'testsrc2=size=320x240:rate=25',
-  '-f',
-  'lavfi',
-  '-i',
-  'sine=frequency=1000:sample_rate=48000',
-  '-t',
-  '4',
-  '-c:v',
-  'libx264',
-  '-preset',
-  'ultrafast',
-  '-g',
-  '25',
-  '-c:a',
-  'aac',
-  '-metadata:s:a:0',
-  'language=fra',
-  '-f',
-  'mpegts',
-  '-muxrate',
-  String(MUXRATE),
-  '-mpegts_service_id',
-  '42',
-  '-metadata',
-  'service_name=Sluice Test',
-  '-metadata',
-  'service_provider=Sluice',
-  file,
-]);
+makeLavfiTs(file, {
+  size: '320x240',
+  seconds: 4,
+  gop: 25,
+  muxrate: MUXRATE,
+  extra: [
+    ...['-metadata:s:a:0', 'language=fra', '-mpegts_service_id', '42'],
+    ...['-metadata', 'service_name=Sluice Test', '-metadata', 'service_provider=Sluice'],
+  ],
+});
 const data = readFileSync(file);
 
 interface ProbeStream {

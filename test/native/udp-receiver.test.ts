@@ -1,6 +1,6 @@
 // UdpReceiver with ffmpeg as the sender: unicast on 127.0.0.1 and multicast on the loopback
 // interface, batches analysed as TS, buffer size reported, close leaves no socket behind.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import t from 'tap';
 import { NativeError } from '../../src/native/errors.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
 import { UdpReceiver } from '../../src/native/udp.ts';
+import { makeLavfiTs } from '../helpers/ffmpeg.ts';
 
 const WAIT_MS = 20_000;
 const QUIET_MS = 300;
@@ -15,31 +16,7 @@ const QUIET_MS = 300;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-udp-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const file = join(dir, 'src.ts');
-execFileSync('ffmpeg', [
-  '-hide_banner',
-  '-loglevel',
-  'error',
-  '-y',
-  '-f',
-  'lavfi',
-  '-i',
-  'testsrc2=size=320x240:rate=25',
-  '-f',
-  'lavfi',
-  '-i',
-  'sine=frequency=1000',
-  '-t',
-  '2',
-  '-c:v',
-  'libx264',
-  '-preset',
-  'ultrafast',
-  '-c:a',
-  'aac',
-  '-f',
-  'mpegts',
-  file,
-]);
+makeLavfiTs(file, { size: '320x240', seconds: 2 });
 
 function socketInodes(): Set<string> {
   const out = new Set<string>();

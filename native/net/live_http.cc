@@ -66,14 +66,23 @@ enum class Parse { kIncomplete, kNotOurs, kOurs };
 struct Request {
   const char* target = nullptr;
   size_t targetLength = 0;
-  size_t length = 0;  // bytes of the request, final CRLF included
+  size_t length = 0;           // bytes of the request, final CRLF included
+  bool fromZero = false;       // `Range: bytes=0-`: the whole body, as a 206 where ranges apply
+  bool close = false;          // `Connection: close`: answer, then end the connection
 };
+
+/** `v[0, n)` without the optional whitespace around it equals `lit` (case-sensitive). */
+bool TrimmedIs(const char* v, size_t n, const char* lit) {
+  while (n > 0 && (*v == ' ' || *v == '\t')) v++, n--;
+  while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
+  return n == strlen(lit) && memcmp(v, lit, n) == 0;
+}
 
 /**
  * Reads a request header block. kOurs only for `GET <target> HTTP/1.1` with exactly one Host,
- * no body, no Range, no Expect/Upgrade/Transfer-Encoding and a connection that stays open:
- * the requests the JavaScript fast path answers with a whole 200. Everything else (including
- * anything malformed, which Node then refuses) is kNotOurs.
+ * no body, no Expect/Upgrade/Transfer-Encoding, and no Range but `bytes=0-` (ffmpeg and VLC
+ * send it on every request): the requests the app answers with the whole body. Everything else
+ * (including anything malformed, which Node then refuses) is kNotOurs.
  */
 Parse ParseRequest(const char* b, size_t n, Request& r) {
   // The request line.
@@ -95,7 +104,7 @@ Parse ParseRequest(const char* b, size_t n, Request& r) {
   if (memcmp(b + i, kVersion, vl) != 0) return Parse::kNotOurs;
   i += vl;
   // Header lines up to the empty one.
-  int hosts = 0;
+  int hosts = 0, ranges = 0;
   for (;;) {
     size_t s = i;
     while (i < n && b[i] != '\n') i++;
@@ -121,13 +130,15 @@ Parse ParseRequest(const char* b, size_t n, Request& r) {
     if (NameIs(name, nl, "host")) {
       hosts++;
     } else if (NameIs(name, nl, "connection")) {
-      if (HasToken(v, vn, "close") || HasToken(v, vn, "upgrade")) return Parse::kNotOurs;
+      if (HasToken(v, vn, "upgrade")) return Parse::kNotOurs;
+      if (HasToken(v, vn, "close")) r.close = true;
+    } else if (NameIs(name, nl, "range")) {
+      if (++ranges > 1 || !TrimmedIs(v, vn, "bytes=0-")) return Parse::kNotOurs;
+      r.fromZero = true;
     } else if (NameIs(name, nl, "content-length")) {
-      while (vn > 0 && (*v == ' ' || *v == '\t')) v++, vn--;
-      while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t')) vn--;
-      if (vn != 1 || *v != '0') return Parse::kNotOurs;
-    } else if (NameIs(name, nl, "range") || NameIs(name, nl, "transfer-encoding") ||
-               NameIs(name, nl, "expect") || NameIs(name, nl, "upgrade")) {
+      if (!TrimmedIs(v, vn, "0")) return Parse::kNotOurs;
+    } else if (NameIs(name, nl, "transfer-encoding") || NameIs(name, nl, "expect") ||
+               NameIs(name, nl, "upgrade")) {
       return Parse::kNotOurs;
     }
   }
@@ -245,7 +256,7 @@ void LiveHttp::CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEven
   fn.Call({h, r});
 }
 
-// publish(key: string, head: Buffer, body: Buffer, releaseId: number)
+// publish(key: string, head: Buffer, body: Buffer, releaseId: number, fromZeroHead?: Buffer)
 Napi::Value LiveHttp::Publish(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (closed_) throw Napi::Error::New(env, "LiveHttp: closed");
@@ -259,6 +270,10 @@ Napi::Value LiveHttp::Publish(const Napi::CallbackInfo& info) {
   e->body = body.Data();
   e->bodyLength = body.Length();
   e->releaseId = static_cast<uint64_t>(info[3].As<Napi::Number>().Int64Value());
+  if (info.Length() > 4 && info[4].IsBuffer()) {
+    auto h = info[4].As<Napi::Buffer<uint8_t>>();
+    e->fromZeroHead.assign(reinterpret_cast<const char*>(h.Data()), h.Length());
+  }
   e->owner = this;
   std::string key = info[0].As<Napi::String>().Utf8Value();
   std::shared_ptr<LiveEntry> old;
@@ -502,6 +517,7 @@ void LiveHttp::OnEvent(LiveConn& c, uint32_t events) {
 
 bool LiveHttp::Serve(LiveConn& c) {
   static thread_local char buf[kPeekBytes];
+  if (c.lingering) return Drain(c);
   for (;;) {
     ssize_t n = recv(c.fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0) {
@@ -534,15 +550,20 @@ bool LiveHttp::Serve(LiveConn& c) {
       Drop(c);
       return false;
     }
-    int tl = snprintf(c.tail, sizeof c.tail, "Date: %s\r\nConnection: keep-alive\r\nKeep-Alive: timeout=%d\r\n\r\n",
-                      DateHeader(), keepAliveMs_ / 1000);
-    c.vec[0] = {const_cast<char*>(e->head.data()), e->head.size()};
+    int tl = r.close ? snprintf(c.tail, sizeof c.tail, "Date: %s\r\nConnection: close\r\n\r\n",
+                                DateHeader())
+                     : snprintf(c.tail, sizeof c.tail,
+                                "Date: %s\r\nConnection: keep-alive\r\nKeep-Alive: timeout=%d\r\n\r\n",
+                                DateHeader(), keepAliveMs_ / 1000);
+    const std::string& head = r.fromZero && !e->fromZeroHead.empty() ? e->fromZeroHead : e->head;
+    c.closeAfter = r.close;
+    c.vec[0] = {const_cast<char*>(head.data()), head.size()};
     c.vec[1] = {c.tail, static_cast<size_t>(tl)};
     c.vec[2] = {const_cast<uint8_t*>(e->body), e->bodyLength};
     c.first = 0;
     c.entry = std::move(e);
     if (!Write(c)) return false;
-    if (c.entry) return true;  // the rest when the socket has room
+    if (c.entry || c.lingering) return true;  // the rest when the socket has room
   }
 }
 
@@ -577,8 +598,27 @@ bool LiveHttp::Write(LiveConn& c) {
     c.served = true;
     c.deadlineMs = NowMs() + keepAliveMs_;
     served_++;
+    if (c.closeAfter) {
+      // As Node ends such a connection, but without a reset: our side is shut (FIN after the
+      // response) and the descriptor is kept until the client closes or the deadline passes.
+      shutdown(c.fd, SHUT_WR);
+      c.lingering = true;
+      return Drain(c);
+    }
   }
   return true;
+}
+
+bool LiveHttp::Drain(LiveConn& c) {
+  static thread_local char sink[4096];
+  for (;;) {
+    ssize_t n = recv(c.fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    Drop(c);  // the client closed (or the socket failed)
+    return false;
+  }
 }
 
 void LiveHttp::Drop(LiveConn& c) {
@@ -613,8 +653,8 @@ void LiveHttp::Sweep(int64_t nowMs) {
   for (auto& kv : conns_)
     if (nowMs >= kv.second->deadlineMs) due.push_back(kv.second.get());
   for (LiveConn* c : due) {
-    if (c->entry) {
-      Drop(*c);  // no write progress for stallMs
+    if (c->entry || c->lingering) {
+      Drop(*c);  // no write progress for stallMs, or the client never closed after ours
       continue;
     }
     char b;

@@ -26,6 +26,8 @@ class LiveHttp;
  *  keeps valid until it is told `release` ran for `releaseId`. */
 struct LiveEntry {
   std::string head;
+  /** The head for `Range: bytes=0-` (a 206 with Content-Range for segments); empty: `head`. */
+  std::string fromZeroHead;
   const uint8_t* body = nullptr;
   size_t bodyLength = 0;
   uint64_t releaseId = 0;
@@ -44,6 +46,8 @@ struct LiveConn {
   int64_t deadlineMs = 0;
   bool served = false;      // at least one response completed
   bool peerClosed = false;  // the client shut its sending side (EPOLLRDHUP)
+  bool closeAfter = false;  // the response in flight ends the connection (Connection: close)
+  bool lingering = false;   // our side is shut: waiting for the client's close, input discarded
 };
 
 struct LiveEvents {
@@ -86,6 +90,9 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   bool Serve(LiveConn& c);
   /** Writes what it can of the response in flight. False when `c` is gone. */
   bool Write(LiveConn& c);
+  /** Reads and discards what a lingering connection's client still sends. False when `c` is
+   *  gone (the client closed). */
+  bool Drain(LiveConn& c);
   void Drop(LiveConn& c);
   void HandBack(LiveConn& c);
   void Sweep(int64_t nowMs);

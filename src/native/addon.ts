@@ -101,7 +101,7 @@ export interface RawLiveHttpStats {
 }
 
 export interface NativeLiveHttp {
-  publish(key: string, head: Buffer, body: Buffer, releaseId: number): void;
+  publish(key: string, head: Buffer, body: Buffer, releaseId: number, fromZeroHead?: Buffer): void;
   unpublish(key: string): boolean;
   adopt(fd: number, server: number): boolean;
   closeServer(server: number): void;

@@ -60,13 +60,20 @@ export class LiveDelivery {
    * Answer `GET <key>` with `head` (status line and headers, each ending in CRLF; Date,
    * Connection and Keep-Alive are added) and `body`. `body` must not change while published;
    * `release` runs once the native side no longer uses it (replaced or unpublished, and every
-   * response sending it done).
+   * response sending it done). `fromZeroHead`: the head for `Range: bytes=0-` (default `head`).
    */
-  publish(key: string, head: Buffer, body: Buffer, release?: () => void): void {
+  publish(
+    key: string,
+    head: Buffer,
+    body: Buffer,
+    release?: () => void,
+    fromZeroHead?: Buffer,
+  ): void {
     if (this.closed) throw argError('LiveDelivery is closed');
     const id = this.nextId++;
     this.held.set(id, { body, release });
-    this.native.publish(key, head, body, id);
+    if (fromZeroHead) this.native.publish(key, head, body, id, fromZeroHead);
+    else this.native.publish(key, head, body, id);
     this.keys.add(key);
   }
 

@@ -58,16 +58,25 @@ export function writeWhole(
 /**
  * The status line and headers `writeWhole` sends for `length` bytes, as the native live engine
  * publishes them (src/ott/live-publish.ts): same names, order and values; the engine adds
- * Date, Connection and Keep-Alive as Node's server does.
+ * Date, Connection and Keep-Alive as Node's server does. `fromZero`: what `sendBytes` sends for
+ * `Range: bytes=0-` (206, the whole body, its Content-Range); only where ranges apply and
+ * `length` > 0.
  */
-export function wholeHead(length: number, type: string, cache: string, ranges: boolean): Buffer {
+export function wholeHead(
+  length: number,
+  type: string,
+  cache: string,
+  ranges: boolean,
+  fromZero = false,
+): Buffer {
   return Buffer.from(
-    'HTTP/1.1 200 OK\r\n' +
+    (fromZero ? 'HTTP/1.1 206 Partial Content\r\n' : 'HTTP/1.1 200 OK\r\n') +
       'Access-Control-Allow-Origin: *\r\n' +
       `Access-Control-Expose-Headers: ${EXPOSE_HEADERS}\r\n` +
       `Cache-Control: ${cache}\r\n` +
       `Content-Type: ${type}\r\n` +
       (ranges ? 'Accept-Ranges: bytes\r\n' : '') +
+      (fromZero ? `Content-Range: bytes 0-${length - 1}/${length}\r\n` : '') +
       `Content-Length: ${length}\r\n`,
     'latin1',
   );

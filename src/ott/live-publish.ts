@@ -45,7 +45,8 @@ export class LivePublisher {
       if (store) {
         for (const seg of store.all()) {
           const body = store.get(seg.uri);
-          if (body)
+          // (An empty body has no `bytes=0-` answer but a 416: left to the app.)
+          if (body?.length)
             want.set(`/${this.name}/${seg.uri}`, { body, segment: true, cache: segmentCache });
         }
       }
@@ -72,6 +73,7 @@ export class LivePublisher {
           wholeHead(w.body.length, TYPE_TS, w.cache, true),
           w.body,
           release,
+          wholeHead(w.body.length, TYPE_TS, w.cache, true, true),
         );
       } else {
         this.delivery.publish(key, wholeHead(w.body.length, TYPE_M3U8, w.cache, false), w.body);

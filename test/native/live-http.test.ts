@@ -1,7 +1,7 @@
 // The native live engine (native/net/live_http.cc through src/native/live-http.ts) on a real
 // node:http server and raw loopback sockets: published keys are answered natively with Node's
 // header set; every request it must not answer (other paths, queries, HEAD, Range, Expect,
-// Connection: close, HTTP/1.0, a body, no Host, bare LF, a pipelined miss) reaches Node
+// any Range but `bytes=0-`, HTTP/1.0, a body, no Host, bare LF, a pipelined miss) reaches Node
 // unread on the same connection; bodies are released only after the last response using them;
 // idle connections close after the keep-alive time; fresh silent ones go back to Node.
 import http from 'node:http';
@@ -89,12 +89,13 @@ t.test('requests it must not answer reach Node unread, on the same connection', 
     ['a query string', get('/a/seg.ts?x=1')],
     ['HEAD', 'HEAD /a/seg.ts HTTP/1.1\r\nHost: x\r\n\r\n', true],
     ['a Range', get('/a/seg.ts', 'Range: bytes=0-3\r\n')],
-    ['Connection: close', get('/a/seg.ts', 'Connection: close\r\n')],
+    ['a suffix Range', get('/a/seg.ts', 'Range: bytes=-100\r\n')],
+    ['two Range headers', get('/a/seg.ts', 'Range: bytes=0-\r\nRange: bytes=0-\r\n')],
     ['Expect', get('/a/seg.ts', 'Expect: 100-continue\r\n')],
     ['HTTP/1.0', 'GET /a/seg.ts HTTP/1.0\r\nHost: x\r\n\r\n'],
     ['a body', 'GET /a/seg.ts HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi'],
     ['a lower-case range header', get('/a/seg.ts', 'range: bytes=0-3\r\n')],
-    ['a Connection list with close', get('/a/seg.ts', 'Connection: keep-alive, Close\r\n')],
+    ['Connection: upgrade', get('/a/seg.ts', 'Connection: Upgrade\r\n')],
   ];
   for (const [what, req, isHead] of cases) {
     const c = await s.client();
@@ -288,4 +289,43 @@ t.test('bounded fuzz: mutated requests get an answer or a close, never a hang', 
   const c = await s.client();
   c.send(get('/f'));
   t.equal((await c.next()).body.toString(), 'F', 'the engine still answers');
+});
+
+t.test('`Range: bytes=0-` and `Connection: close`, as ffmpeg and VLC send them', async (t) => {
+  const s = await setup(t);
+  const body = Buffer.from('0123456789');
+  const partial = Buffer.from(
+    `HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\nContent-Length: 10\r\n`,
+  );
+  s.delivery.publish('/seg', head(10), body, undefined, partial);
+  s.delivery.publish('/pl', head(2, 'text/plain'), Buffer.from('PL'));
+  const c = await s.client();
+  c.send(get('/seg', 'Range: bytes=0-\r\nIcy-MetaData: 1\r\n'));
+  const r = await c.next();
+  t.equal(r.status, 206, 'a 206 where the entry has a from-zero head');
+  t.equal(r.headers.get('content-range'), 'bytes 0-9/10');
+  t.ok(r.body.equals(body), 'the whole body');
+  c.send(get('/pl', 'range:  bytes=0-  \r\n'));
+  const p = await c.next();
+  t.equal(p.status, 200, 'the plain head where it has none (ranges do not apply)');
+  t.equal(p.body.toString(), 'PL');
+  t.equal(s.delivery.stats().served, 2, 'both natively, on one kept connection');
+
+  // Connection: close: answered natively, said in the response, then the connection ends.
+  const k = await s.client();
+  k.send(get('/seg', 'Connection: close\r\n'));
+  const kr = await k.next();
+  t.equal(kr.status, 200);
+  t.equal(kr.headers.get('connection'), 'close');
+  t.equal(kr.headers.get('keep-alive'), undefined, 'no Keep-Alive header');
+  await k.closed();
+  t.pass('the server ended the connection');
+  t.equal(s.delivery.stats().served, 3);
+  t.same(s.seen, [], 'Node saw none of them');
+  // A second request pipelined behind the close is not answered (as Node does).
+  const q = await s.client();
+  q.send(get('/pl', 'Connection: keep-alive, Close\r\n') + get('/pl'));
+  t.equal((await q.next()).body.toString(), 'PL');
+  await q.closed();
+  t.equal(s.delivery.stats().served, 4, 'one answer, then the end');
 });

@@ -3,6 +3,7 @@
 // the app's path; an API request on the same connection moves it to Node; the responses are
 // counted in the request metrics and shown in the http-server status; `native-delivery: false`
 // leaves every connection with Node.
+import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { firstLiveSegment, liveTsConfig, PLAYBACK_HEADERS } from '../../helpers/ott.ts';
 import { RawClient } from '../../helpers/raw-http.ts';
@@ -25,7 +26,7 @@ async function deliveryStatus(url: string): Promise<DeliveryStatus | undefined> 
   return http?.status?.['native-delivery'] as DeliveryStatus | undefined;
 }
 
-const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`;
 
 t.test('a player connection is served natively, as the app would', async (t) => {
   // A max-age other than the default: both paths must send the configured one.
@@ -87,6 +88,28 @@ t.test('a player connection is served natively, as the app would', async (t) => 
       t.equal(a.headers.get(h), b.headers.get(h), `${file}: ${h}`);
   }
   t.ok((await count()) > counted, 'native responses counted in the request metrics');
+
+  // `Range: bytes=0-` (ffmpeg and VLC send it): the app's 206 with the whole body, natively.
+  const was = (await deliveryStatus(srv.url))!.served;
+  player.send(get(`/live/${uri}`, 'Range: bytes=0-\r\n'));
+  const ranged = await player.next();
+  app.send(get(`/live/${uri}?x=1`, 'Range: bytes=0-\r\n'));
+  const appRanged = await app.next();
+  t.equal((await deliveryStatus(srv.url))!.served, was + 1, 'bytes=0-: answered natively');
+  t.equal(ranged.status, 206);
+  t.equal(appRanged.status, 206);
+  t.ok(ranged.body.equals(appRanged.body), 'bytes=0-: the same whole body');
+  for (const h of [...SAME_HEADERS, 'content-range'])
+    t.equal(ranged.headers.get(h), appRanged.headers.get(h), `bytes=0-: ${h}`);
+
+  // ffmpeg itself reading the live HLS: its requests are answered natively too.
+  const beforeFfmpeg = (await deliveryStatus(srv.url))!.served;
+  execFileSync('ffmpeg', [
+    ...['-hide_banner', '-loglevel', 'error', '-i', `${srv.url}/live/index.m3u8`],
+    ...['-t', '2', '-c', 'copy', '-f', 'null', '-'],
+  ]);
+  const byFfmpeg = (await deliveryStatus(srv.url))!.served - beforeFfmpeg;
+  t.ok(byFfmpeg >= 3, `ffmpeg's playlist and segments natively: ${byFfmpeg} responses`);
 
   // An API request on the player's connection: Node answers it and keeps the connection.
   const handed = (await deliveryStatus(srv.url))!.handedBack;

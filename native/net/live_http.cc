@@ -550,11 +550,11 @@ bool LiveHttp::Serve(LiveConn& c) {
       Drop(c);
       return false;
     }
-    int tl = r.close ? snprintf(c.tail, sizeof c.tail, "Date: %s\r\nConnection: close\r\n\r\n",
-                                DateHeader())
-                     : snprintf(c.tail, sizeof c.tail,
-                                "Date: %s\r\nConnection: keep-alive\r\nKeep-Alive: timeout=%d\r\n\r\n",
-                                DateHeader(), keepAliveMs_ / 1000);
+    static const char kClose[] = "Date: %s\r\nConnection: close\r\n\r\n";
+    static const char kKeep[] =
+        "Date: %s\r\nConnection: keep-alive\r\nKeep-Alive: timeout=%d\r\n\r\n";
+    int tl = r.close ? snprintf(c.tail, sizeof c.tail, kClose, DateHeader())
+                     : snprintf(c.tail, sizeof c.tail, kKeep, DateHeader(), keepAliveMs_ / 1000);
     const std::string& head = r.fromZero && !e->fromZeroHead.empty() ? e->fromZeroHead : e->head;
     c.closeAfter = r.close;
     c.vec[0] = {const_cast<char*>(head.data()), head.size()};

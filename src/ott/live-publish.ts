@@ -14,8 +14,10 @@ import type { SegmentStore } from './store.ts';
 /** The process's live engine in `host.services` (absent: nothing is published). */
 export const LIVE_DELIVERY_SERVICE = 'live-delivery';
 
-/** Names the fast path takes (no percent-decoding needed); others stay with the app. */
-const PLAIN_NAME = /^[A-Za-z0-9_.~-]+$/;
+/** The characters of a stream name the fast paths take as it is (no percent-decoding needed);
+ *  other names stay with the app. Shared with src/api/routes/ott-fast.ts. */
+export const PLAIN_NAME_CHARS = 'A-Za-z0-9_.~-';
+const PLAIN_NAME = new RegExp(`^[${PLAIN_NAME_CHARS}]+$`);
 const PLAYLISTS = ['index.m3u8', 'ts.m3u8'] as const;
 
 export class LivePublisher {

@@ -220,3 +220,19 @@ export const PLAYBACK_HEADERS = [
   'accept-ranges',
   'content-length',
 ];
+
+/** The native live engine's counters in a real server's http-server status (undefined when
+ *  its HTTP listener has no engine: `native-delivery` false). */
+export interface DeliveryStatus {
+  adopted: number;
+  served: number;
+  handedBack: number;
+}
+
+export async function deliveryStatus(url: string): Promise<DeliveryStatus | undefined> {
+  const st = (await (await fetch(`${url}/data/status`)).json()) as {
+    resources: { kind: string; status?: Record<string, unknown> }[];
+  };
+  const http = st.resources.find((r) => r.kind === 'http-server');
+  return http?.status?.['native-delivery'] as DeliveryStatus | undefined;
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import t from 'tap';
 import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
-import { firstLiveSegment, liveTsConfig } from '../helpers/ott.ts';
+import { deliveryStatus, firstLiveSegment, liveTsConfig } from '../helpers/ott.ts';
 import { startServer, tempDir } from '../helpers/server.ts';
 
 const PLAY_SECONDS = 8;
@@ -19,18 +19,6 @@ const FILES: Record<string, [string, string]> = {
   '/hls.min.js': ['node_modules/hls.js/dist/hls.min.js', 'text/javascript'],
   '/dash.all.min.js': ['node_modules/dashjs/dist/modern/umd/dash.all.min.js', 'text/javascript'],
 };
-
-interface Delivery {
-  served: number;
-  adopted: number;
-}
-
-async function delivery(url: string): Promise<Delivery> {
-  const st = (await (await fetch(`${url}/data/status`)).json()) as {
-    resources: { kind: string; status?: Record<string, unknown> }[];
-  };
-  return st.resources.find((r) => r.kind === 'http-server')!.status!['native-delivery'] as Delivery;
-}
 
 t.test('hls.js plays HLS-TS served by the native engine, cross-origin', async (t) => {
   const srv = await startServer(t, { config: liveTsConfig() });
@@ -50,7 +38,7 @@ t.test('hls.js plays HLS-TS served by the native engine, cross-origin', async (t
   });
   const pageBase = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
 
-  const before = await delivery(srv.url);
+  const before = (await deliveryStatus(srv.url))!;
   const dir = await tempDir(t);
   const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'profile'), {
     executablePath: CHROMIUM,
@@ -80,7 +68,7 @@ t.test('hls.js plays HLS-TS served by the native engine, cross-origin', async (t
     [],
     'no fatal error',
   );
-  const after = await delivery(srv.url);
+  const after = (await deliveryStatus(srv.url))!;
   t.ok(after.adopted > before.adopted, 'the browser connected through the engine');
   // ~8 segments and as many playlist reloads at least, all answered natively.
   t.ok(

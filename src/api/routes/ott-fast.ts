@@ -7,7 +7,7 @@ import type { Counter, Registry } from 'prom-client';
 import type { LiveDelivery } from '../../native/live-http.ts';
 import { ottCachePolicy } from '../../ott/cache-policy.ts';
 import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
-import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
+import { LIVE_DELIVERY_SERVICE, PLAIN_NAME_CHARS } from '../../ott/live-publish.ts';
 import { ottRegistry } from '../../ott/registry.ts';
 import type { AppContext } from '../context.ts';
 import { onScrape, REQUESTS } from './metrics.ts';
@@ -24,7 +24,9 @@ import { onScrape, REQUESTS } from './metrics.ts';
  */
 
 /** `/{name}/<file>` with a name that needs no decoding; anything else takes the app. */
-const LIVE_TS_PATH = /^\/([A-Za-z0-9_.~-]+)\/(seg-[0-9a-f]+\.ts|index\.m3u8|ts\.m3u8)$/;
+const LIVE_TS_PATH = new RegExp(
+  `^/([${PLAIN_NAME_CHARS}]+)/(seg-[0-9a-f]+\\.ts|index\\.m3u8|ts\\.m3u8)$`,
+);
 /** The labels the app's request metrics give this route (src/api/routes/ott.ts). */
 const ROUTE = '/:name/*';
 const OK_LABELS = { method: 'GET', route: ROUTE, status: '200' };

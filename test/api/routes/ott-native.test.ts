@@ -5,26 +5,17 @@
 // leaves every connection with Node.
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
-import { firstLiveSegment, liveTsConfig, PLAYBACK_HEADERS } from '../../helpers/ott.ts';
+import {
+  deliveryStatus,
+  firstLiveSegment,
+  liveTsConfig,
+  PLAYBACK_HEADERS,
+} from '../../helpers/ott.ts';
 import { RawClient } from '../../helpers/raw-http.ts';
 import { startServer, waitFor } from '../../helpers/server.ts';
 
 const SAME_HEADERS = [...PLAYBACK_HEADERS, 'connection', 'keep-alive'];
 const OK_COUNT = /sluice_api_requests_total\{method="GET",route="\/:name\/\*",status="200"\} (\d+)/;
-
-interface DeliveryStatus {
-  adopted: number;
-  served: number;
-  handedBack: number;
-}
-
-async function deliveryStatus(url: string): Promise<DeliveryStatus | undefined> {
-  const st = (await (await fetch(`${url}/data/status`)).json()) as {
-    resources: { kind: string; status?: Record<string, unknown> }[];
-  };
-  const http = st.resources.find((r) => r.kind === 'http-server');
-  return http?.status?.['native-delivery'] as DeliveryStatus | undefined;
-}
 
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`;
 

@@ -9,6 +9,8 @@ import {
   type Registry,
   register,
 } from 'prom-client';
+import type { LiveDelivery, LiveDeliveryStats } from '../../native/live-http.ts';
+import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
 import type { AppContext } from '../context.ts';
 
 export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
@@ -18,6 +20,7 @@ const DURATION = 'sluice_api_request_duration_seconds';
 const DEFAULTS_METRIC = 'process_cpu_user_seconds_total';
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 export const LOOP_DELAY = 'sluice_eventloop_delay_seconds';
+const LIVE_CONNECTIONS = 'sluice_live_delivery_connections';
 /** Sampling timer of the loop-delay histogram (ms). */
 const LOOP_SAMPLE_MS = 10;
 
@@ -46,6 +49,55 @@ export function installLoopDelay(registry: Registry): void {
       h.reset();
     },
   });
+}
+
+/** The native live engine's counters (src/native/live-http.ts), read at each scrape. */
+export function installLiveDeliveryMetrics(
+  registry: Registry,
+  stats: () => LiveDeliveryStats,
+): void {
+  if (registry.getSingleMetric(LIVE_CONNECTIONS)) return;
+  new Gauge({
+    name: LIVE_CONNECTIONS,
+    help: 'Connections the native live delivery engine holds now',
+    registers: [registry],
+    collect() {
+      this.set(stats().connections);
+    },
+  });
+  const counter = (name: string, help: string, key: keyof LiveDeliveryStats) => {
+    let seen = 0;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const v = stats()[key];
+        if (v > seen) this.inc(v - seen);
+        seen = v;
+      },
+    });
+  };
+  counter(
+    'sluice_live_delivery_responses_total',
+    'Responses sent by the native live delivery engine',
+    'served',
+  );
+  counter(
+    'sluice_live_delivery_bytes_total',
+    'Bytes sent by the native live delivery engine',
+    'bytes',
+  );
+  counter(
+    'sluice_live_delivery_adopted_total',
+    'Connections the HTTP listener handed to the native live delivery engine',
+    'adopted',
+  );
+  counter(
+    'sluice_live_delivery_handed_back_total',
+    'Connections the engine gave back to Node at a request it does not answer',
+    'handedBack',
+  );
 }
 
 export function metricsRegistry(services: Map<string, unknown>): Registry {
@@ -97,6 +149,8 @@ export async function metricsRoutes(
   const registry = metricsRegistry(opts.ctx.services);
   if (!registry.getSingleMetric(DEFAULTS_METRIC)) collectDefaultMetrics({ register: registry });
   installLoopDelay(registry);
+  const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+  if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());
   app.get('/metrics', {
     schema: {
       tags: ['data'],

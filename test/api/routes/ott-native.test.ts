@@ -79,6 +79,13 @@ t.test('a player connection is served natively, as the app would', async (t) => 
       t.equal(a.headers.get(h), b.headers.get(h), `${file}: ${h}`);
   }
   t.ok((await count()) > counted, 'native responses counted in the request metrics');
+  const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+  const nativeServed = (await deliveryStatus(srv.url))!.served;
+  const exported = Number(/^sluice_live_delivery_responses_total (\d+)$/m.exec(metrics)?.[1]);
+  t.ok(exported > 0 && exported <= nativeServed, `the engine's own metrics: ${exported} responses`);
+  t.match(metrics, /^sluice_live_delivery_connections \d+$/m);
+  t.match(metrics, /^sluice_live_delivery_bytes_total \d+$/m);
+  t.match(metrics, /^sluice_live_delivery_handed_back_total \d+$/m);
 
   // `Range: bytes=0-` (ffmpeg and VLC send it): the app's 206 with the whole body, natively.
   const was = (await deliveryStatus(srv.url))!.served;

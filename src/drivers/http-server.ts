@@ -143,10 +143,15 @@ class HttpServerInstance implements Instance {
       await this.stop('https');
       if (want.https) {
         const t = want.https;
-        const [cert, key] = await Promise.all([
+        // Both read at once; when both fail, the certificate's error is the one reported
+        // (Promise.all would report whichever failed first, which varies from run to run).
+        const [certRead, keyRead] = await Promise.allSettled([
           readPem(t.cert!, 'certificate'),
           readPem(t.key!, 'private key'),
         ]);
+        if (certRead.status === 'rejected') throw certRead.reason;
+        if (keyRead.status === 'rejected') throw keyRead.reason;
+        const [cert, key] = [certRead.value, keyRead.value];
         let server: https.Server;
         try {
           server = https.createServer({ cert, key }, this.handle);

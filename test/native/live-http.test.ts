@@ -329,3 +329,40 @@ t.test('`Range: bytes=0-` and `Connection: close`, as ffmpeg and VLC send them',
   await q.closed();
   t.equal(s.delivery.stats().served, 4, 'one answer, then the end');
 });
+
+t.test('entries replaced while responses are in flight: every body arrives whole', async (t) => {
+  const s = await setup(t);
+  const KEYS = 4;
+  const CLIENTS = 10;
+  const REQUESTS = 40;
+  let version = 0;
+  let released = 0;
+  // Each version of a body is one repeated letter: a response mixing versions (bytes of a
+  // body already let go) would show two letters.
+  const publish = (k: number) => {
+    const size = 100_000 + ((version * 7919) % 200_000);
+    const body = Buffer.alloc(size, 65 + (version++ % 26));
+    s.delivery.publish(`/r${k}`, head(size), body, () => released++);
+  };
+  for (let k = 0; k < KEYS; k++) publish(k);
+  const churn = setInterval(() => publish(version % KEYS), 1);
+  t.teardown(() => clearInterval(churn));
+  let mixed = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, i) => {
+      const c = await s.client();
+      for (let n = 0; n < REQUESTS; n++) {
+        c.send(get(`/r${(i + n) % KEYS}`));
+        const r = await c.next();
+        if (r.body.some((b) => b !== r.body[0])) mixed++;
+      }
+    }),
+  );
+  clearInterval(churn);
+  t.equal(mixed, 0, 'no response mixes two versions');
+  t.equal(s.delivery.stats().served, CLIENTS * REQUESTS, 'all answered natively');
+  t.ok(version > KEYS, `${version - KEYS} replacements during the run`);
+  const before = released;
+  s.delivery.close();
+  t.equal(released, version, `every version released (${before} before close)`);
+});

@@ -20,9 +20,16 @@ export const PLAIN_NAME_CHARS = 'A-Za-z0-9_.~-';
 const PLAIN_NAME = new RegExp(`^[${PLAIN_NAME_CHARS}]+$`);
 const PLAYLISTS = ['index.m3u8', 'ts.m3u8'] as const;
 
+/** What goes out under one key: a segment (its store URI set) or a playlist. */
+interface Entry {
+  body: Buffer;
+  cache: string;
+  segmentUri?: string;
+}
+
 export class LivePublisher {
-  /** Key → the body published under it and the Cache-Control it went out with. */
-  private published = new Map<string, { body: Buffer; cache: string }>();
+  /** Key → what was published under it. */
+  private published = new Map<string, Entry>();
   private watched = new Map<SegmentStore, () => void>();
   private closed = false;
 
@@ -41,7 +48,7 @@ export class LivePublisher {
     const p = this.svc.packager;
     this.watch([p.tsStore, ...(p.vtt?.renditions ?? []).map((r) => r.store)]);
     const segmentCache = ottCachePolicy(this.services).segment;
-    const want = new Map<string, { body: Buffer; segment: boolean; cache: string }>();
+    const want = new Map<string, Entry>();
     if (this.served()) {
       const store = p.tsStore;
       if (store) {
@@ -49,12 +56,16 @@ export class LivePublisher {
           const body = store.get(seg.uri);
           // (An empty body has no `bytes=0-` answer but a 416: left to the app.)
           if (body?.length)
-            want.set(`/${this.name}/${seg.uri}`, { body, segment: true, cache: segmentCache });
+            want.set(`/${this.name}/${seg.uri}`, {
+              body,
+              cache: segmentCache,
+              segmentUri: seg.uri,
+            });
         }
       }
       for (const file of PLAYLISTS) {
         const body = this.svc.plainTsPlaylist(file);
-        if (body) want.set(`/${this.name}/${file}`, { body, segment: false, cache: CACHE_LIVE });
+        if (body) want.set(`/${this.name}/${file}`, { body, cache: CACHE_LIVE });
       }
     }
     for (const key of this.published.keys()) {
@@ -65,11 +76,10 @@ export class LivePublisher {
     for (const [key, w] of want) {
       const was = this.published.get(key);
       if (was?.body === w.body && was.cache === w.cache) continue;
-      this.published.set(key, { body: w.body, cache: w.cache });
-      if (w.segment) {
-        const uri = key.slice(this.name.length + 2);
+      this.published.set(key, w);
+      if (w.segmentUri !== undefined) {
         // The engine holds the pooled bytes until it no longer sends them.
-        const release = p.tsStore!.retain(uri);
+        const release = p.tsStore!.retain(w.segmentUri);
         this.delivery.publish(
           key,
           wholeHead(w.body.length, TYPE_TS, w.cache, true),

@@ -1,6 +1,7 @@
 // Driver of the `epg` settings object: retention window, default language, and the src-0 EIT
 // database with the EIT sink that streams with `epg-export` feed.
 import type { Resource } from '../config/types.ts';
+import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { EitImporter } from '../epg/eit-import.ts';
 import {
   acquireEpgRuntime,
@@ -9,7 +10,6 @@ import {
   type EpgSettings,
   releaseEpgRuntime,
 } from '../epg/runtime.ts';
-import { EIT_SINK_SERVICE } from '../stream/bus.ts';
 import { int, str, streamRegistryBindings } from './epg-common.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 

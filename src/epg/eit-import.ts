@@ -1,7 +1,7 @@
 // EIT → src-0 database: the EIT sink that streams with `epg-export` feed. Skips sections whose
 // version was already seen, maps services to channel ids, takes time zones from the TOT, and
 // after a quiet moment flushes the src-0 JSON cache and bumps the XMLTV counter.
-import type { EitSink } from '../stream/bus.ts';
+import type { EitSink } from '../engine/bus.ts';
 import type { Timer } from '../util/clock.ts';
 import { EIT_PF_OTHER, type EitSection, isEitTable, parseEitSection } from './eit.ts';
 import { languageId } from './languages.ts';

@@ -1,6 +1,6 @@
 // One stream's packager: the segmenter fed from the stream bus, the HLS-TS writer and one
 // CMAF writer per track, each with its segment store. Read by the request handlers.
-import type { BusSink } from '../stream/bus.ts';
+import type { BusSink } from '../engine/bus.ts';
 import type { Clock } from '../util/clock.ts';
 import { CmafTrackWriter, type SpliceEnd } from './cmaf-writer.ts';
 import { PACKET_LENGTH } from './demux/ts.ts';

@@ -2,8 +2,8 @@
 // requests under `/{name}/` (playlists, manifest, init and media segments, time source).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { StreamBus } from '../engine/bus.ts';
 import type { LiveDelivery } from '../native/live-http.ts';
-import type { StreamBus } from '../stream/bus.ts';
 import type { Clock } from '../util/clock.ts';
 import { type OttCachePolicy, ottCachePolicy } from './cache-policy.ts';
 import {

@@ -1,7 +1,7 @@
 // Contract between a stream instance and the OTT packager (HLS, LL-HLS, DASH).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { StreamBus } from '../stream/bus.ts';
+import type { StreamBus } from '../engine/bus.ts';
 import type { Clock } from '../util/clock.ts';
 
 export const OTT_FACTORY_SERVICE = 'ott-factory';

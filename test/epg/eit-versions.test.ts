@@ -4,10 +4,10 @@
 import Fastify from 'fastify';
 import t from 'tap';
 import { epgDriver } from '../../src/drivers/epg.ts';
+import { EIT_SINK_SERVICE, type EitSink } from '../../src/engine/bus.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
 import { epgRoutes } from '../../src/epg/routes.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../src/stream/bus.ts';
 import { type EventSpec, eitSection, shortEvent } from '../helpers/epg-eit.ts';
 import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
 

@@ -4,12 +4,12 @@
 import Fastify from 'fastify';
 import t from 'tap';
 import { epgDriver } from '../../src/drivers/epg.ts';
+import { EIT_SINK_SERVICE, type EitSink } from '../../src/engine/bus.ts';
 import { parseEitSection } from '../../src/epg/eit.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
 import { epgRoutes } from '../../src/epg/routes.ts';
 import { decodeDvbText, encode6937 } from '../../src/epg/text.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../src/stream/bus.ts';
 import {
   eitSection,
   extendedEvent,

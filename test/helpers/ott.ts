@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { BusSink, StreamBus } from '../../src/engine/bus.ts';
 import type { OttService } from '../../src/ott/types.ts';
-import type { BusSink, StreamBus } from '../../src/stream/bus.ts';
 import { waitFor } from './server.ts';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import t from 'tap';
-import { HttpTsFanout } from '../../src/stream/http-ts.ts';
+import { HttpTsFanout } from '../../src/ott/http-ts.ts';
 import { PMT_PID, packet, pat, pmt, psiPackets, VIDEO_PID } from '../helpers/ts-craft.ts';
 
 /** A hijacked reply whose raw response records what was written to it. */

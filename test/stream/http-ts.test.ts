@@ -11,8 +11,8 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import { HttpTsFanout } from '../../src/stream/http-ts.ts';
-import { payloadOffset, pid, pusi, randomAccess, TS_PACKET } from '../../src/stream/ts.ts';
+import { payloadOffset, pid, pusi, randomAccess, TS_PACKET } from '../../src/mpegts/packet.ts';
+import { HttpTsFanout } from '../../src/ott/http-ts.ts';
 import {
   freePort,
   httpFor,

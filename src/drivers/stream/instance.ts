@@ -6,23 +6,28 @@ import type { Logger } from 'pino';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
+import { AlertGate } from '../../engine/alerts.ts';
+import { EIT_SINK_SERVICE, type EitSink } from '../../engine/bus.ts';
+import {
+  checkActive,
+  checkPrimary,
+  type FailoverSettings,
+  type InputHealth,
+} from '../../engine/failover.ts';
+import { BusHub } from '../../engine/hub.ts';
+import { InputRunner } from '../../engine/input-runner.ts';
+import { BitrateMeter, diffArrays, SWITCH_LOG_SIZE, type SwitchEntry } from '../../engine/util.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
+import { bool, num, str } from '../../inputs/common.ts';
+import { Splicer } from '../../mpegts/splicer.ts';
 import type { Section, Tr101290Counters } from '../../native/ts.ts';
+import { HttpTsFanout } from '../../ott/http-ts.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
+import { DatagramOutput } from '../../outputs/udp/output.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../stream/bus.ts';
-import { HttpTsFanout } from '../../stream/http-ts.ts';
-import { BusHub } from '../../stream/hub.ts';
-import { Splicer } from '../../stream/splicer.ts';
 import type { Timer } from '../../util/clock.ts';
 import type { Host, Instance, ResourceStatus } from '../types.ts';
-import { AlertGate } from './alerts.ts';
-import { checkActive, checkPrimary, type FailoverSettings, type InputHealth } from './failover.ts';
-import { InputRunner } from './input-runner.ts';
-import { bool, num, str } from './inputs/common.ts';
-import { DatagramOutput } from './outputs/udp.ts';
 import { streamRegistry } from './registry.ts';
-import { BitrateMeter, diffArrays, SWITCH_LOG_SIZE, type SwitchEntry } from './util.ts';
 
 export type StreamState = 'paused' | 'starting' | 'running' | 'no-signal' | 'error';
 type Spec = Record<string, unknown>;

@@ -1,0 +1,22 @@
+// Input types this build implements, by the record's `type`. Other types of spec 1 are reported
+// as `not supported yet` in the stream status, and the stream uses its other inputs.
+import { FileInput } from './file/input.ts';
+import { PipeInput } from './pipe/input.ts';
+import { RtpInput } from './rtp/input.ts';
+import { createStdInput } from './std/input.ts';
+import { TcpInput } from './tcp/input.ts';
+import { createTestInput } from './test/input.ts';
+import type { InputFactory } from './types.ts';
+import { UdpInput } from './udp/input.ts';
+
+export const INPUT_FACTORIES: Record<string, InputFactory> = {
+  udp: (cfg, ctx) => new UdpInput(cfg, ctx),
+  rtp: (cfg, ctx) => new RtpInput(cfg, ctx),
+  tcp: (cfg, ctx) => new TcpInput(cfg, ctx),
+  file: (cfg, ctx) => new FileInput(cfg, ctx),
+  pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
+  std: createStdInput,
+  test: createTestInput,
+};
+
+export const NOT_SUPPORTED_YET = 'not supported yet';

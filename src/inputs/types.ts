@@ -1,0 +1,36 @@
+// The contract between a stream instance and its input transports: a transport delivers raw
+// bytes (aligned or not) and reports its own health; TS analysis happens in the stream instance.
+import type { Logger } from 'pino';
+import type { Clock } from '../util/clock.ts';
+
+export interface InputContext {
+  log: Logger;
+  clock: Clock;
+  /** Server data directory (FIFOs created for `pipe` inputs live under it). */
+  dataDir: string;
+  streamName: string;
+  /** Position of the input in the stream's list, for file names and logs. */
+  index: number;
+  /** Bytes of transport stream, any alignment, valid during the call (sinks that keep bytes
+   *  copy them: stream/bus.ts). `owned`: nobody else reads `buf` during the call (a receive
+   *  block of this input's own, not a buffer shared with another reader), so the output path
+   *  may rewrite it in place instead of copying it. */
+  onData(buf: Buffer, owned?: boolean): void;
+  /** The next bytes do not continue the previous ones (a file looped, a device reopened): the
+   *  stream splices there as at an input switch — continuity counters kept, PIDs marked with
+   *  discontinuity_indicator — so players and monitors do not see a break. */
+  onDiscontinuity?(reason: string): void;
+}
+
+export interface InputTransport {
+  start(): void;
+  /** Stop and release every socket, file, FIFO, timer and child. Idempotent. */
+  close(): Promise<void>;
+  /** Transport-level health (connected, restarts, granted buffer, RTP gaps …). */
+  status(): Record<string, unknown>;
+  /** What keeps the transport from delivering right now ('' = nothing known): a missing
+   *  file, a refused connection, a child that cannot run. Shown as the input's message. */
+  fault?(): string;
+}
+
+export type InputFactory = (cfg: Record<string, unknown>, ctx: InputContext) => InputTransport;

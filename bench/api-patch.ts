@@ -9,13 +9,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../src/api/app.ts';
-import { OttRouter } from '../src/api/ott-router.ts';
 import { ConfigServiceImpl, type DesiredSink, SerialQueue } from '../src/config/service.ts';
 import { fieldRules, formatConfig, loadConfigText } from '../src/config/store.ts';
 import type { DesiredState, Resource } from '../src/config/types.ts';
 import { FilePersister } from '../src/config/watch.ts';
 import { UserTable } from '../src/drivers/users-table.ts';
 import { silentLogger } from '../src/log.ts';
+import { OttRouter } from '../src/ott/router.ts';
 import { plan } from '../src/reconciler/plan.ts';
 import { systemClock } from '../src/util/clock.ts';
 

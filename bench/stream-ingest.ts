@@ -32,7 +32,7 @@ function cpuSeconds(): number {
 async function sluiceChild(base: number, n: number): Promise<void> {
   // Loaded here only: the peer children stay free of the server's module graph.
   const { default: Fastify } = await import('fastify');
-  const { OTT_ROUTER_SERVICE, OttRouter } = await import('../src/api/ott-router.ts');
+  const { OTT_ROUTER_SERVICE, OttRouter } = await import('../src/ott/router.ts');
   const { StreamDriver } = await import('../src/drivers/stream/driver.ts');
   const { silentLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/util/clock.ts');

@@ -5,7 +5,6 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { buildApp } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
-import { OTT_ROUTER_SERVICE, OttRouter } from './api/ott-router.ts';
 import { GitSource } from './config/git.ts';
 import { type ConfigPersister, ConfigServiceImpl } from './config/service.ts';
 import { elideDefaults, fieldRules, formatConfig, loadProposedText } from './config/store.ts';
@@ -18,6 +17,7 @@ import type { Logger } from './log.ts';
 import { LiveDelivery } from './native/live-http.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from './ott/index.ts';
 import { LIVE_DELIVERY_SERVICE } from './ott/live-publish.ts';
+import { OTT_ROUTER_SERVICE, OttRouter } from './ott/router.ts';
 import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 

@@ -4,10 +4,10 @@ import type { ConfigService } from '../config/contracts.ts';
 import type { ConfigDocument, DesiredState } from '../config/types.ts';
 import type { UserTable } from '../drivers/users-table.ts';
 import type { Logger } from '../log.ts';
+import type { OttRouter } from '../ott/router.ts';
 import type { Plan } from '../reconciler/types.ts';
 import type { Clock } from '../util/clock.ts';
 import type { DigestAlgorithm } from './auth/digest.ts';
-import type { OttRouter } from './ott-router.ts';
 
 /** The part of the reconcile loop the API reads. */
 export interface LoopView {

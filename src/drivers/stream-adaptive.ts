@@ -1,11 +1,11 @@
 // Driver of kind `stream-adaptive`: an adaptive group delivered at `/{stream-name}/…` from the
 // OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
+
 import type { Resource } from '../config/types.ts';
+import { GroupArchive } from '../dvr/adaptive-archive.ts';
 import { storageById } from '../dvr/attach.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
 import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
-import { GroupArchive } from '../ott/adaptive-archive.ts';
 import {
   DEFAULT_SEGMENT_DURATION,
   DEFAULT_WINDOW,
@@ -14,6 +14,7 @@ import {
   OTT_HLS_TS,
 } from '../ott/options.ts';
 import { ottRegistry } from '../ott/registry.ts';
+import { OTT_ROUTER_SERVICE, type OttRouter } from '../ott/router.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 

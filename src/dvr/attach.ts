@@ -1,10 +1,11 @@
 // The DVR hook of a stream: wraps the stream's OTT service so that archive requests (t, epg,
 // utc, catch-up alias paths, archived chunks) are answered from the archive, and attaches a
 // recorder to the packager while the stream's `dvr-storage` names a running storage.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Host, Instance } from '../drivers/types.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import type { Packager } from '../ott/packager.ts';
+import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttService } from '../ott/types.ts';
 import type { Timer } from '../util/clock.ts';
 import { epgLookupFrom } from './epg.ts';
@@ -68,7 +69,7 @@ export class ArchivedOttService implements OttService {
     this.sync();
   }
 
-  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+  handle(req: OttRequest, reply: OttReply, rest: string): unknown {
     if (req.method === 'GET' || req.method === 'HEAD') {
       const answered = this.player.handle(req, reply, rest);
       if (answered !== undefined) return answered;

@@ -3,7 +3,6 @@
 // playlists / static MPD from the index and serves archived chunks from disk.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import {
   CACHE_LIVE,
@@ -18,6 +17,7 @@ import {
   TYPE_VTT,
 } from '../ott/http.ts';
 import type { Packager } from '../ott/packager.ts';
+import type { OttReply, OttRequest } from '../ott/request.ts';
 import { filterPids } from '../ott/ts-filter.ts';
 import { toDashVtt } from '../ott/webvtt/writer.ts';
 import type { Clock } from '../util/clock.ts';
@@ -73,7 +73,7 @@ export interface PlaybackContext {
 
 type Query = Record<string, string | undefined>;
 
-function clientKey(req: FastifyRequest, name: string): string {
+function clientKey(req: OttRequest, name: string): string {
   return `${req.ip}|${name}`;
 }
 
@@ -88,7 +88,7 @@ export class ArchivePlayer {
    * Answer an archive request; undefined when the request is a live one (the caller passes it
    * on to the live OTT service).
    */
-  handle(req: FastifyRequest, reply: FastifyReply, rest: string): Promise<unknown> | undefined {
+  handle(req: OttRequest, reply: OttReply, rest: string): Promise<unknown> | undefined {
     const path = rest.split('?')[0]!;
     const query = (req.query ?? {}) as Query;
     if (TS_SEGMENT.test(path)) {
@@ -105,7 +105,7 @@ export class ArchivePlayer {
   }
 
   /** The storage the stream is bound to now, or the reason archive playback is refused. */
-  private bound(req: FastifyRequest): { storage: ArchiveStorage; id: number } | { error: string } {
+  private bound(req: OttRequest): { storage: ArchiveStorage; id: number } | { error: string } {
     if (this.c.state() !== 'running') return { error: VOD_NOT_RUNNING };
     const key = clientKey(req, this.c.name);
     const id = readStreamDvr(this.c.spec()).storage;
@@ -121,8 +121,8 @@ export class ArchivePlayer {
   }
 
   private async document(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     path: string,
     ask: ArchiveAsk,
     query: Query,
@@ -261,7 +261,7 @@ export class ArchivePlayer {
     return out;
   }
 
-  private segmentStorage(req: FastifyRequest, reply: FastifyReply): ArchiveStorage | undefined {
+  private segmentStorage(req: OttRequest, reply: OttReply): ArchiveStorage | undefined {
     const id = readStreamDvr(this.c.spec()).storage;
     const storage = id ? this.c.storage(id) : undefined;
     if (!storage?.index) {
@@ -272,7 +272,7 @@ export class ArchivePlayer {
     return storage;
   }
 
-  private async tsChunk(req: FastifyRequest, reply: FastifyReply, uri: string): Promise<unknown> {
+  private async tsChunk(req: OttRequest, reply: OttReply, uri: string): Promise<unknown> {
     const storage = this.segmentStorage(req, reply);
     if (!storage) return reply;
     const index = storage.index!;
@@ -296,8 +296,8 @@ export class ArchivePlayer {
   }
 
   private async cmafChunk(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     track: string,
     initId: number,
     id: string | undefined,
@@ -318,8 +318,8 @@ export class ArchivePlayer {
 
   /** An archived `.vtt`: HLS keeps X-TIMESTAMP-MAP, the DASH form (`d<id>.vtt`) drops it. */
   private async vttChunk(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     track: string,
     initId: number,
     dash: boolean,
@@ -340,8 +340,8 @@ export class ArchivePlayer {
   }
 
   private sendChunk(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     storage: ArchiveStorage,
     row: ChunkRow | undefined,
     type: string,
@@ -352,8 +352,8 @@ export class ArchivePlayer {
   }
 
   private async sendFile(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     storage: ArchiveStorage,
     rel: string,
     type: string,

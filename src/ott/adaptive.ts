@@ -1,10 +1,8 @@
 // An adaptive group (`stream-adaptive`): one HLS master / DASH manifest over the packagers of
 // its member streams. Member playlists and segments are served by the members themselves under
 // `/{group}/{member}/…`; the members cut on a shared PTS grid so their segments line up.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { OttHandler } from '../api/ott-router.ts';
+
 import type { Clock } from '../util/clock.ts';
-import type { GroupArchive } from './adaptive-archive.ts';
 import { buildMpd, type DashPeriod, type DashRepresentation } from './dash.ts';
 import {
   averageBitrate,
@@ -17,6 +15,8 @@ import {
 import { sendError, sendNotFound, sendPreflight, sendText, TYPE_M3U8, TYPE_MPD } from './http.ts';
 import { OTT_BOTH, OTT_CMAF, OTT_HLS_TS } from './options.ts';
 import type { CmafRendition } from './packager.ts';
+import type { OttReply, OttRequest } from './request.ts';
+import type { OttHandler } from './router.ts';
 import type { StreamOttService } from './service.ts';
 import type { SegmentDescriptor } from './store.ts';
 import { PTS_HZ } from './timeline.ts';
@@ -28,6 +28,11 @@ const UNKNOWN_BITRATE = 1_000_000;
 const VTT_BANDWIDTH = 256;
 /** Segments starting this close before the period origin still belong to the period (rounding). */
 const ORIGIN_SLACK = PTS_HZ / 100;
+
+/** Answers the archive requests of a group document; undefined when the request is not one. */
+export interface GroupArchiveHandler {
+  handle(req: OttRequest, reply: OttReply, path: string): unknown;
+}
 
 export interface GroupMember {
   name: string;
@@ -43,8 +48,8 @@ export interface AdaptiveGroupOptions {
   /** The member streams whose OTT service is running, in the configured order. */
   members: () => GroupMember[];
   clock: Clock;
-  /** Archive playback of the group (`t`, `d`, `epg`; src/ott/adaptive-archive.ts). */
-  archive?: GroupArchive;
+  /** Archive playback of the group (`t`, `d`, `epg`; src/dvr/adaptive-archive.ts). */
+  archive?: GroupArchiveHandler;
   /** The full handler of a member stream (with its archive), for `/{group}/{member}/…`;
    *  without it the member's live OTT service answers. */
   route?: (member: string) => OttHandler | undefined;
@@ -72,7 +77,7 @@ export class AdaptiveGroup {
     return list;
   }
 
-  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+  handle(req: OttRequest, reply: OttReply, rest: string): unknown {
     if (req.method === 'OPTIONS') return sendPreflight(reply);
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return sendError(reply, 405, 'method not allowed');

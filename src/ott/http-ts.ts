@@ -3,7 +3,6 @@
 // player can decode from its first bytes. Clients share the bytes; one whose unsent backlog grows
 // past a bound is dropped and never slows the others.
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply } from 'fastify';
 import type { BusSink } from '../engine/bus.ts';
 import {
   PAT_PID,
@@ -15,6 +14,7 @@ import {
   TS_PACKET,
 } from '../mpegts/packet.ts';
 import { PsiRewriter } from '../mpegts/psi-rewrite.ts';
+import type { OttReply } from './request.ts';
 
 /** A client whose unsent backlog exceeds this is too slow and is disconnected. */
 export const DEFAULT_MAX_BACKLOG = 8 * 1024 * 1024;
@@ -83,7 +83,7 @@ export class HttpTsFanout implements BusSink {
   }
 
   /** Serve one client; the reply is hijacked and stays open until the client or stream goes. */
-  serve(reply: FastifyReply): void {
+  serve(reply: OttReply): void {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

@@ -2,8 +2,8 @@
 // immutable), CORS for browser players, HEAD, single byte ranges on segments, and waiting
 // for a store change with a bound (blocking playlist reload, preload hints).
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../util/clock.ts';
+import type { OttReply, OttRequest } from './request.ts';
 import type { SegmentStore } from './store.ts';
 
 export const CACHE_LIVE = 'no-cache';
@@ -82,24 +82,18 @@ export function wholeHead(
   );
 }
 
-function sendWhole(
-  reply: FastifyReply,
-  data: Buffer,
-  type: string,
-  cache: string,
-  ranges: boolean,
-) {
+function sendWhole(reply: OttReply, data: Buffer, type: string, cache: string, ranges: boolean) {
   reply.hijack();
   writeWhole(reply.raw, data, type, cache, ranges);
   return reply;
 }
 
-function cors(reply: FastifyReply): void {
+function cors(reply: OttReply): void {
   reply.header('Access-Control-Allow-Origin', '*');
   reply.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
 }
 
-export function sendPreflight(reply: FastifyReply): FastifyReply {
+export function sendPreflight(reply: OttReply): OttReply {
   cors(reply);
   reply.header('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
   reply.header('Access-Control-Allow-Headers', 'Range');
@@ -108,12 +102,12 @@ export function sendPreflight(reply: FastifyReply): FastifyReply {
 }
 
 export function sendText(
-  req: FastifyRequest,
-  reply: FastifyReply,
+  req: OttRequest,
+  reply: OttReply,
   body: string | Buffer,
   type: string,
   cache = CACHE_LIVE,
-): FastifyReply {
+): OttReply {
   return sendBytes(
     req,
     reply,
@@ -144,13 +138,13 @@ export class RenderCache {
   }
 }
 
-export function sendNotFound(reply: FastifyReply, message: string): FastifyReply {
+export function sendNotFound(reply: OttReply, message: string): OttReply {
   cors(reply);
   reply.header('Cache-Control', CACHE_LIVE);
   return reply.code(404).type('application/json').send({ status: 404, message });
 }
 
-export function sendError(reply: FastifyReply, code: number, message: string): FastifyReply {
+export function sendError(reply: OttReply, code: number, message: string): OttReply {
   cors(reply);
   reply.header('Cache-Control', CACHE_LIVE);
   return reply.code(code).type('application/json').send({ status: code, message });
@@ -180,13 +174,13 @@ export function parseRange(
 }
 
 export function sendBytes(
-  req: FastifyRequest,
-  reply: FastifyReply,
+  req: OttRequest,
+  reply: OttReply,
   data: Buffer,
   type: string,
   cache: string,
   ranges = true,
-): FastifyReply {
+): OttReply {
   if (req.method === 'GET' && (!ranges || !req.headers.range))
     return sendWhole(reply, data, type, cache, ranges);
   cors(reply);

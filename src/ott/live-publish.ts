@@ -3,11 +3,12 @@
 // `/{name}/index.m3u8` and `/{name}/ts.m3u8`, with the bytes and headers the JavaScript fast path
 // (src/api/routes/ott-fast.ts) would send for the same request. Kept in step with the stores on
 // every change, so the engine never answers what the app would not.
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
+
 import type { LiveDelivery } from '../native/live-http.ts';
 import { ottCachePolicy } from './cache-policy.ts';
 import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
 import { ottRegistry } from './registry.ts';
+import { OTT_ROUTER_SERVICE, type OttRouter } from './router.ts';
 import type { StreamOttService } from './service.ts';
 import type { SegmentStore } from './store.ts';
 

@@ -1,6 +1,6 @@
 // The OTT service of one stream: subscribes the packager to the stream bus and answers the
 // requests under `/{name}/` (playlists, manifest, init and media segments, time source).
-import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Logger } from 'pino';
 import type { StreamBus } from '../engine/bus.ts';
 import type { LiveDelivery } from '../native/live-http.ts';
@@ -27,6 +27,7 @@ import { lastPosition } from './llhls.ts';
 import { readSettings } from './options.ts';
 import { type CmafRendition, Packager } from './packager.ts';
 import { ottRegistry } from './registry.ts';
+import type { OttReply, OttRequest } from './request.ts';
 import { FilteredCache, filterPids } from './ts-filter.ts';
 import type { OttService } from './types.ts';
 import {
@@ -126,7 +127,7 @@ export class StreamOttService implements OttService {
     };
   }
 
-  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+  handle(req: OttRequest, reply: OttReply, rest: string): unknown {
     if (req.method === 'OPTIONS') return sendPreflight(reply);
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return sendError(reply, 405, 'method not allowed');
@@ -193,8 +194,8 @@ export class StreamOttService implements OttService {
   /** The TS media playlist; as `index.m3u8` (`mayMaster`) a master when subtitles are
    *  offered. `a`/`v` make the segment URIs carry the selection (filtered segments). */
   private tsPlaylist(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     query: Record<string, string | undefined>,
     mayMaster = true,
   ): unknown {
@@ -230,8 +231,8 @@ export class StreamOttService implements OttService {
   }
 
   private master(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     query: Record<string, string | undefined>,
   ): unknown {
     const text = cmafMaster(this.packager, parseSelection(query), keptQuery(query));
@@ -239,8 +240,8 @@ export class StreamOttService implements OttService {
   }
 
   private mpd(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     query: Record<string, string | undefined>,
   ): unknown {
     const text = dashManifest(this.packager, parseSelection(query), this.o.clock.now(), TIME_PATH);
@@ -252,8 +253,8 @@ export class StreamOttService implements OttService {
   }
 
   private async mediaPlaylist(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     r: CmafRendition,
     query: Record<string, string | undefined>,
   ): Promise<unknown> {
@@ -289,8 +290,8 @@ export class StreamOttService implements OttService {
   }
 
   private async media(
-    req: FastifyRequest,
-    reply: FastifyReply,
+    req: OttRequest,
+    reply: OttReply,
     r: CmafRendition,
     uri: string,
     seq: number,

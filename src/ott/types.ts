@@ -1,8 +1,9 @@
 // Contract between a stream instance and the OTT packager (HLS, LL-HLS, DASH).
-import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Logger } from 'pino';
 import type { StreamBus } from '../engine/bus.ts';
 import type { Clock } from '../util/clock.ts';
+import type { OttReply, OttRequest } from './request.ts';
 
 export const OTT_FACTORY_SERVICE = 'ott-factory';
 
@@ -21,7 +22,7 @@ export interface OttOptions {
 
 export interface OttService {
   /** Serve a request under `/{name}/` other than `mpegts` (playlists, manifests, segments). */
-  handle(req: FastifyRequest, reply: FastifyReply, rest: string): unknown;
+  handle(req: OttRequest, reply: OttReply, rest: string): unknown;
   /** The stream record changed (hot fields such as window length). */
   update(spec: Record<string, unknown>): void;
   close(): void;

@@ -3,12 +3,12 @@
 import { createHash } from 'node:crypto';
 import { Registry } from 'prom-client';
 import type { AppContext, LoopView } from '../../src/api/context.ts';
-import { OttRouter } from '../../src/api/ott-router.ts';
 import type { ConfigService, EditResult } from '../../src/config/contracts.ts';
 import { type ConfigDocument, ConfigError, type ConfigIssue } from '../../src/config/types.ts';
 import { UserTable } from '../../src/drivers/users-table.ts';
 import { HttpError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/log.ts';
+import { OttRouter } from '../../src/ott/router.ts';
 import type { Plan } from '../../src/reconciler/types.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 

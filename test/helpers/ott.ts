@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BusSink, StreamBus } from '../../src/engine/bus.ts';
 import type { OttService } from '../../src/ott/types.ts';
 import { waitFor } from './server.ts';
@@ -136,10 +136,7 @@ export async function startOttServer(
   for (const [url, f] of Object.entries(staticFiles)) {
     app.get(url, async (_req, reply) => reply.type(f.type).send(await readFile(f.path)));
   }
-  const handler = (
-    req: Parameters<OttService['handle']>[0],
-    reply: Parameters<OttService['handle']>[1],
-  ) => {
+  const handler = (req: FastifyRequest, reply: FastifyReply) => {
     const { name, '*': rest } = req.params as { name: string; '*': string };
     const svc = services.get(name);
     if (!svc) return reply.code(404).send({ status: 404, message: 'no such stream' });

@@ -1,9 +1,8 @@
 // StreamInstance: one running stream. Inputs in order (primary first) feed a splicer that keeps
 // one continuous output TS across switches; the output goes to the bus (HTTP-TS, OTT, outputs).
 // A 250 ms tick applies the failover policy; a `check-interval` timer re-tests the primary.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Logger } from 'pino';
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { AlertGate } from '../../engine/alerts.ts';
@@ -22,6 +21,8 @@ import { bool, num, str } from '../../inputs/common.ts';
 import { Splicer } from '../../mpegts/splicer.ts';
 import type { Section, Tr101290Counters } from '../../native/ts.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
+import type { OttReply, OttRequest } from '../../ott/request.ts';
+import { OTT_ROUTER_SERVICE, type OttRouter } from '../../ott/router.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
 import { DatagramOutput } from '../../outputs/udp/output.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
@@ -401,7 +402,7 @@ export class StreamInstance implements Instance<Spec> {
     }
   }
 
-  private handleHttp(req: FastifyRequest, reply: FastifyReply, rest: string): unknown {
+  private handleHttp(req: OttRequest, reply: OttReply, rest: string): unknown {
     if (rest === 'mpegts') {
       if (num(this.spec, 'ott-http', 0) !== 1) {
         return reply

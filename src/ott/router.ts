@@ -1,10 +1,9 @@
 // Dispatch of per-stream HTTP paths (`/{name}/mpegts`, `/{name}/index.m3u8`, …). Streams come
 // and go at run time while Fastify's routes are fixed at start, so the app has one catch-all
 // route that looks the name up here; stream and adaptive-group instances register themselves.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OttHandler } from './request.ts';
 
-/** Handles one request under `/{name}/`; `rest` is the path after the name, e.g. `index.m3u8`. */
-export type OttHandler = (req: FastifyRequest, reply: FastifyReply, rest: string) => unknown;
+export type { OttHandler };
 
 export const OTT_ROUTER_SERVICE = 'ott-router';
 

@@ -4,19 +4,20 @@
 // with a log note); the DASH manifest has a Representation per quality in each Period. The
 // documents point at the members' own archive URLs (`{member}/c256/index.m3u8?t=…`,
 // `{member}/c256/dvr-i5/9.m4s`), which the group forwards to the member stream.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Logger } from 'pino';
-import type { EpgLookup } from '../dvr/epg.ts';
-import { isSubtitleTrack, TS_TRACK } from '../dvr/index-db.ts';
-import { VOD_NO_ARCHIVE, VOD_NO_EVENT, VOD_NOT_RUNNING } from '../dvr/playback.ts';
-import { readStreamDvr } from '../dvr/settings.ts';
-import type { ArchiveStorage } from '../dvr/storage.ts';
-import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist } from '../dvr/views.ts';
-import { type Interval, parseArchive, resolveWindow, windowQuery } from '../dvr/window.ts';
+import { buildMasterPlaylist, HLS_VERSION_ARCHIVE, type Variant } from '../ott/hls.ts';
+import { sendNotFound, sendText, TYPE_M3U8, TYPE_MPD } from '../ott/http.ts';
+import type { OttReply, OttRequest } from '../ott/request.ts';
+import type { StreamOttService } from '../ott/service.ts';
 import type { Clock } from '../util/clock.ts';
-import { buildMasterPlaylist, HLS_VERSION_ARCHIVE, type Variant } from './hls.ts';
-import { sendNotFound, sendText, TYPE_M3U8, TYPE_MPD } from './http.ts';
-import type { StreamOttService } from './service.ts';
+import type { EpgLookup } from './epg.ts';
+import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
+import { VOD_NO_ARCHIVE, VOD_NO_EVENT, VOD_NOT_RUNNING } from './playback.ts';
+import { readStreamDvr } from './settings.ts';
+import type { ArchiveStorage } from './storage.ts';
+import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist } from './views.ts';
+import { type Interval, parseArchive, resolveWindow, windowQuery } from './window.ts';
 
 /** The group documents archive mode applies to; member paths go on to the member. */
 const GROUP_DOCUMENTS = new Set(['index.m3u8', 'cmaf.m3u8', 'index.mpd']);
@@ -57,7 +58,7 @@ export class GroupArchive {
   constructor(private o: GroupArchiveOptions) {}
 
   /** Answer an archive request for a group document; undefined when it is not one. */
-  handle(req: FastifyRequest, reply: FastifyReply, path: string): unknown {
+  handle(req: OttRequest, reply: OttReply, path: string): unknown {
     const query = (req.query ?? {}) as Query;
     const ask = parseArchive(path, query);
     if (!ask || !GROUP_DOCUMENTS.has(ask.path)) return undefined;

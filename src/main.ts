@@ -5,6 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { buildApp } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
+import { createEpgHttpServer } from './api/epg-server.ts';
 import { GitSource } from './config/git.ts';
 import { type ConfigPersister, ConfigServiceImpl } from './config/service.ts';
 import { elideDefaults, fieldRules, formatConfig, loadProposedText } from './config/store.ts';
@@ -13,6 +14,7 @@ import { FilePersister, FileWatcher } from './config/watch.ts';
 import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
+import { EPG_HTTP_SERVICE } from './epg/xmltv-cache.ts';
 import type { Logger } from './log.ts';
 import { LiveDelivery } from './native/live-http.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from './ott/index.ts';
@@ -60,6 +62,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   services.set(OTT_ROUTER_SERVICE, ottRouter);
   // Stream instances package HLS / DASH through this factory (src/ott/).
   services.set(OTT_FACTORY_SERVICE, createOttService);
+  services.set(EPG_HTTP_SERVICE, createEpgHttpServer);
   // Plain live HLS-TS requests are answered by the native engine (docs/ott.md); the HTTP
   // listener hands it connections unless `native-delivery` is false.
   const delivery = new LiveDelivery({

@@ -2,7 +2,13 @@
 // (`epg-channel-set`) and accounts (`epg-login`), which live in the shared EPG runtime.
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
-import { EpgServer, type Restarted, serverSettings } from '../epg/server.ts';
+import {
+  EPG_HTTP_SERVICE,
+  type EpgHttpServer,
+  type EpgHttpServerFactory,
+  type Restarted,
+  serverSettings,
+} from '../epg/xmltv-cache.ts';
 import { int, str } from './epg-common.ts';
 import {
   type Driver,
@@ -13,7 +19,7 @@ import {
 } from './types.ts';
 
 class EpgServerInstance implements Instance {
-  private server: EpgServer;
+  private server: EpgHttpServer;
   private ports: { http: number; https?: number } = { http: 0 };
   private closed = false;
 
@@ -21,13 +27,16 @@ class EpgServerInstance implements Instance {
     private rt: EpgRuntime,
     private host: Host,
     res: Resource,
+    create: EpgHttpServerFactory,
   ) {
-    this.server = new EpgServer(rt, serverSettings(res.spec));
+    this.server = create(rt, serverSettings(res.spec));
   }
 
   static async create(res: Resource, host: Host): Promise<EpgServerInstance> {
+    const create = host.services.get(EPG_HTTP_SERVICE) as EpgHttpServerFactory | undefined;
+    if (!create) throw new DriverError('no EPG HTTP server in this process', false);
     const rt = acquireEpgRuntime(host);
-    const inst = new EpgServerInstance(rt, host, res);
+    const inst = new EpgServerInstance(rt, host, res, create);
     try {
       await inst.start();
     } catch (err) {

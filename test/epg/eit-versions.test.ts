@@ -3,10 +3,10 @@
 // spanning UTC midnight (listed on the day it starts), an event with a description only.
 import Fastify from 'fastify';
 import t from 'tap';
+import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { epgDriver } from '../../src/drivers/epg.ts';
 import { EIT_SINK_SERVICE, type EitSink } from '../../src/engine/bus.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
-import { epgRoutes } from '../../src/epg/routes.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
 import { type EventSpec, eitSection, shortEvent } from '../helpers/epg-eit.ts';
 import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';

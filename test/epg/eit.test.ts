@@ -3,11 +3,11 @@
 // as a stream with epg-export does), TOT time zones, versioning, cache flush and XMLTV.
 import Fastify from 'fastify';
 import t from 'tap';
+import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { epgDriver } from '../../src/drivers/epg.ts';
 import { EIT_SINK_SERVICE, type EitSink } from '../../src/engine/bus.ts';
 import { parseEitSection } from '../../src/epg/eit.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
-import { epgRoutes } from '../../src/epg/routes.ts';
 import { decodeDvbText, encode6937 } from '../../src/epg/text.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
 import {

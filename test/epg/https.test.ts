@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { createEpgHttpServer } from '../../src/api/epg-server.ts';
 import { epgServerDriver } from '../../src/drivers/epg-server.ts';
 import type { Instance } from '../../src/drivers/types.ts';
+import { EPG_HTTP_SERVICE } from '../../src/epg/xmltv-cache.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { FieldChange } from '../../src/reconciler/types.ts';
@@ -51,6 +53,7 @@ async function idleConnection(port: number): Promise<{ closed: () => boolean; en
 
 t.test('EPG server over HTTPS; a certificate change restarts only HTTPS', async (t) => {
   const bed = epgTestBed(t, FIXTURE_DAY + 1800);
+  bed.host.services.set(EPG_HTTP_SERVICE, createEpgHttpServer);
   const { rt, dir } = bed;
   const guide = join(dir, 'guide.xml');
   writeFileSync(guide, readFileSync(fixture('guide.xml')));

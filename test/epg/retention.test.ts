@@ -3,7 +3,7 @@
 // days still inside stay untouched.
 import Fastify from 'fastify';
 import t from 'tap';
-import { epgRoutes } from '../../src/epg/routes.ts';
+import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { SECONDS_PER_DAY } from '../../src/epg/runtime.ts';
 import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
 

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import t from 'tap';
-import { epgRoutes } from '../../src/epg/routes.ts';
+import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { HttpError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/log.ts';

@@ -1,9 +1,9 @@
 // Route plugins other parts add to the admin server (e.g. /data/stream, /data/epg/channel).
 // Each part appends one line; buildApp registers them in this order with `{ ctx }`.
 import type { FastifyPluginAsync } from 'fastify';
-import { epgRoutes } from '../../epg/routes.ts';
 import type { AppContext } from '../context.ts';
 import { dvrRoutes } from './dvr.ts';
+import { epgRoutes } from './epg.ts';
 import { streamRoutes } from './stream.ts';
 
 export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;

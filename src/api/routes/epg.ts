@@ -1,11 +1,16 @@
 // Admin-server routes of the EPG (a Fastify plugin in the api's plugin list): the per-channel
 // JSON day, XMLTV cache reset, forced source refresh and its status, read-only SQL, languages.
 import type { FastifyPluginAsync } from 'fastify';
-import { HttpError } from '../errors.ts';
-import { type ChannelQuery, channelDay, EMPTY_BODY, singleValues } from './channel-endpoint.ts';
-import { LANGUAGES } from './languages.ts';
-import { EPG_SERVICE, type EpgRuntime } from './runtime.ts';
-import { runReadOnlySql, SQL_MAX_MS, SQL_MAX_ROWS } from './sql.ts';
+import {
+  type ChannelQuery,
+  channelDay,
+  EMPTY_BODY,
+  singleValues,
+} from '../../epg/channel-endpoint.ts';
+import { LANGUAGES } from '../../epg/languages.ts';
+import { EPG_SERVICE, type EpgRuntime } from '../../epg/runtime.ts';
+import { runReadOnlySql, SQL_MAX_MS, SQL_MAX_ROWS } from '../../epg/sql.ts';
+import { HttpError } from '../../errors.ts';
 
 const NO_CACHE_HEADERS = {
   'cache-control': 'no-cache, no-store, must-revalidate',

@@ -1,15 +1,24 @@
-// The EPG server (default 10444 HTTP, 10445 HTTPS): GET /xmltv and /xmltv.gz per spec 2, with
-// Digest or l/p authentication against the EPG login list, per-account channel sets and a
-// body cache per channel set rebuilt when the EPG update counter moves.
+// The EPG server's HTTP (default 10444 HTTP, 10445 HTTPS): GET /xmltv and /xmltv.gz per spec 2,
+// with Digest or l/p authentication against the EPG login list and per-account channel sets.
+// The bodies come from the cache in src/epg/xmltv-cache.ts.
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { DigestAuthenticator } from '../api/auth/digest.ts';
+import type { EpgLogin, EpgRuntime } from '../epg/runtime.ts';
+import {
+  type Access,
+  type EpgHttpServer,
+  type EpgServerSettings,
+  HTTP_FIELDS,
+  HTTPS_FIELDS,
+  type ListenerPorts,
+  type Restarted,
+  XmltvCache,
+} from '../epg/xmltv-cache.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
-import type { ChannelRef, EpgLogin, EpgRuntime } from './runtime.ts';
-import { buildXmltvBodies, type XmltvBodies, type XmltvHeader } from './xmltv-export.ts';
+import { DigestAuthenticator } from './auth/digest.ts';
 
 export const EPG_REALM = 'sluice-epg';
 export const NONCE_LIFETIME_SEC = 300;
@@ -19,77 +28,6 @@ const PATH_PLAIN = '/xmltv';
 const PATH_GZ = '/xmltv.gz';
 /** How long a closing listener waits for its open connections before destroying them. */
 export const CLOSE_GRACE_MS = 1000;
-
-export interface EpgServerSettings {
-  port: number;
-  httpsPort: number;
-  bindAddress: string;
-  certificate: string;
-  privateKey: string;
-  sourceInfoName: string;
-  sourceInfoUrl: string;
-}
-
-export function serverSettings(spec: Record<string, unknown>): EpgServerSettings {
-  const str = (k: string, d = '') => (typeof spec[k] === 'string' ? (spec[k] as string) : d);
-  const int = (k: string, d: number) => (Number.isInteger(spec[k]) ? (spec[k] as number) : d);
-  return {
-    port: int('port', 10444),
-    httpsPort: int('https-port', 10445),
-    bindAddress: str('bind-address', '0.0.0.0') || '0.0.0.0',
-    certificate: str('certificate'),
-    privateKey: str('private-key'),
-    sourceInfoName: str('source-info-name', 'sluice'),
-    sourceInfoUrl: str('source-info-url'),
-  };
-}
-
-/** What a request may see. */
-type Access = { kind: 'all' } | { kind: 'set'; set: number } | { kind: 'none' };
-
-/** Plain and gzip XMLTV bodies per channel set, tagged with the update counter. */
-export class XmltvCache {
-  private entries = new Map<string, { counter: number; bodies: XmltvBodies }>();
-  private building = new Map<string, Promise<XmltvBodies>>();
-
-  constructor(
-    private rt: EpgRuntime,
-    private header: () => XmltvHeader,
-  ) {}
-
-  clear(): void {
-    this.entries.clear();
-  }
-
-  async get(access: Access): Promise<XmltvBodies> {
-    const key = access.kind === 'set' ? `set:${access.set}` : access.kind;
-    const counter = this.rt.counter;
-    const hit = this.entries.get(key);
-    if (hit && hit.counter === counter) return hit.bodies;
-    let p = this.building.get(key);
-    if (!p) {
-      p = this.build(access).finally(() => this.building.delete(key));
-      this.building.set(key, p);
-      p.then((bodies) => this.entries.set(key, { counter, bodies })).catch(() => undefined);
-    }
-    return p;
-  }
-
-  private async build(access: Access): Promise<XmltvBodies> {
-    let channels: ChannelRef[] = [];
-    if (access.kind === 'all') channels = this.rt.allChannels();
-    else if (access.kind === 'set' && this.rt.channelSets.has(access.set)) {
-      channels = this.rt.channelsOfSet(access.set);
-    }
-    try {
-      return await buildXmltvBodies(this.rt, channels, this.header());
-    } catch (err) {
-      // A transient database failure gives an empty tv element (spec 2).
-      this.rt.log.warn({ err }, 'XMLTV build failed; serving an empty document');
-      return buildXmltvBodies(this.rt, [], this.header());
-    }
-  }
-}
 
 function sendError(reply: FastifyReply, code: ErrorCode, message?: string): FastifyReply {
   const { status, message: dflt } = ERRORS[code];
@@ -225,24 +163,9 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Settings that require restarting one listener when they change. */
-const HTTP_FIELDS = ['port', 'bindAddress'] as const;
-const HTTPS_FIELDS = ['httpsPort', 'bindAddress', 'certificate', 'privateKey'] as const;
-
-export interface ListenerPorts {
-  http: number;
-  https?: number;
-}
-
-/** Which listeners an update restarted. */
-export interface Restarted {
-  http: boolean;
-  https: boolean;
-}
-
 /** The running EPG server: its HTTP and (with a certificate) HTTPS listeners, the Digest
  *  verifier and the body cache. The two listeners restart independently. */
-export class EpgServer {
+export class EpgServer implements EpgHttpServer {
   readonly cache: XmltvCache;
   readonly digest: DigestAuthenticator;
   private http: FastifyInstance | undefined;
@@ -387,4 +310,9 @@ function portOf(app: FastifyInstance): number {
 /** A PEM value: inline text or a file path. */
 function pem(v: string): Buffer {
   return v.includes('-----BEGIN') ? Buffer.from(v) : readFileSync(v);
+}
+
+/** The factory main.ts hands to the EPG server driver (EPG_HTTP_SERVICE). */
+export function createEpgHttpServer(rt: EpgRuntime, settings: EpgServerSettings): EpgServer {
+  return new EpgServer(rt, settings);
 }

@@ -1,0 +1,106 @@
+// What the EPG server serves, without its HTTP: the server's settings (`epg-server`), the
+// access a request was granted, and the plain and gzip XMLTV bodies per channel set, rebuilt
+// when the EPG update counter moves. Listeners and authentication: src/api/epg-server.ts.
+import type { ChannelRef, EpgRuntime } from './runtime.ts';
+import { buildXmltvBodies, type XmltvBodies, type XmltvHeader } from './xmltv-export.ts';
+
+export interface EpgServerSettings {
+  port: number;
+  httpsPort: number;
+  bindAddress: string;
+  certificate: string;
+  privateKey: string;
+  sourceInfoName: string;
+  sourceInfoUrl: string;
+}
+
+export function serverSettings(spec: Record<string, unknown>): EpgServerSettings {
+  const str = (k: string, d = '') => (typeof spec[k] === 'string' ? (spec[k] as string) : d);
+  const int = (k: string, d: number) => (Number.isInteger(spec[k]) ? (spec[k] as number) : d);
+  return {
+    port: int('port', 10444),
+    httpsPort: int('https-port', 10445),
+    bindAddress: str('bind-address', '0.0.0.0') || '0.0.0.0',
+    certificate: str('certificate'),
+    privateKey: str('private-key'),
+    sourceInfoName: str('source-info-name', 'sluice'),
+    sourceInfoUrl: str('source-info-url'),
+  };
+}
+
+/** What a request may see. */
+export type Access = { kind: 'all' } | { kind: 'set'; set: number } | { kind: 'none' };
+
+/** Plain and gzip XMLTV bodies per channel set, tagged with the update counter. */
+export class XmltvCache {
+  private entries = new Map<string, { counter: number; bodies: XmltvBodies }>();
+  private building = new Map<string, Promise<XmltvBodies>>();
+
+  constructor(
+    private rt: EpgRuntime,
+    private header: () => XmltvHeader,
+  ) {}
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  async get(access: Access): Promise<XmltvBodies> {
+    const key = access.kind === 'set' ? `set:${access.set}` : access.kind;
+    const counter = this.rt.counter;
+    const hit = this.entries.get(key);
+    if (hit && hit.counter === counter) return hit.bodies;
+    let p = this.building.get(key);
+    if (!p) {
+      p = this.build(access).finally(() => this.building.delete(key));
+      this.building.set(key, p);
+      p.then((bodies) => this.entries.set(key, { counter, bodies })).catch(() => undefined);
+    }
+    return p;
+  }
+
+  private async build(access: Access): Promise<XmltvBodies> {
+    let channels: ChannelRef[] = [];
+    if (access.kind === 'all') channels = this.rt.allChannels();
+    else if (access.kind === 'set' && this.rt.channelSets.has(access.set)) {
+      channels = this.rt.channelsOfSet(access.set);
+    }
+    try {
+      return await buildXmltvBodies(this.rt, channels, this.header());
+    } catch (err) {
+      // A transient database failure gives an empty tv element (spec 2).
+      this.rt.log.warn({ err }, 'XMLTV build failed; serving an empty document');
+      return buildXmltvBodies(this.rt, [], this.header());
+    }
+  }
+}
+
+/** Settings that require restarting one listener when they change. */
+export const HTTP_FIELDS = ['port', 'bindAddress'] as const;
+export const HTTPS_FIELDS = ['httpsPort', 'bindAddress', 'certificate', 'privateKey'] as const;
+
+export interface ListenerPorts {
+  http: number;
+  https?: number;
+}
+
+/** Which listeners an update restarted. */
+export interface Restarted {
+  http: boolean;
+  https: boolean;
+}
+
+/** The running EPG server as its driver sees it (built by src/api/epg-server.ts, handed to
+ *  the driver through the EPG_HTTP_SERVICE so that drivers/ need not know the HTTP layer). */
+export interface EpgHttpServer {
+  /** Listen on the HTTP port and, with a certificate and key, the HTTPS port. */
+  listen(): Promise<ListenerPorts>;
+  ports(): ListenerPorts;
+  /** Take new settings: restart only the listener whose socket or TLS settings changed. */
+  apply(next: EpgServerSettings): Promise<Restarted>;
+  close(): Promise<void>;
+}
+
+export type EpgHttpServerFactory = (rt: EpgRuntime, settings: EpgServerSettings) => EpgHttpServer;
+
+export const EPG_HTTP_SERVICE = 'epg-http-server';

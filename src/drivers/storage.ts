@@ -7,6 +7,12 @@ import { readStorage } from '../dvr/settings.ts';
 import { ArchiveStorage } from '../dvr/storage.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 
+/** The running storage with this id, if any: what streams and groups record to. */
+export function storageById(host: Host, id: number): ArchiveStorage | undefined {
+  if (id <= 0) return undefined;
+  return host.lookup<StorageInstance>('storage', String(id))?.storage;
+}
+
 export class StorageInstance implements Instance {
   readonly storage: ArchiveStorage;
   private closed = false;

@@ -3,7 +3,6 @@
 
 import type { Resource } from '../config/types.ts';
 import { GroupArchive } from '../dvr/adaptive-archive.ts';
-import { storageById } from '../dvr/attach.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
 import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
 import {
@@ -16,6 +15,7 @@ import {
 import { ottRegistry } from '../ott/registry.ts';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../ott/router.ts';
 import type { FieldChange } from '../reconciler/types.ts';
+import { storageById } from './storage.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 
 type Spec = Record<string, unknown>;

@@ -2,12 +2,12 @@
 // utc, catch-up alias paths, archived chunks) are answered from the archive, and attaches a
 // recorder to the packager while the stream's `dvr-storage` names a running storage.
 
-import type { Host, Instance } from '../drivers/types.ts';
+import type { Logger } from 'pino';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import type { Packager } from '../ott/packager.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttService } from '../ott/types.ts';
-import type { Timer } from '../util/clock.ts';
+import type { Clock, Timer } from '../util/clock.ts';
 import { epgLookupFrom } from './epg.ts';
 import { ArchivePlayer } from './playback.ts';
 import { StreamRecorder } from './recorder.ts';
@@ -18,23 +18,18 @@ import type { ArchiveStorage } from './storage.ts';
 /** How often the binding is re-checked (a storage created, replaced or gone). */
 const SYNC_MS = 1_000;
 
-/** What a storage driver instance exposes to streams through host.lookup('storage', id). */
-export interface StorageInstance extends Instance {
-  readonly storage: ArchiveStorage;
-}
-
 export interface ArchiveHookOptions {
-  host: Host;
+  /** The running storage with this id, if any (the storage driver's instance). */
+  storage: (id: number) => ArchiveStorage | undefined;
+  /** The server's shared services (the EPG lookup, the OTT cache policy). */
+  services: Map<string, unknown>;
+  clock: Clock;
+  log: Logger;
   name: string;
   spec: () => Record<string, unknown>;
   state: () => string;
   /** PIDs the active input delivers scrambled (from its analyzer); feeds `scrambling` markers. */
   scrambled?: () => number[];
-}
-
-export function storageById(host: Host, id: number): ArchiveStorage | undefined {
-  if (id <= 0) return undefined;
-  return host.lookup<StorageInstance>('storage', String(id))?.storage;
 }
 
 export class ArchivedOttService implements OttService {
@@ -52,20 +47,20 @@ export class ArchivedOttService implements OttService {
     private o: ArchiveHookOptions,
   ) {
     this.packager = (inner as { packager?: Packager }).packager;
-    this.sessions = new ArchiveSessions(o.host.clock);
+    this.sessions = new ArchiveSessions(o.clock);
     this.player = new ArchivePlayer({
       name: o.name,
       spec: o.spec,
       state: o.state,
       packager: this.packager,
-      storage: (id) => storageById(o.host, id),
+      storage: o.storage,
       sessions: this.sessions,
-      epg: epgLookupFrom(o.host.services),
-      clock: o.host.clock,
-      log: o.host.log,
-      segmentCache: () => ottCachePolicy(o.host.services).segment,
+      epg: epgLookupFrom(o.services),
+      clock: o.clock,
+      log: o.log,
+      segmentCache: () => ottCachePolicy(o.services).segment,
     });
-    this.timer = o.host.clock.setInterval(() => this.sync(), SYNC_MS);
+    this.timer = o.clock.setInterval(() => this.sync(), SYNC_MS);
     this.sync();
   }
 
@@ -86,7 +81,7 @@ export class ArchivedOttService implements OttService {
   sync(): void {
     if (this.closed || !this.packager) return;
     const settings = readStreamDvr(this.o.spec());
-    const storage = storageById(this.o.host, settings.storage);
+    const storage = this.o.storage(settings.storage);
     const cur = this.recorder;
     const state = this.o.state();
     const running = state === 'running';
@@ -111,7 +106,7 @@ export class ArchivedOttService implements OttService {
     }
     if (!storage) return;
     storage.attach(this.o.name, this.attachment(settings));
-    this.recorder = new StreamRecorder(this.o.name, this.packager, storage, this.o.host.log);
+    this.recorder = new StreamRecorder(this.o.name, this.packager, storage, this.o.log);
   }
 
   private attachment(settings: ReturnType<typeof readStreamDvr>) {

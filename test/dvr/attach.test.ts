@@ -3,7 +3,7 @@ import { ArchivedOttService } from '../../src/dvr/attach.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
 import { TinyBus } from '../helpers/ott.ts';
-import { recordingHost, tempDir } from './helpers.ts';
+import { hookHost, recordingHost, tempDir } from './helpers.ts';
 
 t.test('pause and resume of a recorded stream are marked', async (t) => {
   const dir = tempDir(t);
@@ -12,7 +12,7 @@ t.test('pause and resume of a recorded stream are marked', async (t) => {
   let state = 'running';
   const svc = new ArchivedOttService(
     createOttService({ name: 's', spec, bus: new TinyBus(), clock, log: silentLogger }),
-    { host, name: 's', spec: () => spec, state: () => state },
+    { ...hookHost(host), name: 's', spec: () => spec, state: () => state },
   );
   t.teardown(() => svc.close());
   clock.advance(2000);

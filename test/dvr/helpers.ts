@@ -1,9 +1,12 @@
 // Test helpers for the DVR: a storage on a temp directory with a ManualClock and disk
 // figures the test sets, and chunks written straight into it (file + index row).
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { storageById } from '../../src/drivers/storage.ts';
 import type { Host, Instance } from '../../src/drivers/types.ts';
+import type { ArchiveHookOptions } from '../../src/dvr/attach.ts';
 import { type DiskFigures, statfsProbe } from '../../src/dvr/disk.ts';
 import { type ChunkRow, TS_TRACK } from '../../src/dvr/index-db.ts';
 import { chunkPath } from '../../src/dvr/recorder.ts';
@@ -127,4 +130,16 @@ export async function recordingHost(
     services: new Map(),
   };
   return { clock, storage, host };
+}
+
+/** What the stream driver hands the archive hook, taken from a test Host. */
+export function hookHost(
+  host: Host,
+): Pick<ArchiveHookOptions, 'storage' | 'services' | 'clock' | 'log'> {
+  return {
+    storage: (id) => storageById(host, id),
+    services: host.services,
+    clock: host.clock,
+    log: host.log,
+  };
 }

@@ -13,7 +13,7 @@ import { createOttService } from '../../src/ott/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { BOX, END_BOX, muxTeletext } from '../helpers/teletext.ts';
-import { recordingHost, tempDir } from './helpers.ts';
+import { hookHost, recordingHost, tempDir } from './helpers.ts';
 
 const PID = 0x130;
 const SUB = `t${PID}p888`;
@@ -43,7 +43,13 @@ t.test('subtitles and scrambling: recorded, served in archive mode, marked', asy
   const bus = new TinyBus();
   const svc = new ArchivedOttService(
     createOttService({ name: 's', spec, bus, clock, log: silentLogger }),
-    { host, name: 's', spec: () => spec, state: () => 'running', scrambled: () => scrambled },
+    {
+      ...hookHost(host),
+      name: 's',
+      spec: () => spec,
+      state: () => 'running',
+      scrambled: () => scrambled,
+    },
   );
   t.teardown(() => svc.close());
   const video = await makeTestStream(join(dir, 'v.ts'), { seconds: SECONDS, gop: 25 });

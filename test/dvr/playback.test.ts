@@ -16,7 +16,7 @@ import { createOttService } from '../../src/ott/index.ts';
 import type { OttService } from '../../src/ott/types.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
-import { tempDir } from './helpers.ts';
+import { hookHost, tempDir } from './helpers.ts';
 
 const run = promisify(execFile);
 const PIECES_PER_SECOND = 4;
@@ -71,7 +71,7 @@ t.test('archive recording and playback on the live URLs', async (t) => {
   const bus = new TinyBus();
   const inner = createOttService({ name: 's', spec, bus, clock, log: silentLogger });
   const svc = new ArchivedOttService(inner, {
-    host,
+    ...hookHost(host),
     name: 's',
     spec: () => spec,
     state: () => state,
@@ -85,7 +85,12 @@ t.test('archive recording and playback on the live URLs', async (t) => {
       clock,
       log: silentLogger,
     }),
-    { host, name: 'o', spec: () => ({ 'stream-name': 'o', 'ott-hls': 1 }), state: () => 'running' },
+    {
+      ...hookHost(host),
+      name: 'o',
+      spec: () => ({ 'stream-name': 'o', 'ott-hls': 1 }),
+      state: () => 'running',
+    },
   );
   t.teardown(() => other.close());
   const services = new Map<string, OttService>([

@@ -10,7 +10,7 @@ import { createOttService } from '../../src/ott/index.ts';
 import type { ManualClock } from '../../src/util/clock.ts';
 import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
-import { recordingHost, tempDir } from './helpers.ts';
+import { hookHost, recordingHost, tempDir } from './helpers.ts';
 
 const PIECES_PER_SECOND = 4;
 /** Seconds of the first recorded run (before the gap) and of the second. */
@@ -58,7 +58,7 @@ t.test('hls.js and dash.js play the archive in Chromium', async (t) => {
   const bus = new TinyBus();
   const svc = new ArchivedOttService(
     createOttService({ name: 's', spec, bus, clock, log: silentLogger }),
-    { host, name: 's', spec: () => spec, state: () => 'running' },
+    { ...hookHost(host), name: 's', spec: () => spec, state: () => 'running' },
   );
   t.teardown(() => svc.close());
 

@@ -27,6 +27,7 @@ import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott
 import { DatagramOutput } from '../../outputs/udp/output.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
+import { storageById } from '../storage.ts';
 import type { Host, Instance, ResourceStatus } from '../types.ts';
 import { streamRegistry } from './registry.ts';
 
@@ -434,7 +435,10 @@ export class StreamInstance implements Instance<Spec> {
       });
       // DVR hook (src/dvr/attach.ts): archive playback on the live URLs and the recorder.
       this.ott = withArchive(ott, {
-        host: this.host,
+        storage: (id) => storageById(this.host, id),
+        services: this.host.services,
+        clock: this.host.clock,
+        log: this.host.log,
         name: this.name,
         spec: () => this.spec,
         state: () => this.state(),

@@ -20,7 +20,7 @@ export interface RunnerOptions {
   dataDir: string;
   streamName: string;
   /** Hand out EIT/TDT/TOT sections (epg-export). */
-  wantSections: boolean;
+  wantSections: () => boolean;
   /** `owned`: nobody else holds `packets` (the splicer may rewrite them without a copy). */
   onPackets(runner: InputRunner, packets: Buffer, owned: boolean): void;
   onSections(runner: InputRunner, sections: Section[]): void;
@@ -141,7 +141,7 @@ export class InputRunner {
     const sections = a.takeSections();
     if (sections.length) {
       this.validity.sections(sections, now);
-      if (this.o.wantSections && this.mode === 'active') this.o.onSections(this, sections);
+      if (this.o.wantSections() && this.mode === 'active') this.o.onSections(this, sections);
     }
     this.stats(); // refreshes the sync-loss reading a few times a second
     if (packets.length > 0 && this.validity.verdict(now) === 'valid') this.lastValid = now;

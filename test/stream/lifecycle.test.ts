@@ -64,6 +64,16 @@ t.test('port change restarts one input; pause and close release sockets', async 
   t.equal(udpInode(p2), backupInode, 'backup kept the very same socket (inode)');
   t.equal(s.state(), 'running', 'still running');
 
+  // Hot fields (the plan says "update in place"): no input is reopened.
+  const primaryInode = udpInode(p3);
+  await s.update(streamResource({ ...next, 'check-interval': 2_000_000, 'epg-export': true }), [
+    { path: 'check-interval', before: undefined, after: 2_000_000, apply: 'hot' },
+    { path: 'epg-export', before: undefined, after: true, apply: 'hot' },
+  ]);
+  t.equal(udpInode(p3), primaryInode, 'hot fields: the primary keeps its socket');
+  t.equal(udpInode(p2), backupInode, 'hot fields: the backup keeps its socket');
+  t.equal(s.state(), 'running', 'hot fields: still running');
+
   await s.update(streamResource({ ...next, pause: true }), [
     { path: 'pause', before: false, after: true, apply: 'hot' },
   ]);

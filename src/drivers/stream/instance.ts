@@ -15,7 +15,7 @@ import {
 } from '../../engine/failover.ts';
 import { BusHub } from '../../engine/hub.ts';
 import { InputRunner } from '../../engine/input-runner.ts';
-import { BitrateMeter, diffArrays, SWITCH_LOG_SIZE, type SwitchEntry } from '../../engine/util.ts';
+import { BitrateMeter, SWITCH_LOG_SIZE, type SwitchEntry } from '../../engine/meter.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import { bool, num, str } from '../../inputs/common.ts';
 import { Splicer } from '../../mpegts/splicer.ts';
@@ -29,6 +29,7 @@ import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
 import { storageById } from '../storage.ts';
 import type { Host, Instance, ResourceStatus } from '../types.ts';
+import { readUpdate } from './hot.ts';
 import { streamRegistry } from './registry.ts';
 
 export type StreamState = 'paused' | 'starting' | 'running' | 'no-signal' | 'error';
@@ -97,7 +98,7 @@ export class StreamInstance implements Instance<Spec> {
 
   async start(): Promise<void> {
     this.registerName();
-    this.applyHot();
+    this.applyAll();
     streamRegistry(this.host.services).add(this);
     if (!bool(this.spec, 'pause', true)) await this.startPipeline();
   }
@@ -122,8 +123,7 @@ export class StreamInstance implements Instance<Spec> {
     }
     await this.startOutputs();
     this.tick = this.host.clock.setInterval(() => this.onTick(), TICK_MS);
-    const every = Math.max(1000, num(this.spec, 'check-interval', 60_000_000) / 1000);
-    this.check = this.host.clock.setInterval(() => this.onCheck(), every);
+    this.scheduleCheck();
     if (bool(this.spec, 'trace', false)) this.log.info({ active: this.active }, 'stream started');
   }
 
@@ -159,7 +159,7 @@ export class StreamInstance implements Instance<Spec> {
       clock: this.host.clock,
       dataDir: this.host.dataDir,
       streamName: this.name,
-      wantSections: bool(this.spec, 'epg-export', false),
+      wantSections: () => bool(this.spec, 'epg-export', false),
       onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),
       onDiscontinuity: (r, reason) => {
@@ -455,22 +455,39 @@ export class StreamInstance implements Instance<Spec> {
     }
   }
 
-  /** Settings that apply without touching inputs or outputs. */
-  private applyHot(): void {
+  /** Settings the stream takes from its record at start and at every whole restart. */
+  private applyAll(): void {
     this.splicer.dropNull = num(this.spec, 'bitrate-mode', 0) === 1;
-    this.alerts.enabled = bool(this.spec, 'enable-alert', true);
-    this.alerts.delayMs = num(this.spec, 'alert-delay', 0) * 1000;
+    this.applyAlerts();
     if (num(this.spec, 'ott-http', 0) !== 1) this.httpTs.closeAll();
     this.syncOtt();
   }
 
+  private applyAlerts(): void {
+    this.alerts.enabled = bool(this.spec, 'enable-alert', true);
+    this.alerts.delayMs = num(this.spec, 'alert-delay', 0) * 1000;
+  }
+
+  /** The primary's fallback check runs every `check-interval` µs (at least once a second). */
+  private scheduleCheck(): void {
+    this.check?.cancel();
+    const every = Math.max(1000, num(this.spec, 'check-interval', 60_000_000) / 1000);
+    this.check = this.host.clock.setInterval(() => this.onCheck(), every);
+  }
+
   // ---- reconciler contract ----------------------------------------------------------------
 
+  /** Carry out what the plan says, and only that: hot fields through their effects
+   *  (./hot.ts), restarts scoped to one input or output where the plan scopes them. */
   async update(next: Resource<Spec>, changes: FieldChange[]): Promise<void> {
-    const prev = this.spec;
+    const prevName = this.name;
     this.spec = next.spec;
     this.key = next.key;
-    if (str(prev, 'stream-name') !== this.name) {
+    const u = readUpdate(changes);
+    if (u.unknownHot.length) {
+      this.log.warn({ fields: u.unknownHot }, 'hot fields without a setter: restarting the stream');
+    }
+    if (this.name !== prevName) {
       this.unregisterName?.();
       this.unregisterName = null;
       this.ott?.close();
@@ -479,41 +496,24 @@ export class StreamInstance implements Instance<Spec> {
       this.registerName();
       this.log = this.host.log.child({ stream: this.name });
     }
-    this.applyHot();
-    const paused = bool(this.spec, 'pause', true);
-    if (paused) {
+    if (u.whole) this.applyAll();
+    else {
+      if (u.effects.has('alerts')) this.applyAlerts();
+      if (u.effects.has('archive')) this.ott?.update(this.spec);
+      if (u.effects.has('check-timer') && this.running) this.scheduleCheck();
+    }
+    if (bool(this.spec, 'pause', true)) {
       await this.stopPipeline();
       this.httpTs.closeAll(); // clients get the end of the stream, not a silent connection
       return;
     }
-    const whole = changes.some(
-      (c) => c.apply === 'restart' && !c.scope && !/^(input|output)\[/.test(c.path),
-    );
-    if (
-      !this.running ||
-      whole ||
-      changed(prev, this.spec, ['epg-export', 'check-interval', 'bitrate-mode'])
-    ) {
+    if (!this.running) return this.startPipeline();
+    if (u.whole) {
       await this.stopPipeline();
       return this.startPipeline();
     }
-    const scoped = (kind: string) =>
-      new Set(
-        changes
-          .map((c) => (c.scope ?? c.path).match(new RegExp(`^${kind}\\[(\\d+)\\]`))?.[1])
-          .filter((x): x is string => x !== undefined)
-          .map(Number),
-      );
-    const inChanged = new Set([
-      ...diffArrays(prev['input'], this.spec['input']),
-      ...scoped('input'),
-    ]);
-    const outChanged = new Set([
-      ...diffArrays(prev['output'], this.spec['output']),
-      ...scoped('output'),
-    ]);
-    for (const i of [...inChanged].sort((a, b) => a - b)) await this.restartInput(i);
-    for (const j of outChanged) await this.restartOutputAt(j);
+    for (const i of u.inputs) await this.restartInput(i);
+    for (const j of u.outputs) await this.restartOutputAt(j);
   }
 
   private async restartInput(i: number): Promise<void> {
@@ -617,8 +617,4 @@ export interface StreamMetricsSnapshot {
   switchCount: number;
   httpClients: number;
   tr101290: Tr101290Counters | null;
-}
-
-function changed(a: Spec, b: Spec, keys: string[]): boolean {
-  return keys.some((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
 }

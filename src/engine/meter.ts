@@ -1,4 +1,4 @@
-// Small helpers of the stream driver: switch-log entries, an output bitrate meter, array diff.
+// The stream engine's small parts: switch-log entries and the output bitrate meter.
 import type { Clock } from '../util/clock.ts';
 
 export const SWITCH_LOG_SIZE = 100;
@@ -49,15 +49,4 @@ export class BitrateMeter {
   peak(): number {
     return this.slots.length < 2 ? 0 : (Math.max(...this.slots) * 8000) / METER_SLOT_MS;
   }
-}
-
-/** Indexes where two arrays of records differ (added, removed or changed items). */
-export function diffArrays(a: unknown, b: unknown): number[] {
-  const x = Array.isArray(a) ? a : [];
-  const y = Array.isArray(b) ? b : [];
-  const out: number[] = [];
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if (JSON.stringify(x[i]) !== JSON.stringify(y[i])) out.push(i);
-  }
-  return out;
 }

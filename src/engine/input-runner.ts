@@ -3,16 +3,19 @@
 // priority-1 error rate, which the failover policy reads. Only the active input's packets reach
 // the output; a probing input (primary re-test) is analysed and dropped.
 import type { Logger } from 'pino';
-import { str } from '../inputs/common.ts';
-import { INPUT_FACTORIES, NOT_SUPPORTED_YET } from '../inputs/registry.ts';
-import type { InputTransport } from '../inputs/types.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';
 import type { Clock } from '../util/clock.ts';
+import type { StreamBus } from './bus.ts';
+import { type BusRef, type InputFactory, type InputTransport, NOT_SUPPORTED_YET } from './input.ts';
 import { TsValidity } from './validity.ts';
 
 export type InputMode = 'off' | 'active' | 'probe';
 
 export interface RunnerOptions {
+  /** Input types this build implements, by the record's `type` (src/inputs/registry.ts). */
+  factories: Readonly<Record<string, InputFactory>>;
+  /** Finds another stream's or adapter's bus for inputs that read one (InputContext.bus). */
+  bus(ref: BusRef): StreamBus | undefined;
   index: number;
   cfg: Record<string, unknown>;
   log: Logger;
@@ -63,11 +66,12 @@ export class InputRunner {
   constructor(private readonly o: RunnerOptions) {
     this.index = o.index;
     this.cfg = o.cfg;
-    this.type = str(o.cfg, 'type');
+    const type = o.cfg['type'];
+    this.type = typeof type === 'string' ? type : '';
   }
 
   get supported(): boolean {
-    return this.type in INPUT_FACTORIES;
+    return this.type in this.o.factories;
   }
 
   get isOpen(): boolean {
@@ -83,7 +87,7 @@ export class InputRunner {
     if (mode === 'active' && this.mode !== 'active') this.activeSince = this.o.clock.monotonic();
     this.mode = mode;
     if (this.transport) return;
-    const factory = INPUT_FACTORIES[this.type];
+    const factory = this.o.factories[this.type];
     if (!factory) {
       this.error = NOT_SUPPORTED_YET;
       return;
@@ -104,6 +108,7 @@ export class InputRunner {
         streamName: this.o.streamName,
         index: this.index,
         onData: (buf, owned) => this.onData(buf, owned === true),
+        bus: (ref) => this.o.bus(ref),
         onDiscontinuity: (reason) => {
           if (this.mode === 'active') this.o.onDiscontinuity(this, reason);
         },

@@ -2,8 +2,8 @@
 // exits. Shared by the `std` input and the `test` generator. stderr goes to the log (the last
 // lines are kept for the status); close() leaves no child behind.
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { InputContext, InputTransport } from '../engine/input.ts';
 import { Backoff } from './common.ts';
-import type { InputContext, InputTransport } from './types.ts';
 
 const KILL_GRACE_MS = 2000;
 const STDERR_KEEP = 10;

@@ -1,12 +1,13 @@
 // Input types this build implements, by the record's `type`. Other types of spec 1 are reported
 // as `not supported yet` in the stream status, and the stream uses its other inputs.
+
+import type { InputFactory } from '../engine/input.ts';
 import { FileInput } from './file/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { RtpInput } from './rtp/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
 import { createTestInput } from './test/input.ts';
-import type { InputFactory } from './types.ts';
 import { UdpInput } from './udp/input.ts';
 
 export const INPUT_FACTORIES: Record<string, InputFactory> = {
@@ -18,5 +19,3 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   std: createStdInput,
   test: createTestInput,
 };
-
-export const NOT_SUPPORTED_YET = 'not supported yet';

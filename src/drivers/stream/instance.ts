@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { AlertGate } from '../../engine/alerts.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../engine/bus.ts';
+import { EIT_SINK_SERVICE, type EitSink, type StreamBus } from '../../engine/bus.ts';
 import {
   checkActive,
   checkPrimary,
@@ -14,17 +14,20 @@ import {
   type InputHealth,
 } from '../../engine/failover.ts';
 import { BusHub } from '../../engine/hub.ts';
+import { NOT_SUPPORTED_YET } from '../../engine/input.ts';
 import { InputRunner } from '../../engine/input-runner.ts';
 import { BitrateMeter, SWITCH_LOG_SIZE, type SwitchEntry } from '../../engine/meter.ts';
+import type { StreamOutput } from '../../engine/output.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import { bool, num, str } from '../../inputs/common.ts';
+import { INPUT_FACTORIES } from '../../inputs/registry.ts';
 import { Splicer } from '../../mpegts/splicer.ts';
 import type { Section, Tr101290Counters } from '../../native/ts.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
 import type { OttReply, OttRequest } from '../../ott/request.ts';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../../ott/router.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
-import { DatagramOutput } from '../../outputs/udp/output.ts';
+import { OUTPUT_FACTORIES } from '../../outputs/registry.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
 import { storageById } from '../storage.ts';
@@ -47,7 +50,7 @@ export class StreamInstance implements Instance<Spec> {
   private spec: Spec;
   private log: Logger;
   private runners: InputRunner[] = [];
-  private outputs: (DatagramOutput | null)[] = [];
+  private outputs: (StreamOutput | null)[] = [];
   private outputErrors: string[] = [];
   private active = -1;
   private pendingSplice: string | null = null;
@@ -153,6 +156,11 @@ export class StreamInstance implements Instance<Spec> {
 
   private makeRunner(index: number, cfg: Spec): InputRunner {
     return new InputRunner({
+      factories: INPUT_FACTORIES,
+      bus: (ref) =>
+        ref.kind === 'stream'
+          ? this.host.lookup<StreamInstance>('stream', ref.key)?.hub
+          : this.host.lookup<Instance & { readonly hub?: StreamBus }>('dvb-adapter', ref.key)?.hub,
       index,
       cfg,
       log: this.log,
@@ -178,12 +186,13 @@ export class StreamInstance implements Instance<Spec> {
 
   private async startOutput(j: number, cfg: Spec): Promise<void> {
     const type = str(cfg, 'type');
-    if (type !== 'udp' && type !== 'rtp') {
-      this.outputErrors[j] = `output type ${type}: not supported yet`;
+    const factory = OUTPUT_FACTORIES[type];
+    if (!factory) {
+      this.outputErrors[j] = `output type ${type}: ${NOT_SUPPORTED_YET}`;
       return;
     }
     const mode = num(this.spec, 'bitrate-mode', 0);
-    const out = new DatagramOutput(cfg, {
+    const out = factory(cfg, {
       log: this.log.child({ output: j }),
       clock: this.host.clock,
       constantRate: mode === 2 || mode === 3,
@@ -193,7 +202,7 @@ export class StreamInstance implements Instance<Spec> {
       await out.start();
       this.outputs[j] = out;
       this.outputErrors[j] = '';
-      (out as DatagramOutput & { unsubscribe?: () => void }).unsubscribe = this.hub.subscribe(out);
+      (out as StreamOutput & { unsubscribe?: () => void }).unsubscribe = this.hub.subscribe(out);
     } catch (err) {
       this.outputErrors[j] = (err as Error).message;
       this.log.error({ output: j, err: this.outputErrors[j] }, 'output failed to start');
@@ -202,7 +211,7 @@ export class StreamInstance implements Instance<Spec> {
   }
 
   private async stopOutput(j: number): Promise<void> {
-    const out = this.outputs[j] as (DatagramOutput & { unsubscribe?: () => void }) | null;
+    const out = this.outputs[j] as (StreamOutput & { unsubscribe?: () => void }) | null;
     out?.unsubscribe?.();
     await out?.close();
     this.outputs[j] = null;

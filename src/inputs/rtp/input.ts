@@ -2,10 +2,10 @@
 // extension, padding), sequence gaps are counted, and with `rtp-reorder` a jitter buffer puts
 // packets back in order. Uses a dgram socket: RTP needs datagram boundaries.
 import dgram from 'node:dgram';
+import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { parseRtp, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
 import { bool, isMulticast, num, resolveInterface, str } from '../common.ts';
-import type { InputContext, InputTransport } from '../types.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 
 /** A packet missing from the jitter buffer longer than this is given up on. */

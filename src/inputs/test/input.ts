@@ -1,6 +1,7 @@
 // `test` input: the built-in test-stream generator, an ffmpeg child (see test-args.ts).
+
+import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { ChildInput } from '../child.ts';
-import type { InputContext, InputTransport } from '../types.ts';
 import { testGeneratorArgs } from './args.ts';
 
 export const FFMPEG = '/usr/bin/ffmpeg';

@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import type { Logger } from 'pino';
-import type { BusSink } from '../../engine/bus.ts';
+import type { OutputContext, StreamOutput } from '../../engine/output.ts';
 import { isMulticast, num, resolveInterface, str } from '../../inputs/common.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
 import type { Clock } from '../../util/clock.ts';
@@ -16,16 +16,7 @@ export const RTP_PAYLOAD_MP2T = 33;
 const RTP_HEADER = 12;
 const RTP_CLOCK_PER_MS = 90;
 
-export interface OutputContext {
-  log: Logger;
-  clock: Clock;
-  /** bitrate-mode 2 or 3: pace at a constant rate. */
-  constantRate: boolean;
-  /** The constant rate in bit/s; 0 while not known yet (mode 2 measures it first). */
-  cbrRate(): number;
-}
-
-export class DatagramOutput implements BusSink {
+export class DatagramOutput implements StreamOutput {
   private sock: dgram.Socket | null = null;
   private pending: Buffer[] = [];
   private pendingBytes = 0;

@@ -1,7 +1,14 @@
-// The contract between a stream instance and its input transports: a transport delivers raw
+// The contract between the stream engine and its input transports (src/inputs/<type>/): a transport delivers raw
 // bytes (aligned or not) and reports its own health; TS analysis happens in the stream instance.
 import type { Logger } from 'pino';
 import type { Clock } from '../util/clock.ts';
+import type { StreamBus } from './bus.ts';
+
+/** Another running stream or tuner adapter whose output an input reads (by resource key). */
+export interface BusRef {
+  kind: 'stream' | 'adapter';
+  key: string;
+}
 
 export interface InputContext {
   log: Logger;
@@ -16,6 +23,10 @@ export interface InputContext {
    *  block of this input's own, not a buffer shared with another reader), so the output path
    *  may rewrite it in place instead of copying it. */
   onData(buf: Buffer, owned?: boolean): void;
+  /** The output of another running stream or adapter (the demuxer and muxer read streams, a
+   *  dvb input its adapter), looked up when the input opens: undefined while it does not run,
+   *  which the input reports as its fault until it is reopened. */
+  bus(ref: BusRef): StreamBus | undefined;
   /** The next bytes do not continue the previous ones (a file looped, a device reopened): the
    *  stream splices there as at an input switch — continuity counters kept, PIDs marked with
    *  discontinuity_indicator — so players and monitors do not see a break. */
@@ -34,3 +45,6 @@ export interface InputTransport {
 }
 
 export type InputFactory = (cfg: Record<string, unknown>, ctx: InputContext) => InputTransport;
+
+/** The state of an input whose type this build does not implement. */
+export const NOT_SUPPORTED_YET = 'not supported yet';

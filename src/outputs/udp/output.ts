@@ -4,11 +4,9 @@
 // padded with null packets.
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
-import type { Logger } from 'pino';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
 import { isMulticast, num, resolveInterface, str } from '../../inputs/common.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
-import type { Clock } from '../../util/clock.ts';
 
 const TS = 188;
 export const DEFAULT_PACKETS_PER_DATAGRAM = 7;

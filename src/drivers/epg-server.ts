@@ -9,14 +9,14 @@ import {
   type Restarted,
   serverSettings,
 } from '../epg/xmltv-cache.ts';
-import { int, str } from './epg-common.ts';
 import {
   type Driver,
   DriverError,
   type Host,
   type Instance,
   type ResourceStatus,
-} from './types.ts';
+} from '../reconciler/driver.ts';
+import { int, str } from './epg-common.ts';
 
 class EpgServerInstance implements Instance {
   private server: EpgHttpServer;

@@ -2,7 +2,7 @@
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
 import { sourceSpec, XmltvSource } from '../epg/xmltv-source.ts';
-import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
+import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 
 export class EpgSourceInstance implements Instance {
   private rt: EpgRuntime;

@@ -10,8 +10,8 @@ import {
   type EpgSettings,
   releaseEpgRuntime,
 } from '../epg/runtime.ts';
+import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 import { int, str, streamRegistryBindings } from './epg-common.ts';
-import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 
 export function epgSettings(spec: Record<string, unknown>): EpgSettings {
   return {

@@ -15,7 +15,7 @@ import {
   type Host,
   type Instance,
   type ResourceStatus,
-} from './types.ts';
+} from '../reconciler/driver.ts';
 
 export const ADMIN_HANDLER_SERVICE = 'admin-handler';
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;

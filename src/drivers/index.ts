@@ -1,14 +1,15 @@
 // The built-in drivers, one per resource kind. Each part adds its driver with one line below;
 // kinds with no line here show as `pending: no driver`.
+
+import type { Driver } from '../reconciler/driver.ts';
+import { DriverRegistry } from '../reconciler/driver-registry.ts';
 import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
 import { epgSourceDriver } from './epg-source.ts';
 import { httpServerDriver } from './http-server.ts';
-import { DriverRegistry } from './registry.ts';
 import { storageDriver, storageListDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
 import { streamAdaptiveDriver } from './stream-adaptive.ts';
-import type { Driver } from './types.ts';
 import { userDriver } from './users.ts';
 
 export function builtinDrivers(): Driver[] {

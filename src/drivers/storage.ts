@@ -5,7 +5,7 @@ import { type DiskProbe, statfsProbe } from '../dvr/disk.ts';
 import { DVR_DISK_PROBE_SERVICE, dvrStorages } from '../dvr/registry.ts';
 import { readStorage } from '../dvr/settings.ts';
 import { ArchiveStorage } from '../dvr/storage.ts';
-import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
+import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 
 /** The running storage with this id, if any: what streams and groups record to. */
 export function storageById(host: Host, id: number): ArchiveStorage | undefined {

@@ -14,9 +14,9 @@ import {
 } from '../ott/options.ts';
 import { ottRegistry } from '../ott/registry.ts';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../ott/router.ts';
+import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import { storageById } from './storage.ts';
-import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 
 type Spec = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // The `user` driver: each user record is one account in the shared UserTable that the admin
 // API's Digest authenticator reads. Passwords never appear in status.
 import type { Resource } from '../config/types.ts';
-import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
+import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 import { type Role, USERS_SERVICE, type UserRecord, UserTable } from './users-table.ts';
 
 const ROLES: readonly Role[] = ['admin', 'viewer'];

@@ -3,9 +3,9 @@
 import type { Logger } from 'pino';
 import type { DesiredState, Resource } from '../config/types.ts';
 import { resourceId } from '../config/types.ts';
-import type { DriverRegistry } from '../drivers/registry.ts';
-import { DriverError, type Host, type Instance } from '../drivers/types.ts';
 import type { Clock, Timer } from '../util/clock.ts';
+import { DriverError, type Host, type Instance } from './driver.ts';
+import type { DriverRegistry } from './driver-registry.ts';
 import { orderLevels } from './order.ts';
 import type { Action, ApplyResult, Plan, ResourceChange } from './types.ts';
 import { deepEqual, resourceLabel } from './values.ts';

@@ -1,8 +1,8 @@
 // The Host drivers receive, built once by the server (or a test). The reconcile loop wraps it
 // per resource with a child logger and a lookup of the instances it runs.
 import type { Logger } from 'pino';
-import type { Host } from '../drivers/types.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
+import type { Host } from './driver.ts';
 
 export function createHost(opts: {
   log: Logger;

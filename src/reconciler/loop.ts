@@ -4,10 +4,10 @@
 import type { Logger } from 'pino';
 import type { FieldRules } from '../config/contracts.ts';
 import type { ConfigIssue, DesiredState, Resource, ResourceKind } from '../config/types.ts';
-import type { DriverRegistry } from '../drivers/registry.ts';
-import type { Host, Instance } from '../drivers/types.ts';
 import type { Clock } from '../util/clock.ts';
 import { type ApplyEnv, type ApplyState, apply, newApplyState, teardownAll } from './apply.ts';
+import type { Host, Instance } from './driver.ts';
+import type { DriverRegistry } from './driver-registry.ts';
 import { plan } from './plan.ts';
 import { writeStateFile } from './state-file.ts';
 import type { ApplyReport, ApplyResult, LoopStatus, Plan, ResourceStatusEntry } from './types.ts';

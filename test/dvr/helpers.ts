@@ -5,7 +5,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { storageById } from '../../src/drivers/storage.ts';
-import type { Host, Instance } from '../../src/drivers/types.ts';
 import type { ArchiveHookOptions } from '../../src/dvr/attach.ts';
 import { type DiskFigures, statfsProbe } from '../../src/dvr/disk.ts';
 import { type ChunkRow, TS_TRACK } from '../../src/dvr/index-db.ts';
@@ -13,6 +12,7 @@ import { chunkPath } from '../../src/dvr/recorder.ts';
 import { readStorage } from '../../src/dvr/settings.ts';
 import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
+import type { Host, Instance } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 
 export interface TapLike {

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import t from 'tap';
 import { StorageInstance } from '../../src/drivers/storage.ts';
-import type { Host } from '../../src/drivers/types.ts';
+import type { Host } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { tempDir } from './helpers.ts';
 

@@ -2,9 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Host } from '../../src/drivers/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../../src/epg/runtime.ts';
 import { silentLogger } from '../../src/log.ts';
+import type { Host } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 
 /** 2026-03-10 00:00:00 UTC, the day the XMLTV fixture is about. */

@@ -1,7 +1,7 @@
 // A driver for reconciler tests that records every call (in order) and fails or blocks on
 // demand. It stands in for real drivers only in tests of the loop's own logic.
 import type { Resource, ResourceKind } from '../../src/config/types.ts';
-import type { Driver, Host, Instance, ResourceStatus } from '../../src/drivers/types.ts';
+import type { Driver, Host, Instance, ResourceStatus } from '../../src/reconciler/driver.ts';
 import type { FieldChange } from '../../src/reconciler/types.ts';
 
 export interface CallLog {

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Resource } from '../../src/config/types.ts';
-import type { Host } from '../../src/drivers/types.ts';
 import { silentLogger } from '../../src/log.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../../src/ott/router.ts';
+import type { Host } from '../../src/reconciler/driver.ts';
 import { systemClock } from '../../src/util/clock.ts';
 
 export interface TapLike {

@@ -1,7 +1,7 @@
 // StreamDriver: the long-lived handle of kind `stream`; creates one StreamInstance per stream
 // resource. Also makes sure the stream metrics are registered once per server.
 import type { Resource } from '../../config/types.ts';
-import type { Driver, Host, Instance } from '../types.ts';
+import type { Driver, Host, Instance } from '../../reconciler/driver.ts';
 import { StreamInstance } from './instance.ts';
 import { ensureStreamMetrics } from './metrics.ts';
 

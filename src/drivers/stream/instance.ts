@@ -28,10 +28,10 @@ import type { OttReply, OttRequest } from '../../ott/request.ts';
 import { OTT_ROUTER_SERVICE, type OttRouter } from '../../ott/router.ts';
 import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
 import { OUTPUT_FACTORIES } from '../../outputs/registry.ts';
+import type { Host, Instance, ResourceStatus } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
 import { storageById } from '../storage.ts';
-import type { Host, Instance, ResourceStatus } from '../types.ts';
 import { readUpdate } from './hot.ts';
 import { streamRegistry } from './registry.ts';
 

@@ -1,7 +1,7 @@
 // The registry of drivers, one per resource kind. Kinds without a driver are reported by the
 // reconciler as `pending: no driver`, never as applied.
 import type { ResourceKind } from '../config/types.ts';
-import type { Driver } from './types.ts';
+import type { Driver } from './driver.ts';
 
 export class DriverRegistry {
   private byKind = new Map<ResourceKind, Driver>();

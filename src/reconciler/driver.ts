@@ -2,8 +2,8 @@
 // running resource. The reconciler is the only caller of create / update / close.
 import type { Logger } from 'pino';
 import type { ApplyClass, Resource, ResourceKind } from '../config/types.ts';
-import type { FieldChange } from '../reconciler/types.ts';
 import type { Clock } from '../util/clock.ts';
+import type { FieldChange } from './types.ts';
 
 /** Health of a running resource as its driver sees it, rebuilt on every read. */
 export interface ResourceStatus {

@@ -63,7 +63,8 @@ export class ConstantRatePacer {
       this.sent = 0;
     }
     const dueBytes = ((now - this.start) * rate) / 8000 - this.sent;
-    let budget = Math.floor(dueBytes / TS) * TS;
+    const paced = Math.floor(dueBytes / TS) * TS;
+    let budget = paced;
     const maxQueue = (rate / 8000) * MAX_QUEUE_MS;
     if (this.queued > maxQueue) {
       this.overrun += this.queued - maxQueue;
@@ -88,7 +89,9 @@ export class ConstantRatePacer {
     const nulls = take / TS;
     for (let i = 0; i < nulls; i++) parts.push(NULL);
     this.stuffed += nulls;
-    this.sent += budget;
+    // Only the paced bytes advance the schedule: bytes sent early to bound the backlog are not
+    // owed back by a silent gap while the rest of the backlog waits.
+    this.sent += paced;
     this.out(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
   }
 }

@@ -13,7 +13,9 @@ import { silentLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { tempDir } from './helpers.ts';
 
-const WRITE_MS = 1500;
+/** The writer reports each chunk committed; killed past this one, well over the 20 chunks the
+ *  test wants indexed. */
+const KILL_AFTER_CHUNK = 40;
 
 t.test('kill -9 while recording: index and files agree after restart', async (t) => {
   const dir = join(tempDir(t), 'store');
@@ -25,14 +27,22 @@ t.test('kill -9 while recording: index and files agree after restart', async (t)
     },
   );
   t.teardown(() => child.kill('SIGKILL'));
+  // Killed once it has committed KILL_AFTER_CHUNK chunks, while it goes on writing: mid-flight.
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('writer did not start')), 20_000);
-    child.stdout!.once('data', () => {
-      clearTimeout(timer);
-      resolve();
+    const timer = setTimeout(
+      () => reject(new Error(`writer did not reach chunk ${KILL_AFTER_CHUNK}`)),
+      20_000,
+    );
+    let partial = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      if (lines.some((l) => Number(l) >= KILL_AFTER_CHUNK)) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
   });
-  await new Promise((r) => setTimeout(r, WRITE_MS)); // let it write for a while, mid-flight
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
   await exited;

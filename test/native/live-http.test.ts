@@ -8,6 +8,7 @@ import http from 'node:http';
 import t from 'tap';
 import { LiveDelivery } from '../../src/native/live-http.ts';
 import { RawClient } from '../helpers/raw-http.ts';
+import { waitFor } from '../helpers/stream-host.ts';
 
 function head(length: number, type = 'video/mp2t'): Buffer {
   return Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\n`);
@@ -201,7 +202,11 @@ t.test('keep-alive timeout closes; a silent fresh connection goes back to Node',
   t.ok(s.delivery.stats().closedIdle >= 1, 'closed as idle');
 
   const fresh = await s.client();
-  while (s.delivery.stats().handedBack === 0) await new Promise((r) => setTimeout(r, 50));
+  await waitFor(
+    () => s.delivery.stats().handedBack > 0,
+    10_000,
+    'the silent connection handed back',
+  );
   fresh.send(get('/k'));
   t.equal((await fresh.next()).body.toString(), 'node GET /k', 'Node has it now');
 });

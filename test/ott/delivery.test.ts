@@ -6,6 +6,7 @@ import t from 'tap';
 import { createOttService } from '../../src/ott/index.ts';
 import type { StreamOttService } from '../../src/ott/service.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { WatchedClock } from '../helpers/clock.ts';
 import { ffprobeJson, makeTestStream, startOttServer, TinyBus, tempDir } from '../helpers/ott.ts';
 
 /** Seconds before the 33-bit PTS wrap at which the test stream starts. */
@@ -170,7 +171,7 @@ t.test('LL-HLS blocking reload waits for the part, bounded by a timeout', async 
   const tmp = tempDir();
   t.teardown(tmp.remove);
   const ts = await makeTestStream(`${tmp.dir}/in.ts`, { seconds: 6 });
-  const clock = new ManualClock();
+  const clock = new WatchedClock();
   const bus = new TinyBus();
   const svc = createOttService({
     name: 'll',
@@ -189,13 +190,15 @@ t.test('LL-HLS blocking reload waits for the part, bounded by a timeout', async 
   const msn = open.seq;
   const part = open.parts.length; // not there yet
   let answered = false;
+  // A held request sets its bound on the service's clock: then it is parked, waiting.
+  const held = clock.armed('the blocking request to be held');
   const pending = fetch(`${base}/ll/c256/index.m3u8?_HLS_msn=${msn}&_HLS_part=${part}`).then(
     async (r) => {
       answered = true;
       return { status: r.status, text: await r.text() };
     },
   );
-  await new Promise((r) => setTimeout(r, 300));
+  await held;
   t.equal(answered, false, 'the request is held while the part does not exist');
   bus.push(ts.subarray(cut));
   const res = await pending;
@@ -218,8 +221,9 @@ t.test('LL-HLS blocking reload waits for the part, bounded by a timeout', async 
   const edge = video.store.open?.seq ?? video.store.last()!.seq;
   const far = await fetch(`${base}/ll/c256/index.m3u8?_HLS_msn=${edge + 5}`);
   t.equal(far.status, 400, 'too far ahead');
+  const heldLater = clock.armed('the second blocking request to be held');
   const later = fetch(`${base}/ll/c256/index.m3u8?_HLS_msn=${edge + 1}&_HLS_part=3`);
-  await new Promise((r) => setTimeout(r, 100));
+  await heldLater;
   clock.advance(10_000);
   t.equal((await later).status, 503, 'gives up after three target durations without input');
 });

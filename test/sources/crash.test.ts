@@ -7,8 +7,9 @@ import { loadConfigText } from '../../src/config/store.ts';
 import { startServer } from '../helpers/server.ts';
 
 const ROUNDS = 4;
-/** How long each round lets the PATCH loop run before the kill (varied per round). */
-const RUN_MS = [300, 550, 800, 1_100];
+/** Acknowledged PATCHes after which each round kills the server, with the next PATCH in
+ *  flight (varied per round, so the kill lands at different points of the loop). */
+const ACKS_BEFORE_KILL = [1, 7, 20, 45];
 
 t.test('kill -9 during a PATCH loop never leaves a broken file', async (t) => {
   const first = await startServer(t, { config: { user: [{ login: 'alice', password: 'p0' }] } });
@@ -36,6 +37,9 @@ t.test('kill -9 during a PATCH loop never leaves a broken file', async (t) => {
   for (let round = 0; round < ROUNDS; round++) {
     let acked = -1;
     let stop = false;
+    let roundAcks = 0;
+    let enough!: () => void;
+    const killTime = new Promise<void>((r) => (enough = r));
     const writer = (async () => {
       while (!stop) {
         const n = ++seq;
@@ -49,12 +53,13 @@ t.test('kill -9 during a PATCH loop never leaves a broken file', async (t) => {
           await res.arrayBuffer();
           acked = n;
           totalAcked++;
+          if (++roundAcks === ACKS_BEFORE_KILL[round]) enough();
         } catch {
           return; // the server is gone
         }
       }
     })();
-    await new Promise((r) => setTimeout(r, RUN_MS[round]));
+    await Promise.race([killTime, writer]); // the writer ends early only if the server died
     await srv.kill9();
     stop = true;
     await writer;

@@ -26,6 +26,8 @@ const host = makeHost(dir);
 const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 const udp = (port: number) => `udp://127.0.0.1:${port}?pkt_size=1316`;
+/** One second of the fixture in TS packets (500 kbit/s video, 64 kbit/s audio: ~444/s). */
+const STREAM_SECOND_PACKETS = 440;
 
 async function create(name: string, spec: Record<string, unknown>): Promise<StreamInstance> {
   const inst = (await driver.create(
@@ -49,7 +51,18 @@ t.test('silence failover and return to the primary, output stays continuous', as
   await waitFor(() => s.state() === 'running', 5000, 'running');
   // A raw reader for the CC check and an ffmpeg decoder that must survive the switches.
   const raw: Buffer[] = [];
-  const req = http.get(`${base}/fo/mpegts`, (res) => res.on('data', (d: Buffer) => raw.push(d)));
+  let received = 0;
+  const req = http.get(`${base}/fo/mpegts`, (res) =>
+    res.on('data', (d: Buffer) => {
+      raw.push(d);
+      received += d.length;
+    }),
+  );
+  /** Wait until the raw reader has `packets` more packets than now: the output goes on. */
+  const flowing = async (packets: number, what: string) => {
+    const from = received;
+    await waitFor(() => received >= from + packets * 188, 5000, what);
+  };
   req.on('error', () => undefined);
   t.teardown(() => req.destroy());
   const decoder = peer(t, 'ffmpeg', [
@@ -62,7 +75,13 @@ t.test('silence failover and return to the primary, output stays continuous', as
     'null',
     '-',
   ]);
-  await new Promise((r) => setTimeout(r, 1500));
+  // Both clients connected and reading before the switch (~1 s of the stream).
+  await waitFor(
+    () => (s.status()['httpTs'] as { clients: number }).clients === 2,
+    5000,
+    'both clients connected',
+  );
+  await flowing(STREAM_SECOND_PACKETS, 'the reader getting the primary');
 
   const killed = Date.now();
   primary.kill('SIGKILL');
@@ -82,7 +101,7 @@ t.test('silence failover and return to the primary, output stays continuous', as
     `backup active ${toBackup} ms after the primary stopped (timeout 1 s + 1 s)`,
   );
 
-  await new Promise((r) => setTimeout(r, 1000));
+  await flowing(STREAM_SECOND_PACKETS, 'the reader getting the backup');
   const back = Date.now();
   primary = playFixture(t, fixture, 'mpegts', udp(p1));
   await waitFor(() => s.status()['activeInput'] === 0, 11_500, 'primary active again');
@@ -91,7 +110,8 @@ t.test('silence failover and return to the primary, output stays continuous', as
     toPrimary <= 11_000,
     `back on the primary after ${toPrimary} ms (check-interval 10 s + 1 s)`,
   );
-  await new Promise((r) => setTimeout(r, 1500));
+  // The decoder must survive the switch back: ~1.5 s of the stream after it.
+  await flowing(1.5 * STREAM_SECOND_PACKETS, 'the reader getting the primary again');
 
   t.equal(decoder.exitCode, null, 'the ffmpeg client is still decoding');
   req.destroy();

@@ -20,14 +20,21 @@ const fixture = makeFixture(dir, 2);
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
 
-/** Packets (PID ≠ null) flagged with discontinuity_indicator. */
-function discontinuities(ts: Buffer): number {
+const VIDEO = 0x100;
+
+/** Packets (PID ≠ null; of PID `only` if given) flagged with discontinuity_indicator. A splice
+ *  flags the first packet of each PID after it: on one PID the count is the splices. */
+function discontinuities(ts: Buffer, only?: number): number {
   let n = 0;
   for (let o = 0; o + 188 <= ts.length; o += 188) {
+    if (only !== undefined && (((ts[o + 1]! & 0x1f) << 8) | ts[o + 2]!) !== only) continue;
     if ((ts[o + 3]! & 0x20) !== 0 && ts[o + 4]! > 0 && (ts[o + 5]! & 0x80) !== 0) n++;
   }
   return n;
 }
+
+/** Packets read past the second splice: about half a second of the fixture. */
+const AFTER_SPLICE_PACKETS = 200;
 
 t.test('two loops of a 2 s file: continuous output', async (t) => {
   const s = (await new StreamDriver().create(
@@ -37,14 +44,23 @@ t.test('two loops of a 2 s file: continuous output', async (t) => {
   t.teardown(() => s.close());
   await waitFor(() => s.state() === 'running', 8000, 'running');
   const raw: Buffer[] = [];
-  const req = http.get(`${base}/loop/mpegts`, (res) => res.on('data', (d: Buffer) => raw.push(d)));
+  let received = 0;
+  const req = http.get(`${base}/loop/mpegts`, (res) =>
+    res.on('data', (d: Buffer) => {
+      raw.push(d);
+      received += d.length;
+    }),
+  );
   req.on('error', () => undefined);
   t.teardown(() => req.destroy());
   const loops = () =>
     Number((s.status()['inputs'] as { transport: { loops: number } }[])[0]!.transport.loops);
   const l0 = loops();
   await waitFor(() => loops() >= l0 + 2, 8000, 'two loops');
-  await new Promise((r) => setTimeout(r, 500));
+  // The client has both splices, and the stream goes on past the second (CC checked across it).
+  await waitFor(() => discontinuities(Buffer.concat(raw), VIDEO) >= 2, 5000, 'both splices read');
+  const at = received;
+  await waitFor(() => received >= at + AFTER_SPLICE_PACKETS * 188, 5000, 'output after them');
   req.destroy();
   const out = Buffer.concat(raw);
   const a = new TsAnalyzer({ tr101290: true });

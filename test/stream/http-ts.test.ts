@@ -26,6 +26,8 @@ import {
 
 const VIDEO = 0x100;
 const PMT = 0x1000; // ffmpeg's default PMT PID
+/** ~0.37 s of the fixture (~444 packets/s): consecutive clients join at different GOP points. */
+const JOIN_STEP_BYTES = 165 * 188;
 
 /** Read `bytes` from a URL (or what came within `ms`). */
 async function readFirst(url: string, bytes: number, ms: number): Promise<Buffer> {
@@ -62,9 +64,13 @@ t.test('a new client starts with PAT, PMT, then a video key frame', async (t) =>
   )) as StreamInstance;
   t.teardown(() => s.close());
   await waitFor(() => s.state() === 'running', 5000, 'running');
+  const taken = () =>
+    Number((s.status()['inputs'] as { transport: { bytes: number } }[])[0]!.transport.bytes);
   for (let k = 0; k < 3; k++) {
-    // Join at different points of the GOP (the fixture has a key frame every second).
-    await new Promise((r) => setTimeout(r, 370));
+    // Join at different points of the GOP (the fixture has a key frame every second): after
+    // ~0.37 s more of the stream each time.
+    const from = taken();
+    await waitFor(() => taken() >= from + JOIN_STEP_BYTES, 5000, `client ${k}'s join point`);
     const b = await readFirst(`${base}/start/mpegts`, 256 * 1024, 4000);
     t.ok(b.length >= 3 * TS_PACKET, `client ${k} got ${b.length} bytes`);
     const pk = (i: number) => b.subarray(i * TS_PACKET, (i + 1) * TS_PACKET);

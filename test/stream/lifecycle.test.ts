@@ -101,7 +101,11 @@ t.test('junk input never crashes; good input recovers the stream', async (t) => 
   const send = (b: Buffer) => new Promise<void>((r) => tx.send(b, port, '127.0.0.1', () => r()));
   for (let i = 0; i < 200; i++) await send(randomBytes(1316)); // random bytes
   for (let i = 0; i < 200; i++) await send(randomBytes(1 + (i % 180))); // truncated datagrams
-  await new Promise((r) => setTimeout(r, 200));
+  const datagrams = () =>
+    Number(
+      (s.status()['inputs'] as { transport: { datagrams: number } }[])[0]!.transport.datagrams,
+    );
+  await waitFor(() => datagrams() >= 400, 3000, 'all 400 datagrams taken in');
   t.not(s.state(), 'running', 'random bytes are not valid TS');
   const broken = randomBytes(1316); // packets whose sync breaks every third packet
   for (let o = 0; o < 1316; o += 188) broken[o] = o === 376 ? 0x00 : 0x47;

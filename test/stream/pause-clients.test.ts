@@ -34,6 +34,18 @@ function curl(url: string): { done: Promise<{ code: number | null; bytes: number
   };
 }
 
+/** Bytes the stream takes in while its clients are connected: each client is sent all of them,
+ *  well over the 10 000 bytes each must have read when its body ends. */
+const CLIENT_BYTES = 40_000;
+
+/** Wait until the stream's input has taken in CLIENT_BYTES more than now. */
+async function inputGrows(s: StreamInstance, what: string): Promise<void> {
+  const bytes = () =>
+    Number((s.status()['inputs'] as { transport: { bytes: number } }[])[0]!.transport.bytes);
+  const from = bytes();
+  await waitFor(() => bytes() >= from + CLIENT_BYTES, 5000, what);
+}
+
 t.test('pause ends clients cleanly, paused answers 503, delete ends clients', async (t) => {
   const port = await freePort();
   playFixture(t, fixture, 'mpegts', `udp://127.0.0.1:${port}?pkt_size=1316`);
@@ -43,7 +55,7 @@ t.test('pause ends clients cleanly, paused answers 503, delete ends clients', as
   await waitFor(() => s.state() === 'running', 8000, 'running');
   const clients = [curl(`${base}/pz/mpegts`), curl(`${base}/pz/mpegts`)];
   await waitFor(() => (s.status()['httpTs'] as { clients: number }).clients === 2, 5000, 'two');
-  await new Promise((r) => setTimeout(r, 1000));
+  await inputGrows(s, 'the clients reading');
 
   await s.update(streamResource({ ...spec, pause: true }), [
     { path: 'pause', before: false, after: true, apply: 'hot' },
@@ -63,7 +75,7 @@ t.test('pause ends clients cleanly, paused answers 503, delete ends clients', as
   await waitFor(() => s.state() === 'running', 8000, 'running again');
   const again = curl(`${base}/pz/mpegts`);
   await waitFor(() => (s.status()['httpTs'] as { clients: number }).clients === 1, 5000, 'one');
-  await new Promise((r) => setTimeout(r, 1000));
+  await inputGrows(s, 'the client reading');
   await s.close();
   const r = await again.done;
   t.equal(r.code, 0, 'deleting the stream ends the client cleanly');

@@ -91,7 +91,10 @@ t.test('SSM: each stream takes only its own source', async (t) => {
   }
   await waitFor(() => a.state() === 'running', 5000, 'stream a running on the 127.0.0.1 source');
   await waitFor(() => transport(b)['datagrams'] === SENT, 3000, 'b received the junk');
-  await new Promise((r) => setTimeout(r, 500));
+  // ffmpeg's source goes on sending to the same group: let a see ~1 s of it (about 60
+  // datagrams of 1316 bytes), which b must not see.
+  const seenByA = transport(a)['datagrams']!;
+  await waitFor(() => transport(a)['datagrams']! >= seenByA + 60, 5000, 'a receiving more');
   t.equal(transport(b)['datagrams'], SENT, 'b got exactly the 127.0.0.2 datagrams, none of ffmpeg');
   t.not(b.state(), 'running', 'b never saw the real stream');
   const inA = (a.status()['inputs'] as Record<string, unknown>[])[0]!;

@@ -1,14 +1,8 @@
 // Splicer: continuity counters stay monotonic per PID across a switch, PAT/PMT get a new
 // version with a valid CRC, and the first packet of each PID after the splice is marked.
 import t from 'tap';
-import {
-  cc,
-  crc32,
-  hasAdaptation,
-  payloadOffset,
-  pid,
-  TS_PACKET,
-} from '../../src/mpegts/packet.ts';
+import { crc32 } from '../../src/mpegts/crc.ts';
+import { cc, hasAdaptation, payloadOffset, pid, TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
 import { Splicer } from '../../src/mpegts/splicer.ts';
 import { packet, pat, pmt, psiPackets } from '../helpers/ts-craft.ts';
 
@@ -35,7 +29,7 @@ function onOwnMemory(b: Buffer): Buffer {
 
 function packets(b: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let o = 0; o < b.length; o += TS_PACKET) out.push(b.subarray(o, o + TS_PACKET));
+  for (let o = 0; o < b.length; o += TS_PACKET_SIZE) out.push(b.subarray(o, o + TS_PACKET_SIZE));
   return out;
 }
 

@@ -4,7 +4,8 @@
 import dgram from 'node:dgram';
 import { parseRtp, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
-import { bool, isMulticast, num, resolveInterface, str } from '../common.ts';
+import { isMulticast } from '../../util/net.ts';
+import { bool, num, resolveInterface, str } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 

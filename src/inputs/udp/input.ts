@@ -2,7 +2,8 @@
 // multicast on `bind-if`, SSM), with periodic re-joins and the granted receive buffer reported.
 import { UdpReceiver } from '../../native/udp.ts';
 import type { Timer } from '../../util/clock.ts';
-import { isMulticast, num, str } from '../common.ts';
+import { isMulticast } from '../../util/net.ts';
+import { num, str } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 
 /** Receive buffer asked for when the record leaves `socket-buffer-size` at 0 (system default

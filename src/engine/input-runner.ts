@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { str } from '../inputs/common.ts';
 import { INPUT_FACTORIES, NOT_SUPPORTED_YET } from '../inputs/registry.ts';
 import type { InputTransport } from '../inputs/types.ts';
+import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';
 import type { Clock } from '../util/clock.ts';
 import { TsValidity } from './validity.ts';
@@ -38,7 +39,7 @@ const STATS_EVERY_MS = 250;
  *  allows PSI gaps of up to 2 s: PSI_FRESH_MS). */
 const RECEIVING_WITHIN_MS = 3000;
 /** This much junk and not one aligned packet: the source is not a transport stream. */
-const NOT_TS_JUNK_BYTES = 188 * 64;
+const NOT_TS_JUNK_BYTES = TS_PACKET_SIZE * 64;
 
 export class InputRunner {
   readonly index: number;

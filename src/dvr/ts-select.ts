@@ -2,9 +2,8 @@
 // drops (from the track layout recorded with the chunk) and the PMT PID read from the chunk's
 // own PAT, so the OTT part's PID filter can cut the chunk exactly as it cuts a live segment.
 
-const PACKET = 188;
-const SYNC = 0x47;
-const PAT_TABLE_ID = 0x00;
+import { PAT_PID, payloadOffset, pid, pusi, SYNC_BYTE, TS_PACKET_SIZE } from '../mpegts/packet.ts';
+import { LONG_HEADER_SIZE, PAT_TABLE_ID, parsePat } from '../mpegts/psi.ts';
 
 export interface LayoutTrack {
   pid: number;
@@ -45,20 +44,13 @@ export function droppedByLayout(
 
 /** The PMT PID of the first programme in the first whole PAT section of `data`. */
 export function pmtPidOf(data: Buffer): number | undefined {
-  for (let o = 0; o + PACKET <= data.length; o += PACKET) {
-    if (data[o] !== SYNC) continue;
-    const pid = ((data[o + 1]! & 0x1f) << 8) | data[o + 2]!;
-    if (pid !== 0 || !(data[o + 1]! & 0x40)) continue;
-    let p = o + 4;
-    if (data[o + 3]! & 0x20) p += 1 + data[p]!;
+  for (let o = 0; o + TS_PACKET_SIZE <= data.length; o += TS_PACKET_SIZE) {
+    if (data[o] !== SYNC_BYTE || pid(data, o) !== PAT_PID || !pusi(data, o)) continue;
+    let p = o + payloadOffset(data, o);
     p += 1 + data[p]!; // pointer field
-    if (p + 8 > o + PACKET || data[p] !== PAT_TABLE_ID) continue;
-    const len = ((data[p + 1]! & 0x0f) << 8) | data[p + 2]!;
-    const end = Math.min(p + 3 + len - 4, o + PACKET);
-    for (let e = p + 8; e + 4 <= end; e += 4) {
-      const program = (data[e]! << 8) | data[e + 1]!;
-      if (program !== 0) return ((data[e + 2]! & 0x1f) << 8) | data[e + 3]!;
-    }
+    if (p + LONG_HEADER_SIZE > o + TS_PACKET_SIZE || data[p] !== PAT_TABLE_ID) continue;
+    const first = parsePat(data.subarray(p, o + TS_PACKET_SIZE)).programs[0];
+    if (first) return first.pid;
   }
   return undefined;
 }

@@ -3,6 +3,7 @@
 // priority-1 error rate, which the failover policy reads. Only the active input's packets reach
 // the output; a probing input (primary re-test) is analysed and dropped.
 import type { Logger } from 'pino';
+import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';
 import type { Clock } from '../util/clock.ts';
 import type { StreamBus } from './bus.ts';
@@ -41,7 +42,7 @@ const STATS_EVERY_MS = 250;
  *  allows PSI gaps of up to 2 s: PSI_FRESH_MS). */
 const RECEIVING_WITHIN_MS = 3000;
 /** This much junk and not one aligned packet: the source is not a transport stream. */
-const NOT_TS_JUNK_BYTES = 188 * 64;
+const NOT_TS_JUNK_BYTES = TS_PACKET_SIZE * 64;
 
 export class InputRunner {
   readonly index: number;

@@ -2,7 +2,7 @@
 // of 0x47 bytes is perfectly aligned). The input must also carry a PAT and a PMT the PAT points
 // to, both received recently (CRC checked by the native analyzer), with no TS_sync_loss lately.
 
-import { parsePat } from '../mpegts/packet.ts';
+import { PAT_TABLE_ID, PMT_TABLE_ID, parsePat, patPmtPids } from '../mpegts/psi.ts';
 import type { Section } from '../native/ts.ts';
 
 /**
@@ -13,9 +13,6 @@ import type { Section } from '../native/ts.ts';
 export const PSI_FRESH_MS = 2000;
 /** After a TS_sync_loss the input is not valid for this long (it must hold sync again). */
 export const SYNC_HOLD_MS = 2000;
-
-const PAT_TABLE_ID = 0x00;
-const PMT_TABLE_ID = 0x02;
 
 export type ValidityVerdict = 'valid' | 'no PAT' | 'no PMT' | 'sync loss';
 
@@ -32,7 +29,7 @@ export class TsValidity {
       const d = s.data;
       if (d.length < 12 || (d[5]! & 1) === 0) continue; // not current (current_next 0)
       if (s.pid === 0 && s.tableId === PAT_TABLE_ID) {
-        const pmts = new Set(parsePat(d).values());
+        const pmts = patPmtPids(parsePat(d));
         if (pmts.size === 0) continue; // a PAT without programmes announces nothing to play
         this.patAt = now;
         if (!sameSet(pmts, this.pmtPids)) {

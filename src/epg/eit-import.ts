@@ -2,11 +2,12 @@
 // version was already seen, maps services to channel ids, takes time zones from the TOT, and
 // after a quiet moment flushes the src-0 JSON cache and bumps the XMLTV counter.
 import type { EitSink } from '../engine/bus.ts';
+import { EIT_PF_OTHER_TABLE_ID, TOT_TABLE_ID } from '../mpegts/psi.ts';
 import type { Timer } from '../util/clock.ts';
-import { EIT_PF_OTHER, type EitSection, isEitTable, parseEitSection } from './eit.ts';
+import { type EitSection, isEitTable, parseEitSection } from './eit.ts';
 import { languageId } from './languages.ts';
 import { EIT_SOURCE, type EpgRuntime } from './runtime.ts';
-import { parseTimeSection, TOT_TABLE_ID } from './tot.ts';
+import { parseTimeSection } from './tot.ts';
 
 /** New events are published (cache flush, counter bump) this long after the last change. */
 export const EIT_PUBLISH_DELAY_MS = 1000;
@@ -82,7 +83,7 @@ export class EitImporter implements EitSink {
     // carries was cancelled or moved (a moved one comes back from its new section). Events
     // that have ended stay (broadcasters drop the past from the schedule). p/f sections are
     // exempt: their roll-over drops the event that just ended, which is history, not a cancel.
-    const schedule = sec.tableId > EIT_PF_OTHER;
+    const schedule = sec.tableId > EIT_PF_OTHER_TABLE_ID;
     const carried = sec.events.map((e) => e.eventId);
     const dropped = schedule
       ? (this.sectionEvents.get(key) ?? []).filter((id) => !carried.includes(id))

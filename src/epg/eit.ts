@@ -1,14 +1,13 @@
 // EIT section parsing (EN 300 468 §5.2.4): present/following and schedule, actual and other
 // (table ids 0x4E–0x6F), with short event, extended event (multi-part) and parental rating.
+import {
+  EIT_PF_ACTUAL_TABLE_ID,
+  EIT_SCHEDULE_ACTUAL_FIRST_TABLE_ID,
+  EIT_SCHEDULE_ACTUAL_LAST_TABLE_ID,
+  EIT_SCHEDULE_OTHER_LAST_TABLE_ID,
+} from '../mpegts/psi.ts';
 import { readBcdDuration, readMjdTime } from './dvb-time.ts';
 import { decodeDvbText } from './text.ts';
-
-export const EIT_PF_ACTUAL = 0x4e;
-export const EIT_PF_OTHER = 0x4f;
-export const EIT_SCHEDULE_ACTUAL_FIRST = 0x50;
-export const EIT_SCHEDULE_ACTUAL_LAST = 0x5f;
-export const EIT_TABLE_FIRST = 0x4e;
-export const EIT_TABLE_LAST = 0x6f;
 
 const DESC_SHORT_EVENT = 0x4d;
 const DESC_EXTENDED_EVENT = 0x4e;
@@ -55,13 +54,13 @@ export interface EitSection {
 }
 
 export function isEitTable(tableId: number): boolean {
-  return tableId >= EIT_TABLE_FIRST && tableId <= EIT_TABLE_LAST;
+  return tableId >= EIT_PF_ACTUAL_TABLE_ID && tableId <= EIT_SCHEDULE_OTHER_LAST_TABLE_ID;
 }
 
 export function isActualTable(tableId: number): boolean {
   return (
-    tableId === EIT_PF_ACTUAL ||
-    (tableId >= EIT_SCHEDULE_ACTUAL_FIRST && tableId <= EIT_SCHEDULE_ACTUAL_LAST)
+    tableId === EIT_PF_ACTUAL_TABLE_ID ||
+    (tableId >= EIT_SCHEDULE_ACTUAL_FIRST_TABLE_ID && tableId <= EIT_SCHEDULE_ACTUAL_LAST_TABLE_ID)
   );
 }
 

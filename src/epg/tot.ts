@@ -1,9 +1,8 @@
 // TDT (0x70) and TOT (0x73) parsing: UTC time and the local time offsets of the TOT's
 // local_time_offset_descriptor (EN 300 468 §5.2.5, §6.2.20).
+import { TDT_TABLE_ID, TOT_TABLE_ID } from '../mpegts/psi.ts';
 import { readBcdHhmm, readMjdTime } from './dvb-time.ts';
 
-export const TDT_TABLE_ID = 0x70;
-export const TOT_TABLE_ID = 0x73;
 const DESC_LOCAL_TIME_OFFSET = 0x58;
 const LTO_ENTRY_LEN = 13;
 

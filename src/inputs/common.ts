@@ -1,7 +1,7 @@
 // Helpers shared by input and output transports: typed field reads with defaults, interface
 // name resolution for `bind-if`, and an exponential reconnect backoff driven by the Clock.
-import { networkInterfaces } from 'node:os';
 import type { Clock, Timer } from '../util/clock.ts';
+import { interfaceAddress } from '../util/net.ts';
 
 export function num(cfg: Record<string, unknown>, key: string, dflt: number): number {
   const v = cfg[key];
@@ -26,16 +26,11 @@ export function strList(cfg: Record<string, unknown>, key: string): string[] {
 /** `bind-if` is an interface name or a local IPv4 address; returns the address ('' = any). */
 export function resolveInterface(bindIf: string): string {
   if (!bindIf) return '';
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(bindIf)) return bindIf;
-  const addrs = networkInterfaces()[bindIf] ?? [];
-  const v4 = addrs.find((a) => a.family === 'IPv4');
-  if (!v4) throw new Error(`bind-if ${bindIf}: no such interface with an IPv4 address`);
-  return v4.address;
-}
-
-export function isMulticast(addr: string): boolean {
-  const first = Number(addr.split('.')[0]);
-  return first >= 224 && first <= 239;
+  const address = interfaceAddress(bindIf);
+  if (address === undefined) {
+    throw new Error(`bind-if ${bindIf}: no such interface with an IPv4 address`);
+  }
+  return address;
 }
 
 /** Reconnect delays: 0.5 s doubling up to 10 s, reset after a run that lasted long enough. */

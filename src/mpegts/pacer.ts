@@ -2,9 +2,8 @@
 // tick so the output carries exactly `rate` bit/s; when the queue runs dry, null packets fill in.
 
 import type { Clock, Timer } from '../util/clock.ts';
-import { nullPacket } from './packet.ts';
+import { nullPacket, TS_PACKET_SIZE } from './packet.ts';
 
-const TS = 188;
 const TICK_MS = 5;
 /** More than this much queued means the rate is below the content: send it anyway. */
 const MAX_QUEUE_MS = 1000;
@@ -63,12 +62,15 @@ export class ConstantRatePacer {
       this.sent = 0;
     }
     const dueBytes = ((now - this.start) * rate) / 8000 - this.sent;
-    const paced = Math.floor(dueBytes / TS) * TS;
+    const paced = Math.floor(dueBytes / TS_PACKET_SIZE) * TS_PACKET_SIZE;
     let budget = paced;
     const maxQueue = (rate / 8000) * MAX_QUEUE_MS;
     if (this.queued > maxQueue) {
       this.overrun += this.queued - maxQueue;
-      budget = Math.max(budget, this.queued - Math.floor(maxQueue / TS) * TS);
+      budget = Math.max(
+        budget,
+        this.queued - Math.floor(maxQueue / TS_PACKET_SIZE) * TS_PACKET_SIZE,
+      );
     }
     if (budget <= 0) return;
     const parts: Buffer[] = [];
@@ -86,7 +88,7 @@ export class ConstantRatePacer {
       }
     }
     this.queued -= budget - take;
-    const nulls = take / TS;
+    const nulls = take / TS_PACKET_SIZE;
     for (let i = 0; i < nulls; i++) parts.push(NULL);
     this.stuffed += nulls;
     // Only the paced bytes advance the schedule: bytes sent early to bound the backlog are not

@@ -1,4 +1,8 @@
 // PCR reading for the file input's real-time pacing.
+import { AF_PCR, AFC_ADAPTATION, SYNC_BYTE } from './packet.ts';
+
+/** The adaptation field must hold its flags byte and the 6-byte PCR. */
+const MIN_AF_LENGTH_WITH_PCR = 7;
 
 /** 27 MHz PCR ticks per millisecond. */
 export const PCR_PER_MS = 27_000;
@@ -6,8 +10,9 @@ export const PCR_PER_MS = 27_000;
 /** The PCR (27 MHz) carried by the TS packet at `o`, or -1 (no PCR, or no sync byte there). */
 export function readPcr(p: Buffer, o: number): number {
   // Junk (a file that is not TS) must not be read as PCRs: they would defeat pacing.
-  if (p[o] !== 0x47) return -1;
-  if ((p[o + 3]! & 0x20) === 0 || p[o + 4]! < 7 || (p[o + 5]! & 0x10) === 0) return -1;
+  if (p[o] !== SYNC_BYTE) return -1;
+  if ((p[o + 3]! & AFC_ADAPTATION) === 0 || p[o + 4]! < MIN_AF_LENGTH_WITH_PCR) return -1;
+  if ((p[o + 5]! & AF_PCR) === 0) return -1;
   const b = o + 6;
   const base =
     p[b]! * 2 ** 25 + p[b + 1]! * 2 ** 17 + p[b + 2]! * 2 ** 9 + p[b + 3]! * 2 + (p[b + 4]! >> 7);

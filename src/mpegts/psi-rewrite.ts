@@ -3,14 +3,19 @@
 // version byte is changed when it passes, the CRC is recomputed on the fly over the bytes as
 // sent, and written into the CRC bytes when they pass (they may straddle two packets too).
 // A section whose input CRC was wrong keeps exactly the same CRC error on output.
-import { crc32Update, hasPayload, payloadOffset, pusi, TS_PACKET } from './packet.ts';
+import { CRC32_INITIAL, crc32Update } from './crc.ts';
+import { hasPayload, payloadOffset, pusi, TS_PACKET_SIZE } from './packet.ts';
+import {
+  CRC_SIZE,
+  LONG_HEADER_SIZE,
+  MAX_PSI_SECTION_LENGTH,
+  SECTION_PREFIX_SIZE,
+  STUFFING_BYTE,
+} from './psi.ts';
 
 /** section_length of a PSI section (PAT, PMT) is at most 1021 (ISO/IEC 13818-1 2.4.4). */
-const MAX_PSI_SECTION = 3 + 1021;
-const STUFFING = 0xff;
+const MAX_PSI_SECTION = SECTION_PREFIX_SIZE + MAX_PSI_SECTION_LENGTH;
 const VERSION_BYTE = 5;
-const HEADER_BYTES = 8;
-const CRC_BYTES = 4;
 
 export interface PsiRewriteHooks {
   /** Output version for a section of `tableId` with input version `inVer`; null = untouched.
@@ -42,14 +47,14 @@ export class PsiRewriter {
   packet(buf: Buffer, o: number): void {
     if (!hasPayload(buf, o)) return;
     let i = o + payloadOffset(buf, o);
-    const end = o + TS_PACKET;
+    const end = o + TS_PACKET_SIZE;
     if (i >= end) return;
     if (pusi(buf, o)) {
       const start = i + 1 + buf[i]!;
       i = this.feed(buf, i + 1, Math.min(start, end)); // the tail of the previous section
       this.pos = -1; // whatever was not finished by now never will be
       i = start;
-      while (i < end && buf[i] !== STUFFING) {
+      while (i < end && buf[i] !== STUFFING_BYTE) {
         this.begin();
         i = this.feed(buf, i, end);
         if (this.pos >= 0) return; // continues in the next packet
@@ -61,10 +66,10 @@ export class PsiRewriter {
 
   private begin(): void {
     this.pos = 0;
-    this.total = HEADER_BYTES + CRC_BYTES; // until section_length is known
+    this.total = LONG_HEADER_SIZE + CRC_SIZE; // until section_length is known
     this.rewrite = false;
-    this.crcIn = 0xffffffff;
-    this.crcOut = 0xffffffff;
+    this.crcIn = CRC32_INITIAL;
+    this.crcOut = CRC32_INITIAL;
     this.crcStored = 0;
   }
 
@@ -75,7 +80,7 @@ export class PsiRewriter {
       const b = buf[i]!;
       if (pos === 2) {
         const len = 3 + (((this.bytes[1]! & 0x0f) << 8) | b);
-        if (len < HEADER_BYTES + CRC_BYTES || len > MAX_PSI_SECTION) {
+        if (len < LONG_HEADER_SIZE + CRC_SIZE || len > MAX_PSI_SECTION) {
           this.pos = -1; // not a PSI section we can follow; wait for the next start
           return end;
         }
@@ -90,12 +95,12 @@ export class PsiRewriter {
           this.rewrite = true;
         }
       }
-      if (pos < this.total - CRC_BYTES) {
+      if (pos < this.total - CRC_SIZE) {
         this.crcIn = crc32Update(this.crcIn, b);
         this.crcOut = crc32Update(this.crcOut, out);
       } else {
         // CRC byte k: keep the input's error (if any) on top of the new CRC.
-        const shift = 8 * (CRC_BYTES - 1 - (pos - (this.total - CRC_BYTES)));
+        const shift = 8 * (CRC_SIZE - 1 - (pos - (this.total - CRC_SIZE)));
         this.crcStored = ((this.crcStored << 8) | b) >>> 0;
         const want = (this.crcIn >>> shift) & 0xff;
         const made = (this.crcOut >>> shift) & 0xff;

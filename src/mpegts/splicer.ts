@@ -9,16 +9,14 @@ import {
   markDiscontinuity,
   NULL_PID,
   PAT_PID,
-  parsePat,
   pid,
   pusi,
   setCc,
-  TS_PACKET,
+  TS_PACKET_SIZE,
 } from './packet.ts';
+import { PAT_TABLE_ID, PMT_TABLE_ID, parsePat, patPmtPids } from './psi.ts';
 import { PsiRewriter } from './psi-rewrite.ts';
 
-const PMT_TABLE_ID = 0x02;
-const PAT_TABLE_ID = 0x00;
 /** After a splice, packets before the new input's first PAT are dropped, but no longer than
  *  this many packets (about 4 s at 8 Mbit/s), so a stream without PSI still gets through. */
 const MAX_PSI_WAIT_PACKETS = 20_000;
@@ -83,7 +81,7 @@ export class Splicer {
       if (runStart >= 0 && end > runStart) parts.push(buf.subarray(runStart, end));
       runStart = -1;
     };
-    for (let o = 0; o + TS_PACKET <= buf.length; o += TS_PACKET) {
+    for (let o = 0; o + TS_PACKET_SIZE <= buf.length; o += TS_PACKET_SIZE) {
       const p = pid(buf, o);
       if (p === NULL_PID) {
         if (this.dropNull || this.awaitingPsi) {
@@ -123,7 +121,7 @@ export class Splicer {
         flushRun(o);
         const marked = markDiscontinuity(buf, o);
         parts.push(marked);
-        if (marked.length > TS_PACKET) {
+        if (marked.length > TS_PACKET_SIZE) {
           // One displaced-payload packet follows: it took the next counter value.
           st.offset = (st.offset + 1) & 0x0f;
           st.lastOut = (out + 1) & 0x0f;
@@ -135,7 +133,7 @@ export class Splicer {
       st.lastOut = out;
       if (runStart < 0) runStart = o;
     }
-    flushRun(buf.length - (buf.length % TS_PACKET));
+    flushRun(buf.length - (buf.length % TS_PACKET_SIZE));
     if (parts.length === 1) return parts[0]!;
     return compact(buf, parts);
   }
@@ -167,7 +165,7 @@ export class Splicer {
         if (section[0] !== want) return;
         const outVer = (section[5]! >> 1) & 0x1f;
         this.tables.set(key, { inVer, outVer, bump: false });
-        if (p === PAT_PID) this.pmtPids = new Set(parsePat(section).values());
+        if (p === PAT_PID) this.pmtPids = patPmtPids(parsePat(section));
       },
     });
   }

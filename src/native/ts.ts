@@ -1,12 +1,11 @@
 // TsAnalyzer: the typed façade over the native MPEG-TS analyzer (sync, CC, PCR, PSI/SI sections,
 // TR 101 290 priority 1 and 2). Arguments are checked here; the C++ side trusts them.
+import { MAX_PID } from '../mpegts/packet.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { addon, type NativeTsAnalyzer } from './addon.ts';
 import { codecOf, type StreamKind } from './codecs.ts';
 import { argError, fromNative } from './errors.ts';
 
-export const TS_PACKET_SIZE = 188;
-export const MAX_PID = 0x1fff;
 /** Default for PID_error: a PID the PMT references is absent this long (TR 101 290 leaves it to the user). */
 export const DEFAULT_PID_TIMEOUT_MS = 5000;
 /** PAT_error / PMT_error: table absent longer than this (TR 101 290: 0.5 s). */

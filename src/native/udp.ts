@@ -1,7 +1,7 @@
 // UdpReceiver: the typed façade over the native UDP receiver — a socket read with recvmmsg on its
 // own thread, datagrams handed to JS in batches (concatenated) rather than one event each.
 import { isIPv4 } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { interfaceAddress, isMulticast } from '../util/net.ts';
 import { addon, type NativeUdpReceiver } from './addon.ts';
 import { argError, fromNative, NativeError } from './errors.ts';
 
@@ -53,18 +53,13 @@ export interface UdpReceiverStats {
   truncated: number;
 }
 
-function isMulticast(ip: string): boolean {
-  const first = Number(ip.split('.')[0]);
-  return first >= 224 && first <= 239;
-}
-
 /** An interface name or IPv4 address → IPv4 address (the first one of the interface). */
 export function resolveInterface(nameOrIp: string): string {
-  if (isIPv4(nameOrIp)) return nameOrIp;
-  const addrs = networkInterfaces()[nameOrIp];
-  const v4 = addrs?.find((a) => a.family === 'IPv4');
-  if (!v4) throw new NativeError('ENODEV', `interface ${nameOrIp} has no IPv4 address`);
-  return v4.address;
+  const address = interfaceAddress(nameOrIp);
+  if (address === undefined) {
+    throw new NativeError('ENODEV', `interface ${nameOrIp} has no IPv4 address`);
+  }
+  return address;
 }
 
 function intIn(name: string, v: unknown, def: number, min: number, max: number): number {

@@ -4,15 +4,8 @@
 // past a bound is dropped and never slows the others.
 import type { ServerResponse } from 'node:http';
 import type { BusSink } from '../engine/bus.ts';
-import {
-  PAT_PID,
-  parsePat,
-  pid,
-  pmtVideoPids,
-  pusi,
-  randomAccess,
-  TS_PACKET,
-} from '../mpegts/packet.ts';
+import { PAT_PID, pid, pusi, randomAccess, TS_PACKET_SIZE } from '../mpegts/packet.ts';
+import { PAT_TABLE_ID, PMT_TABLE_ID, parsePat, patPmtPids, pmtVideoPids } from '../mpegts/psi.ts';
 import { PsiRewriter } from '../mpegts/psi-rewrite.ts';
 import type { OttReply } from './request.ts';
 
@@ -25,8 +18,6 @@ const MAX_START_BUFFER = 16 * 1024 * 1024;
 const INITIAL_START_BUFFER = 512 * 1024;
 /** A PSI section of more packets than this is not kept for the start header. */
 const MAX_PSI_PACKETS = 8;
-const PAT_TABLE_ID = 0x00;
-const PMT_TABLE_ID = 0x02;
 
 export interface HttpTsStats {
   clients: number;
@@ -139,7 +130,7 @@ export class HttpTsFanout implements BusSink {
   /** Follow PAT/PMT and restart the start buffer at each video random access point. */
   private remember(buf: Buffer): void {
     let from = -1;
-    for (let o = 0; o + TS_PACKET <= buf.length; o += TS_PACKET) {
+    for (let o = 0; o + TS_PACKET_SIZE <= buf.length; o += TS_PACKET_SIZE) {
       const p = pid(buf, o);
       if (p === PAT_PID || this.psi.has(p)) {
         this.trackPsi(buf, o, p);
@@ -185,7 +176,7 @@ export class HttpTsFanout implements BusSink {
   }
 
   private trackPsi(buf: Buffer, o: number, p: number): void {
-    const pkt = Buffer.from(buf.subarray(o, o + TS_PACKET));
+    const pkt = Buffer.from(buf.subarray(o, o + TS_PACKET_SIZE));
     const list = this.psi.get(p);
     if (pusi(buf, o)) this.psi.set(p, [pkt]);
     else if (list?.length && list.length < MAX_PSI_PACKETS) list.push(pkt);
@@ -200,7 +191,7 @@ export class HttpTsFanout implements BusSink {
 
   private onSection(p: number, s: Buffer): void {
     if (p === PAT_PID && s[0] === PAT_TABLE_ID) {
-      const pmts = [...new Set(parsePat(s).values())];
+      const pmts = [...patPmtPids(parsePat(s))];
       for (const old of this.pmtPids) {
         if (!pmts.includes(old)) {
           this.psi.delete(old);

@@ -1,9 +1,9 @@
 // One stream's packager: the segmenter fed from the stream bus, the HLS-TS writer and one
 // CMAF writer per track, each with its segment store. Read by the request handlers.
 import type { BusSink } from '../engine/bus.ts';
+import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import type { Clock } from '../util/clock.ts';
 import { CmafTrackWriter, type SpliceEnd } from './cmaf-writer.ts';
-import { PACKET_LENGTH } from './demux/ts.ts';
 import { type OttSettings, WINDOW_GRACE } from './options.ts';
 import { type Boundary, Segmenter, type SegmenterSink } from './segmenter.ts';
 import { SegmentStore } from './store.ts';
@@ -52,7 +52,7 @@ export class Packager implements BusSink {
   }
 
   packets(buf: Buffer): void {
-    this.packetCount += buf.length / PACKET_LENGTH;
+    this.packetCount += buf.length / TS_PACKET_SIZE;
     this.segmenter.push(buf);
   }
 

@@ -2,7 +2,8 @@
 // boundaries chosen on the master track (first video, else first audio) at random-access
 // points once the target duration is reached. Splices (bus discontinuity or a timestamp
 // jump) close the current segment everywhere and mark the next one.
-import { type EsInfo, PACKET_LENGTH, type Pes, TsDemux } from './demux/ts.ts';
+import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
+import { type EsInfo, type Pes, TsDemux } from './demux/ts.ts';
 import { isJump, PTS_HZ, unwrapPts } from './timeline.ts';
 import { type AccessUnit, pictureStart, Track } from './tracks.ts';
 
@@ -103,7 +104,7 @@ export class Segmenter {
   }
 
   push(buf: Buffer): void {
-    const whole = buf.length - (buf.length % PACKET_LENGTH);
+    const whole = buf.length - (buf.length % TS_PACKET_SIZE);
     if (whole === 0) return;
     const packets = whole === buf.length ? buf : buf.subarray(0, whole);
     // Sinks see the whole batch first: boundaries found while demuxing it cut at a packet

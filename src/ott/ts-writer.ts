@@ -2,7 +2,7 @@
 // every segment with the current PAT and PMT, and stores it under a hash name
 // (`seg-<hash>.ts`, spec 3 rule 12) so the archive and the live window share names.
 import { createHash, randomBytes } from 'node:crypto';
-import { PACKET_LENGTH } from './demux/ts.ts';
+import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { type Lease, segmentPool } from './pool.ts';
 import type { Boundary, Segmenter, SegmenterSink } from './segmenter.ts';
 import type { SegmentStore } from './store.ts';
@@ -46,7 +46,7 @@ class PacketBuffer {
 }
 
 /** Bytes of a segment's head and tail that go into its name. */
-const NAME_SAMPLE_BYTES = 2 * PACKET_LENGTH;
+const NAME_SAMPLE_BYTES = 2 * TS_PACKET_SIZE;
 
 /**
  * The name hash of a segment: a digest of a per-writer random salt, the segment's place in
@@ -140,9 +140,9 @@ export class TsSegmentWriter implements SegmenterSink {
 
   /** Byte offset in `buf` of global packet `index` (clamped to what is held). */
   private offsetOf(index: number): number {
-    const held = (this.buf.length - this.prefix) / PACKET_LENGTH;
+    const held = (this.buf.length - this.prefix) / TS_PACKET_SIZE;
     const n = Math.max(0, Math.min(held, index - this.bufFirst));
-    return this.prefix + n * PACKET_LENGTH;
+    return this.prefix + n * TS_PACKET_SIZE;
   }
 
   private tail(index: number): Buffer {

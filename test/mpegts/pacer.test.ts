@@ -4,20 +4,20 @@
 // starting a new schedule, and drain / stop.
 import t from 'tap';
 import { ConstantRatePacer } from '../../src/mpegts/pacer.ts';
-import { nullPacket, pid, TS_PACKET } from '../../src/mpegts/packet.ts';
+import { nullPacket, pid, TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 
 /** The pacer's tick (pacer.ts TICK_MS). */
 const TICK_MS = 5;
 const NULL_PID = 0x1fff;
 /** 188 000 B/s: 1000 packets a second, five a tick. */
-const PKT_1000 = 1000 * TS_PACKET * 8;
+const PKT_1000 = 1000 * TS_PACKET_SIZE * 8;
 
 /** `n` content packets numbered from `first` (PID 0x100, the number in the payload). */
 function content(n: number, first = 0): Buffer {
-  const b = Buffer.alloc(n * TS_PACKET);
+  const b = Buffer.alloc(n * TS_PACKET_SIZE);
   for (let i = 0; i < n; i++) {
-    const o = i * TS_PACKET;
+    const o = i * TS_PACKET_SIZE;
     b[o] = 0x47;
     b[o + 1] = 0x01;
     b[o + 2] = 0x00;
@@ -40,7 +40,7 @@ function pacer(rate: number | (() => number)) {
 
 function packets(b: Buffer): Buffer[] {
   const r: Buffer[] = [];
-  for (let o = 0; o < b.length; o += TS_PACKET) r.push(b.subarray(o, o + TS_PACKET));
+  for (let o = 0; o < b.length; o += TS_PACKET_SIZE) r.push(b.subarray(o, o + TS_PACKET_SIZE));
   return r;
 }
 const nulls = (b: Buffer) => packets(b).filter((p) => pid(p) === NULL_PID).length;
@@ -51,11 +51,11 @@ t.test('the output carries the rate within a packet at every tick, content in or
     const { clock, p, calls, out } = pacer(rate);
     const bytesPerMs = rate / 8000;
     // 0.9 s of content: under the one-second bound, more than the 0.5 s the test runs.
-    const n = Math.floor((bytesPerMs * 900) / TS_PACKET);
+    const n = Math.floor((bytesPerMs * 900) / TS_PACKET_SIZE);
     const input = content(n);
     // Pushed in uneven pieces, so the pacer has to cut inside them.
-    for (let o = 0, k = 1; o < input.length; o += k * TS_PACKET, k = (k % 7) + 1) {
-      p.push(input.subarray(o, Math.min(input.length, o + k * TS_PACKET)));
+    for (let o = 0, k = 1; o < input.length; o += k * TS_PACKET_SIZE, k = (k % 7) + 1) {
+      p.push(input.subarray(o, Math.min(input.length, o + k * TS_PACKET_SIZE)));
     }
     clock.advance(TICK_MS); // the first tick starts the schedule
     t.equal(calls.length, 0, `${rate} bit/s: nothing before the schedule starts`);
@@ -65,13 +65,16 @@ t.test('the output carries the rate within a packet at every tick, content in or
       const ideal = k * TICK_MS * bytesPerMs;
       const got = out().length;
       worst = Math.max(worst, ideal - got);
-      if (got > ideal || ideal - got >= TS_PACKET) {
+      if (got > ideal || ideal - got >= TS_PACKET_SIZE) {
         t.fail(`${rate} bit/s, tick ${k}: ${got} bytes out, ${ideal.toFixed(1)} due`);
         break;
       }
     }
-    t.ok(worst < TS_PACKET, `${rate} bit/s: at most ${worst.toFixed(1)} bytes behind, never ahead`);
-    t.equal(out().length % TS_PACKET, 0, 'whole packets only');
+    t.ok(
+      worst < TS_PACKET_SIZE,
+      `${rate} bit/s: at most ${worst.toFixed(1)} bytes behind, never ahead`,
+    );
+    t.equal(out().length % TS_PACKET_SIZE, 0, 'whole packets only');
     t.same(out(), input.subarray(0, out().length), 'the queued bytes, in order, nothing else');
     t.equal(nulls(out()), 0, 'no stuffing while content is queued');
     t.same(p.status(), { rate, stuffedPackets: 0, overrunBytes: 0 });
@@ -110,7 +113,7 @@ t.test('null packets fill in when the input is short', async (t) => {
 t.test('nothing queued at all: a steady stream of null packets', async (t) => {
   const { clock, p, calls, out } = pacer(PKT_1000);
   clock.advance(TICK_MS + 1000);
-  t.equal(out().length, 1000 * TS_PACKET);
+  t.equal(out().length, 1000 * TS_PACKET_SIZE);
   t.equal(nulls(out()), 1000);
   t.equal(calls.length, 200, 'one output call a tick');
   t.equal(p.status()['stuffedPackets'], 1000);
@@ -120,9 +123,9 @@ t.test('a backlog over one second is sent at once down to one second', async (t)
   const { clock, p, out } = pacer(PKT_1000);
   p.push(content(2500)); // 2.5 s at the rate
   clock.advance(TICK_MS);
-  t.equal(out().length, 1500 * TS_PACKET, 'the excess over one second went out at once');
+  t.equal(out().length, 1500 * TS_PACKET_SIZE, 'the excess over one second went out at once');
   t.same(out(), content(1500), 'in order');
-  t.equal(p.status()['overrunBytes'], 1500 * TS_PACKET);
+  t.equal(p.status()['overrunBytes'], 1500 * TS_PACKET_SIZE);
   // The second left keeps flowing at the rate: every 100 ms carries 100 packets of it.
   for (let k = 1; k <= 10; k++) {
     clock.advance(100);

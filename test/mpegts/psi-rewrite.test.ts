@@ -2,7 +2,8 @@
 // including a CRC and a section header split across packets; a corrupt input section stays
 // corrupt. The output is checked by the native analyzer (an independent section parser).
 import t from 'tap';
-import { crc32, TS_PACKET } from '../../src/mpegts/packet.ts';
+import { crc32 } from '../../src/mpegts/crc.ts';
+import { TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
 import { PsiRewriter } from '../../src/mpegts/psi-rewrite.ts';
 import { Splicer } from '../../src/mpegts/splicer.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
@@ -148,7 +149,7 @@ t.test('a corrupt input section keeps its CRC error', async (t) => {
   const bad = input(0, 4);
   // Flip one byte inside the PMT's descriptors (second PMT packet).
   const pmtPackets: number[] = [];
-  for (let o = 0; o < bad.length; o += TS_PACKET) {
+  for (let o = 0; o < bad.length; o += TS_PACKET_SIZE) {
     if ((((bad[o + 1]! & 0x1f) << 8) | bad[o + 2]!) === PMT_PID) pmtPackets.push(o);
   }
   const at = pmtPackets[1]! + 100;

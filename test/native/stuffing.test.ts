@@ -1,7 +1,6 @@
-// Null packets and the CBR pacer (bitrate-mode 2/3 stuffing), and the façade's argument checks.
+// Null packets (bitrate-mode 2/3 stuffing), and the façade's argument checks.
 import t from 'tap';
-import { NativeError } from '../../src/native/errors.ts';
-import { CbrPacer, nullPackets } from '../../src/native/stuffing.ts';
+import { nullPackets } from '../../src/native/stuffing.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
 
 t.test('nullPackets: n packets on PID 0x1FFF, analysed as nulls', async (t) => {
@@ -14,23 +13,6 @@ t.test('nullPackets: n packets on PID 0x1FFF, analysed as nulls', async (t) => {
   c[4] = 1;
   t.not(nullPackets(3)[4], 1, 'each call returns a fresh buffer');
   t.throws(() => nullPackets(-1), { code: 'ERR_NATIVE_ARG' });
-});
-
-t.test('CbrPacer tops an output up to the target rate', async (t) => {
-  const BITRATE = 3_008_000; // 2000 packets/s
-  const p = new CbrPacer(BITRATE);
-  let sent = 0;
-  let stuffed = 0;
-  for (let ms = 0; ms <= 1000; ms += 10) {
-    sent += 188 * 5; // 500 packets/s of payload
-    stuffed += p.due(sent, ms);
-  }
-  t.ok(Math.abs(sent / 188 + stuffed - 2000) <= 1, `${sent / 188} + ${stuffed} packets`);
-  t.ok(p.overshootBits <= 5 * 188 * 8, 'only the first tick was ahead of the rate');
-  const over = new CbrPacer(188 * 8 * 10); // 10 packets/s
-  t.equal(over.due(188 * 100, 1000), 0);
-  t.ok(over.overshootBits > 0, 'payload above the rate is reported');
-  t.throws(() => new CbrPacer(0), NativeError);
 });
 
 t.test('TsAnalyzer checks its arguments before the native call', async (t) => {

@@ -131,6 +131,13 @@ t.test('a head-only PES keeps the NAL units before the slice and counts the rest
 });
 
 t.test('transient PES share one buffer; a keeper appearing mid-PES gets a copy', async (t) => {
+  // Buffers are told apart by `.buffer` below: none may be a slice of Node's shared pool, where
+  // two small buffers share an ArrayBuffer or not depending on what was allocated before.
+  const poolSize = Buffer.poolSize;
+  Buffer.poolSize = 0;
+  t.teardown(() => {
+    Buffer.poolSize = poolSize;
+  });
   const got: { pes: Pes; copy: Buffer }[] = [];
   const d = new TsDemux({
     pmt: () => {},

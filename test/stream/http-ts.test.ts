@@ -11,7 +11,7 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import { payloadOffset, pid, pusi, randomAccess, TS_PACKET } from '../../src/mpegts/packet.ts';
+import { payloadOffset, pid, pusi, randomAccess, TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
 import { HttpTsFanout } from '../../src/ott/http-ts.ts';
 import {
   freePort,
@@ -72,8 +72,8 @@ t.test('a new client starts with PAT, PMT, then a video key frame', async (t) =>
     const from = taken();
     await waitFor(() => taken() >= from + JOIN_STEP_BYTES, 5000, `client ${k}'s join point`);
     const b = await readFirst(`${base}/start/mpegts`, 256 * 1024, 4000);
-    t.ok(b.length >= 3 * TS_PACKET, `client ${k} got ${b.length} bytes`);
-    const pk = (i: number) => b.subarray(i * TS_PACKET, (i + 1) * TS_PACKET);
+    t.ok(b.length >= 3 * TS_PACKET_SIZE, `client ${k} got ${b.length} bytes`);
+    const pk = (i: number) => b.subarray(i * TS_PACKET_SIZE, (i + 1) * TS_PACKET_SIZE);
     t.equal(pid(pk(0)), 0, `client ${k}: first packet is the PAT`);
     t.ok(pusi(pk(0)), 'with a section start');
     t.equal(pid(pk(1)), PMT, `client ${k}: then the PMT`);
@@ -151,8 +151,8 @@ t.test('a client that stops reading is dropped; the other keeps full rate', asyn
   await waitFor(() => fan.stats().clients === 2, 3000, 'both clients connected');
 
   // ~100 Mbit/s of aligned packets for 2.5 s: 64 KB every 5 ms.
-  const chunk = Buffer.alloc(348 * TS_PACKET);
-  for (let o = 0; o < chunk.length; o += TS_PACKET) {
+  const chunk = Buffer.alloc(348 * TS_PACKET_SIZE);
+  for (let o = 0; o < chunk.length; o += TS_PACKET_SIZE) {
     chunk[o] = 0x47;
     chunk[o + 1] = 0x01;
     chunk[o + 3] = 0x10;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import type { Host } from '../../src/drivers/types.ts';
+import type { Host } from '../../src/reconciler/driver.ts';
 import { WatchedClock } from '../helpers/clock.ts';
 import { makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
 

@@ -21,6 +21,13 @@ import type { StreamOutput } from '../../engine/output.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import { bool, num, str } from '../../inputs/common.ts';
 import { INPUT_FACTORIES } from '../../inputs/registry.ts';
+import { TS_PACKET_SIZE } from '../../mpegts/packet.ts';
+import {
+  EIT_PF_ACTUAL_TABLE_ID,
+  EIT_SCHEDULE_OTHER_LAST_TABLE_ID,
+  TDT_TABLE_ID,
+  TOT_TABLE_ID,
+} from '../../mpegts/psi.ts';
 import { Splicer } from '../../mpegts/splicer.ts';
 import type { Section, Tr101290Counters } from '../../native/ts.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
@@ -39,7 +46,11 @@ export type StreamState = 'paused' | 'starting' | 'running' | 'no-signal' | 'err
 type Spec = Record<string, unknown>;
 
 const TICK_MS = 250;
-const EIT_TABLES = (tid: number) => (tid >= 0x4e && tid <= 0x6f) || tid === 0x70 || tid === 0x73;
+/** The sections `epg-export` forwards: EIT (all of 0x4E–0x6F), TDT and TOT. */
+const EIT_TABLES = (tid: number) =>
+  (tid >= EIT_PF_ACTUAL_TABLE_ID && tid <= EIT_SCHEDULE_OTHER_LAST_TABLE_ID) ||
+  tid === TDT_TABLE_ID ||
+  tid === TOT_TABLE_ID;
 /** bitrate-mode 2: the constant rate is this much above the measured peak. */
 const AUTO_CBR_HEADROOM = 1.1;
 
@@ -340,7 +351,8 @@ export class StreamInstance implements Instance<Spec> {
     const peak = this.outMeter.peak();
     if (peak > 0 && peak * AUTO_CBR_HEADROOM > this.autoRate) {
       // Only raised, never lowered: the rate stays constant once the content is known.
-      this.autoRate = Math.ceil((peak * AUTO_CBR_HEADROOM) / 8000 / 188) * 188 * 8000;
+      this.autoRate =
+        Math.ceil((peak * AUTO_CBR_HEADROOM) / 8000 / TS_PACKET_SIZE) * TS_PACKET_SIZE * 8000;
     }
   }
 

@@ -3,12 +3,12 @@
 // no pacing, reopened when it ends.
 import { type FileHandle, open } from 'node:fs/promises';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
+import { pid, SYNC_BYTE, TS_PACKET_SIZE } from '../../mpegts/packet.ts';
 import { PCR_PER_MS, readPcr } from '../../mpegts/pcr.ts';
 import type { Timer } from '../../util/clock.ts';
 import { bool, str } from '../common.ts';
 
-const TS = 188;
-const READ_SIZE = TS * 348; // ~64 KB
+const READ_SIZE = TS_PACKET_SIZE * 348; // ~64 KB
 /** Hand packets over this far ahead of their PCR time (smooths timer granularity). */
 const LEAD_MS = 20;
 /** A PCR jump beyond this (or backwards) is a discontinuity: pacing re-anchors. */
@@ -85,7 +85,7 @@ export class FileInput implements InputTransport {
         ? Buffer.concat([carry, buf.subarray(0, bytesRead)])
         : Buffer.from(buf.subarray(0, bytesRead));
       const start = syncOffset(data);
-      const usable = data.length - ((data.length - start) % TS);
+      const usable = data.length - ((data.length - start) % TS_PACKET_SIZE);
       carry = Buffer.from(data.subarray(usable));
       const packets = data.subarray(start, usable);
       if (device) this.ctx.onData(packets);
@@ -96,11 +96,11 @@ export class FileInput implements InputTransport {
   /** Emit packets no earlier than their PCR says, sleeping between PCRs. */
   private async pace(packets: Buffer): Promise<void> {
     let from = 0;
-    for (let o = 0; o + TS <= packets.length && !this.closed; o += TS) {
-      const pid = ((packets[o + 1]! & 0x1f) << 8) | packets[o + 2]!;
-      const pcr = this.pcrPid < 0 || pid === this.pcrPid ? readPcr(packets, o) : -1;
+    for (let o = 0; o + TS_PACKET_SIZE <= packets.length && !this.closed; o += TS_PACKET_SIZE) {
+      const packetPid = pid(packets, o);
+      const pcr = this.pcrPid < 0 || packetPid === this.pcrPid ? readPcr(packets, o) : -1;
       if (pcr < 0) continue;
-      this.pcrPid = pid;
+      this.pcrPid = packetPid;
       this.sincePcr = 0;
       const now = this.ctx.clock.monotonic();
       const step = (pcr - this.lastPcr) / PCR_PER_MS;
@@ -161,8 +161,13 @@ export class FileInput implements InputTransport {
 
 /** First offset where three packets in a row start with the sync byte (0 if none found). */
 export function syncOffset(b: Buffer): number {
-  for (let i = 0; i + 2 * TS < b.length && i < TS; i++) {
-    if (b[i] === 0x47 && b[i + TS] === 0x47 && b[i + 2 * TS] === 0x47) return i;
+  for (let i = 0; i + 2 * TS_PACKET_SIZE < b.length && i < TS_PACKET_SIZE; i++) {
+    if (
+      b[i] === SYNC_BYTE &&
+      b[i + TS_PACKET_SIZE] === SYNC_BYTE &&
+      b[i + 2 * TS_PACKET_SIZE] === SYNC_BYTE
+    )
+      return i;
   }
   return 0;
 }

@@ -5,7 +5,8 @@ import dgram from 'node:dgram';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { parseRtp, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
-import { bool, isMulticast, num, resolveInterface, str } from '../common.ts';
+import { isMulticast } from '../../util/net.ts';
+import { bool, num, resolveInterface, str } from '../common.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 
 /** A packet missing from the jitter buffer longer than this is given up on. */

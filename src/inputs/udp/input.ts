@@ -4,7 +4,8 @@
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { UdpReceiver } from '../../native/udp.ts';
 import type { Timer } from '../../util/clock.ts';
-import { isMulticast, num, str } from '../common.ts';
+import { isMulticast } from '../../util/net.ts';
+import { num, str } from '../common.ts';
 
 /** Receive buffer asked for when the record leaves `socket-buffer-size` at 0 (system default
  *  loses packets near 0.4 Gbit/s; 8 MB keeps a few hundred ms of an 8 Mbit/s stream). */

@@ -2,15 +2,56 @@
 // PID. It reports each complete PES with the index of the TS packet that started it, so the
 // TS segmenter can cut the byte stream exactly where a random-access PES begins.
 
-export const PACKET_LENGTH = 188;
-export const SYNC_BYTE = 0x47;
-const PAT_PID = 0;
-const TABLE_PAT = 0x00;
-const TABLE_PMT = 0x02;
-const DESC_ISO639 = 0x0a;
-const DESC_TELETEXT = 0x56;
-const DESC_AC3 = 0x6a;
-const DESC_REGISTRATION = 0x05;
+import {
+  AFC_ADAPTATION,
+  AFC_PAYLOAD,
+  PAT_PID,
+  PID_COUNT,
+  PID_HIGH_MASK,
+  PUSI_FLAG,
+  SYNC_BYTE,
+  TEI_FLAG,
+  TS_HEADER_SIZE,
+  TS_PACKET_SIZE,
+} from '../../mpegts/packet.ts';
+import {
+  isPesStart,
+  PES_DTS_OFFSET,
+  PES_HEADER_FIXED_SIZE,
+  PES_PREFIX_SIZE,
+  PES_PTS_DTS_FLAGS,
+  PES_PTS_FLAG,
+  PES_PTS_OFFSET,
+  pesPacketLength,
+  pesPayloadOffset,
+  pesTimestampFlags,
+  readTimestamp,
+} from '../../mpegts/pes.ts';
+import {
+  DESCRIPTOR_AC3,
+  DESCRIPTOR_ISO639_LANGUAGE,
+  DESCRIPTOR_REGISTRATION,
+  DESCRIPTOR_TELETEXT,
+  PAT_TABLE_ID,
+  PMT_TABLE_ID,
+  parseDescriptors,
+  parsePat,
+  parsePmt,
+  SECTION_PREFIX_SIZE,
+  sectionLength,
+} from '../../mpegts/psi.ts';
+import {
+  STREAM_TYPE_AAC_ADTS,
+  STREAM_TYPE_ATSC_AC3,
+  STREAM_TYPE_H264,
+  STREAM_TYPE_HEVC,
+  STREAM_TYPE_MPEG1_AUDIO,
+  STREAM_TYPE_MPEG1_VIDEO,
+  STREAM_TYPE_MPEG2_AUDIO,
+  STREAM_TYPE_MPEG2_VIDEO,
+  STREAM_TYPE_PRIVATE_PES,
+} from '../../mpegts/stream-type.ts';
+
 /** Largest PES we reassemble; anything bigger is broken input, dropped rather than grown. */
 const MAX_PES_BYTES = 16 * 1024 * 1024;
 /** First reassembly buffer of a PES whose length the header leaves open (video). */
@@ -92,8 +133,6 @@ interface PesAssembly {
   lastTotal: number;
 }
 
-/** Number of distinct PIDs (13 bits). */
-const PID_COUNT = 8192;
 /** What the demuxer does with a PID's packets (per-PID table, looked up on every packet). */
 const ROLE_NONE = 0;
 const ROLE_PES = 1;
@@ -106,50 +145,38 @@ export function esKind(
   registration?: string,
 ): EsKind {
   switch (streamType) {
-    case 0x1b:
+    case STREAM_TYPE_H264:
       return 'h264';
-    case 0x24:
+    case STREAM_TYPE_HEVC:
       return 'hevc';
-    case 0x01:
-    case 0x02:
+    case STREAM_TYPE_MPEG1_VIDEO:
+    case STREAM_TYPE_MPEG2_VIDEO:
       return 'mpeg2';
-    case 0x0f:
+    case STREAM_TYPE_AAC_ADTS:
       return 'aac';
-    case 0x03:
-    case 0x04:
+    case STREAM_TYPE_MPEG1_AUDIO:
+    case STREAM_TYPE_MPEG2_AUDIO:
       return 'mpa';
-    case 0x81:
+    case STREAM_TYPE_ATSC_AC3:
       return 'ac3';
-    case 0x06:
-      if (descriptorTags.includes(DESC_AC3) || registration === 'AC-3') return 'ac3';
-      if (descriptorTags.includes(DESC_TELETEXT)) return 'teletext';
+    case STREAM_TYPE_PRIVATE_PES:
+      if (descriptorTags.includes(DESCRIPTOR_AC3) || registration === 'AC-3') return 'ac3';
+      if (descriptorTags.includes(DESCRIPTOR_TELETEXT)) return 'teletext';
       return 'other';
     default:
       return 'other';
   }
 }
 
-/** 33-bit PTS/DTS from the 5-byte PES field. */
-export function readTimestamp(b: Buffer, o: number): number {
-  return (
-    (b[o]! & 0x0e) * 536870912 + // << 29
-    ((b[o + 1]! << 7) | (b[o + 2]! >> 1)) * 32768 + // << 15
-    ((b[o + 3]! << 7) | (b[o + 4]! >> 1))
-  );
-}
-
-function parseDescriptors(b: Buffer, start: number, end: number, info: EsInfo): number[] {
+/** Language and teletext pages from an ES_info loop into `info`; returns the tags seen. */
+function readEsDescriptors(loop: Buffer, info: EsInfo): number[] {
   const tags: number[] = [];
-  let o = start;
-  while (o + 2 <= end) {
-    const tag = b[o]!;
-    const len = b[o + 1]!;
-    const body = o + 2;
-    if (body + len > end) break;
-    tags.push(tag);
-    if (tag === DESC_ISO639 && len >= 3) info.language = b.toString('latin1', body, body + 3);
-    if (tag === DESC_TELETEXT) info.teletext = parseTeletextDescriptor(b, body, body + len);
-    o = body + len;
+  for (const d of parseDescriptors(loop)) {
+    tags.push(d.tag);
+    if (d.tag === DESCRIPTOR_ISO639_LANGUAGE && d.data.length >= 3)
+      info.language = d.data.toString('latin1', 0, 3);
+    if (d.tag === DESCRIPTOR_TELETEXT)
+      info.teletext = parseTeletextDescriptor(d.data, 0, d.data.length);
   }
   return tags;
 }
@@ -168,9 +195,12 @@ function parseTeletextDescriptor(b: Buffer, start: number, end: number): Teletex
   return pages;
 }
 
-function registrationOf(b: Buffer, start: number, end: number): string | undefined {
-  for (let o = start; o + 2 <= end; o += 2 + b[o + 1]!) {
-    if (b[o] === DESC_REGISTRATION && b[o + 1]! >= 4) return b.toString('latin1', o + 2, o + 6);
+/** format_identifier of the loop's first registration descriptor (a loop that runs past its
+ *  end is read up to there). */
+function registrationOf(loop: Buffer): string | undefined {
+  for (let o = 0; o + 2 <= loop.length; o += 2 + loop[o + 1]!) {
+    if (loop[o] === DESCRIPTOR_REGISTRATION && loop[o + 1]! >= 4)
+      return loop.toString('latin1', o + 2, o + 6);
   }
   return undefined;
 }
@@ -215,12 +245,12 @@ export class TsDemux {
   /** Feed N×188 aligned bytes. Packets are read in place (no per-packet view or copy), and
    *  only those of the PAT, the PMT and the elementary streams are looked at past the PID. */
   push(buf: Buffer): void {
-    const last = buf.length - PACKET_LENGTH;
+    const last = buf.length - TS_PACKET_SIZE;
     const roles = this.roles;
     const assemblies = this.assemblies;
-    for (let at = 0; at <= last; at += PACKET_LENGTH) {
+    for (let at = 0; at <= last; at += TS_PACKET_SIZE) {
       const b1 = buf[at + 1]!;
-      const pid = ((b1 & 0x1f) << 8) | buf[at + 2]!;
+      const pid = ((b1 & PID_HIGH_MASK) << 8) | buf[at + 2]!;
       const role = roles[pid]!;
       if (role === ROLE_NONE || buf[at] !== SYNC_BYTE) {
         this.packetCount++;
@@ -228,12 +258,13 @@ export class TsDemux {
       }
       // The body of a PES whose kept part is complete (a head-only video PES past its
       // picture start, most of the packets here) is only counted.
-      const a = role === ROLE_PES && (b1 & 0xc0) === 0 ? assemblies[pid] : undefined;
+      const a =
+        role === ROLE_PES && (b1 & (TEI_FLAG | PUSI_FLAG)) === 0 ? assemblies[pid] : undefined;
       if (a?.active && a.size >= a.limit && a.expected === 0) {
-        const afc = buf[at + 3]! >> 4;
-        const o = afc & 0x02 ? 5 + buf[at + 4]! : 4;
-        if (afc & 0x01 && o < PACKET_LENGTH) {
-          a.total += PACKET_LENGTH - o;
+        const b3 = buf[at + 3]!;
+        const o = b3 & AFC_ADAPTATION ? TS_HEADER_SIZE + 1 + buf[at + 4]! : TS_HEADER_SIZE;
+        if (b3 & AFC_PAYLOAD && o < TS_PACKET_SIZE) {
+          a.total += TS_PACKET_SIZE - o;
           if (a.total > MAX_PES_BYTES) a.active = false;
         }
       } else this.packet(buf, at, role);
@@ -259,27 +290,27 @@ export class TsDemux {
   /** One packet at `at` in `b` of a PID with a role. */
   private packet(b: Buffer, at: number, role: number): void {
     const b1 = b[at + 1]!;
-    const afc = (b[at + 3]! >> 4) & 0x03;
-    if ((b1 & 0x80) !== 0 || (afc & 0x01) === 0) return; // TEI or no payload
-    let o = 4;
-    if (afc & 0x02) o += 1 + b[at + 4]!;
-    if (o >= PACKET_LENGTH) return;
-    const pid = ((b1 & 0x1f) << 8) | b[at + 2]!;
-    const pusi = (b1 & 0x40) !== 0;
+    const b3 = b[at + 3]!;
+    if ((b1 & TEI_FLAG) !== 0 || (b3 & AFC_PAYLOAD) === 0) return; // TEI or no payload
+    let o = TS_HEADER_SIZE;
+    if (b3 & AFC_ADAPTATION) o += 1 + b[at + 4]!;
+    if (o >= TS_PACKET_SIZE) return;
+    const pid = ((b1 & PID_HIGH_MASK) << 8) | b[at + 2]!;
+    const pusi = (b1 & PUSI_FLAG) !== 0;
     if (role === ROLE_PES) {
-      this.pesPayload(pid, b, at + o, at + PACKET_LENGTH, pusi);
+      this.pesPayload(pid, b, at + o, at + TS_PACKET_SIZE, pusi);
       return;
     }
     if (pusi) {
       if (pid === PAT_PID) {
-        this.patPacket ??= Buffer.allocUnsafe(PACKET_LENGTH);
-        b.copy(this.patPacket, 0, at, at + PACKET_LENGTH);
+        this.patPacket ??= Buffer.allocUnsafe(TS_PACKET_SIZE);
+        b.copy(this.patPacket, 0, at, at + TS_PACKET_SIZE);
       } else {
-        this.pmtPacket ??= Buffer.allocUnsafe(PACKET_LENGTH);
-        b.copy(this.pmtPacket, 0, at, at + PACKET_LENGTH);
+        this.pmtPacket ??= Buffer.allocUnsafe(TS_PACKET_SIZE);
+        b.copy(this.pmtPacket, 0, at, at + TS_PACKET_SIZE);
       }
     }
-    this.psi(pid, b.subarray(at + o, at + PACKET_LENGTH), pusi);
+    this.psi(pid, b.subarray(at + o, at + TS_PACKET_SIZE), pusi);
   }
 
   private psi(pid: number, payload: Buffer, pusi: boolean): void {
@@ -294,12 +325,13 @@ export class TsDemux {
     s.chunks.push(data);
     s.size += data.length;
     const all = s.chunks.length === 1 ? s.chunks[0]! : Buffer.concat(s.chunks);
-    if (s.need < 0 && all.length >= 3) s.need = 3 + (((all[1]! & 0x0f) << 8) | all[2]!);
+    if (s.need < 0 && all.length >= SECTION_PREFIX_SIZE)
+      s.need = SECTION_PREFIX_SIZE + sectionLength(all);
     if (s.need >= 0 && all.length >= s.need) {
       this.sections.delete(pid);
       const section = all.subarray(0, s.need);
-      if (section[0] === TABLE_PAT) this.pat(section);
-      else if (section[0] === TABLE_PMT) this.pmt(section);
+      if (section[0] === PAT_TABLE_ID) this.pat(section);
+      else if (section[0] === PMT_TABLE_ID) this.pmt(section);
     } else {
       // Kept across pushes: `data` is a view of the caller's packets, valid during push only.
       s.chunks = [all === data ? Buffer.from(data) : all];
@@ -307,39 +339,27 @@ export class TsDemux {
   }
 
   private pat(s: Buffer): void {
-    const end = s.length - 4; // CRC
-    for (let o = 8; o + 4 <= end; o += 4) {
-      const program = (s[o]! << 8) | s[o + 1]!;
-      if (program === 0) continue; // NIT
-      const pid = ((s[o + 2]! & 0x1f) << 8) | s[o + 3]!;
-      if (pid !== this.pmtPid) {
-        if (this.pmtPid >= 0 && this.roles[this.pmtPid] === ROLE_PSI && this.pmtPid !== PAT_PID)
-          this.roles[this.pmtPid] = ROLE_NONE;
-        this.pmtPid = pid;
-        this.pmtVersion = -1;
-        this.roles[pid] = ROLE_PSI;
-      }
-      return; // first programme only: a packaged stream is an SPTS
-    }
+    const first = parsePat(s).programs[0]; // first programme only: a packaged stream is an SPTS
+    if (!first || first.pid === this.pmtPid) return;
+    if (this.pmtPid >= 0 && this.roles[this.pmtPid] === ROLE_PSI && this.pmtPid !== PAT_PID)
+      this.roles[this.pmtPid] = ROLE_NONE;
+    this.pmtPid = first.pid;
+    this.pmtVersion = -1;
+    this.roles[first.pid] = ROLE_PSI;
   }
 
   private pmt(s: Buffer): void {
-    const version = (s[5]! >> 1) & 0x1f;
+    const version = (s[5]! >> 1) & 0x1f; // read before parsing: most PMTs are repeats
     if (version === this.pmtVersion) return;
     this.pmtVersion = version;
-    const programNumber = (s[3]! << 8) | s[4]!;
-    const infoLen = ((s[10]! & 0x0f) << 8) | s[11]!;
-    const end = s.length - 4;
+    const pmt = parsePmt(s);
+    const programNumber = pmt.programNumber;
     const streams = new Map<number, EsInfo>();
-    for (let o = 12 + infoLen; o + 5 <= end; ) {
-      const streamType = s[o]!;
-      const pid = ((s[o + 1]! & 0x1f) << 8) | s[o + 2]!;
-      const esLen = ((s[o + 3]! & 0x0f) << 8) | s[o + 4]!;
-      const info: EsInfo = { pid, streamType, kind: 'other' };
-      const tags = parseDescriptors(s, o + 5, Math.min(end, o + 5 + esLen), info);
-      info.kind = esKind(streamType, tags, registrationOf(s, o + 5, Math.min(end, o + 5 + esLen)));
-      streams.set(pid, info);
-      o += 5 + esLen;
+    for (const es of pmt.streams) {
+      const info: EsInfo = { pid: es.pid, streamType: es.streamType, kind: 'other' };
+      const tags = readEsDescriptors(es.descriptors, info);
+      info.kind = esKind(es.streamType, tags, registrationOf(es.descriptors));
+      streams.set(es.pid, info);
     }
     for (const pid of this.streams.keys())
       if (this.roles[pid] === ROLE_PES) this.roles[pid] = ROLE_NONE;
@@ -360,10 +380,8 @@ export class TsDemux {
     if (pusi) {
       if (a?.active) this.finishPes(pid);
       const declared =
-        len >= 6 && b[from] === 0 && b[from + 1] === 0 && b[from + 2] === 1
-          ? (b[from + 4]! << 8) | b[from + 5]!
-          : -1;
-      const expected = declared > 0 ? declared + 6 : 0;
+        len >= PES_PREFIX_SIZE && isPesStart(b, from) ? pesPacketLength(b, from) : -1;
+      const expected = declared > 0 ? declared + PES_PREFIX_SIZE : 0;
       const picture = this.headOnly(pid);
       const limit = picture ? PES_HEAD_BYTES : MAX_PES_BYTES;
       const want = Math.min(
@@ -435,14 +453,14 @@ export class TsDemux {
     a.lastTotal = a.total;
     const b = a.buf;
     const n = a.size;
-    if (n < 9 || b[0] !== 0 || b[1] !== 0 || b[2] !== 1) return;
-    const flags = b[7]!;
-    const headerEnd = 9 + b[8]!;
+    if (n < PES_HEADER_FIXED_SIZE || !isPesStart(b)) return;
+    const flags = pesTimestampFlags(b);
+    const headerEnd = pesPayloadOffset(b);
     if (headerEnd > n) return;
     let pts: number | undefined;
     let dts: number | undefined;
-    if (flags & 0x80) pts = readTimestamp(b, 9);
-    if ((flags & 0xc0) === 0xc0) dts = readTimestamp(b, 14);
+    if (flags & PES_PTS_FLAG) pts = readTimestamp(b, PES_PTS_OFFSET);
+    if (flags === PES_PTS_DTS_FLAGS) dts = readTimestamp(b, PES_DTS_OFFSET);
     const end = a.expected > 0 ? Math.min(a.expected, n) : n;
     const total = a.expected > 0 ? Math.min(a.expected, a.total) : a.total;
     // Gathered in the reused buffer, but someone now keeps samples: hand over a copy.
@@ -479,8 +497,8 @@ export function findPicture(a: {
 }): void {
   const b = a.buf;
   const n = a.size;
-  if (n < 9 || !a.picture) return;
-  let i = Math.max(a.scan, 9 + b[8]!);
+  if (n < PES_HEADER_FIXED_SIZE || !a.picture) return;
+  let i = Math.max(a.scan, pesPayloadOffset(b));
   while (i + 3 < n) {
     const c = b[i + 2]!;
     if (c > 1) i += 3;

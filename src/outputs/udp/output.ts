@@ -5,10 +5,11 @@
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
-import { isMulticast, num, resolveInterface, str } from '../../inputs/common.ts';
+import { num, resolveInterface, str } from '../../inputs/common.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
+import { TS_PACKET_SIZE } from '../../mpegts/packet.ts';
+import { isMulticast } from '../../util/net.ts';
 
-const TS = 188;
 export const DEFAULT_PACKETS_PER_DATAGRAM = 7;
 export const RTP_PAYLOAD_MP2T = 33;
 const RTP_HEADER = 12;
@@ -97,7 +98,7 @@ export class DatagramOutput implements StreamOutput {
   private sendNow(buf: Buffer): void {
     this.pending.push(buf);
     this.pendingBytes += buf.length;
-    const full = TS * this.perDatagram;
+    const full = TS_PACKET_SIZE * this.perDatagram;
     if (this.pendingBytes < full) return;
     const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
     let o = 0;

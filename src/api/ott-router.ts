@@ -2,11 +2,12 @@
 // and go at run time while Fastify's routes are fixed at start, so the app has one catch-all
 // route that looks the name up here; stream and adaptive-group instances register themselves.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ServiceKey } from '../util/services.ts';
 
 /** Handles one request under `/{name}/`; `rest` is the path after the name, e.g. `index.m3u8`. */
 export type OttHandler = (req: FastifyRequest, reply: FastifyReply, rest: string) => unknown;
 
-export const OTT_ROUTER_SERVICE = 'ott-router';
+export const OTT_ROUTER_SERVICE = new ServiceKey<OttRouter>('ott-router');
 
 export class OttRouter {
   private handlers = new Map<string, OttHandler>();

@@ -1,6 +1,6 @@
 // Driver of kind `stream-adaptive`: an adaptive group delivered at `/{stream-name}/…` from the
 // OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../api/ott-router.ts';
+import { OTT_ROUTER_SERVICE } from '../api/ott-router.ts';
 import type { Resource } from '../config/types.ts';
 import { storageById } from '../dvr/attach.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
@@ -35,7 +35,7 @@ class AdaptiveGroupInstance implements Instance<Spec> {
   ) {
     const mode = num(res.spec, 'ott-hls', OTT_CMAF);
     const segmentDuration = num(res.spec, 'ott-segment-duration', DEFAULT_SEGMENT_DURATION);
-    const router = host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    const router = host.services.get(OTT_ROUTER_SERVICE);
     this.group = new AdaptiveGroup({
       name: this.name,
       mode,

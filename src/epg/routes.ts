@@ -2,6 +2,7 @@
 // JSON day, XMLTV cache reset, forced source refresh and its status, read-only SQL, languages.
 import type { FastifyPluginAsync } from 'fastify';
 import { HttpError } from '../errors.ts';
+import type { Services } from '../util/services.ts';
 import { type ChannelQuery, channelDay, EMPTY_BODY, singleValues } from './channel-endpoint.ts';
 import { LANGUAGES } from './languages.ts';
 import { EPG_SERVICE, type EpgRuntime } from './runtime.ts';
@@ -15,7 +16,7 @@ const NO_CACHE_HEADERS = {
 const UNSIGNED = /^\d+$/;
 
 export interface EpgRoutesOptions {
-  ctx?: { services: Map<string, unknown> };
+  ctx?: { services: Services };
   /** Direct runtime (tests); otherwise looked up in ctx.services on every request. */
   epg?: () => EpgRuntime | undefined;
 }
@@ -28,8 +29,7 @@ function sourceParam(v: string | undefined, name = 's'): number {
 }
 
 export const epgRoutes: FastifyPluginAsync<EpgRoutesOptions> = async (app, opts) => {
-  const runtime = (): EpgRuntime | undefined =>
-    opts.epg?.() ?? (opts.ctx?.services.get(EPG_SERVICE) as EpgRuntime | undefined);
+  const runtime = (): EpgRuntime | undefined => opts.epg?.() ?? opts.ctx?.services.get(EPG_SERVICE);
   const need = (): EpgRuntime => {
     const rt = runtime();
     if (!rt) throw new HttpError('UNAVAILABLE', 'the EPG is not running');

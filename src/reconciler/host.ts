@@ -3,18 +3,19 @@
 import type { Logger } from 'pino';
 import type { Host } from '../drivers/types.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
+import { Services } from '../util/services.ts';
 
 export function createHost(opts: {
   log: Logger;
   dataDir: string;
   clock?: Clock;
-  services?: Map<string, unknown>;
+  services?: Services;
 }): Host {
   return {
     log: opts.log,
     clock: opts.clock ?? systemClock,
     dataDir: opts.dataDir,
-    services: opts.services ?? new Map(),
+    services: opts.services ?? new Services(),
     // Outside the loop nothing runs; the loop answers lookups from its own instances.
     lookup: () => undefined,
   };

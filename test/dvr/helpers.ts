@@ -11,6 +11,7 @@ import { readStorage } from '../../src/dvr/settings.ts';
 import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 
 export interface TapLike {
   teardown(fn: () => unknown): void;
@@ -124,7 +125,7 @@ export async function recordingHost(
       (kind === 'storage' && key === '1' ? ({ storage } as unknown as Instance) : undefined) as
         | T
         | undefined,
-    services: new Map(),
+    services: new Services(),
   };
   return { clock, storage, host };
 }

@@ -3,11 +3,11 @@
 // A 250 ms tick applies the failover policy; a `check-interval` timer re-tests the primary.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../../api/ott-router.ts';
+import { OTT_ROUTER_SERVICE } from '../../api/ott-router.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { AlertGate } from '../../engine/alerts.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../engine/bus.ts';
+import { EIT_SINK_SERVICE } from '../../engine/bus.ts';
 import {
   checkActive,
   checkPrimary,
@@ -22,7 +22,7 @@ import { bool, num, str } from '../../inputs/common.ts';
 import { Splicer } from '../../mpegts/splicer.ts';
 import type { Section, Tr101290Counters } from '../../native/ts.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
-import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
+import { OTT_FACTORY_SERVICE, type OttService } from '../../ott/types.ts';
 import { DatagramOutput } from '../../outputs/udp/output.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
@@ -234,7 +234,7 @@ export class StreamInstance implements Instance<Spec> {
   }
 
   private onSections(r: InputRunner, sections: Section[]): void {
-    const sink = this.host.services.get(EIT_SINK_SERVICE) as EitSink | undefined;
+    const sink = this.host.services.get(EIT_SINK_SERVICE);
     if (!sink || r.index !== this.active) return;
     for (const s of sections) {
       if (EIT_TABLES(s.tableId)) sink.section({ stream: this.name, pid: s.pid }, s.data);
@@ -390,7 +390,7 @@ export class StreamInstance implements Instance<Spec> {
   // ---- HTTP, OTT --------------------------------------------------------------------------
 
   private registerName(): void {
-    const router = this.host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    const router = this.host.services.get(OTT_ROUTER_SERVICE);
     if (!router || !this.name) return;
     try {
       this.unregisterName = router.register(this.name, (req, reply, rest) =>
@@ -421,7 +421,7 @@ export class StreamInstance implements Instance<Spec> {
 
   private syncOtt(): void {
     const want = num(this.spec, 'ott-hls', 0) > 0;
-    const factory = this.host.services.get(OTT_FACTORY_SERVICE) as OttFactory | undefined;
+    const factory = this.host.services.get(OTT_FACTORY_SERVICE);
     if (want && factory && !this.ott) {
       const ott = factory({
         name: this.name,

@@ -15,13 +15,3 @@ export function streamRegistryBindings(services: Services): StreamBinding[] {
   }
   return out;
 }
-
-export function int(spec: Record<string, unknown>, key: string, dflt: number): number {
-  const v = spec[key];
-  return typeof v === 'number' && Number.isInteger(v) ? v : dflt;
-}
-
-export function str(spec: Record<string, unknown>, key: string, dflt = ''): string {
-  const v = spec[key];
-  return typeof v === 'string' ? v : dflt;
-}

@@ -1,9 +1,10 @@
 // Drivers of the EPG server (`epg-server`: its listeners) and of its records: channel sets
 // (`epg-channel-set`) and accounts (`epg-login`), which live in the shared EPG runtime.
+
+import { int, str } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
 import { EpgServer, type Restarted, serverSettings } from '../epg/server.ts';
-import { int, str } from './epg-common.ts';
 import {
   type Driver,
   DriverError,

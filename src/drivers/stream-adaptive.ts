@@ -1,6 +1,7 @@
 // Driver of kind `stream-adaptive`: an adaptive group delivered at `/{stream-name}/…` from the
 // OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
 import { OTT_ROUTER_SERVICE } from '../api/ott-router.ts';
+import { num } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { storageById } from '../dvr/attach.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
@@ -18,11 +19,6 @@ import type { FieldChange } from '../reconciler/types.ts';
 import type { Driver, Host, Instance, ResourceStatus } from './types.ts';
 
 type Spec = Record<string, unknown>;
-
-function num(spec: Spec, key: string, fallback: number): number {
-  const v = spec[key];
-  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
-}
 
 class AdaptiveGroupInstance implements Instance<Spec> {
   readonly group: AdaptiveGroup;

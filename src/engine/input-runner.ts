@@ -3,7 +3,7 @@
 // priority-1 error rate, which the failover policy reads. Only the active input's packets reach
 // the output; a probing input (primary re-test) is analysed and dropped.
 import type { Logger } from 'pino';
-import { str } from '../inputs/common.ts';
+import { str } from '../config/spec-values.ts';
 import { INPUT_FACTORIES, NOT_SUPPORTED_YET } from '../inputs/registry.ts';
 import type { InputTransport } from '../inputs/types.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';

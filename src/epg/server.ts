@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { DigestAuthenticator } from '../api/auth/digest.ts';
+import { int, str } from '../config/spec-values.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
 import type { ChannelRef, EpgLogin, EpgRuntime } from './runtime.ts';
 import { buildXmltvBodies, type XmltvBodies, type XmltvHeader } from './xmltv-export.ts';
@@ -31,16 +32,14 @@ export interface EpgServerSettings {
 }
 
 export function serverSettings(spec: Record<string, unknown>): EpgServerSettings {
-  const str = (k: string, d = '') => (typeof spec[k] === 'string' ? (spec[k] as string) : d);
-  const int = (k: string, d: number) => (Number.isInteger(spec[k]) ? (spec[k] as number) : d);
   return {
-    port: int('port', 10444),
-    httpsPort: int('https-port', 10445),
-    bindAddress: str('bind-address', '0.0.0.0') || '0.0.0.0',
-    certificate: str('certificate'),
-    privateKey: str('private-key'),
-    sourceInfoName: str('source-info-name', 'sluice'),
-    sourceInfoUrl: str('source-info-url'),
+    port: int(spec, 'port', 10444),
+    httpsPort: int(spec, 'https-port', 10445),
+    bindAddress: str(spec, 'bind-address', '0.0.0.0') || '0.0.0.0',
+    certificate: str(spec, 'certificate'),
+    privateKey: str(spec, 'private-key'),
+    sourceInfoName: str(spec, 'source-info-name', 'sluice'),
+    sourceInfoUrl: str(spec, 'source-info-url'),
   };
 }
 

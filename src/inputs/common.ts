@@ -1,27 +1,11 @@
-// Helpers shared by input and output transports: typed field reads with defaults, interface
-// name resolution for `bind-if`, and an exponential reconnect backoff driven by the Clock.
+// Helpers shared by input and output transports: interface name resolution for `bind-if`,
+// and an exponential reconnect backoff driven by the Clock.
 import { networkInterfaces } from 'node:os';
 import type { Clock, Timer } from '../util/clock.ts';
 
-export function num(cfg: Record<string, unknown>, key: string, dflt: number): number {
-  const v = cfg[key];
-  return typeof v === 'number' && Number.isFinite(v) ? v : dflt;
-}
-
-export function str(cfg: Record<string, unknown>, key: string, dflt = ''): string {
-  const v = cfg[key];
-  return typeof v === 'string' ? v : dflt;
-}
-
-export function bool(cfg: Record<string, unknown>, key: string, dflt: boolean): boolean {
-  const v = cfg[key];
-  return typeof v === 'boolean' ? v : dflt;
-}
-
-export function strList(cfg: Record<string, unknown>, key: string): string[] {
-  const v = cfg[key];
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-}
+// Spec readers live in src/config/spec-values.ts; re-exported for src/drivers/stream/instance.ts
+// until its import moves there (that file is being edited in parallel).
+export { bool, num, str } from '../config/spec-values.ts';
 
 /** `bind-if` is an interface name or a local IPv4 address; returns the address ('' = any). */
 export function resolveInterface(bindIf: string): string {

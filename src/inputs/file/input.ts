@@ -2,9 +2,9 @@
 // looping at the end. With `device` the path is a device node: read as fast as it delivers,
 // no pacing, reopened when it ends.
 import { type FileHandle, open } from 'node:fs/promises';
+import { bool, str } from '../../config/spec-values.ts';
 import { PCR_PER_MS, readPcr } from '../../mpegts/pcr.ts';
 import type { Timer } from '../../util/clock.ts';
-import { bool, str } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 
 const TS = 188;

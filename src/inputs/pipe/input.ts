@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { constants, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { str } from '../common.ts';
+import { str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 
 export class PipeInput implements InputTransport {

@@ -2,9 +2,10 @@
 // extension, padding), sequence gaps are counted, and with `rtp-reorder` a jitter buffer puts
 // packets back in order. Uses a dgram socket: RTP needs datagram boundaries.
 import dgram from 'node:dgram';
+import { bool, num, str } from '../../config/spec-values.ts';
 import { parseRtp, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
-import { bool, isMulticast, num, resolveInterface, str } from '../common.ts';
+import { isMulticast, resolveInterface } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 

@@ -1,8 +1,8 @@
 // `std` input: runs `std-cmd` (absolute path) with `std-args` split into argv (never through a
 // shell) and the environment built from the name/value arrays; reads the TS from its stdout.
 import { isAbsolute } from 'node:path';
+import { str, strList } from '../../config/spec-values.ts';
 import { ChildInput } from '../child.ts';
-import { str, strList } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 import { splitArgs } from './argv.ts';
 

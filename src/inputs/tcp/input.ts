@@ -1,7 +1,8 @@
 // `tcp` input: a TCP client reading a raw transport stream. Reconnects with backoff; a
 // connection silent for `client-timeout` seconds (or that cannot connect in that time) is dropped.
 import net from 'node:net';
-import { Backoff, num, str } from '../common.ts';
+import { num, str } from '../../config/spec-values.ts';
+import { Backoff } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 
 export class TcpInput implements InputTransport {

@@ -1,8 +1,10 @@
 // `udp` input: datagrams received in batches by the native recvmmsg receiver (unicast,
 // multicast on `bind-if`, SSM), with periodic re-joins and the granted receive buffer reported.
+
+import { num, str } from '../../config/spec-values.ts';
 import { UdpReceiver } from '../../native/udp.ts';
 import type { Timer } from '../../util/clock.ts';
-import { isMulticast, num, str } from '../common.ts';
+import { isMulticast } from '../common.ts';
 import type { InputContext, InputTransport } from '../types.ts';
 
 /** Receive buffer asked for when the record leaves `socket-buffer-size` at 0 (system default

@@ -5,8 +5,9 @@
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import type { Logger } from 'pino';
+import { num, str } from '../../config/spec-values.ts';
 import type { BusSink } from '../../engine/bus.ts';
-import { isMulticast, num, resolveInterface, str } from '../../inputs/common.ts';
+import { isMulticast, resolveInterface } from '../../inputs/common.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
 import type { Clock } from '../../util/clock.ts';
 

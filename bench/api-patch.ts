@@ -18,6 +18,7 @@ import { silentLogger } from '../src/log.ts';
 import { OttRouter } from '../src/ott/router.ts';
 import { plan } from '../src/reconciler/plan.ts';
 import { systemClock } from '../src/util/clock.ts';
+import { Services } from '../src/util/services.ts';
 
 const STREAMS = Number(process.argv[2] ?? 100);
 const REQUESTS = Number(process.argv[3] ?? 1000);
@@ -166,7 +167,7 @@ async function main() {
       ottRouter: new OttRouter(),
       log: silentLogger,
       clock: systemClock,
-      services: new Map(),
+      services: new Services(),
       planFor: (d) => sink.plan(loadConfigText(formatConfig(d)).desired),
     });
     await app.ready();

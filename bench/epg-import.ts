@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Services } from '../src/util/services.ts';
 
 const mode = process.argv[2];
 const isChild = mode === 'saxes' || mode === 'import';
@@ -76,7 +77,7 @@ async function child(): Promise<void> {
     log: silentLogger,
     clock: new ManualClock((START + 3600) * 1000),
     dataDir: dir,
-    services: new Map(),
+    services: new Services(),
     lookup: () => undefined,
   };
   const rt = acquireEpgRuntime(host);

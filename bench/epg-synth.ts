@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { Services } from '../src/util/services.ts';
 
 /** 2026-03-10 00:00 UTC: the first day of the synthetic guides. */
 export const SYNTH_START = Date.UTC(2026, 2, 10) / 1000;
@@ -100,5 +101,5 @@ export async function importGuide(file: string, dataDir: string, nowSec: number)
 
 /** A Host for the EPG runtime in a bench process. */
 export function benchHost<C, L>(dataDir: string, clock: C, log: L) {
-  return { log, clock, dataDir, services: new Map<string, unknown>(), lookup: () => undefined };
+  return { log, clock, dataDir, services: new Services(), lookup: () => undefined };
 }

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
+import { Services } from '../src/util/services.ts';
 
 const GROUP = '239.255.78.1';
 const MBPS_EACH = 8;
@@ -42,7 +43,7 @@ async function sluiceChild(base: number, n: number): Promise<void> {
     clock: systemClock,
     dataDir: mkdtempSync(join(tmpdir(), 'sluice-bench-')),
     lookup: () => undefined,
-    services: new Map<string, unknown>([[OTT_ROUTER_SERVICE, router]]),
+    services: new Services().set(OTT_ROUTER_SERVICE, router),
   };
   const app = Fastify();
   app.get('/:name/*', (req, reply) => {

@@ -22,6 +22,7 @@ import { LIVE_DELIVERY_SERVICE } from './ott/live-publish.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from './ott/router.ts';
 import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
 import { type Clock, systemClock } from './util/clock.ts';
+import { Services } from './util/services.ts';
 
 export interface ServeOptions {
   /** Config file path (file mode); absent with no `git` = an empty config, not persisted. */
@@ -55,7 +56,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const dataDir = path.resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true });
 
-  const services = new Map<string, unknown>();
+  const services = new Services();
   const users = new UserTable();
   const ottRouter = new OttRouter();
   services.set(USERS_SERVICE, users);

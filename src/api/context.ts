@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import type { OttRouter } from '../ott/router.ts';
 import type { Plan } from '../reconciler/types.ts';
 import type { Clock } from '../util/clock.ts';
+import type { Services } from '../util/services.ts';
 import type { DigestAlgorithm } from './auth/digest.ts';
 
 /** The part of the reconcile loop the API reads. */
@@ -27,7 +28,7 @@ export interface AppContext {
   log: Logger;
   clock: Clock;
   /** Shared services (e.g. `metrics-registry`: a prom-client Registry). */
-  services: Map<string, unknown>;
+  services: Services;
   /** Digest realm; default `sluice`. */
   realm?: string;
   /** Seconds a Digest nonce stays valid; default 300. */

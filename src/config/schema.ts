@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { FieldRules } from './contracts.ts';
+import { recordDef } from './kinds.ts';
 import type { ApplyClass, ResourceKind } from './types.ts';
 
 export const SVC_VERSION = '2.0.2.361';
@@ -48,7 +49,14 @@ let validator: ValidateFunction | undefined;
 
 /** Schema keywords of our own; all are annotations for ajv (x-same-length is checked by
  *  the walker in validate.ts, which keeps the validator free of custom code). */
-export const ANNOTATIONS = ['x-apply', 'x-secret', 'x-when', 'x-pattern-text', 'x-same-length'];
+export const ANNOTATIONS = [
+  'x-apply',
+  'x-secret',
+  'x-ref',
+  'x-when',
+  'x-pattern-text',
+  'x-same-length',
+];
 
 /** Options shared by the runtime compile and the precompiled validator. */
 export const AJV_OPTIONS = { allErrors: true, strict: true, strictTypes: false, verbose: true };
@@ -161,30 +169,10 @@ export function schemaNode(ref: string): SchemaNode {
 
 /** Schema of one resource kind (the record, or the singleton object). */
 export function kindSchema(kind: ResourceKind): SchemaNode {
-  switch (kind) {
-    case 'user':
-      return schemaNode('user.schema.json');
-    case 'cs-server':
-      return schemaNode('cs.schema.json#/$defs/server');
-    case 'epg-source':
-      return schemaNode('epg.schema.json#/$defs/source');
-    case 'epg-channel-set':
-      return schemaNode('epg-server.schema.json#/$defs/channel-set');
-    case 'epg-login':
-      return schemaNode('epg-server.schema.json#/$defs/login');
-    case 'dvb-adapter':
-      return schemaNode('dvb-adapter.schema.json');
-    case 'storage':
-      return schemaNode('storage.schema.json#/$defs/storage');
-    case 'stream':
-      return schemaNode('stream.schema.json');
-    case 'stream-adaptive':
-      return schemaNode('stream-adaptive.schema.json');
-    default: {
-      const root = load().files.get(ROOT_SCHEMA_ID)!;
-      return root['properties'][kind] as SchemaNode;
-    }
-  }
+  const def = recordDef(kind);
+  if (def) return schemaNode(def.schema);
+  const root = load().files.get(ROOT_SCHEMA_ID)!;
+  return root['properties'][kind] as SchemaNode;
 }
 
 /** The schema of the whole document. */

@@ -1,44 +1,21 @@
 // Shapes shared by the config layer: the parsed document, the desired state built from it,
 // and the issues (errors and warnings) found while reading it.
+import type { ResourceKind } from './kinds.ts';
+
+// The kinds are declared once, in the table of src/config/kinds.ts.
+export {
+  RECORD_KINDS,
+  type RecordKind,
+  type ResourceKind,
+  SINGLETON_KINDS,
+  type SingletonKind,
+} from './kinds.ts';
 
 /** The config file as parsed: one JSON object, only non-default members. */
 export type ConfigDocument = Record<string, unknown>;
 
 /** How a change to a field is applied (schema annotation `x-apply`). */
 export type ApplyClass = 'hot' | 'restart' | 'replace' | 'fixed';
-
-/** Singleton objects at the top level; each is one resource keyed by its member name. */
-export const SINGLETON_KINDS = [
-  'server',
-  'cluster',
-  'user-default',
-  'web-server',
-  'http-server',
-  'epg-server',
-  'cs',
-  'mosaic',
-  'epg',
-  'alerter',
-  'acme',
-  'dvr-storage-list',
-] as const;
-export type SingletonKind = (typeof SINGLETON_KINDS)[number];
-
-/** Records that live in lists; each record is one resource. */
-export const RECORD_KINDS = [
-  'user',
-  'cs-server',
-  'epg-source',
-  'epg-channel-set',
-  'epg-login',
-  'dvb-adapter',
-  'storage',
-  'stream',
-  'stream-adaptive',
-] as const;
-export type RecordKind = (typeof RECORD_KINDS)[number];
-
-export type ResourceKind = SingletonKind | RecordKind;
 
 /** Reference to a resource: kind plus identity key. */
 export interface ResourceRef {

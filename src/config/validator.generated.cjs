@@ -773,6 +773,7 @@ const schema79 = {
       minItems: 1,
       uniqueItems: true,
       'x-apply': 'restart',
+      'x-ref': { kind: 'stream', mpts: false },
     },
     'ott-hls': {
       description: '0 off, 1 HLS over MPEG-TS, 2 CMAF (HLS fMP4 + LL-HLS + DASH), 3 both',
@@ -803,6 +804,7 @@ const schema79 = {
       default: 0,
       minimum: 0,
       'x-apply': 'restart',
+      'x-ref': 'storage',
     },
     note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
   },
@@ -919,6 +921,7 @@ const schema39 = {
           default: 0,
           minimum: 0,
           'x-apply': 'hot',
+          'x-ref': 'epg-channel-set',
         },
         pause: {
           description: 'true disables the account',
@@ -985,6 +988,7 @@ const schema41 = {
       default: 0,
       minimum: 0,
       'x-apply': 'hot',
+      'x-ref': 'epg-channel-set',
     },
     pause: {
       description: 'true disables the account',
@@ -4798,6 +4802,7 @@ const schema52 = {
       default: 0,
       minimum: 0,
       'x-apply': 'restart',
+      'x-ref': 'storage',
       'x-when': 'mpts is false',
     },
     'dvr-hours': {
@@ -4823,6 +4828,7 @@ const schema52 = {
       default: 0,
       minimum: 0,
       'x-apply': 'hot',
+      'x-ref': 'epg-source',
       'x-when': 'mpts is false',
     },
     'epg-channel': {
@@ -4838,6 +4844,7 @@ const schema52 = {
       items: { type: 'integer', minimum: 1 },
       uniqueItems: true,
       'x-apply': 'hot',
+      'x-ref': 'epg-channel-set',
       'x-when': 'mpts is false',
     },
   },
@@ -4982,6 +4989,11 @@ const schema53 = {
           default: 0,
           minimum: 1,
           'x-apply': 'restart',
+          'x-ref': {
+            0: { kind: 'stream', what: 'multiplex stream (src 0)', mpts: true },
+            1: { kind: 'dvb-adapter', what: 'tuner adapter (src 1)' },
+            by: 'src',
+          },
         },
         src: {
           description: '0 another stream, 1 a tuner adapter',
@@ -5011,6 +5023,7 @@ const schema53 = {
           default: 0,
           minimum: 1,
           'x-apply': 'restart',
+          'x-ref': 'dvb-adapter',
         },
       },
     },
@@ -6028,6 +6041,11 @@ const schema54 = {
       default: 0,
       minimum: 1,
       'x-apply': 'restart',
+      'x-ref': {
+        0: { kind: 'stream', what: 'multiplex stream (src 0)', mpts: true },
+        1: { kind: 'dvb-adapter', what: 'tuner adapter (src 1)' },
+        by: 'src',
+      },
     },
     src: {
       description: '0 another stream, 1 a tuner adapter',
@@ -6057,6 +6075,7 @@ const schema55 = {
       default: 0,
       minimum: 1,
       'x-apply': 'restart',
+      'x-ref': 'dvb-adapter',
     },
   },
 };
@@ -23232,4 +23251,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '2619a102e813195b09be3a26eae1c048ae9946b4bce03f1a60c15eaeb5737d05';
+module.exports.schemaHash = 'bfe5f11d546e84fabc663c422803542dce2cf2d178e5ec918ff1dfd6616bcf5a';

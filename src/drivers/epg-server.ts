@@ -1,5 +1,7 @@
 // Drivers of the EPG server (`epg-server`: its listeners) and of its records: channel sets
 // (`epg-channel-set`) and accounts (`epg-login`), which live in the shared EPG runtime.
+
+import { int, str } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
 import {
@@ -16,7 +18,6 @@ import {
   type Instance,
   type ResourceStatus,
 } from '../reconciler/driver.ts';
-import { int, str } from './epg-common.ts';
 
 class EpgServerInstance implements Instance {
   private server: EpgHttpServer;
@@ -33,7 +34,7 @@ class EpgServerInstance implements Instance {
   }
 
   static async create(res: Resource, host: Host): Promise<EpgServerInstance> {
-    const create = host.services.get(EPG_HTTP_SERVICE) as EpgHttpServerFactory | undefined;
+    const create = host.services.get(EPG_HTTP_SERVICE);
     if (!create) throw new DriverError('no EPG HTTP server in this process', false);
     const rt = acquireEpgRuntime(host);
     const inst = new EpgServerInstance(rt, host, res, create);

@@ -1,5 +1,7 @@
 // Driver of the `epg` settings object: retention window, default language, and the src-0 EIT
 // database with the EIT sink that streams with `epg-export` feed.
+
+import { int, str } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { EitImporter } from '../epg/eit-import.ts';
@@ -11,7 +13,7 @@ import {
   releaseEpgRuntime,
 } from '../epg/runtime.ts';
 import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
-import { int, str, streamRegistryBindings } from './epg-common.ts';
+import { streamRegistryBindings } from './epg-common.ts';
 
 export function epgSettings(spec: Record<string, unknown>): EpgSettings {
   return {

@@ -6,7 +6,6 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Resource } from '../config/types.ts';
-import type { LiveDelivery } from '../native/live-http.ts';
 import { DEFAULT_SEGMENT_MAX_AGE, ottCachePolicy } from '../ott/cache-policy.ts';
 import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import {
@@ -16,8 +15,9 @@ import {
   type Instance,
   type ResourceStatus,
 } from '../reconciler/driver.ts';
+import { ServiceKey } from '../util/services.ts';
 
-export const ADMIN_HANDLER_SERVICE = 'admin-handler';
+export const ADMIN_HANDLER_SERVICE = new ServiceKey<RequestHandler>('admin-handler');
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const DEFAULT_BIND = '0.0.0.0';
@@ -109,7 +109,7 @@ class HttpServerInstance implements Instance {
   constructor(private readonly host: Host) {}
 
   private readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const h = this.host.services.get(ADMIN_HANDLER_SERVICE) as RequestHandler | undefined;
+    const h = this.host.services.get(ADMIN_HANDLER_SERVICE);
     if (typeof h === 'function') {
       h(req, res);
       return;
@@ -129,7 +129,7 @@ class HttpServerInstance implements Instance {
     if (!sameTarget(this.http?.target, want.http)) {
       await this.stop('http');
       const server = http.createServer(this.handle);
-      const delivery = this.host.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+      const delivery = this.host.services.get(LIVE_DELIVERY_SERVICE);
       const detach = want.http.native ? delivery?.attach(server) : undefined;
       try {
         await this.listen(want.http, server, 'HTTP');
@@ -208,7 +208,7 @@ class HttpServerInstance implements Instance {
     const st: ResourceStatus = { state: this.http ? 'listening' : 'stopped' };
     if (this.http) st['http'] = addressOf(this.http.server);
     if (this.http?.detach) {
-      const d = this.host.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+      const d = this.host.services.get(LIVE_DELIVERY_SERVICE);
       if (d) st['native-delivery'] = d.stats();
     }
     if (this.https) st['https'] = addressOf(this.https.server);

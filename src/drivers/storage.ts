@@ -1,7 +1,7 @@
 // Driver of archive storage records (dvr-storage-list.storage[]): one ArchiveStorage per
 // record. `dir-path` never changes in place (the plan refuses it); closing leaves the files.
 import type { Resource } from '../config/types.ts';
-import { type DiskProbe, statfsProbe } from '../dvr/disk.ts';
+import { statfsProbe } from '../dvr/disk.ts';
 import { DVR_DISK_PROBE_SERVICE, dvrStorages } from '../dvr/registry.ts';
 import { readStorage } from '../dvr/settings.ts';
 import { ArchiveStorage } from '../dvr/storage.ts';
@@ -22,8 +22,7 @@ export class StorageInstance implements Instance {
     private host: Host,
   ) {
     const settings = readStorage(res.spec);
-    const probe =
-      (host.services.get(DVR_DISK_PROBE_SERVICE) as DiskProbe | undefined) ?? statfsProbe;
+    const probe = host.services.get(DVR_DISK_PROBE_SERVICE) ?? statfsProbe;
     this.storage = new ArchiveStorage(settings, {
       clock: host.clock,
       log: host.log.child({ storage: settings.id }),

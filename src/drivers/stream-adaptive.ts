@@ -1,6 +1,7 @@
 // Driver of kind `stream-adaptive`: an adaptive group delivered at `/{stream-name}/…` from the
 // OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
 
+import { num } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { GroupArchive } from '../dvr/adaptive-archive.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
@@ -13,17 +14,12 @@ import {
   OTT_HLS_TS,
 } from '../ott/options.ts';
 import { ottRegistry } from '../ott/registry.ts';
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../ott/router.ts';
+import { OTT_ROUTER_SERVICE } from '../ott/router.ts';
 import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import { storageById } from './storage.ts';
 
 type Spec = Record<string, unknown>;
-
-function num(spec: Spec, key: string, fallback: number): number {
-  const v = spec[key];
-  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
-}
 
 class AdaptiveGroupInstance implements Instance<Spec> {
   readonly group: AdaptiveGroup;
@@ -36,7 +32,7 @@ class AdaptiveGroupInstance implements Instance<Spec> {
   ) {
     const mode = num(res.spec, 'ott-hls', OTT_CMAF);
     const segmentDuration = num(res.spec, 'ott-segment-duration', DEFAULT_SEGMENT_DURATION);
-    const router = host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    const router = host.services.get(OTT_ROUTER_SERVICE);
     this.group = new AdaptiveGroup({
       name: this.name,
       mode,

@@ -1,4 +1,5 @@
 // The admin API's accounts, kept by the `user` driver and read by the Digest authenticator.
+import { ServiceKey } from '../util/services.ts';
 
 export type Role = 'admin' | 'viewer';
 
@@ -8,7 +9,7 @@ export interface UserRecord {
   role: Role;
 }
 
-export const USERS_SERVICE = 'users';
+export const USERS_SERVICE = new ServiceKey<UserTable>('users');
 
 export class UserTable {
   private byLogin = new Map<string, UserRecord>();

@@ -8,7 +8,7 @@ const ROLES: readonly Role[] = ['admin', 'viewer'];
 
 /** The table published under USERS_SERVICE, created there on first use. */
 export function usersTable(host: Host): UserTable {
-  let table = host.services.get(USERS_SERVICE) as UserTable | undefined;
+  let table = host.services.get(USERS_SERVICE);
   if (!table) {
     table = new UserTable();
     host.services.set(USERS_SERVICE, table);

@@ -8,6 +8,7 @@ import type { Packager } from '../ott/packager.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttService } from '../ott/types.ts';
 import type { Clock, Timer } from '../util/clock.ts';
+import type { Services } from '../util/services.ts';
 import { epgLookupFrom } from './epg.ts';
 import { ArchivePlayer } from './playback.ts';
 import { StreamRecorder } from './recorder.ts';
@@ -22,7 +23,7 @@ export interface ArchiveHookOptions {
   /** The running storage with this id, if any (the storage driver's instance). */
   storage: (id: number) => ArchiveStorage | undefined;
   /** The server's shared services (the EPG lookup, the OTT cache policy). */
-  services: Map<string, unknown>;
+  services: Services;
   clock: Clock;
   log: Logger;
   name: string;

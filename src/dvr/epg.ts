@@ -1,7 +1,8 @@
 // EPG-aligned playback: the event active at an instant on the stream's EPG binding
 // (`epg-source`, `epg-channel`), read from the EPG part's runtime in host.services.
 import { bindingFromStreamSpec } from '../epg/bindings.ts';
-import { EPG_SERVICE, type EpgRuntime } from '../epg/runtime.ts';
+import { EPG_SERVICE } from '../epg/runtime.ts';
+import type { Services } from '../util/services.ts';
 
 /** Events are looked for this far back from the instant (the longest programme we expect). */
 const EVENT_LOOKBACK_SEC = 2 * 86_400;
@@ -20,9 +21,9 @@ export type EpgLookup = (
   at: number,
 ) => EpgEvent | undefined;
 
-export function epgLookupFrom(services: Map<string, unknown>): EpgLookup {
+export function epgLookupFrom(services: Services): EpgLookup {
   return (stream, spec, at) => {
-    const rt = services.get(EPG_SERVICE) as EpgRuntime | undefined;
+    const rt = services.get(EPG_SERVICE);
     if (!rt) return undefined;
     const own = bindingFromStreamSpec(spec);
     const binding = own.channel ? own : rt.bindingForStream(stream);

@@ -1,5 +1,6 @@
 // The storage record and the stream's archive members as the DVR reads them, with the spec's
 // defaults (spec 1 storage record, spec 3 limits), and the DVR's own fixed timings.
+import { num, str } from '../config/spec-values.ts';
 
 export const DEFAULT_MAX_USAGE = 90;
 export const DEFAULT_CLEANUP_INTERVAL_SEC = 10;
@@ -40,25 +41,21 @@ export interface StorageSettings {
   note: string;
 }
 
-function num(v: unknown, fallback: number): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
-}
-
 export function readStorage(spec: Record<string, unknown>): StorageSettings {
   return {
-    id: num(spec['id'], 0),
-    name: typeof spec['name'] === 'string' ? spec['name'] : '',
-    dirPath: typeof spec['dir-path'] === 'string' ? spec['dir-path'] : '',
-    maxUsage: num(spec['max-usage'], DEFAULT_MAX_USAGE),
+    id: num(spec, 'id', 0),
+    name: str(spec, 'name'),
+    dirPath: str(spec, 'dir-path'),
+    maxUsage: num(spec, 'max-usage', DEFAULT_MAX_USAGE),
     cleanupIntervalSec: Math.max(
       1,
-      num(spec['cleanup-interval-sec'], DEFAULT_CLEANUP_INTERVAL_SEC),
+      num(spec, 'cleanup-interval-sec', DEFAULT_CLEANUP_INTERVAL_SEC),
     ),
-    graceSec: Math.max(0, num(spec['disk-pressure-grace-sec'], DEFAULT_GRACE_SEC)),
-    cutSec: Math.max(1, num(spec['disk-pressure-cut-sec'], DEFAULT_CUT_SEC)),
-    emergencyBytes: Math.max(0, num(spec['disk-emergency-bytes'], DEFAULT_EMERGENCY_BYTES)),
-    hysteresis: Math.max(0, num(spec['alarm-disk-full-hysteresis'], DEFAULT_HYSTERESIS)),
-    note: typeof spec['note'] === 'string' ? spec['note'] : '',
+    graceSec: Math.max(0, num(spec, 'disk-pressure-grace-sec', DEFAULT_GRACE_SEC)),
+    cutSec: Math.max(1, num(spec, 'disk-pressure-cut-sec', DEFAULT_CUT_SEC)),
+    emergencyBytes: Math.max(0, num(spec, 'disk-emergency-bytes', DEFAULT_EMERGENCY_BYTES)),
+    hysteresis: Math.max(0, num(spec, 'alarm-disk-full-hysteresis', DEFAULT_HYSTERESIS)),
+    note: str(spec, 'note'),
   };
 }
 
@@ -71,8 +68,8 @@ export interface StreamDvrSettings {
 
 export function readStreamDvr(spec: Record<string, unknown>): StreamDvrSettings {
   return {
-    storage: Math.max(0, Math.trunc(num(spec['dvr-storage'], 0))),
-    hours: Math.min(MAX_DVR_HOURS, Math.max(1, num(spec['dvr-hours'], DEFAULT_DVR_HOURS))),
-    minHours: Math.max(0, num(spec['dvr-min-hours'], 0)),
+    storage: Math.max(0, Math.trunc(num(spec, 'dvr-storage', 0))),
+    hours: Math.min(MAX_DVR_HOURS, Math.max(1, num(spec, 'dvr-hours', DEFAULT_DVR_HOURS))),
+    minHours: Math.max(0, num(spec, 'dvr-min-hours', 0)),
   };
 }

@@ -1,5 +1,6 @@
 // The stream bus: how a running stream hands its output transport stream to consumers
 // (HTTP-TS clients, the OTT packager, the DVR recorder) and its PSI sections to the EPG importer.
+import { ServiceKey } from '../util/services.ts';
 
 export interface BusSink {
   /** Aligned TS packets (N × 188 bytes) of the stream's output, in order. The bytes are valid
@@ -18,7 +19,7 @@ export interface StreamBus {
 }
 
 /** Service name under which the EPG importer receives EIT/TDT/TOT sections from streams. */
-export const EIT_SINK_SERVICE = 'eit-sink';
+export const EIT_SINK_SERVICE = new ServiceKey<EitSink>('eit-sink');
 
 export interface EitSink {
   /** One complete PSI/SI section (CRC already checked) from a stream with `epg-export`. */

@@ -5,12 +5,13 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
+import { ServiceKey, type Services } from '../util/services.ts';
 import type { StreamBinding } from './bindings.ts';
 import { EpgDatabase } from './database.ts';
 import { languageByCode } from './languages.ts';
 import { Lru } from './lru.ts';
 
-export const EPG_SERVICE = 'epg';
+export const EPG_SERVICE = new ServiceKey<EpgRuntime>('epg');
 /** JSON endpoint cache capacity per source (spec 2). */
 export const CHANNEL_CACHE_ENTRIES = 1024;
 export const SECONDS_PER_DAY = 86400;
@@ -281,8 +282,8 @@ export class EpgRuntime {
 }
 
 /** The runtime of this server, created on first use. Every EPG driver acquires it. */
-export function epgRuntime(host: RuntimeHost & { services: Map<string, unknown> }): EpgRuntime {
-  let rt = host.services.get(EPG_SERVICE) as EpgRuntime | undefined;
+export function epgRuntime(host: RuntimeHost & { services: Services }): EpgRuntime {
+  let rt = host.services.get(EPG_SERVICE);
   if (!rt) {
     rt = new EpgRuntime(host);
     host.services.set(EPG_SERVICE, rt);
@@ -291,14 +292,12 @@ export function epgRuntime(host: RuntimeHost & { services: Map<string, unknown> 
 }
 
 /** Acquire and return the runtime; pair with releaseEpgRuntime. */
-export function acquireEpgRuntime(
-  host: RuntimeHost & { services: Map<string, unknown> },
-): EpgRuntime {
+export function acquireEpgRuntime(host: RuntimeHost & { services: Services }): EpgRuntime {
   const rt = epgRuntime(host);
   rt.acquire();
   return rt;
 }
 
-export function releaseEpgRuntime(host: { services: Map<string, unknown> }, rt: EpgRuntime): void {
+export function releaseEpgRuntime(host: { services: Services }, rt: EpgRuntime): void {
   if (rt.release() && host.services.get(EPG_SERVICE) === rt) host.services.delete(EPG_SERVICE);
 }

@@ -1,6 +1,9 @@
 // What the EPG server serves, without its HTTP: the server's settings (`epg-server`), the
 // access a request was granted, and the plain and gzip XMLTV bodies per channel set, rebuilt
 // when the EPG update counter moves. Listeners and authentication: src/api/epg-server.ts.
+
+import { int, str } from '../config/spec-values.ts';
+import { ServiceKey } from '../util/services.ts';
 import type { ChannelRef, EpgRuntime } from './runtime.ts';
 import { buildXmltvBodies, type XmltvBodies, type XmltvHeader } from './xmltv-export.ts';
 
@@ -15,16 +18,14 @@ export interface EpgServerSettings {
 }
 
 export function serverSettings(spec: Record<string, unknown>): EpgServerSettings {
-  const str = (k: string, d = '') => (typeof spec[k] === 'string' ? (spec[k] as string) : d);
-  const int = (k: string, d: number) => (Number.isInteger(spec[k]) ? (spec[k] as number) : d);
   return {
-    port: int('port', 10444),
-    httpsPort: int('https-port', 10445),
-    bindAddress: str('bind-address', '0.0.0.0') || '0.0.0.0',
-    certificate: str('certificate'),
-    privateKey: str('private-key'),
-    sourceInfoName: str('source-info-name', 'sluice'),
-    sourceInfoUrl: str('source-info-url'),
+    port: int(spec, 'port', 10444),
+    httpsPort: int(spec, 'https-port', 10445),
+    bindAddress: str(spec, 'bind-address', '0.0.0.0') || '0.0.0.0',
+    certificate: str(spec, 'certificate'),
+    privateKey: str(spec, 'private-key'),
+    sourceInfoName: str(spec, 'source-info-name', 'sluice'),
+    sourceInfoUrl: str(spec, 'source-info-url'),
   };
 }
 
@@ -103,4 +104,4 @@ export interface EpgHttpServer {
 
 export type EpgHttpServerFactory = (rt: EpgRuntime, settings: EpgServerSettings) => EpgHttpServer;
 
-export const EPG_HTTP_SERVICE = 'epg-http-server';
+export const EPG_HTTP_SERVICE = new ServiceKey<EpgHttpServerFactory>('epg-http-server');

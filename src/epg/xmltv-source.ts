@@ -7,6 +7,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { int, str } from '../config/spec-values.ts';
 import type { Timer } from '../util/clock.ts';
 import { EpgDatabase } from './database.ts';
 import type { EpgRuntime } from './runtime.ts';
@@ -41,18 +42,15 @@ export interface EpgSourceSpec {
 }
 
 export function sourceSpec(raw: Record<string, unknown>): EpgSourceSpec {
-  const str = (k: string) => (typeof raw[k] === 'string' ? (raw[k] as string) : '');
   return {
     id: Number(raw['id']),
-    source: str('source'),
-    name: str('name'),
+    source: str(raw, 'source'),
+    name: str(raw, 'name'),
     enable: raw['enable'] === true,
-    'update-interval': Number.isInteger(raw['update-interval'])
-      ? (raw['update-interval'] as number)
-      : 3600,
-    login: str('login'),
-    password: str('password'),
-    cookies: str('cookies'),
+    'update-interval': int(raw, 'update-interval', 3600),
+    login: str(raw, 'login'),
+    password: str(raw, 'password'),
+    cookies: str(raw, 'cookies'),
     'content-encoding': raw['content-encoding'] === 1 ? 1 : 0,
     'save-file': raw['save-file'] === true,
     trace: raw['trace'] === true,

@@ -1,8 +1,9 @@
 // Cache-Control of OTT media segments (live and archive), from `http-server`
 // `segment-cache-max-age` (hot). Held in host.services, as the registry is, because a test
 // process may run several servers.
+import { ServiceKey, type Services } from '../util/services.ts';
 
-export const OTT_CACHE_SERVICE = 'ott-cache-policy';
+export const OTT_CACHE_SERVICE = new ServiceKey<OttCachePolicy>('ott-cache-policy');
 /** Default of `segment-cache-max-age`, seconds (schemas/http-server.schema.json). */
 export const DEFAULT_SEGMENT_MAX_AGE = 86_400;
 
@@ -21,9 +22,9 @@ export class OttCachePolicy {
 }
 
 /** The policy of this server's services map, created on first use (defaults without one). */
-export function ottCachePolicy(services?: Map<string, unknown>): OttCachePolicy {
+export function ottCachePolicy(services?: Services): OttCachePolicy {
   if (!services) return new OttCachePolicy();
-  let p = services.get(OTT_CACHE_SERVICE) as OttCachePolicy | undefined;
+  let p = services.get(OTT_CACHE_SERVICE);
   if (!p) {
     p = new OttCachePolicy();
     services.set(OTT_CACHE_SERVICE, p);

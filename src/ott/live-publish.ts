@@ -5,15 +5,16 @@
 // every change, so the engine never answers what the app would not.
 
 import type { LiveDelivery } from '../native/live-http.ts';
+import { ServiceKey, type Services } from '../util/services.ts';
 import { ottCachePolicy } from './cache-policy.ts';
 import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
 import { ottRegistry } from './registry.ts';
-import { OTT_ROUTER_SERVICE, type OttRouter } from './router.ts';
+import { OTT_ROUTER_SERVICE } from './router.ts';
 import type { StreamOttService } from './service.ts';
 import type { SegmentStore } from './store.ts';
 
 /** The process's live engine in `host.services` (absent: nothing is published). */
-export const LIVE_DELIVERY_SERVICE = 'live-delivery';
+export const LIVE_DELIVERY_SERVICE = new ServiceKey<LiveDelivery>('live-delivery');
 
 /** The characters of a stream name the fast paths take as it is (no percent-decoding needed);
  *  other names stay with the app. Shared with src/api/routes/ott-fast.ts. */
@@ -38,7 +39,7 @@ export class LivePublisher {
     private readonly delivery: LiveDelivery,
     private readonly name: string,
     private readonly svc: StreamOttService,
-    private readonly services: Map<string, unknown>,
+    private readonly services: Services,
   ) {
     this.sync();
   }
@@ -106,7 +107,7 @@ export class LivePublisher {
   /** As the fast path checks per request: the name routes to a stream and this is its service. */
   private served(): boolean {
     if (!PLAIN_NAME.test(this.name)) return false;
-    const router = this.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    const router = this.services.get(OTT_ROUTER_SERVICE);
     return !!router?.lookup(this.name) && ottRegistry(this.services).find(this.name) === this.svc;
   }
 

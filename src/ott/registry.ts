@@ -1,9 +1,11 @@
 // The OTT services of one server (held in host.services, not in a module, because a test
 // process may run several servers), by stream name, so an adaptive group can combine the
 // packagers of its member streams without reaching into the stream instances.
+
+import { ServiceKey, type Services } from '../util/services.ts';
 import type { StreamOttService } from './service.ts';
 
-export const OTT_REGISTRY_SERVICE = 'ott-registry';
+export const OTT_REGISTRY_SERVICE = new ServiceKey<OttRegistry>('ott-registry');
 
 export class OttRegistry {
   private services = new Map<string, StreamOttService>();
@@ -21,8 +23,8 @@ export class OttRegistry {
 }
 
 /** The registry of this server's services map, created on first use. */
-export function ottRegistry(services: Map<string, unknown>): OttRegistry {
-  let r = services.get(OTT_REGISTRY_SERVICE) as OttRegistry | undefined;
+export function ottRegistry(services: Services): OttRegistry {
+  let r = services.get(OTT_REGISTRY_SERVICE);
   if (!r) {
     r = new OttRegistry();
     services.set(OTT_REGISTRY_SERVICE, r);

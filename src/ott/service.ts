@@ -3,8 +3,8 @@
 
 import type { Logger } from 'pino';
 import type { StreamBus } from '../engine/bus.ts';
-import type { LiveDelivery } from '../native/live-http.ts';
 import type { Clock } from '../util/clock.ts';
+import type { Services } from '../util/services.ts';
 import { type OttCachePolicy, ottCachePolicy } from './cache-policy.ts';
 import {
   CACHE_LIVE,
@@ -58,7 +58,7 @@ export interface OttServiceOptions {
   bus: StreamBus;
   clock: Clock;
   log: Logger;
-  services?: Map<string, unknown>;
+  services?: Services;
 }
 
 /** Live parameters carried from a master playlist to the playlists it names. */
@@ -89,7 +89,7 @@ export class StreamOttService implements OttService {
     this.packager = new Packager(readSettings(o.spec), o.clock);
     this.unsubscribe = o.bus.subscribe(this.packager);
     this.unregister = o.services ? ottRegistry(o.services).register(o.name, this) : () => {};
-    const delivery = o.services?.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+    const delivery = o.services?.get(LIVE_DELIVERY_SERVICE);
     if (delivery && o.services) this.live = new LivePublisher(delivery, o.name, this, o.services);
   }
 

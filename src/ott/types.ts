@@ -3,9 +3,10 @@
 import type { Logger } from 'pino';
 import type { StreamBus } from '../engine/bus.ts';
 import type { Clock } from '../util/clock.ts';
+import { ServiceKey, type Services } from '../util/services.ts';
 import type { OttReply, OttRequest } from './request.ts';
 
-export const OTT_FACTORY_SERVICE = 'ott-factory';
+export const OTT_FACTORY_SERVICE = new ServiceKey<OttFactory>('ott-factory');
 
 export interface OttOptions {
   /** The stream's URL name (`stream-name`). */
@@ -17,7 +18,7 @@ export interface OttOptions {
   log: Logger;
   /** The server's shared services (host.services): the packager registers itself in the
    *  OTT registry there so adaptive groups find it. Optional for stand-alone use. */
-  services?: Map<string, unknown>;
+  services?: Services;
 }
 
 export interface OttService {

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { ApplyClass, Resource, ResourceKind } from '../config/types.ts';
 import type { Clock } from '../util/clock.ts';
+import type { Services } from '../util/services.ts';
 import type { FieldChange } from './types.ts';
 
 /** Health of a running resource as its driver sees it, rebuilt on every read. */
@@ -39,7 +40,7 @@ export interface Host {
   /** The running instance of another resource, if any (e.g. a stream asks for its storage). */
   lookup<T extends Instance = Instance>(kind: ResourceKind, key: string): T | undefined;
   /** Shared services registered by drivers or the server (HTTP routes, EPG bus, …). */
-  services: Map<string, unknown>;
+  services: Services;
 }
 
 export interface Driver<S = Record<string, unknown>> {

@@ -1,23 +1,9 @@
 // Dependency order for apply: resources grouped into levels; everything in a level may run at
-// once, level n+1 only after level n. Teardown walks the levels backwards.
-import { type Resource, type ResourceKind, resourceId } from '../config/types.ts';
-
-/**
- * Floor level of each kind, so the DESIGN order holds even where a record names no dependency:
- * server-wide settings and accounts, then storages, adapters and EPG/billing records, then
- * streams, then adaptive groups. Explicit `deps` push a resource further down (an MPTS stream
- * before its demuxers, an EPG server after its logins).
- */
-const KIND_FLOOR: Partial<Record<ResourceKind, number>> = {
-  storage: 1,
-  'dvb-adapter': 1,
-  'cs-server': 1,
-  'epg-source': 1,
-  'epg-channel-set': 1,
-  'epg-login': 1,
-  stream: 2,
-  'stream-adaptive': 3,
-};
+// once, level n+1 only after level n. Teardown walks the levels backwards. Each kind's floor
+// level is in src/config/kinds.ts (settings, support records, streams, groups); `deps` push a
+// resource further down (an MPTS stream before its demuxers, an EPG login after its set).
+import { kindLevel } from '../config/kinds.ts';
+import { type Resource, resourceId } from '../config/types.ts';
 
 export interface Ordering {
   /** Resource ids per level, first level first; config order kept inside a level. */
@@ -40,7 +26,7 @@ export function orderLevels(set: Map<string, Resource>): Ordering {
       return -1;
     }
     visiting.add(id);
-    let lv = KIND_FLOOR[r.kind] ?? 0;
+    let lv = kindLevel(r.kind);
     for (const d of r.deps) {
       const did = resourceId(d);
       const dep = set.get(did);

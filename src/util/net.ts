@@ -21,3 +21,13 @@ export function interfaceAddress(nameOrIp: string): string | undefined {
   if (isIPv4(nameOrIp)) return nameOrIp;
   return networkInterfaces()[nameOrIp]?.find((a) => a.family === 'IPv4')?.address;
 }
+
+/** `bind-if` is an interface name or a local IPv4 address; returns the address ('' = any). */
+export function resolveInterface(bindIf: string): string {
+  if (!bindIf) return '';
+  const address = interfaceAddress(bindIf);
+  if (address === undefined) {
+    throw new Error(`bind-if ${bindIf}: no such interface with an IPv4 address`);
+  }
+  return address;
+}

@@ -7,6 +7,8 @@ import t from 'tap';
 import { buildApp } from '../../src/api/app.ts';
 import { viewerMayAccess } from '../../src/api/auth/plugin.ts';
 import type { AppContext } from '../../src/api/context.ts';
+import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
+import { Services } from '../../src/util/services.ts';
 import { fakeContext } from '../helpers/api-context.ts';
 
 async function app(t: Tap, over: Partial<AppContext> = {}) {
@@ -29,7 +31,7 @@ t.test('/data/status merges the source and the loop status', async (t) => {
 
 t.test('/metrics: process metrics and per-route request counts', async (t) => {
   const registry = new Registry();
-  const a = await app(t, { services: new Map([['metrics-registry', registry]]) });
+  const a = await app(t, { services: new Services().set(METRICS_REGISTRY_SERVICE, registry) });
   await a.inject({ url: '/config' });
   await a.inject({ url: '/config/stream/9' });
   const r = await a.inject({ url: '/metrics' });
@@ -42,13 +44,13 @@ t.test('/metrics: process metrics and per-route request counts', async (t) => {
     /sluice_api_requests_total\{method="GET",route="\/config\/:kind\/:id",status="404"\} 1/,
   );
   // A second app on the same registry (HTTP and HTTPS) shares the metrics instead of failing.
-  const b = await app(t, { services: new Map([['metrics-registry', registry]]) });
+  const b = await app(t, { services: new Services().set(METRICS_REGISTRY_SERVICE, registry) });
   t.equal((await b.inject({ url: '/metrics' })).statusCode, 200);
 });
 
 t.test('/metrics: event loop delay without the sampling interval', async (t) => {
   const registry = new Registry();
-  const a = await app(t, { services: new Map([['metrics-registry', registry]]) });
+  const a = await app(t, { services: new Services().set(METRICS_REGISTRY_SERVICE, registry) });
   const quantile = (body: string, q: string) =>
     Number(
       new RegExp(`^sluice_eventloop_delay_seconds\\{quantile="${q}"\\} (\\S+)`, 'm').exec(

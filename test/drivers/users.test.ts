@@ -5,6 +5,7 @@ import { USERS_SERVICE, UserTable } from '../../src/drivers/users-table.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createHost } from '../../src/reconciler/host.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 import { res } from '../helpers/desired.ts';
 
 const user = (login: string, password: string, role = 'viewer') =>
@@ -13,7 +14,7 @@ const user = (login: string, password: string, role = 'viewer') =>
 t.test('creates the table when absent and keeps accounts in step', async (t) => {
   const host = createHost({ log: silentLogger, clock: new ManualClock(0), dataDir: '/x' });
   const inst = await userDriver.create(user('ann', 'pw1', 'admin'), host);
-  const table = host.services.get(USERS_SERVICE) as UserTable;
+  const table = host.services.get(USERS_SERVICE)!;
   t.ok(table instanceof UserTable);
   t.same(table.get('ann'), { login: 'ann', password: 'pw1', role: 'admin' });
   t.same(inst.status(), { state: 'active', login: 'ann', role: 'admin' }, 'no password in status');
@@ -29,7 +30,7 @@ t.test('creates the table when absent and keeps accounts in step', async (t) => 
 
 t.test('uses the table the server already published', async (t) => {
   const table = new UserTable();
-  const services = new Map<string, unknown>([[USERS_SERVICE, table]]);
+  const services = new Services().set(USERS_SERVICE, table);
   const host = createHost({
     log: silentLogger,
     clock: new ManualClock(0),

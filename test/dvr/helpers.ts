@@ -14,6 +14,7 @@ import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Host, Instance } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 
 export interface TapLike {
   teardown(fn: () => unknown): void;
@@ -127,7 +128,7 @@ export async function recordingHost(
       (kind === 'storage' && key === '1' ? ({ storage } as unknown as Instance) : undefined) as
         | T
         | undefined,
-    services: new Map(),
+    services: new Services(),
   };
   return { clock, storage, host };
 }

@@ -15,6 +15,7 @@ import { createOttService } from '../../src/ott/index.ts';
 import type { OttService } from '../../src/ott/types.ts';
 import type { Host, Instance } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { hookHost, tempDir } from './helpers.ts';
 
@@ -58,7 +59,7 @@ t.test('archive recording and playback on the live URLs', async (t) => {
     dataDir: dir,
     lookup: <T extends Instance>(kind: string, key: string) =>
       (kind === 'storage' && key === '1' ? storageInstance : undefined) as T | undefined,
-    services: new Map(),
+    services: new Services(),
   };
   let spec: Record<string, unknown> = {
     'stream-name': 's',

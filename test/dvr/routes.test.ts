@@ -4,6 +4,7 @@ import t from 'tap';
 import type { AppContext } from '../../src/api/context.ts';
 import { dvrRoutes } from '../../src/api/routes/dvr.ts';
 import { dvrStorages } from '../../src/dvr/registry.ts';
+import { Services } from '../../src/util/services.ts';
 import { addRun, attach, testStorage } from './helpers.ts';
 
 t.test('storage list and dvrstat', async (t) => {
@@ -12,7 +13,7 @@ t.test('storage list and dvrstat', async (t) => {
   const now = clock.now();
   addRun(storage, 'news', now - 3_600_000, 900, { duration: 2, bytes: 1000 });
   storage.index!.mark('news', now - 1_800_000, 'source-start', 'test');
-  const services = new Map<string, unknown>();
+  const services = new Services();
   dvrStorages(services).set(1, storage);
   const app = Fastify();
   await app.register(dvrRoutes, { ctx: { services, clock } as unknown as AppContext });

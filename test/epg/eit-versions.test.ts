@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { epgDriver } from '../../src/drivers/epg.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../src/engine/bus.ts';
+import { EIT_SINK_SERVICE } from '../../src/engine/bus.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
 import { type EventSpec, eitSection, shortEvent } from '../helpers/epg-eit.ts';
@@ -29,7 +29,7 @@ t.test('EIT versions from a two-service multiplex', async (t) => {
     bed.host,
   );
   t.teardown(() => inst.close());
-  const sink = bed.host.services.get(EIT_SINK_SERVICE) as EitSink;
+  const sink = bed.host.services.get(EIT_SINK_SERVICE)!;
   const app = Fastify();
   await app.register(epgRoutes, { epg: () => bed.rt });
   t.teardown(() => app.close());

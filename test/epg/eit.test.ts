@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { epgDriver } from '../../src/drivers/epg.ts';
-import { EIT_SINK_SERVICE, type EitSink } from '../../src/engine/bus.ts';
+import { EIT_SINK_SERVICE } from '../../src/engine/bus.ts';
 import { parseEitSection } from '../../src/epg/eit.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
 import { decodeDvbText, encode6937 } from '../../src/epg/text.ts';
@@ -132,7 +132,7 @@ t.test(
       bed.host,
     );
     t.teardown(() => inst.close());
-    const sink = bed.host.services.get(EIT_SINK_SERVICE) as EitSink;
+    const sink = bed.host.services.get(EIT_SINK_SERVICE)!;
     t.ok(sink, 'EIT sink registered');
     const app = Fastify();
     await app.register(epgRoutes, { epg: () => bed.rt });

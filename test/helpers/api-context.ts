@@ -5,12 +5,14 @@ import { Registry } from 'prom-client';
 import type { AppContext, LoopView } from '../../src/api/context.ts';
 import type { ConfigService, EditResult } from '../../src/config/contracts.ts';
 import { type ConfigDocument, ConfigError, type ConfigIssue } from '../../src/config/types.ts';
+import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
 import { UserTable } from '../../src/drivers/users-table.ts';
 import { HttpError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/log.ts';
 import { OttRouter } from '../../src/ott/router.ts';
 import type { Plan } from '../../src/reconciler/types.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 
 export function emptyPlan(): Plan {
   return {
@@ -123,7 +125,7 @@ export function fakeContext(over: Partial<AppContext> = {}): AppContext & { cloc
     ottRouter: new OttRouter(),
     log: silentLogger,
     clock: new ManualClock(),
-    services: new Map<string, unknown>([['metrics-registry', new Registry()]]),
+    services: new Services().set(METRICS_REGISTRY_SERVICE, new Registry()),
     planFor: (doc) => diffPlan(config.current().doc, doc),
     ...over,
   } as AppContext & { clock: ManualClock };

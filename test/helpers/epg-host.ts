@@ -6,6 +6,7 @@ import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../../src
 import { silentLogger } from '../../src/log.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 
 /** 2026-03-10 00:00:00 UTC, the day the XMLTV fixture is about. */
 export const FIXTURE_DAY = Date.UTC(2026, 2, 10) / 1000;
@@ -29,7 +30,7 @@ export function epgTestBed(
     clock,
     dataDir: dir,
     lookup: () => undefined,
-    services: new Map(),
+    services: new Services(),
   };
   const rt = acquireEpgRuntime(host);
   let closed = false;

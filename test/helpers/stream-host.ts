@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../../src/ott/router.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import { systemClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 
 export interface TapLike {
   teardown(fn: () => unknown): void;
@@ -25,7 +26,7 @@ export function tempDir(t: TapLike, prefix = 'sluice-stream-'): string {
 
 export function makeHost(dataDir: string): Host & { router: OttRouter } {
   const router = new OttRouter();
-  const services = new Map<string, unknown>([[OTT_ROUTER_SERVICE, router]]);
+  const services = new Services().set(OTT_ROUTER_SERVICE, router);
   return {
     log: silentLogger,
     clock: systemClock,

@@ -5,12 +5,13 @@ import t from 'tap';
 import { createOttService } from '../../src/ott/index.ts';
 import { ottRegistry } from '../../src/ott/registry.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
 import { TinyBus } from '../helpers/ott.ts';
 
 t.test('one registry per services map', async (t) => {
-  const a = new Map<string, unknown>();
-  const b = new Map<string, unknown>();
-  const make = (services: Map<string, unknown>) =>
+  const a = new Services();
+  const b = new Services();
+  const make = (services: Services) =>
     createOttService({
       name: 'news',
       spec: { 'ott-hls': 2 },

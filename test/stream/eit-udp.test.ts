@@ -11,7 +11,7 @@ import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { epgDriver } from '../../src/drivers/epg.ts';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import { EPG_SERVICE, type EpgRuntime } from '../../src/epg/runtime.ts';
+import { EPG_SERVICE } from '../../src/epg/runtime.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
 import { eitSection, shortEvent } from '../helpers/epg-eit.ts';
 import { freePort, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
@@ -50,7 +50,7 @@ t.test('EIT from a udp input reaches the EPG database, JSON day and XMLTV', asyn
     host,
   );
   t.teardown(() => epg.close());
-  const rt = host.services.get(EPG_SERVICE) as EpgRuntime;
+  const rt = host.services.get(EPG_SERVICE)!;
 
   const now = Math.floor(Date.now() / 1000);
   const start = now - (now % 60) - 600; // on air now, started ten minutes ago

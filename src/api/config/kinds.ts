@@ -1,45 +1,22 @@
 // Where each API kind lives in the config document and how a record is named in a URL:
 // `/config/{kind}/{id}` for records in lists, `/config/{singleton}` for top-level objects.
+// The kinds themselves are the table of src/config/kinds.ts.
 import {
-  type ConfigDocument,
-  type RecordKind,
-  SINGLETON_KINDS,
+  isSingletonKind,
+  RECORD_DEFS,
+  type RecordDef,
   type SingletonKind,
-} from '../../config/types.ts';
+} from '../../config/kinds.ts';
+import type { ConfigDocument } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
 
-export interface CollectionKind {
-  kind: RecordKind;
-  /** Members leading to the list, e.g. `['dvr-storage-list', 'storage']`. */
-  path: readonly string[];
-  /** Member holding the identity: a positive integer `id`, or the user's `login`. */
-  idField: 'id' | 'login';
-  /** Name member: the identity of a record whose `id` is 0 or absent (streams, groups). */
-  nameField?: string;
-}
+/** A record kind as the API reads it: its list (`path`), `idField` and `nameField`. */
+export type CollectionKind = RecordDef;
 
+/** The collections, in the order /openapi.json lists them. */
 export const COLLECTIONS: ReadonlyMap<string, CollectionKind> = new Map(
-  (
-    [
-      { kind: 'stream', path: ['stream'], idField: 'id', nameField: 'stream-name' },
-      {
-        kind: 'stream-adaptive',
-        path: ['stream-adaptive'],
-        idField: 'id',
-        nameField: 'stream-name',
-      },
-      { kind: 'user', path: ['user'], idField: 'login' },
-      { kind: 'dvb-adapter', path: ['dvb-adapter'], idField: 'id' },
-      { kind: 'storage', path: ['dvr-storage-list', 'storage'], idField: 'id' },
-      { kind: 'epg-source', path: ['epg', 'source'], idField: 'id' },
-      { kind: 'epg-channel-set', path: ['epg-server', 'channel-set'], idField: 'id' },
-      { kind: 'epg-login', path: ['epg-server', 'login'], idField: 'id' },
-      { kind: 'cs-server', path: ['cs', 'server'], idField: 'id' },
-    ] satisfies CollectionKind[]
-  ).map((c) => [c.kind, c]),
+  [...RECORD_DEFS].sort((a, b) => a.listedAt - b.listedAt).map((d) => [d.kind, d]),
 );
-
-const SINGLETONS: ReadonlySet<string> = new Set(SINGLETON_KINDS);
 
 export type KindRef =
   | { type: 'collection'; def: CollectionKind }
@@ -48,7 +25,7 @@ export type KindRef =
 export function resolveKind(kind: string): KindRef {
   const def = COLLECTIONS.get(kind);
   if (def) return { type: 'collection', def };
-  if (SINGLETONS.has(kind)) return { type: 'singleton', kind: kind as SingletonKind };
+  if (isSingletonKind(kind)) return { type: 'singleton', kind };
   throw new HttpError('NOT_FOUND', `Unknown config kind: ${kind}`);
 }
 

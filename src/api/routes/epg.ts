@@ -11,6 +11,7 @@ import { LANGUAGES } from '../../epg/languages.ts';
 import { EPG_SERVICE, type EpgRuntime } from '../../epg/runtime.ts';
 import { runReadOnlySql, SQL_MAX_MS, SQL_MAX_ROWS } from '../../epg/sql.ts';
 import { HttpError } from '../../errors.ts';
+import type { Services } from '../../util/services.ts';
 
 const NO_CACHE_HEADERS = {
   'cache-control': 'no-cache, no-store, must-revalidate',
@@ -20,7 +21,7 @@ const NO_CACHE_HEADERS = {
 const UNSIGNED = /^\d+$/;
 
 export interface EpgRoutesOptions {
-  ctx?: { services: Map<string, unknown> };
+  ctx?: { services: Services };
   /** Direct runtime (tests); otherwise looked up in ctx.services on every request. */
   epg?: () => EpgRuntime | undefined;
 }
@@ -33,8 +34,7 @@ function sourceParam(v: string | undefined, name = 's'): number {
 }
 
 export const epgRoutes: FastifyPluginAsync<EpgRoutesOptions> = async (app, opts) => {
-  const runtime = (): EpgRuntime | undefined =>
-    opts.epg?.() ?? (opts.ctx?.services.get(EPG_SERVICE) as EpgRuntime | undefined);
+  const runtime = (): EpgRuntime | undefined => opts.epg?.() ?? opts.ctx?.services.get(EPG_SERVICE);
   const need = (): EpgRuntime => {
     const rt = runtime();
     if (!rt) throw new HttpError('UNAVAILABLE', 'the EPG is not running');

@@ -9,11 +9,12 @@ import {
   type Registry,
   register,
 } from 'prom-client';
-import type { LiveDelivery, LiveDeliveryStats } from '../../native/live-http.ts';
+import { METRICS_REGISTRY_SERVICE } from '../../drivers/stream/metrics.ts';
+import type { LiveDeliveryStats } from '../../native/live-http.ts';
 import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
+import type { Services } from '../../util/services.ts';
 import type { AppContext } from '../context.ts';
 
-export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
 export const REQUESTS = 'sluice_api_requests_total';
 const DURATION = 'sluice_api_request_duration_seconds';
 /** Marks a registry that already collects the process metrics (they register once). */
@@ -100,8 +101,8 @@ export function installLiveDeliveryMetrics(
   );
 }
 
-export function metricsRegistry(services: Map<string, unknown>): Registry {
-  return (services.get(METRICS_REGISTRY_SERVICE) as Registry | undefined) ?? register;
+export function metricsRegistry(services: Services): Registry {
+  return services.get(METRICS_REGISTRY_SERVICE) ?? register;
 }
 
 /** Count every request of `app` (call on the root instance so all routes are covered). */
@@ -149,7 +150,7 @@ export async function metricsRoutes(
   const registry = metricsRegistry(opts.ctx.services);
   if (!registry.getSingleMetric(DEFAULTS_METRIC)) collectDefaultMetrics({ register: registry });
   installLoopDelay(registry);
-  const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+  const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());
   app.get('/metrics', {
     schema: {

@@ -4,7 +4,6 @@
 // builds its request, logger and hook chain. Anything else goes to the app.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter, Registry } from 'prom-client';
-import type { LiveDelivery } from '../../native/live-http.ts';
 import { ottCachePolicy } from '../../ott/cache-policy.ts';
 import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
 import { LIVE_DELIVERY_SERVICE, PLAIN_NAME_CHARS } from '../../ott/live-publish.ts';
@@ -72,7 +71,7 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
   const counter = new BatchedCount(metrics);
   // The native engine answers the same requests on connections it holds (src/ott/live-publish.ts):
   // counted with the same labels, folded in before each scrape.
-  const delivery = ctx.services.get(LIVE_DELIVERY_SERVICE) as LiveDelivery | undefined;
+  const delivery = ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) {
     let seen = 0;
     onScrape(metrics, () => {

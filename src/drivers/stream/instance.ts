@@ -3,10 +3,11 @@
 // A 250 ms tick applies the failover policy; a `check-interval` timer re-tests the primary.
 
 import type { Logger } from 'pino';
+import { bool, num, str } from '../../config/spec-values.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { AlertGate } from '../../engine/alerts.ts';
-import { EIT_SINK_SERVICE, type EitSink, type StreamBus } from '../../engine/bus.ts';
+import { EIT_SINK_SERVICE, type StreamBus } from '../../engine/bus.ts';
 import {
   checkActive,
   checkPrimary,
@@ -19,7 +20,6 @@ import { InputRunner } from '../../engine/input-runner.ts';
 import { BitrateMeter, SWITCH_LOG_SIZE, type SwitchEntry } from '../../engine/meter.ts';
 import type { StreamOutput } from '../../engine/output.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
-import { bool, num, str } from '../../inputs/common.ts';
 import { INPUT_FACTORIES } from '../../inputs/registry.ts';
 import { TS_PACKET_SIZE } from '../../mpegts/packet.ts';
 import {
@@ -32,8 +32,8 @@ import { Splicer } from '../../mpegts/splicer.ts';
 import type { Section, Tr101290Counters } from '../../native/ts.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
 import type { OttReply, OttRequest } from '../../ott/request.ts';
-import { OTT_ROUTER_SERVICE, type OttRouter } from '../../ott/router.ts';
-import { OTT_FACTORY_SERVICE, type OttFactory, type OttService } from '../../ott/types.ts';
+import { OTT_ROUTER_SERVICE } from '../../ott/router.ts';
+import { OTT_FACTORY_SERVICE, type OttService } from '../../ott/types.ts';
 import { OUTPUT_FACTORIES } from '../../outputs/registry.ts';
 import type { Host, Instance, ResourceStatus } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
@@ -256,7 +256,7 @@ export class StreamInstance implements Instance<Spec> {
   }
 
   private onSections(r: InputRunner, sections: Section[]): void {
-    const sink = this.host.services.get(EIT_SINK_SERVICE) as EitSink | undefined;
+    const sink = this.host.services.get(EIT_SINK_SERVICE);
     if (!sink || r.index !== this.active) return;
     for (const s of sections) {
       if (EIT_TABLES(s.tableId)) sink.section({ stream: this.name, pid: s.pid }, s.data);
@@ -413,7 +413,7 @@ export class StreamInstance implements Instance<Spec> {
   // ---- HTTP, OTT --------------------------------------------------------------------------
 
   private registerName(): void {
-    const router = this.host.services.get(OTT_ROUTER_SERVICE) as OttRouter | undefined;
+    const router = this.host.services.get(OTT_ROUTER_SERVICE);
     if (!router || !this.name) return;
     try {
       this.unregisterName = router.register(this.name, (req, reply, rest) =>
@@ -444,7 +444,7 @@ export class StreamInstance implements Instance<Spec> {
 
   private syncOtt(): void {
     const want = num(this.spec, 'ott-hls', 0) > 0;
-    const factory = this.host.services.get(OTT_FACTORY_SERVICE) as OttFactory | undefined;
+    const factory = this.host.services.get(OTT_FACTORY_SERVICE);
     if (want && factory && !this.ott) {
       const ott = factory({
         name: this.name,

@@ -3,14 +3,15 @@
 // default registry is used and put there (the API's /metrics falls back to the same one).
 import { Counter, Gauge, type Registry, register } from 'prom-client';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
+import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamMetricsSnapshot } from './instance.ts';
 import { streamRegistry } from './registry.ts';
 
-export const METRICS_REGISTRY_SERVICE = 'metrics-registry';
+export const METRICS_REGISTRY_SERVICE = new ServiceKey<Registry>('metrics-registry');
 const done = new WeakSet<Registry>();
 
-export function metricsRegistry(services: Map<string, unknown>): Registry {
-  let r = services.get(METRICS_REGISTRY_SERVICE) as Registry | undefined;
+export function metricsRegistry(services: Services): Registry {
+  let r = services.get(METRICS_REGISTRY_SERVICE);
   if (!r) {
     r = register;
     services.set(METRICS_REGISTRY_SERVICE, r);
@@ -22,7 +23,7 @@ const STATE_VALUES = ['paused', 'starting', 'running', 'no-signal', 'error'] as 
 /** Every collector of one scrape reads the same snapshots (taken once, not once per metric). */
 const SNAPSHOT_REUSE_MS = 250;
 
-export function ensureStreamMetrics(services: Map<string, unknown>): void {
+export function ensureStreamMetrics(services: Services): void {
   const reg = metricsRegistry(services);
   if (done.has(reg)) return;
   done.add(reg);

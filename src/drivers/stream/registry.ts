@@ -1,8 +1,10 @@
 // The running streams, shared through host.services so the `/data/stream` routes and the
 // metrics collector can read them without going through the reconciler.
+
+import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamInstance } from './instance.ts';
 
-export const STREAM_REGISTRY_SERVICE = 'stream-registry';
+export const STREAM_REGISTRY_SERVICE = new ServiceKey<StreamRegistry>('stream-registry');
 
 export class StreamRegistry {
   private byKey = new Map<string, StreamInstance>();
@@ -30,8 +32,8 @@ export class StreamRegistry {
   }
 }
 
-export function streamRegistry(services: Map<string, unknown>): StreamRegistry {
-  let r = services.get(STREAM_REGISTRY_SERVICE) as StreamRegistry | undefined;
+export function streamRegistry(services: Services): StreamRegistry {
+  let r = services.get(STREAM_REGISTRY_SERVICE);
   if (!r) {
     r = new StreamRegistry();
     services.set(STREAM_REGISTRY_SERVICE, r);

@@ -2,11 +2,11 @@
 // looping at the end. With `device` the path is a device node: read as fast as it delivers,
 // no pacing, reopened when it ends.
 import { type FileHandle, open } from 'node:fs/promises';
+import { bool, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { pid, SYNC_BYTE, TS_PACKET_SIZE } from '../../mpegts/packet.ts';
 import { PCR_PER_MS, readPcr } from '../../mpegts/pcr.ts';
 import type { Timer } from '../../util/clock.ts';
-import { bool, str } from '../common.ts';
 
 const READ_SIZE = TS_PACKET_SIZE * 348; // ~64 KB
 /** Hand packets over this far ahead of their PCR time (smooths timer granularity). */

@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { constants, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
-import { str } from '../common.ts';
 
 export class PipeInput implements InputTransport {
   private sock: net.Socket | null = null;

@@ -2,11 +2,11 @@
 // extension, padding), sequence gaps are counted, and with `rtp-reorder` a jitter buffer puts
 // packets back in order. Uses a dgram socket: RTP needs datagram boundaries.
 import dgram from 'node:dgram';
+import { bool, num, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { parseRtp, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
-import { isMulticast } from '../../util/net.ts';
-import { bool, num, resolveInterface, str } from '../common.ts';
+import { isMulticast, resolveInterface } from '../../util/net.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 
 /** A packet missing from the jitter buffer longer than this is given up on. */

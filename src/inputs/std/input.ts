@@ -1,9 +1,9 @@
 // `std` input: runs `std-cmd` (absolute path) with `std-args` split into argv (never through a
 // shell) and the environment built from the name/value arrays; reads the TS from its stdout.
 import { isAbsolute } from 'node:path';
+import { str, strList } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { ChildInput } from '../child.ts';
-import { str, strList } from '../common.ts';
 import { splitArgs } from './argv.ts';
 
 export function createStdInput(cfg: Record<string, unknown>, ctx: InputContext): InputTransport {

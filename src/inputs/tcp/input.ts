@@ -1,8 +1,9 @@
 // `tcp` input: a TCP client reading a raw transport stream. Reconnects with backoff; a
 // connection silent for `client-timeout` seconds (or that cannot connect in that time) is dropped.
 import net from 'node:net';
+import { num, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
-import { Backoff, num, str } from '../common.ts';
+import { Backoff } from '../common.ts';
 
 export class TcpInput implements InputTransport {
   private sock: net.Socket | null = null;

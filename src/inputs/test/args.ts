@@ -2,7 +2,7 @@
 // picture pattern and waveform, drawtext overlay (text + clock), encoder, bitrates, frame rate,
 // GOP, size, aspect, programme number and PIDs, `bitrate` padding through -muxrate.
 import { existsSync } from 'node:fs';
-import { bool, num, str } from '../common.ts';
+import { bool, num, str } from '../../config/spec-values.ts';
 
 export const OVERLAY_FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 

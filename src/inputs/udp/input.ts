@@ -1,11 +1,11 @@
 // `udp` input: datagrams received in batches by the native recvmmsg receiver (unicast,
 // multicast on `bind-if`, SSM), with periodic re-joins and the granted receive buffer reported.
 
+import { num, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { UdpReceiver } from '../../native/udp.ts';
 import type { Timer } from '../../util/clock.ts';
 import { isMulticast } from '../../util/net.ts';
-import { num, str } from '../common.ts';
 
 /** Receive buffer asked for when the record leaves `socket-buffer-size` at 0 (system default
  *  loses packets near 0.4 Gbit/s; 8 MB keeps a few hundred ms of an 8 Mbit/s stream). */

@@ -4,11 +4,11 @@
 // padded with null packets.
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
+import { num, str } from '../../config/spec-values.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
-import { num, resolveInterface, str } from '../../inputs/common.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
 import { TS_PACKET_SIZE } from '../../mpegts/packet.ts';
-import { isMulticast } from '../../util/net.ts';
+import { isMulticast, resolveInterface } from '../../util/net.ts';
 
 export const DEFAULT_PACKETS_PER_DATAGRAM = 7;
 export const RTP_PAYLOAD_MP2T = 33;

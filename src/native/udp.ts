@@ -1,6 +1,7 @@
 // UdpReceiver: the typed façade over the native UDP receiver — a socket read with recvmmsg on its
 // own thread, datagrams handed to JS in batches (concatenated) rather than one event each.
 import { isIPv4 } from 'node:net';
+import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { interfaceAddress, isMulticast } from '../util/net.ts';
 import { addon, type NativeUdpReceiver } from './addon.ts';
 import { argError, fromNative, NativeError } from './errors.ts';
@@ -112,7 +113,13 @@ export class UdpReceiver {
           bindIf,
           ssm: opts.ssm ?? '',
           bufferSize,
-          maxDatagram: intIn('maxDatagram', opts.maxDatagram, DEFAULT_MAX_DATAGRAM, 188, 65535),
+          maxDatagram: intIn(
+            'maxDatagram',
+            opts.maxDatagram,
+            DEFAULT_MAX_DATAGRAM,
+            TS_PACKET_SIZE,
+            65535,
+          ),
           batchDatagrams: intIn(
             'batchDatagrams',
             opts.batchDatagrams,

@@ -60,9 +60,11 @@ t.test('/metrics: event loop delay without the sampling interval', async (t) => 
   await a.inject({ url: '/metrics' }); // starts a fresh interval
   // The sampling timer runs (its first run after a reset only sets the start), the loop is held
   // for 60 ms, then the timer runs a few more times.
+  // fixed wait: the sampler is Node's monitorEventLoopDelay on real time, with nothing to observe
   await new Promise((r) => setTimeout(r, 30));
   const until = performance.now() + 60;
   while (performance.now() < until) {}
+  // fixed wait: the sampler must run a few more real intervals after the block (see above)
   await new Promise((r) => setTimeout(r, 50));
   const r = await a.inject({ url: '/metrics' });
   t.ok(

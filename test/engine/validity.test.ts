@@ -104,6 +104,7 @@ t.test('an input sending 0x47 junk is not valid: failover picks the backup', asy
   await waitFor(() => s.state() === 'running', 5000, 'running on the backup');
   // The primary is re-tested every second (check-interval 1 s) while junk keeps arriving:
   // it must not be taken back. Three checks' worth of time, bounded.
+  // fixed wait: proves something does NOT happen (no take-back) over three real 1 s checks
   const until = Date.now() + 3200;
   await waitFor(() => s.status()['activeInput'] !== 1 || Date.now() > until, 4000, 'checks');
   t.equal(s.status()['activeInput'], 1, 'junk primary not taken back by the fallback check');

@@ -40,6 +40,7 @@ async function measure(port: number, ms: number): Promise<Wire> {
       const now = performance.now();
       if (t0 < 0) {
         t0 = now;
+        // fixed wait: the measurement window — the rate on the wire is measured over real time
         setTimeout(resolve, ms);
       }
       const k = Math.floor((now - t0) / SLOT_MS);

@@ -129,3 +129,24 @@ t.test('junk input never crashes; good input recovers the stream', async (t) => 
   await waitFor(() => s.state() === 'running', 5000, 'recovered on good input');
   t.pass('stream recovered');
 });
+
+t.test('a stopped pipeline takes its outputs off the bus', async (t) => {
+  const [inPort, outPort] = [await freePort(), await freePort()];
+  const spec = {
+    'stream-name': 'outs',
+    input: [{ type: 'udp', port: inPort }],
+    output: [{ type: 'udp', address: '127.0.0.1', port: outPort }],
+  };
+  const s = (await driver.create(streamResource(spec), host)) as StreamInstance;
+  t.teardown(() => s.close());
+  const sinks = s.hub.size;
+  for (const pause of [true, false, true, false]) {
+    await s.update(streamResource({ ...spec, pause }), [
+      { path: 'pause', before: !pause, after: pause, apply: 'hot' },
+    ]);
+  }
+  await s.update(streamResource({ ...spec, 'bitrate-mode': 1 }), [
+    { path: 'bitrate-mode', before: 0, after: 1, apply: 'restart' },
+  ]);
+  t.equal(s.hub.size, sinks, 'as many bus sinks after two pauses and a restart as at start');
+});

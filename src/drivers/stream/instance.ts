@@ -61,7 +61,8 @@ export class StreamInstance implements Instance<Spec> {
   private spec: Spec;
   private log: Logger;
   private runners: InputRunner[] = [];
-  private outputs: (StreamOutput | null)[] = [];
+  /** Running outputs by index, each with the function that takes it off the bus. */
+  private outputs: ({ out: StreamOutput; off: () => void } | null)[] = [];
   private outputErrors: string[] = [];
   private active = -1;
   private pendingSplice: string | null = null;
@@ -148,7 +149,7 @@ export class StreamInstance implements Instance<Spec> {
     this.check?.cancel();
     this.tick = this.check = null;
     await Promise.all(this.runners.map((r) => r.close()));
-    await Promise.all(this.outputs.map((o) => o?.close()));
+    await Promise.all(this.outputs.map((_, j) => this.stopOutput(j)));
     this.outputs = [];
     this.active = -1;
     this.hub.end();
@@ -211,9 +212,8 @@ export class StreamInstance implements Instance<Spec> {
     });
     try {
       await out.start();
-      this.outputs[j] = out;
+      this.outputs[j] = { out, off: this.hub.subscribe(out) };
       this.outputErrors[j] = '';
-      (out as StreamOutput & { unsubscribe?: () => void }).unsubscribe = this.hub.subscribe(out);
     } catch (err) {
       this.outputErrors[j] = (err as Error).message;
       this.log.error({ output: j, err: this.outputErrors[j] }, 'output failed to start');
@@ -222,9 +222,9 @@ export class StreamInstance implements Instance<Spec> {
   }
 
   private async stopOutput(j: number): Promise<void> {
-    const out = this.outputs[j] as (StreamOutput & { unsubscribe?: () => void }) | null;
-    out?.unsubscribe?.();
-    await out?.close();
+    const o = this.outputs[j];
+    o?.off();
+    await o?.out.close();
     this.outputs[j] = null;
   }
 
@@ -613,7 +613,7 @@ export class StreamInstance implements Instance<Spec> {
       activeInput: this.active,
       inputs: this.runners.map((r) => r.status()),
       outputs: this.outputSpecs().map((_, j) => ({
-        ...(this.outputs[j]?.status() ?? {}),
+        ...(this.outputs[j]?.out.status() ?? {}),
         ...(this.outputErrors[j] ? { state: 'error', message: this.outputErrors[j] } : {}),
       })),
       bitrateIn: st ? st.pcrBitrate || st.arrivalBitrate : 0,

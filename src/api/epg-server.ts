@@ -11,8 +11,6 @@ import {
   type Access,
   type EpgHttpServer,
   type EpgServerSettings,
-  HTTP_FIELDS,
-  HTTPS_FIELDS,
   type ListenerPorts,
   type Restarted,
   XmltvCache,
@@ -162,6 +160,10 @@ function sameSecret(a: string, b: string): boolean {
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 }
+
+/** Settings that require restarting one listener when they change. */
+export const HTTP_FIELDS = ['port', 'bindAddress'] as const;
+export const HTTPS_FIELDS = ['httpsPort', 'bindAddress', 'certificate', 'privateKey'] as const;
 
 /** The running EPG server: its HTTP and (with a certificate) HTTPS listeners, the Digest
  *  verifier and the body cache. The two listeners restart independently. */

@@ -147,7 +147,7 @@ export class InputRunner {
     const sections = a.takeSections();
     if (sections.length) {
       this.validity.sections(sections, now);
-      if (this.o.wantSections() && this.mode === 'active') this.o.onSections(this, sections);
+      if (this.mode === 'active' && this.o.wantSections()) this.o.onSections(this, sections);
     }
     this.stats(); // refreshes the sync-loss reading a few times a second
     if (packets.length > 0 && this.validity.verdict(now) === 'valid') this.lastValid = now;

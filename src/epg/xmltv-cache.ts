@@ -76,10 +76,6 @@ export class XmltvCache {
   }
 }
 
-/** Settings that require restarting one listener when they change. */
-export const HTTP_FIELDS = ['port', 'bindAddress'] as const;
-export const HTTPS_FIELDS = ['httpsPort', 'bindAddress', 'certificate', 'privateKey'] as const;
-
 export interface ListenerPorts {
   http: number;
   https?: number;

@@ -2,7 +2,16 @@
 // the id: a kind name, a rule object, or `{ by: <member>, <value>: rule }` when a sibling
 // member chooses the kind (a demuxer's `src`). On an array member each item is a reference.
 import type { RecordKind } from './kinds.ts';
-import { isPlainObject, itemsSchema, kindSchema, objectShape, type SchemaNode } from './schema.ts';
+import {
+  type FieldInfo,
+  isPlainObject,
+  itemsSchema,
+  kindSchema,
+  type ObjectShape,
+  objectShape,
+  resolveRef,
+  type SchemaNode,
+} from './schema.ts';
 
 /** What a reference points at. */
 export interface RefRule {
@@ -36,7 +45,7 @@ export function refsOf(kind: RecordKind, rec: Rec, pointer: string): FoundRef[] 
 function walk(node: SchemaNode, value: Rec, pointer: string, out: FoundRef[]): void {
   const shape = objectShape(node, value);
   // A member a condition forbids keeps its reference: a dangling id is reported either way.
-  for (const [name, field] of shape.fields) {
+  for (const [name, field] of refFields(shape)) {
     const v = value[name];
     if (v === undefined) continue;
     const at = `${pointer}/${name}`;
@@ -72,4 +81,34 @@ function ruleFor(
   if (typeof annotation['by'] !== 'string') return annotation as unknown as RefRule;
   const chosen = value[annotation['by']] ?? selector?.['default'];
   return ruleFor(annotation[JSON.stringify(chosen) ?? ''], value, undefined);
+}
+
+/** The members of a shape that hold a reference or have one below them, in schema order:
+ *  a stream has some forty members and three or four of these, and every config load walks
+ *  every record twice (references, dependencies). Cached per shape (shapes are cached). */
+const refFieldsOf = new WeakMap<ObjectShape, [string, FieldInfo][]>();
+
+function refFields(shape: ObjectShape): [string, FieldInfo][] {
+  let list = refFieldsOf.get(shape);
+  if (!list) {
+    list = [...shape.fields].filter(([, f]) => holdsRef(f.schema, new Set()));
+    refFieldsOf.set(shape, list);
+  }
+  return list;
+}
+
+/** `node` or anything it contains or points to carries an `x-ref` annotation. */
+function holdsRef(node: SchemaNode, seen: Set<SchemaNode>): boolean {
+  if (seen.has(node)) return false;
+  seen.add(node);
+  if ('x-ref' in node) return true;
+  if (typeof node['$ref'] === 'string' && holdsRef(resolveRef(node, node['$ref']), seen)) {
+    return true;
+  }
+  for (const v of Object.values(node)) {
+    if (Array.isArray(v)) {
+      if (v.some((x) => isPlainObject(x) && holdsRef(x as SchemaNode, seen))) return true;
+    } else if (isPlainObject(v) && holdsRef(v as SchemaNode, seen)) return true;
+  }
+  return false;
 }

@@ -169,11 +169,26 @@ export function schemaNode(ref: string): SchemaNode {
 
 /** Schema of one resource kind (the record, or the singleton object). */
 export function kindSchema(kind: ResourceKind): SchemaNode {
-  const def = recordDef(kind);
-  if (def) return schemaNode(def.schema);
-  const root = load().files.get(ROOT_SCHEMA_ID)!;
-  return root['properties'][kind] as SchemaNode;
+  const l = load();
+  let byKind = kindSchemas.get(l);
+  if (!byKind) {
+    byKind = new Map();
+    kindSchemas.set(l, byKind);
+  }
+  let node = byKind.get(kind);
+  if (!node) {
+    const def = recordDef(kind);
+    node = def
+      ? schemaNode(def.schema)
+      : (l.files.get(ROOT_SCHEMA_ID)!['properties'][kind] as SchemaNode);
+    byKind.set(kind, node);
+  }
+  return node;
 }
+
+/** Each kind's schema node, resolved once per loaded schema set: every config load asks for
+ *  it per record (defaults, references, dependencies) and a `$ref` resolves through URL. */
+const kindSchemas = new WeakMap<Loaded, Map<ResourceKind, SchemaNode>>();
 
 /** The schema of the whole document. */
 export function rootSchema(): SchemaNode {

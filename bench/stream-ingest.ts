@@ -12,6 +12,9 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { applyDefaultsAt } from '../src/config/defaults.ts';
+import { kindSchema } from '../src/config/schema.ts';
+import type { StreamApplied } from '../src/config/spec-types.generated.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
 import { Services } from '../src/util/services.ts';
 
@@ -68,7 +71,7 @@ async function sluiceChild(base: number, n: number): Promise<void> {
       key: String(i + 1),
       name: `s${i}`,
       pointer: '',
-      spec,
+      spec: applyDefaultsAt(kindSchema('stream'), spec) as StreamApplied,
       deps: [],
     };
     streams.push((await driver.create(res, host)) as StreamInstance);

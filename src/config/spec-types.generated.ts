@@ -24,6 +24,9 @@ export interface ServerSpec {
   note?: string;
 }
 
+/** Server, as a driver gets it: every unconditional default applied. */
+export type ServerApplied = ServerSpec & Required<Pick<ServerSpec, 'name' | 'log-level' | 'note'>>;
+
 /** Cluster */
 export interface ClusterSpec {
   /**
@@ -37,6 +40,9 @@ export interface ClusterSpec {
    */
   'node-name'?: string;
 }
+
+/** Cluster, as a driver gets it: every unconditional default applied. */
+export type ClusterApplied = ClusterSpec & Required<Pick<ClusterSpec, 'domain' | 'node-name'>>;
 
 /** User defaults */
 export interface UserDefaultSpec {
@@ -52,6 +58,10 @@ export interface UserDefaultSpec {
   'max-sessions'?: number;
 }
 
+/** User defaults, as a driver gets it: every unconditional default applied. */
+export type UserDefaultApplied = UserDefaultSpec &
+  Required<Pick<UserDefaultSpec, 'role' | 'max-sessions'>>;
+
 /** Web server */
 export interface WebServerSpec {
   /**
@@ -65,6 +75,9 @@ export interface WebServerSpec {
    */
   'ui-path'?: string;
 }
+
+/** Web server, as a driver gets it: every unconditional default applied. */
+export type WebServerApplied = WebServerSpec & Required<Pick<WebServerSpec, 'enable' | 'ui-path'>>;
 
 /** HTTP server */
 export interface HttpServerSpec {
@@ -115,6 +128,23 @@ export interface HttpServerSpec {
   'segment-cache-max-age'?: number;
 }
 
+/** HTTP server, as a driver gets it: every unconditional default applied. */
+export type HttpServerApplied = HttpServerSpec &
+  Required<
+    Pick<
+      HttpServerSpec,
+      | 'port'
+      | 'https-port'
+      | 'bind-address'
+      | 'certificate'
+      | 'private-key'
+      | 'native-delivery'
+      | 'nonce-lifetime-sec'
+      | 'realm'
+      | 'segment-cache-max-age'
+    >
+  >;
+
 /** EPG server */
 export interface EpgServerSpec {
   /**
@@ -162,6 +192,21 @@ export interface EpgServerSpec {
   login?: EpgLoginSpec[];
 }
 
+/** EPG server, as a driver gets it: every unconditional default applied. */
+export type EpgServerApplied = EpgServerSpec &
+  Required<
+    Pick<
+      EpgServerSpec,
+      | 'port'
+      | 'https-port'
+      | 'bind-address'
+      | 'certificate'
+      | 'private-key'
+      | 'source-info-name'
+      | 'source-info-url'
+    >
+  >;
+
 /** Billing servers */
 export interface CsSpec {
   /**
@@ -194,6 +239,10 @@ export interface MosaicSpec {
   'refresh-sec'?: number;
 }
 
+/** Mosaic, as a driver gets it: every unconditional default applied. */
+export type MosaicApplied = MosaicSpec &
+  Required<Pick<MosaicSpec, 'enable' | 'columns' | 'thumbnail-width' | 'refresh-sec'>>;
+
 /** EPG settings */
 export interface EpgSpec {
   /**
@@ -216,6 +265,10 @@ export interface EpgSpec {
    */
   'default-language'?: string;
 }
+
+/** EPG settings, as a driver gets it: every unconditional default applied. */
+export type EpgApplied = EpgSpec &
+  Required<Pick<EpgSpec, 'retention-days-back' | 'retention-days-ahead' | 'default-language'>>;
 
 /** Alerter */
 export interface AlerterSpec {
@@ -241,6 +294,10 @@ export interface AlerterSpec {
   'repeat-sec'?: number;
 }
 
+/** Alerter, as a driver gets it: every unconditional default applied. */
+export type AlerterApplied = AlerterSpec &
+  Required<Pick<AlerterSpec, 'enable' | 'webhook-url' | 'min-severity' | 'repeat-sec'>>;
+
 /** ACME */
 export interface AcmeSpec {
   /**
@@ -263,6 +320,9 @@ export interface AcmeSpec {
    */
   'directory-url'?: string;
 }
+
+/** ACME, as a driver gets it: every unconditional default applied. */
+export type AcmeApplied = AcmeSpec & Required<Pick<AcmeSpec, 'enable' | 'email' | 'directory-url'>>;
 
 /** Archive storages */
 export interface DvrStorageListSpec {
@@ -288,6 +348,9 @@ export interface UserSpec {
    */
   role?: 'admin' | 'viewer';
 }
+
+/** User, as a driver gets it: every unconditional default applied. */
+export type UserApplied = UserSpec & Required<Pick<UserSpec, 'role'>>;
 
 /** Billing server */
 export interface CsServerSpec {
@@ -387,6 +450,29 @@ export interface CsServerSpec {
   'response-reason-path'?: string;
 }
 
+/** Billing server, as a driver gets it: every unconditional default applied. */
+export type CsServerApplied = CsServerSpec &
+  Required<
+    Pick<
+      CsServerSpec,
+      | 'timeout'
+      | 'billing-sess-accounting'
+      | 'login-prefix'
+      | 'login-suffix'
+      | 'trace'
+      | 'order'
+      | 'connector'
+      | 'request-query'
+      | 'request-body'
+      | 'request-content-type'
+      | 'request-header'
+      | 'response-format'
+      | 'response-ok-path'
+      | 'response-ok-value'
+      | 'response-reason-path'
+    >
+  >;
+
 /** EPG source */
 export interface EpgSourceSpec {
   /**
@@ -450,6 +536,23 @@ export interface EpgSourceSpec {
   trace?: boolean;
 }
 
+/** EPG source, as a driver gets it: every unconditional default applied. */
+export type EpgSourceApplied = EpgSourceSpec &
+  Required<
+    Pick<
+      EpgSourceSpec,
+      | 'enable'
+      | 'update-interval'
+      | 'login'
+      | 'password'
+      | 'cookies'
+      | 'content-encoding'
+      | 'save-file'
+      | 'note'
+      | 'trace'
+    >
+  >;
+
 /** EPG channel set */
 export interface EpgChannelSetSpec {
   /**
@@ -467,6 +570,9 @@ export interface EpgChannelSetSpec {
    */
   note?: string;
 }
+
+/** EPG channel set, as a driver gets it: every unconditional default applied. */
+export type EpgChannelSetApplied = EpgChannelSetSpec & Required<Pick<EpgChannelSetSpec, 'note'>>;
 
 /** EPG login */
 export interface EpgLoginSpec {
@@ -510,6 +616,10 @@ export interface EpgLoginSpec {
    */
   note?: string;
 }
+
+/** EPG login, as a driver gets it: every unconditional default applied. */
+export type EpgLoginApplied = EpgLoginSpec &
+  Required<Pick<EpgLoginSpec, 'channel-set' | 'pause' | 'limit-day' | 'limit-ip' | 'note'>>;
 
 /** Tuner adapter */
 export interface DvbAdapterSpec {
@@ -701,6 +811,47 @@ export interface DvbAdapterSpec {
   'lnb-diseqc'?: 0 | 1 | 2 | 3 | 4;
 }
 
+/** Tuner adapter, as a driver gets it: every unconditional default applied. */
+export type DvbAdapterApplied = DvbAdapterSpec &
+  Required<
+    Pick<
+      DvbAdapterSpec,
+      | 'mode'
+      | 'type'
+      | 'pause'
+      | 'adapter'
+      | 'device'
+      | 'trace'
+      | 'mpegts-trace'
+      | 'enable-alert'
+      | 'mpegts-filter-ca-clear'
+      | 'note'
+      | 'freq'
+      | 'buffer-size'
+      | 'epg-export'
+      | 'spectral-inversion'
+      | 'modulation'
+      | 'symbol-rate'
+      | 'fec'
+      | 'dvb-stream-id'
+      | 't2mi-mode'
+      | 't2mi-pid'
+      | 't2mi-plp'
+      | 't2mi-tsid'
+      | 'bandwidth'
+      | 'transmission-mode'
+      | 'guard-interval'
+      | 'hierarchy-information'
+      | 'lnb-freq1'
+      | 'lnb-freq2'
+      | 'lnb-freq-range'
+      | 'lnb-sharing'
+      | 'lnb-polarization'
+      | 'lnb-force-tone'
+      | 'lnb-diseqc'
+    >
+  >;
+
 /** Archive storage */
 export interface StorageSpec {
   /**
@@ -753,6 +904,21 @@ export interface StorageSpec {
    */
   'alarm-disk-full-hysteresis'?: number;
 }
+
+/** Archive storage, as a driver gets it: every unconditional default applied. */
+export type StorageApplied = StorageSpec &
+  Required<
+    Pick<
+      StorageSpec,
+      | 'max-usage'
+      | 'note'
+      | 'cleanup-interval-sec'
+      | 'disk-pressure-grace-sec'
+      | 'disk-pressure-cut-sec'
+      | 'disk-emergency-bytes'
+      | 'alarm-disk-full-hysteresis'
+    >
+  >;
 
 /** Stream */
 export interface StreamSpec {
@@ -949,6 +1115,48 @@ export interface StreamSpec {
   'epg-channel-set'?: number[];
 }
 
+/** Stream, as a driver gets it: every unconditional default applied. */
+export type StreamApplied = StreamSpec &
+  Required<
+    Pick<
+      StreamSpec,
+      | 'id'
+      | 'mpts'
+      | 'display-name'
+      | 'order'
+      | 'pause'
+      | 'trace'
+      | 'mpegts-trace'
+      | 'mpegts-tr101290'
+      | 'enable-alert'
+      | 'alert-delay'
+      | 'stream-timeout'
+      | 'check-interval'
+      | 'fallback-check'
+      | 'enable-mosaic'
+      | 'scrambled-channel'
+      | 'epg-export'
+      | 'bitrate-mode'
+      | 'mpegts-bitrate'
+      | 'failover-error-rate'
+      | 'failover-error-window'
+      | 'note'
+      | 'stream-type'
+      | 'ott-http'
+      | 'ott-http-trace'
+      | 'ott-hls'
+      | 'ott-webvtt'
+      | 'ott-segment-duration'
+      | 'ott-part-duration'
+      | 'ott-window'
+      | 'dvr-storage'
+      | 'dvr-hours'
+      | 'dvr-min-hours'
+      | 'epg-source'
+      | 'epg-channel'
+    >
+  >;
+
 /** Adaptive stream group */
 export interface StreamAdaptiveSpec {
   /**
@@ -994,6 +1202,15 @@ export interface StreamAdaptiveSpec {
    */
   note?: string;
 }
+
+/** Adaptive stream group, as a driver gets it: every unconditional default applied. */
+export type StreamAdaptiveApplied = StreamAdaptiveSpec &
+  Required<
+    Pick<
+      StreamAdaptiveSpec,
+      'display-name' | 'ott-hls' | 'ott-segment-duration' | 'ott-window' | 'dvr-storage' | 'note'
+    >
+  >;
 
 /** Stream input */
 export interface StreamInputSpec {
@@ -1663,4 +1880,29 @@ export interface StreamOutputSpec {
    * @default 1
    */
   'rist-profile'?: 0 | 1;
+}
+
+/** Each resource kind's record as its driver gets it (every default applied). */
+export interface AppliedSpecByKind {
+  server: ServerApplied;
+  cluster: ClusterApplied;
+  'user-default': UserDefaultApplied;
+  'web-server': WebServerApplied;
+  'http-server': HttpServerApplied;
+  'epg-server': EpgServerApplied;
+  cs: CsSpec;
+  mosaic: MosaicApplied;
+  epg: EpgApplied;
+  alerter: AlerterApplied;
+  acme: AcmeApplied;
+  'dvr-storage-list': DvrStorageListSpec;
+  user: UserApplied;
+  'cs-server': CsServerApplied;
+  'epg-source': EpgSourceApplied;
+  'epg-channel-set': EpgChannelSetApplied;
+  'epg-login': EpgLoginApplied;
+  'dvb-adapter': DvbAdapterApplied;
+  storage: StorageApplied;
+  stream: StreamApplied;
+  'stream-adaptive': StreamAdaptiveApplied;
 }

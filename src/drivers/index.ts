@@ -1,7 +1,7 @@
 // The built-in drivers, one per resource kind. Each part adds its driver with one line below;
 // kinds with no line here show as `pending: no driver`.
 
-import type { Driver } from '../reconciler/driver.ts';
+import { type Driver, erased } from '../reconciler/driver.ts';
 import { DriverRegistry } from '../reconciler/driver-registry.ts';
 import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
@@ -23,7 +23,7 @@ export function builtinDrivers(): Driver[] {
     epgLoginDriver,
     storageListDriver,
     storageDriver,
-    streamDriver,
+    erased(streamDriver),
     streamAdaptiveDriver,
     // more drivers: one line each
   ];

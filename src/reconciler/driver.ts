@@ -1,6 +1,7 @@
 // The driver contract: one Driver per resource kind (a long-lived factory), one Instance per
 // running resource. The reconciler is the only caller of create / update / close.
 import type { Logger } from 'pino';
+import type { AppliedSpecByKind } from '../config/spec-types.generated.ts';
 import type { ApplyClass, Resource, ResourceKind } from '../config/types.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Services } from '../util/services.ts';
@@ -38,7 +39,7 @@ export interface Host {
   /** Directory for the server's own state (archive indexes, last applied config, …). */
   dataDir: string;
   /** The running instance of another resource, if any (e.g. a stream asks for its storage). */
-  lookup<T extends Instance = Instance>(kind: ResourceKind, key: string): T | undefined;
+  lookup<T extends Instance<never> = Instance>(kind: ResourceKind, key: string): T | undefined;
   /** Shared services registered by drivers or the server (HTTP routes, EPG bus, …). */
   services: Services;
 }
@@ -46,6 +47,23 @@ export interface Host {
 export interface Driver<S = Record<string, unknown>> {
   readonly kind: ResourceKind;
   create(res: Resource<S>, host: Host): Promise<Instance<S>>;
+}
+
+/** A kind's record as the reconciler hands it to the kind's driver: validated, with every
+ *  default applied (src/config/desired.ts), so a driver reads `spec.pause` as a boolean and
+ *  repeats no default. Generated from schemas/ (src/config/spec-types.generated.ts). */
+export type SpecOf<K extends ResourceKind> = AppliedSpecByKind[K];
+
+/** A driver typed by its kind's record. */
+export interface KindDriver<K extends ResourceKind> extends Driver<SpecOf<K>> {
+  readonly kind: K;
+}
+
+/** The reconciler's view of a typed driver. The record type is erased here and only here:
+ *  the reconciler hands a driver only records of its kind, checked against the kind's schema
+ *  with defaults applied, which is what SpecOf<K> describes. */
+export function erased<K extends ResourceKind>(driver: KindDriver<K>): Driver {
+  return driver as unknown as Driver;
 }
 
 /**

@@ -7,6 +7,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { applyDefaultsAt } from '../../src/config/defaults.ts';
+import { kindSchema } from '../../src/config/schema.ts';
+import type { StreamApplied } from '../../src/config/spec-types.generated.ts';
 import type { Resource } from '../../src/config/types.ts';
 import { silentLogger } from '../../src/log.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../../src/ott/router.ts';
@@ -53,7 +56,9 @@ export async function httpFor(t: TapLike, router: OttRouter): Promise<string> {
   return `http://127.0.0.1:${addr.port}`;
 }
 
-export function streamResource(spec: Record<string, unknown>): Resource {
+/** A stream resource as the reconciler hands it over: the test's members over quick-test
+ *  settings, then every schema default applied (src/config/desired.ts does the same). */
+export function streamResource(spec: Record<string, unknown>): Resource<StreamApplied> {
   const full: Record<string, unknown> = {
     id: 0,
     pause: false,
@@ -70,7 +75,7 @@ export function streamResource(spec: Record<string, unknown>): Resource {
     key: `name:${full['stream-name']}`,
     name: String(full['stream-name']),
     pointer: '/stream/0',
-    spec: full,
+    spec: applyDefaultsAt(kindSchema('stream'), full) as StreamApplied,
     deps: [],
   };
 }

@@ -1,16 +1,14 @@
 // StreamDriver: the long-lived handle of kind `stream`; creates one StreamInstance per stream
 // resource. Also makes sure the stream metrics are registered once per server.
 import type { Resource } from '../../config/types.ts';
-import type { Driver, Host, Instance } from '../../reconciler/driver.ts';
-import { StreamInstance } from './instance.ts';
+import type { Host, Instance, KindDriver } from '../../reconciler/driver.ts';
+import { StreamInstance, type StreamRecord } from './instance.ts';
 import { ensureStreamMetrics } from './metrics.ts';
 
-type Spec = Record<string, unknown>;
-
-export class StreamDriver implements Driver<Spec> {
+export class StreamDriver implements KindDriver<'stream'> {
   readonly kind = 'stream' as const;
 
-  async create(res: Resource<Spec>, host: Host): Promise<Instance<Spec>> {
+  async create(res: Resource<StreamRecord>, host: Host): Promise<Instance<StreamRecord>> {
     ensureStreamMetrics(host.services);
     const inst = new StreamInstance(res, host);
     try {

@@ -1,0 +1,202 @@
+// The stream engine on its own: no config record, no reconciler, no sockets. Inputs are fakes
+// the test feeds; time is the manual clock. What the engine decides (state, switches, the
+// splice, the status) is checked here; the driver's reading of records is in
+// test/drivers/stream-settings.test.ts and the whole path with real peers in test/stream/.
+import t from 'tap';
+import type { InputContext } from '../../src/engine/input.ts';
+import type { StreamOutput } from '../../src/engine/output.ts';
+import { StreamEngine, type StreamSettings } from '../../src/engine/stream.ts';
+import { silentLogger } from '../../src/log.ts';
+import { TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
+import { buildPat, buildPmt, sectionPackets } from '../../src/mpegts/psi.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+
+const PMT_PID = 0x100;
+const VIDEO_PID = 0x101;
+
+/** One valid chunk of TS: PAT, PMT and a few video packets, CC counting from `cc`. */
+function chunk(cc: number): Buffer {
+  const pat = sectionPackets(
+    buildPat({
+      transportStreamId: 1,
+      version: 0,
+      currentNext: true,
+      programs: [{ programNumber: 1, pid: PMT_PID }],
+    }),
+    0,
+    cc,
+  );
+  const pmt = sectionPackets(
+    buildPmt({
+      programNumber: 1,
+      version: 0,
+      currentNext: true,
+      pcrPid: VIDEO_PID,
+      programInfo: Buffer.alloc(0),
+      streams: [{ streamType: 0x1b, pid: VIDEO_PID, descriptors: Buffer.alloc(0) }],
+    }),
+    PMT_PID,
+    cc,
+  );
+  const video = Buffer.alloc(4 * TS_PACKET_SIZE, 0xff);
+  for (let i = 0; i < 4; i++) {
+    const o = i * TS_PACKET_SIZE;
+    video[o] = 0x47;
+    video[o + 1] = VIDEO_PID >> 8;
+    video[o + 2] = VIDEO_PID & 0xff;
+    video[o + 3] = 0x10 | ((cc * 4 + i) & 0x0f);
+  }
+  return Buffer.concat([pat, pmt, video]);
+}
+
+function settings(over: Partial<StreamSettings> = {}): StreamSettings {
+  return {
+    name: 'unit',
+    inputs: [{ type: 'fake' }, { type: 'fake' }],
+    outputs: [],
+    streamTimeoutMs: 1000,
+    errorRate: 0,
+    errorWindowMs: 10_000,
+    checkIntervalMs: 5000,
+    fallbackCheck: true,
+    bitrateMode: 0,
+    fixedRateKbps: 0,
+    epgExport: false,
+    scrambledChannel: false,
+    enableAlert: true,
+    alertDelayMs: 0,
+    trace: false,
+    ...over,
+  };
+}
+
+/** An engine whose inputs the test drives: `open[i]` is input i's context while it is open. */
+function engine(over: Partial<StreamSettings> = {}) {
+  const clock = new ManualClock(0);
+  const open: (InputContext | null)[] = [];
+  const outputs: { cfg: Record<string, unknown>; got: number; closed: boolean }[] = [];
+  const e = new StreamEngine(settings(over), {
+    log: silentLogger,
+    clock,
+    dataDir: '/nonexistent',
+    inputFactories: {
+      fake: (_cfg, ctx) => ({
+        start: () => {
+          open[ctx.index] = ctx;
+        },
+        close: async () => {
+          open[ctx.index] = null;
+        },
+        status: () => ({}),
+      }),
+    },
+    outputFactories: {
+      count: (cfg): StreamOutput => {
+        const o = { cfg, got: 0, closed: false };
+        outputs.push(o);
+        return {
+          start: async () => {},
+          close: async () => {
+            o.closed = true;
+          },
+          status: () => ({ got: o.got }),
+          packets: (b: Buffer) => {
+            o.got += b.length;
+          },
+        };
+      },
+    },
+    bus: () => undefined,
+    eitSink: () => undefined,
+  });
+  let cc = 0;
+  /** Feed input `i` for `ms` of manual time, one chunk every 50 ms. */
+  const feed = (i: number, ms: number) => {
+    for (let at = 0; at < ms; at += 50) {
+      open[i]?.onData(chunk(cc++), true);
+      clock.advance(50);
+    }
+  };
+  return { e, clock, open, outputs, feed };
+}
+
+t.test(
+  'the primary runs; silence past stream-timeout switches to the backup, spliced',
+  async (t) => {
+    const { e, clock, open, feed } = engine();
+    let received = 0;
+    const discontinuities: string[] = [];
+    e.hub.subscribe({
+      packets: (b: Buffer) => {
+        received += b.length;
+      },
+      discontinuity: (why: string) => {
+        discontinuities.push(why);
+      },
+    });
+    await e.start();
+    t.equal(e.state(), 'starting');
+    t.ok(open[0], 'the primary is open');
+    t.notOk(open[1], 'the backup waits');
+    feed(0, 500);
+    t.equal(e.state(), 'running');
+    t.ok(received > 0, 'output reached the bus');
+    clock.advance(1500); // the primary falls silent
+    t.equal(e.status().activeInput, 1, 'switched to the backup');
+    t.ok(open[1], 'the backup was opened');
+    const sw = e.status().switches;
+    t.equal(sw.length, 1);
+    t.match(sw[0]!.reason, /no valid TS/);
+    feed(1, 500);
+    t.equal(e.state(), 'running', 'running on the backup');
+    t.equal(discontinuities.length, 1, 'the switch reached the bus as one splice');
+    t.ok(
+      e.status().alerts.some((a) => a.key === 'backup-active' && a.raised),
+      'running on a backup raises its alert',
+    );
+    await e.stop();
+    t.equal(e.state(), 'paused');
+    t.notOk(open[0] ?? open[1], 'every input closed at stop');
+  },
+);
+
+t.test('settings replaced at run time are read at the next use (a hot change)', async (t) => {
+  const { e, clock, feed } = engine();
+  await e.start();
+  feed(0, 500);
+  e.settings = { ...e.settings, streamTimeoutMs: 10_000 };
+  clock.advance(1500);
+  t.equal(e.status().activeInput, 0, 'the longer timeout keeps the primary');
+  t.equal(e.state(), 'running');
+  await e.stop();
+});
+
+t.test('outputs come from the factories; an unknown type is reported, not thrown', async (t) => {
+  const { e, outputs, feed } = engine({
+    inputs: [{ type: 'fake' }],
+    outputs: [{ type: 'count' }, { type: 'carrier-pigeon' }],
+  });
+  await e.start();
+  feed(0, 200);
+  t.equal(outputs.length, 1);
+  t.ok(outputs[0]!.got > 0, 'the output got the stream');
+  const st = e.status().outputs;
+  t.equal(st[1]!['state'], 'error');
+  t.match(String(st[1]!['message']), /carrier-pigeon: not supported yet/);
+  e.settings = { ...e.settings, outputs: [{ type: 'count', n: 2 }] };
+  await e.restartOutput(0);
+  await e.restartOutput(1);
+  t.ok(outputs[0]!.closed, 'the old output was closed');
+  t.equal(outputs.length, 2, 'one new output started');
+  t.equal(e.status().outputs.length, 1);
+  await e.stop();
+  t.ok(outputs[1]!.closed);
+});
+
+t.test('no input of a supported type: state error with the reason', async (t) => {
+  const { e } = engine({ inputs: [{ type: 'srt' }] });
+  await e.start();
+  t.equal(e.state(), 'error');
+  t.equal(e.status().message, 'no input of a supported type');
+  await e.stop();
+});

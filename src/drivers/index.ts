@@ -24,7 +24,7 @@ export function builtinDrivers(): Driver[] {
     storageListDriver,
     storageDriver,
     erased(streamDriver),
-    streamAdaptiveDriver,
+    erased(streamAdaptiveDriver),
     // more drivers: one line each
   ];
 }

@@ -1,25 +1,18 @@
 // Driver of kind `stream-adaptive`: an adaptive group delivered at `/{stream-name}/…` from the
 // OTT packagers of its member streams (src/ott/adaptive.ts; docs/ott.md "Adaptive groups").
 
-import { num } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { GroupArchive } from '../dvr/adaptive-archive.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
 import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
-import {
-  DEFAULT_SEGMENT_DURATION,
-  DEFAULT_WINDOW,
-  OTT_BOTH,
-  OTT_CMAF,
-  OTT_HLS_TS,
-} from '../ott/options.ts';
+import { OTT_BOTH, OTT_CMAF, OTT_HLS_TS } from '../ott/options.ts';
 import { ottRegistry } from '../ott/registry.ts';
 import { OTT_ROUTER_SERVICE } from '../ott/router.ts';
-import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
+import type { Host, Instance, KindDriver, ResourceStatus, SpecOf } from '../reconciler/driver.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import { storageById } from './storage.ts';
 
-type Spec = Record<string, unknown>;
+type Spec = SpecOf<'stream-adaptive'>;
 
 class AdaptiveGroupInstance implements Instance<Spec> {
   readonly group: AdaptiveGroup;
@@ -30,14 +23,14 @@ class AdaptiveGroupInstance implements Instance<Spec> {
     private res: Resource<Spec>,
     private host: Host,
   ) {
-    const mode = num(res.spec, 'ott-hls', OTT_CMAF);
-    const segmentDuration = num(res.spec, 'ott-segment-duration', DEFAULT_SEGMENT_DURATION);
+    const mode = res.spec['ott-hls'];
+    const segmentDuration = res.spec['ott-segment-duration'];
     const router = host.services.get(OTT_ROUTER_SERVICE);
     this.group = new AdaptiveGroup({
       name: this.name,
       mode,
       segmentDuration,
-      window: num(res.spec, 'ott-window', DEFAULT_WINDOW),
+      window: res.spec['ott-window'],
       members: () => this.members(),
       clock: host.clock,
       // Member paths go to the member stream's own handler, which answers archive requests.
@@ -64,12 +57,11 @@ class AdaptiveGroupInstance implements Instance<Spec> {
   }
 
   get name(): string {
-    return String(this.res.spec['stream-name'] ?? this.res.name);
+    return this.res.spec['stream-name'];
   }
 
   private memberIds(): number[] {
-    const ids = this.res.spec.streams;
-    return Array.isArray(ids) ? ids.filter((x): x is number => typeof x === 'number') : [];
+    return this.res.spec.streams;
   }
 
   /** Member streams whose OTT packager runs now (a member may start or restart later). */
@@ -110,7 +102,7 @@ class AdaptiveGroupInstance implements Instance<Spec> {
   }
 }
 
-export const streamAdaptiveDriver: Driver<Spec> = {
+export const streamAdaptiveDriver: KindDriver<'stream-adaptive'> = {
   kind: 'stream-adaptive',
   async create(res: Resource<Spec>, host: Host): Promise<Instance<Spec>> {
     return new AdaptiveGroupInstance(res, host);

@@ -30,6 +30,12 @@ export class Packager implements BusSink {
   readonly periodWallclock = new Map<number, number>();
   packetCount = 0;
   discontinuities = 0;
+  private tsWriter?: TsSegmentWriter;
+
+  /** HLS-TS segments closed early for outgrowing the open-segment bound (no key frame). */
+  get oversizeCuts(): number {
+    return this.tsWriter?.oversizeCuts ?? 0;
+  }
 
   constructor(
     public settings: OttSettings,
@@ -43,7 +49,8 @@ export class Packager implements BusSink {
     this.segmenter.addSink(this.timeKeeper());
     if (settings.ts) {
       this.tsStore = new SegmentStore({ window: settings.window, grace: WINDOW_GRACE });
-      this.segmenter.addSink(new TsSegmentWriter(this.segmenter, this.tsStore));
+      this.tsWriter = new TsSegmentWriter(this.segmenter, this.tsStore);
+      this.segmenter.addSink(this.tsWriter);
     }
     if (settings.webvtt) {
       this.vtt = new WebVttWriter({ window: settings.window, grace: WINDOW_GRACE });

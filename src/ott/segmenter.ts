@@ -99,6 +99,10 @@ export class Segmenter {
     this.sinks = this.sinks.filter((s) => s !== sink);
   }
 
+  get targetDuration(): number {
+    return this.opts.targetDuration;
+  }
+
   set targetDuration(s: number) {
     this.opts.targetDuration = s;
   }

@@ -116,6 +116,7 @@ export class StreamOttService implements OttService {
       mode: p.settings.mode,
       packets: p.packetCount,
       discontinuities: p.discontinuities,
+      ...(p.oversizeCuts ? { oversizeCuts: p.oversizeCuts } : {}),
       'ts-segments': p.tsStore?.live().length ?? 0,
       renditions: p.renditions.map((r) => ({
         id: r.id,

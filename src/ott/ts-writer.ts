@@ -15,6 +15,11 @@ const CAPACITY_HEADROOM = 1.25;
 const HASH_HEX_CHARS = 20;
 /** Packets kept before the first boundary, so the first segment starts at its keyframe. */
 const PREROLL_MAX_BYTES = 16 * 1024 * 1024;
+/** An open segment is closed early (as at a splice: the next one is discontinuous) when it
+ *  would grow past this many bytes per second of target duration (48 Mbit/s), and never holds
+ *  less than PREROLL_MAX_BYTES: input with no key frame (junk, a broken encoder, a flood)
+ *  cannot make the packager hold more than one such segment. */
+const OPEN_SEGMENT_BYTES_PER_SECOND = 6 * 1024 * 1024;
 
 /** A growable byte buffer of whole TS packets, in a block of the segment pool. */
 class PacketBuffer {
@@ -84,13 +89,29 @@ export class TsSegmentWriter implements SegmenterSink {
     private store: SegmentStore,
   ) {}
 
+  /** Segments closed early because they outgrew the open-segment bound (status). */
+  oversizeCuts = 0;
+
   packets(buf: Buffer, firstIndex: number): void {
     if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.replace(new PacketBuffer());
+    if (this.seg && this.buf.length + buf.length > this.openSegmentLimit()) {
+      // Closed here like an input splice: the segment so far is stored, the demuxer starts
+      // over at this batch and the next segment is marked discontinuous.
+      this.oversizeCuts++;
+      this.segmenter.discontinuity();
+    }
     if (this.buf.length === 0) {
       this.bufFirst = firstIndex;
       this.prefix = 0;
     }
     this.buf.append(buf);
+  }
+
+  private openSegmentLimit(): number {
+    return Math.max(
+      PREROLL_MAX_BYTES,
+      Math.ceil(this.segmenter.targetDuration * OPEN_SEGMENT_BYTES_PER_SECOND),
+    );
   }
 
   accessUnit(track: Track, au: AccessUnit): void {

@@ -281,3 +281,31 @@ t.test('samples kept after CMAF is switched on mid-stream are not overwritten', 
   t.ok(total > 1000, `${total} audio samples kept`);
   t.same(broken, [], 'every kept sample intact, whatever the switch point');
 });
+
+t.test('input with no key frame cannot grow an open segment without bound', async (t) => {
+  const seg = new Segmenter({ targetDuration: 1, now: () => 0 });
+  const store = new SegmentStore({ window: 100, grace: 0 });
+  const writer = new TsSegmentWriter(seg, store);
+  seg.addSink(writer);
+  seg.push(await stream(3)); // a valid start: segments open
+  const before = store.all().length;
+  // Then 64 MB of junk on a PID no programme lists, in receive-sized batches: no key frame,
+  // so no boundary, ever.
+  const junk = Buffer.alloc(188 * 7 * 64, 0xff);
+  for (let o = 0; o < junk.length; o += 188) {
+    junk[o] = 0x47;
+    junk[o + 1] = 0x07;
+    junk[o + 2] = 0x77;
+    junk[o + 3] = 0x10;
+  }
+  for (let n = 0; n < (64 << 20) / junk.length; n++) seg.push(junk);
+  // One early close; after it the writer is back to its pre-roll, itself bounded (16 MB).
+  t.equal(writer.oversizeCuts, 1, 'the open segment was closed early');
+  const sizes = store.all().map((s) => s.size);
+  t.ok(store.all().length > before, 'the oversize segment was stored, not lost');
+  t.ok(Math.max(...sizes) <= 16 * 1024 * 1024, 'no segment past the bound (16 MB at 1 s)');
+  const cut = store.all().length;
+  seg.push(await stream(3)); // key frames again
+  const next = store.all()[cut];
+  t.ok(next?.discontinuity, 'the first segment after an early close is marked discontinuous');
+});

@@ -12,11 +12,19 @@ Napi::Value Version(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), "sluice-native 0.2.0");
 }
 
+/** The UDP receive hub's next drain slice (scheduled by its pump, src/native/udp.ts). */
+Napi::Value UdpDrain(const Napi::CallbackInfo& info) {
+  std::shared_ptr<sluice::UdpHub> hub = sluice::UdpHub::Existing(info.Env());
+  if (hub) hub->Pump(info.Env());
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
   exports.Set("LiveHttp", sluice::LiveHttp::Define(env));
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
+  exports.Set("udpDrain", Napi::Function::New(env, UdpDrain, "udpDrain"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));

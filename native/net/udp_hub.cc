@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <system_error>
 
 #include "net/udp_receiver.h"
@@ -36,12 +37,22 @@ constexpr auto kErrorBackoff = std::chrono::milliseconds(100);
  *  stream: read on at once) and never past a batch's latency deadline. */
 constexpr auto kRound = std::chrono::microseconds(2000);
 constexpr size_t kCtrl = CMSG_SPACE(sizeof(uint32_t));
+/** One drain slice hands batches to JS for at most this long, then yields to the event loop
+ *  (timers, the API's sockets) before the next slice. A batch is never cut: a slice may end up
+ *  to one batch's processing past it. */
+constexpr auto kDrainBudget = std::chrono::microseconds(4000);
 constexpr size_t kTypicalDatagram = 1400;
 
 std::mutex gHubsMu;
 std::map<napi_env, std::weak_ptr<UdpHub>> gHubs;
 
 }  // namespace
+
+std::shared_ptr<UdpHub> UdpHub::Existing(Napi::Env env) {
+  std::lock_guard<std::mutex> lock(gHubsMu);
+  auto it = gHubs.find(env);
+  return it == gHubs.end() ? nullptr : it->second.lock();
+}
 
 std::shared_ptr<UdpHub> UdpHub::For(Napi::Env env) {
   std::lock_guard<std::mutex> lock(gHubsMu);
@@ -64,7 +75,8 @@ void UdpHub::CloseFds() {
   epfd_ = wakeFd_ = -1;
 }
 
-void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s) {
+void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::Function pump) {
+  if (pump_.IsEmpty() && !pump.IsEmpty()) pump_ = Napi::Persistent(pump);
   if (!running_ && epfd_ < 0) {
     // The epoll set and wake-up eventfd exist while the thread runs (no descriptor is left
     // open while no receiver is).
@@ -110,6 +122,7 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s) {
     try {
       tsfn_ = Tsfn::New(env, "sluice-udp-hub", 0, 1, this);
       stop_ = false;
+      pending_ = false;
       closing_ = false;
       thread_ = std::thread([this] { Run(); });
       running_ = true;
@@ -141,6 +154,9 @@ void UdpHub::Remove(const std::shared_ptr<UdpSocketState>& s) {
     socks_.erase(s->id);
     delete s->cur;  // the unfinished batch (it holds a reference back to s)
     s->cur = nullptr;
+    for (UdpBatch* b : s->ready) delete b;  // never delivered after close(); each holds s
+    s->ready.clear();
+    s->queued = 0;
     empty = socks_.empty();
   }
   if (empty && running_) Stop();
@@ -155,23 +171,26 @@ void UdpHub::Stop() {
   if (thread_.joinable()) thread_.join();
   running_ = false;
   CloseFds();
-  tsfn_.Release();  // queued lists still reach CallJs, which discards closed sockets' batches
+  tsfn_.Release();  // a signal still queued reaches CallJs, which finds nothing to drain
 }
 
-void UdpHub::Complete(UdpSocketState& s, UdpBatchList& out) {
+void UdpHub::Complete(UdpSocketState& s, bool& added) {
   UdpBatch* b = s.cur;
   s.cur = nullptr;
   s.batches++;
-  if (s.inFlight.load() >= s.opts.queueBatches) {
-    s.queueDrops++;  // JS is behind on this socket: drop rather than block or grow
+  if (s.queued.load() >= s.opts.queueBatches) {
+    // JS is behind on this socket: the newest batch is shed here, where it entered, rather
+    // than blocking the thread or growing the queue (the other sockets are not affected).
+    s.queueDrops++;
     delete b;
     return;
   }
-  s.inFlight++;
-  out.push_back(b);
+  s.queued++;
+  s.ready.push_back(b);
+  added = true;
 }
 
-void UdpHub::Fault(UdpSocketState& s, int err, UdpBatchList& out) {
+void UdpHub::Fault(UdpSocketState& s, int err, bool& added) {
   std::string code = ErrnoName(err);
   if (code != s.lastErr) {  // each new fault once, not once per wake-up
     s.lastErr = code;
@@ -180,7 +199,8 @@ void UdpHub::Fault(UdpSocketState& s, int err, UdpBatchList& out) {
     e->sock = socks_[s.id];
     e->code = code;
     e->message = ErrnoMessage("recvmmsg", err);
-    out.push_back(e);
+    s.ready.push_back(e);
+    added = true;
   }
   epoll_event ev{};
   ev.events = 0;
@@ -190,7 +210,7 @@ void UdpHub::Fault(UdpSocketState& s, int err, UdpBatchList& out) {
   s.backoffUntil = Clock::now() + kErrorBackoff;
 }
 
-void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
+void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
   if (s.backoff) return;
   const size_t slot = static_cast<size_t>(s.opts.maxDatagram);
   const int maxN = s.opts.batchDatagrams;
@@ -204,7 +224,7 @@ void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
     int n = recvmmsg(s.fd, msgs_.data(), static_cast<unsigned>(room), MSG_DONTWAIT, nullptr);
     if (n < 0) {
       int err = errno;
-      if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) Fault(s, err, out);
+      if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) Fault(s, err, added);
       return;
     }
     if (n == 0) return;
@@ -242,7 +262,7 @@ void UdpHub::Receive(UdpSocketState& s, UdpBatchList& out, bool& busy) {
     s.bytes += bytes;
     s.datagrams += static_cast<uint64_t>(n);
     if (n < room) return;  // drained
-    Complete(s, out);      // full: more may be queued
+    Complete(s, added);    // full: more may be queued
     busy = true;
   }
 }
@@ -258,7 +278,6 @@ void UdpHub::Arm(int i, size_t slot) {
 
 void UdpHub::Run() {
   epoll_event ev[kMaxEvents];
-  UdpBatchList out;
   int timeout = -1;
   while (!stop_) {
     int n = epoll_wait(epfd_, ev, kMaxEvents, timeout);
@@ -266,6 +285,7 @@ void UdpHub::Run() {
     if (n < 0 && errno != EINTR) break;
     const Clock::time_point round = Clock::now();
     bool busy = false;
+    bool added = false;
     Clock::time_point next = Clock::time_point::max();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -279,7 +299,7 @@ void UdpHub::Run() {
           continue;
         }
         auto it = socks_.find(id);
-        if (it != socks_.end()) Receive(*it->second, out, busy);
+        if (it != socks_.end()) Receive(*it->second, added, busy);
       }
       const Clock::time_point now = Clock::now();
       for (auto& [id, sp] : socks_) {
@@ -297,24 +317,12 @@ void UdpHub::Run() {
         }
         if (s.cur) {
           const Clock::time_point due = s.first + std::chrono::milliseconds(s.opts.batchLatencyMs);
-          if (now >= due) Complete(s, out);
+          if (now >= due) Complete(s, added);
           else next = std::min(next, due);
         }
       }
     }
-    if (!out.empty()) {
-      auto* list = new UdpBatchList();
-      list->swap(out);
-      if (closing_ || tsfn_.NonBlockingCall(list) != napi_ok) {
-        // The environment is going away: nothing will read these any more.
-        for (UdpBatch* b : *list) {
-          if (b->kind == UdpBatch::kData) b->sock->inFlight--;
-          delete b;
-        }
-        delete list;
-        closing_ = true;
-      }
-    }
+    if (added) Signal();
     Clock::time_point now = Clock::now();
     if (n > 0 && !busy) {
       const Clock::time_point wake = std::min(round + kRound, next);
@@ -337,33 +345,83 @@ void UdpHub::Run() {
   }
 }
 
-void UdpHub::CallJs(Napi::Env env, Napi::Function, UdpHub*, UdpBatchList* list) {
-  if (!list) return;
-  std::unique_ptr<UdpBatchList> own(list);
-  if (env == nullptr) {
-    for (UdpBatch* b : *list) delete b;
-    return;
+void UdpHub::Signal() {
+  if (closing_ || pending_.exchange(true)) return;  // a drain is already on its way
+  if (tsfn_.NonBlockingCall(this) != napi_ok) {
+    closing_ = true;  // the environment is going away: nothing will read the queues any more
   }
-  bool failed = false;
-  Napi::Error first;
-  for (UdpBatch* b : *list) {
-    std::shared_ptr<UdpSocketState> sock = b->sock;
-    if (b->kind == UdpBatch::kData) sock->inFlight--;
-    UdpReceiverWrap* w = sock->wrap;
-    if (!w) {  // closed since the batch was read: no onData after close()
-      delete b;
-      continue;
+}
+
+size_t UdpHub::QueuedLocked() const {
+  size_t n = 0;
+  for (const auto& [id, s] : socks_) n += s->ready.size();
+  return n;
+}
+
+size_t UdpHub::Drain(Napi::Env env, std::optional<Napi::Error>& failure) {
+  const Clock::time_point start = Clock::now();
+  std::vector<std::shared_ptr<UdpSocketState>> order;
+  for (;;) {
+    // One round: at most one batch of every socket that has one, so a flooded socket gets the
+    // same share of the slice as a quiet one and its backlog is shed at its own queue.
+    order.clear();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [id, s] : socks_) {
+        if (!s->ready.empty()) order.push_back(s);
+      }
     }
-    Napi::HandleScope scope(env);
-    try {
-      w->Emit(env, b);  // takes b
-    } catch (const Napi::Error& e) {
-      // One receiver's exception must not starve the others in this list: raise it after.
-      if (!failed) first = e;
-      failed = true;
+    if (order.empty()) break;
+    for (const auto& s : order) {
+      UdpBatch* b;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (s->ready.empty()) continue;  // closed by an earlier receiver's callback
+        b = s->ready.front();
+        s->ready.pop_front();
+        if (b->kind == UdpBatch::kData) s->queued--;
+      }
+      UdpReceiverWrap* w = s->wrap;
+      if (!w) {
+        delete b;
+        continue;
+      }
+      Napi::HandleScope scope(env);
+      try {
+        w->Emit(env, b);  // takes b
+      } catch (const Napi::Error& e) {
+        // One receiver's exception must not starve the others: raised after the slice.
+        if (!failure) failure = e;
+      }
     }
+    if (Clock::now() - start >= kDrainBudget) break;
   }
-  if (failed) first.ThrowAsJavaScriptException();
+  std::lock_guard<std::mutex> lock(mu_);
+  return QueuedLocked();
+}
+
+void UdpHub::Pump(Napi::Env env) {
+  std::optional<Napi::Error> failure;
+  size_t left = Drain(env, failure);
+  bool again = left > 0;
+  if (!again) {
+    pending_ = false;
+    // A batch that arrived after the last look was not signalled (pending_ was still set).
+    std::lock_guard<std::mutex> lock(mu_);
+    again = QueuedLocked() > 0 && !pending_.exchange(true);
+  }
+  if (again) {
+    if (!pump_.IsEmpty()) pump_.Call({});
+    else pending_ = false;  // no pump (an older façade): the next arrival signals again
+  }
+  if (failure) failure->ThrowAsJavaScriptException();
+}
+
+void UdpHub::CallJs(Napi::Env env, Napi::Function, UdpHub*, UdpHub*) {
+  if (env == nullptr) return;
+  // Looked up, not taken from the call: the hub may be gone since the signal was queued.
+  std::shared_ptr<UdpHub> hub = Existing(env);
+  if (hub) hub->Pump(env);
 }
 
 }  // namespace sluice

@@ -1,6 +1,9 @@
 // UdpHub: one receive thread per JS environment for every open UdpReceiver socket — epoll over
-// all of them, recvmmsg per ready socket, batches of many sockets handed to JS in one
-// ThreadSafeFunction call (a batch list). The thread runs while at least one socket is open.
+// all of them, recvmmsg per ready socket into per-socket batches. Completed batches wait in a
+// bounded queue per socket; the JS thread drains the queues round-robin in slices of bounded
+// time (Pump), so a flood on one socket is shed at that socket (queueDrops) and can neither
+// starve the other sockets nor hold the event loop (the API, timers, other streams).
+// The thread runs while at least one socket is open.
 #pragma once
 #include <napi.h>
 #include <sys/socket.h>
@@ -8,8 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -41,7 +46,8 @@ struct UdpSocketState {
   std::chrono::steady_clock::time_point backoffUntil{};  // (hub) after a recvmmsg fault
   bool backoff = false;                                  // (hub)
   std::string lastErr;                                   // (hub)
-  std::atomic<int> inFlight{0};  // batches handed to JS and not yet called back
+  std::deque<UdpBatch*> ready;  // (under the hub's mutex) completed batches waiting for JS
+  std::atomic<int> queued{0};   // ready.size() plus data batches being handed over, for stats
   std::atomic<uint64_t> datagrams{0}, bytes{0}, batches{0}, drops{0}, queueDrops{0}, truncated{0};
 };
 
@@ -61,21 +67,36 @@ class UdpHub {
   static std::shared_ptr<UdpHub> For(Napi::Env env);
   ~UdpHub();
 
-  /** Register an open, bound socket; starts the thread when it is the first. JS thread. */
-  void Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s);
+  /** The hub of this environment if one exists (never creates one). */
+  static std::shared_ptr<UdpHub> Existing(Napi::Env env);
+
+  /** Register an open, bound socket; starts the thread when it is the first. `pump` is the
+   *  JS function that schedules the next Pump on a later turn of the event loop (kept from
+   *  the first receiver). JS thread. */
+  void Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::Function pump);
   /** Unregister (the hub no longer touches s->fd when this returns; the caller closes it);
    *  stops the thread when it was the last. JS thread. */
   void Remove(const std::shared_ptr<UdpSocketState>& s);
 
-  static void CallJs(Napi::Env env, Napi::Function, UdpHub* hub, UdpBatchList* list);
+  /** Hand queued batches to their receivers for at most the drain budget; when some are left,
+   *  ask `pump` for another turn. JS thread (the TSFN's call, or the scheduled pump). */
+  void Pump(Napi::Env env);
+
+  static void CallJs(Napi::Env env, Napi::Function, UdpHub* hub, UdpHub* data);
 
  private:
-  using Tsfn = Napi::TypedThreadSafeFunction<UdpHub, UdpBatchList, CallJs>;
+  using Tsfn = Napi::TypedThreadSafeFunction<UdpHub, UdpHub, CallJs>;
+
+  /** One drain slice; returns how many batches are still queued. */
+  size_t Drain(Napi::Env env, std::optional<Napi::Error>& failure);
+  size_t QueuedLocked() const;
+  void Signal();  // hub thread: wake JS unless a drain is already scheduled
 
   void Run();
-  void Receive(UdpSocketState& s, UdpBatchList& out, bool& busy);
-  void Complete(UdpSocketState& s, UdpBatchList& out);
-  void Fault(UdpSocketState& s, int err, UdpBatchList& out);
+  // Hub thread, under mu_; `added` is set when a batch joined a ready queue.
+  void Receive(UdpSocketState& s, bool& added, bool& busy);
+  void Complete(UdpSocketState& s, bool& added);
+  void Fault(UdpSocketState& s, int err, bool& added);
   void Stop();
   void CloseFds();
   void Unregister(const std::shared_ptr<UdpSocketState>& s);  // failed Add: undo
@@ -88,6 +109,10 @@ class UdpHub {
   std::atomic<bool> stop_{false};
   bool running_ = false;  // JS thread
   bool closing_ = false;  // hub thread: the TSFN was closed under it (environment teardown)
+  /** A drain is signalled or scheduled and has not yet found the queues empty: the hub thread
+   *  does not signal again meanwhile (one TSFN call per burst, not one per round). */
+  std::atomic<bool> pending_{false};
+  Napi::FunctionReference pump_;  // JS thread
   std::thread thread_;
   Tsfn tsfn_;
   uint64_t nextId_ = 1;

@@ -66,13 +66,15 @@ UdpReceiverWrap::UdpReceiverWrap(const Napi::CallbackInfo& info)
   opts_.batch.batchDatagrams = IntOf(o, "batchDatagrams", opts_.batch.batchDatagrams);
   opts_.batch.batchLatencyMs = IntOf(o, "batchLatencyMs", opts_.batch.batchLatencyMs);
   opts_.batch.queueBatches = IntOf(o, "queueBatches", opts_.batch.queueBatches);
+  // Without a pump (an older façade) every drain runs until the queues are empty.
+  Napi::Value pump = o.Get("pump");
   const int fd = Open(env);  // throws with the socket closed on failure
   sock_ = std::make_shared<UdpSocketState>();
   sock_->fd = fd;
   sock_->opts = opts_.batch;
   try {
     hub_ = UdpHub::For(env);
-    hub_->Add(env, sock_);
+    hub_->Add(env, sock_, pump.IsFunction() ? pump.As<Napi::Function>() : Napi::Function());
   } catch (...) {
     ::close(fd);
     sock_->fd = -1;
@@ -183,6 +185,7 @@ Napi::Value UdpReceiverWrap::Stats(const Napi::CallbackInfo& info) {
   o.Set("batches", static_cast<double>(s.batches.load()));
   o.Set("drops", static_cast<double>(s.drops.load()));
   o.Set("queueDrops", static_cast<double>(s.queueDrops.load()));
+  o.Set("queued", static_cast<double>(s.queued.load()));
   o.Set("truncated", static_cast<double>(s.truncated.load()));
   return o;
 }

@@ -64,6 +64,8 @@ export interface RawUdpOptions {
   batchDatagrams: number;
   batchLatencyMs: number;
   queueBatches: number;
+  /** Schedules the receive hub's next drain slice (udpDrain) on a later turn of the loop. */
+  pump: () => void;
 }
 
 export interface NativeUdpReceiver {
@@ -76,6 +78,7 @@ export interface NativeUdpReceiver {
     batches: number;
     drops: number;
     queueDrops: number;
+    queued: number;
     truncated: number;
   };
   close(): void;
@@ -121,6 +124,8 @@ export interface NativeAddon {
   ) => NativeLiveHttp;
   TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
+  /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
+  udpDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
 }

@@ -1,5 +1,8 @@
-// UdpReceiver: the typed façade over the native UDP receiver — a socket read with recvmmsg on its
-// own thread, datagrams handed to JS in batches (concatenated) rather than one event each.
+// UdpReceiver: the typed façade over the native UDP receiver — a socket read with recvmmsg on the
+// shared receive thread, datagrams handed to JS in batches (concatenated) rather than one event
+// each. Batches wait in a bounded queue per socket; JS takes them in slices of a few ms, round-
+// robin over the sockets, and yields to the event loop between slices (the pump below), so an
+// overload is shed where it enters (queueDrops) and never holds the API or the other streams.
 import { isIPv4 } from 'node:net';
 import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { interfaceAddress, isMulticast } from '../util/net.ts';
@@ -16,6 +19,16 @@ export const DEFAULT_BATCH_LATENCY_MS = 5;
 export const DEFAULT_MAX_DATAGRAM = 4096;
 /** Batches waiting for the JS thread before new ones are dropped (counted as queueDrops). */
 export const DEFAULT_QUEUE_BATCHES = 256;
+
+/** The receive hub's pump: after a drain slice that used its time, the next waits for the
+ *  next turn of the event loop (after its timers and I/O: the API's requests, other sockets). */
+function pump(): void {
+  setImmediate(drainSlice);
+}
+
+function drainSlice(): void {
+  addon().udpDrain();
+}
 
 export interface UdpReceiverOptions {
   /** UDP port, 0 for any free port (see `port`). */
@@ -48,8 +61,10 @@ export interface UdpReceiverStats {
   batches: number;
   /** Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL). */
   drops: number;
-  /** Batches dropped because JS did not keep up. */
+  /** Batches dropped because JS did not keep up (shed at this socket's queue). */
   queueDrops: number;
+  /** Batches waiting for JS now. */
+  queued: number;
   /** Datagrams longer than maxDatagram (cut). */
   truncated: number;
 }
@@ -135,6 +150,7 @@ export class UdpReceiver {
             1000,
           ),
           queueBatches: intIn('queueBatches', opts.queueBatches, DEFAULT_QUEUE_BATCHES, 1, 65536),
+          pump,
         },
         (kind, a, b, dataLength) => {
           // An exception must not escape into the addon's callback (N-API would swallow it
@@ -197,5 +213,5 @@ export class UdpReceiver {
 }
 
 function zeroStats(): UdpReceiverStats {
-  return { datagrams: 0, bytes: 0, batches: 0, drops: 0, queueDrops: 0, truncated: 0 };
+  return { datagrams: 0, bytes: 0, batches: 0, drops: 0, queueDrops: 0, queued: 0, truncated: 0 };
 }

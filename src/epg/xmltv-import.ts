@@ -83,7 +83,7 @@ export async function importXmltv(
     await parse(it, sink, limits, () => gzip);
   } finally {
     // Ended early (a parse error, a cap): return() reaches the input through the generator, which
-    // closes it (a file's descriptor, a download's request). It used to be left suspended.
+    // closes it (a file's descriptor, a download's request); a suspended one would hold them.
     await it.return(undefined);
   }
 }

@@ -51,8 +51,7 @@ export function sizeText(bytes: number): string {
   return bytes % MIB === 0 ? `${bytes / MIB} MB` : `${bytes} bytes`;
 }
 
-/** The cap checks around one saxes parser. `where` names the element the parser is in (for
- *  the message); `openingTag` the tag whose attributes are being read, if any. */
+/** The cap checks around one saxes parser. */
 export class LimitedParser {
   private buffers: SaxesBuffers;
 
@@ -75,7 +74,8 @@ export class LimitedParser {
     this.buffers = b as SaxesBuffers;
   }
 
-  /** Throw when a buffer of the parser is over its cap. */
+  /** Throw when a buffer of the parser is over its cap. `where` names the element the parser
+   *  is in, `openingTag` the tag whose attributes it is reading, if any (for the message). */
   check(where: string | undefined, openingTag: string | undefined): void {
     const b = this.buffers;
     const max = this.limits.maxTextChars;

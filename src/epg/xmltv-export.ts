@@ -53,9 +53,7 @@ export async function writeXmltv(
   write: (chunk: string) => void | Promise<void>,
 ): Promise<void> {
   const now = rt.nowSec();
-  let buf =
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<tv source-info-name="${escapeXml(header.sourceInfoName)}" source-info-url="${escapeXml(header.sourceInfoUrl)}" generator-info-name="sluice">\n`;
+  let buf = `<?xml version="1.0" encoding="UTF-8"?>\n<tv${tvAttributes(header)}>\n`;
   const flush = async (force = false) => {
     if (buf.length >= CHUNK_CHARS || (force && buf.length > 0)) {
       const out = buf;
@@ -90,6 +88,17 @@ export async function writeXmltv(
   }
   buf += '</tv>\n';
   await flush(true);
+}
+
+/** The attributes of <tv>: an empty source-info-name or source-info-url is omitted (both are
+ *  #IMPLIED in the DTD; `=""` would name a source called "" to the middleware). */
+export function tvAttributes(header: XmltvHeader): string {
+  let out = '';
+  const name = escapeXml(header.sourceInfoName);
+  const url = escapeXml(header.sourceInfoUrl);
+  if (name) out += ` source-info-name="${name}"`;
+  if (url) out += ` source-info-url="${url}"`;
+  return `${out} generator-info-name="sluice"`;
 }
 
 /** The <programme> elements of one channel, from the raw rows (one per event and text). */

@@ -2,6 +2,7 @@
 // into a staging database. Never holds the document in memory; never expands entities:
 // a DOCTYPE with an internal subset (where ENTITY declarations live) is refused, and saxes
 // rejects any entity reference other than the five predefined ones and character references.
+// The document's expanded size and every text are capped (xmltv-limits.ts).
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -9,6 +10,13 @@ import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import type { EpgDatabase, EventRating, EventText } from './database.ts';
 import { languageId } from './languages.ts';
 import { sniffXmlEncoding, XML_SNIFF_BYTES } from './xml-encoding.ts';
+import {
+  IMPORT_LIMITS,
+  type ImportLimits,
+  LimitedParser,
+  sizeText,
+  WRITE_CHARS,
+} from './xmltv-limits.ts';
 import { parseXmltvTime } from './xmltv-time.ts';
 
 const GZIP_MAGIC_0 = 0x1f;
@@ -32,6 +40,8 @@ export interface ImportOptions {
   progress: ImportProgress;
   /** Called with every raw chunk (save-file copy). */
   onRaw?: (chunk: Buffer) => void;
+  /** Caps of this import; IMPORT_LIMITS when absent. */
+  limits?: ImportLimits;
 }
 
 interface Programme {
@@ -44,13 +54,15 @@ interface Programme {
   ratings: EventRating[];
 }
 
-/** Import an XMLTV byte stream into `db` (a fresh staging database). Rejects on any error. */
+/** Import an XMLTV byte stream into `db` (a fresh staging database). Rejects on any error.
+ *  The input is read to its end or closed (its iterator's return()) on every path. */
 export async function importXmltv(
   input: AsyncIterable<Buffer>,
   db: EpgDatabase,
   opts: ImportOptions,
 ): Promise<void> {
   const p = opts.progress;
+  const limits = opts.limits ?? IMPORT_LIMITS;
   let first = true;
   let gzip = opts.forceGzip;
   async function* counted(): AsyncGenerator<Buffer> {
@@ -65,9 +77,26 @@ export async function importXmltv(
       yield buf;
     }
   }
-  // Peek the first chunk before deciding on gunzip.
+  const sink = new XmltvSink(db, opts, limits);
   const it = counted()[Symbol.asyncIterator]();
+  try {
+    await parse(it, sink, limits, () => gzip);
+  } finally {
+    // Ended early (a parse error, a cap): return() reaches the input through the generator, which
+    // closes it (a file's descriptor, a download's request); a suspended one would hold them.
+    await it.return(undefined);
+  }
+}
+
+async function parse(
+  it: AsyncIterator<Buffer>,
+  sink: XmltvSink,
+  limits: ImportLimits,
+  isGzip: () => boolean,
+): Promise<void> {
+  // Peek the first chunk before deciding on gunzip.
   const head = await it.next();
+  const gzip = isGzip();
   const rest = (async function* () {
     if (!head.done) yield head.value;
     for (;;) {
@@ -76,7 +105,7 @@ export async function importXmltv(
       yield n.value;
     }
   })();
-  const sink = new XmltvSink(db, opts);
+  let docBytes = 0;
   const consume = async (source: AsyncIterable<Buffer>) => {
     // The decoder is chosen from the first bytes (BOM or XML declaration), not assumed UTF-8.
     let dec: InstanceType<typeof TextDecoder> | undefined;
@@ -90,6 +119,14 @@ export async function importXmltv(
       return dec;
     };
     for await (const chunk of source) {
+      docBytes += chunk.length;
+      if (docBytes > limits.maxDocumentBytes) {
+        throw new Error(
+          gzip
+            ? `XMLTV refused: the document expanded past ${sizeText(limits.maxDocumentBytes)} (gzip)`
+            : `XMLTV refused: the document is larger than ${sizeText(limits.maxDocumentBytes)}`,
+        );
+      }
       if (dec) {
         sink.write(dec.decode(chunk, { stream: true }));
         continue;
@@ -101,18 +138,28 @@ export async function importXmltv(
     sink.write((dec ?? start()).decode());
     sink.end();
   };
-  if (gzip) {
-    const gunzip = createGunzip();
-    await pipeline(Readable.from(rest), gunzip, consume).catch((err: Error & { code?: string }) => {
-      // zlib's own words ("incorrect header check") do not say that gzip was the problem.
-      if (err.code?.startsWith('Z_')) throw new Error(`gzip decompression failed: ${err.message}`);
+  if (!gzip) return consume(rest);
+  // pipeline() reports its own "The operation was aborted" when the last stage fails (it
+  // aborts the stages before it): the stage's error is kept to report that instead.
+  let failed: unknown;
+  const consumeGunzipped = (source: AsyncIterable<Buffer>) =>
+    consume(source).catch((err: unknown) => {
+      failed ??= err;
       throw err;
     });
-  } else await consume(rest);
+  await pipeline(Readable.from(rest), createGunzip(), consumeGunzipped).catch((err: unknown) => {
+    const e = (failed ?? err) as Error & { code?: string };
+    // zlib's own words ("incorrect header check") do not say that gzip was the problem.
+    if (e.code?.startsWith('Z_')) throw new Error(`gzip decompression failed: ${e.message}`);
+    throw e;
+  });
 }
 
 class XmltvSink {
   private parser = new SaxesParser({ xmlns: false, position: true });
+  private limited: LimitedParser;
+  /** The tag whose attributes saxes is reading (between opentagstart and opentag). */
+  private opening: string | undefined;
   private stack: string[] = [];
   private text = '';
   private chan: { id: string; names: [number, string][]; icon: string } | undefined;
@@ -129,8 +176,13 @@ class XmltvSink {
   constructor(
     private db: EpgDatabase,
     private opts: ImportOptions,
+    private limits: ImportLimits,
   ) {
     const ps = this.parser;
+    this.limited = new LimitedParser(ps, limits);
+    ps.on('opentagstart', (tag) => {
+      this.opening = tag.name;
+    });
     ps.on('doctype', (dt) => {
       if (dt.includes('['))
         throw new Error(
@@ -139,19 +191,29 @@ class XmltvSink {
     });
     ps.on('opentag', (tag) => this.openTag(tag as SaxesTagPlain));
     ps.on('closetag', (tag) => this.closeTag(tag.name));
-    ps.on('text', (t) => {
-      this.text += t;
-    });
-    ps.on('cdata', (t) => {
-      this.text += t;
-    });
+    ps.on('text', (t) => this.addText(t));
+    ps.on('cdata', (t) => this.addText(t));
     ps.on('error', (err) => {
       throw new Error(`XMLTV parse error: ${err.message}`);
     });
   }
 
   write(s: string): void {
-    if (s) this.parser.write(s);
+    for (let i = 0; i < s.length; i += WRITE_CHARS) {
+      this.parser.write(s.length <= WRITE_CHARS ? s : s.slice(i, i + WRITE_CHARS));
+      this.limited.check(this.stack[this.stack.length - 1], this.opening);
+    }
+  }
+
+  /** Text and CDATA of one element, joined across comments between them: capped as a whole. */
+  private addText(t: string): void {
+    if (this.text.length + t.length > this.limits.maxTextChars) {
+      const where = this.stack[this.stack.length - 1];
+      throw new Error(
+        `XMLTV refused: the text of <${where ?? 'tv'}> is longer than ${this.limits.maxTextChars} characters (line ${this.parser.line})`,
+      );
+    }
+    this.text += t;
   }
 
   end(): void {
@@ -163,8 +225,14 @@ class XmltvSink {
   }
 
   private openTag(tag: SaxesTagPlain): void {
+    this.opening = undefined;
     const a = tag.attributes as Record<string, string>;
     const parent = this.stack[this.stack.length - 1];
+    if (this.stack.length >= this.limits.maxDepth) {
+      throw new Error(
+        `XMLTV refused: elements nested deeper than ${this.limits.maxDepth} (<${tag.name}>, line ${this.parser.line})`,
+      );
+    }
     this.stack.push(tag.name);
     this.text = '';
     if (this.stack.length === 1) {

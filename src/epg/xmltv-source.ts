@@ -1,10 +1,9 @@
 // One external XMLTV source (EPG source record): scheduled and forced downloads from a file or
 // HTTP(S) URL into a staging database that replaces the live one only when the whole import
 // succeeded. Failures keep the previous data and show in the status.
-import { createReadStream, createWriteStream, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { int, str } from '../config/spec-values.ts';
@@ -12,19 +11,14 @@ import type { Timer } from '../util/clock.ts';
 import { EpgDatabase } from './database.ts';
 import type { EpgRuntime } from './runtime.ts';
 import { type ImportProgress, importXmltv } from './xmltv-import.ts';
+import {
+  downloadLimitMs,
+  openFileSource,
+  openHttpSource,
+  type SourceInput,
+} from './xmltv-input.ts';
 
 const MS_PER_SECOND = 1000;
-/** Abort a download when no byte arrived for this long. */
-export const DOWNLOAD_IDLE_MS = 60_000;
-/** Abort a download still running after its source's update interval, but never sooner than
- *  this (a large guide over a slow link): a server that trickles bytes slower than the idle
- *  limit would otherwise hold the import, and the previous data, forever. */
-export const DOWNLOAD_MIN_LIMIT_S = 600;
-
-/** How long a download of a source with this `update-interval` may take, in ms. */
-export function downloadLimitMs(updateInterval: number): number {
-  return Math.max(updateInterval, DOWNLOAD_MIN_LIMIT_S) * MS_PER_SECOND;
-}
 
 /** The EPG source record (spec 1) with defaults applied. */
 export interface EpgSourceSpec {
@@ -160,11 +154,12 @@ export class XmltvSource {
     rmSync(staging, { force: true });
     const db = new EpgDatabase(staging, { staging: true });
     let save: { stream: WriteStream; tmp: string; final: string } | undefined;
+    let input: SourceInput | undefined;
     this.abort = new AbortController();
     try {
-      const input = await this.open(this.abort.signal);
+      input = await this.open(this.abort.signal);
       if (this.spec['save-file']) save = this.saveTarget();
-      await importXmltv(input, db, {
+      await importXmltv(input.chunks, db, {
         forceGzip: this.spec['content-encoding'] === 1,
         window: this.rt.retentionWindow(),
         progress,
@@ -198,6 +193,9 @@ export class XmltvSource {
       this.st.lastError = msg;
       this.log.warn({ source: id, err: msg }, 'EPG source import failed; previous data kept');
     } finally {
+      // The descriptor, request and timers go on every path, failure included: a request or
+      // timer left behind would keep the process alive after SIGTERM.
+      await input?.close();
       this.st.progress = undefined;
       this.abort = undefined;
     }
@@ -209,79 +207,32 @@ export class XmltvSource {
     return { stream: createWriteStream(tmp), tmp, final };
   }
 
-  /** Open the source as a byte stream: a file path / file: URL, or HTTP(S). */
-  private async open(signal: AbortSignal): Promise<AsyncIterable<Buffer>> {
+  /** Open the source: a file path / file: URL, or HTTP(S). */
+  private open(signal: AbortSignal): Promise<SourceInput> {
     const src = this.spec.source.trim();
-    if (/^https?:\/\//i.test(src)) return this.download(src, signal);
+    if (/^https?:\/\//i.test(src)) {
+      const headers: Record<string, string> = {
+        'user-agent': 'sluice-epg',
+        'accept-encoding': 'gzip',
+      };
+      if (this.spec.login || this.spec.password) {
+        headers['authorization'] =
+          'Basic ' + Buffer.from(`${this.spec.login}:${this.spec.password}`).toString('base64');
+      }
+      if (this.spec.cookies) headers['cookie'] = this.spec.cookies;
+      return openHttpSource(src, {
+        headers,
+        clock: this.rt.clock,
+        signal,
+        limitMs: downloadLimitMs(this.spec['update-interval']),
+      });
+    }
     const path = src.startsWith('file:')
       ? fileURLToPath(src)
       : isAbsolute(src)
         ? src
         : resolve(src);
-    const stream = createReadStream(path);
-    await new Promise<void>((ok, fail) => {
-      stream.once('open', () => ok());
-      stream.once('error', fail);
-    });
-    signal.addEventListener('abort', () => stream.destroy(new Error('import aborted')));
-    return stream;
-  }
-
-  private async download(url: string, signal: AbortSignal): Promise<AsyncIterable<Buffer>> {
-    const headers: Record<string, string> = {
-      'user-agent': 'sluice-epg',
-      'accept-encoding': 'gzip',
-    };
-    if (this.spec.login || this.spec.password) {
-      headers['authorization'] =
-        'Basic ' + Buffer.from(`${this.spec.login}:${this.spec.password}`).toString('base64');
-    }
-    if (this.spec.cookies) headers['cookie'] = this.spec.cookies;
-    const ctl = new AbortController();
-    signal.addEventListener('abort', () => ctl.abort(signal.reason));
-    let idle: Timer | undefined;
-    const arm = () => {
-      idle?.cancel();
-      idle = this.rt.clock.setTimeout(
-        () => ctl.abort(new Error(`no data for ${DOWNLOAD_IDLE_MS / 1000} s`)),
-        DOWNLOAD_IDLE_MS,
-      );
-    };
-    arm();
-    const limitMs = downloadLimitMs(this.spec['update-interval']);
-    const overall = this.rt.clock.setTimeout(
-      () => ctl.abort(new Error(`not complete after ${limitMs / MS_PER_SECOND} s`)),
-      limitMs,
-    );
-    const stop = () => {
-      idle?.cancel();
-      overall.cancel();
-    };
-    let res: Response;
-    try {
-      res = await fetch(url, { headers, signal: ctl.signal, redirect: 'follow' });
-    } catch (err) {
-      stop();
-      throw new Error(`download failed: ${fetchErrorText(err)}`);
-    }
-    if (res.status !== 200 || !res.body) {
-      stop();
-      await res.body?.cancel();
-      throw new Error(`download failed: HTTP ${res.status} ${res.statusText}`);
-    }
-    const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
-    return (async function* () {
-      try {
-        for await (const chunk of body) {
-          arm();
-          yield chunk as Buffer;
-        }
-      } catch (err) {
-        throw new Error(`download failed: ${fetchErrorText(err)}`);
-      } finally {
-        stop();
-      }
-    })();
+    return openFileSource(path, this.rt.clock, signal);
   }
 
   async close(): Promise<void> {
@@ -300,16 +251,4 @@ async function finishSave(
   await new Promise<void>((done) => save.stream.end(() => done()));
   if (ok) await rename(save.tmp, save.final);
   else rmSync(save.tmp, { force: true });
-}
-
-/** undici says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a redirect loop, a
- *  TLS problem) is in `cause`, and the operator needs it in the source status. */
-export function fetchErrorText(err: unknown): string {
-  const e = err as Error & { cause?: unknown };
-  const cause = e?.cause as (Error & { code?: string }) | undefined;
-  if (cause && typeof cause.message === 'string' && cause.message) {
-    const text = cause.message;
-    return cause.code && !text.includes(cause.code) ? `${cause.code}: ${text}` : text;
-  }
-  return e instanceof Error ? e.message : String(err);
 }

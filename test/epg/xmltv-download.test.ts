@@ -8,13 +8,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import {
-  DOWNLOAD_IDLE_MS,
+  SOURCE_IDLE_MS as DOWNLOAD_IDLE_MS,
   DOWNLOAD_MIN_LIMIT_S,
   downloadLimitMs,
-  type EpgSourceSpec,
-  sourceSpec,
-  XmltvSource,
-} from '../../src/epg/xmltv-source.ts';
+} from '../../src/epg/xmltv-input.ts';
+import { type EpgSourceSpec, sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
 import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
 
@@ -82,6 +80,9 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
 
   src.update(spec(`${base}/stall`));
   await stalled;
+  // The first bytes are in: the reader now waits for more, under the idle limit.
+  while ((src.status().progress?.bytes ?? 0) === 0 && src.status().state === 'importing')
+    await new Promise((r) => setImmediate(r));
   bed.clock.advance(DOWNLOAD_IDLE_MS - 1000);
   t.equal(src.status().state, 'importing', 'still waiting before the idle limit');
   bed.clock.advance(1000);

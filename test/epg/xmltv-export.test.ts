@@ -87,3 +87,29 @@ t.test('a rich guide renders valid XMLTV', async (t) => {
     'a warning names the duplicate',
   );
 });
+
+t.test('an empty source-info-name or source-info-url is omitted, not written as ""', async (t) => {
+  const bed = epgTestBed(t, FIXTURE_DAY + 6 * 3600);
+  const path = join(bed.dir, 'g.xml');
+  writeFileSync(path, GUIDE_B);
+  const src = new XmltvSource(
+    bed.rt,
+    { ...sourceSpec({ id: 1, name: 'g', source: path }), enable: true },
+    bed.rt.log,
+  );
+  t.teardown(() => src.close());
+  await src.idle();
+  const head = async (sourceInfoName: string, sourceInfoUrl: string) => {
+    const xml = (
+      await buildXmltvBodies(bed.rt, bed.rt.allChannels(), { sourceInfoName, sourceInfoUrl })
+    ).plain.toString();
+    return xml.slice(xml.indexOf('<tv'), xml.indexOf('>', xml.indexOf('<tv')) + 1);
+  };
+  t.equal(await head('sluice', ''), '<tv source-info-name="sluice" generator-info-name="sluice">');
+  t.equal(
+    await head('', 'http://guide.example/'),
+    '<tv source-info-url="http://guide.example/" generator-info-name="sluice">',
+  );
+  t.equal(await head('', ''), '<tv generator-info-name="sluice">');
+  t.equal(await head('\u0001', ''), '<tv generator-info-name="sluice">', 'empty once escaped');
+});

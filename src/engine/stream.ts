@@ -117,6 +117,8 @@ export class StreamEngine {
   private pendingSplice: string | null = null;
   private readonly splicer = new Splicer();
   private tick: Timer | null = null;
+  /** One-shot at the active input's silence deadline, when it falls before the next tick. */
+  private deadline: Timer | null = null;
   private check: Timer | null = null;
   private running_ = false;
   private startedAt = 0;
@@ -180,7 +182,8 @@ export class StreamEngine {
     this.running_ = false;
     this.tick?.cancel();
     this.check?.cancel();
-    this.tick = this.check = null;
+    this.deadline?.cancel();
+    this.tick = this.check = this.deadline = null;
     await Promise.all(this.runners.map((r) => r.close()));
     await Promise.all(this.outputs.map((_, j) => this.stopOutput(j)));
     this.outputs = [];
@@ -358,6 +361,35 @@ export class StreamEngine {
     this.outMeter.sample();
     this.updateAutoRate();
     this.evaluateAlerts(health, s);
+    this.armDeadline();
+  }
+
+  /** Monotonic ms at which the active input's silence reaches stream-timeout (failover.ts:
+   *  no valid TS for the timeout, and active for at least as long), or -1 when it is closed. */
+  private silenceDeadline(): number {
+    const r = this.runners[this.active];
+    if (!r?.isOpen) return -1;
+    const timeout = this.settings.streamTimeoutMs;
+    const since = Math.max(r.openedAt, r.activeSince);
+    return Math.max(r.lastValid >= 0 ? r.lastValid + timeout + 1 : 0, since + timeout);
+  }
+
+  /** The tick runs every 250 ms, so a deadline between two ticks was decided up to a tick late
+   *  (kill → switch up to timeout + 250 ms): when it falls before the next tick, a one-shot
+   *  timer decides at the deadline itself. */
+  private armDeadline(): void {
+    if (this.deadline) return;
+    const at = this.silenceDeadline();
+    if (at < 0) return;
+    const wait = at - this.clock.monotonic();
+    if (wait >= TICK_MS) return;
+    this.deadline = this.clock.setTimeout(
+      () => {
+        this.deadline = null;
+        this.onTick();
+      },
+      Math.max(0, wait),
+    );
   }
 
   private onCheck(): void {

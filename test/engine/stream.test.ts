@@ -200,3 +200,17 @@ t.test('no input of a supported type: state error with the reason', async (t) =>
   t.equal(e.status().message, 'no input of a supported type');
   await e.stop();
 });
+
+t.test('the switch is decided at the silence deadline, not at the next tick', async (t) => {
+  const { e, clock, feed } = engine();
+  await e.start();
+  feed(0, 500); // the last chunk arrives at 450 ms; ticks run at 250, 500, 750 …
+  const lastData = 450;
+  // stream-timeout 1000 ms: the input is dead from 1451 ms. The tick at 1250 sees it coming;
+  // the next tick (1500) would be 49 ms late.
+  clock.advance(1460 - clock.monotonic());
+  t.equal(e.status().activeInput, 1, 'switched before the 1500 ms tick');
+  const sw = e.status().switches[0]!;
+  t.equal(Date.parse(sw.at) - clock.now() + clock.monotonic(), lastData + 1000 + 1);
+  await e.stop();
+});

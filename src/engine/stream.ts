@@ -382,14 +382,13 @@ export class StreamEngine {
     const at = this.silenceDeadline();
     if (at < 0) return;
     const wait = at - this.clock.monotonic();
-    if (wait >= TICK_MS) return;
-    this.deadline = this.clock.setTimeout(
-      () => {
-        this.deadline = null;
-        this.onTick();
-      },
-      Math.max(0, wait),
-    );
+    // A deadline already passed was decided (or, with no input to go to, cannot be): the tick
+    // carries on. Re-arming for it would spin.
+    if (wait <= 0 || wait >= TICK_MS) return;
+    this.deadline = this.clock.setTimeout(() => {
+      this.deadline = null;
+      this.onTick();
+    }, wait);
   }
 
   private onCheck(): void {

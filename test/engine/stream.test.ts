@@ -214,3 +214,12 @@ t.test('the switch is decided at the silence deadline, not at the next tick', as
   t.equal(Date.parse(sw.at) - clock.now() + clock.monotonic(), lastData + 1000 + 1);
   await e.stop();
 });
+
+t.test('a single dead input: the passed deadline does not re-arm (no spin)', async (t) => {
+  const { e, clock } = engine({ inputs: [{ type: 'fake' }] });
+  await e.start();
+  clock.advance(5000); // would never return if the deadline timer re-armed itself at 0 ms
+  t.equal(e.state(), 'no-signal');
+  t.equal(e.status().switches.length, 0, 'one input: nowhere to go');
+  await e.stop();
+});

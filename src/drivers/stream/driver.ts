@@ -3,7 +3,7 @@
 import type { Resource } from '../../config/types.ts';
 import type { Driver, Host, Instance } from '../../reconciler/driver.ts';
 import { StreamInstance } from './instance.ts';
-import { ensureStreamMetrics } from './metrics.ts';
+import { countOutputBytes, ensureStreamMetrics } from './metrics.ts';
 
 type Spec = Record<string, unknown>;
 
@@ -13,6 +13,7 @@ export class StreamDriver implements Driver<Spec> {
   async create(res: Resource<Spec>, host: Host): Promise<Instance<Spec>> {
     ensureStreamMetrics(host.services);
     const inst = new StreamInstance(res, host);
+    countOutputBytes(inst);
     try {
       await inst.start();
     } catch (err) {

@@ -1,11 +1,32 @@
 // Prometheus metrics of the streams (prom-client), computed from the running instances at
 // scrape time. The registry lives in host.services 'metrics-registry'; when absent, prom-client's
 // default registry is used and put there (the API's /metrics falls back to the same one).
+// Names follow Prometheus' conventions (`promtool check metrics` passes, test/api/metrics-
+// promtool.test.ts): base units (bytes, seconds), `_total` only on counters.
 import { Counter, Gauge, type Registry, register } from 'prom-client';
+import type { BusHub } from '../../engine/hub.ts';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamMetricsSnapshot } from './instance.ts';
 import { streamRegistry } from './registry.ts';
+
+/** Bytes each running stream has delivered to its consumers, counted by a sink on its bus. */
+const outputBytes = new WeakMap<object, { bytes: number }>();
+
+/**
+ * Count what `stream` puts on its bus from now on (called once, when the instance is made,
+ * before it starts). The sink only adds a length: no copy, no allocation per packet.
+ */
+export function countOutputBytes(stream: { hub: BusHub }): void {
+  if (outputBytes.has(stream)) return;
+  const count = { bytes: 0 };
+  outputBytes.set(stream, count);
+  stream.hub.subscribe({
+    packets(buf) {
+      count.bytes += buf.length;
+    },
+  });
+}
 
 export const METRICS_REGISTRY_SERVICE = new ServiceKey<Registry>('metrics-registry');
 const done = new WeakSet<Registry>();
@@ -19,6 +40,7 @@ export function metricsRegistry(services: Services): Registry {
   return r;
 }
 
+const BITS_PER_BYTE = 8;
 const STATE_VALUES = ['paused', 'starting', 'running', 'no-signal', 'error'] as const;
 /** Every collector of one scrape reads the same snapshots (taken once, not once per metric). */
 const SNAPSHOT_REUSE_MS = 250;
@@ -64,8 +86,25 @@ export function ensureStreamMetrics(services: Services): void {
         for (const s of streams()) this.set({ stream: s.name }, pick(s.m));
       },
     });
-  simple('sluice_stream_bitrate_in_bits', 'Bitrate of the active input, bit/s', (m) => m.bitrateIn);
-  simple('sluice_stream_bitrate_out_bits', 'Bitrate of the output, bit/s', (m) => m.bitrateOut);
+  // What the stream delivers is a counter (rate() it); the input's transport rate is a gauge
+  // because it is the stream's own figure (from its PCR when it has one), not a byte count.
+  new Counter({
+    name: 'sluice_stream_output_bytes_total',
+    help: 'Bytes of transport stream the stream delivered to its consumers',
+    labelNames: ['stream'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of streamRegistry(services).all()) {
+        this.inc({ stream: s.name }, outputBytes.get(s)?.bytes ?? 0);
+      }
+    },
+  });
+  simple(
+    'sluice_stream_input_rate_bytes_per_second',
+    'Transport rate of the active input in bytes per second (from PCR when present, else arrival)',
+    (m) => m.bitrateIn / BITS_PER_BYTE,
+  );
   simple('sluice_stream_active_input', 'Index of the active input (-1 none)', (m) => m.activeInput);
   // A `_total` name is a counter in Prometheus' conventions (rate() and promtool expect it).
   new Counter({

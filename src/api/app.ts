@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ADMIN_AUTH_SERVICE } from '../drivers/http-server.ts';
 import { installAuth } from './auth/plugin.ts';
 import { configRoutes } from './config/routes.ts';
 import { type AppContext, DEFAULT_NONCE_LIFETIME_SEC, DEFAULT_REALM } from './context.ts';
@@ -51,6 +52,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     realm: ctx.realm ?? DEFAULT_REALM,
     nonceLifetimeSec: ctx.nonceLifetimeSec ?? DEFAULT_NONCE_LIFETIME_SEC,
     ...(ctx.digestAlgorithms ? { algorithms: ctx.digestAlgorithms } : {}),
+    // `http-server.realm` and `nonce-lifetime-sec`, as the http-server driver last applied them.
+    settings: () => ctx.services.get(ADMIN_AUTH_SERVICE),
   });
 
   await app.register(swagger, {

@@ -21,6 +21,25 @@ import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
 export const ADMIN_HANDLER_SERVICE = new ServiceKey<RequestHandler>('admin-handler');
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** The admin API's Digest settings from the record (`realm`, `nonce-lifetime-sec`): the
+ *  driver publishes them on every create and update; the API's auth reads them per request. */
+export interface AdminAuthSettings {
+  realm: string;
+  nonceLifetimeSec: number;
+}
+export const ADMIN_AUTH_SERVICE = new ServiceKey<AdminAuthSettings>('admin-auth');
+const DEFAULT_REALM = 'sluice';
+const DEFAULT_NONCE_LIFETIME_SEC = 300;
+
+function authSettings(spec: Record<string, unknown>): AdminAuthSettings {
+  const realm = spec['realm'];
+  const lifetime = spec['nonce-lifetime-sec'];
+  return {
+    realm: typeof realm === 'string' && realm ? realm : DEFAULT_REALM,
+    nonceLifetimeSec: typeof lifetime === 'number' ? lifetime : DEFAULT_NONCE_LIFETIME_SEC,
+  };
+}
+
 const DEFAULT_BIND = '0.0.0.0';
 const DEFAULT_PORT = 43971;
 const DEFAULT_HTTPS_PORT = 43981;
@@ -142,6 +161,7 @@ class HttpServerInstance implements Instance {
 
   /** Bring the listeners to what `spec` asks, touching only those that differ. */
   async ensure(spec: Record<string, unknown>): Promise<void> {
+    this.host.services.set(ADMIN_AUTH_SERVICE, authSettings(spec));
     const maxAge = spec['segment-cache-max-age'];
     ottCachePolicy(this.host.services).setSegmentMaxAge(
       typeof maxAge === 'number' ? maxAge : DEFAULT_SEGMENT_MAX_AGE,

@@ -13,6 +13,7 @@ import type { ConfigDocument } from './config/types.ts';
 import { FilePersister, FileWatcher } from './config/watch.ts';
 import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
+import { PORT_OVERRIDES_SERVICE, type PortOverrides } from './drivers/port-overrides.ts';
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
 import { EPG_HTTP_SERVICE } from './epg/xmltv-cache.ts';
 import type { Logger } from './log.ts';
@@ -33,6 +34,8 @@ export interface ServeOptions {
   clock?: Clock;
   /** Debounce of the file watcher in ms (tests shorten it). */
   watchDebounceMs?: number;
+  /** Ports for this run instead of the config's (`sluice serve --port`, `--epg-port`). */
+  ports?: PortOverrides;
 }
 
 export interface RunningServer {
@@ -64,6 +67,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   // Stream instances package HLS / DASH through this factory (src/ott/).
   services.set(OTT_FACTORY_SERVICE, createOttService);
   services.set(EPG_HTTP_SERVICE, createEpgHttpServer);
+  if (opts.ports) services.set(PORT_OVERRIDES_SERVICE, opts.ports);
   // Plain live HLS-TS requests are answered by the native engine (docs/ott.md); the HTTP
   // listener hands it connections unless `native-delivery` is false.
   const delivery = new LiveDelivery({

@@ -3,10 +3,17 @@
 import { createServer } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ADMIN_AUTH_SERVICE } from '../drivers/http-server.ts';
 import { installAuth } from './auth/plugin.ts';
 import { configRoutes } from './config/routes.ts';
 import { type AppContext, DEFAULT_NONCE_LIFETIME_SEC, DEFAULT_REALM } from './context.ts';
-import { ERROR_SCHEMA, ISSUE_SCHEMA, installErrorHandlers } from './errors.ts';
+import {
+  BODY_LIMIT_BYTES,
+  ERROR_SCHEMA,
+  frameworkError,
+  ISSUE_SCHEMA,
+  installErrorHandlers,
+} from './errors.ts';
 import { jsonBodyParser } from './json-body.ts';
 import { apiPlugins } from './routes/index.ts';
 import { installRequestMetrics, metricsRegistry, metricsRoutes } from './routes/metrics.ts';
@@ -14,8 +21,6 @@ import { ottRoutes } from './routes/ott.ts';
 import { liveTsFastPath } from './routes/ott-fast.ts';
 import { statusRoutes } from './routes/status.ts';
 
-/** Whole config documents arrive in one body; 10,000 streams are a few MB. */
-export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 const API_VERSION = '1';
 
@@ -30,6 +35,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // hands requests to `app.routing(req, res)` (after `await app.ready()`).
     serverFactory: (handler) => createServer(handler),
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
+    frameworkErrors: frameworkError,
   });
 
   app.removeContentTypeParser('application/json');
@@ -46,6 +52,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     realm: ctx.realm ?? DEFAULT_REALM,
     nonceLifetimeSec: ctx.nonceLifetimeSec ?? DEFAULT_NONCE_LIFETIME_SEC,
     ...(ctx.digestAlgorithms ? { algorithms: ctx.digestAlgorithms } : {}),
+    // `http-server.realm` and `nonce-lifetime-sec`, as the http-server driver last applied them.
+    settings: () => ctx.services.get(ADMIN_AUTH_SERVICE),
   });
 
   await app.register(swagger, {

@@ -79,6 +79,12 @@ export function errorBody(err: unknown): { body: ErrorBody; unexpected: boolean 
     }));
     return { body: { status: 400, message: 'The request is invalid', errors }, unexpected: false };
   }
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return {
+      body: { status: 413, message: `the request body is larger than the ${limitText()} limit` },
+      unexpected: false,
+    };
+  }
   const status = fe?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return { body: { status, message: fe?.message ?? 'Bad Request' }, unexpected: false };
@@ -87,6 +93,28 @@ export function errorBody(err: unknown): { body: ErrorBody; unexpected: boolean 
     body: { status: ERRORS.INTERNAL.status, message: ERRORS.INTERNAL.message },
     unexpected: true,
   };
+}
+
+/** Whole config documents arrive in one body; 10,000 streams are a few MB. */
+export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+function limitText(): string {
+  return `${BODY_LIMIT_BYTES / MIB} MB`;
+}
+
+/**
+ * Errors Fastify meets before a route runs (a URL it cannot decode, a parameter too long):
+ * answered in the house `{status, message}` shape instead of Fastify's own body.
+ */
+export function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const status = typeof err.statusCode === 'number' ? err.statusCode : 400;
+  const path = req.raw.url?.split('?')[0] ?? '';
+  const message =
+    err.code === 'FST_ERR_BAD_URL'
+      ? `the URL path ${path} cannot be decoded: a %-escape in it is not UTF-8`
+      : err.message;
+  void sendError(reply, status, message);
 }
 
 export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {

@@ -7,6 +7,7 @@ export const USAGE = `sluice — IPTV/OTT streaming server driven by configurati
 
 Usage:
   sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
+               [--port N] [--epg-port N]
   sluice reconcile --plan [--config FILE | --git URL …] [--server URL] [--json] [--data-dir DIR]
   sluice validate FILE
   sluice fmt [--check] FILE
@@ -16,6 +17,7 @@ Exit codes: 0 success (reconcile: no changes), 2 reconcile found changes, 1 erro
 
 export const HELP: Record<string, string> = {
   serve: `Usage: sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
+                    [--port N] [--epg-port N]
 
 Run the server. The desired state comes from one source:
   --config FILE   a JSON config file, watched for changes (created on the first API edit
@@ -27,6 +29,13 @@ Run the server. The desired state comes from one source:
   --data-dir DIR  the server's own state: last applied config, git clone, archive
                   indexes (default ${DEFAULT_DATA_DIR})
   --log-level L   trace, debug, info, warn, error, silent (default info; env SLUICE_LOG_LEVEL)
+  --port N        listen for the admin API and OTT on port N for this run, instead of the
+                  config's http-server.port (default 43971); the config is not changed
+  --epg-port N    the EPG server's HTTP port for this run, instead of epg-server.port
+                  (default 10444)
+
+When a port is taken, start-up says which one and which setting or flag moves it; the
+server keeps retrying it meanwhile.
 
 Edits through the admin API are written back to the source (file: atomic write;
 git: a commit pushed to URL). SIGINT or SIGTERM stops everything cleanly.`,

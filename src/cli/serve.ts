@@ -3,37 +3,73 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../log.ts';
 import { type RunningServer, type ServeOptions, startServer } from '../main.ts';
+import type { ResourceStatusEntry } from '../reconciler/types.ts';
 import { DEFAULT_DATA_DIR } from './help.ts';
 import { formatIssues } from './issues.ts';
 
 /** How long start-up waits for the first apply to report the listening address. */
 const FIRST_APPLY_WAIT_MS = 10_000;
 const FIRST_APPLY_POLL_MS = 50;
+const MAX_PORT = 65535;
 
-/** Where the admin API listens, as the http-server driver reports it after the first apply. */
-async function listenAddress(server: RunningServer, label: string): Promise<string> {
+/** The listening address of the admin API, or the one line saying why it is not listening. */
+function adminLine(entry: ResourceStatusEntry | undefined): string | undefined {
+  const addr = entry?.status?.['http'];
+  if (typeof addr === 'string') {
+    const [host, port] = [
+      addr.slice(0, addr.lastIndexOf(':')),
+      addr.slice(addr.lastIndexOf(':') + 1),
+    ];
+    const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    return `admin API and OTT listening on ${addr} (http://${local}:${port}/) (status: /data/status)`;
+  }
+  // The error names the port and what moves it (the driver's message); /data/status is not
+  // offered here: it is served on the port that is not listening.
+  if (entry?.error) return `admin API not listening: ${entry.error} (retrying meanwhile)`;
+  return undefined;
+}
+
+/**
+ * What start-up says once the first apply has run: where the admin API listens, or why not,
+ * and a line for each other listener that could not start (the EPG server).
+ */
+async function startupReport(
+  server: RunningServer,
+  label: string,
+): Promise<{ where: string; more: string[] }> {
   const deadline = Date.now() + FIRST_APPLY_WAIT_MS;
   for (;;) {
-    const entry = server.loop.status().resources.find((r) => r.kind === 'http-server');
-    const addr = entry?.status?.['http'];
-    if (typeof addr === 'string') {
-      const [host, port] = [
-        addr.slice(0, addr.lastIndexOf(':')),
-        addr.slice(addr.lastIndexOf(':') + 1),
-      ];
-      const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-      return `admin API and OTT listening on ${addr} (http://${local}:${port}/)`;
-    }
-    if (entry?.error) return `admin API not listening: ${entry.error}`;
+    const st = server.loop.status();
+    const http = st.resources.find((r) => r.kind === 'http-server');
     const refused = server.service.invalid();
-    if (refused && !entry) {
+    if (refused && !http) {
       process.stderr.write(`${formatIssues(label, refused.issues)}\n`);
       const why = refused.message.split('\n')[0];
-      return `nothing applied: the config is invalid (${why}); it applies once fixed`;
+      return {
+        where: `nothing applied: the config is invalid (${why}); it applies once fixed`,
+        more: [],
+      };
     }
-    if (Date.now() > deadline) return 'admin API not listening yet (see /data/status)';
+    const where = adminLine(http);
+    if (where && st.lastResult) {
+      const epg = st.resources.find((r) => r.kind === 'epg-server');
+      return { where, more: epg?.error ? [`${epg.error} (retrying meanwhile)`] : [] };
+    }
+    if (Date.now() > deadline) {
+      return { where: where ?? 'admin API not listening yet (still starting)', more: [] };
+    }
     await new Promise((r) => setTimeout(r, FIRST_APPLY_POLL_MS));
   }
+}
+
+/** `--port` / `--epg-port`: a TCP port, 1..65535. */
+function portOption(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_PORT) {
+    throw new Error(`${flag} must be a port number from 1 to ${MAX_PORT}: ${value}`);
+  }
+  return n;
 }
 
 /** A second signal while closing means "now": give up on a clean close after this long. */
@@ -50,6 +86,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       poll: { type: 'string' },
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
+      port: { type: 'string' },
+      'epg-port': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -61,6 +99,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const log = createLogger(values['log-level'] ? { level: values['log-level'] } : {});
   const opts: ServeOptions = { dataDir: values['data-dir'] ?? DEFAULT_DATA_DIR, log };
+  const http = portOption('--port', values.port);
+  const epg = portOption('--epg-port', values['epg-port']);
+  if (http !== undefined || epg !== undefined) {
+    opts.ports = {
+      ...(http !== undefined ? { http } : {}),
+      ...(epg !== undefined ? { epg } : {}),
+    };
+  }
   if (values.config) opts.config = values.config;
   if (values.git) {
     const pollSec = values.poll === undefined ? undefined : Number(values.poll);
@@ -74,11 +120,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
 
   const server = await startServer(opts);
-  const where = await listenAddress(server, opts.config ?? opts.git?.url ?? 'config');
+  const { where, more } = await startupReport(server, opts.config ?? opts.git?.url ?? 'config');
   process.stderr.write(
     `sluice: serving ${opts.git ? `git ${opts.git.url}` : (opts.config ?? 'an empty config')}; ` +
-      `${where} (status: /data/status)\n`,
+      `${where}\n`,
   );
+  for (const line of more) process.stderr.write(`sluice: ${line}\n`);
 
   return await new Promise<number>((resolve) => {
     let stopping = false;

@@ -57,13 +57,25 @@ export function etagOf(text: string): string {
   return `"${sha256(text)}"`;
 }
 
-/** True when an If-Match header value names `etag` (`*`, lists and weak tags accepted). */
+/**
+ * True when an If-Match header value names `etag`: `*` or a list holding it. The comparison is
+ * strong (RFC 9110 §13.1.1): a weak tag `W/"…"` never matches, since a weak validator does not
+ * promise the bytes a write is based on.
+ */
 export function ifMatchAccepts(header: string, etag: string): boolean {
-  const bare = etag.replace(/^W\//, '');
   return header
     .split(',')
     .map((s) => s.trim())
-    .some((tag) => tag === '*' || tag.replace(/^W\//, '') === bare);
+    .some((tag) => tag === '*' || (!tag.startsWith('W/') && tag === etag));
+}
+
+/** The 412 of an If-Match that does not name the current config. */
+export function preconditionFailed(header: string, etag: string): HttpError {
+  const weak = header.split(',').some((s) => s.trim().startsWith('W/'));
+  return new HttpError(
+    'PRECONDITION_FAILED',
+    `If-Match ${header} does not match the current config ${etag}${weak ? ' (a weak W/ tag never matches a write: If-Match compares strongly)' : ''}`,
+  );
 }
 
 /** Runs async tasks one at a time, in submission order. */
@@ -199,10 +211,7 @@ export class ConfigServiceImpl implements ConfigService {
   ): Promise<EditResult> {
     return this.queue.run(async () => {
       if (opts.ifMatch !== undefined && !ifMatchAccepts(opts.ifMatch, `"${this.hash}"`)) {
-        throw new HttpError(
-          'PRECONDITION_FAILED',
-          `If-Match ${opts.ifMatch} does not match the current config "${this.hash}"`,
-        );
+        throw preconditionFailed(opts.ifMatch, `"${this.hash}"`);
       }
       if (this.lastError) {
         // Writing over a refused file (or git head) would silently drop the operator's text.

@@ -185,6 +185,9 @@ export function schemaIssues(doc: unknown, positions: PositionIndex): ConfigIssu
  *  schema does not know in records that accept them (warnings, with a "did you mean"). */
 export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[] {
   const out: ConfigIssue[] = [];
+  /** Unknown members past MAX_UNKNOWN_LISTED: counted, not listed one by one. */
+  let unlisted = 0;
+  let listed = 0;
   const walk = (node: SchemaNode, value: unknown, pointer: string): void => {
     if (Array.isArray(value)) {
       const items = itemsSchema(node);
@@ -227,6 +230,11 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
       const ptr = `${pointer}/${escapePointerToken(key)}`;
       if (!f) {
         if (shape.strict) continue; // already an error from the schema
+        if (listed >= MAX_UNKNOWN_LISTED) {
+          unlisted++;
+          continue;
+        }
+        listed++;
         const hint = suggest(key, shape.fields.keys());
         const issue: ConfigIssue = {
           severity: 'warning',
@@ -242,8 +250,21 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
     }
   };
   walk(rootSchema(), doc, '');
+  if (unlisted > 0) {
+    out.push({
+      severity: 'warning',
+      pointer: '',
+      rule: 'unknown-member',
+      message: `${unlisted} more unknown members are ignored (only the first ${MAX_UNKNOWN_LISTED} are listed)`,
+    });
+  }
   return out;
 }
+
+/** Unknown members listed one by one, each with its "did you mean" (which costs an edit
+ *  distance per known field): past this many a document is junk, not a few typos, and the
+ *  rest are only counted, so a body of a million of them is answered in a moment. */
+export const MAX_UNKNOWN_LISTED = 200;
 
 const SATELLITE_TYPES = new Set([5, 6]);
 

@@ -8,6 +8,7 @@ import {
   EPG_HTTP_SERVICE,
   type EpgHttpServer,
   type EpgHttpServerFactory,
+  type EpgServerSettings,
   type Restarted,
   serverSettings,
 } from '../epg/xmltv-cache.ts';
@@ -18,6 +19,35 @@ import {
   type Instance,
   type ResourceStatus,
 } from '../reconciler/driver.ts';
+import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
+
+/** The listener settings of the record, with the port `sluice serve --epg-port` gives. */
+function settingsOf(spec: Record<string, unknown>, host: Host): EpgServerSettings {
+  const s = serverSettings(spec);
+  const port = host.services.get(PORT_OVERRIDES_SERVICE)?.epg;
+  return port === undefined ? s : { ...s, port };
+}
+
+/** Why the EPG server cannot listen, in one line that says what to do about a taken port. */
+function listenFailure(err: unknown, s: EpgServerSettings, host: Host): DriverError {
+  const e = err as NodeJS.ErrnoException & { port?: number };
+  if (e.code !== 'EADDRINUSE') {
+    return new DriverError(`EPG server cannot listen: ${(err as Error).message}`, true);
+  }
+  const https = e.port !== undefined && e.port === s.httpsPort && e.port !== s.port;
+  const where = `${https ? 'HTTPS' : 'HTTP'} ${s.bindAddress}:${https ? s.httpsPort : s.port}`;
+  const advice = https
+    ? 'set epg-server.https-port in the config to a free port'
+    : portAdvice(
+        'epg-server.port',
+        '--epg-port',
+        host.services.get(PORT_OVERRIDES_SERVICE)?.epg !== undefined,
+      );
+  return new DriverError(
+    `EPG server cannot listen: ${where}: the port is in use by another program; ${advice}`,
+    true,
+  );
+}
 
 class EpgServerInstance implements Instance {
   private server: EpgHttpServer;
@@ -30,7 +60,7 @@ class EpgServerInstance implements Instance {
     res: Resource,
     create: EpgHttpServerFactory,
   ) {
-    this.server = create(rt, serverSettings(res.spec));
+    this.server = create(rt, settingsOf(res.spec, host));
   }
 
   static async create(res: Resource, host: Host): Promise<EpgServerInstance> {
@@ -42,7 +72,7 @@ class EpgServerInstance implements Instance {
       await inst.start();
     } catch (err) {
       await inst.close();
-      throw new DriverError(`EPG server cannot listen: ${(err as Error).message}`, true);
+      throw listenFailure(err, settingsOf(res.spec, host), host);
     }
     return inst;
   }
@@ -61,10 +91,11 @@ class EpgServerInstance implements Instance {
     // The header attributes are inside the cached bodies: rebuild them on the next request.
     this.rt.bump();
     let restarted: Restarted;
+    const settings = settingsOf(next.spec, this.host);
     try {
-      restarted = await this.server.apply(serverSettings(next.spec));
+      restarted = await this.server.apply(settings);
     } catch (err) {
-      throw new DriverError(`EPG server cannot listen: ${(err as Error).message}`, true);
+      throw listenFailure(err, settings, this.host);
     }
     this.ports = this.server.ports();
     if (restarted.http || restarted.https) {

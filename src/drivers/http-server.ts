@@ -16,9 +16,29 @@ import {
   type ResourceStatus,
 } from '../reconciler/driver.ts';
 import { ServiceKey } from '../util/services.ts';
+import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
 
 export const ADMIN_HANDLER_SERVICE = new ServiceKey<RequestHandler>('admin-handler');
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The admin API's Digest settings from the record (`realm`, `nonce-lifetime-sec`): the
+ *  driver publishes them on every create and update; the API's auth reads them per request. */
+export interface AdminAuthSettings {
+  realm: string;
+  nonceLifetimeSec: number;
+}
+export const ADMIN_AUTH_SERVICE = new ServiceKey<AdminAuthSettings>('admin-auth');
+const DEFAULT_REALM = 'sluice';
+const DEFAULT_NONCE_LIFETIME_SEC = 300;
+
+function authSettings(spec: Record<string, unknown>): AdminAuthSettings {
+  const realm = spec['realm'];
+  const lifetime = spec['nonce-lifetime-sec'];
+  return {
+    realm: typeof realm === 'string' && realm ? realm : DEFAULT_REALM,
+    nonceLifetimeSec: typeof lifetime === 'number' ? lifetime : DEFAULT_NONCE_LIFETIME_SEC,
+  };
+}
 
 const DEFAULT_BIND = '0.0.0.0';
 const DEFAULT_PORT = 43971;
@@ -41,12 +61,15 @@ interface Listener {
   detach?: () => void;
 }
 
-function targets(spec: Record<string, unknown>): { http: Target; https?: Target } {
+function targets(
+  spec: Record<string, unknown>,
+  portOverride: number | undefined,
+): { http: Target; https?: Target } {
   const bind =
     typeof spec['bind-address'] === 'string' && spec['bind-address']
       ? spec['bind-address']
       : DEFAULT_BIND;
-  const port = typeof spec['port'] === 'number' ? spec['port'] : DEFAULT_PORT;
+  const port = portOverride ?? (typeof spec['port'] === 'number' ? spec['port'] : DEFAULT_PORT);
   const native = spec['native-delivery'] !== false;
   const out: { http: Target; https?: Target } = { http: { bind, port, native } };
   const cert = spec['certificate'];
@@ -74,11 +97,28 @@ function addressOf(server: http.Server): string {
   return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
 }
 
-function listenError(e: NodeJS.ErrnoException, t: Target, proto: string): DriverError {
+/** The setting and the `sluice serve` flag that move each listener's port. */
+const PORT_SETTINGS = {
+  HTTP: { setting: 'http-server.port', flag: '--port' },
+  HTTPS: { setting: 'http-server.https-port', flag: '' },
+} as const;
+
+function listenError(
+  e: NodeJS.ErrnoException,
+  t: Target,
+  proto: keyof typeof PORT_SETTINGS,
+  fromFlag: boolean,
+): DriverError {
   const where = `${proto} ${t.bind}:${t.port}`;
   switch (e.code) {
-    case 'EADDRINUSE':
-      return new DriverError(`${where}: the port is in use by another program`, true);
+    case 'EADDRINUSE': {
+      // One line that says what to do: which setting (or flag) moves the port.
+      const { setting, flag } = PORT_SETTINGS[proto];
+      const advice = flag
+        ? portAdvice(setting, flag, fromFlag)
+        : `set ${setting} in the config to a free port`;
+      return new DriverError(`${where}: the port is in use by another program; ${advice}`, true);
+    }
     case 'EADDRNOTAVAIL':
       return new DriverError(`${where}: the address is not configured on this host`, true);
     case 'EACCES':
@@ -121,18 +161,20 @@ class HttpServerInstance implements Instance {
 
   /** Bring the listeners to what `spec` asks, touching only those that differ. */
   async ensure(spec: Record<string, unknown>): Promise<void> {
+    this.host.services.set(ADMIN_AUTH_SERVICE, authSettings(spec));
     const maxAge = spec['segment-cache-max-age'];
     ottCachePolicy(this.host.services).setSegmentMaxAge(
       typeof maxAge === 'number' ? maxAge : DEFAULT_SEGMENT_MAX_AGE,
     );
-    const want = targets(spec);
+    const portOverride = this.host.services.get(PORT_OVERRIDES_SERVICE)?.http;
+    const want = targets(spec, portOverride);
     if (!sameTarget(this.http?.target, want.http)) {
       await this.stop('http');
       const server = http.createServer(this.handle);
       const delivery = this.host.services.get(LIVE_DELIVERY_SERVICE);
       const detach = want.http.native ? delivery?.attach(server) : undefined;
       try {
-        await this.listen(want.http, server, 'HTTP');
+        await this.listen(want.http, server, 'HTTP', portOverride !== undefined);
       } catch (e) {
         detach?.();
         throw e;
@@ -161,16 +203,21 @@ class HttpServerInstance implements Instance {
             false,
           );
         }
-        this.https = { target: t, server: await this.listen(t, server, 'HTTPS') };
+        this.https = { target: t, server: await this.listen(t, server, 'HTTPS', false) };
       }
     }
   }
 
-  private listen<S extends http.Server>(t: Target, server: S, proto: string): Promise<S> {
+  private listen<S extends http.Server>(
+    t: Target,
+    server: S,
+    proto: 'HTTP' | 'HTTPS',
+    fromFlag: boolean,
+  ): Promise<S> {
     return new Promise((resolve, reject) => {
       const onError = (e: NodeJS.ErrnoException) => {
         server.close();
-        reject(listenError(e, t, proto));
+        reject(listenError(e, t, proto, fromFlag));
       };
       server.once('error', onError);
       server.listen(t.port, t.bind, () => {

@@ -80,7 +80,7 @@ export class StorageListInstance implements Instance {
     const bad = list.filter((s) => s.state !== 'ready');
     return {
       state: 'running',
-      message: bad.length ? `${bad.length} of ${list.length} storages not Ready` : undefined,
+      message: bad.length ? `${bad.length} of ${list.length} storages not ready` : undefined,
       storages: list.map((s) => ({ id: s.settings.id, name: s.settings.name, state: s.state })),
     };
   }

@@ -2,7 +2,7 @@
 // per-stream storage-gap-percent and a forecast of when the disk reaches max-usage.
 import { usedPercent } from './disk.ts';
 import type { StreamTotals } from './index-db.ts';
-import type { ArchiveStorage } from './storage.ts';
+import type { ArchiveStorage, StorageState } from './storage.ts';
 
 export interface AttachedStreamStatus {
   name: string;
@@ -18,8 +18,9 @@ export interface StorageStatus {
   id: number;
   name: string;
   'dir-path': string;
-  /** `Ready`, `Error` or `Not Ready` (spec 3 wording). */
-  state: 'Ready' | 'Error' | 'Not Ready';
+  /** `ready`, `error` or `not-ready`: the spec's Ready / Error / Not Ready in the lowercase
+   *  words every other state of the API uses (the same word `/data/status` shows). */
+  state: StorageState;
   message: string;
   'total-bytes': number;
   'free-bytes': number;
@@ -40,8 +41,6 @@ export interface StorageStatus {
   'full-forecast-sec': number | null;
   streams: AttachedStreamStatus[];
 }
-
-const STATE_WORD = { ready: 'Ready', error: 'Error', 'not-ready': 'Not Ready' } as const;
 
 export function gapPercent(t: StreamTotals | undefined): number {
   if (!t || t.last <= t.first) return 0;
@@ -92,7 +91,7 @@ export function buildStatus(s: ArchiveStorage, now: number): StorageStatus {
     id: s.settings.id,
     name: s.settings.name,
     'dir-path': s.settings.dirPath,
-    state: STATE_WORD[s.state],
+    state: s.state,
     message: s.message,
     'total-bytes': disk?.total ?? 0,
     'free-bytes': disk?.free ?? 0,

@@ -1,4 +1,4 @@
-// One archive storage: its state machine (Not Ready → Ready ⇄ Error), the index, the streams
+// One archive storage: its state machine (not-ready → ready ⇄ error), the index, the streams
 // bound to it, session protection slots, and the periodic cleanup pass (rolling, size-based
 // with grace and hysteresis, emergency, orphan scan). Disk figures and time are injected.
 import { statSync } from 'node:fs';

@@ -92,6 +92,9 @@ export interface StreamMetrics {
   activeInput: number;
   switchCount: number;
   tr101290: Tr101290Counters | null;
+  /** Totals since the stream was created (counters: they only grow). */
+  bytesIn: number;
+  bytesOut: number;
 }
 
 const TICK_MS = 250;
@@ -129,6 +132,9 @@ export class StreamEngine {
   private readonly outMeter: BitrateMeter;
   private autoRate = 0;
   private message = '';
+  /** Bytes of TS the inputs delivered (probes included) and the stream put on its bus. */
+  private bytesIn = 0;
+  private bytesOut = 0;
 
   constructor(
     settings: StreamSettings,
@@ -299,6 +305,7 @@ export class StreamEngine {
   // ---- data path --------------------------------------------------------------------------
 
   private onPackets(r: InputRunner, packets: Buffer, owned: boolean): void {
+    this.bytesIn += packets.length;
     if (r.index !== this.active) return;
     if (this.pendingSplice !== null) {
       this.splicer.splice();
@@ -312,6 +319,7 @@ export class StreamEngine {
     const out = this.splicer.push(packets, owned);
     if (out.length === 0) return;
     this.lastOutput = this.clock.monotonic();
+    this.bytesOut += out.length;
     this.outMeter.add(out.length);
     this.hub.packets(out);
   }
@@ -524,6 +532,8 @@ export class StreamEngine {
       activeInput: this.active,
       switchCount: this.switchCount,
       tr101290: st?.tr101290 ?? null,
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
     };
   }
 

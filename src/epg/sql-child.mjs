@@ -13,7 +13,7 @@ process.stdin.on('end', () => {
   process.stdout.write(JSON.stringify(run(JSON.parse(input))));
 });
 
-function run({ path, sql, maxRows, maxMs }) {
+function run({ path, sql, maxRows, maxMs, maxBytes }) {
   let db;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
@@ -36,11 +36,16 @@ function run({ path, sql, maxRows, maxMs }) {
     const rows = [];
     const started = performance.now();
     let truncated = false;
+    // The answer's size is counted row by row, so an answer too large to send is refused as
+    // such, at once, instead of being built and then overrunning the time limit.
+    let bytes = JSON.stringify(columns).length;
     for (const row of stmt.iterate()) {
       if (rows.length >= maxRows || performance.now() - started > maxMs) {
         truncated = true;
         break;
       }
+      bytes += JSON.stringify(row).length + 1;
+      if (bytes > maxBytes) return { error: 'too-large', rows: rows.length };
       rows.push(row);
     }
     return { columns, rows, truncated };

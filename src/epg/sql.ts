@@ -13,8 +13,12 @@ export const SQL_STARTUP_ALLOWANCE_MS = 5000;
 /** After the limit, the child gets this long to return the rows it has (its own check between
  *  rows) before it is killed. */
 export const SQL_KILL_GRACE_MS = 250;
-/** Answers larger than this are cut off (1,000 rows of long descriptions fit easily). */
-const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/** Largest answer (JSON bytes of the rows): 1,000 rows of long descriptions fit easily. A
+ *  larger one is refused with its own message (the child counts as it reads rows). */
+export const SQL_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/** The child is killed past this much output whatever it says (its JSON wrapper included). */
+const MAX_CHILD_OUTPUT = 2 * SQL_MAX_ANSWER_BYTES;
+const MIB = 1024 * 1024;
 const CHILD = new URL('./sql-child.mjs', import.meta.url).pathname;
 
 export interface SqlResult {
@@ -24,17 +28,30 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-type ChildAnswer = SqlResult | { error: 'open' | 'refused' | 'failed'; message: string };
+type ChildAnswer =
+  | SqlResult
+  | { error: 'open' | 'refused' | 'failed'; message: string }
+  | { error: 'too-large'; rows: number };
+
+function tooLarge(limit: number, rows?: number): HttpError {
+  const after = rows === undefined ? '' : ` (reached after ${rows} rows)`;
+  return new HttpError(
+    'BAD_REQUEST',
+    `SQL answer too large: more than the ${limit / MIB} MB limit${after}; select fewer rows or shorter columns (LIMIT, substr())`,
+  );
+}
 
 export async function runReadOnlySql(
   path: string,
   sql: string,
-  limits: { maxRows: number; maxMs: number },
+  limits: { maxRows: number; maxMs: number; maxBytes?: number },
 ): Promise<SqlResult> {
+  const maxBytes = limits.maxBytes ?? SQL_MAX_ANSWER_BYTES;
   const child = spawn(process.execPath, [CHILD], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let killedForTime = false;
+  let killedForSize = false;
   let ready = false;
   // Real time, not the Clock: this bounds a process, it is not EPG logic.
   const kill = () => {
@@ -50,14 +67,20 @@ export async function runReadOnlySql(
       timer = setTimeout(kill, limits.maxMs + SQL_KILL_GRACE_MS);
     }
     out += c;
-    if (out.length > MAX_ANSWER_BYTES) child.kill('SIGKILL');
+    if (out.length > Math.max(MAX_CHILD_OUTPUT, 2 * maxBytes)) {
+      killedForSize = true;
+      child.kill('SIGKILL');
+    }
   });
   child.stderr.setEncoding('utf8').on('data', (c: string) => {
     err = (err + c).slice(-4096);
   });
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  child.stdin.end(JSON.stringify({ path, sql, maxRows: limits.maxRows, maxMs: limits.maxMs }));
+  child.stdin.end(
+    JSON.stringify({ path, sql, maxRows: limits.maxRows, maxMs: limits.maxMs, maxBytes }),
+  );
   const code = await exited.finally(() => clearTimeout(timer));
+  if (killedForSize) throw tooLarge(maxBytes);
   if (killedForTime) {
     throw new HttpError(
       'BAD_REQUEST',
@@ -73,6 +96,7 @@ export async function runReadOnlySql(
     throw new Error(`EPG SQL child failed (exit ${code}): ${err || 'no answer'}`);
   }
   if ('error' in answer) {
+    if (answer.error === 'too-large') throw tooLarge(maxBytes, answer.rows);
     const prefix = answer.error === 'refused' ? 'SQL refused' : 'SQL failed';
     throw new HttpError('BAD_REQUEST', `${prefix}: ${answer.message}`);
   }

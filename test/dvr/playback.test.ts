@@ -319,7 +319,7 @@ t.test('archive recording and playback on the live URLs', async (t) => {
 
   t.test('status record', async (t) => {
     const st = storage.status();
-    t.equal(st.state, 'Ready');
+    t.equal(st.state, 'ready');
     t.ok(st['total-bytes'] > 0 && st['free-bytes'] > 0);
     const s = st.streams.find((x) => x.name === 's');
     t.ok(s, 'stream attached');

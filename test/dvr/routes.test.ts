@@ -20,7 +20,7 @@ t.test('storage list and dvrstat', async (t) => {
   t.teardown(() => app.close());
   const list = (await app.inject('/data/dvr-storage-list')).json() as Record<string, unknown>[];
   t.equal(list.length, 1);
-  t.equal(list[0]!['state'], 'Ready');
+  t.equal(list[0]!['state'], 'ready');
   t.equal(list[0]!['archived-bytes'], 900_000);
   const streams = list[0]!['streams'] as Record<string, unknown>[];
   t.same(streams[0], {

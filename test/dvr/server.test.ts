@@ -68,7 +68,7 @@ t.test('record a test stream in the real server and play the archive back', asyn
   ).catch((err: Error) => {
     throw new Error(`${err.message}\n${srv.output()}`);
   });
-  t.equal(status.state, 'Ready');
+  t.equal(status.state, 'ready');
   t.ok(status['archived-bytes'] > 0, 'archived bytes counted');
   t.ok(status.streams[0]?.active, 'recording is active');
 

@@ -20,7 +20,7 @@ const count = (
 t.test('a new storage becomes Ready on its first good probe', async (t) => {
   const { storage } = await testStorage(t);
   t.equal(storage.state, 'ready');
-  t.equal(storage.status().state, 'Ready');
+  t.equal(storage.status().state, 'ready');
   t.ok(storage.writable);
 });
 

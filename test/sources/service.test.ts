@@ -8,12 +8,12 @@ import { checkRepoPath, normaliseGitUrl } from '../../src/config/git.ts';
 import { etagOf, ifMatchAccepts, SerialQueue } from '../../src/config/service.ts';
 import { renderPlanText } from '../../src/reconciler/render.ts';
 
-t.test('If-Match: exact, weak, lists and * match; anything else does not', async (t) => {
+t.test('If-Match: exact, lists and * match; a weak tag and anything else do not', async (t) => {
   const etag = etagOf('{}\n');
   t.match(etag, /^"[0-9a-f]{64}"$/);
   const cases: Array<[string, boolean]> = [
     [etag, true],
-    [`W/${etag}`, true],
+    [`W/${etag}`, false], // If-Match compares strongly (RFC 9110 §13.1.1)
     [`"other", ${etag}`, true],
     ['*', true],
     ['"other"', false],

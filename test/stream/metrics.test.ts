@@ -1,5 +1,5 @@
-// /metrics series of the streams: one series per stream for state, bitrates, active input,
-// switches (a counter, as its _total name promises) and TR 101 290 indicators.
+// /metrics series of the streams: one series per stream for state, bytes out, input rate,
+// active input, switches (a counter, as its _total name promises) and TR 101 290 indicators.
 import { Registry } from 'prom-client';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -22,8 +22,11 @@ t.test('per-stream series', async (t) => {
   for (const name of ['one', 'two']) {
     t.match(text, `sluice_stream_state{stream="${name}",state="starting"} 1`);
     t.match(text, `sluice_stream_switches_total{stream="${name}"} 0`);
-    t.match(text, `sluice_stream_bitrate_in_bits{stream="${name}"} 0`);
+    t.match(text, `sluice_stream_input_rate_bytes_per_second{stream="${name}"} 0`);
+    t.match(text, `sluice_stream_output_bytes_total{stream="${name}"} 0`);
     t.match(text, `sluice_stream_tr101290_errors{stream="${name}",indicator="patError"`);
   }
   t.match(text, '# TYPE sluice_stream_switches_total counter');
+  t.match(text, '# TYPE sluice_stream_output_bytes_total counter');
+  t.notMatch(text, /_bits\b/, 'no metric in bits (Prometheus names are in bytes)');
 });

@@ -119,8 +119,8 @@ function quote(v: string): string {
 }
 
 export class DigestAuthenticator {
-  readonly realm: string;
   readonly algorithms: readonly DigestAlgorithm[];
+  private current: { realm: string; lifetimeSec: number };
   private readonly secret = randomBytes(SECRET_BYTES);
   private readonly opaque = randomBytes(OPAQUE_BYTES).toString('base64url');
   /** Last nonce count accepted per nonce, with the nonce's issue time. */
@@ -130,8 +130,25 @@ export class DigestAuthenticator {
   private sinceSweep = 0;
 
   constructor(private readonly opts: DigestOptions) {
-    this.realm = opts.realm;
+    this.current = { realm: opts.realm, lifetimeSec: opts.lifetimeSec };
     this.algorithms = opts.algorithms?.length ? opts.algorithms : DIGEST_ALGORITHMS;
+  }
+
+  get realm(): string {
+    return this.current.realm;
+  }
+
+  get lifetimeSec(): number {
+    return this.current.lifetimeSec;
+  }
+
+  /**
+   * Take a new realm and nonce lifetime (the config changed). Nonces already issued are judged
+   * by the new lifetime from then on; answers computed for the old realm are refused, and the
+   * client's retry gets a challenge with the new one.
+   */
+  configure(settings: { realm: string; lifetimeSec: number }): void {
+    this.current = { realm: settings.realm, lifetimeSec: settings.lifetimeSec };
   }
 
   /** WWW-Authenticate values, one per algorithm, sharing one fresh nonce. */
@@ -183,7 +200,7 @@ export class DigestAuthenticator {
     }
     const now = this.opts.clock.now();
     const seen = this.counts.get(nonce);
-    const expired = now - issued > this.opts.lifetimeSec * 1000;
+    const expired = now - issued > this.current.lifetimeSec * 1000;
     if (expired || (!seen && issued <= this.forgottenUpTo)) {
       return { ok: false, stale: true, reason: 'nonce expired' };
     }
@@ -215,7 +232,7 @@ export class DigestAuthenticator {
   }
 
   private track(nonce: string, nc: number, issued: number, now: number): void {
-    const horizon = now - this.opts.lifetimeSec * 1000;
+    const horizon = now - this.current.lifetimeSec * 1000;
     if (++this.sinceSweep >= SWEEP_EVERY || this.counts.size >= MAX_TRACKED_NONCES) {
       // An expired nonce is refused before its count is looked at, so its entry can go.
       this.sinceSweep = 0;

@@ -26,9 +26,13 @@ export interface Principal {
 export interface AuthOptions {
   users: UserTable;
   clock: Clock;
+  /** Realm and nonce lifetime until `settings` gives others. */
   realm: string;
   nonceLifetimeSec: number;
   algorithms?: readonly DigestAlgorithm[];
+  /** The config's current `http-server.realm` and `nonce-lifetime-sec`, read at each request
+   *  (undefined while no http-server record is applied). */
+  settings?: () => { realm: string; nonceLifetimeSec: number } | undefined;
 }
 
 /** Remote addresses that count as the local machine (spec 2: 127.0.0.1 only). */
@@ -59,8 +63,17 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): DigestAuth
     return sendError(reply, 401, message);
   };
 
+  /** Follow the config: a changed realm or lifetime applies from the next request. */
+  const follow = () => {
+    const s = opts.settings?.();
+    if (s && (s.realm !== digest.realm || s.nonceLifetimeSec !== digest.lifetimeSec)) {
+      digest.configure({ realm: s.realm, lifetimeSec: s.nonceLifetimeSec });
+    }
+  };
+
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.routeOptions.config?.access === 'public') return;
+    follow();
     // The socket's peer, never a forwarded header: trustProxy is off and we do not ask req.ip.
     const remote = req.raw.socket?.remoteAddress ?? '';
     const header = req.headers.authorization;

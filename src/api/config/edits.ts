@@ -1,7 +1,6 @@
 // The document edits behind each /config write, as pure functions from the current document
 // to the next one. They run inside ConfigService.edit, one at a time, on the latest document,
 // so concurrent edits of different resources compose instead of overwriting each other.
-import jsonMergePatch from 'json-merge-patch';
 import type { ConfigDocument, SingletonKind } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
 import {
@@ -16,9 +15,37 @@ import {
 
 export type Mutation = (doc: ConfigDocument) => ConfigDocument;
 
-/** RFC 7396 merge of `patch` into a copy of `target`. */
+/**
+ * RFC 7396 merge of `patch` into a copy of `target`. Every member name is an ordinary member
+ * (`constructor`, `prototype` included): whether the config allows it is the schema's call,
+ * made when the result is validated. (The json-merge-patch package stopped at such a name and
+ * silently dropped it and every member after it.) `__proto__` never gets this far: the body
+ * parser refuses it.
+ */
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  return jsonMergePatch.apply(structuredClone(target), patch);
+  return mergeInto(structuredClone(target), structuredClone(patch));
+}
+
+/** Merge `patch` into `target` in place (both are this module's own copies). */
+function mergeInto(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out = isObject(target) ? target : {};
+  for (const key of Object.keys(patch)) {
+    const value = patch[key];
+    if (value === null) {
+      delete out[key];
+      continue;
+    }
+    const merged = mergeInto(Object.hasOwn(out, key) ? out[key] : undefined, value);
+    // A data member even for a name Object.prototype also has: never a prototype setter.
+    Object.defineProperty(out, key, {
+      value: merged,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 function requireObject(v: unknown, what: string): Record<string, unknown> {

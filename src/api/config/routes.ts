@@ -1,6 +1,7 @@
 // /config routes: read the desired config (whole, per kind, per record) with ETags, and edit
 // it through ConfigService.edit; every write answers with the new ETag and the plan.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ifMatchAccepts, preconditionFailed } from '../../config/service.ts';
 import { elideDefaults, formatConfig, loadProposedText, placeIssues } from '../../config/store.ts';
 import { ConfigError } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
@@ -100,13 +101,17 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
 
   /** Apply a mutation (or plan it only, with `?dry-run=true`). */
   const write = async (req: Req, reply: FastifyReply, mutate: Mutation, message: string) => {
+    const ifMatch = req.headers['if-match'];
     if (req.query['dry-run']) {
       const cur = ctx.config.current();
+      // A dry run answers what the write would: a stale or weak If-Match is 412 here too.
+      if (ifMatch !== undefined && !ifMatchAccepts(ifMatch, cur.etag)) {
+        throw preconditionFailed(ifMatch, cur.etag);
+      }
       const plan = await planOf(mutate(cur.doc));
       reply.header('etag', cur.etag);
       return { etag: cur.etag, plan: planToJson(plan), dryRun: true };
     }
-    const ifMatch = req.headers['if-match'];
     const result = await ctx.config.edit(mutate, {
       message,
       ...(ifMatch !== undefined ? { ifMatch } : {}),

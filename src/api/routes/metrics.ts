@@ -1,11 +1,12 @@
 // GET /metrics: Prometheus text from the server's registry, plus the API's own request counts.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import {
   Counter,
   collectDefaultMetrics,
   Gauge,
   Histogram,
+  type Metric,
   type Registry,
   register,
 } from 'prom-client';
@@ -25,31 +26,80 @@ const LIVE_CONNECTIONS = 'sluice_live_delivery_connections';
 /** Sampling timer of the loop-delay histogram (ms). */
 const LOOP_SAMPLE_MS = 10;
 
+/** Quantiles of the loop delay shown at each scrape (1 = the largest delay seen). */
+const LOOP_QUANTILES = [
+  { label: '0.5', of: (h: IntervalHistogram) => h.percentile(50) },
+  { label: '0.99', of: (h: IntervalHistogram) => h.percentile(99) },
+  { label: '1', of: (h: IntervalHistogram) => h.max },
+] as const;
+
 /**
- * The event loop's delay since the last scrape: how late the loop ran a timer that was due,
- * by quantile. Node's histogram records the time between the sampling timer's runs, which is the
- * sampling interval plus the delay (an idle loop shows ~10 ms in prom-client's
- * `nodejs_eventloop_lag_*`); this gauge takes the interval off, so an idle loop shows ~0.
+ * The event loop's delay: how late the loop ran a timer that was due, as a Prometheus summary.
+ * The quantiles cover the time since the previous scrape; `_sum` (seconds) and `_count`
+ * (samples) add up from the start, as a summary's must. Node's histogram records the time
+ * between the sampling timer's runs, which is the sampling interval plus the delay (an idle loop
+ * shows ~10 ms in prom-client's `nodejs_eventloop_lag_*`); the interval is taken off here, so an
+ * idle loop shows ~0.
  */
 export function installLoopDelay(registry: Registry): void {
   if (registry.getSingleMetric(LOOP_DELAY)) return;
   const h = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   h.enable();
   const delay = (ns: number) => Math.max(0, ns / 1e6 - LOOP_SAMPLE_MS) / 1000;
-  new Gauge({
+  let quantiles = LOOP_QUANTILES.map((q) => ({ labels: { quantile: q.label }, value: 0 }));
+  let sum = 0;
+  let count = 0;
+  const help =
+    'Event loop delay (timer lateness, sampling interval excluded); quantiles since the last scrape';
+  // prom-client's Summary computes its own quantiles from observe(); this one reports Node's,
+  // so it is a metric object of its own shape (what Registry.getMetricsAsString reads).
+  const metric = {
     name: LOOP_DELAY,
-    help: 'Event loop delay since the last scrape (timer lateness, sampling interval excluded)',
-    labelNames: ['quantile'],
-    registers: [registry],
-    collect() {
+    help,
+    type: 'summary',
+    aggregator: 'average',
+    reset() {},
+    async get() {
       if (h.count > 0) {
-        this.set({ quantile: '0.5' }, delay(h.percentile(50)));
-        this.set({ quantile: '0.99' }, delay(h.percentile(99)));
-        this.set({ quantile: '1' }, delay(h.max));
+        quantiles = LOOP_QUANTILES.map((q) => ({
+          labels: { quantile: q.label },
+          value: delay(q.of(h)),
+        }));
+        sum += delay(h.mean) * h.count;
+        count += h.count;
       }
       h.reset();
+      return {
+        name: LOOP_DELAY,
+        help,
+        type: 'summary',
+        aggregator: 'average',
+        values: [
+          ...quantiles,
+          { metricName: `${LOOP_DELAY}_sum`, labels: {}, value: sum },
+          { metricName: `${LOOP_DELAY}_count`, labels: {}, value: count },
+        ],
+      };
     },
-  });
+  };
+  registry.registerMetric(metric as unknown as Metric);
+}
+
+/**
+ * prom-client's process metrics, less the three gauges whose `_total` names break the
+ * convention that `_total` is a counter (promtool refuses them); their per-type companions
+ * (`nodejs_active_handles{type}` and the like) stay and sum to the same figure.
+ */
+export const DEFAULT_METRICS_DROPPED = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+] as const;
+
+export function installDefaultMetrics(registry: Registry): void {
+  if (registry.getSingleMetric(DEFAULTS_METRIC)) return;
+  collectDefaultMetrics({ register: registry });
+  for (const name of DEFAULT_METRICS_DROPPED) registry.removeSingleMetric(name);
 }
 
 /** The native live engine's counters (src/native/live-http.ts), read at each scrape. */
@@ -148,7 +198,7 @@ export async function metricsRoutes(
   opts: { ctx: AppContext },
 ): Promise<void> {
   const registry = metricsRegistry(opts.ctx.services);
-  if (!registry.getSingleMetric(DEFAULTS_METRIC)) collectDefaultMetrics({ register: registry });
+  installDefaultMetrics(registry);
   installLoopDelay(registry);
   const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());

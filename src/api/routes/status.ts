@@ -1,5 +1,7 @@
-// GET /data/status: where the config comes from and what the reconcile loop did with it.
+// GET /data/status: where the config comes from, what the reconcile loop did with it, and the
+// settings the current config sets that this build does not act on yet.
 import type { FastifyInstance } from 'fastify';
+import { notYetUsed } from '../../drivers/not-yet-used.ts';
 import type { AppContext } from '../context.ts';
 
 export async function statusRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
@@ -7,18 +9,39 @@ export async function statusRoutes(app: FastifyInstance, opts: { ctx: AppContext
   app.get('/data/status', {
     schema: {
       tags: ['data'],
-      summary: 'Config source, revision, last apply result, last error, per-resource status',
+      summary:
+        'Config source, revision, last apply result, last error, per-resource status, settings not used yet',
       response: {
         200: {
           type: 'object',
           additionalProperties: true,
-          properties: { source: { type: 'object', additionalProperties: true } },
+          properties: {
+            source: { type: 'object', additionalProperties: true },
+            notYetUsed: {
+              description:
+                'Settings the current config sets that this build accepts but does not act on yet',
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['pointer', 'setting', 'reason'],
+                properties: {
+                  pointer: { type: 'string', description: 'JSON pointer into the config' },
+                  setting: { type: 'string' },
+                  reason: { type: 'string' },
+                },
+              },
+            },
+          },
         },
       },
     },
     handler: () => {
       const loop = ctx.loop.status();
-      return { source: ctx.config.sourceInfo(), ...(typeof loop === 'object' ? loop : {}) };
+      return {
+        source: ctx.config.sourceInfo(),
+        ...(typeof loop === 'object' ? loop : {}),
+        notYetUsed: notYetUsed(ctx.config.current().doc),
+      };
     },
   });
 }

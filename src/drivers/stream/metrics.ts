@@ -1,6 +1,8 @@
 // Prometheus metrics of the streams (prom-client), computed from the running instances at
 // scrape time. The registry lives in host.services 'metrics-registry'; when absent, prom-client's
 // default registry is used and put there (the API's /metrics falls back to the same one).
+// Names follow Prometheus' conventions (`promtool check metrics` passes, test/api/metrics-
+// promtool.test.ts): base units (bytes, seconds), `_total` only on counters.
 import { Counter, Gauge, type Registry, register } from 'prom-client';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { ServiceKey, type Services } from '../../util/services.ts';
@@ -19,6 +21,7 @@ export function metricsRegistry(services: Services): Registry {
   return r;
 }
 
+const BITS_PER_BYTE = 8;
 const STATE_VALUES = ['paused', 'starting', 'running', 'no-signal', 'error'] as const;
 /** Every collector of one scrape reads the same snapshots (taken once, not once per metric). */
 const SNAPSHOT_REUSE_MS = 250;
@@ -64,8 +67,34 @@ export function ensureStreamMetrics(services: Services): void {
         for (const s of streams()) this.set({ stream: s.name }, pick(s.m));
       },
     });
-  simple('sluice_stream_bitrate_in_bits', 'Bitrate of the active input, bit/s', (m) => m.bitrateIn);
-  simple('sluice_stream_bitrate_out_bits', 'Bitrate of the output, bit/s', (m) => m.bitrateOut);
+  // What the stream delivers is a counter (rate() it); the input's transport rate is a gauge
+  // because it is the stream's own figure (from its PCR when it has one), not a byte count.
+  const total = (name: string, help: string, pick: (m: StreamMetricsSnapshot) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['stream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of streams()) this.inc({ stream: s.name }, pick(s.m));
+      },
+    });
+  total(
+    'sluice_stream_input_bytes_total',
+    'Bytes of transport stream the stream received on its inputs (backups being probed included)',
+    (m) => m.bytesIn,
+  );
+  total(
+    'sluice_stream_output_bytes_total',
+    'Bytes of transport stream the stream delivered to its consumers',
+    (m) => m.bytesOut,
+  );
+  simple(
+    'sluice_stream_input_rate_bytes_per_second',
+    'Transport rate of the active input in bytes per second (from PCR when present, else arrival)',
+    (m) => m.bitrateIn / BITS_PER_BYTE,
+  );
   simple('sluice_stream_active_input', 'Index of the active input (-1 none)', (m) => m.activeInput);
   // A `_total` name is a counter in Prometheus' conventions (rate() and promtool expect it).
   new Counter({

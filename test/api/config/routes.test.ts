@@ -284,7 +284,10 @@ t.test('404, 405 with Allow, bad bodies, request validation in the same shape', 
     t.match(comma.json(), { errors: [{ line: 2, column: 14, message: /trailing comma/ }] }, type);
   }
   // Members that could reach Object.prototype are still refused, and say so.
-  for (const payload of ['{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {"x": 1}}}']) {
+  for (const [payload, named] of [
+    ['{"__proto__": {"x": 1}}', /"__proto__" member/],
+    ['{"constructor": {"prototype": {"x": 1}}}', /"constructor" with a "prototype" member/],
+  ] as const) {
     const poison = await a.inject({
       method: 'PATCH',
       url: '/config',
@@ -292,7 +295,7 @@ t.test('404, 405 with Allow, bad bodies, request validation in the same shape', 
       headers: { 'content-type': 'application/merge-patch+json' },
     });
     t.equal(poison.statusCode, 400, payload);
-    t.match(poison.json().message, /__proto__/, payload);
+    t.match(poison.json().message, named, payload);
     t.equal(({} as Record<string, unknown>)['x'], undefined, 'Object.prototype untouched');
   }
   const text = await a.inject({

@@ -1,0 +1,120 @@
+// /data/status of the real server (`sluice serve`): one vocabulary of states (a storage is
+// `ready` in /data/dvr-storage-list and in /data/status alike), and `notYetUsed`, the settings
+// the config sets that this build accepts but does not act on yet — plus the list's own rules.
+import { join } from 'node:path';
+import t from 'tap';
+import { kindSchema } from '../../src/config/schema.ts';
+import { FIELDS_NOT_YET_USED, notYetUsed } from '../../src/drivers/not-yet-used.ts';
+import { STREAM_HOT_EFFECTS } from '../../src/drivers/stream/hot.ts';
+import { freePort, startServer, tempDir, waitFor } from '../helpers/server.ts';
+
+const READY_TIMEOUT_MS = 20_000;
+
+interface Entry {
+  kind: string;
+  state?: string;
+  status?: Record<string, unknown>;
+}
+
+t.test('notYetUsed: the list names only what the config sets', async (t) => {
+  const doc = {
+    'http-server': { realm: 'r', 'nonce-lifetime-sec': 60 },
+    mosaic: { columns: 6 },
+    cs: { server: [{ id: 1, name: 'billing' }] },
+    stream: [
+      {
+        id: 1,
+        'stream-name': 'a',
+        'stream-type': 1,
+        'display-name': 'A',
+        input: [
+          { type: 'udp', port: 5000 },
+          { type: 'hls', uri: 'http://x/y.m3u8' },
+        ],
+        output: [{ type: 'srt', address: '127.0.0.1', port: 9000 }],
+      },
+    ],
+  };
+  t.same(
+    notYetUsed(doc).map((e) => [e.pointer, e.setting]),
+    [
+      ['/mosaic/columns', 'mosaic.columns'],
+      ['/cs/server/0', 'cs.server'],
+      ['/stream/0/stream-type', 'stream.stream-type'],
+      ['/stream/0/input/1', 'input type hls'],
+      ['/stream/0/output/0', 'output type srt'],
+    ],
+  );
+  t.same(notYetUsed({}), [], 'an empty config sets nothing');
+});
+
+t.test(
+  'notYetUsed: every pending stream field has a reason; every field is in the schema',
+  async (t) => {
+    const pending = Object.entries(STREAM_HOT_EFFECTS).filter(([, e]) => e === 'pending');
+    t.ok(pending.length > 0);
+    for (const [field] of pending) {
+      t.ok(FIELDS_NOT_YET_USED['stream']?.[field], `stream.${field} (pending) has its reason`);
+    }
+    const stream = kindSchema('stream') as { properties: object };
+    for (const field of Object.keys(FIELDS_NOT_YET_USED['stream'] ?? {})) {
+      t.ok(Object.hasOwn(stream.properties, field), `stream.${field} is a field of the schema`);
+    }
+  },
+);
+
+t.test('the real server', async (t) => {
+  const dir = await tempDir(t, 'sluice-status-');
+  const srv = await startServer(t, {
+    config: {
+      'http-server': { realm: 'studio' },
+      mosaic: { columns: 6 },
+      'dvr-storage-list': {
+        storage: [{ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }],
+      },
+      stream: [
+        {
+          id: 1,
+          'stream-name': 'one',
+          'stream-type': 2,
+          'enable-mosaic': false,
+          input: [
+            { type: 'udp', port: await freePort(), 'bind-if': '127.0.0.1' },
+            { type: 'hls', uri: 'http://127.0.0.1:9/none.m3u8' },
+          ],
+        },
+      ],
+    },
+  });
+  const get = async (p: string) => (await fetch(`${srv.url}${p}`)).json();
+
+  const list = await waitFor(
+    'the storage to be ready',
+    async () => {
+      const l = (await get('/data/dvr-storage-list')) as { state: string }[];
+      return l[0]?.state === 'ready' ? l : undefined;
+    },
+    READY_TIMEOUT_MS,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${srv.output()}`);
+  });
+  t.equal(list[0]!.state, 'ready', '/data/dvr-storage-list says ready');
+  const status = (await get('/data/status')) as {
+    resources: Entry[];
+    notYetUsed: { pointer: string; setting: string; reason: string }[];
+  };
+  const storage = status.resources.find((r) => r.kind === 'storage');
+  t.equal(storage?.state, 'ready', '/data/status says the same word for the storage');
+  const holder = status.resources.find((r) => r.kind === 'dvr-storage-list');
+  t.same(holder?.status?.['storages'], [{ id: 1, name: 'disk', state: 'ready' }]);
+  t.notMatch(JSON.stringify(status), /"(Ready|Error|Not Ready)"/, 'no capitalised state words');
+
+  const named = status.notYetUsed.map((e) => e.setting);
+  t.same(
+    named,
+    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type hls'],
+    'the settings the config sets that do nothing yet, in document order',
+  );
+  t.notOk(named.includes('http-server.realm'), 'the realm is used now');
+  for (const e of status.notYetUsed) t.ok(e.reason.length > 0, `${e.setting}: ${e.reason}`);
+});

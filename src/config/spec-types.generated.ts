@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'bfe5f11d546e84fabc663c422803542dce2cf2d178e5ec918ff1dfd6616bcf5a';
+  'b7d4839f0b95094490ed7d33e3229de5b1a902ec98f39868d49ef0306617d315';
 
 /** Server */
 export interface ServerSpec {
@@ -1081,7 +1081,7 @@ export interface StreamSpec {
   'ott-part-duration'?: number;
   /**
    * segments in the live window
-   * @default 6
+   * @default 10
    */
   'ott-window'?: number;
   /**
@@ -1188,7 +1188,7 @@ export interface StreamAdaptiveSpec {
   'ott-segment-duration'?: number;
   /**
    * segments in the live window
-   * @default 6
+   * @default 10
    */
   'ott-window'?: number;
   /**

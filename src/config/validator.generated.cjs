@@ -793,7 +793,7 @@ const schema79 = {
     'ott-window': {
       description: 'segments in the live window',
       type: 'integer',
-      default: 6,
+      default: 10,
       minimum: 3,
       maximum: 1000,
       'x-apply': 'restart',
@@ -4790,7 +4790,7 @@ const schema52 = {
     'ott-window': {
       description: 'segments in the live window',
       type: 'integer',
-      default: 6,
+      default: 10,
       minimum: 3,
       maximum: 1000,
       'x-apply': 'restart',
@@ -23251,4 +23251,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'bfe5f11d546e84fabc663c422803542dce2cf2d178e5ec918ff1dfd6616bcf5a';
+module.exports.schemaHash = 'b7d4839f0b95094490ed7d33e3229de5b1a902ec98f39868d49ef0306617d315';

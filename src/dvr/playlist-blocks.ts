@@ -2,7 +2,7 @@
 // hour of chunk starts per (stream, track); a window joins the cached blocks it covers whole
 // and renders only its two partial edges. A block is dropped when a chunk inside it is added
 // or removed, so the text is always what vodPlaylist() would give for the same rows.
-import { HLS_VERSION_ARCHIVE, quote } from '../ott/hls.ts';
+import { HLS_VERSION_ARCHIVE, quote, targetDurationOf } from '../ott/hls.ts';
 import type { StoredPart } from './block-store.ts';
 import { isSubtitleTrack, type LeanChunk, TS_TRACK } from './index-db.ts';
 import { GAP_TOLERANCE_MS, PLAYLIST_BLOCK_MS } from './settings.ts';
@@ -188,7 +188,7 @@ export class PlaylistBlocks {
     const out = [
       '#EXTM3U',
       `#EXT-X-VERSION:${HLS_VERSION_ARCHIVE}`,
-      `#EXT-X-TARGETDURATION:${Math.max(1, Math.ceil(max || fallbackTarget))}`,
+      `#EXT-X-TARGETDURATION:${targetDurationOf(max || fallbackTarget)}`,
       '#EXT-X-PLAYLIST-TYPE:VOD',
       '#EXT-X-MEDIA-SEQUENCE:0',
       '#EXT-X-INDEPENDENT-SEGMENTS',

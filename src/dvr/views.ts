@@ -7,6 +7,7 @@ import {
   HLS_VERSION_ARCHIVE,
   quote,
   type Rendition,
+  targetDurationOf,
   type Variant,
 } from '../ott/hls.ts';
 import type { SegmentDescriptor } from '../ott/store.ts';
@@ -40,7 +41,7 @@ export function breaksRun(prev: ChunkRow | undefined, row: ChunkRow): boolean {
 function target(rows: ChunkRow[], fallback: number): number {
   let max = 0;
   for (const r of rows) max = Math.max(max, r.duration);
-  return Math.max(1, Math.ceil(max || fallback));
+  return targetDurationOf(max || fallback);
 }
 
 /**

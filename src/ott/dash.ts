@@ -1,6 +1,7 @@
 // DASH manifest text (MPD). Live: type dynamic, SegmentTemplate with $Number$ and a
 // SegmentTimeline per representation, a Period per discontinuity. Archive: type static with
-// explicit segment URLs (spec 3 rule 5). Built from segment descriptors.
+// explicit segment URLs (spec 3 rule 5) and a SegmentTimeline of the real durations. Either
+// way every segment's MPD time is its `tfdt`. Built from segment descriptors.
 import type { SegmentDescriptor } from './store.ts';
 
 const MPD_NS = 'urn:mpeg:dash:schema:mpd:2011';
@@ -67,7 +68,14 @@ function isoTime(ms: number): string {
   return new Date(Math.floor(ms)).toISOString();
 }
 
-function timeline(segs: SegmentDescriptor[]): string {
+/**
+ * SegmentTimeline `S` elements: each segment at its own start and real duration (audio
+ * segments alternate by a frame: AAC frames of 1024 samples do not divide the segment
+ * length, so a nominal `@duration` drifts from the real starts by ~10 ms a segment). `@t`
+ * only where a segment does not follow its predecessor; `repeat` folds equal durations into
+ * `@r` runs. Exported for tests.
+ */
+export function timeline(segs: SegmentDescriptor[], repeat = true): string {
   const out: string[] = [];
   let expected = -1;
   let run: { t: number; d: number; r: number } | undefined;
@@ -80,7 +88,7 @@ function timeline(segs: SegmentDescriptor[]): string {
   };
   for (const s of segs) {
     const d = Math.round(s.duration * s.timescale);
-    if (run && run.d === d && run.t + run.d * (run.r + 1) === s.start) run.r++;
+    if (repeat && run && run.d === d && run.t + run.d * (run.r + 1) === s.start) run.r++;
     else {
       flush();
       run = { t: s.start, d, r: 0 };
@@ -116,10 +124,12 @@ function representation(r: DashRepresentation, dynamic: boolean): string {
     const urls = r.segments
       .map((s) => `<SegmentURL media="${escapeXml(r.base + uri(s))}"/>`)
       .join('');
-    const d = first ? Math.round(first.duration * r.timescale) : 0;
+    // No `@r` here: dash.js (5.2) pairs a SegmentURL with the index of the `S` element rather
+    // than of the segment, so a run would replay its first URL (dash.js pull request 5133).
     body =
-      `<SegmentList timescale="${r.timescale}" presentationTimeOffset="${r.periodOrigin}" duration="${d}">` +
-      `${r.contentType === 'text' ? '' : `<Initialization sourceURL="${initUri}"/>`}${urls}</SegmentList>`;
+      `<SegmentList timescale="${r.timescale}" presentationTimeOffset="${r.periodOrigin}">` +
+      `${r.contentType === 'text' ? '' : `<Initialization sourceURL="${initUri}"/>`}` +
+      `<SegmentTimeline>${timeline(r.segments, false)}</SegmentTimeline>${urls}</SegmentList>`;
   }
   return `<Representation ${attrs.join(' ')}>${channels}${body}</Representation>`;
 }

@@ -19,6 +19,15 @@ export interface MediaPlaylistOptions {
   version?: number;
 }
 
+/**
+ * EXT-X-TARGETDURATION from the longest segment (seconds): rounded to the nearest integer
+ * (RFC 8216bis 4.4.3.1), at least 1. Rounding, not ceiling: an audio segment a frame longer
+ * than the video's (4.011 s beside 4.000 s) gets the same target.
+ */
+export function targetDurationOf(longest: number): number {
+  return Math.max(1, Math.round(longest));
+}
+
 export function formatDuration(s: number): string {
   return s.toFixed(3);
 }

@@ -6,7 +6,12 @@ export const OTT_CMAF = 2;
 export const OTT_BOTH = 3;
 export const DEFAULT_SEGMENT_DURATION = 4;
 export const DEFAULT_PART_DURATION = 0.5;
-export const DEFAULT_WINDOW = 6;
+/**
+ * Segments in a live window. More than six: an LL-HLS delta update (`_HLS_skip=YES`) may only
+ * leave out segments older than CAN-SKIP-UNTIL, which is six target durations, so a window of
+ * six segments of about one target each never has anything to skip; ten leave four.
+ */
+export const DEFAULT_WINDOW = 10;
 /** Segments kept after they leave the playlist, for clients still fetching them. */
 export const WINDOW_GRACE = 2;
 

@@ -4,6 +4,7 @@ import type { BusSink } from '../engine/bus.ts';
 import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import type { Clock } from '../util/clock.ts';
 import { CmafTrackWriter, type SpliceEnd } from './cmaf-writer.ts';
+import { targetDurationOf } from './hls.ts';
 import { type OttSettings, WINDOW_GRACE } from './options.ts';
 import { type Boundary, Segmenter, type SegmenterSink } from './segmenter.ts';
 import { SegmentStore } from './store.ts';
@@ -82,6 +83,21 @@ export class Packager implements BusSink {
       r.store.setWindow(settings.window);
       r.writer.partTarget = settings.partDuration;
     }
+  }
+
+  /**
+   * EXT-X-TARGETDURATION of every live playlist of the stream (TS, each CMAF rendition,
+   * WebVTT): the longest segment of any window, or the configured length if longer, rounded to
+   * the nearest integer (RFC 8216bis 4.4.3.1). One figure for all renditions: audio segments
+   * run a frame longer or shorter than the video's (4.011 s beside 4.000 s), and rounding each
+   * rendition up on its own gave audio 5 and video 4, with CAN-SKIP-UNTIL 30 beside 24.
+   */
+  targetDuration(): number {
+    let max = this.settings.segmentDuration;
+    if (this.tsStore) max = Math.max(max, this.tsStore.longest());
+    for (const r of this.renditions) max = Math.max(max, r.store.longest());
+    for (const r of this.vtt?.renditions ?? []) max = Math.max(max, r.store.longest());
+    return targetDurationOf(max);
   }
 
   get cmafEnabled(): boolean {

@@ -212,7 +212,7 @@ export class StreamOttService implements OttService {
     const store = this.packager.tsStore!;
     // Subtitle renditions change the master: their stores' versions are part of the key.
     const vtt = this.packager.vtt?.renditions.map((r) => r.store.version).join(',') ?? '';
-    const key = `ts|${store.version}|${vtt}|${mayMaster}|${kept}`;
+    const key = `ts|${store.version}|${vtt}|${this.packager.targetDuration()}|${mayMaster}|${kept}`;
     return this.rendered.get(key, () => {
       const sel = parseSelection(query);
       const master = mayMaster ? tsMaster(this.packager, sel, keptQuery(query)) : undefined;
@@ -249,8 +249,8 @@ export class StreamOttService implements OttService {
     return text ? sendText(req, reply, text, TYPE_MPD) : sendNotFound(reply, 'stream not ready');
   }
 
-  private blockMs(r: CmafRendition): number {
-    return BLOCK_TARGETS * r.store.targetDuration(this.packager.settings.segmentDuration) * 1000;
+  private blockMs(): number {
+    return BLOCK_TARGETS * this.packager.targetDuration() * 1000;
   }
 
   private async mediaPlaylist(
@@ -276,14 +276,14 @@ export class StreamOttService implements OttService {
           part !== undefined && open !== undefined && open.seq === msn && open.parts.length > part
         );
       };
-      if (!(await waitFor([r.store], ready, this.o.clock, this.blockMs(r))))
+      if (!(await waitFor([r.store], ready, this.o.clock, this.blockMs())))
         return sendError(reply, 503, 'playlist update not available in time');
     }
     if (r.store.live().length === 0 && !r.store.open?.parts.length)
       return sendNotFound(reply, 'stream not ready');
     // Rendition reports name the other tracks' edges: every rendition's version is in the key.
     const versions = this.packager.renditions.map((x) => x.store.version).join(',');
-    const key = `c|${r.id}|${versions}|${skip}|${query.m ?? ''}`;
+    const key = `c|${r.id}|${versions}|${this.packager.targetDuration()}|${skip}|${query.m ?? ''}`;
     const body = this.rendered.get(key, () =>
       cmafMediaPlaylist(this.packager, r, skip, true, parseSelection(query)),
     );
@@ -301,7 +301,7 @@ export class StreamOttService implements OttService {
     let data = r.store.get(uri);
     if (!data && this.isNext(r, seq, part)) {
       // A preload hint names the next part before it exists: hold the request until it does.
-      await waitFor([r.store], () => r.store.get(uri) !== undefined, this.o.clock, this.blockMs(r));
+      await waitFor([r.store], () => r.store.get(uri) !== undefined, this.o.clock, this.blockMs());
       data = r.store.get(uri);
     }
     if (!data) return sendNotFound(reply, 'segment not in the window');

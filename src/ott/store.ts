@@ -74,6 +74,8 @@ export class SegmentStore {
   initUri = 'init.mp4';
   /** Bumped on every change: part of the key of cached renderings (playlists). */
   version = 0;
+  private longestAt = -1;
+  private longestValue = 0;
   /** Media time (timescale units) where each discontinuity run began: DASH Period origins. */
   readonly periodOrigins = new Map<number, number>();
 
@@ -151,11 +153,16 @@ export class SegmentStore {
     this.notify();
   }
 
-  /** Largest segment duration in the window, rounded up (EXT-X-TARGETDURATION). */
-  targetDuration(fallback: number): number {
-    let max = 0;
-    for (const s of this.live()) max = Math.max(max, s.duration);
-    return Math.max(1, Math.ceil(max || fallback));
+  /** Longest segment in the live window in seconds, 0 when empty (the stream's target
+   *  duration is taken over every store: Packager.targetDuration). */
+  longest(): number {
+    if (this.longestAt !== this.version) {
+      let max = 0;
+      for (const s of this.live()) max = Math.max(max, s.duration);
+      this.longestAt = this.version;
+      this.longestValue = max;
+    }
+    return this.longestValue;
   }
 
   onChange(fn: StoreListener): () => void {

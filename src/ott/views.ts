@@ -139,7 +139,7 @@ export function tsMaster(p: Packager, sel: Selection, query: string): string | u
 export function vttMediaPlaylist(p: Packager, r: VttRendition, sel?: Selection): string {
   return buildMediaPlaylist({
     segments: liveSegments(r.store, sel),
-    targetDuration: r.store.targetDuration(p.settings.segmentDuration),
+    targetDuration: p.targetDuration(),
   });
 }
 
@@ -149,7 +149,7 @@ export function tsMediaPlaylist(p: Packager, sel?: Selection, segmentQuery = '')
   const store = p.tsStore!;
   return buildMediaPlaylist({
     segments: liveSegments(store, sel),
-    targetDuration: store.targetDuration(p.settings.segmentDuration),
+    targetDuration: p.targetDuration(),
     query: segmentQuery,
   });
 }
@@ -214,7 +214,7 @@ export function cmafMediaPlaylist(
   lowLatency: boolean,
   sel?: Selection,
 ): string {
-  const target = r.store.targetDuration(p.settings.segmentDuration);
+  const target = p.targetDuration();
   if (!lowLatency) {
     return buildMediaPlaylist({
       segments: liveSegments(r.store, sel),

@@ -133,7 +133,7 @@ t.test('desired state: keys, labels, pointers, defaults, deps', async (t) => {
   const input = (lab.spec['input'] as Record<string, unknown>[])[0]!;
   t.equal(input['frame-rate'], 25, 'defaults inside an input by its type');
   t.equal(input['width'], 1280);
-  t.equal(lab.spec['ott-window'], 6);
+  t.equal(lab.spec['ott-window'], 10);
   const news = r.get('stream/11')!;
   t.same(news.deps.map((d) => `${d.kind}/${d.key}`).sort(), [
     'epg-channel-set/1',

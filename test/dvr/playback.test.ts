@@ -65,6 +65,8 @@ t.test('archive recording and playback on the live URLs', async (t) => {
     'stream-name': 's',
     'ott-hls': 3,
     'ott-segment-duration': 2,
+    // A live window shorter than the recording: its first chunks are on disk only.
+    'ott-window': 6,
     'dvr-storage': 1,
     'dvr-hours': 24,
   };

@@ -55,6 +55,11 @@ export const AUDIO_WAVES: readonly string[] = [
 
 /** PCR interval asked of the muxer, ms (TR 101 290 PCR_repetition limit is 40 ms). */
 const PCR_PERIOD_MS = 20;
+/** Audio PES payload limit, bytes: six TS packets less the PES header (48 ms of MP2 at 128k). */
+const AUDIO_PES_PAYLOAD = 6 * 184 - 14;
+/** Mux delay, s: also bounds an audio PES to half of it (100 ms) when frames are small, and
+ *  is the PCR lead over DTS (ffmpeg's default is 0.7 s). */
+const MUX_DELAY_S = 0.2;
 const VIDEO_ENCODERS = ['mpeg2video', 'libx264', 'libx265'] as const;
 const AUDIO_ENCODERS = ['mp2', 'aac'] as const;
 const AUDIO_RATE = 48000;
@@ -171,6 +176,10 @@ export function testGeneratorArgs(cfg: Record<string, unknown>, serviceName = ''
   args.push('-pcr_period', String(PCR_PERIOD_MS));
   if (serviceName) args.push('-metadata', `service_name=${serviceName}`);
   args.push('-metadata', `service_provider=${TEST_PROVIDER}`);
+  // Audio PES often enough that arrival jitter never brings two PTS 700 ms apart (PTS_error):
+  // ffmpeg gathers audio frames into a PES until 2930 bytes or half its mux delay (0.7 s), so
+  // a quiet AAC track carried a PTS only every ~360 ms and arrived up to ~580 ms apart.
+  args.push('-pes_payload_size', String(AUDIO_PES_PAYLOAD), '-muxdelay', String(MUX_DELAY_S));
   args.push('-mpegts_flags', '+resend_headers', '-f', 'mpegts', 'pipe:1');
   return args;
 }

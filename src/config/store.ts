@@ -6,8 +6,9 @@ import { basename, dirname, join } from 'node:path';
 
 export { applyDefaults } from './defaults.ts';
 export { formatConfig } from './format.ts';
+export { formatIssue, formatIssues } from './issues.ts';
 export { elideDefaults } from './minimal.ts';
-export { formatIssue, loadConfigText, loadProposedText, placeIssues } from './parse.ts';
+export { loadConfigText, loadProposedText, placeIssues } from './parse.ts';
 export { fieldRules } from './schema.ts';
 
 /** Mode of a config file written where none existed (it holds passwords). */

@@ -2,7 +2,7 @@
 // path checks, issue lines, and rebuilding a plan from the server's JSON.
 import path from 'node:path';
 import t from 'tap';
-import { planFromJson } from '../../src/cli/reconcile.ts';
+import { planFromJson } from '../../src/cli/plan-file.ts';
 import { checkRepoPath, normaliseGitUrl } from '../../src/config/git.ts';
 import { formatIssue } from '../../src/config/issues.ts';
 import { etagOf, ifMatchAccepts, SerialQueue } from '../../src/config/service.ts';

@@ -5,7 +5,7 @@ import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export { applyDefaults } from './defaults.ts';
-export { formatConfig } from './format.ts';
+export { formatConfig, formatConfigOver } from './format.ts';
 export { formatIssue, formatIssues } from './issues.ts';
 export { elideDefaults } from './minimal.ts';
 export { loadConfigText, loadProposedText, placeIssues } from './parse.ts';

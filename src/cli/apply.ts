@@ -39,11 +39,24 @@ async function putConfig(
   return { status: res.status, body };
 }
 
+/** The ETag of the server's running config now (for the message of a refusal), if it says. */
+async function currentEtag(server: string): Promise<string | undefined> {
+  try {
+    const res = await fetch(new URL('/config', server), {
+      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+    });
+    await res.arrayBuffer();
+    return res.headers.get('etag') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function stale(file: string, from: string, planned: string, now: string | undefined): StalePlan {
   const current = now ? `; the server now has ${now}` : '';
   return new StalePlan(
     `the running config changed since this plan was made (it was made against ${planned}${current}). ` +
-      `Nothing was applied: make a new plan with sluice reconcile --plan --config ${from} --out ${file}`,
+      `Nothing was applied: make a new plan of ${from} (sluice reconcile --plan … --out ${file})`,
   );
 }
 
@@ -62,7 +75,7 @@ export async function applyCommand(argv: string[]): Promise<number> {
   const file = values.apply!;
   const saved = await readPlanFile(file);
   const server = values.server ?? saved.server;
-  const from = typeof saved.from === 'string' ? saved.from : 'FILE';
+  const from = typeof saved.from === 'string' ? saved.from : 'the desired config';
   const shown = planActions(saved.plan);
   if (saved.plan['changed'] === false) {
     process.stdout.write(`${file}: No changes. Nothing to apply.\n`);
@@ -72,19 +85,20 @@ export async function applyCommand(argv: string[]): Promise<number> {
   try {
     // 1. What would the server do with this document now? Same config, same plan, or stop.
     const dry = await putConfig(server, saved.config, saved.etag, true);
-    if (dry.status === 412) throw stale(file, from, saved.etag, undefined);
+    // A server that checks If-Match on a dry run already answers 412 here.
+    if (dry.status === 412) throw stale(file, from, saved.etag, await currentEtag(server));
     if (dry.status !== 200) throw failure(server, dry);
     const now = String(dry.body['etag']);
     if (now !== saved.etag) throw stale(file, from, saved.etag, now);
     if (planActions(dry.body['plan'] as Record<string, unknown>) !== shown) {
       throw new StalePlan(
         'the plan of this config is no longer the one saved (the running state changed since it ' +
-          `was made). Nothing was applied: make a new plan with sluice reconcile --plan --config ${from} --out ${file}`,
+          `was made). Nothing was applied: make a new plan of ${from} (sluice reconcile --plan … --out ${file})`,
       );
     }
     // 2. Apply it, still only if nobody changed the config in between.
     const done = await putConfig(server, saved.config, saved.etag, false);
-    if (done.status === 412) throw stale(file, from, saved.etag, undefined);
+    if (done.status === 412) throw stale(file, from, saved.etag, await currentEtag(server));
     if (done.status !== 200) throw failure(server, done);
     const applied = done.body['plan'] as Record<string, unknown>;
     if (planActions(applied) !== shown) {

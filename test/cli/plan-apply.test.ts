@@ -2,9 +2,12 @@
 // plan (owner-only, secrets masked in the plan shown), `reconcile --apply` applies exactly that
 // plan through the API, and refuses, applying nothing, once the running config has moved on.
 import { readFile, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import t from 'tap';
-import { freePort, runCli, startServer } from '../helpers/server.ts';
+import t, { type Test } from 'tap';
+import { PLAN_FILE_FORMAT, type PlanFile, writePlanFile } from '../../src/cli/plan-file.ts';
+import { freePort, runCli, startServer, tempDir } from '../helpers/server.ts';
 
 const BASE = { user: [{ login: 'alice', password: 'pw' }] };
 
@@ -170,4 +173,89 @@ t.test('a plan without changes applies nothing; --out needs a server; bad usage'
   const notAPlan = await runCli(['reconcile', '--apply', srv.configPath!]);
   t.equal(notAPlan.code, 1);
   t.match(notAPlan.stderr, /is not a plan file/);
+});
+
+/** A stand-in admin API: answers the dry run and the write as told, and GET /config's ETag. */
+async function fakeServer(
+  t: Test,
+  answer: (dryRun: boolean, ifMatch: string | undefined) => [number, unknown],
+  currentEtag: string,
+): Promise<{ url: string; writes: number; writeIfMatch: string | undefined }> {
+  const state = { url: '', writes: 0, writeIfMatch: undefined as string | undefined };
+  const srv = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/config') {
+        res.writeHead(200, { 'content-type': 'application/json', etag: currentEtag }).end('{}');
+        return;
+      }
+      const dryRun = req.url?.includes('dry-run=true') ?? false;
+      if (!dryRun) {
+        state.writes++;
+        state.writeIfMatch = req.headers['if-match'];
+      }
+      const [status, body] = answer(dryRun, req.headers['if-match']);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => srv.close(resolve)));
+  state.url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  return state;
+}
+
+const SHOWN = {
+  format: 'sluice-plan/1',
+  changed: true,
+  summary: { add: 1, change: 0, replace: 0, destroy: 0, unchanged: 0 },
+  changes: [{ kind: 'user', key: 'bob', name: 'bob', action: 'create', fields: [] }],
+};
+
+async function planFileFor(t: Test, server: string): Promise<string> {
+  const file = path.join(await tempDir(t), 'plan.json');
+  const plan: PlanFile = {
+    format: PLAN_FILE_FORMAT,
+    createdAt: new Date().toISOString(),
+    server,
+    from: 'new.json',
+    etag: '"old"',
+    plan: SHOWN,
+    config: { user: [{ login: 'bob', password: 'pw' }] },
+  };
+  await writePlanFile(file, plan);
+  return file;
+}
+
+t.test('--apply: a 412 on the dry run or on the write is the same refusal', async (t) => {
+  // A server that checks If-Match on dry runs too.
+  const strict = await fakeServer(
+    t,
+    (dryRun, ifMatch) =>
+      ifMatch === '"new"'
+        ? [200, { etag: '"new"', plan: SHOWN, dryRun }]
+        : [412, { status: 412, message: 'If-Match does not match' }],
+    '"new"',
+  );
+  const r1 = await runCli(['reconcile', '--apply', await planFileFor(t, strict.url)]);
+  t.equal(r1.code, 1);
+  t.match(
+    r1.stderr,
+    'the running config changed since this plan was made (it was made against "old"; the server now has "new")',
+  );
+  t.equal(strict.writes, 0, 'no write was tried');
+
+  // The config changes between the dry run and the write: the write's If-Match refuses it.
+  const racing = await fakeServer(
+    t,
+    (dryRun) =>
+      dryRun
+        ? [200, { etag: '"old"', plan: SHOWN, dryRun: true }]
+        : [412, { status: 412, message: 'If-Match does not match' }],
+    '"newer"',
+  );
+  const r2 = await runCli(['reconcile', '--apply', await planFileFor(t, racing.url)]);
+  t.equal(r2.code, 1);
+  t.match(r2.stderr, 'made against "old"; the server now has "newer")');
+  t.equal(racing.writes, 1);
+  t.equal(racing.writeIfMatch, '"old"', 'the write carries the ETag the plan was made against');
 });

@@ -8,7 +8,8 @@ export const USAGE = `sluice — IPTV/OTT streaming server driven by configurati
 Usage:
   sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
                [--port N] [--epg-port N]
-  sluice reconcile --plan [--config FILE | --git URL …] [--server URL] [--json] [--data-dir DIR]
+  sluice reconcile --plan [--config FILE | --git URL …] [--server URL] [--json] [--data-dir DIR] [--out PLANFILE]
+  sluice reconcile --apply PLANFILE [--server URL]
   sluice validate FILE
   sluice fmt [--check] FILE
   sluice help COMMAND | sluice COMMAND --help
@@ -40,10 +41,12 @@ server keeps retrying it meanwhile.
 Edits through the admin API are written back to the source (file: atomic write;
 git: a commit pushed to URL). SIGINT or SIGTERM stops everything cleanly.`,
 
-  reconcile: `Usage: sluice reconcile --plan [--config FILE | --git URL [--branch B] [--path P]] [--server URL] [--json] [--data-dir DIR]
+  reconcile: `Usage: sluice reconcile --plan [--config FILE | --git URL [--branch B] [--path P]] [--server URL] [--json] [--data-dir DIR] [--out PLANFILE]
+       sluice reconcile --apply PLANFILE [--server URL]
 
-Show what the server would do to reach the desired config, without doing it.
-  --plan          required: compute and print the plan
+Show what the server would do to reach the desired config, without doing it; or apply a
+plan saved before, exactly as it was shown.
+  --plan          compute and print the plan
   --config FILE   the desired config file
   --git URL       read the desired config from the head of a git branch
     --branch B    (default main)   --path P   (default config.json)
@@ -52,9 +55,15 @@ Show what the server would do to reach the desired config, without doing it.
                   last applied state in the data dir is used
   --data-dir DIR  (default ${DEFAULT_DATA_DIR})
   --json          print the plan as JSON
+  --out PLANFILE  also save the plan, the desired config and the ETag of the running
+                  config it was made against (needs a running server; the file is
+                  written owner-only, mode 0600: it holds the config's secrets)
+  --apply PLANFILE  apply a saved plan through the server's API (PUT /config with
+                  If-Match); refused, with nothing applied, when the running config
+                  changed since the plan was made (default server: the plan's own)
 
-Exit codes: 0 no changes, 2 changes, 1 invalid config or error (every error is printed
-with its JSON pointer and line:column).`,
+Exit codes: --plan: 0 no changes, 2 changes, 1 invalid config or error (every error is
+printed with its JSON pointer and line:column); --apply: 0 applied, 1 refused or error.`,
 
   validate: `Usage: sluice validate FILE
 

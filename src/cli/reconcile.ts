@@ -1,6 +1,7 @@
 // `sluice reconcile --plan`: load the desired config (file or git head), then ask the running
 // server for the plan of it (POST /config/plan, a dry run), or, when no server answers at the
-// default address, diff it against the last applied state kept in the data dir.
+// default address, diff it against the last applied state kept in the data dir. With `--out`
+// the plan is saved for `reconcile --apply` (src/cli/apply.ts).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../config/contracts.ts';
@@ -8,21 +9,28 @@ import { DEFAULT_GIT_BRANCH, DEFAULT_GIT_PATH, readGitConfigOnce } from '../conf
 import { fieldRules, loadConfigText, placeIssues } from '../config/store.ts';
 import { ConfigError, type ConfigIssue } from '../config/types.ts';
 import { plan as planDiff } from '../reconciler/plan.ts';
-import { renderPlanJson, renderPlanText, SENSITIVE } from '../reconciler/render.ts';
+import { renderPlanJson, renderPlanText } from '../reconciler/render.ts';
 import { loadStateFile, readStateFileInfo, STATE_FILE_NAME } from '../reconciler/state-file.ts';
-import type { FieldChange, Plan, ResourceChange } from '../reconciler/types.ts';
+import type { Plan } from '../reconciler/types.ts';
+import { applyCommand } from './apply.ts';
 import { DEFAULT_DATA_DIR, DEFAULT_SERVER_URL } from './help.ts';
 import { formatIssues } from './issues.ts';
+import { PLAN_FILE_FORMAT, planFromJson, writePlanFile } from './plan-file.ts';
 import { loadFileForCli } from './validate.ts';
 
 /** How long to wait for the server's answer before giving up. */
 const SERVER_TIMEOUT_MS = 15_000;
 
 export async function reconcileCommand(argv: string[]): Promise<number> {
+  if (argv.some((a) => a === '--apply' || a.startsWith('--apply='))) {
+    if (argv.includes('--plan')) throw new Error('give --plan or --apply, not both');
+    return applyCommand(argv);
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
       plan: { type: 'boolean' },
+      out: { type: 'string' },
       config: { type: 'string' },
       git: { type: 'string' },
       branch: { type: 'string' },
@@ -34,7 +42,7 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: true,
   });
-  if (!values.plan) throw new Error('only `reconcile --plan` exists: add --plan');
+  if (!values.plan) throw new Error('give --plan (to see a plan) or --apply PLANFILE');
   if (positionals.length > 0) throw new Error(`unexpected argument: ${positionals[0]}`);
   if (values.config && values.git) throw new Error('give --config or --git, not both');
   if (!values.config && !values.git)
@@ -60,8 +68,10 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   const explicitServer = values.server !== undefined;
   const server = values.server ?? process.env['SLUICE_SERVER'] ?? DEFAULT_SERVER_URL;
   let result: Plan;
+  let answer: ServerPlan | undefined;
   try {
-    result = await planOnServer(server, loaded.doc);
+    answer = await planOnServer(server, loaded.doc);
+    result = answer.plan;
   } catch (err) {
     if (err instanceof ConfigError) {
       const n = err.issues.length;
@@ -72,6 +82,11 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
       return 1;
     }
     if (explicitServer || !(err instanceof ServerUnreachable)) throw err;
+    if (values.out) {
+      throw new Error(
+        `--out needs a running server (a saved plan is applied through its API): ${err.message}`,
+      );
+    }
     const dataDir = values['data-dir'] ?? DEFAULT_DATA_DIR;
     const stateFile = path.join(dataDir, STATE_FILE_NAME);
     const info = readStateFileInfo(stateFile);
@@ -87,6 +102,21 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   if (result.errors.length > 0) {
     process.stderr.write(`${formatIssues(label, place(result.errors))}\n`);
     return 1;
+  }
+  if (values.out && answer) {
+    await writePlanFile(values.out, {
+      format: PLAN_FILE_FORMAT,
+      createdAt: new Date().toISOString(),
+      server,
+      from: label,
+      etag: answer.etag,
+      plan: answer.json,
+      config: loaded.doc,
+    });
+    process.stderr.write(
+      `plan saved to ${values.out} (owner-only: it holds the config's secrets); ` +
+        `apply exactly this plan with: sluice reconcile --apply ${values.out}\n`,
+    );
   }
   const s = result.summary;
   return s.add + s.change + s.replace + s.destroy > 0 ? 2 : 0;
@@ -114,8 +144,15 @@ async function loadGitForCli(
 
 class ServerUnreachable extends Error {}
 
+/** The server's plan of a document, as JSON and rebuilt, with the ETag of its running config. */
+interface ServerPlan {
+  plan: Plan;
+  json: Record<string, unknown>;
+  etag: string;
+}
+
 /** POST the document to the server's dry-run endpoint and read back its plan. */
-async function planOnServer(server: string, doc: unknown): Promise<Plan> {
+async function planOnServer(server: string, doc: unknown): Promise<ServerPlan> {
   const url = new URL('/config/plan', server);
   let res: Response;
   try {
@@ -143,51 +180,5 @@ async function planOnServer(server: string, doc: unknown): Promise<Plan> {
   }
   const planJson = body['plan'] as Record<string, unknown> | undefined;
   if (!planJson) throw new Error(`${server} answered without a plan`);
-  return planFromJson(planJson);
-}
-
-/** Rebuild a Plan from the server's `sluice-plan/1` JSON (secrets arrive masked already). */
-export function planFromJson(body: Record<string, unknown>): Plan {
-  const summary = body['summary'] as Plan['summary'] | undefined;
-  const changes = (body['changes'] as Array<Record<string, unknown>> | undefined) ?? [];
-  if (!summary) throw new Error('the server answered something that is not a plan');
-  return {
-    changes: changes.map(
-      (c): ResourceChange => ({
-        kind: c['kind'] as ResourceChange['kind'],
-        key: String(c['key']),
-        name: String(c['name']),
-        action: c['action'] as ResourceChange['action'],
-        fields: ((c['fields'] as Array<Record<string, unknown>> | undefined) ?? []).map(
-          (f): FieldChange => {
-            // JSON has no `undefined`: an absent side travels as null (config values are
-            // never null, a merge patch null deletes), so null means "not set" again here.
-            const out: FieldChange = {
-              path: String(f['path']),
-              before: f['before'] === null ? undefined : f['before'],
-              after: f['after'] === null ? undefined : f['after'],
-              apply: f['apply'] as FieldChange['apply'],
-            };
-            if (typeof f['scope'] === 'string') out.scope = f['scope'];
-            // A value masked whole is shown as the bare marker, like a plan rendered locally
-            // (a record with secrets inside keeps its masked copy).
-            const masked = (v: unknown) => v === null || v === SENSITIVE;
-            if (f['sensitive'] === true && masked(f['before']) && masked(f['after']))
-              out.secret = true;
-            return out;
-          },
-        ),
-        forcesReplace: (c['forcesReplace'] as string[] | undefined) ?? [],
-        unchanged: Number(c['unchanged'] ?? 0),
-      }),
-    ),
-    errors: (body['errors'] as ConfigIssue[] | undefined) ?? [],
-    warnings: (body['warnings'] as ConfigIssue[] | undefined) ?? [],
-    summary: {
-      add: summary.add,
-      change: summary.change,
-      replace: summary.replace,
-      destroy: summary.destroy,
-    },
-  };
+  return { plan: planFromJson(planJson), json: planJson, etag: String(body['etag']) };
 }

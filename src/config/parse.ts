@@ -2,23 +2,17 @@
 // warnings → desired state. Throws ConfigError with every issue.
 import type { LoadedConfig } from './contracts.ts';
 import { buildDesired } from './desired.ts';
+import { formatIssues } from './issues.ts';
 import { JsonSyntaxError, parseJsonWithPositions } from './json.ts';
 import { referenceIssues } from './references.ts';
 import { SVC_VERSION } from './schema.ts';
 import { type ConfigDocument, ConfigError, type ConfigIssue } from './types.ts';
 import { schemaIssues, semanticWarnings, show, walkIssues } from './validate.ts';
 
-/** One issue as a line: `file:line:col: error: message [rule at /pointer]`. */
-export function formatIssue(issue: ConfigIssue, source?: string): string {
-  const where = [source, issue.line, issue.column].filter((x) => x !== undefined).join(':');
-  const at = issue.pointer === '' ? '' : ` at ${issue.pointer}`;
-  return `${where ? `${where}: ` : ''}${issue.severity}: ${issue.message} [${issue.rule}${at}]`;
-}
-
 function fail(issues: ConfigIssue[], source: string | undefined): never {
   const errors = issues.filter((i) => i.severity === 'error');
   const head = `${source ?? 'config'}: ${errors.length} error${errors.length === 1 ? '' : 's'}`;
-  throw new ConfigError([head, ...issues.map((i) => formatIssue(i, source))].join('\n'), issues);
+  throw new ConfigError(`${head}\n${formatIssues(issues, source)}`, issues);
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ConfigService, EditResult, LoadedConfig } from './contracts.ts';
 import {
   elideDefaults,
   formatConfig,
+  formatConfigOver,
   loadConfigText,
   loadProposedText,
   placeIssues,
@@ -221,7 +222,8 @@ export class ConfigServiceImpl implements ConfigService {
         );
       }
       const next = mutate(structuredClone(this.doc));
-      const text = formatConfig(elideDefaults(next));
+      // The file's own layout is kept: only what the edit changes is rewritten.
+      const text = formatConfigOver(this.text, elideDefaults(next));
       const loaded = loadProposedText(text);
       const plan = await this.opts.loop.plan(loaded.desired);
       const refusal = planRefusal(loaded.text, plan);

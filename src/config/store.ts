@@ -5,9 +5,10 @@ import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export { applyDefaults } from './defaults.ts';
-export { formatConfig } from './format.ts';
+export { formatConfig, formatConfigOver } from './format.ts';
+export { formatIssue, formatIssues } from './issues.ts';
 export { elideDefaults } from './minimal.ts';
-export { formatIssue, loadConfigText, loadProposedText, placeIssues } from './parse.ts';
+export { loadConfigText, loadProposedText, placeIssues } from './parse.ts';
 export { fieldRules } from './schema.ts';
 
 /** Mode of a config file written where none existed (it holds passwords). */
@@ -16,15 +17,23 @@ const NEW_FILE_MODE = 0o600;
 /**
  * Replace `path` by `text` so a reader (or a crash) only ever sees the old or the new file:
  * write a temp file in the same directory, fsync it, rename it over, fsync the directory.
+ * `mode` forces the permissions of the result.
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  text: string,
+  opts: { mode?: number } = {},
+): Promise<void> {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  // Keep the permissions of the file being replaced; a new file holds secrets, so owner only.
-  const mode = await stat(path).then(
-    (s) => s.mode & 0o7777,
-    () => NEW_FILE_MODE,
-  );
+  // Keep the permissions of the file being replaced (unless told otherwise); a new file holds
+  // secrets, so owner only.
+  const mode =
+    opts.mode ??
+    (await stat(path).then(
+      (s) => s.mode & 0o7777,
+      () => NEW_FILE_MODE,
+    ));
   const fh = await open(tmp, 'wx', mode);
   try {
     await fh.chmod(mode);

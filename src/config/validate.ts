@@ -169,7 +169,33 @@ function translate(
   }
 }
 
-/** Validate `doc` against the schema; every error in plain words with its position. */
+/**
+ * How much a rule says about a wrong member, most specific first. One mistake can break
+ * several keywords at once (`"ott-hls": true` fails both `type` and `enum`); only the one that
+ * says most about the fix is reported: a member that may not be there at all, then the exact
+ * values allowed, then a bound or pattern, and the bare type last.
+ */
+const SPECIFICITY: Record<string, number> = {
+  'not-allowed': 0,
+  const: 1,
+  enum: 1,
+  type: 3,
+};
+const OTHER_RULES = 2;
+
+/** The most specific issue per pointer, in the order they were found. */
+function mostSpecific(issues: ConfigIssue[]): ConfigIssue[] {
+  const rank = (i: ConfigIssue) => SPECIFICITY[i.rule] ?? OTHER_RULES;
+  const best = new Map<string, ConfigIssue>();
+  for (const i of issues) {
+    const kept = best.get(i.pointer);
+    if (!kept || rank(i) < rank(kept)) best.set(i.pointer, i);
+  }
+  return issues.filter((i) => best.get(i.pointer) === i);
+}
+
+/** Validate `doc` against the schema; every wrong member once, in plain words, with its
+ *  position. */
 export function schemaIssues(doc: unknown, positions: PositionIndex): ConfigIssue[] {
   const validate = configValidator();
   if (validate(doc)) return [];
@@ -178,7 +204,7 @@ export function schemaIssues(doc: unknown, positions: PositionIndex): ConfigIssu
     const issue = translate(e, doc, positions);
     if (issue) out.push(issue);
   }
-  return out;
+  return mostSpecific(out);
 }
 
 /** What the schema walk finds: arrays that must agree in length (errors), and members the

@@ -1,7 +1,7 @@
 // A plan that travels as JSON (the server's answer to `reconcile --plan`) must render exactly
 // like the same plan rendered locally: masked secrets bare, removed members as `-` lines.
 import t from 'tap';
-import { planFromJson } from '../../src/cli/reconcile.ts';
+import { planFromJson } from '../../src/cli/plan-file.ts';
 import { fieldRules, loadConfigText } from '../../src/config/store.ts';
 import { plan } from '../../src/reconciler/plan.ts';
 import { planToJson, renderPlanText } from '../../src/reconciler/render.ts';

@@ -3,7 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { REPO_ROOT, runCli, tempDir } from '../helpers/server.ts';
+import { REPO_ROOT, runCli, startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const BAD = `{
   "user": [
@@ -88,6 +88,49 @@ t.test('fmt: an invalid file is left untouched, exit 1', async (t) => {
   t.equal(r.code, 1);
   t.match(r.stderr, /error \[enum\] \/user\/0\/role/);
   t.equal(await readFile(file, 'utf8'), BAD);
+});
+
+t.test(
+  'one mistake, one error: "ott-hls": true is reported once, as the enum it breaks',
+  async (t) => {
+    const dir = await tempDir(t);
+    const file = path.join(dir, 'hls.json');
+    await writeFile(file, '{\n  "stream": [ { "stream-name": "a", "ott-hls": true } ]\n}\n');
+    const r = await runCli(['validate', file]);
+    t.equal(r.code, 1);
+    t.same(r.stderr.trim().split('\n'), [
+      `${file}:2:48: error [enum] /stream/0/ott-hls: ott-hls must be one of 0, 1, 2, 3, got true`,
+      `${file}: invalid, 1 error`,
+    ]);
+  },
+);
+
+t.test('the log, /data/status and validate print a refused config in one format', async (t) => {
+  const srv = await startServer(t, { config: {} });
+  const file = srv.configPath!;
+  const running = JSON.parse(await readFile(file, 'utf8'));
+  const broken = `${JSON.stringify(
+    { ...running, stream: [{ 'stream-name': 'a', 'ott-hls': true, pause: 'no' }] },
+    null,
+    2,
+  )}\n`;
+  await writeFile(file, broken);
+  const status = await waitFor('the refusal in /data/status', async () => {
+    const res = await fetch(`${srv.url}/data/status`);
+    const body = (await res.json()) as { source: { lastError: { message: string } | null } };
+    return body.source.lastError ?? undefined;
+  });
+  const v = await runCli(['validate', file]);
+  t.equal(v.code, 1);
+  const validateLines = v.stderr.trim().split('\n').slice(0, -1);
+  t.equal(validateLines.length, 2, 'one error per wrong member');
+  const statusLines = status.message.split('\n');
+  t.equal(statusLines[0], `${file}: 2 errors`);
+  t.same(statusLines.slice(1), validateLines, '/data/status says what validate says');
+  const logged = await waitFor('the refusal in the log', () =>
+    srv.output().includes(JSON.stringify(validateLines[0]).slice(1, -1)) ? true : undefined,
+  );
+  t.ok(logged, 'the log says it the same way');
 });
 
 t.test('help and usage', async (t) => {

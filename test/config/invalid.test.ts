@@ -147,6 +147,22 @@ const CASES: Case[] = [
     at: '{"id": 3',
   },
   {
+    name: 'one mistake, one error: a boolean for an enum of integers (type and enum fail)',
+    text: S('{"stream-name": "a", "ott-hls": true}'),
+    rule: 'enum',
+    pointer: '/stream/0/ott-hls',
+    message: 'ott-hls must be one of 0, 1, 2, 3, got true',
+    at: 'true}',
+  },
+  {
+    name: 'one mistake, one error: a member not allowed here, of the wrong type too',
+    text: S('{"stream-name": "a", "mpts": true, "ott-hls": "yes"}'),
+    rule: 'not-allowed',
+    pointer: '/stream/0/ott-hls',
+    message: 'ott-hls is not allowed here: only when mpts is false',
+    at: '"ott-hls"',
+  },
+  {
     name: 'wrong type',
     text: S('{"stream-name": "a", "pause": "yes"}'),
     rule: 'type',
@@ -406,6 +422,6 @@ t.test('every error is reported at once, with file:line:column in the message', 
   t.match(err.message, /^many\.json: 3 errors\n/);
   t.match(
     err.message,
-    /many\.json:1:\d+: error: port must be at least 1, got 0 \[minimum at \/stream\/0\/input\/0\/port\]/,
+    /many\.json:1:\d+: error \[minimum\] \/stream\/0\/input\/0\/port: port must be at least 1, got 0/,
   );
 });

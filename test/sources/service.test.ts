@@ -2,9 +2,9 @@
 // path checks, issue lines, and rebuilding a plan from the server's JSON.
 import path from 'node:path';
 import t from 'tap';
-import { formatIssue } from '../../src/cli/issues.ts';
-import { planFromJson } from '../../src/cli/reconcile.ts';
+import { planFromJson } from '../../src/cli/plan-file.ts';
 import { checkRepoPath, normaliseGitUrl } from '../../src/config/git.ts';
+import { formatIssue } from '../../src/config/issues.ts';
 import { etagOf, ifMatchAccepts, SerialQueue } from '../../src/config/service.ts';
 import { renderPlanText } from '../../src/reconciler/render.ts';
 
@@ -56,18 +56,21 @@ t.test('--path must stay inside the repository', async (t) => {
 
 t.test('issue lines: file:line:column, severity, rule, pointer, message', async (t) => {
   t.equal(
-    formatIssue('c.json', {
-      severity: 'error',
-      pointer: '/stream/0/port',
-      line: 12,
-      column: 5,
-      rule: 'maximum',
-      message: 'port must be at most 65535',
-    }),
+    formatIssue(
+      {
+        severity: 'error',
+        pointer: '/stream/0/port',
+        line: 12,
+        column: 5,
+        rule: 'maximum',
+        message: 'port must be at most 65535',
+      },
+      'c.json',
+    ),
     'c.json:12:5: error [maximum] /stream/0/port: port must be at most 65535',
   );
   t.equal(
-    formatIssue('c.json', { severity: 'warning', pointer: '', rule: 'x', message: 'm' }),
+    formatIssue({ severity: 'warning', pointer: '', rule: 'x', message: 'm' }, 'c.json'),
     'c.json: warning [x] /: m',
   );
 });

@@ -140,7 +140,7 @@ t.test('help and usage', async (t) => {
   t.match(help.stdout, /sluice reconcile --plan/);
   const sub = await runCli(['reconcile', '--help']);
   t.equal(sub.code, 0);
-  t.match(sub.stdout, /Exit codes: 0 no changes, 2 changes, 1/);
+  t.match(sub.stdout, /Exit codes: --plan: 0 no changes, 2 changes, 1/);
   const bad = await runCli(['frobnicate']);
   t.equal(bad.code, 1);
   t.match(bad.stderr, /unknown command "frobnicate"/);

@@ -33,8 +33,11 @@ const t = { teardown: (fn: () => unknown) => cleanups.push(fn) };
 const dir = await tempDir(t, 'sluice-dvr-box-');
 execFileSync('gcc', ['-O2', '-o', SENDER, join(import.meta.dirname, 'dvr-box-send.c')]);
 const media = join(dir, 'ch.ts');
-// 640x360 H.264 at ~7 Mbit/s + MP2, muxed to a constant 8 Mbit/s, long enough that the sender
-// never loops it within a step (a loop is a CC jump ffmpeg would report as loss).
+// 640x360 H.264 at 7 Mbit/s + MP2, muxed to a constant 8 Mbit/s, long enough that the sender
+// never loops it within a step (a loop is a CC jump ffmpeg would report as loss). Temporal noise
+// on the test picture makes the encoder spend its 7 Mbit/s: a clean testsrc2 encoded to ~4.8 and
+// the mux filled the rest with null packets (38 % of the stream); with noise, 9 % are null, the
+// mux's own headroom (8 − 7 − 0.128 Mbit/s).
 const MEDIA_SECONDS = Math.max(30, WARMUP + SECONDS + TAIL + 2);
 execFileSync('ffmpeg', [
   ...[
@@ -47,6 +50,7 @@ execFileSync('ffmpeg', [
     `testsrc2=size=640x360:rate=25:duration=${MEDIA_SECONDS}`,
   ],
   ...['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${MEDIA_SECONDS}`],
+  ...['-vf', 'noise=alls=24:allf=t+u'],
   ...['-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '7M', '-minrate', '7M', '-maxrate', '7M'],
   ...['-bufsize', '2M', '-g', '50', '-c:a', 'mp2', '-b:a', '128k', '-muxrate', `${MBPS}M`],
   ...['-f', 'mpegts', media],

@@ -8,7 +8,13 @@ import type { AppContext } from './api/context.ts';
 import { createEpgHttpServer } from './api/epg-server.ts';
 import { GitSource } from './config/git.ts';
 import { type ConfigPersister, ConfigServiceImpl } from './config/service.ts';
-import { elideDefaults, fieldRules, formatConfig, loadProposedText } from './config/store.ts';
+import {
+  elideDefaults,
+  fieldRules,
+  formatConfig,
+  formatConfigOver,
+  loadProposedText,
+} from './config/store.ts';
 import type { ConfigDocument } from './config/types.ts';
 import { FilePersister, FileWatcher } from './config/watch.ts';
 import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
@@ -121,8 +127,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     clock,
     services,
     planFor: (doc: ConfigDocument) => {
-      // Validated as the file it would be written as, so line numbers match that text.
-      const loaded = loadProposedText(formatConfig(elideDefaults(doc)));
+      // Validated as the file it would be written as (the current text edited in place), so
+      // line numbers match the operator's file.
+      const loaded = loadProposedText(
+        formatConfigOver(service.current().text, elideDefaults(doc)),
+      );
       const p = theLoop.plan(loaded.desired);
       return { ...p, warnings: [...loaded.warnings, ...p.warnings] };
     },

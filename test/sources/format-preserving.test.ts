@@ -107,3 +107,31 @@ t.test('file mode: the file keeps its layout', async (t) => {
   t.equal(text.split('\n').length, original.split('\n').length);
   checkText(t, text);
 });
+
+t.test('a refused dry run points into the file as the operator wrote it', async (t) => {
+  const dir = await tempDir(t);
+  const port = await freePort();
+  const file = path.join(dir, 'config.json');
+  const original = handFormatted(port, await freePort());
+  await writeFile(file, original);
+  const srv = await startServer(t, { port, configPath: file });
+  // `ott-hls` true is a type error: where is it in the text that would be written?
+  const res = await fetch(`${srv.url}/config/stream/2?dry-run=true`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ 'ott-hls': true }),
+  });
+  t.equal(res.status, 400);
+  const body = (await res.json()) as { errors?: { line?: number; pointer?: string }[] };
+  const err = body.errors?.find((e) => e.pointer === '/stream/0/ott-hls');
+  t.ok(err, 'the error names the member');
+  // In the hand-formatted file the stream record spans lines 8–12 and the new member follows
+  // its last line; in a 2-space rewrite it would sit further down (after the users' lines).
+  const lines = original.split('\n');
+  const pauseLine = lines.findIndex((l) => l.includes('"pause": false')) + 1;
+  t.ok(
+    err?.line !== undefined && err.line >= pauseLine && err.line <= pauseLine + 1,
+    `line ${err?.line} is beside "pause" (line ${pauseLine}) as in the operator's layout`,
+  );
+  t.equal(await readFile(file, 'utf8'), original, 'a dry run writes nothing');
+});

@@ -2,7 +2,12 @@
 // it through ConfigService.edit; every write answers with the new ETag and the plan.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ifMatchAccepts, preconditionFailed } from '../../config/service.ts';
-import { elideDefaults, formatConfig, loadProposedText, placeIssues } from '../../config/store.ts';
+import {
+  elideDefaults,
+  formatConfigOver,
+  loadProposedText,
+  placeIssues,
+} from '../../config/store.ts';
 import { ConfigError } from '../../config/types.ts';
 import { HttpError } from '../../errors.ts';
 import { planToJson } from '../../reconciler/render.ts';
@@ -64,9 +69,15 @@ function collectionOf(kind: string): CollectionKind {
   return ref.def;
 }
 
+/** The text `doc` would be written as: the current file edited in place (its layout kept), so
+ *  the line:column of a problem point into the operator's own file. */
+function proposedText(ctx: AppContext, doc: Record<string, unknown>): string {
+  return formatConfigOver(ctx.config.current().text, elideDefaults(doc));
+}
+
 /** Validate `doc` as the file it would be written as (throws ConfigError), then plan it. */
 function defaultPlan(ctx: AppContext, doc: Record<string, unknown>): Plan {
-  const loaded = loadProposedText(formatConfig(elideDefaults(doc)));
+  const loaded = loadProposedText(proposedText(ctx, doc));
   const plan = ctx.loop.plan(loaded.desired);
   return { ...plan, warnings: [...loaded.warnings, ...plan.warnings] };
 }
@@ -129,7 +140,7 @@ export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext
       // Placed in the document as it would be written, like every other config error.
       throw new ConfigError(
         `the change cannot be applied: ${plan.errors.map((e) => e.message).join('; ')}`,
-        placeIssues(formatConfig(elideDefaults(doc)), plan.errors),
+        placeIssues(proposedText(ctx, doc), plan.errors),
       );
     }
     return plan;

@@ -1,15 +1,21 @@
-// Failover switch time over 20 switches: two UDP inputs fed by ffmpeg, the active one's sender
-// is killed in turn (fallback-check off, stream-timeout 1 s). Reports kill → switch decision and
-// decision → first output packet. Peer: none does the same work in-process; the floor is the
-// configured stream-timeout, printed beside the figures.
+// Failover switch time over 20 switches: two UDP inputs, each fed by a paced constant-rate
+// sender (test/helpers/udp-flood.c playing the same TS file at its own bit rate, as an encoder
+// or a multicast feed does), the active one's sender killed in turn (fallback-check off,
+// stream-timeout 1 s). Reports kill → switch decision and decision → first output packet (the
+// new input's PAT let through by the splicer). `ffmpeg -re -c copy` as the sender sent in
+// bursts up to 250 ms apart, which the second figure then measured instead of sluice. Peer:
+// none does the same work in-process; the floor is the configured stream-timeout.
 // Run: npx tsx bench/failover-switch.ts   Figures: printed; copy them to bench/RESULTS.md.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { StreamDriver } from '../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
 import {
   freePort,
   makeFixture,
   makeHost,
-  playFixture,
   streamResource,
   tempDir,
   waitFor,
@@ -21,8 +27,27 @@ const t = { teardown: (f: () => unknown) => cleanups.push(f) };
 const dir = tempDir(t, 'sluice-bench-');
 const fixture = makeFixture(dir, 10);
 const ports = [await freePort(), await freePort()];
-const url = (p: number) => `udp://127.0.0.1:${p}?pkt_size=1316`;
-const senders = ports.map((p) => playFixture(t, fixture, 'mpegts', url(p)));
+// The paced sender: the fixture at its own rate, smoothly (a few datagrams every 0.5 ms at most).
+const senderBin = join(dir, 'udp-send');
+execFileSync('cc', [
+  '-O2',
+  '-o',
+  senderBin,
+  fileURLToPath(new URL('../test/helpers/udp-flood.c', import.meta.url)),
+]);
+const mbps = (statSync(fixture).size * 8) / 10 / 1e6;
+const play = (port: number): ChildProcess => {
+  const p = spawn(
+    senderBin,
+    [fixture, '127.0.0.1', String(port), mbps.toFixed(3), '600', '100000000'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  cleanups.push(() => p.kill('SIGKILL'));
+  return p;
+};
+const senders = ports.map((p) => play(p));
 const s = (await new StreamDriver().create(
   streamResource({
     'stream-name': 'bench',
@@ -38,7 +63,7 @@ for (let i = 0; i < SWITCHES; i++) {
   const active = s.status()['activeInput'] as number;
   const other = 1 - active;
   if (!senders[other] || senders[other]!.exitCode !== null || senders[other]!.signalCode) {
-    senders[other] = playFixture(t, fixture, 'mpegts', url(ports[other]!));
+    senders[other] = play(ports[other]!);
     await new Promise((r) => setTimeout(r, 1500));
   }
   const killed = performance.now();

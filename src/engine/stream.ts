@@ -310,14 +310,15 @@ export class StreamEngine {
     if (this.pendingSplice !== null) {
       this.splicer.splice();
       this.hub.discontinuity(this.pendingSplice);
-      const last = this.switches[this.switches.length - 1];
-      if (last && last.firstPacketMs === undefined) {
-        last.firstPacketMs = Math.round(this.clock.monotonic() - last.mono);
-      }
       this.pendingSplice = null;
     }
     const out = this.splicer.push(packets, owned);
     if (out.length === 0) return;
+    // Switch → first packet out (the splicer has let the new input through: its PAT came).
+    const last = this.switches[this.switches.length - 1];
+    if (last && last.firstPacketMs === undefined) {
+      last.firstPacketMs = Math.round(this.clock.monotonic() - last.mono);
+    }
     this.lastOutput = this.clock.monotonic();
     this.bytesOut += out.length;
     this.outMeter.add(out.length);

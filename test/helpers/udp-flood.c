@@ -72,6 +72,10 @@ int main(int argc, char **argv) {
       }
     }
     int n = BATCH;
+    if (mbps > 0) { /* paced: only what is due, so a low rate is sent smoothly, not in bursts */
+      const long due = (long)(mbps * 1e6 / 8 / DG * t) + 1 - sent;
+      if (due < n) n = (int)due;
+    }
     if (max - sent < n) n = (int)(max - sent);
     for (int i = 0; i < n; i++) {
       iov[i].iov_base = data + offset;

@@ -147,8 +147,10 @@ t.test(
     const sw = e.status().switches;
     t.equal(sw.length, 1);
     t.match(sw[0]!.reason, /no valid TS/);
+    t.equal(sw[0]!.firstPacketMs, undefined, 'nothing out of the backup yet');
     feed(1, 500);
     t.equal(e.state(), 'running', 'running on the backup');
+    t.type(e.status().switches[0]!.firstPacketMs, 'number', 'the first packet out is timed');
     t.equal(discontinuities.length, 1, 'the switch reached the bus as one splice');
     t.ok(
       e.status().alerts.some((a) => a.key === 'backup-active' && a.raised),

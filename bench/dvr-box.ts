@@ -2,6 +2,9 @@
 // ingests, packages as HLS and records to a storage at once, with no loss and an event-loop
 // p99 under 10 ms; beside ffmpeg doing the same work per channel (`-c copy -f hls` into a
 // directory, one process per channel) at the same count in the same run, CPU compared.
+// Equal work: each side ingests the same UDP channels and writes HLS-TS segments of the same
+// length; sluice also serves HTTP and keeps the archive index, which ffmpeg does not. The peer
+// runs `-c copy` (no transcoding), its cheapest mode, one process per channel as operators run it.
 // Loopback only; bounded in channel count and time.
 // Usage: npx tsx bench/dvr-box.ts [counts=0,5,10,20,40] [seconds-per-step=15] (0 = idle baseline)
 // Env: DVR_BOX_SERVER_NODE_OPTIONS (e.g. `--require ./profile-hook.cjs`) is given to the

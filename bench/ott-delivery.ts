@@ -2,6 +2,9 @@
 // from a UDP feed) beside nginx serving the same bytes from files and a bare node:http server
 // serving the same Buffer, in the same run: wrk requests/s on a live ~2 MB segment and on the
 // live playlist; then 1,000 concurrent HLS clients held on loopback (errors, latency).
+// Equal work: the same bytes to the same wrk; nginx runs at its fastest for this on loopback
+// (bench/http-peers.ts: sendfile off, 1 MB output buffers, open-file cache), one worker like
+// one sluice process; the bare node:http server holds the Buffer in memory (no file reads).
 // Run: npx tsx bench/ott-delivery.ts [wrk seconds, default 5] [hold seconds, default 20]
 // Figures: bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';

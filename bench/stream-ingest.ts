@@ -4,6 +4,9 @@
 // of the same N sockets and Node dgram sockets (receive and count only), and sluice's receive +
 // analysis alone (`rx`: native receivers and analyzers, no stream instance), in the same run.
 // bench/udp-ingest.ts (native part) measures one socket at rising rates; this one is per stream.
+// Equal work for the ceiling: the C receiver (bench/stream-peers.c, cc -O2) wakes as sluice's
+// receive hub does (2 ms rounds, 8 recvmmsg calls per socket per round), so the ratio measures
+// the code, not the wake-up policy; it only counts, so `× C` of the whole path is a floor.
 // Run: npx tsx bench/stream-ingest.ts [seconds-per-step] [streams,…]
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';

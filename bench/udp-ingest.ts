@@ -1,6 +1,8 @@
 // Benchmark: UDP multicast ingest on loopback at rising rates — sluice's recvmmsg receiver
 // feeding the native TS analyzer, beside a C recvmmsg receiver (bench/udp-peers.c) and Node's
 // dgram, each in its own process against the same paced C sender, in the same run.
+// Equal work: the C receiver wakes as sluice's receive hub does (2 ms rounds), so the ceiling
+// is the same policy with the least code; it only counts, sluice also analyses.
 // Run: npx tsx bench/udp-ingest.ts [seconds-per-step] [Mbit/s,…]
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';

@@ -6,14 +6,15 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Resource } from '../config/types.ts';
-import { DEFAULT_SEGMENT_MAX_AGE, ottCachePolicy } from '../ott/cache-policy.ts';
+import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import {
-  type Driver,
   DriverError,
   type Host,
   type Instance,
+  type KindDriver,
   type ResourceStatus,
+  type SpecOf,
 } from '../reconciler/driver.ts';
 import { ServiceKey } from '../util/services.ts';
 import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
@@ -28,21 +29,11 @@ export interface AdminAuthSettings {
   nonceLifetimeSec: number;
 }
 export const ADMIN_AUTH_SERVICE = new ServiceKey<AdminAuthSettings>('admin-auth');
-const DEFAULT_REALM = 'sluice';
-const DEFAULT_NONCE_LIFETIME_SEC = 300;
+type Spec = SpecOf<'http-server'>;
 
-function authSettings(spec: Record<string, unknown>): AdminAuthSettings {
-  const realm = spec['realm'];
-  const lifetime = spec['nonce-lifetime-sec'];
-  return {
-    realm: typeof realm === 'string' && realm ? realm : DEFAULT_REALM,
-    nonceLifetimeSec: typeof lifetime === 'number' ? lifetime : DEFAULT_NONCE_LIFETIME_SEC,
-  };
+function authSettings(spec: Spec): AdminAuthSettings {
+  return { realm: spec.realm, nonceLifetimeSec: spec['nonce-lifetime-sec'] };
 }
-
-const DEFAULT_BIND = '0.0.0.0';
-const DEFAULT_PORT = 43971;
-const DEFAULT_HTTPS_PORT = 43981;
 
 /** What one listener should be; equal targets mean the running listener stays. */
 interface Target {
@@ -61,23 +52,15 @@ interface Listener {
   detach?: () => void;
 }
 
-function targets(
-  spec: Record<string, unknown>,
-  portOverride: number | undefined,
-): { http: Target; https?: Target } {
-  const bind =
-    typeof spec['bind-address'] === 'string' && spec['bind-address']
-      ? spec['bind-address']
-      : DEFAULT_BIND;
-  const port = portOverride ?? (typeof spec['port'] === 'number' ? spec['port'] : DEFAULT_PORT);
-  const native = spec['native-delivery'] !== false;
-  const out: { http: Target; https?: Target } = { http: { bind, port, native } };
-  const cert = spec['certificate'];
+function targets(spec: Spec, portOverride: number | undefined): { http: Target; https?: Target } {
+  const bind = spec['bind-address'];
+  const port = portOverride ?? spec.port;
+  const out: { http: Target; https?: Target } = {
+    http: { bind, port, native: spec['native-delivery'] },
+  };
+  const cert = spec.certificate;
   const key = spec['private-key'];
-  if (typeof cert === 'string' && cert && typeof key === 'string' && key) {
-    const hp = typeof spec['https-port'] === 'number' ? spec['https-port'] : DEFAULT_HTTPS_PORT;
-    out.https = { bind, port: hp, cert, key };
-  }
+  if (cert && key) out.https = { bind, port: spec['https-port'], cert, key };
   return out;
 }
 
@@ -141,7 +124,7 @@ async function readPem(path: string, what: string): Promise<Buffer> {
   }
 }
 
-class HttpServerInstance implements Instance {
+class HttpServerInstance implements Instance<Spec> {
   private http?: Listener;
   private https?: Listener;
   private closed = false;
@@ -160,12 +143,9 @@ class HttpServerInstance implements Instance {
   };
 
   /** Bring the listeners to what `spec` asks, touching only those that differ. */
-  async ensure(spec: Record<string, unknown>): Promise<void> {
+  async ensure(spec: Spec): Promise<void> {
     this.host.services.set(ADMIN_AUTH_SERVICE, authSettings(spec));
-    const maxAge = spec['segment-cache-max-age'];
-    ottCachePolicy(this.host.services).setSegmentMaxAge(
-      typeof maxAge === 'number' ? maxAge : DEFAULT_SEGMENT_MAX_AGE,
-    );
+    ottCachePolicy(this.host.services).setSegmentMaxAge(spec['segment-cache-max-age']);
     const portOverride = this.host.services.get(PORT_OVERRIDES_SERVICE)?.http;
     const want = targets(spec, portOverride);
     if (!sameTarget(this.http?.target, want.http)) {
@@ -241,7 +221,7 @@ class HttpServerInstance implements Instance {
     });
   }
 
-  async update(next: Resource): Promise<void> {
+  async update(next: Resource<Spec>): Promise<void> {
     await this.ensure(next.spec);
   }
 
@@ -263,7 +243,7 @@ class HttpServerInstance implements Instance {
   }
 }
 
-export const httpServerDriver: Driver = {
+export const httpServerDriver: KindDriver<'http-server'> = {
   kind: 'http-server',
   async create(res, host) {
     const inst = new HttpServerInstance(host);

@@ -15,7 +15,7 @@ import { userDriver } from './users.ts';
 export function builtinDrivers(): Driver[] {
   return [
     userDriver,
-    httpServerDriver,
+    erased(httpServerDriver),
     epgDriver,
     epgSourceDriver,
     epgServerDriver,

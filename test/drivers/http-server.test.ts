@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/log.ts';
 import { DriverError, type Host } from '../../src/reconciler/driver.ts';
 import { createHost } from '../../src/reconciler/host.ts';
 import { ManualClock } from '../../src/util/clock.ts';
-import { res } from '../helpers/desired.ts';
+import { applied } from '../helpers/desired.ts';
 import { selfSigned } from '../helpers/tls.ts';
 
 const run = promisify(execFile);
@@ -56,7 +56,7 @@ function hostWithHandler(): Host {
 }
 
 const spec = (s: Record<string, unknown>) =>
-  res({ kind: 'http-server', key: 'http-server', spec: { 'bind-address': LOOPBACK, ...s } });
+  applied('http-server', 'http-server', { 'bind-address': LOOPBACK, ...s });
 
 t.test('serves the admin handler over HTTP and follows port changes', async (t) => {
   const host = hostWithHandler();

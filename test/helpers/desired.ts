@@ -2,6 +2,8 @@
 // independent of the config loader.
 import { createHash } from 'node:crypto';
 import type { FieldRules } from '../../src/config/contracts.ts';
+import { applyDefaultsAt } from '../../src/config/defaults.ts';
+import { kindSchema } from '../../src/config/schema.ts';
 import type {
   ApplyClass,
   DesiredState,
@@ -10,6 +12,7 @@ import type {
   ResourceRef,
 } from '../../src/config/types.ts';
 import { resourceId } from '../../src/config/types.ts';
+import type { SpecOf } from '../../src/reconciler/driver.ts';
 
 export interface ResInit {
   kind: ResourceKind;
@@ -29,6 +32,17 @@ export function res(init: ResInit): Resource {
     spec: init.spec,
     deps: init.deps ?? [],
   };
+}
+
+/** A resource as the reconciler hands it to its kind's driver: every schema default applied
+ *  to `spec` (src/config/desired.ts does the same), typed as the driver reads it. */
+export function applied<K extends ResourceKind>(
+  kind: K,
+  key: string,
+  spec: Record<string, unknown>,
+): Resource<SpecOf<K>> {
+  const full = applyDefaultsAt(kindSchema(kind), spec) as SpecOf<K>;
+  return { ...res({ kind, key, spec }), spec: full };
 }
 
 /** A stream resource keyed by id with a few of the spec's defaults filled in. */

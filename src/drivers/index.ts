@@ -14,7 +14,7 @@ import { userDriver } from './users.ts';
 
 export function builtinDrivers(): Driver[] {
   return [
-    userDriver,
+    erased(userDriver),
     erased(httpServerDriver),
     epgDriver,
     epgSourceDriver,

@@ -1,10 +1,10 @@
 // The `user` driver: each user record is one account in the shared UserTable that the admin
 // API's Digest authenticator reads. Passwords never appear in status.
 import type { Resource } from '../config/types.ts';
-import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
-import { type Role, USERS_SERVICE, type UserRecord, UserTable } from './users-table.ts';
+import type { Host, Instance, KindDriver, ResourceStatus, SpecOf } from '../reconciler/driver.ts';
+import { USERS_SERVICE, type UserRecord, UserTable } from './users-table.ts';
 
-const ROLES: readonly Role[] = ['admin', 'viewer'];
+type Spec = SpecOf<'user'>;
 
 /** The table published under USERS_SERVICE, created there on first use. */
 export function usersTable(host: Host): UserTable {
@@ -16,29 +16,29 @@ export function usersTable(host: Host): UserTable {
   return table;
 }
 
-function toRecord(spec: Record<string, unknown>): UserRecord {
-  const role = spec['role'] as Role;
+function toRecord(spec: Spec): UserRecord {
+  // The schema allows only admin|viewer, with its default; still, anything else gets the least
+  // power, not the most.
   return {
-    login: String(spec['login'] ?? ''),
-    password: String(spec['password'] ?? ''),
-    // The schema allows only admin|viewer; anything else gets the least power.
-    role: ROLES.includes(role) ? role : 'viewer',
+    login: spec.login,
+    password: spec.password,
+    role: spec.role === 'admin' ? 'admin' : 'viewer',
   };
 }
 
-class UserInstance implements Instance {
+class UserInstance implements Instance<Spec> {
   private user: UserRecord;
   private closed = false;
 
   constructor(
-    res: Resource,
+    res: Resource<Spec>,
     private readonly table: UserTable,
   ) {
     this.user = toRecord(res.spec);
     table.set(this.user);
   }
 
-  async update(next: Resource): Promise<void> {
+  async update(next: Resource<Spec>): Promise<void> {
     const u = toRecord(next.spec);
     if (u.login !== this.user.login) {
       this.table.delete(this.user.login);
@@ -66,7 +66,7 @@ class UserInstance implements Instance {
   }
 }
 
-export const userDriver: Driver = {
+export const userDriver: KindDriver<'user'> = {
   kind: 'user',
   async create(res, host) {
     return new UserInstance(res, usersTable(host));

@@ -6,10 +6,10 @@ import { silentLogger } from '../../src/log.ts';
 import { createHost } from '../../src/reconciler/host.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
-import { res } from '../helpers/desired.ts';
+import { applied } from '../helpers/desired.ts';
 
 const user = (login: string, password: string, role = 'viewer') =>
-  res({ kind: 'user', key: login, name: login, spec: { login, password, role } });
+  applied('user', login, { login, password, role });
 
 t.test('creates the table when absent and keeps accounts in step', async (t) => {
   const host = createHost({ log: silentLogger, clock: new ManualClock(0), dataDir: '/x' });

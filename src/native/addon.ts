@@ -113,7 +113,7 @@ export interface RawRistOptions {
 }
 
 export interface NativeRistReceiver {
-  stats(): Record<string, number | string>;
+  stats(): unknown;
   /** One drain slice (the pump's call). */
   drain(): void;
   close(): void;

@@ -97,8 +97,11 @@ export class RistInput implements InputTransport {
     if (s.timeouts > 0) {
       return `the sender went silent (no RIST traffic for ${int(this.cfg, 'rist-session-timeout', 2000)} ms)`;
     }
+    // A listener nobody has called yet is waiting, not faulty; after a sender came and went,
+    // or librist complained (a wrong passphrase, a port in use), that is the message.
     if (s.lastLog) return `librist: ${s.lastLog}`;
-    return `no RIST sender connected (listening on ${this.where()})`;
+    if (s.connects > 0) return `no RIST sender connected (listening on ${this.where()})`;
+    return '';
   }
 
   status(): Record<string, unknown> {

@@ -1,0 +1,218 @@
+// RIST input with real peers (ffmpeg's librist protocol, ristsender from rist-tools) on loopback:
+// simple and main profile into a stream, the stream's HTTP-TS output decoded by ffprobe; main
+// with a passphrase (and a wrong one refused); allow-conn-ip; and the lossy link: 5 % loss and
+// reordering through the test relay, recovered to 0 CC errors with the retransmissions in the
+// stats. The simple profile needs an even port and the next one (picked here, not by the kernel).
+import { createSocket } from 'node:dgram';
+import t, { type Test } from 'tap';
+import { StreamDriver } from '../../src/drivers/stream/driver.ts';
+import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { lossyRelay } from '../helpers/lossy-relay.ts';
+import {
+  ffprobe,
+  freePort,
+  httpFor,
+  makeFixture,
+  makeHost,
+  peer,
+  streamResource,
+  tempDir,
+  waitFor,
+} from '../helpers/stream-host.ts';
+
+const dir = tempDir(t);
+const fixture = makeFixture(dir);
+const host = makeHost(dir);
+const driver = new StreamDriver();
+const base = await httpFor(t, host.router);
+
+async function udpFree(port: number): Promise<boolean> {
+  const s = createSocket('udp4');
+  return new Promise((resolve) => {
+    s.once('error', () => resolve(false));
+    s.bind(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** An even UDP port whose next port is free as well (RIST simple profile: data + RTCP). */
+async function evenPortPair(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const p = (await freePort()) & ~1;
+    if (p > 1024 && (await udpFree(p)) && (await udpFree(p + 1))) return p;
+  }
+  throw new Error('no even port pair free');
+}
+
+type Status = Record<string, unknown>;
+const input0 = (s: StreamInstance): Status => (s.status()['inputs'] as Status[])[0]!;
+const transport = (s: StreamInstance): Status => input0(s)['transport'] as Status;
+const ccErrors = (s: StreamInstance): number =>
+  Number((input0(s)['tr101290'] as Status | undefined)?.['continuityCountError'] ?? 0);
+
+async function stream(
+  t: Test,
+  name: string,
+  input: Record<string, unknown>,
+  running = true,
+): Promise<StreamInstance> {
+  const inst = (await driver.create(
+    streamResource({ 'stream-name': name, input: [{ type: 'rist', ...input }] }),
+    host,
+  )) as StreamInstance;
+  t.teardown(() => inst.close());
+  if (running) await waitFor(() => inst.state() === 'running', 15_000, `${name} running`);
+  return inst;
+}
+
+/** ffmpeg playing the fixture in real time to a RIST URL (its librist protocol). */
+function ffmpegRist(t: Test, url: string): void {
+  peer(t, 'ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-re',
+    '-stream_loop',
+    '-1',
+    '-i',
+    fixture,
+    '-map',
+    '0',
+    '-c',
+    'copy',
+    '-f',
+    'mpegts',
+    url,
+  ]);
+}
+
+/** ffmpeg to UDP, ristsender from there to RIST (rist-tools, the reference implementation). */
+async function ristsender(t: Test, args: string[]): Promise<void> {
+  const udp = await freePort();
+  peer(t, 'ristsender', ['-v', '3', '-i', `udp://@127.0.0.1:${udp}`, ...args]);
+  ffmpegRist(t, `udp://127.0.0.1:${udp}?pkt_size=1316`);
+}
+
+function expectSource(t: Test, streams: Awaited<ReturnType<typeof ffprobe>>): void {
+  const v = streams.find((s) => s.codec_type === 'video');
+  const a = streams.find((s) => s.codec_type === 'audio');
+  t.equal(v?.codec_name, 'h264', 'H.264 video');
+  t.equal(a?.codec_name, 'aac', 'AAC audio');
+  t.equal(v?.id, '0x100', 'video keeps its source PID');
+  t.equal(a?.id, '0x101', 'audio keeps its source PID');
+}
+
+t.test('main profile from ristsender', async (t) => {
+  const port = await freePort();
+  await ristsender(t, ['-p', '1', '-o', `rist://127.0.0.1:${port}`]);
+  const s = await stream(t, 'rist-main', {
+    'rist-profile': 1,
+    'rist-addr-port': [port],
+    'rist-addr-intf': ['127.0.0.1'],
+  });
+  expectSource(t, await ffprobe(`${base}/rist-main/mpegts`));
+  const tr = transport(s);
+  t.equal(tr['profile'], 'main');
+  t.equal(tr['peersConnected'], 1, 'one sender connected');
+  await waitFor(() => Number(transport(s)['received']) > 0, 5000, 'librist flow stats');
+});
+
+t.test('simple profile from ffmpeg, on an even port and the next', async (t) => {
+  const port = await evenPortPair();
+  ffmpegRist(t, `rist://127.0.0.1:${port}?rist_profile=simple`);
+  const s = await stream(t, 'rist-simple', {
+    'rist-profile': 0,
+    'rist-addr-port': [port],
+    'rist-addr-intf': ['127.0.0.1'],
+  });
+  expectSource(t, await ffprobe(`${base}/rist-simple/mpegts`));
+  t.equal(transport(s)['profile'], 'simple');
+});
+
+t.test('main profile with a passphrase; a wrong one delivers nothing', async (t) => {
+  const port = await freePort();
+  const secret = 'correct horse battery staple';
+  ffmpegRist(t, `rist://127.0.0.1:${port}?rist_profile=main&secret=${secret}&encryption=128`);
+  const s = await stream(t, 'rist-aes', {
+    'rist-addr-port': [port],
+    'rist-addr-intf': ['127.0.0.1'],
+    passphrase: secret,
+  });
+  expectSource(t, await ffprobe(`${base}/rist-aes/mpegts`));
+  t.equal(transport(s)['encrypted'], true);
+
+  const port2 = await freePort();
+  ristsender(t, [
+    '-p',
+    '1',
+    '-s',
+    'another secret',
+    '-e',
+    '128',
+    '-o',
+    `rist://127.0.0.1:${port2}`,
+  ]);
+  const bad = await stream(
+    t,
+    'rist-aes-bad',
+    { 'rist-addr-port': [port2], 'rist-addr-intf': ['127.0.0.1'], passphrase: secret },
+    false,
+  );
+  await waitFor(
+    () => Number(transport(bad)['received']) > 0 || !!input0(bad)['message'],
+    8000,
+    'sender seen',
+  );
+  await new Promise((r) => setTimeout(r, 2000));
+  t.not(bad.state(), 'running', 'no transport stream from a sender with another key');
+  t.equal(Number(input0(bad)['packets'] ?? 0), 0, 'no TS packets delivered');
+});
+
+t.test('allow-conn-ip refuses another sender and says so', async (t) => {
+  const port = await freePort();
+  ffmpegRist(t, `rist://127.0.0.1:${port}?rist_profile=main`);
+  const s = await stream(
+    t,
+    'rist-allow',
+    { 'rist-addr-port': [port], 'rist-addr-intf': ['127.0.0.1'], 'allow-conn-ip': '127.0.0.2' },
+    false,
+  );
+  await waitFor(() => Number(transport(s)['rejected']) > 0, 8000, 'a refusal');
+  await waitFor(
+    () => /refused a sender at 127\.0\.0\.1/.test(String(input0(s)['message'] ?? '')),
+    5000,
+    'the refusal as the message',
+  );
+  t.equal(Number(transport(s)['packets']), 0, 'nothing delivered from the refused sender');
+});
+
+t.test(
+  '5 % loss and reordering, recovered: 0 CC errors, retransmissions in the stats',
+  async (t) => {
+    const port = await freePort();
+    const relay = await lossyRelay(t, {
+      targetPort: port,
+      loss: 0.05,
+      reorder: 0.02,
+      reorderMs: 4,
+      delayMs: 5,
+      seed: 16,
+    });
+    ffmpegRist(t, `rist://127.0.0.1:${relay.port}?rist_profile=main&buffer_size=1000`);
+    const s = await stream(t, 'rist-lossy', {
+      'rist-addr-port': [port],
+      'rist-addr-intf': ['127.0.0.1'],
+    });
+    const seconds = Number(process.env['SLUICE_RIST_LOSSY_SECONDS'] ?? 20);
+    const start = Date.now();
+    await waitFor(() => Date.now() - start >= seconds * 1000, seconds * 1000 + 5000, 'the run');
+    const tr = transport(s);
+    t.comment(
+      `relay: ${JSON.stringify(relay.stats)}; rist: received ${tr['received']} missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']} rtt ${tr['rttMs']} ms`,
+    );
+    t.ok(relay.stats.droppedForward > 50, 'the relay dropped data packets');
+    t.ok(Number(tr['recovered']) > 0, 'librist recovered packets by retransmission');
+    t.equal(Number(tr['lost']), 0, 'nothing lost for good');
+    t.equal(ccErrors(s), 0, '0 CC errors at the stream input');
+    t.equal(s.state(), 'running');
+  },
+);

@@ -64,8 +64,9 @@ async function stream(
   return inst;
 }
 
-/** ffmpeg playing the fixture in real time to a RIST URL (its librist protocol). */
-function ffmpegRist(t: Test, url: string): void {
+/** ffmpeg playing the fixture in real time to a RIST URL (its librist protocol); `opts` are its
+ *  protocol options (`-rist_profile simple`, `-secret …`): the URL's query is not read for them. */
+function ffmpegRist(t: Test, url: string, opts: string[] = []): void {
   peer(t, 'ffmpeg', [
     '-hide_banner',
     '-loglevel',
@@ -81,6 +82,7 @@ function ffmpegRist(t: Test, url: string): void {
     'copy',
     '-f',
     'mpegts',
+    ...opts,
     url,
   ]);
 }
@@ -118,7 +120,7 @@ t.test('main profile from ristsender', async (t) => {
 
 t.test('simple profile from ffmpeg, on an even port and the next', async (t) => {
   const port = await evenPortPair();
-  ffmpegRist(t, `rist://127.0.0.1:${port}?rist_profile=simple`);
+  ffmpegRist(t, `rist://127.0.0.1:${port}`, ['-rist_profile', 'simple']);
   const s = await stream(t, 'rist-simple', {
     'rist-profile': 0,
     'rist-addr-port': [port],
@@ -131,7 +133,7 @@ t.test('simple profile from ffmpeg, on an even port and the next', async (t) => 
 t.test('main profile with a passphrase; a wrong one delivers nothing', async (t) => {
   const port = await freePort();
   const secret = 'correct horse battery staple';
-  ffmpegRist(t, `rist://127.0.0.1:${port}?rist_profile=main&secret=${secret}&encryption=128`);
+  ffmpegRist(t, `rist://127.0.0.1:${port}`, ['-secret', secret, '-encryption', '128']);
   const s = await stream(t, 'rist-aes', {
     'rist-addr-port': [port],
     'rist-addr-intf': ['127.0.0.1'],
@@ -165,11 +167,12 @@ t.test('main profile with a passphrase; a wrong one delivers nothing', async (t)
   await new Promise((r) => setTimeout(r, 2000));
   t.not(bad.state(), 'running', 'no transport stream from a sender with another key');
   t.equal(Number(input0(bad)['packets'] ?? 0), 0, 'no TS packets delivered');
+  t.match(String(input0(bad)['message']), /passphrase does not match/, 'the mismatch in words');
 });
 
 t.test('allow-conn-ip refuses another sender and says so', async (t) => {
   const port = await freePort();
-  ffmpegRist(t, `rist://127.0.0.1:${port}?rist_profile=main`);
+  ffmpegRist(t, `rist://127.0.0.1:${port}`);
   const s = await stream(
     t,
     'rist-allow',
@@ -197,7 +200,7 @@ t.test(
       delayMs: 5,
       seed: 16,
     });
-    ffmpegRist(t, `rist://127.0.0.1:${relay.port}?rist_profile=main&buffer_size=1000`);
+    ffmpegRist(t, `rist://127.0.0.1:${relay.port}`, ['-buffer_size', '1000']);
     const s = await stream(t, 'rist-lossy', {
       'rist-addr-port': [port],
       'rist-addr-intf': ['127.0.0.1'],

@@ -99,6 +99,11 @@ export class RistInput implements InputTransport {
     }
     // A listener nobody has called yet is waiting, not faulty; after a sender came and went,
     // or librist complained (a wrong passphrase, a port in use), that is the message.
+    if (s.lastLog && /nonce|decrypt/i.test(s.lastLog)) {
+      return str(this.cfg, 'passphrase')
+        ? `the sender's passphrase does not match (librist: ${s.lastLog})`
+        : `the sender encrypts and this input has no passphrase (librist: ${s.lastLog})`;
+    }
     if (s.lastLog) return `librist: ${s.lastLog}`;
     if (s.connects > 0) return `no RIST sender connected (listening on ${this.where()})`;
     return '';

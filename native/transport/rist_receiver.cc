@@ -3,7 +3,11 @@
 // and the hand-off of batches to JS in bounded slices (see rist_receiver.h).
 #include "transport/rist_receiver.h"
 
+#include <arpa/inet.h>
 #include <librist/librist.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -102,6 +106,22 @@ void OnStatus(void* arg, struct rist_peer*, enum rist_connection_status status) 
   }
 }
 
+/** librist binds its listening sockets with SO_REUSEADDR, so a second receiver on a port in use
+ *  would bind too and silently take part of the traffic. A plain bind (no SO_REUSEADDR) of the
+ *  same address and port fails while any socket holds it: the port is refused up front. */
+int ProbeFree(const std::string& host, uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  inet_pton(AF_INET, host.c_str(), &sa.sin_addr);
+  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  const int err = rc < 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
 }  // namespace
 
 void RistState::Signal() {
@@ -154,11 +174,22 @@ RistReceiverWrap::RistReceiverWrap(const Napi::CallbackInfo& info)
     RistPeerOptions po;
     po.url = StrOf(p, "url");
     po.weight = static_cast<uint32_t>(IntOf(p, "weight", 5));
+    po.probeHost = StrOf(p, "probeHost");
+    po.port = static_cast<uint16_t>(IntOf(p, "port", 0));
     opts_.peers.push_back(po);
   }
   Napi::Value pump = o.Get("pump");
   if (pump.IsFunction()) pump_ = Napi::Persistent(pump.As<Napi::Function>());
 
+  for (const RistPeerOptions& po : opts_.peers) {
+    if (po.probeHost.empty()) continue;
+    // the simple profile also takes the next port (RTCP)
+    for (int k = 0; k < (opts_.profile == 0 ? 2 : 1); k++) {
+      const uint16_t port = static_cast<uint16_t>(po.port + k);
+      const int err = ProbeFree(po.probeHost, port);
+      if (err != 0) ThrowErrno(env, "bind", err, po.probeHost + ":" + std::to_string(port));
+    }
+  }
   st_ = std::make_shared<RistState>();
   st_->allowIp = opts_.allowIp;
   auto fail = [&](const std::string& what) {

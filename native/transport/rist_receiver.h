@@ -29,6 +29,8 @@ class RistReceiverWrap;
 struct RistPeerOptions {
   std::string url;     // rist://@host:port[?miface=…]
   uint32_t weight = 5;
+  std::string probeHost;  // unicast: checked free before librist binds it ('' = multicast)
+  uint16_t port = 0;
 };
 
 struct RistOptions {

@@ -95,7 +95,7 @@ export type RawUdpEvent = (
 
 export interface RawRistOptions {
   profile: number;
-  peers: { url: string; weight: number }[];
+  peers: { url: string; weight: number; probeHost: string; port: number }[];
   allowIp: string;
   sessionTimeoutMs: number;
   rttMinMs: number;

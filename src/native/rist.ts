@@ -137,9 +137,13 @@ export class RistReceiver {
       if (p.address !== undefined && p.address !== '' && !isIPv4(p.address)) {
         throw argError(`peers[${i}].address must be an IPv4 address, got ${p.address}`);
       }
+      const mcast = !!p.address && isMulticast(p.address);
       return {
         url: ristPeerUrl({ ...p, port }),
         weight: intIn(`peers[${i}].weight`, p.weight, 5, 0, 1 << 30),
+        // unicast ports are checked free first (librist binds with SO_REUSEADDR and would share)
+        probeHost: mcast ? '' : p.intf ? resolveInterface(p.intf) : '0.0.0.0',
+        port,
       };
     });
     const allowIp = opts.allowIp ?? '';

@@ -219,3 +219,78 @@ t.test(
     t.equal(s.state(), 'running');
   },
 );
+
+t.test('20 % loss: the input stays up and reports the loss', async (t) => {
+  const port = await freePort();
+  const relay = await lossyRelay(t, { targetPort: port, loss: 0.2, seed: 20 });
+  ffmpegRist(t, `rist://127.0.0.1:${relay.port}`, ['-buffer_size', '1000']);
+  const s = await stream(t, 'rist-lossy20', {
+    'rist-addr-port': [port],
+    'rist-addr-intf': ['127.0.0.1'],
+  });
+  await waitFor(() => Number(transport(s)['missing']) > 20, 15_000, 'loss reported');
+  const tr = transport(s);
+  t.comment(
+    `relay: ${JSON.stringify(relay.stats)}; rist: missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']} quality ${tr['quality']}`,
+  );
+  t.equal(s.state(), 'running', 'still running');
+  t.equal(input0(s)['state'], 'receiving', 'the input still receives');
+  t.ok(Number(tr['quality']) < 100, 'quality below 100 %');
+});
+
+t.test('junk at the port, a sender that vanishes and comes back', async (t) => {
+  const port = await freePort();
+  const s = await stream(
+    t,
+    'rist-vanish',
+    { 'rist-addr-port': [port], 'rist-addr-intf': ['127.0.0.1'], 'rist-session-timeout': 500 },
+    false,
+  );
+  // random bytes first: librist drops them, nothing reaches the stream, nothing breaks
+  const junk = createSocket('udp4');
+  for (let i = 0; i < 200; i++) {
+    junk.send(
+      Buffer.from(Array.from({ length: 1 + (i % 1400) }, () => (Math.random() * 256) | 0)),
+      port,
+      '127.0.0.1',
+    );
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  junk.close();
+  t.equal(Number(transport(s)['packets']), 0, 'junk is not delivered');
+  const udp = await freePort();
+  const sender = peer(t, 'ristsender', [
+    '-v',
+    '3',
+    '-i',
+    `udp://@127.0.0.1:${udp}`,
+    '-p',
+    '1',
+    '-o',
+    `rist://127.0.0.1:${port}`,
+  ]);
+  ffmpegRist(t, `udp://127.0.0.1:${udp}?pkt_size=1316`);
+  await waitFor(() => s.state() === 'running', 15_000, 'running after the junk');
+  sender.kill('SIGKILL');
+  await waitFor(() => Number(transport(s)['timeouts']) > 0, 10_000, 'the session timed out');
+  await waitFor(
+    () => /went silent|no RIST sender/.test(String(input0(s)['message'] ?? '')),
+    10_000,
+    'said in words',
+  );
+  t.pass(`message: ${String(input0(s)['message'])}`);
+  const before = Number(transport(s)['packets']);
+  peer(t, 'ristsender', [
+    '-v',
+    '3',
+    '-i',
+    `udp://@127.0.0.1:${udp}`,
+    '-p',
+    '1',
+    '-o',
+    `rist://127.0.0.1:${port}`,
+  ]);
+  await waitFor(() => Number(transport(s)['packets']) > before + 100, 15_000, 'data again');
+  await waitFor(() => input0(s)['state'] === 'receiving', 10_000, 'receiving again');
+  t.equal(transport(s)['peersConnected'], 1);
+});

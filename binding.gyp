@@ -12,7 +12,8 @@
         "native/net/live_http.cc",
         "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc",
-        "native/transport/rist_receiver.cc"
+        "native/transport/rist_receiver.cc",
+        "native/transport/rist_sender.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

@@ -119,6 +119,25 @@ export interface NativeRistReceiver {
   close(): void;
 }
 
+export interface RawRistSenderOptions {
+  profile: number;
+  url: string;
+  secret: string;
+  keySize: number;
+  logLevel: number;
+  bufferMs: number;
+  rttMinMs: number;
+  rttMaxMs: number;
+  statsIntervalMs: number;
+}
+
+export interface NativeRistSender {
+  /** TS packets of any count; cut into 1,316-byte payloads (a tail waits for the next write). */
+  write(buf: Buffer): void;
+  stats(): unknown;
+  close(): void;
+}
+
 /** A batch: `block` holds the payloads, padded to 4 bytes, then one int32 length per payload. */
 export type RawRistData = (block: ArrayBuffer, blocks: number, dataLength: number) => void;
 
@@ -154,6 +173,7 @@ export interface NativeAddon {
   TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
   RistReceiver: new (opts: RawRistOptions, onData: RawRistData) => NativeRistReceiver;
+  RistSender: new (opts: RawRistSenderOptions) => NativeRistSender;
   /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
   udpDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;

@@ -5,8 +5,8 @@
 // the newest batches shed and counted (queueDrops) when JS falls behind.
 import { isIPv4 } from 'node:net';
 import { isMulticast } from '../util/net.ts';
-import { addon, type NativeRistReceiver } from './addon.ts';
-import { argError, fromNative } from './errors.ts';
+import { addon, type NativeRistReceiver, type NativeRistSender } from './addon.ts';
+import { argError, fromNative, NativeError } from './errors.ts';
 import { resolveInterface } from './udp.ts';
 
 /** librist keeps at most 127 bytes of a pre-shared secret (RIST_MAX_STRING_SHORT − 1). */
@@ -219,6 +219,103 @@ export class RistReceiver {
   close(): void {
     if (!this.native) return;
     this.lastStats = this.native.stats() as RistReceiverStats;
+    this.native.close();
+    this.native = undefined;
+  }
+}
+
+export interface RistSenderOptions {
+  profile: 0 | 1;
+  /** Receiver to call: host name or IPv4 address, and port (even in the simple profile). */
+  address: string;
+  port: number;
+  /** Pre-shared key (main profile); bytes beyond 127 are dropped. */
+  secret?: string;
+  keySize?: 128 | 256;
+  /** Retransmission buffer (ms) kept for the receiver's requests. */
+  bufferMs?: number;
+  rttMinMs?: number;
+  rttMaxMs?: number;
+  trace?: boolean;
+  statsIntervalMs?: number;
+}
+
+export interface RistSenderStats {
+  /** Payloads (7 TS packets each) and bytes handed to librist, and writes it refused. */
+  blocks: number;
+  bytes: number;
+  writeErrors: number;
+  /** 1 while the receiver answers. */
+  connected: number;
+  timeouts: number;
+  /** librist's peer report: bit/s sent, of which retransmissions; quality (%); RTT (ms). */
+  bandwidth: number;
+  retryBandwidth: number;
+  quality: number;
+  rtt: number;
+  /** Sums of librist's per-interval counters: packets sent, received (RTCP), retransmitted. */
+  sent: number;
+  received: number;
+  retransmitted: number;
+  errors: number;
+  lastLog: string;
+}
+
+/** A RIST sender (librist) calling one receiver; write() takes whole batches of TS packets. */
+export class RistSender {
+  private native: NativeRistSender | undefined;
+  private lastStats: RistSenderStats | undefined;
+
+  constructor(opts: RistSenderOptions) {
+    if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
+    if (opts.profile !== 0 && opts.profile !== 1) throw argError('profile must be 0 or 1');
+    if (typeof opts.address !== 'string' || opts.address === '' || /[/?@\s]/.test(opts.address)) {
+      throw argError(`address must be a host name or IPv4 address, got ${String(opts.address)}`);
+    }
+    const port = intIn('port', opts.port, -1, 1, 65535);
+    if (port < 0) throw argError('port is required');
+    if (opts.profile === 0 && port % 2 !== 0) {
+      throw argError(`port: the simple profile needs an even port, got ${port}`);
+    }
+    const keySize = opts.keySize ?? 128;
+    if (keySize !== 128 && keySize !== 256) throw argError('keySize must be 128 or 256');
+    try {
+      this.native = new (addon().RistSender)({
+        profile: opts.profile,
+        url: `rist://${opts.address}:${port}`,
+        secret: ristSecret(opts.secret ?? ''),
+        keySize,
+        logLevel: opts.trace ? 7 : 4,
+        bufferMs: intIn('bufferMs', opts.bufferMs, 1000, 10, 60_000),
+        rttMinMs: intIn('rttMinMs', opts.rttMinMs, 50, 1, 60_000),
+        rttMaxMs: intIn('rttMaxMs', opts.rttMaxMs, 500, 1, 60_000),
+        statsIntervalMs: intIn('statsIntervalMs', opts.statsIntervalMs, 1000, 50, 60_000),
+      });
+    } catch (err) {
+      throw fromNative(err);
+    }
+  }
+
+  /** TS packets (any number); librist copies them, the buffer may be reused after the call. */
+  write(buf: Buffer): void {
+    if (!this.native) throw new NativeError('ERR_NATIVE_CLOSED', 'sender is closed');
+    this.native.write(buf);
+  }
+
+  stats(): RistSenderStats {
+    return this.native
+      ? (this.native.stats() as RistSenderStats)
+      : (this.lastStats ?? ({} as RistSenderStats));
+  }
+
+  get closed(): boolean {
+    return this.native === undefined;
+  }
+
+  /** Stop librist (joins its threads). Idempotent. */
+  close(): void {
+    if (!this.native) return;
+    this.lastStats = this.native.stats() as RistSenderStats;
     this.native.close();
     this.native = undefined;
   }

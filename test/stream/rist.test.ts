@@ -294,3 +294,38 @@ t.test('junk at the port, a sender that vanishes and comes back', async (t) => {
   await waitFor(() => input0(s)['state'] === 'receiving', 10_000, 'receiving again');
   t.equal(transport(s)['peersConnected'], 1);
 });
+
+t.test(
+  'a closed stream frees its RIST port at once; a second input on a port in use says so',
+  async (t) => {
+    const port = await freePort();
+    const a = (await driver.create(
+      streamResource({
+        'stream-name': 'rist-port-a',
+        input: [{ type: 'rist', 'rist-addr-port': [port], 'rist-addr-intf': ['127.0.0.1'] }],
+      }),
+      host,
+    )) as StreamInstance;
+    t.teardown(() => a.close());
+    const dup = await stream(
+      t,
+      'rist-port-dup',
+      { 'rist-addr-port': [port], 'rist-addr-intf': ['127.0.0.1'] },
+      false,
+    );
+    await waitFor(
+      () => /EADDRINUSE|address already in use/i.test(String(input0(dup)['message'] ?? '')),
+      5000,
+      'the clash reported',
+    );
+    t.pass(`message: ${String(input0(dup)['message'])}`);
+    await dup.close();
+    await a.close();
+    ffmpegRist(t, `rist://127.0.0.1:${port}`);
+    const b = await stream(t, 'rist-port-b', {
+      'rist-addr-port': [port],
+      'rist-addr-intf': ['127.0.0.1'],
+    });
+    t.equal(b.state(), 'running', 'the port was free for the next input right after close');
+  },
+);

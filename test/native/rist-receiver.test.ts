@@ -5,7 +5,7 @@
 // (queueDrops) instead of blocking librist or growing without bound.
 import { createSocket } from 'node:dgram';
 import t from 'tap';
-import { RistReceiver, ristPeerUrl, ristSecret } from '../../src/native/rist.ts';
+import { RistReceiver, RistSender, ristPeerUrl, ristSecret } from '../../src/native/rist.ts';
 import { freePort, makeFixture, peer, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 const noop = () => {};
@@ -105,4 +105,48 @@ t.test('a slow consumer: batches are shed at the queue, the receiver keeps going
   await new Promise((r) => setTimeout(r, 100));
   t.equal(afterClose, 0, 'no onData after close()');
   t.ok(rx.stats().queueDrops > 5, 'stats kept after close()');
+});
+
+t.test('RistSender: arguments checked, write after close refused, close idempotent', async (t) => {
+  const bad = (o: Record<string, unknown>, re: RegExp) =>
+    t.throws(
+      () => new RistSender({ profile: 1, address: '127.0.0.1', port: 5000, ...o } as never),
+      {
+        code: 'ERR_NATIVE_ARG',
+        message: re,
+      },
+    );
+  bad({ profile: 3 }, /profile/);
+  bad({ address: '' }, /address/);
+  bad({ address: 'a/b' }, /address/);
+  bad({ port: 0 }, /port/);
+  bad({ profile: 0, port: 5001 }, /even port/);
+  bad({ keySize: 64 }, /keySize/);
+  const port = await freePort();
+  const got: number[] = [];
+  const rx = new RistReceiver({
+    profile: 1,
+    peers: [{ port, intf: '127.0.0.1' }],
+    onData: (_b, _n, lengths) => got.push(...lengths),
+  });
+  t.teardown(() => rx.close());
+  const tx = new RistSender({ profile: 1, address: '127.0.0.1', port });
+  t.teardown(() => tx.close());
+  // 10 packets then 11: 21 packets = three 7-packet payloads; the tail of the first write
+  // waits for the second
+  const pkt = Buffer.alloc(188, 0xff);
+  pkt[0] = 0x47;
+  for (let i = 0; i < 30 && got.length < 3; i++) {
+    if (i === 0) {
+      tx.write(Buffer.concat(Array(10).fill(pkt)));
+      tx.write(Buffer.concat(Array(11).fill(pkt)));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.same(got, [1316, 1316, 1316], 'cut into three 7-packet payloads');
+  t.equal(tx.stats().blocks, 3);
+  tx.close();
+  tx.close();
+  t.throws(() => tx.write(pkt), { code: 'ERR_NATIVE_CLOSED' });
+  t.equal(tx.stats().blocks, 3, 'stats kept after close()');
 });

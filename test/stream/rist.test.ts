@@ -329,3 +329,34 @@ t.test(
     t.equal(b.state(), 'running', 'the port was free for the next input right after close');
   },
 );
+
+t.test(
+  'two peers (rist-addr-* arrays), duplicated by the sender over two lossy paths',
+  async (t) => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const r1 = await lossyRelay(t, { targetPort: p1, loss: 0.1, seed: 1 });
+    const r2 = await lossyRelay(t, { targetPort: p2, loss: 0.1, seed: 2 });
+    await ristsender(t, [
+      '-p',
+      '1',
+      '-o',
+      `rist://127.0.0.1:${r1.port}?weight=0,rist://127.0.0.1:${r2.port}?weight=0`,
+    ]);
+    const s = await stream(t, 'rist-two', {
+      'rist-addr-port': [p1, p2],
+      'rist-addr-intf': ['127.0.0.1', '127.0.0.1'],
+      'rist-addr-weight': [0, 0],
+    });
+    const start = Date.now();
+    await waitFor(() => Date.now() - start >= 8000, 12_000, 'the run');
+    const tr = transport(s);
+    t.comment(
+      `relays: ${r1.stats.droppedForward} and ${r2.stats.droppedForward} dropped; rist: missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']}`,
+    );
+    t.ok(r1.stats.forwarded > 100 && r2.stats.forwarded > 100, 'both paths carried the stream');
+    t.equal(tr['peersConnected'], 2, 'both peers connected');
+    t.equal(Number(tr['lost']), 0, 'nothing lost');
+    t.equal(ccErrors(s), 0, '0 CC errors');
+    t.equal(tr['listening'], `127.0.0.1:${p1}, 127.0.0.1:${p2}`);
+  },
+);

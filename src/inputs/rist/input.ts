@@ -3,7 +3,7 @@
 // pre-shared key (main profile) and allow-conn-ip. Recovered payload reaches the stream in
 // batches; librist's flow statistics (lost, recovered, RTT, bandwidth, quality) are the status.
 import { bool, int, str } from '../../config/spec-values.ts';
-import type { InputContext, InputTransport } from '../../engine/input.ts';
+import type { InputContext, InputTransport, TransportMetrics } from '../../engine/input.ts';
 import { type RistPeer, RistReceiver, type RistReceiverStats } from '../../native/rist.ts';
 import { isMulticast } from '../../util/net.ts';
 
@@ -107,6 +107,21 @@ export class RistInput implements InputTransport {
     if (s.lastLog) return `librist: ${s.lastLog}`;
     if (s.connects > 0) return `no RIST sender connected (listening on ${this.where()})`;
     return '';
+  }
+
+  metrics(): TransportMetrics {
+    const s: Partial<RistReceiverStats> = this.rx?.stats() ?? {};
+    return {
+      protocol: 'rist',
+      rttSeconds: (s.rtt ?? 0) / 1000,
+      packets: {
+        received: s.received ?? 0,
+        missing: s.missing ?? 0,
+        recovered: s.recovered ?? 0,
+        lost: s.lost ?? 0,
+        reordered: s.reordered ?? 0,
+      },
+    };
   }
 
   status(): Record<string, unknown> {

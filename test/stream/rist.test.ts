@@ -4,6 +4,7 @@
 // reordering through the test relay, recovered to 0 CC errors with the retransmissions in the
 // stats. The simple profile needs an even port and the next one (picked here, not by the kernel).
 import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -373,3 +374,53 @@ t.test(
     t.equal(tr['listening'], `127.0.0.1:${p1}, 127.0.0.1:${p2}`);
   },
 );
+
+/** Inode of the UDP socket bound to `port`, or undefined (librist's own listening socket). */
+function udpInode(port: number): string | undefined {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const line of readFileSync('/proc/net/udp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[1]?.endsWith(`:${hex}`)) return f[9];
+  }
+  return undefined;
+}
+
+t.test('a change to one rist input restarts that input only', async (t) => {
+  const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+  ffmpegRist(t, `rist://127.0.0.1:${p2}`);
+  const rist = (port: number) => ({
+    type: 'rist',
+    'rist-addr-port': [port],
+    'rist-addr-intf': ['127.0.0.1'],
+  });
+  // A RIST input delivers its first packets one recovery buffer (1 s) after it opens: the
+  // stream-timeout each input gets to prove itself must be longer (docs/transports.md).
+  const spec = {
+    'stream-name': 'rist-rc',
+    'stream-timeout': 4_000_000,
+    input: [rist(p1), rist(p2)],
+  };
+  const s = (await driver.create(streamResource(spec), host)) as StreamInstance;
+  t.teardown(() => s.close());
+  await waitFor(
+    () => s.status()['activeInput'] === 1 && s.state() === 'running',
+    20_000,
+    'on the backup',
+  );
+  const backup = udpInode(p2);
+  t.ok(udpInode(p1) && backup, 'both inputs listen');
+  const next = { ...spec, input: [rist(p3), rist(p2)] };
+  await s.update(streamResource(next), [
+    {
+      path: 'input[0].rist-addr-port',
+      before: [p1],
+      after: [p3],
+      apply: 'restart',
+      scope: 'input[0]',
+    },
+  ]);
+  t.notOk(udpInode(p1), 'the old port is free at once');
+  t.ok(udpInode(p3), 'the changed input listens on its new port');
+  t.equal(udpInode(p2), backup, 'the other input kept its very socket');
+  t.equal(s.state(), 'running', 'still running');
+});

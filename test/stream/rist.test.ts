@@ -3,6 +3,7 @@
 // with a passphrase (and a wrong one refused); allow-conn-ip; and the lossy link: 5 % loss and
 // reordering through the test relay, recovered to 0 CC errors with the retransmissions in the
 // stats. The simple profile needs an even port and the next one (picked here, not by the kernel).
+import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
@@ -423,4 +424,39 @@ t.test('a change to one rist input restarts that input only', async (t) => {
   t.ok(udpInode(p3), 'the changed input listens on its new port');
   t.equal(udpInode(p2), backup, 'the other input kept its very socket');
   t.equal(s.state(), 'running', 'still running');
+});
+
+t.test('a bounded flood of junk from 200 source ports beside a real sender', async (t) => {
+  const port = await freePort();
+  ffmpegRist(t, `rist://127.0.0.1:${port}`);
+  const s = await stream(t, 'rist-flood', {
+    'rist-addr-port': [port],
+    'rist-addr-intf': ['127.0.0.1'],
+  });
+  const cc = ccErrors(s);
+  const socks = await Promise.all(
+    Array.from({ length: 200 }, async () => {
+      const u = createSocket('udp4');
+      await new Promise<void>((r) => u.bind(0, '127.0.0.1', () => r()));
+      return u;
+    }),
+  );
+  t.teardown(() => {
+    for (const u of socks) u.close();
+  });
+  for (let round = 0; round < 10; round++) {
+    for (const u of socks) {
+      const b = randomBytes(12 + ((Math.random() * 1300) | 0));
+      // half of them start like a RIST main-profile GRE header (version 0, protocol 0x88B6)
+      if (round % 2) b.writeUInt32BE(0x000088b6, 0);
+      u.send(b, port, '127.0.0.1');
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  t.equal(s.state(), 'running', 'the stream kept running');
+  t.equal(input0(s)['state'], 'receiving', 'the real sender is still received');
+  t.equal(ccErrors(s), cc, 'no CC error from the junk');
+  t.equal(Number(transport(s)['peersConnected']), 1, 'only the real sender counts as a peer');
+  t.ok(process.memoryUsage().rss < 1024 * 1024 * 1024, 'memory bounded');
 });

@@ -136,7 +136,10 @@ export class LossyRelay {
         this.front.send(msg, this.client.port, this.client.address);
       }
     };
-    if (wait <= 0) return send();
+    if (wait <= 0) {
+      send();
+      return;
+    }
     if (this.timers.size >= (this.opts.maxHeld ?? 10_000)) {
       this.stats.overflow++;
       return;

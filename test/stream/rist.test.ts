@@ -1,113 +1,24 @@
 // RIST input with real peers (ffmpeg's librist protocol, ristsender from rist-tools) on loopback:
 // simple and main profile into a stream, the stream's HTTP-TS output decoded by ffprobe; main
-// with a passphrase (and a wrong one refused); allow-conn-ip; and the lossy link: 5 % loss and
-// reordering through the test relay, recovered to 0 CC errors with the retransmissions in the
-// stats. The simple profile needs an even port and the next one (picked here, not by the kernel).
+// with a passphrase (and a wrong one refused); allow-conn-ip; junk, a flood of junk, a sender
+// that vanishes; port clashes and reconcile granularity. Loss and recovery: rist-loss.test.ts.
+// The simple profile needs an even port and the next one (picked here, not by the kernel).
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
-import { Registry } from 'prom-client';
-import t, { type Test } from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
+import t from 'tap';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
-import { lossyRelay } from '../helpers/lossy-relay.ts';
 import {
-  ffprobe,
-  freePort,
-  httpFor,
-  makeFixture,
-  makeHost,
-  peer,
-  streamResource,
-  tempDir,
-  waitFor,
-} from '../helpers/stream-host.ts';
+  ccErrors,
+  evenPortPair,
+  expectSource,
+  input0,
+  ristHarness,
+  transport,
+} from '../helpers/rist.ts';
+import { ffprobe, freePort, peer, streamResource, waitFor } from '../helpers/stream-host.ts';
 
-const dir = tempDir(t);
-const fixture = makeFixture(dir);
-const host = makeHost(dir);
-const registry = new Registry();
-host.services.set(METRICS_REGISTRY_SERVICE, registry);
-const driver = new StreamDriver();
-const base = await httpFor(t, host.router);
-
-async function udpFree(port: number): Promise<boolean> {
-  const s = createSocket('udp4');
-  return new Promise((resolve) => {
-    s.once('error', () => resolve(false));
-    s.bind(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** An even UDP port whose next port is free as well (RIST simple profile: data + RTCP). */
-async function evenPortPair(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const p = (await freePort()) & ~1;
-    if (p > 1024 && (await udpFree(p)) && (await udpFree(p + 1))) return p;
-  }
-  throw new Error('no even port pair free');
-}
-
-type Status = Record<string, unknown>;
-const input0 = (s: StreamInstance): Status => (s.status()['inputs'] as Status[])[0]!;
-const transport = (s: StreamInstance): Status => input0(s)['transport'] as Status;
-const ccErrors = (s: StreamInstance): number =>
-  Number((input0(s)['tr101290'] as Status | undefined)?.['continuityCountError'] ?? 0);
-
-async function stream(
-  t: Test,
-  name: string,
-  input: Record<string, unknown>,
-  running = true,
-): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, input: [{ type: 'rist', ...input }] }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  if (running) await waitFor(() => inst.state() === 'running', 15_000, `${name} running`);
-  return inst;
-}
-
-/** ffmpeg playing the fixture in real time to a RIST URL (its librist protocol); `opts` are its
- *  protocol options (`-rist_profile simple`, `-secret …`): the URL's query is not read for them. */
-function ffmpegRist(t: Test, url: string, opts: string[] = []): void {
-  peer(t, 'ffmpeg', [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-re',
-    '-stream_loop',
-    '-1',
-    '-i',
-    fixture,
-    '-map',
-    '0',
-    '-c',
-    'copy',
-    '-f',
-    'mpegts',
-    ...opts,
-    url,
-  ]);
-}
-
-/** ffmpeg to UDP, ristsender from there to RIST (rist-tools, the reference implementation). */
-async function ristsender(t: Test, args: string[]): Promise<void> {
-  const udp = await freePort();
-  peer(t, 'ristsender', ['-v', '3', '-i', `udp://@127.0.0.1:${udp}`, ...args]);
-  ffmpegRist(t, `udp://127.0.0.1:${udp}?pkt_size=1316`);
-}
-
-function expectSource(t: Test, streams: Awaited<ReturnType<typeof ffprobe>>): void {
-  const v = streams.find((s) => s.codec_type === 'video');
-  const a = streams.find((s) => s.codec_type === 'audio');
-  t.equal(v?.codec_name, 'h264', 'H.264 video');
-  t.equal(a?.codec_name, 'aac', 'AAC audio');
-  t.equal(v?.id, '0x100', 'video keeps its source PID');
-  t.equal(a?.id, '0x101', 'audio keeps its source PID');
-}
+const { host, driver, base, stream, ffmpegRist, ristsender } = await ristHarness(t);
 
 t.test('main profile from ristsender', async (t) => {
   const port = await freePort();
@@ -192,65 +103,6 @@ t.test('allow-conn-ip refuses another sender and says so', async (t) => {
     'the refusal as the message',
   );
   t.equal(Number(transport(s)['packets']), 0, 'nothing delivered from the refused sender');
-});
-
-t.test(
-  '5 % loss and reordering, recovered: 0 CC errors, retransmissions in the stats',
-  async (t) => {
-    const port = await freePort();
-    const relay = await lossyRelay(t, {
-      targetPort: port,
-      loss: 0.05,
-      reorder: 0.02,
-      reorderMs: 4,
-      delayMs: 5,
-      seed: 16,
-    });
-    ffmpegRist(t, `rist://127.0.0.1:${relay.port}`, ['-buffer_size', '1000']);
-    const s = await stream(t, 'rist-lossy', {
-      'rist-addr-port': [port],
-      'rist-addr-intf': ['127.0.0.1'],
-    });
-    const seconds = Number(process.env['SLUICE_RIST_LOSSY_SECONDS'] ?? 20);
-    const start = Date.now();
-    await waitFor(() => Date.now() - start >= seconds * 1000, seconds * 1000 + 5000, 'the run');
-    const tr = transport(s);
-    t.comment(
-      `relay: ${JSON.stringify(relay.stats)}; rist: received ${tr['received']} missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']} rtt ${tr['rttMs']} ms`,
-    );
-    t.ok(relay.stats.droppedForward > 2 * seconds, 'the relay dropped data packets');
-    t.ok(Number(tr['recovered']) > 0, 'librist recovered packets by retransmission');
-    t.equal(Number(tr['lost']), 0, 'nothing lost for good');
-    t.equal(ccErrors(s), 0, '0 CC errors at the stream input');
-    t.equal(s.state(), 'running');
-    const text = await registry.metrics();
-    const recovered = text.match(
-      /sluice_stream_input_transport_packets_total\{stream="rist-lossy",protocol="rist",kind="recovered"\} (\d+)/,
-    );
-    t.ok(Number(recovered?.[1]) > 0, `/metrics shows the recovered packets (${recovered?.[1]})`);
-    t.match(
-      text,
-      /sluice_stream_input_transport_rtt_seconds\{stream="rist-lossy",protocol="rist"\} 0\.\d+/,
-    );
-  },
-);
-
-t.test('20 % loss: the input stays up and reports the loss', async (t) => {
-  const port = await freePort();
-  const relay = await lossyRelay(t, { targetPort: port, loss: 0.2, seed: 20 });
-  ffmpegRist(t, `rist://127.0.0.1:${relay.port}`, ['-buffer_size', '1000']);
-  const s = await stream(t, 'rist-lossy20', {
-    'rist-addr-port': [port],
-    'rist-addr-intf': ['127.0.0.1'],
-  });
-  await waitFor(() => Number(transport(s)['missing']) > 20, 15_000, 'loss reported');
-  const tr = transport(s);
-  t.comment(
-    `relay: ${JSON.stringify(relay.stats)}; rist: missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']} quality ${tr['quality']}`,
-  );
-  t.equal(s.state(), 'running', 'still running');
-  t.equal(input0(s)['state'], 'receiving', 'the input still receives');
-  t.ok(Number(tr['quality']) < 100, 'quality below 100 %');
 });
 
 t.test('junk at the port, a sender that vanishes and comes back', async (t) => {
@@ -342,37 +194,6 @@ t.test(
       'rist-addr-intf': ['127.0.0.1'],
     });
     t.equal(b.state(), 'running', 'the port was free for the next input right after close');
-  },
-);
-
-t.test(
-  'two peers (rist-addr-* arrays), duplicated by the sender over two lossy paths',
-  async (t) => {
-    const [p1, p2] = [await freePort(), await freePort()];
-    const r1 = await lossyRelay(t, { targetPort: p1, loss: 0.1, seed: 1 });
-    const r2 = await lossyRelay(t, { targetPort: p2, loss: 0.1, seed: 2 });
-    await ristsender(t, [
-      '-p',
-      '1',
-      '-o',
-      `rist://127.0.0.1:${r1.port}?weight=0,rist://127.0.0.1:${r2.port}?weight=0`,
-    ]);
-    const s = await stream(t, 'rist-two', {
-      'rist-addr-port': [p1, p2],
-      'rist-addr-intf': ['127.0.0.1', '127.0.0.1'],
-      'rist-addr-weight': [0, 0],
-    });
-    const start = Date.now();
-    await waitFor(() => Date.now() - start >= 8000, 12_000, 'the run');
-    const tr = transport(s);
-    t.comment(
-      `relays: ${r1.stats.droppedForward} and ${r2.stats.droppedForward} dropped; rist: missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']}`,
-    );
-    t.ok(r1.stats.forwarded > 100 && r2.stats.forwarded > 100, 'both paths carried the stream');
-    t.equal(tr['peersConnected'], 2, 'both peers connected');
-    t.equal(Number(tr['lost']), 0, 'nothing lost');
-    t.equal(ccErrors(s), 0, '0 CC errors');
-    t.equal(tr['listening'], `127.0.0.1:${p1}, 127.0.0.1:${p2}`);
   },
 );
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 
+#include "transport/rist_log.h"
 #include "util/errors.h"
 
 namespace sluice {
@@ -198,6 +199,7 @@ RistReceiverWrap::RistReceiverWrap(const Napi::CallbackInfo& info)
     if (log_) rist_logging_settings_free2(&log_);
     throw CodedError(env, "ERR_RIST", what);
   };
+  EnsureRistGlobalLog();  // before the first rist_logging_set (see rist_log.h)
   if (rist_logging_set(&log_, static_cast<rist_log_level>(opts_.logLevel), OnLog, st_.get(),
                        nullptr, nullptr) != 0) {
     fail("rist_logging_set failed");

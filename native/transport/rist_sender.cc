@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "transport/rist_log.h"
 #include "util/errors.h"
 
 namespace sluice {
@@ -96,6 +97,7 @@ RistSenderWrap::RistSenderWrap(const Napi::CallbackInfo& info)
     if (log_) rist_logging_settings_free2(&log_);
     throw CodedError(env, "ERR_RIST", what);
   };
+  EnsureRistGlobalLog();  // before the first rist_logging_set (see rist_log.h)
   if (rist_logging_set(&log_, static_cast<rist_log_level>(IntOf(o, "logLevel", RIST_LOG_WARN)),
                        OnLog, st_.get(), nullptr, nullptr) != 0) {
     fail("rist_logging_set failed");

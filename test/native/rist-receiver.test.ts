@@ -5,6 +5,7 @@
 // (queueDrops) instead of blocking librist or growing without bound.
 import { createSocket } from 'node:dgram';
 import t from 'tap';
+import { addon } from '../../src/native/addon.ts';
 import { RistReceiver, RistSender, ristPeerUrl, ristSecret } from '../../src/native/rist.ts';
 import { freePort, makeFixture, peer, tempDir, waitFor } from '../helpers/stream-host.ts';
 
@@ -150,3 +151,41 @@ t.test('RistSender: arguments checked, write after close refused, close idempote
   t.throws(() => tx.write(pkt), { code: 'ERR_NATIVE_CLOSED' });
   t.equal(tx.stats().blocks, 3, 'stats kept after close()');
 });
+
+t.test(
+  "librist's global log is not a receiver's: another context's messages stay out of it",
+  async (t) => {
+    // librist makes the first rist_logging_set of a process its global settings, callback and
+    // argument included; its socket helpers log there. Were that a receiver's, the messages of
+    // other contexts would land in it — and after its close() in freed memory. A host name that
+    // does not resolve makes librist log through the global settings (the raw addon is used: the
+    // façade only builds URLs from IPv4 addresses).
+    const port = await freePort();
+    const a = new RistReceiver({ profile: 1, peers: [{ port, intf: '127.0.0.1' }], onData: noop });
+    t.teardown(() => a.close());
+    const raw = addon();
+    const b = new raw.RistReceiver(
+      {
+        profile: 1,
+        peers: [{ url: 'rist://@no-such-host.invalid:5000', weight: 5, probeHost: '', port: 0 }],
+        allowIp: '',
+        sessionTimeoutMs: 2000,
+        rttMinMs: 50,
+        rttMaxMs: 500,
+        bufferMs: 1000,
+        secret: '',
+        keySize: 128,
+        logLevel: 4,
+        batchBlocks: 64,
+        batchLatencyMs: 20,
+        queueBatches: 8,
+        statsIntervalMs: 1000,
+        pump: noop,
+      },
+      noop,
+    );
+    b.close();
+    t.equal(a.stats().lastLog, '', 'the first receiver logged nothing of the other context');
+    t.equal(a.stats().errors, 0);
+  },
+);

@@ -11,11 +11,17 @@
         "native/ts/ts_analyzer.cc",
         "native/net/live_http.cc",
         "native/net/udp_hub.cc",
-        "native/net/udp_receiver.cc"
+        "native/net/udp_receiver.cc",
+        "native/transport/rist_receiver.cc",
+        "native/transport/rist_sender.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
-        "native"
+        "native",
+        "<!@(pkg-config --cflags-only-I librist | sed 's/-I//g')"
+      ],
+      "libraries": [
+        "<!@(pkg-config --libs librist)"
       ],
       "defines": [
         "NAPI_VERSION=8",

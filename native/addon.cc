@@ -4,6 +4,8 @@
 #include "fs/durable_write.h"
 #include "net/live_http.h"
 #include "net/udp_receiver.h"
+#include "transport/rist_receiver.h"
+#include "transport/rist_sender.h"
 #include "ts/ts_analyzer.h"
 
 namespace {
@@ -24,6 +26,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
   exports.Set("LiveHttp", sluice::LiveHttp::Define(env));
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
+  exports.Set("RistReceiver", sluice::RistReceiverWrap::Define(env));
+  exports.Set("RistSender", sluice::RistSenderWrap::Define(env));
   exports.Set("udpDrain", Napi::Function::New(env, UdpDrain, "udpDrain"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",

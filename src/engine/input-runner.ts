@@ -7,7 +7,13 @@ import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';
 import type { Clock } from '../util/clock.ts';
 import type { StreamBus } from './bus.ts';
-import { type BusRef, type InputFactory, type InputTransport, NOT_SUPPORTED_YET } from './input.ts';
+import {
+  type BusRef,
+  type InputFactory,
+  type InputTransport,
+  NOT_SUPPORTED_YET,
+  type TransportMetrics,
+} from './input.ts';
 import { TsValidity } from './validity.ts';
 
 export type InputMode = 'off' | 'active' | 'probe';
@@ -155,6 +161,11 @@ export class InputRunner {
     if (this.mode === 'active' && packets.length > 0) {
       this.o.onPackets(this, packets, owned || packets.buffer !== buf.buffer);
     }
+  }
+
+  /** The transport's link counters for /metrics (RIST, SRT), when it has any. */
+  transportMetrics(): TransportMetrics | null {
+    return this.transport?.metrics?.() ?? null;
   }
 
   /** Current analyzer statistics (cached for a short while: stats() crosses into C++). */

@@ -42,6 +42,16 @@ export interface InputTransport {
   /** What keeps the transport from delivering right now ('' = nothing known): a missing
    *  file, a refused connection, a child that cannot run. Shown as the input's message. */
   fault?(): string;
+  /** Link counters of a transport that recovers loss (RIST, SRT), for /metrics. */
+  metrics?(): TransportMetrics;
+}
+
+/** What /metrics shows of a recovering transport: packet counters since the input opened, by
+ *  kind (`received`, `missing`, `recovered`, `lost`, … — each transport its own), and the RTT. */
+export interface TransportMetrics {
+  protocol: string;
+  rttSeconds: number;
+  packets: Record<string, number>;
 }
 
 export type InputFactory = (cfg: Record<string, unknown>, ctx: InputContext) => InputTransport;

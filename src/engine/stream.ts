@@ -20,7 +20,12 @@ import { type Alert, AlertGate } from './alerts.ts';
 import type { EitSink, StreamBus } from './bus.ts';
 import { checkActive, checkPrimary, type FailoverSettings, type InputHealth } from './failover.ts';
 import { BusHub } from './hub.ts';
-import { type BusRef, type InputFactory, NOT_SUPPORTED_YET } from './input.ts';
+import {
+  type BusRef,
+  type InputFactory,
+  NOT_SUPPORTED_YET,
+  type TransportMetrics,
+} from './input.ts';
 import { InputRunner } from './input-runner.ts';
 import { BitrateMeter, SWITCH_LOG_SIZE, type SwitchEntry } from './meter.ts';
 import type { OutputFactory, StreamOutput } from './output.ts';
@@ -95,6 +100,8 @@ export interface StreamMetrics {
   /** Totals since the stream was created (counters: they only grow). */
   bytesIn: number;
   bytesOut: number;
+  /** Link counters of the active input's transport (RIST, SRT), null for the others. */
+  transport: TransportMetrics | null;
 }
 
 const TICK_MS = 250;
@@ -535,6 +542,7 @@ export class StreamEngine {
       tr101290: st?.tr101290 ?? null,
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
+      transport: this.runners[this.active]?.transportMetrics() ?? null,
     };
   }
 

@@ -4,6 +4,7 @@
 import type { InputFactory } from '../engine/input.ts';
 import { FileInput } from './file/input.ts';
 import { PipeInput } from './pipe/input.ts';
+import { RistInput } from './rist/input.ts';
 import { RtpInput } from './rtp/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
@@ -16,6 +17,7 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   tcp: (cfg, ctx) => new TcpInput(cfg, ctx),
   file: (cfg, ctx) => new FileInput(cfg, ctx),
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
+  rist: (cfg, ctx) => new RistInput(cfg, ctx),
   std: createStdInput,
   test: createTestInput,
 };

@@ -93,6 +93,54 @@ export type RawUdpEvent = (
   dataLength?: number,
 ) => void;
 
+export interface RawRistOptions {
+  profile: number;
+  peers: { url: string; weight: number; probeHost: string; port: number }[];
+  allowIp: string;
+  sessionTimeoutMs: number;
+  rttMinMs: number;
+  rttMaxMs: number;
+  bufferMs: number;
+  secret: string;
+  keySize: number;
+  logLevel: number;
+  batchBlocks: number;
+  batchLatencyMs: number;
+  queueBatches: number;
+  statsIntervalMs: number;
+  /** Schedules the receiver's next drain slice on a later turn of the loop. */
+  pump: () => void;
+}
+
+export interface NativeRistReceiver {
+  stats(): unknown;
+  /** One drain slice (the pump's call). */
+  drain(): void;
+  close(): void;
+}
+
+export interface RawRistSenderOptions {
+  profile: number;
+  url: string;
+  secret: string;
+  keySize: number;
+  logLevel: number;
+  bufferMs: number;
+  rttMinMs: number;
+  rttMaxMs: number;
+  statsIntervalMs: number;
+}
+
+export interface NativeRistSender {
+  /** TS packets of any count; cut into 1,316-byte payloads (a tail waits for the next write). */
+  write(buf: Buffer): void;
+  stats(): unknown;
+  close(): void;
+}
+
+/** A batch: `block` holds the payloads, padded to 4 bytes, then one int32 length per payload. */
+export type RawRistData = (block: ArrayBuffer, blocks: number, dataLength: number) => void;
+
 export interface RawLiveHttpStats {
   connections: number;
   adopted: number;
@@ -124,6 +172,8 @@ export interface NativeAddon {
   ) => NativeLiveHttp;
   TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
+  RistReceiver: new (opts: RawRistOptions, onData: RawRistData) => NativeRistReceiver;
+  RistSender: new (opts: RawRistSenderOptions) => NativeRistSender;
   /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
   udpDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;

@@ -108,6 +108,35 @@ export function ensureStreamMetrics(services: Services): void {
     },
   });
   simple('sluice_stream_http_clients', 'HTTP-TS clients connected', (m) => m.httpClients);
+  // Recovering transports (RIST, SRT) of the active input: packet counters by kind, and the RTT.
+  new Counter({
+    name: 'sluice_stream_input_transport_packets_total',
+    help: "Packets of the active input's recovering transport (RIST, SRT) since it opened, by kind: received, missing, recovered, lost, …",
+    labelNames: ['stream', 'protocol', 'kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of streams()) {
+        const tm = s.m.transport;
+        if (!tm) continue;
+        for (const [kind, n] of Object.entries(tm.packets))
+          this.inc({ stream: s.name, protocol: tm.protocol, kind }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: 'sluice_stream_input_transport_rtt_seconds',
+    help: "Round-trip time of the active input's recovering transport (RIST, SRT)",
+    labelNames: ['stream', 'protocol'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of streams()) {
+        const tm = s.m.transport;
+        if (tm) this.set({ stream: s.name, protocol: tm.protocol }, tm.rttSeconds);
+      }
+    },
+  });
   new Gauge({
     name: 'sluice_stream_tr101290_errors',
     help: 'TR 101 290 indicator counts on the active input since it was opened',

@@ -1,0 +1,132 @@
+// RIST output: a stream sends its output to a RIST receiver. ristreceiver (rist-tools) takes it
+// and ffprobe decodes what it forwards; and sluice → sluice: a stream's rist output into another
+// stream's rist input, directly with a passphrase, and through the lossy relay (5 % loss each way)
+// with 0 CC errors at the receiving input and the retransmissions in the sender's status.
+import t, { type Test } from 'tap';
+import { StreamDriver } from '../../src/drivers/stream/driver.ts';
+import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { lossyRelay } from '../helpers/lossy-relay.ts';
+import {
+  ffprobe,
+  freePort,
+  httpFor,
+  makeFixture,
+  makeHost,
+  peer,
+  streamResource,
+  tempDir,
+  waitFor,
+} from '../helpers/stream-host.ts';
+
+const dir = tempDir(t);
+const fixture = makeFixture(dir);
+const host = makeHost(dir);
+const driver = new StreamDriver();
+const base = await httpFor(t, host.router);
+
+type Status = Record<string, unknown>;
+const output0 = (s: StreamInstance): Status => (s.status()['outputs'] as Status[])[0]!;
+const input0 = (s: StreamInstance): Status => (s.status()['inputs'] as Status[])[0]!;
+const transport = (s: StreamInstance): Status => input0(s)['transport'] as Status;
+const ccErrors = (s: StreamInstance): number =>
+  Number((input0(s)['tr101290'] as Status | undefined)?.['continuityCountError'] ?? 0);
+
+async function stream(
+  t: Test,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<StreamInstance> {
+  const inst = (await driver.create(
+    streamResource({ 'stream-name': name, ...spec }),
+    host,
+  )) as StreamInstance;
+  t.teardown(() => inst.close());
+  started.set(name, inst);
+  await waitFor(() => inst.state() === 'running', 15_000, `${name} running`);
+  return inst;
+}
+
+const fileInput = [{ type: 'file', 'file-path': fixture }];
+const started = new Map<string, StreamInstance>();
+const driverStream = (name: string): StreamInstance => started.get(name)!;
+
+t.test('rist output into ristreceiver, decoded by ffprobe', async (t) => {
+  const port = await freePort();
+  const udp = await freePort();
+  peer(t, 'ristreceiver', [
+    '-v',
+    '3',
+    '-p',
+    '1',
+    '-i',
+    `rist://@127.0.0.1:${port}`,
+    '-o',
+    `udp://127.0.0.1:${udp}`,
+  ]);
+  const s = await stream(t, 'rist-out', {
+    input: fileInput,
+    output: [{ type: 'rist', address: '127.0.0.1', port }],
+  });
+  const streams = await ffprobe(`udp://127.0.0.1:${udp}?timeout=8000000`);
+  t.equal(streams.find((x) => x.codec_type === 'video')?.codec_name, 'h264');
+  t.equal(streams.find((x) => x.codec_type === 'audio')?.codec_name, 'aac');
+  const o = output0(s);
+  t.equal(o['connected'], true, 'the receiver answers');
+  t.ok(Number(o['packets']) > 0, 'payloads sent');
+});
+
+t.test('sluice → sluice over RIST main with a passphrase', async (t) => {
+  const port = await freePort();
+  const secret = 'between two sluices';
+  await stream(t, 'rist-a', {
+    input: fileInput,
+    output: [{ type: 'rist', address: '127.0.0.1', port, passphrase: secret }],
+  });
+  const b = await stream(t, 'rist-b', {
+    input: [
+      {
+        type: 'rist',
+        'rist-addr-port': [port],
+        'rist-addr-intf': ['127.0.0.1'],
+        passphrase: secret,
+      },
+    ],
+  });
+  const streams = await ffprobe(`${base}/rist-b/mpegts`);
+  t.equal(streams.find((x) => x.codec_type === 'video')?.id, '0x100', 'source video PID');
+  t.equal(streams.find((x) => x.codec_type === 'audio')?.id, '0x101', 'source audio PID');
+  t.equal(transport(b)['encrypted'], true);
+});
+
+t.test('sluice → sluice through 5 % loss: 0 CC errors, retransmissions on both ends', async (t) => {
+  const port = await freePort();
+  const relay = await lossyRelay(t, {
+    targetPort: port,
+    loss: 0.05,
+    reorder: 0.02,
+    reorderMs: 4,
+    delayMs: 5,
+    seed: 161,
+  });
+  await stream(t, 'rist-lossy-a', {
+    input: fileInput,
+    output: [{ type: 'rist', address: '127.0.0.1', port: relay.port }],
+  });
+  const b = await stream(t, 'rist-lossy-b', {
+    input: [{ type: 'rist', 'rist-addr-port': [port], 'rist-addr-intf': ['127.0.0.1'] }],
+  });
+  const a = driverStream('rist-lossy-a');
+  const seconds = Number(process.env['SLUICE_RIST_LOSSY_SECONDS'] ?? 15);
+  const start = Date.now();
+  await waitFor(() => Date.now() - start >= seconds * 1000, seconds * 1000 + 5000, 'the run');
+  const o = output0(a);
+  const tr = transport(b);
+  t.comment(
+    `relay: ${JSON.stringify(relay.stats)}; sender: sent ${o['sent']} retransmitted ${o['retransmitted']} rtt ${o['rttMs']} ms; receiver: missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']}`,
+  );
+  t.ok(relay.stats.droppedForward > 20, 'the relay dropped data packets');
+  t.ok(Number(o['retransmitted']) > 0, 'the sending stream retransmitted');
+  t.ok(Number(tr['recovered']) > 0, 'the receiving stream recovered');
+  t.equal(Number(tr['lost']), 0, 'nothing lost for good');
+  t.equal(ccErrors(b), 0, '0 CC errors at the receiving input');
+});

@@ -11,11 +11,19 @@
         "native/ts/ts_analyzer.cc",
         "native/net/live_http.cc",
         "native/net/udp_hub.cc",
-        "native/net/udp_receiver.cc"
+        "native/net/udp_receiver.cc",
+        "native/transport/srt_hub.cc",
+        "native/transport/srt_receiver.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
         "native"
+      ],
+      "cflags": [
+        "<!@(pkg-config --cflags srt)"
+      ],
+      "libraries": [
+        "<!@(pkg-config --libs srt)"
       ],
       "defines": [
         "NAPI_VERSION=8",

@@ -4,6 +4,7 @@
 #include "fs/durable_write.h"
 #include "net/live_http.h"
 #include "net/udp_receiver.h"
+#include "transport/srt_receiver.h"
 #include "ts/ts_analyzer.h"
 
 namespace {
@@ -19,12 +20,21 @@ Napi::Value UdpDrain(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+/** The SRT receive hub's next drain slice (scheduled by its pump, src/native/srt.ts). */
+Napi::Value SrtDrain(const Napi::CallbackInfo& info) {
+  std::shared_ptr<sluice::SrtHub> hub = sluice::SrtHub::Existing(info.Env());
+  if (hub) hub->Pump(info.Env());
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
   exports.Set("LiveHttp", sluice::LiveHttp::Define(env));
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
   exports.Set("udpDrain", Napi::Function::New(env, UdpDrain, "udpDrain"));
+  exports.Set("SrtReceiver", sluice::SrtReceiverWrap::Define(env));
+  exports.Set("srtDrain", Napi::Function::New(env, SrtDrain, "srtDrain"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));

@@ -5,6 +5,7 @@ import type { InputFactory } from '../engine/input.ts';
 import { FileInput } from './file/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { RtpInput } from './rtp/input.ts';
+import { SrtInput } from './srt/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
 import { createTestInput } from './test/input.ts';
@@ -17,5 +18,6 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   file: (cfg, ctx) => new FileInput(cfg, ctx),
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
   std: createStdInput,
+  srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,
 };

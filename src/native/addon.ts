@@ -93,6 +93,43 @@ export type RawUdpEvent = (
   dataLength?: number,
 ) => void;
 
+/** Options as the C++ SrtReceiver reads them (already checked by the façade, src/native/srt.ts). */
+export interface RawSrtOptions {
+  listen: boolean;
+  address: string;
+  port: number;
+  bindIf: string;
+  latencyMs: number;
+  lossMaxTtl: number;
+  overheadPct: number;
+  maxBw: number;
+  connectTimeoutMs: number;
+  passphrase: string;
+  pbkeylen: number;
+  tsbpd: boolean;
+  streamId: string;
+  batchMessages: number;
+  batchLatencyMs: number;
+  queueBatches: number;
+  pump: () => void;
+}
+
+export interface NativeSrtReceiver {
+  readonly port: number;
+  stats(): Record<string, number | boolean>;
+  close(): void;
+}
+
+/** 0 = data (block, messages, data length) as RawUdpEvent; 1 fault, 2 connected, 3
+ *  disconnected, 4 a caller rejected: (kind, code, message, peer, streamId). */
+export type RawSrtEvent = (
+  kind: number,
+  a: ArrayBuffer | string,
+  b: number | string,
+  c: number | string,
+  d?: string,
+) => void;
+
 export interface RawLiveHttpStats {
   connections: number;
   adopted: number;
@@ -126,6 +163,9 @@ export interface NativeAddon {
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
   /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
   udpDrain(): void;
+  SrtReceiver: new (opts: RawSrtOptions, onEvent: RawSrtEvent) => NativeSrtReceiver;
+  /** One drain slice of the SRT receive hub (src/native/srt.ts: the pump). */
+  srtDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
 }

@@ -280,16 +280,13 @@ void SrtHub::OnEvent(SrtState& s, SRTSOCKET sock, int events, bool& added,
     s.connected = true;
     int ev = SRT_EPOLL_IN | SRT_EPOLL_ERR;
     srt_epoll_update_usock(eid_, sock, &ev);
-    sockaddr_storage peer{};
-    int len = sizeof peer;
-    srt_getpeername(sock, reinterpret_cast<sockaddr*>(&peer), &len);
     {
       std::lock_guard<std::mutex> sl(s.sockMu);
       s.dataSock = sock;
     }
     auto* c = new SrtItem();
     c->kind = SrtItem::kConnected;
-    c->peer = PeerString(reinterpret_cast<sockaddr*>(&peer));
+    c->peer = s.remote;
     Push(s, c, added);
   }
   if (events & SRT_EPOLL_IN) Read(s, sock, added);

@@ -57,6 +57,7 @@ struct SrtState {
   std::atomic<bool> busy{false};          // listener: a caller is connected (listen callback)
   // Listener admission (read by libsrt's listen callback on its own thread; set before listen).
   std::string expectStreamId;
+  std::string remote;  // caller: the address dialled, as ip:port
   bool hasPeerFilter = false;
   sockaddr_storage peerFilter{};
   // Rejections made by the listen callback, reported by the hub thread (under rejMu).

@@ -241,6 +241,9 @@ SRTSOCKET SrtReceiverWrap::Open(Napi::Env env, const Napi::Object& o) {
   }
   const std::string sid = StrOf(o, "streamId");
   if (listen) {
+    // SRTO_REUSEADDR stays on (libsrt's default): a second listener on a port in use fails at
+    // srt_listen ("already listening"), and a port a closed listener held binds again at once
+    // (with it off, the old UDP socket lingers until libsrt's collector runs, ~1 s).
     state_->expectStreamId = sid;
     if (!address.empty()) {
       state_->hasPeerFilter = true;
@@ -266,6 +269,7 @@ SRTSOCKET SrtReceiverWrap::Open(Napi::Env env, const Napi::Object& o) {
       fail("srt_connect", address + ":" + std::to_string(port));
     }
     state_->dialSock = s;
+    state_->remote = address + ":" + std::to_string(port);
   }
   return s;
 }

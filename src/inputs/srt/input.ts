@@ -169,6 +169,9 @@ export class SrtInput implements InputTransport {
       ...(stats ? { srt: stats } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
       ...(this.lastRejection ? { lastRejection: this.lastRejection } : {}),
+      ...(bool(this.cfg, 'peer-auth', false)
+        ? { warning: 'peer-auth is not implemented yet: the stream id is srt-client-login' }
+        : {}),
     };
   }
 }

@@ -2,9 +2,12 @@
 // listener and as listeners sluice dials, AES-128 and AES-256, the stream's HTTP-TS output read
 // by ffprobe (H.264 + AAC, source PIDs); a wrong passphrase and a wrong stream id are refused
 // and the input's message says which.
+import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
+import { lossyRelay } from '../helpers/lossy-relay.ts';
 import {
   ffprobe,
   freePort,
@@ -21,6 +24,8 @@ import {
 const dir = tempDir(t);
 const fixture = makeFixture(dir);
 const host = makeHost(dir);
+const metrics = new Registry();
+host.services.set(METRICS_REGISTRY_SERVICE, metrics);
 const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 
@@ -51,6 +56,10 @@ async function expectSource(t: Test, name: string): Promise<void> {
   t.equal(a?.codec_name, 'aac', 'AAC audio');
   t.equal(v?.id, '0x100', 'video keeps source PID');
   t.equal(a?.id, '0x101', 'audio keeps source PID');
+}
+
+function ccErrors(s: StreamInstance): number {
+  return Number((inputOf(s)['tr101290'] as Status | undefined)?.['continuityCountError'] ?? 0);
 }
 
 /** ffmpeg looping the fixture in real time into an SRT URL, with extra output options. */
@@ -109,6 +118,11 @@ t.test('listener: ffmpeg caller, AES-128, stream id by login', async (t) => {
   t.type(srt['rttMs'], 'number', 'RTT in the stats');
   t.ok(Number(srt['packetsReceived']) > 0, 'packets received');
   t.equal(srt['packetsUndecrypted'], 0, 'every packet decrypted');
+  const text = await metrics.metrics();
+  t.match(text, 'sluice_srt_input_connected{stream="srt-l-ff",input="0"} 1');
+  t.match(text, 'sluice_srt_input_latency_seconds{stream="srt-l-ff",input="0"} 0.2');
+  t.match(text, /sluice_srt_input_packets_received_total\{stream="srt-l-ff",input="0"\} [1-9]/);
+  t.match(text, /sluice_srt_input_rtt_seconds\{stream="srt-l-ff",input="0"\} /);
 });
 
 t.test('listener: srt-live-transmit caller, AES-256', async (t) => {
@@ -208,6 +222,66 @@ t.test('a wrong stream id is refused and reported (listener and caller)', async 
     () => /stream id refused/.test(String(inputOf(c)['message'] ?? '')),
     20_000,
     'the caller reports the refusal',
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(inputOf(c))}`);
+  });
   t.match(inputOf(c)['message'], /1401/);
+});
+
+/** A lossy link: ffmpeg caller → relay (loss both ways, reordering, 5 ms each way) → listener. */
+async function lossyLink(t: Test, name: string, loss: number, latencyMs: number) {
+  const port = await freePort();
+  const relay = await lossyRelay(t, {
+    targetPort: port,
+    loss,
+    reorder: 0.02,
+    reorderMs: 4,
+    delayMs: 5,
+    seed: 17,
+  });
+  const s = await stream(name, {
+    'listen-mode': true,
+    port,
+    'srt-client-latency-ms': latencyMs,
+  });
+  ffmpegSrt(
+    t,
+    `srt://127.0.0.1:${relay.port}?mode=caller&latency=${latencyMs * 1000}&pkt_size=1316&connect_timeout=5000`,
+  );
+  await waitFor(() => s.state() === 'running', 20_000, 'stream running');
+  return { s, relay };
+}
+
+t.test(
+  '5 % loss and reordering, latency ≥ 4 × RTT: 0 CC errors, repairs in the stats',
+  async (t) => {
+    // RTT through the relay is ~10 ms, but libsrt starts from an assumed RTT of 100 ms (its
+    // first NAK reports come 150 ms apart) until it has measured one: a loss in the first
+    // second needs 4 × that. At 300 ms one packet of the first 80 was given up (seed 17).
+    const { s, relay } = await lossyLink(t, 'srt-lossy', 0.05, 400);
+    const seconds = Number(process.env['SLUICE_SRT_LOSSY_SECONDS'] ?? 20);
+    const start = Date.now();
+    await waitFor(() => Date.now() - start >= seconds * 1000, seconds * 1000 + 5000, 'the run');
+    const srt = transportOf(s)['srt'] as Status;
+    t.comment(`${seconds} s; relay: ${JSON.stringify(relay.stats)}; srt: ${JSON.stringify(srt)}`);
+    t.ok(relay.stats.droppedForward > 50, 'the relay dropped data packets');
+    t.ok(Number(srt['packetsLost']) > 0, 'libsrt saw the losses');
+    t.ok(Number(srt['packetsRetransmitted']) > 0, 'and received retransmissions');
+    t.equal(Number(srt['packetsDropped']), 0, 'nothing given up');
+    t.equal(ccErrors(s), 0, '0 CC errors at the stream input');
+    t.equal(s.state(), 'running');
+  },
+);
+
+t.test('20 % loss: the input stays up and reports the loss', async (t) => {
+  const { s, relay } = await lossyLink(t, 'srt-lossy20', 0.2, 300);
+  const start = Date.now();
+  await waitFor(() => Date.now() - start >= 8000, 13_000, 'the run');
+  const tr = transportOf(s);
+  const srt = tr['srt'] as Status;
+  t.comment(`relay: ${JSON.stringify(relay.stats)}; srt: ${JSON.stringify(srt)}`);
+  t.equal(tr['connected'], true, 'still connected');
+  t.ok(Number(srt['packetsLost']) > 100, 'the loss is reported');
+  t.ok(Number(srt['packetsRetransmitted']) > 0, 'retransmissions counted');
+  t.equal(s.state(), 'running');
 });

@@ -290,9 +290,10 @@ void SrtHub::OnEvent(SrtState& s, SRTSOCKET sock, int events, bool& added,
     Push(s, c, added);
   }
   if (events & SRT_EPOLL_IN) Read(s, sock, added);
+  // SRT_EPOLL_ERR is reported once: a rejected handshake may still read as CONNECTING at that
+  // moment, and waiting for the state to change would leave the caller silent for good.
   const bool broken = st == SRTS_BROKEN || st == SRTS_CLOSING || st == SRTS_CLOSED ||
-                      st == SRTS_NONEXIST || ((events & SRT_EPOLL_ERR) && st != SRTS_CONNECTED &&
-                                              st != SRTS_CONNECTING);
+                      st == SRTS_NONEXIST || (events & SRT_EPOLL_ERR);
   if (!broken) return;
   Complete(s, added);  // what arrived before the break goes first
   srt_epoll_remove_usock(eid_, sock);

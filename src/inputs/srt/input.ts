@@ -7,8 +7,13 @@ import { isIPv4 } from 'node:net';
 import { bool, num, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { type SrtEvent, SrtReceiver, type SrtReceiverOptions } from '../../native/srt.ts';
+import type { Timer } from '../../util/clock.ts';
 import { Backoff } from '../common.ts';
 import { callerStreamId, keyLengthOf } from './stream-id.ts';
+
+/** A caller not connected this long after its time-out (srt-client-timeout-ms) is dialled
+ *  again even if libsrt reported nothing (a watchdog; libsrt reports a failure itself). */
+export const SRT_CONNECT_GRACE_MS = 2000;
 
 /** Batches are handed to JS at most this long after their first message (as the udp input). */
 export const SRT_BATCH_LATENCY_MS = 20;
@@ -25,6 +30,7 @@ export class SrtInput implements InputTransport {
   private lastError = '';
   private lastRejection = '';
   private readonly listen: boolean;
+  private watchdog: Timer | null = null;
 
   constructor(
     private readonly cfg: Record<string, unknown>,
@@ -86,7 +92,16 @@ export class SrtInput implements InputTransport {
         this.rx = new SrtReceiver(this.options(address));
       } catch (err) {
         this.retry((err as Error).message);
+        return;
       }
+      const timeout = num(this.cfg, 'srt-client-timeout-ms', 3000) || 3000;
+      const rx = this.rx;
+      this.watchdog = this.ctx.clock.setTimeout(() => {
+        this.watchdog = null;
+        if (this.rx === rx && !this.connected) {
+          this.retry(`connection timed out after ${timeout} ms`);
+        }
+      }, timeout + SRT_CONNECT_GRACE_MS);
     };
     if (isIPv4(host)) open(host);
     else
@@ -98,6 +113,8 @@ export class SrtInput implements InputTransport {
 
   /** Caller: drop this attempt's receiver and dial again after the backoff. */
   private retry(reason: string): void {
+    this.watchdog?.cancel();
+    this.watchdog = null;
     this.lastError = reason;
     this.connected = false;
     const rx = this.rx;
@@ -117,6 +134,8 @@ export class SrtInput implements InputTransport {
   private onEvent(e: SrtEvent): void {
     switch (e.type) {
       case 'connected':
+        this.watchdog?.cancel();
+        this.watchdog = null;
         this.connected = true;
         this.connects++;
         this.peer = e.peer;
@@ -145,6 +164,8 @@ export class SrtInput implements InputTransport {
   async close(): Promise<void> {
     this.closed = true;
     this.backoff.cancel();
+    this.watchdog?.cancel();
+    this.watchdog = null;
     const rx = this.rx;
     this.rx = null;
     rx?.close();

@@ -2,6 +2,7 @@
 // listener and as listeners sluice dials, AES-128 and AES-256, the stream's HTTP-TS output read
 // by ffprobe (H.264 + AAC, source PIDs); a wrong passphrase and a wrong stream id are refused
 // and the input's message says which.
+import type { ChildProcess } from 'node:child_process';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -85,10 +86,11 @@ function ffmpegSrt(t: Test, url: string, extra: string[] = []): void {
 }
 
 /** srt-live-transmit relaying the fixture (played by ffmpeg to a UDP port) to `srtUrl`. */
-async function sltRelay(t: Test, srtUrl: string): Promise<void> {
+async function sltRelay(t: Test, srtUrl: string): Promise<ChildProcess> {
   const udp = await freePort();
-  peer(t, 'srt-live-transmit', ['-q', `udp://127.0.0.1:${udp}`, srtUrl]);
+  const slt = peer(t, 'srt-live-transmit', ['-q', `udp://127.0.0.1:${udp}`, srtUrl]);
   playFixture(t, fixture, 'mpegts', `udp://127.0.0.1:${udp}?pkt_size=1316`);
+  return slt;
 }
 
 t.test('listener: ffmpeg caller, AES-128, stream id by login', async (t) => {
@@ -161,6 +163,29 @@ t.test('caller: dials srt-live-transmit (AES-256) and ffmpeg listeners', async (
   });
   await waitFor(() => f.state() === 'running', 20_000, 'stream running');
   await expectSource(t, 'srt-c-ff');
+});
+
+t.test('caller: the listener goes away and comes back; the input reconnects', async (t) => {
+  const port = await freePort();
+  const first = await sltRelay(t, `srt://:${port}?mode=listener`);
+  const s = await stream('srt-reconnect', {
+    address: '127.0.0.1',
+    port,
+    'srt-client-timeout-ms': 1000,
+    'srt-client-latency-ms': 120,
+  });
+  await waitFor(() => s.state() === 'running', 20_000, 'stream running');
+  first.kill('SIGKILL');
+  await waitFor(
+    () => transportOf(s)['connected'] === false,
+    15_000,
+    'the input notices the listener is gone',
+  );
+  t.match(inputOf(s)['message'], /listener closed the connection|timed out/);
+  await sltRelay(t, `srt://:${port}?mode=listener`);
+  await waitFor(() => transportOf(s)['connected'] === true, 20_000, 'connected again');
+  t.equal(transportOf(s)['connects'], 2, 'a second connection');
+  await waitFor(() => s.state() === 'running', 20_000, 'running again');
 });
 
 t.test('a wrong passphrase is refused and reported (caller and listener)', async (t) => {

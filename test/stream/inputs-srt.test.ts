@@ -3,6 +3,8 @@
 // by ffprobe (H.264 + AAC, source PIDs); a wrong passphrase and a wrong stream id are refused
 // and the input's message says which.
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -187,6 +189,34 @@ t.test('caller: the listener goes away and comes back; the input reconnects', as
   t.equal(transportOf(s)['connects'], 2, 'a second connection');
   await waitFor(() => s.state() === 'running', 20_000, 'running again');
 });
+
+t.test(
+  'listener: random datagrams at the port, a caller that vanishes, the next caller',
+  async (t) => {
+    const port = await freePort();
+    const s = await stream('srt-junk', { 'listen-mode': true, port, 'srt-client-latency-ms': 120 });
+    const first = await sltRelay(t, `srt://127.0.0.1:${port}`);
+    await waitFor(() => s.state() === 'running', 20_000, 'stream running');
+    // 5,000 datagrams of random bytes (some shaped like SRT control packets) at the port.
+    const junk = createSocket('udp4');
+    t.teardown(() => junk.close());
+    for (let i = 0; i < 5000; i++) {
+      const d = randomBytes(16 + (i % 1300));
+      if (i % 2 === 0) d[0] = 0x80; // control bit set
+      junk.send(d, port, '127.0.0.1');
+    }
+    const before = Number(transportOf(s)['bytes']);
+    await waitFor(() => Number(transportOf(s)['bytes']) > before + 100_000, 15_000, 'data goes on');
+    t.equal(transportOf(s)['connected'], true, 'the caller is still connected');
+    // The caller vanishes without a word: libsrt notices by its peer idle time-out (5 s).
+    first.kill('SIGKILL');
+    await waitFor(() => transportOf(s)['connected'] === false, 15_000, 'the caller is gone');
+    t.match(transportOf(s)['lastError'], /caller disconnected/);
+    await sltRelay(t, `srt://127.0.0.1:${port}`);
+    await waitFor(() => transportOf(s)['connected'] === true, 15_000, 'the next caller admitted');
+    t.equal((transportOf(s)['srt'] as Status)['accepted'], 2);
+  },
+);
 
 t.test('a wrong passphrase is refused and reported (caller and listener)', async (t) => {
   const port = await freePort();

@@ -13,7 +13,8 @@
         "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc",
         "native/transport/srt_hub.cc",
-        "native/transport/srt_receiver.cc"
+        "native/transport/srt_receiver.cc",
+        "native/transport/srt_sender.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

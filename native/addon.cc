@@ -5,6 +5,7 @@
 #include "net/live_http.h"
 #include "net/udp_receiver.h"
 #include "transport/srt_receiver.h"
+#include "transport/srt_sender.h"
 #include "ts/ts_analyzer.h"
 
 namespace {
@@ -34,6 +35,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));
   exports.Set("udpDrain", Napi::Function::New(env, UdpDrain, "udpDrain"));
   exports.Set("SrtReceiver", sluice::SrtReceiverWrap::Define(env));
+  exports.Set("SrtSender", sluice::SrtSenderWrap::Define(env));
   exports.Set("srtDrain", Napi::Function::New(env, SrtDrain, "srtDrain"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",

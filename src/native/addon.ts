@@ -120,6 +120,21 @@ export interface NativeSrtReceiver {
   close(): void;
 }
 
+export interface RawSrtSenderEvent {
+  type: 'connected' | 'disconnected' | 'fault' | 'rejected';
+  peer: string;
+  code?: string;
+  message?: string;
+}
+
+export interface NativeSrtSender {
+  readonly port: number;
+  send(buf: Buffer): void;
+  poll(): RawSrtSenderEvent[];
+  stats(): { messages: number; bytes: number; refused: number; peers: Record<string, unknown>[] };
+  close(): void;
+}
+
 /** 0 = data (block, messages, data length) as RawUdpEvent; 1 fault, 2 connected, 3
  *  disconnected, 4 a caller rejected: (kind, code, message, peer, streamId). */
 export type RawSrtEvent = (
@@ -164,6 +179,18 @@ export interface NativeAddon {
   /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
   udpDrain(): void;
   SrtReceiver: new (opts: RawSrtOptions, onEvent: RawSrtEvent) => NativeSrtReceiver;
+  SrtSender: new (opts: {
+    listen: boolean;
+    address: string;
+    port: number;
+    bindIf: string;
+    latencyMs: number;
+    connectTimeoutMs: number;
+    passphrase: string;
+    pbkeylen: number;
+    streamId: string;
+    maxCallers: number;
+  }) => NativeSrtSender;
   /** One drain slice of the SRT receive hub (src/native/srt.ts: the pump). */
   srtDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;

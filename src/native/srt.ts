@@ -6,7 +6,12 @@
 // receiver's own queue (queueDrops). Connection events (connected, disconnected, a caller
 // refused, a fault such as a wrong passphrase) arrive through onEvent.
 import { isIPv4 } from 'node:net';
-import { addon, type NativeSrtReceiver } from './addon.ts';
+import {
+  addon,
+  type NativeSrtReceiver,
+  type NativeSrtSender,
+  type RawSrtSenderEvent,
+} from './addon.ts';
 import { argError, fromNative } from './errors.ts';
 import { resolveInterface } from './udp.ts';
 
@@ -252,4 +257,103 @@ function zeroStats(): SrtReceiverStats {
     accepted: 0,
     rejected: 0,
   };
+}
+
+export type SrtSenderEvent = RawSrtSenderEvent;
+
+export interface SrtSenderOptions {
+  /** 'caller' dials address:port; 'listener' binds port (on bindIf) and serves its callers. */
+  mode: 'caller' | 'listener';
+  address?: string;
+  port: number;
+  bindIf?: string;
+  latencyMs?: number;
+  connectTimeoutMs?: number;
+  passphrase?: string;
+  keyLength?: 16 | 24 | 32;
+  /** Caller: the stream id sent. */
+  streamId?: string;
+  /** Listener: callers served at once (default 16); more are refused. */
+  maxCallers?: number;
+}
+
+/**
+ * An SRT sender: TS in (any multiple of 188 bytes), 1316-byte messages out to every connected
+ * peer with non-blocking srt_sendmsg2 calls on the JS thread (libsrt's threads do the wire and
+ * the retransmissions). `poll()` accepts callers and reports connections made and lost; the
+ * owner calls it a few times a second.
+ */
+export class SrtSender {
+  private native: NativeSrtSender | undefined;
+  readonly port: number;
+
+  constructor(opts: SrtSenderOptions) {
+    if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
+    if (opts.mode !== 'caller' && opts.mode !== 'listener') {
+      throw argError(`mode must be 'caller' or 'listener', got ${String(opts.mode)}`);
+    }
+    const listen = opts.mode === 'listener';
+    const port = intIn('port', opts.port, -1, listen ? 0 : 1, 65535);
+    if (port < 0) throw argError('port is required');
+    const address = opts.address ?? '';
+    if (address !== '' && !isIPv4(address)) {
+      throw argError(`address must be an IPv4 address, got ${address}`);
+    }
+    if (!listen && address === '') throw argError('a caller needs an address');
+    const passphrase = opts.passphrase ?? '';
+    const passLen = Buffer.byteLength(passphrase);
+    if (passLen !== 0 && (passLen < SRT_PASSPHRASE_MIN || passLen > SRT_PASSPHRASE_MAX)) {
+      throw argError(
+        `passphrase must be ${SRT_PASSPHRASE_MIN} to ${SRT_PASSPHRASE_MAX} bytes, got ${passLen}`,
+      );
+    }
+    const keyLength = opts.keyLength ?? 16;
+    if (keyLength !== 16 && keyLength !== 24 && keyLength !== 32) {
+      throw argError(`keyLength must be 16, 24 or 32, got ${String(keyLength)}`);
+    }
+    const streamId = opts.streamId ?? '';
+    if (typeof streamId !== 'string' || Buffer.byteLength(streamId) > SRT_STREAM_ID_MAX) {
+      throw argError(`streamId must be a string of at most ${SRT_STREAM_ID_MAX} bytes`);
+    }
+    try {
+      this.native = new (addon().SrtSender)({
+        listen,
+        address,
+        port,
+        bindIf:
+          opts.bindIf === undefined || opts.bindIf === '' ? '' : resolveInterface(opts.bindIf),
+        latencyMs: intIn('latencyMs', opts.latencyMs, 120, 0, 60_000),
+        connectTimeoutMs: intIn('connectTimeoutMs', opts.connectTimeoutMs, 3000, 0, 600_000),
+        passphrase,
+        pbkeylen: keyLength,
+        streamId,
+        maxCallers: intIn('maxCallers', opts.maxCallers, 16, 1, 1024),
+      });
+    } catch (err) {
+      throw fromNative(err);
+    }
+    this.port = this.native.port;
+  }
+
+  /** TS packets to every connected peer (a tail short of 1316 bytes waits for the next call). */
+  send(buf: Buffer): void {
+    this.native?.send(buf);
+  }
+
+  poll(): SrtSenderEvent[] {
+    return this.native ? this.native.poll() : [];
+  }
+
+  stats(): ReturnType<NativeSrtSender['stats']> {
+    return this.native ? this.native.stats() : { messages: 0, bytes: 0, refused: 0, peers: [] };
+  }
+
+  get closed(): boolean {
+    return this.native === undefined;
+  }
+
+  close(): void {
+    this.native?.close();
+    this.native = undefined;
+  }
 }

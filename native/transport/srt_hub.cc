@@ -330,6 +330,10 @@ void SrtHub::Run() {
   while (!stop_) {
     int n = srt_epoll_uwait(eid_, ev, kMaxEvents, timeout);
     if (stop_) break;
+    if (n < 0) {  // never expected (an empty set is allowed); do not spin if it happens
+      n = 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(kMaxWaitMs));
+    }
     bool added = false;
     Clock::time_point next = Clock::now() + std::chrono::milliseconds(kMaxWaitMs);
     {

@@ -13,15 +13,22 @@
         "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc",
         "native/transport/rist_receiver.cc",
-        "native/transport/rist_sender.cc"
+        "native/transport/rist_sender.cc",
+        "native/transport/srt_hub.cc",
+        "native/transport/srt_receiver.cc",
+        "native/transport/srt_sender.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
         "native",
         "<!@(pkg-config --cflags-only-I librist | sed 's/-I//g')"
       ],
+      "cflags": [
+        "<!@(pkg-config --cflags srt)"
+      ],
       "libraries": [
-        "<!@(pkg-config --libs librist)"
+        "<!@(pkg-config --libs librist)",
+        "<!@(pkg-config --libs srt)"
       ],
       "defines": [
         "NAPI_VERSION=8",

@@ -6,6 +6,8 @@
 #include "net/udp_receiver.h"
 #include "transport/rist_receiver.h"
 #include "transport/rist_sender.h"
+#include "transport/srt_receiver.h"
+#include "transport/srt_sender.h"
 #include "ts/ts_analyzer.h"
 
 namespace {
@@ -21,6 +23,13 @@ Napi::Value UdpDrain(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+/** The SRT receive hub's next drain slice (scheduled by its pump, src/native/srt.ts). */
+Napi::Value SrtDrain(const Napi::CallbackInfo& info) {
+  std::shared_ptr<sluice::SrtHub> hub = sluice::SrtHub::Existing(info.Env());
+  if (hub) hub->Pump(info.Env());
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
@@ -29,6 +38,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("RistReceiver", sluice::RistReceiverWrap::Define(env));
   exports.Set("RistSender", sluice::RistSenderWrap::Define(env));
   exports.Set("udpDrain", Napi::Function::New(env, UdpDrain, "udpDrain"));
+  exports.Set("SrtReceiver", sluice::SrtReceiverWrap::Define(env));
+  exports.Set("SrtSender", sluice::SrtSenderWrap::Define(env));
+  exports.Set("srtDrain", Napi::Function::New(env, SrtDrain, "srtDrain"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));

@@ -6,6 +6,7 @@ import { FileInput } from './file/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { RistInput } from './rist/input.ts';
 import { RtpInput } from './rtp/input.ts';
+import { SrtInput } from './srt/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
 import { createTestInput } from './test/input.ts';
@@ -19,5 +20,6 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
   rist: (cfg, ctx) => new RistInput(cfg, ctx),
   std: createStdInput,
+  srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,
 };

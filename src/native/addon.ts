@@ -140,6 +140,57 @@ export interface NativeRistSender {
 
 /** A batch: `block` holds the payloads, padded to 4 bytes, then one int32 length per payload. */
 export type RawRistData = (block: ArrayBuffer, blocks: number, dataLength: number) => void;
+/** Options as the C++ SrtReceiver reads them (already checked by the façade, src/native/srt.ts). */
+export interface RawSrtOptions {
+  listen: boolean;
+  address: string;
+  port: number;
+  bindIf: string;
+  latencyMs: number;
+  lossMaxTtl: number;
+  overheadPct: number;
+  maxBw: number;
+  connectTimeoutMs: number;
+  passphrase: string;
+  pbkeylen: number;
+  tsbpd: boolean;
+  streamId: string;
+  batchMessages: number;
+  batchLatencyMs: number;
+  queueBatches: number;
+  pump: () => void;
+}
+
+export interface NativeSrtReceiver {
+  readonly port: number;
+  stats(): Record<string, number | boolean>;
+  close(): void;
+}
+
+export interface RawSrtSenderEvent {
+  type: 'connected' | 'disconnected' | 'fault' | 'rejected';
+  peer: string;
+  code?: string;
+  message?: string;
+}
+
+export interface NativeSrtSender {
+  readonly port: number;
+  send(buf: Buffer): void;
+  poll(): RawSrtSenderEvent[];
+  stats(): { messages: number; bytes: number; refused: number; peers: Record<string, unknown>[] };
+  close(): void;
+}
+
+/** 0 = data (block, messages, data length) as RawUdpEvent; 1 fault, 2 connected, 3
+ *  disconnected, 4 a caller rejected: (kind, code, message, peer, streamId). */
+export type RawSrtEvent = (
+  kind: number,
+  a: ArrayBuffer | string,
+  b: number | string,
+  c: number | string,
+  d?: string,
+) => void;
 
 export interface RawLiveHttpStats {
   connections: number;
@@ -176,6 +227,21 @@ export interface NativeAddon {
   RistSender: new (opts: RawRistSenderOptions) => NativeRistSender;
   /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
   udpDrain(): void;
+  SrtReceiver: new (opts: RawSrtOptions, onEvent: RawSrtEvent) => NativeSrtReceiver;
+  SrtSender: new (opts: {
+    listen: boolean;
+    address: string;
+    port: number;
+    bindIf: string;
+    latencyMs: number;
+    connectTimeoutMs: number;
+    passphrase: string;
+    pbkeylen: number;
+    streamId: string;
+    maxCallers: number;
+  }) => NativeSrtSender;
+  /** One drain slice of the SRT receive hub (src/native/srt.ts: the pump). */
+  srtDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
 }

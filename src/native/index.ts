@@ -4,6 +4,7 @@ export { codecOf, type StreamKind } from './codecs.ts';
 export { NativeError, type NativeErrorCode } from './errors.ts';
 export { writeDurable, writeDurableStats } from './fs.ts';
 export * from './rist.ts';
+export * from './srt.ts';
 export { nullPackets } from './stuffing.ts';
 export * from './ts.ts';
 export * from './udp.ts';

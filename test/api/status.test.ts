@@ -31,7 +31,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
           { type: 'udp', port: 5000 },
           { type: 'hls', uri: 'http://x/y.m3u8' },
         ],
-        output: [{ type: 'srt', address: '127.0.0.1', port: 9000 }],
+        output: [{ type: 'rist', address: '127.0.0.1', port: 9000 }],
       },
     ],
   };
@@ -42,7 +42,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       ['/cs/server/0', 'cs.server'],
       ['/stream/0/stream-type', 'stream.stream-type'],
       ['/stream/0/input/1', 'input type hls'],
-      ['/stream/0/output/0', 'output type srt'],
+      ['/stream/0/output/0', 'output type rist'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');

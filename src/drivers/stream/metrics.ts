@@ -8,6 +8,7 @@ import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamMetricsSnapshot } from './instance.ts';
 import { streamRegistry } from './registry.ts';
+import { registerSrtMetrics } from './srt-metrics.ts';
 
 export const METRICS_REGISTRY_SERVICE = new ServiceKey<Registry>('metrics-registry');
 const done = new WeakSet<Registry>();
@@ -154,4 +155,5 @@ export function ensureStreamMetrics(services: Services): void {
       }
     },
   });
+  registerSrtMetrics(registers, services);
 }

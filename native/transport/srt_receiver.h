@@ -1,0 +1,42 @@
+// SrtReceiver: one SRT input's sockets — a caller dialling address:port, or a listener bound to
+// port on bind-if admitting one caller at a time — set up with the input's SRT options and
+// read by the environment's shared receive thread (srt_hub.cc), batches and connection events
+// handed to this receiver's JS callback.
+#pragma once
+#include <napi.h>
+#include <srt/srt.h>
+
+#include <memory>
+#include <string>
+
+#include "transport/srt_hub.h"
+
+namespace sluice {
+
+class SrtReceiverWrap : public Napi::ObjectWrap<SrtReceiverWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit SrtReceiverWrap(const Napi::CallbackInfo& info);
+  ~SrtReceiverWrap() override;
+
+  /** Hand one item (batch or event) to onEvent; takes ownership. JS thread. */
+  void Emit(Napi::Env env, SrtItem* b);
+
+ private:
+  Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value Port(const Napi::CallbackInfo& info);
+
+  SRTSOCKET Open(Napi::Env env, const Napi::Object& o);
+  void Shutdown();
+
+  int boundPort_ = 0;
+  bool open_ = false;
+  Napi::FunctionReference onEvent_;
+  Napi::Reference<Napi::ArrayBuffer> slab_;
+  size_t slabSize_ = 0;
+  std::shared_ptr<SrtHub> hub_;
+  std::shared_ptr<SrtState> state_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,134 @@
+// `srt` output: the stream's TS to SRT peers (src/native/srt.ts SrtSender) — a caller dialling
+// `address`:`port` (dialled again with backoff when the connection fails or ends), or a
+// listener on `port` serving several callers at once, each with its own libsrt statistics.
+import { lookup } from 'node:dns/promises';
+import { isIPv4 } from 'node:net';
+import { bool, num, str } from '../../config/spec-values.ts';
+import type { OutputContext, StreamOutput } from '../../engine/output.ts';
+import { SrtSender, type SrtSenderOptions } from '../../native/srt.ts';
+import type { Timer } from '../../util/clock.ts';
+
+/** How often connections are accepted and checked. */
+export const SRT_OUTPUT_POLL_MS = 100;
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 10_000;
+
+export class SrtOutput implements StreamOutput {
+  private tx: SrtSender | null = null;
+  private poller: Timer | null = null;
+  private retryTimer: Timer | null = null;
+  private delay = BACKOFF_MIN_MS;
+  private closed = false;
+  private connects = 0;
+  private lastError = '';
+  private lastRejection = '';
+  private readonly listen: boolean;
+
+  constructor(
+    private readonly cfg: Record<string, unknown>,
+    private readonly ctx: OutputContext,
+  ) {
+    this.listen = bool(cfg, 'listen-mode', false);
+  }
+
+  async start(): Promise<void> {
+    const port = num(this.cfg, 'port', 0);
+    if (port < 1) throw new Error('srt output: port is not set');
+    const host = str(this.cfg, 'address');
+    if (this.listen) {
+      this.tx = new SrtSender(this.options(host));
+    } else {
+      if (!host) throw new Error('srt output: address is not set');
+      await this.dial();
+    }
+    this.poller = this.ctx.clock.setInterval(() => this.poll(), SRT_OUTPUT_POLL_MS);
+  }
+
+  private options(address: string): SrtSenderOptions {
+    const passphrase = str(this.cfg, 'passphrase');
+    const aes = num(this.cfg, 'aes-type', 0);
+    return {
+      mode: this.listen ? 'listener' : 'caller',
+      port: num(this.cfg, 'port', 0),
+      // Listening, `address` is the local address to bind (spec of the output record).
+      ...(this.listen ? (address ? { bindIf: address } : {}) : { address }),
+      latencyMs: num(this.cfg, 'srt-latency-ms', 120),
+      ...(passphrase
+        ? { passphrase, keyLength: aes === 2 ? 32 : aes === 1 ? 24 : (16 as 16 | 24 | 32) }
+        : {}),
+    };
+  }
+
+  private async dial(): Promise<void> {
+    if (this.closed) return;
+    const host = str(this.cfg, 'address');
+    try {
+      const address = isIPv4(host) ? host : (await lookup(host, { family: 4 })).address;
+      if (this.closed) return;
+      this.tx = new SrtSender(this.options(address));
+    } catch (err) {
+      this.retry((err as Error).message);
+    }
+  }
+
+  private retry(reason: string): void {
+    this.lastError = reason;
+    this.tx?.close();
+    this.tx = null;
+    if (this.closed) return;
+    const d = this.delay;
+    this.delay = Math.min(this.delay * 2, BACKOFF_MAX_MS);
+    this.retryTimer = this.ctx.clock.setTimeout(() => {
+      this.retryTimer = null;
+      void this.dial();
+    }, d);
+    this.ctx.log.info({ retryMs: d, reason }, 'srt output reconnecting');
+  }
+
+  private poll(): void {
+    const tx = this.tx;
+    if (!tx) return;
+    for (const e of tx.poll()) {
+      if (e.type === 'connected') {
+        this.connects++;
+        this.delay = BACKOFF_MIN_MS;
+        if (!this.listen) this.lastError = '';
+        this.ctx.log.info({ peer: e.peer }, 'srt output connected');
+      } else if (e.type === 'rejected') {
+        this.lastRejection = `caller ${e.peer} refused: ${e.message ?? ''}`;
+      } else {
+        const reason = e.message ?? e.type;
+        this.ctx.log.warn({ peer: e.peer, code: e.code }, `srt output: ${reason}`);
+        if (this.listen) this.lastError = `${e.peer}: ${reason}`;
+        else this.retry(reason);
+      }
+    }
+  }
+
+  packets(buf: Buffer): void {
+    this.tx?.send(buf); // sent (copied into libsrt's buffers) during the call
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.poller?.cancel();
+    this.poller = null;
+    this.retryTimer?.cancel();
+    this.retryTimer = null;
+    this.tx?.close();
+    this.tx = null;
+  }
+
+  status(): Record<string, unknown> {
+    const st = this.tx?.stats();
+    return {
+      mode: this.listen ? 'listener' : 'caller',
+      connects: this.connects,
+      ...(this.listen && this.tx ? { port: this.tx.port } : {}),
+      ...(st ? { messages: st.messages, bytes: st.bytes, peers: st.peers } : {}),
+      ...(st && this.listen ? { refused: st.refused } : {}),
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      ...(this.lastRejection ? { lastRejection: this.lastRejection } : {}),
+    };
+  }
+}

@@ -129,9 +129,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     planFor: (doc: ConfigDocument) => {
       // Validated as the file it would be written as (the current text edited in place), so
       // line numbers match the operator's file.
-      const loaded = loadProposedText(
-        formatConfigOver(service.current().text, elideDefaults(doc)),
-      );
+      const loaded = loadProposedText(formatConfigOver(service.current().text, elideDefaults(doc)));
       const p = theLoop.plan(loaded.desired);
       return { ...p, warnings: [...loaded.warnings, ...p.warnings] };
     },

@@ -31,6 +31,8 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
           { type: 'udp', port: 5000 },
           { type: 'hls', uri: 'http://x/y.m3u8' },
         ],
+        // Every output type of the schema (udp, rtp, srt, rist) is implemented: an implemented
+        // one is not listed.
         output: [{ type: 'rist', address: '127.0.0.1', port: 9000 }],
       },
     ],
@@ -42,7 +44,6 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       ['/cs/server/0', 'cs.server'],
       ['/stream/0/stream-type', 'stream.stream-type'],
       ['/stream/0/input/1', 'input type hls'],
-      ['/stream/0/output/0', 'output type rist'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');

@@ -18,6 +18,7 @@ import { freePort, makeHost, streamResource, tempDir, waitFor } from '../helpers
 import { cleanStream, psiPackets, VIDEO_PID } from '../helpers/ts-craft.ts';
 
 const EIT_PID = 0x12;
+const dayStart = (t: number) => t - (t % 86_400);
 const NULL_PID = 0x1fff;
 const PLAY_MS = 6000;
 /** EIT p/f is repeated every 500 ms (EN 300 468 asks for at least every 2 s). */
@@ -103,10 +104,15 @@ t.test('EIT from a udp input reaches the EPG database, JSON day and XMLTV', asyn
   const app = Fastify();
   await app.register(epgRoutes, { ctx: { services: host.services } });
   t.teardown(() => app.close());
+  type Day = { event: { title: string; desc: string; start: number }[] };
+  const dayOf = async (at: number): Promise<Day> =>
+    JSON.parse((await app.inject(`/data/epg/channel?src=0&ch=harbour.tv&t=${at}`)).body) as Day;
   const day = await waitFor(
     async () => {
-      const r = await app.inject(`/data/epg/channel?src=0&ch=harbour.tv&t=${now}`);
-      const j = JSON.parse(r.body) as { event: { title: string; desc: string; start: number }[] };
+      // The JSON is one UTC day: after 23:10 the second event falls on the next one.
+      const days = [await dayOf(start)];
+      if (dayStart(start + 3600) !== dayStart(start)) days.push(await dayOf(start + 3600));
+      const j = { event: days.flatMap((d) => d.event) };
       return j.event.length >= 2 ? j : undefined;
     },
     5000,

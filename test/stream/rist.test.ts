@@ -81,7 +81,12 @@ t.test('main profile with a passphrase; a wrong one delivers nothing', async (t)
     8000,
     'sender seen',
   );
-  await new Promise((r) => setTimeout(r, 2000));
+  // The receiver has seen the sender and refused its packets: that is the event to wait for.
+  await waitFor(
+    () => /passphrase does not match/.test(String(input0(bad)['message'] ?? '')),
+    8000,
+    'the key mismatch reported',
+  );
   t.not(bad.state(), 'running', 'no transport stream from a sender with another key');
   t.equal(Number(input0(bad)['packets'] ?? 0), 0, 'no TS packets delivered');
   t.match(String(input0(bad)['message']), /passphrase does not match/, 'the mismatch in words');
@@ -122,6 +127,7 @@ t.test('junk at the port, a sender that vanishes and comes back', async (t) => {
       '127.0.0.1',
     );
   }
+  // fixed wait: that nothing is delivered over a while is what is checked here.
   await new Promise((r) => setTimeout(r, 300));
   junk.close();
   t.equal(Number(transport(s)['packets']), 0, 'junk is not delivered');
@@ -272,9 +278,11 @@ t.test('a bounded flood of junk from 200 source ports beside a real sender', asy
       if (round % 2) b.writeUInt32BE(0x000088b6, 0);
       u.send(b, port, '127.0.0.1');
     }
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // fixed wait: paces the junk sender
   }
-  await new Promise((r) => setTimeout(r, 2000));
+  // The real sender is still delivered after the junk: wait for its packets to move on.
+  const after = Number(transport(s)['packets']);
+  await waitFor(() => Number(transport(s)['packets']) > after + 100, 10_000, 'packets after junk');
   t.equal(s.state(), 'running', 'the stream kept running');
   t.equal(input0(s)['state'], 'receiving', 'the real sender is still received');
   t.equal(ccErrors(s), cc, 'no CC error from the junk');

@@ -98,6 +98,7 @@ t.test('close: nothing forwarded afterwards, held datagrams discarded, idempoten
   await new Promise((r) => setTimeout(r, 50));
   relay.close();
   relay.close();
+  // fixed wait: past the relay's 200 ms delay, the time a held datagram would have come.
   await new Promise((r) => setTimeout(r, 300));
   t.equal(got, 0);
 });

@@ -26,9 +26,6 @@ in_addr ParseIp(Napi::Env env, const Napi::Object& o, const char* key) {
   return a;
 }
 
-/** First size of a receiver's batch block: a 64-datagram batch of 1,316-byte datagrams fits. */
-constexpr size_t kInitialSlab = 128 * 1024;
-
 int IntOf(const Napi::Object& o, const char* key, int def) {
   Napi::Value v = o.Get(key);
   return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
@@ -203,7 +200,6 @@ Napi::Value UdpReceiverWrap::Close(const Napi::CallbackInfo& info) {
     Shutdown();
     Unref();
     slab_.Reset();
-    slabSize_ = 0;
   }
   return info.Env().Undefined();
 }
@@ -232,18 +228,7 @@ void UdpReceiverWrap::Emit(Napi::Env env, UdpBatch* b) {
   // batch keeps the external-memory figure V8 schedules full collections by flat.
   const size_t count = b->lengths.size();
   const size_t dataLen = b->data.size();
-  const size_t off = (dataLen + 3) & ~static_cast<size_t>(3);
-  const size_t need = off + count * sizeof(int32_t);
-  if (slab_.IsEmpty() || slabSize_ < need) {
-    size_t size = slabSize_ > 0 ? slabSize_ : kInitialSlab;
-    while (size < need) size *= 2;
-    slab_ = Napi::Persistent(Napi::ArrayBuffer::New(env, size));
-    slabSize_ = size;
-  }
-  Napi::ArrayBuffer ab = slab_.Value();
-  auto* p = static_cast<uint8_t*>(ab.Data());
-  std::memcpy(p, b->data.data(), dataLen);
-  std::memcpy(p + off, b->lengths.data(), count * sizeof(int32_t));
+  Napi::ArrayBuffer ab = slab_.Fill(env, b->data.data(), dataLen, b->lengths.data(), count);
   cb.Call({Napi::Number::New(env, 0), ab, Napi::Number::New(env, static_cast<double>(count)),
            Napi::Number::New(env, static_cast<double>(dataLen))});
 }

@@ -2,6 +2,8 @@
 // reads with recvmmsg and concatenates into batches (up to N datagrams or T ms) for onEvent.
 #pragma once
 #include <napi.h>
+
+#include "util/batch_slab.h"
 #include <netinet/in.h>
 
 #include <cstdint>
@@ -50,8 +52,7 @@ class UdpReceiverWrap : public Napi::ObjectWrap<UdpReceiverWrap> {
   // The one block every batch is copied into before onData (valid during the call only): a
   // long-lived ArrayBuffer, grown when a batch does not fit. A new external ArrayBuffer per
   // batch made V8 collect for external-memory pressure several times a second at 100 streams.
-  Napi::Reference<Napi::ArrayBuffer> slab_;
-  size_t slabSize_ = 0;
+  BatchSlab slab_;
   std::shared_ptr<UdpHub> hub_;
   std::shared_ptr<UdpSocketState> sock_;
 };

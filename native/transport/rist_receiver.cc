@@ -24,7 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 /** One drain slice hands batches to JS for at most this long (as the UDP hub's kDrainBudget). */
 constexpr auto kDrainBudget = std::chrono::microseconds(4000);
-constexpr size_t kInitialSlab = 128 * 1024;
 constexpr size_t kTypicalBlock = 1316;
 /** Longest a log line kept for fault() may be. */
 constexpr size_t kMaxLog = 300;
@@ -347,18 +346,7 @@ void RistReceiverWrap::Emit(Napi::Env env, RistBatch* b) {
   // the UDP receiver does (views valid until onData returns).
   const size_t count = b->lengths.size();
   const size_t dataLen = b->data.size();
-  const size_t off = (dataLen + 3) & ~static_cast<size_t>(3);
-  const size_t need = off + count * sizeof(int32_t);
-  if (slab_.IsEmpty() || slabSize_ < need) {
-    size_t size = slabSize_ > 0 ? slabSize_ : kInitialSlab;
-    while (size < need) size *= 2;
-    slab_ = Napi::Persistent(Napi::ArrayBuffer::New(env, size));
-    slabSize_ = size;
-  }
-  Napi::ArrayBuffer ab = slab_.Value();
-  auto* p = static_cast<uint8_t*>(ab.Data());
-  std::memcpy(p, b->data.data(), dataLen);
-  std::memcpy(p + off, b->lengths.data(), count * sizeof(int32_t));
+  Napi::ArrayBuffer ab = slab_.Fill(env, b->data.data(), dataLen, b->lengths.data(), count);
   onData_.Call({ab, Napi::Number::New(env, static_cast<double>(count)),
                 Napi::Number::New(env, static_cast<double>(dataLen))});
 }
@@ -410,7 +398,6 @@ Napi::Value RistReceiverWrap::Close(const Napi::CallbackInfo& info) {
     Shutdown();
     Unref();
     slab_.Reset();
-    slabSize_ = 0;
   }
   return info.Env().Undefined();
 }

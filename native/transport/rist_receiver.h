@@ -10,6 +10,8 @@
 #pragma once
 #include <napi.h>
 
+#include "util/batch_slab.h"
+
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -111,8 +113,7 @@ public:
   bool open_ = false;
   Napi::FunctionReference onData_;
   Napi::FunctionReference pump_;
-  Napi::Reference<Napi::ArrayBuffer> slab_;
-  size_t slabSize_ = 0;
+  BatchSlab slab_;
 };
 
 }  // namespace sluice

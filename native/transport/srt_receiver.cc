@@ -16,7 +16,6 @@ namespace sluice {
 
 namespace {
 
-constexpr size_t kInitialSlab = 128 * 1024;
 
 int IntOf(const Napi::Object& o, const char* key, int def) {
   Napi::Value v = o.Get(key);
@@ -293,7 +292,6 @@ Napi::Value SrtReceiverWrap::Close(const Napi::CallbackInfo& info) {
     Shutdown();
     Unref();
     slab_.Reset();
-    slabSize_ = 0;
   }
   return info.Env().Undefined();
 }
@@ -356,18 +354,7 @@ void SrtReceiverWrap::Emit(Napi::Env env, SrtItem* b) {
   // As UdpReceiver: copied into this receiver's one reused block [data | pad | int32 lengths].
   const size_t count = b->lengths.size();
   const size_t dataLen = b->data.size();
-  const size_t off = (dataLen + 3) & ~static_cast<size_t>(3);
-  const size_t need = off + count * sizeof(int32_t);
-  if (slab_.IsEmpty() || slabSize_ < need) {
-    size_t size = slabSize_ > 0 ? slabSize_ : kInitialSlab;
-    while (size < need) size *= 2;
-    slab_ = Napi::Persistent(Napi::ArrayBuffer::New(env, size));
-    slabSize_ = size;
-  }
-  Napi::ArrayBuffer ab = slab_.Value();
-  auto* p = static_cast<uint8_t*>(ab.Data());
-  std::memcpy(p, b->data.data(), dataLen);
-  std::memcpy(p + off, b->lengths.data(), count * sizeof(int32_t));
+  Napi::ArrayBuffer ab = slab_.Fill(env, b->data.data(), dataLen, b->lengths.data(), count);
   cb.Call({Napi::Number::New(env, 0), ab, Napi::Number::New(env, static_cast<double>(count)),
            Napi::Number::New(env, static_cast<double>(dataLen))});
 }

@@ -4,6 +4,8 @@
 // handed to this receiver's JS callback.
 #pragma once
 #include <napi.h>
+
+#include "util/batch_slab.h"
 #include <srt/srt.h>
 
 #include <memory>
@@ -33,8 +35,7 @@ class SrtReceiverWrap : public Napi::ObjectWrap<SrtReceiverWrap> {
   int boundPort_ = 0;
   bool open_ = false;
   Napi::FunctionReference onEvent_;
-  Napi::Reference<Napi::ArrayBuffer> slab_;
-  size_t slabSize_ = 0;
+  BatchSlab slab_;
   std::shared_ptr<SrtHub> hub_;
   std::shared_ptr<SrtState> state_;
 };

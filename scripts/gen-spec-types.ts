@@ -140,7 +140,8 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 function interfaceOf(node: SchemaNode, name: string, namer: Namer): string[] {
   const title = typeof node['title'] === 'string' ? node['title'] : name;
   const out = [`/** ${title} */`, `export interface ${name} {`];
-  for (const [member, m] of members(node)) {
+  const all = members(node);
+  for (const [member, m] of all) {
     const hint = name.replace(/Spec$/, '') + pascal(member);
     const type = union(m.fragments.map((f) => typeOf(f, namer, hint)));
     const key = IDENTIFIER.test(member) ? member : `'${member}'`;
@@ -149,7 +150,7 @@ function interfaceOf(node: SchemaNode, name: string, namer: Namer): string[] {
   out.push('}', '');
   // The record as drivers get it (every unconditional default applied): those members are
   // always there, so a driver reads `spec.pause` without repeating its default.
-  const defaulted = [...members(node)]
+  const defaulted = [...all]
     .filter(([, m]) => m.defaulted && !m.required)
     .map(([member]) => `'${member}'`);
   if (defaulted.length > 0) {

@@ -97,7 +97,8 @@ t.test('a slow consumer: batches are shed at the queue, the receiver keeps going
     ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', fixture],
     ...['-c', 'copy', '-f', 'mpegts', `rist://127.0.0.1:${port}`],
   ]);
-  await waitFor(() => rx.stats().queueDrops > 5, 15_000, 'queue drops');
+  // Both, in either order: on a busy machine the queue can overflow before the first drain.
+  await waitFor(() => rx.stats().queueDrops > 5 && calls > 0, 15_000, 'queue drops and a delivery');
   const s = rx.stats();
   t.ok(s.queued <= 2, `queue bounded (${s.queued})`);
   t.ok(calls > 0, 'batches still delivered');

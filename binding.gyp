@@ -14,6 +14,7 @@
         "native/net/udp_receiver.cc",
         "native/transport/rist_receiver.cc",
         "native/transport/rist_sender.cc",
+        "native/transport/srt_common.cc",
         "native/transport/srt_hub.cc",
         "native/transport/srt_receiver.cc",
         "native/transport/srt_sender.cc"

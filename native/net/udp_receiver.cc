@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "util/errors.h"
+#include "util/options.h"
 
 namespace sluice {
 
@@ -24,11 +25,6 @@ in_addr ParseIp(Napi::Env env, const Napi::Object& o, const char* key) {
     throw CodedError(env, "ERR_NATIVE_ARG", std::string(key) + " is not an IPv4 address: " + s);
   }
   return a;
-}
-
-int IntOf(const Napi::Object& o, const char* key, int def) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
 }
 
 }  // namespace

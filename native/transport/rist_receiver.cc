@@ -15,6 +15,7 @@
 
 #include "transport/rist_log.h"
 #include "util/errors.h"
+#include "util/options.h"
 
 namespace sluice {
 
@@ -27,16 +28,6 @@ constexpr auto kDrainBudget = std::chrono::microseconds(4000);
 constexpr size_t kTypicalBlock = 1316;
 /** Longest a log line kept for fault() may be. */
 constexpr size_t kMaxLog = 300;
-
-int IntOf(const Napi::Object& o, const char* key, int def) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
-}
-
-std::string StrOf(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-}
 
 int OnLog(void* arg, enum rist_log_level level, const char* msg) {
   auto* st = static_cast<RistState*>(arg);

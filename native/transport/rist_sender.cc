@@ -8,6 +8,7 @@
 
 #include "transport/rist_log.h"
 #include "util/errors.h"
+#include "util/options.h"
 
 namespace sluice {
 
@@ -16,16 +17,6 @@ namespace {
 /** 7 TS packets: the usual RTP payload of a transport stream. */
 constexpr size_t kPayload = 7 * 188;
 constexpr size_t kMaxLog = 300;
-
-int IntOf(const Napi::Object& o, const char* key, int def) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
-}
-
-std::string StrOf(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-}
 
 int OnLog(void* arg, enum rist_log_level level, const char* msg) {
   auto* st = static_cast<RistSendState*>(arg);

@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/srt_common.h"
+
 namespace sluice {
 
 class SrtReceiverWrap;
@@ -56,10 +58,8 @@ struct SrtState {
   bool dead = false;                      // (hub) caller socket failed: nothing more to read
   std::atomic<bool> busy{false};          // listener: a caller is connected (listen callback)
   // Listener admission (read by libsrt's listen callback on its own thread; set before listen).
-  std::string expectStreamId;
+  SrtAdmission admit;
   std::string remote;  // caller: the address dialled, as ip:port
-  bool hasPeerFilter = false;
-  sockaddr_storage peerFilter{};
   // Rejections made by the listen callback, reported by the hub thread (under rejMu).
   std::mutex rejMu;
   std::vector<std::string> rejects;  // (rejMu) messages not yet queued

@@ -10,65 +10,14 @@
 #include <syslog.h>
 #include <unordered_set>
 
+#include "transport/srt_common.h"
 #include "util/errors.h"
+#include "util/options.h"
 
 namespace sluice {
 
 namespace {
 
-
-int IntOf(const Napi::Object& o, const char* key, int def) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
-}
-
-std::string StrOf(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-}
-
-sockaddr_in Addr(Napi::Env env, const std::string& ip, int port, const char* what) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  if (!ip.empty() && inet_pton(AF_INET, ip.c_str(), &sa.sin_addr) != 1) {
-    throw CodedError(env, "ERR_NATIVE_ARG", std::string(what) + " is not an IPv4 address: " + ip);
-  }
-  return sa;
-}
-
-/** A libsrt failure as a coded JS error: the system errno's name when there is one. */
-[[noreturn]] void ThrowSrt(Napi::Env env, const char* call, const std::string& what = "") {
-  int sys = 0;
-  srt_getlasterror(&sys);
-  std::string msg = std::string(call) + ": " + srt_getlasterror_str();
-  if (!what.empty()) msg += " (" + what + ")";
-  if (sys != 0) throw CodedError(env, ErrnoName(sys), msg, call);
-  throw CodedError(env, "ERR_SRT", msg, call);
-}
-
-/** The value of key `k` in an SRT Access Control stream id (`#!::k=v,k=v`), or "". */
-std::string AcValue(const std::string& sid, const std::string& k) {
-  if (sid.rfind("#!::", 0) != 0) return "";
-  size_t pos = 4;
-  while (pos <= sid.size()) {
-    size_t end = sid.find(',', pos);
-    if (end == std::string::npos) end = sid.size();
-    std::string item = sid.substr(pos, end - pos);
-    size_t eq = item.find('=');
-    if (eq != std::string::npos && item.substr(0, eq) == k) return item.substr(eq + 1);
-    pos = end + 1;
-  }
-  return "";
-}
-
-/** Does a caller's stream id satisfy the expected one? Exact match, or — when the expected one
- *  is a plain login — an Access Control stream id whose user (`u=`) is that login. */
-bool StreamIdMatches(const std::string& expected, const std::string& got) {
-  if (got == expected) return true;
-  if (expected.rfind("#!::", 0) == 0) return false;
-  return AcValue(got, "u") == expected;
-}
 
 // A wrong passphrase is found by libsrt after the listen callback admitted the caller, on the
 // same libsrt thread, and is reported only in its log: the log handler attributes such a
@@ -110,36 +59,16 @@ std::once_flag gLogOnce;
  *  address, with the expected stream id; otherwise reject with a reason the caller sees. */
 int ListenHook(void* opaq, SRTSOCKET ns, int, const sockaddr* peer, const char* streamid) {
   auto* s = static_cast<SrtState*>(opaq);
-  std::string who;
-  {
-    char ip[INET6_ADDRSTRLEN] = "";
-    if (peer->sa_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(peer)->sin_addr, ip, sizeof ip);
-    }
-    who = ip;
-  }
   const std::string sid = streamid ? streamid : "";
-  int reason = 0;
   std::string why;
-  if (s->hasPeerFilter) {
-    const auto* want = reinterpret_cast<const sockaddr_in*>(&s->peerFilter);
-    if (peer->sa_family != AF_INET ||
-        reinterpret_cast<const sockaddr_in*>(peer)->sin_addr.s_addr != want->sin_addr.s_addr) {
-      reason = SRT_REJX_FORBIDDEN;
-      why = "caller " + who + " refused: not the permitted address (1403)";
-    }
-  }
-  if (!reason && !s->expectStreamId.empty() && !StreamIdMatches(s->expectStreamId, sid)) {
-    reason = SRT_REJX_UNAUTHORIZED;
-    why = "caller " + who + " refused: stream id \"" + sid + "\" is not the expected one (1401)";
-  }
+  int reason = s->admit.Check(peer, sid, why);
   if (!reason && s->busy.load()) {
     reason = SRT_REJX_CONFLICT;
-    why = "caller " + who + " refused: the input already has a caller (1409)";
+    why = "caller " + PeerIp(peer) + " refused: the input already has a caller (1409)";
   }
   if (!reason) {
     tAdmitted = s;
-    tAdmittedPeer = who;
+    tAdmittedPeer = PeerIp(peer);
     return 0;
   }
   tAdmitted = nullptr;
@@ -172,7 +101,7 @@ SrtReceiverWrap::SrtReceiverWrap(const Napi::CallbackInfo& info)
     srt_setloglevel(LOG_WARNING);  // the REJECT notices are warnings
   });
   state_ = std::make_shared<SrtState>();
-  state_->listener = o.Get("listen").ToBoolean().Value();
+  state_->listener = BoolOf(o, "listen");
   state_->opts.batchMessages = IntOf(o, "batchMessages", state_->opts.batchMessages);
   state_->opts.batchLatencyMs = IntOf(o, "batchLatencyMs", state_->opts.batchLatencyMs);
   state_->opts.queueBatches = IntOf(o, "queueBatches", state_->opts.queueBatches);
@@ -196,81 +125,25 @@ SrtReceiverWrap::SrtReceiverWrap(const Napi::CallbackInfo& info)
 
 SRTSOCKET SrtReceiverWrap::Open(Napi::Env env, const Napi::Object& o) {
   const bool listen = state_->listener;
-  const int port = IntOf(o, "port", 0);
-  const std::string address = StrOf(o, "address");
-  const std::string bindIf = StrOf(o, "bindIf");
-  const sockaddr_in remote = Addr(env, address, port, "address");
-  const sockaddr_in local = Addr(env, bindIf, listen ? port : 0, "bindIf");
-  SRTSOCKET s = srt_create_socket();
-  if (s == SRT_INVALID_SOCK) ThrowSrt(env, "srt_create_socket");
-  auto fail = [&](const char* call, const std::string& what) {
-    try {
-      ThrowSrt(env, call, what);
-    } catch (...) {
-      srt_close(s);
-      throw;
-    }
-  };
-  auto set = [&](SRT_SOCKOPT opt, const void* v, int len, const char* name) {
-    if (srt_setsockflag(s, opt, v, len) < 0) fail("srt_setsockflag", name);
-  };
-  const bool no = false;
-  const int32_t live = SRTT_LIVE;
-  set(SRTO_TRANSTYPE, &live, sizeof live, "SRTO_TRANSTYPE");
-  set(SRTO_RCVSYN, &no, sizeof no, "SRTO_RCVSYN");
-  set(SRTO_SNDSYN, &no, sizeof no, "SRTO_SNDSYN");
-  const int latency = IntOf(o, "latencyMs", 120);
-  set(SRTO_LATENCY, &latency, sizeof latency, "SRTO_LATENCY");
-  const int ttl = IntOf(o, "lossMaxTtl", 0);
-  set(SRTO_LOSSMAXTTL, &ttl, sizeof ttl, "SRTO_LOSSMAXTTL");
-  const int overhead = IntOf(o, "overheadPct", 25);
-  set(SRTO_OHEADBW, &overhead, sizeof overhead, "SRTO_OHEADBW");
-  Napi::Value mbw = o.Get("maxBw");
-  const int64_t maxBw = mbw.IsNumber() ? mbw.As<Napi::Number>().Int64Value() : 0;
-  set(SRTO_MAXBW, &maxBw, sizeof maxBw, "SRTO_MAXBW");
-  const int timeout = IntOf(o, "connectTimeoutMs", 3000);
-  if (timeout > 0) set(SRTO_CONNTIMEO, &timeout, sizeof timeout, "SRTO_CONNTIMEO");
-  const bool tsbpd = o.Get("tsbpd").ToBoolean().Value();
-  set(SRTO_TSBPDMODE, &tsbpd, sizeof tsbpd, "SRTO_TSBPDMODE");
-  const std::string pass = StrOf(o, "passphrase");
-  if (!pass.empty()) {
-    set(SRTO_PASSPHRASE, pass.data(), static_cast<int>(pass.size()), "SRTO_PASSPHRASE");
-    const int keylen = IntOf(o, "pbkeylen", 16);
-    set(SRTO_PBKEYLEN, &keylen, sizeof keylen, "SRTO_PBKEYLEN");
-  }
-  const std::string sid = StrOf(o, "streamId");
   if (listen) {
-    // SRTO_REUSEADDR stays on (libsrt's default): a second listener on a port in use fails at
-    // srt_listen ("already listening"), and a port a closed listener held binds again at once
-    // (with it off, the old UDP socket lingers until libsrt's collector runs, ~1 s).
-    state_->expectStreamId = sid;
+    // Admission is read by the listen callback from the moment srt_listen runs: set it first.
+    const std::string address = StrOf(o, "address");
+    state_->admit.expectStreamId = StrOf(o, "streamId");
+    state_->admit.peerProof = StrOf(o, "peerProof");
     if (!address.empty()) {
-      state_->hasPeerFilter = true;
-      std::memcpy(&state_->peerFilter, &remote, sizeof remote);
+      state_->admit.hasPeerFilter = true;
+      state_->admit.peerFilter = Ipv4(env, address, 0, "address");
     }
-    if (srt_bind(s, reinterpret_cast<const sockaddr*>(&local), sizeof local) < 0) {
-      fail("srt_bind", (bindIf.empty() ? std::string("0.0.0.0") : bindIf) + ":" +
-                           std::to_string(port));
-    }
-    sockaddr_in bound{};
-    int bl = sizeof bound;
-    srt_getsockname(s, reinterpret_cast<sockaddr*>(&bound), &bl);
-    boundPort_ = ntohs(bound.sin_port);
-    if (srt_listen_callback(s, ListenHook, state_.get()) < 0) fail("srt_listen_callback", "");
-    if (srt_listen(s, 4) < 0) fail("srt_listen", "");
-    state_->listenSock = s;
-  } else {
-    if (!sid.empty()) set(SRTO_STREAMID, sid.data(), static_cast<int>(sid.size()), "SRTO_STREAMID");
-    if (!bindIf.empty() && srt_bind(s, reinterpret_cast<const sockaddr*>(&local), sizeof local) < 0) {
-      fail("srt_bind", bindIf);
-    }
-    if (srt_connect(s, reinterpret_cast<const sockaddr*>(&remote), sizeof remote) < 0) {
-      fail("srt_connect", address + ":" + std::to_string(port));
-    }
-    state_->dialSock = s;
-    state_->remote = address + ":" + std::to_string(port);
   }
-  return s;
+  const SrtOpened r = OpenSrtSocket(env, o, listen, 4, listen ? ListenHook : nullptr, state_.get());
+  if (listen) {
+    boundPort_ = r.boundPort;
+    state_->listenSock = r.sock;
+  } else {
+    state_->dialSock = r.sock;
+    state_->remote = r.remote;
+  }
+  return r.sock;
 }
 
 SrtReceiverWrap::~SrtReceiverWrap() { Shutdown(); }

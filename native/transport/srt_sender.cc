@@ -6,9 +6,12 @@
 #include <netinet/in.h>
 
 #include <cstring>
+#include <mutex>
+#include <unordered_set>
 
 #include "transport/srt_hub.h"
 #include "util/errors.h"
+#include "util/options.h"
 
 namespace sluice {
 
@@ -16,31 +19,23 @@ namespace {
 
 constexpr size_t kMessage = 1316;  // 7 × 188: the live-mode payload every SRT peer expects
 
-int IntOf(const Napi::Object& o, const char* key, int def) {
-  Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : def;
-}
+// The listen callback runs on libsrt's threads and may race a closing sender: it uses a gate
+// only while the gate is in this set (under gGatesMu), and a closing sender takes it out first.
+std::mutex gGatesMu;
+std::unordered_set<SrtSenderGate*> gGates;
 
-std::string StrOf(const Napi::Object& o, const char* key) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-}
-
-std::string AddrString(const sockaddr_storage& ss) {
-  char ip[INET6_ADDRSTRLEN] = "";
-  if (ss.ss_family != AF_INET) return "";
-  const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-  inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
-  return std::string(ip) + ":" + std::to_string(ntohs(in->sin_port));
-}
-
-[[noreturn]] void ThrowSrt(Napi::Env env, const char* call, const std::string& what = "") {
-  int sys = 0;
-  srt_getlasterror(&sys);
-  std::string msg = std::string(call) + ": " + srt_getlasterror_str();
-  if (!what.empty()) msg += " (" + what + ")";
-  if (sys != 0) throw CodedError(env, ErrnoName(sys), msg, call);
-  throw CodedError(env, "ERR_SRT", msg, call);
+int ListenHook(void* opaq, SRTSOCKET ns, int, const sockaddr* peer, const char* streamid) {
+  auto* g = static_cast<SrtSenderGate*>(opaq);
+  std::lock_guard<std::mutex> lock(gGatesMu);
+  if (!gGates.count(g)) return -1;  // closing
+  std::string why;
+  const int reason = g->admit.Check(peer, streamid ? streamid : "", why);
+  if (!reason) return 0;
+  srt_setrejectreason(ns, reason);
+  g->refused++;
+  if (g->rejects.size() < 16) g->rejects.push_back(why);
+  else g->rejects.back() = why;
+  return -1;
 }
 
 }  // namespace
@@ -64,73 +59,35 @@ SrtSenderWrap::SrtSenderWrap(const Napi::CallbackInfo& info)
   }
   SrtHub::For(env);  // srt_startup (the hub itself stays idle unless a receiver opens)
   Napi::Object o = info[0].As<Napi::Object>();
-  listen_ = o.Get("listen").ToBoolean().Value();
+  listen_ = BoolOf(o, "listen");
   maxCallers_ = IntOf(o, "maxCallers", 16);
-  const int port = IntOf(o, "port", 0);
-  const std::string address = StrOf(o, "address");
-  const std::string bindIf = StrOf(o, "bindIf");
-  auto addr = [&](const std::string& ip, int p) {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<uint16_t>(p));
-    if (!ip.empty() && inet_pton(AF_INET, ip.c_str(), &sa.sin_addr) != 1) {
-      throw CodedError(env, "ERR_NATIVE_ARG", "not an IPv4 address: " + ip);
+  if (listen_) {
+    gate_ = std::make_unique<SrtSenderGate>();
+    const std::string address = StrOf(o, "address");
+    gate_->admit.expectStreamId = StrOf(o, "streamId");
+    gate_->admit.peerProof = StrOf(o, "peerProof");
+    if (!address.empty()) {
+      gate_->admit.hasPeerFilter = true;
+      gate_->admit.peerFilter = Ipv4(env, address, 0, "address");
     }
-    return sa;
-  };
-  const sockaddr_in remote = addr(listen_ ? "" : address, port);
-  const sockaddr_in local = addr(bindIf, listen_ ? port : 0);
-  SRTSOCKET s = srt_create_socket();
-  if (s == SRT_INVALID_SOCK) ThrowSrt(env, "srt_create_socket");
-  auto fail = [&](const char* call, const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(gGatesMu);
+      gGates.insert(gate_.get());
+    }
+    SrtOpened r;
     try {
-      ThrowSrt(env, call, what);
+      r = OpenSrtSocket(env, o, true, 8, ListenHook, gate_.get());
     } catch (...) {
-      srt_close(s);
+      CloseGate();
       throw;
     }
-  };
-  auto set = [&](SRT_SOCKOPT opt, const void* v, int len, const char* name) {
-    if (srt_setsockflag(s, opt, v, len) < 0) fail("srt_setsockflag", name);
-  };
-  const bool no = false;
-  const int32_t live = SRTT_LIVE;
-  set(SRTO_TRANSTYPE, &live, sizeof live, "SRTO_TRANSTYPE");
-  set(SRTO_RCVSYN, &no, sizeof no, "SRTO_RCVSYN");
-  set(SRTO_SNDSYN, &no, sizeof no, "SRTO_SNDSYN");
-  const int latency = IntOf(o, "latencyMs", 120);
-  set(SRTO_LATENCY, &latency, sizeof latency, "SRTO_LATENCY");
-  const int timeout = IntOf(o, "connectTimeoutMs", 3000);
-  if (timeout > 0) set(SRTO_CONNTIMEO, &timeout, sizeof timeout, "SRTO_CONNTIMEO");
-  const std::string pass = StrOf(o, "passphrase");
-  if (!pass.empty()) {
-    set(SRTO_PASSPHRASE, pass.data(), static_cast<int>(pass.size()), "SRTO_PASSPHRASE");
-    const int keylen = IntOf(o, "pbkeylen", 16);
-    set(SRTO_PBKEYLEN, &keylen, sizeof keylen, "SRTO_PBKEYLEN");
-  }
-  const std::string sid = StrOf(o, "streamId");
-  if (listen_) {
-    if (srt_bind(s, reinterpret_cast<const sockaddr*>(&local), sizeof local) < 0) {
-      fail("srt_bind", (bindIf.empty() ? std::string("0.0.0.0") : bindIf) + ":" +
-                           std::to_string(port));
-    }
-    sockaddr_in bound{};
-    int bl = sizeof bound;
-    srt_getsockname(s, reinterpret_cast<sockaddr*>(&bound), &bl);
-    boundPort_ = ntohs(bound.sin_port);
-    if (srt_listen(s, 8) < 0) fail("srt_listen", "");
-    listenSock_ = s;
+    boundPort_ = r.boundPort;
+    listenSock_ = r.sock;
   } else {
-    if (!sid.empty()) set(SRTO_STREAMID, sid.data(), static_cast<int>(sid.size()), "SRTO_STREAMID");
-    if (!bindIf.empty() && srt_bind(s, reinterpret_cast<const sockaddr*>(&local), sizeof local) < 0) {
-      fail("srt_bind", bindIf);
-    }
-    if (srt_connect(s, reinterpret_cast<const sockaddr*>(&remote), sizeof remote) < 0) {
-      fail("srt_connect", address + ":" + std::to_string(port));
-    }
+    const SrtOpened r = OpenSrtSocket(env, o, false, 0, nullptr, nullptr);
     Peer p;
-    p.sock = s;
-    p.addr = address + ":" + std::to_string(port);
+    p.sock = r.sock;
+    p.addr = r.remote;
     peers_.push_back(p);
   }
   open_ = true;
@@ -138,9 +95,16 @@ SrtSenderWrap::SrtSenderWrap(const Napi::CallbackInfo& info)
 
 SrtSenderWrap::~SrtSenderWrap() { Shutdown(); }
 
+void SrtSenderWrap::CloseGate() {
+  if (!gate_) return;
+  std::lock_guard<std::mutex> lock(gGatesMu);
+  gGates.erase(gate_.get());
+}
+
 void SrtSenderWrap::Shutdown() {
   if (!open_) return;
   open_ = false;
+  CloseGate();
   for (Peer& p : peers_) srt_close(p.sock);
   peers_.clear();
   if (listenSock_ != SRT_INVALID_SOCK) srt_close(listenSock_);
@@ -194,6 +158,12 @@ Napi::Value SrtSenderWrap::Poll(const Napi::CallbackInfo& info) {
   };
   if (!open_) return out;
   if (listen_) {
+    std::vector<std::string> rejects;
+    {
+      std::lock_guard<std::mutex> lock(gGatesMu);
+      rejects.swap(gate_->rejects);
+    }
+    for (const std::string& why : rejects) event("rejected", "", "REJECTED", why);
     for (;;) {
       sockaddr_storage ss{};
       int len = sizeof ss;
@@ -202,8 +172,10 @@ Napi::Value SrtSenderWrap::Poll(const Napi::CallbackInfo& info) {
       const std::string who = AddrString(ss);
       if (static_cast<int>(peers_.size()) >= maxCallers_) {
         srt_close(ns);
-        refused_++;
-        event("rejected", who, "BUSY", "too many callers");
+        busyRefused_++;
+        event("rejected", who, "BUSY",
+              "caller " + who.substr(0, who.rfind(':')) + " refused: too many callers (" +
+                  std::to_string(maxCallers_) + ")");
         continue;
       }
       bool no = false;
@@ -250,7 +222,7 @@ Napi::Value SrtSenderWrap::Stats(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("messages", static_cast<double>(messages_));
   o.Set("bytes", static_cast<double>(bytes_));
-  o.Set("refused", static_cast<double>(refused_));
+  o.Set("refused", static_cast<double>(busyRefused_ + (gate_ ? gate_->refused.load() : 0)));
   Napi::Array arr = Napi::Array::New(env);
   uint32_t n = 0;
   for (const Peer& p : peers_) {

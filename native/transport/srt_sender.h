@@ -8,11 +8,22 @@
 #include <srt/access_control.h>
 #include <srt/srt.h>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "transport/srt_common.h"
+
 namespace sluice {
+
+/** A listening sender's admission, shared with libsrt's listen callback (srt_sender.cc). */
+struct SrtSenderGate {
+  SrtAdmission admit;
+  std::vector<std::string> rejects;  // refusals not yet reported by poll() (under gGatesMu)
+  std::atomic<uint64_t> refused{0};
+};
 
 class SrtSenderWrap : public Napi::ObjectWrap<SrtSenderWrap> {
  public:
@@ -35,6 +46,7 @@ class SrtSenderWrap : public Napi::ObjectWrap<SrtSenderWrap> {
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value Port(const Napi::CallbackInfo& info);
   void Shutdown();
+  void CloseGate();
 
   bool listen_ = false;
   bool open_ = false;
@@ -43,7 +55,8 @@ class SrtSenderWrap : public Napi::ObjectWrap<SrtSenderWrap> {
   SRTSOCKET listenSock_ = SRT_INVALID_SOCK;
   std::vector<Peer> peers_;
   std::vector<uint8_t> pending_;  // a tail shorter than one message, waiting for the next send
-  uint64_t messages_ = 0, bytes_ = 0, refused_ = 0;
+  std::unique_ptr<SrtSenderGate> gate_;  // listener only
+  uint64_t messages_ = 0, bytes_ = 0, busyRefused_ = 0;
 };
 
 }  // namespace sluice

@@ -140,8 +140,9 @@ export interface NativeRistSender {
 
 /** A batch: `block` holds the payloads, padded to 4 bytes, then one int32 length per payload. */
 export type RawRistData = (block: ArrayBuffer, blocks: number, dataLength: number) => void;
-/** Options as the C++ SrtReceiver reads them (already checked by the façade, src/native/srt.ts). */
-export interface RawSrtOptions {
+/** An SRT socket's options as the C++ side reads them (native/transport/srt_common.h
+ *  OpenSrtSocket; already checked by the façade, src/native/srt.ts). */
+export interface RawSrtSocketOptions {
   listen: boolean;
   address: string;
   port: number;
@@ -155,6 +156,11 @@ export interface RawSrtOptions {
   pbkeylen: number;
   tsbpd: boolean;
   streamId: string;
+  peerProof: string;
+}
+
+/** The C++ SrtReceiver's options. */
+export interface RawSrtOptions extends RawSrtSocketOptions {
   batchMessages: number;
   batchLatencyMs: number;
   queueBatches: number;
@@ -228,18 +234,7 @@ export interface NativeAddon {
   /** One drain slice of the UDP receive hub (src/native/udp.ts: the pump). */
   udpDrain(): void;
   SrtReceiver: new (opts: RawSrtOptions, onEvent: RawSrtEvent) => NativeSrtReceiver;
-  SrtSender: new (opts: {
-    listen: boolean;
-    address: string;
-    port: number;
-    bindIf: string;
-    latencyMs: number;
-    connectTimeoutMs: number;
-    passphrase: string;
-    pbkeylen: number;
-    streamId: string;
-    maxCallers: number;
-  }) => NativeSrtSender;
+  SrtSender: new (opts: RawSrtSocketOptions & { maxCallers: number }) => NativeSrtSender;
   /** One drain slice of the SRT receive hub (src/native/srt.ts: the pump). */
   srtDrain(): void;
   writeDurable(path: string, data: Buffer): Promise<void>;

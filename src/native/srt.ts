@@ -11,6 +11,7 @@ import {
   type NativeSrtReceiver,
   type NativeSrtSender,
   type RawSrtSenderEvent,
+  type RawSrtSocketOptions,
 } from './addon.ts';
 import { argError, fromNative } from './errors.ts';
 import { resolveInterface } from './udp.ts';
@@ -41,7 +42,8 @@ export type SrtEvent =
   | { type: 'fault'; code: string; message: string }
   | { type: 'rejected'; message: string };
 
-export interface SrtReceiverOptions {
+/** What a receiver and a sender have in common: the socket and its security. */
+export interface SrtSocketOptions {
   /** 'caller' dials address:port; 'listener' binds port (on bindIf) and waits. */
   mode: 'caller' | 'listener';
   /** Caller: the listener's IPv4 address. Listener: the only caller address admitted (optional). */
@@ -68,6 +70,12 @@ export interface SrtReceiverOptions {
   tsbpd?: boolean;
   /** Caller: the stream id sent. Listener: the stream id a caller must present ('' = any). */
   streamId?: string;
+  /** Listener: a caller whose Access Control stream id carries `s=<peerProof>` is admitted
+   *  too (cluster peer-auth, src/engine/cluster.ts); '' = none. */
+  peerProof?: string;
+}
+
+export interface SrtReceiverOptions extends SrtSocketOptions {
   batchMessages?: number;
   batchLatencyMs?: number;
   queueBatches?: number;
@@ -111,6 +119,64 @@ function intIn(name: string, v: unknown, def: number, min: number, max: number):
   return v as number;
 }
 
+/** The socket part of a receiver's or sender's options, checked, as the addon reads it. */
+function socketOptions(opts: SrtSocketOptions): RawSrtSocketOptions {
+  if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
+  if (opts.mode !== 'caller' && opts.mode !== 'listener') {
+    throw argError(`mode must be 'caller' or 'listener', got ${String(opts.mode)}`);
+  }
+  const listen = opts.mode === 'listener';
+  const port = intIn('port', opts.port, -1, listen ? 0 : 1, 65535);
+  if (port < 0) throw argError('port is required');
+  const address = opts.address ?? '';
+  if (address !== '' && !isIPv4(address)) {
+    throw argError(`address must be an IPv4 address, got ${address}`);
+  }
+  if (!listen && address === '') throw argError('a caller needs an address');
+  if (opts.bindIf !== undefined && (typeof opts.bindIf !== 'string' || opts.bindIf === '')) {
+    throw argError('bindIf must be an interface name or IPv4 address');
+  }
+  const passphrase = opts.passphrase ?? '';
+  if (typeof passphrase !== 'string') throw argError('passphrase must be a string');
+  const passLen = Buffer.byteLength(passphrase);
+  if (passLen !== 0 && (passLen < SRT_PASSPHRASE_MIN || passLen > SRT_PASSPHRASE_MAX)) {
+    throw argError(
+      `passphrase must be ${SRT_PASSPHRASE_MIN} to ${SRT_PASSPHRASE_MAX} bytes, got ${passLen}`,
+    );
+  }
+  const keyLength = opts.keyLength ?? 16;
+  if (keyLength !== 16 && keyLength !== 24 && keyLength !== 32) {
+    throw argError(`keyLength must be 16, 24 or 32, got ${String(keyLength)}`);
+  }
+  const streamId = opts.streamId ?? '';
+  if (typeof streamId !== 'string' || Buffer.byteLength(streamId) > SRT_STREAM_ID_MAX) {
+    throw argError(`streamId must be a string of at most ${SRT_STREAM_ID_MAX} bytes`);
+  }
+  if (opts.tsbpd !== undefined && typeof opts.tsbpd !== 'boolean') {
+    throw argError('tsbpd must be a boolean');
+  }
+  const peerProof = opts.peerProof ?? '';
+  if (typeof peerProof !== 'string' || /[,=]/.test(peerProof)) {
+    throw argError('peerProof must be a string without "," or "="');
+  }
+  return {
+    listen,
+    address,
+    port,
+    bindIf: opts.bindIf === undefined ? '' : resolveInterface(opts.bindIf),
+    latencyMs: intIn('latencyMs', opts.latencyMs, 120, 0, 60_000),
+    lossMaxTtl: intIn('lossMaxTtl', opts.lossMaxTtl, 0, 0, 10_000),
+    overheadPct: intIn('overheadPct', opts.overheadPct, 25, 5, 100),
+    maxBw: intIn('maxBw', opts.maxBw, 0, -1, Number.MAX_SAFE_INTEGER),
+    connectTimeoutMs: intIn('connectTimeoutMs', opts.connectTimeoutMs, 3000, 0, 600_000),
+    passphrase,
+    pbkeylen: keyLength,
+    tsbpd: opts.tsbpd ?? true,
+    streamId,
+    peerProof,
+  };
+}
+
 export class SrtReceiver {
   private native: NativeSrtReceiver | undefined;
   /** The bound port (listener; useful with port 0), 0 for a caller. */
@@ -119,59 +185,14 @@ export class SrtReceiver {
 
   constructor(opts: SrtReceiverOptions) {
     if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
-    if (opts.mode !== 'caller' && opts.mode !== 'listener') {
-      throw argError(`mode must be 'caller' or 'listener', got ${String(opts.mode)}`);
-    }
-    const listen = opts.mode === 'listener';
-    const port = intIn('port', opts.port, -1, listen ? 0 : 1, 65535);
-    if (port < 0) throw argError('port is required');
     if (typeof opts.onData !== 'function') throw argError('onData must be a function');
     for (const k of ['onEvent', 'onError'] as const) {
       if (opts[k] !== undefined && typeof opts[k] !== 'function') {
         throw argError(`${k} must be a function`);
       }
     }
-    const address = opts.address ?? '';
-    if (address !== '' && !isIPv4(address)) {
-      throw argError(`address must be an IPv4 address, got ${address}`);
-    }
-    if (!listen && address === '') throw argError('a caller needs an address');
-    if (opts.bindIf !== undefined && (typeof opts.bindIf !== 'string' || opts.bindIf === '')) {
-      throw argError('bindIf must be an interface name or IPv4 address');
-    }
-    const passphrase = opts.passphrase ?? '';
-    if (typeof passphrase !== 'string') throw argError('passphrase must be a string');
-    const passLen = Buffer.byteLength(passphrase);
-    if (passLen !== 0 && (passLen < SRT_PASSPHRASE_MIN || passLen > SRT_PASSPHRASE_MAX)) {
-      throw argError(
-        `passphrase must be ${SRT_PASSPHRASE_MIN} to ${SRT_PASSPHRASE_MAX} bytes, got ${passLen}`,
-      );
-    }
-    const keyLength = opts.keyLength ?? 16;
-    if (keyLength !== 16 && keyLength !== 24 && keyLength !== 32) {
-      throw argError(`keyLength must be 16, 24 or 32, got ${String(keyLength)}`);
-    }
-    const streamId = opts.streamId ?? '';
-    if (typeof streamId !== 'string' || Buffer.byteLength(streamId) > SRT_STREAM_ID_MAX) {
-      throw argError(`streamId must be a string of at most ${SRT_STREAM_ID_MAX} bytes`);
-    }
-    if (opts.tsbpd !== undefined && typeof opts.tsbpd !== 'boolean') {
-      throw argError('tsbpd must be a boolean');
-    }
     const raw = {
-      listen,
-      address,
-      port,
-      bindIf: opts.bindIf === undefined ? '' : resolveInterface(opts.bindIf),
-      latencyMs: intIn('latencyMs', opts.latencyMs, 120, 0, 60_000),
-      lossMaxTtl: intIn('lossMaxTtl', opts.lossMaxTtl, 0, 0, 10_000),
-      overheadPct: intIn('overheadPct', opts.overheadPct, 25, 5, 100),
-      maxBw: intIn('maxBw', opts.maxBw, 0, -1, Number.MAX_SAFE_INTEGER),
-      connectTimeoutMs: intIn('connectTimeoutMs', opts.connectTimeoutMs, 3000, 0, 600_000),
-      passphrase,
-      pbkeylen: keyLength,
-      tsbpd: opts.tsbpd ?? true,
-      streamId,
+      ...socketOptions(opts),
       batchMessages: intIn(
         'batchMessages',
         opts.batchMessages,
@@ -261,18 +282,7 @@ function zeroStats(): SrtReceiverStats {
 
 export type SrtSenderEvent = RawSrtSenderEvent;
 
-export interface SrtSenderOptions {
-  /** 'caller' dials address:port; 'listener' binds port (on bindIf) and serves its callers. */
-  mode: 'caller' | 'listener';
-  address?: string;
-  port: number;
-  bindIf?: string;
-  latencyMs?: number;
-  connectTimeoutMs?: number;
-  passphrase?: string;
-  keyLength?: 16 | 24 | 32;
-  /** Caller: the stream id sent. */
-  streamId?: string;
+export interface SrtSenderOptions extends SrtSocketOptions {
   /** Listener: callers served at once (default 16); more are refused. */
   maxCallers?: number;
 }
@@ -288,47 +298,12 @@ export class SrtSender {
   readonly port: number;
 
   constructor(opts: SrtSenderOptions) {
-    if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
-    if (opts.mode !== 'caller' && opts.mode !== 'listener') {
-      throw argError(`mode must be 'caller' or 'listener', got ${String(opts.mode)}`);
-    }
-    const listen = opts.mode === 'listener';
-    const port = intIn('port', opts.port, -1, listen ? 0 : 1, 65535);
-    if (port < 0) throw argError('port is required');
-    const address = opts.address ?? '';
-    if (address !== '' && !isIPv4(address)) {
-      throw argError(`address must be an IPv4 address, got ${address}`);
-    }
-    if (!listen && address === '') throw argError('a caller needs an address');
-    const passphrase = opts.passphrase ?? '';
-    const passLen = Buffer.byteLength(passphrase);
-    if (passLen !== 0 && (passLen < SRT_PASSPHRASE_MIN || passLen > SRT_PASSPHRASE_MAX)) {
-      throw argError(
-        `passphrase must be ${SRT_PASSPHRASE_MIN} to ${SRT_PASSPHRASE_MAX} bytes, got ${passLen}`,
-      );
-    }
-    const keyLength = opts.keyLength ?? 16;
-    if (keyLength !== 16 && keyLength !== 24 && keyLength !== 32) {
-      throw argError(`keyLength must be 16, 24 or 32, got ${String(keyLength)}`);
-    }
-    const streamId = opts.streamId ?? '';
-    if (typeof streamId !== 'string' || Buffer.byteLength(streamId) > SRT_STREAM_ID_MAX) {
-      throw argError(`streamId must be a string of at most ${SRT_STREAM_ID_MAX} bytes`);
-    }
+    const raw = {
+      ...socketOptions(opts),
+      maxCallers: intIn('maxCallers', opts.maxCallers, 16, 1, 1024),
+    };
     try {
-      this.native = new (addon().SrtSender)({
-        listen,
-        address,
-        port,
-        bindIf:
-          opts.bindIf === undefined || opts.bindIf === '' ? '' : resolveInterface(opts.bindIf),
-        latencyMs: intIn('latencyMs', opts.latencyMs, 120, 0, 60_000),
-        connectTimeoutMs: intIn('connectTimeoutMs', opts.connectTimeoutMs, 3000, 0, 600_000),
-        passphrase,
-        pbkeylen: keyLength,
-        streamId,
-        maxCallers: intIn('maxCallers', opts.maxCallers, 16, 1, 1024),
-      });
+      this.native = new (addon().SrtSender)(raw);
     } catch (err) {
       throw fromNative(err);
     }

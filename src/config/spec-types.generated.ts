@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'b7d4839f0b95094490ed7d33e3229de5b1a902ec98f39868d49ef0306617d315';
+  'aae6e99598c3245769722f3a0ea5adb37e532f62eb20740f6850342aa3889bdd';
 
 /** Server */
 export interface ServerSpec {
@@ -30,12 +30,12 @@ export type ServerApplied = ServerSpec & Required<Pick<ServerSpec, 'name' | 'log
 /** Cluster */
 export interface ClusterSpec {
   /**
-   * cluster domain; peers in the same domain authenticate each other (ps1/srt peer-auth)
+   * cluster domain; peers in the same domain authenticate each other (ps1/srt peer-auth); it is their shared secret
    * @default ""
    */
   domain?: string;
   /**
-   * this node's name inside the cluster; empty = server name
+   * this node's name inside the cluster, sent to the peers it dials; empty = host name
    * @default ""
    */
   'node-name'?: string;
@@ -1823,7 +1823,7 @@ export interface StreamOutputSpec {
   type: 'udp' | 'rtp' | 'srt' | 'rist';
   /**
    * destination host or multicast group
-   * or: destination host when dialling; local address when listening (empty = any)
+   * or: destination host when dialling; permitted remote host when listening (empty = any)
    * or: destination host
    * @default ""
    */
@@ -1837,6 +1837,7 @@ export interface StreamOutputSpec {
   port?: number;
   /**
    * interface name or local IP to send from; empty = automatic
+   * or: interface name or local IP to bind; empty = any
    * @default ""
    */
   'bind-if'?: string;
@@ -1860,6 +1861,41 @@ export interface StreamOutputSpec {
    * @default false
    */
   'listen-mode'?: boolean;
+  /**
+   * dialling: the stream identifier sent (as the srt input's); listening: the stream identifier a caller must present (empty = any)
+   * @default ""
+   */
+  'srt-client-login'?: string;
+  /**
+   * dialling: sent with the login (s=); ignored when listening
+   * @default ""
+   */
+  'srt-client-password'?: string;
+  /**
+   * dialling: stream identifier derived from the cluster domain; listening: admit the cluster's peers besides srt-client-login
+   * @default false
+   */
+  'peer-auth'?: boolean;
+  /**
+   * listening: callers served at once; more are refused
+   * @default 16
+   */
+  'max-callers'?: number;
+  /**
+   * percent of payload rate reserved for retransmission
+   * @default 25
+   */
+  'srt-client-overhead-pc'?: number;
+  /**
+   * bytes per second ceiling; -1 = unlimited (libsrt's live-mode default), 0 = automatic from the measured input rate plus srt-client-overhead-pc
+   * @default -1
+   */
+  'srt-client-maxbw-Bs'?: number;
+  /**
+   * dialling: connection time-out, ms
+   * @default 3000
+   */
+  'srt-client-timeout-ms'?: number;
   /**
    * encryption; empty = none; both ends must match
    * @default ""

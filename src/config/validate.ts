@@ -332,6 +332,7 @@ function streamWarnings(
         ),
       );
     }
+    peerAuthWarnings(doc, s, i, positions, out);
     if (!Array.isArray(s['input'])) return;
     s['input'].forEach((inp, j) => {
       if (
@@ -350,6 +351,49 @@ function streamWarnings(
       );
     });
   });
+}
+
+/** peer-auth on a stream's inputs and outputs: it needs the cluster's domain, and a listening
+ *  srt input does not use it (spec 1: dial-out only). */
+function peerAuthWarnings(
+  doc: Record<string, unknown>,
+  s: Record<string, unknown>,
+  i: number,
+  positions: PositionIndex,
+  out: ConfigIssue[],
+): void {
+  const cluster = doc['cluster'];
+  const domain = isPlainObject(cluster) ? cluster['domain'] : undefined;
+  for (const list of ['input', 'output'] as const) {
+    const records = s[list];
+    if (!Array.isArray(records)) continue;
+    records.forEach((r, j) => {
+      if (!isPlainObject(r) || r['peer-auth'] !== true) return;
+      const pointer = `/stream/${i}/${list}/${j}/peer-auth`;
+      if (list === 'input' && r['type'] === 'srt' && r['listen-mode'] === true) {
+        out.push(
+          warn(
+            positions,
+            pointer,
+            'peer-auth-listener',
+            'peer-auth applies when dialling (listen-mode false): this listening srt input ignores it',
+            true,
+          ),
+        );
+      } else if (typeof domain !== 'string' || domain === '') {
+        out.push(
+          warn(
+            positions,
+            pointer,
+            'peer-auth-domain',
+            'peer-auth needs cluster.domain (the same on both servers): without it this ' +
+              `${list} cannot authenticate to its peer`,
+            true,
+          ),
+        );
+      }
+    });
+  }
 }
 
 /** Warnings about settings that are valid but leave a resource unable to work. */

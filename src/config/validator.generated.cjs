@@ -147,16 +147,18 @@ const schema34 = {
   properties: {
     domain: {
       description:
-        'cluster domain; peers in the same domain authenticate each other (ps1/srt peer-auth)',
+        'cluster domain; peers in the same domain authenticate each other (ps1/srt peer-auth); it is their shared secret',
       type: 'string',
       default: '',
-      'x-apply': 'restart',
+      'x-secret': true,
+      'x-apply': 'hot',
     },
     'node-name': {
-      description: "this node's name inside the cluster; empty = server name",
+      description:
+        "this node's name inside the cluster, sent to the peers it dials; empty = host name",
       type: 'string',
       default: '',
-      'x-apply': 'restart',
+      'x-apply': 'hot',
     },
   },
 };
@@ -14511,7 +14513,8 @@ const schema73 = {
           'x-apply': 'restart',
         },
         address: {
-          description: 'destination host when dialling; local address when listening (empty = any)',
+          description:
+            'destination host when dialling; permitted remote host when listening (empty = any)',
           type: 'string',
           default: '',
           'x-apply': 'restart',
@@ -14522,6 +14525,64 @@ const schema73 = {
           default: 0,
           minimum: 1,
           maximum: 65535,
+          'x-apply': 'restart',
+        },
+        'bind-if': {
+          description: 'interface name or local IP to bind; empty = any',
+          type: 'string',
+          default: '',
+          'x-apply': 'restart',
+        },
+        'srt-client-login': {
+          description:
+            "dialling: the stream identifier sent (as the srt input's); listening: the stream identifier a caller must present (empty = any)",
+          type: 'string',
+          default: '',
+          'x-apply': 'restart',
+        },
+        'srt-client-password': {
+          description: 'dialling: sent with the login (s=); ignored when listening',
+          type: 'string',
+          default: '',
+          'x-secret': true,
+          'x-apply': 'restart',
+        },
+        'peer-auth': {
+          description:
+            "dialling: stream identifier derived from the cluster domain; listening: admit the cluster's peers besides srt-client-login",
+          type: 'boolean',
+          default: false,
+          'x-apply': 'restart',
+        },
+        'max-callers': {
+          description: 'listening: callers served at once; more are refused',
+          type: 'integer',
+          default: 16,
+          minimum: 1,
+          maximum: 1024,
+          'x-apply': 'restart',
+        },
+        'srt-client-overhead-pc': {
+          description: 'percent of payload rate reserved for retransmission',
+          type: 'integer',
+          default: 25,
+          minimum: 5,
+          maximum: 100,
+          'x-apply': 'restart',
+        },
+        'srt-client-maxbw-Bs': {
+          description:
+            "bytes per second ceiling; -1 = unlimited (libsrt's live-mode default), 0 = automatic from the measured input rate plus srt-client-overhead-pc",
+          type: 'integer',
+          default: -1,
+          minimum: -1,
+          'x-apply': 'restart',
+        },
+        'srt-client-timeout-ms': {
+          description: 'dialling: connection time-out, ms',
+          type: 'integer',
+          default: 3000,
+          minimum: 0,
           'x-apply': 'restart',
         },
         passphrase: {
@@ -14640,7 +14701,8 @@ const schema77 = {
       'x-apply': 'restart',
     },
     address: {
-      description: 'destination host when dialling; local address when listening (empty = any)',
+      description:
+        'destination host when dialling; permitted remote host when listening (empty = any)',
       type: 'string',
       default: '',
       'x-apply': 'restart',
@@ -14651,6 +14713,64 @@ const schema77 = {
       default: 0,
       minimum: 1,
       maximum: 65535,
+      'x-apply': 'restart',
+    },
+    'bind-if': {
+      description: 'interface name or local IP to bind; empty = any',
+      type: 'string',
+      default: '',
+      'x-apply': 'restart',
+    },
+    'srt-client-login': {
+      description:
+        "dialling: the stream identifier sent (as the srt input's); listening: the stream identifier a caller must present (empty = any)",
+      type: 'string',
+      default: '',
+      'x-apply': 'restart',
+    },
+    'srt-client-password': {
+      description: 'dialling: sent with the login (s=); ignored when listening',
+      type: 'string',
+      default: '',
+      'x-secret': true,
+      'x-apply': 'restart',
+    },
+    'peer-auth': {
+      description:
+        "dialling: stream identifier derived from the cluster domain; listening: admit the cluster's peers besides srt-client-login",
+      type: 'boolean',
+      default: false,
+      'x-apply': 'restart',
+    },
+    'max-callers': {
+      description: 'listening: callers served at once; more are refused',
+      type: 'integer',
+      default: 16,
+      minimum: 1,
+      maximum: 1024,
+      'x-apply': 'restart',
+    },
+    'srt-client-overhead-pc': {
+      description: 'percent of payload rate reserved for retransmission',
+      type: 'integer',
+      default: 25,
+      minimum: 5,
+      maximum: 100,
+      'x-apply': 'restart',
+    },
+    'srt-client-maxbw-Bs': {
+      description:
+        "bytes per second ceiling; -1 = unlimited (libsrt's live-mode default), 0 = automatic from the measured input rate plus srt-client-overhead-pc",
+      type: 'integer',
+      default: -1,
+      minimum: -1,
+      'x-apply': 'restart',
+    },
+    'srt-client-timeout-ms': {
+      description: 'dialling: connection time-out, ms',
+      type: 'integer',
+      default: 3000,
+      minimum: 0,
       'x-apply': 'restart',
     },
     passphrase: {
@@ -15690,37 +15810,39 @@ function validate38(
           }
         }
       }
-      if (data.passphrase !== undefined) {
-        let data11 = data.passphrase;
-        if (typeof data11 === 'string') {
-          if (!pattern8.test(data11)) {
-            const err28 = {
-              instancePath: instancePath + '/passphrase',
-              schemaPath: '#/$defs/srt/properties/passphrase/pattern',
-              keyword: 'pattern',
-              params: { pattern: '^$|^[\\s\\S]{10,79}$' },
-              message: 'must match pattern "' + '^$|^[\\s\\S]{10,79}$' + '"',
-              schema: '^$|^[\\s\\S]{10,79}$',
-              parentSchema: schema77.properties.passphrase,
-              data: data11,
-            };
-            if (vErrors === null) {
-              vErrors = [err28];
-            } else {
-              vErrors.push(err28);
-            }
-            errors++;
-          }
-        } else {
-          const err29 = {
-            instancePath: instancePath + '/passphrase',
-            schemaPath: '#/$defs/srt/properties/passphrase/type',
+      if (data['bind-if'] !== undefined) {
+        let data11 = data['bind-if'];
+        if (typeof data11 !== 'string') {
+          const err28 = {
+            instancePath: instancePath + '/bind-if',
+            schemaPath: '#/$defs/srt/properties/bind-if/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema77.properties.passphrase.type,
-            parentSchema: schema77.properties.passphrase,
+            schema: schema77.properties['bind-if'].type,
+            parentSchema: schema77.properties['bind-if'],
             data: data11,
+          };
+          if (vErrors === null) {
+            vErrors = [err28];
+          } else {
+            vErrors.push(err28);
+          }
+          errors++;
+        }
+      }
+      if (data['srt-client-login'] !== undefined) {
+        let data12 = data['srt-client-login'];
+        if (typeof data12 !== 'string') {
+          const err29 = {
+            instancePath: instancePath + '/srt-client-login',
+            schemaPath: '#/$defs/srt/properties/srt-client-login/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema77.properties['srt-client-login'].type,
+            parentSchema: schema77.properties['srt-client-login'],
+            data: data12,
           };
           if (vErrors === null) {
             vErrors = [err29];
@@ -15730,18 +15852,18 @@ function validate38(
           errors++;
         }
       }
-      if (data['aes-type'] !== undefined) {
-        let data12 = data['aes-type'];
-        if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12) && isFinite(data12))) {
+      if (data['srt-client-password'] !== undefined) {
+        let data13 = data['srt-client-password'];
+        if (typeof data13 !== 'string') {
           const err30 = {
-            instancePath: instancePath + '/aes-type',
-            schemaPath: '#/$defs/srt/properties/aes-type/type',
+            instancePath: instancePath + '/srt-client-password',
+            schemaPath: '#/$defs/srt/properties/srt-client-password/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema77.properties['aes-type'].type,
-            parentSchema: schema77.properties['aes-type'],
-            data: data12,
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema77.properties['srt-client-password'].type,
+            parentSchema: schema77.properties['srt-client-password'],
+            data: data13,
           };
           if (vErrors === null) {
             vErrors = [err30];
@@ -15750,16 +15872,19 @@ function validate38(
           }
           errors++;
         }
-        if (!(data12 === 0 || data12 === 1 || data12 === 2)) {
+      }
+      if (data['peer-auth'] !== undefined) {
+        let data14 = data['peer-auth'];
+        if (typeof data14 !== 'boolean') {
           const err31 = {
-            instancePath: instancePath + '/aes-type',
-            schemaPath: '#/$defs/srt/properties/aes-type/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema77.properties['aes-type'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema77.properties['aes-type'].enum,
-            parentSchema: schema77.properties['aes-type'],
-            data: data12,
+            instancePath: instancePath + '/peer-auth',
+            schemaPath: '#/$defs/srt/properties/peer-auth/type',
+            keyword: 'type',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema77.properties['peer-auth'].type,
+            parentSchema: schema77.properties['peer-auth'],
+            data: data14,
           };
           if (vErrors === null) {
             vErrors = [err31];
@@ -15769,18 +15894,18 @@ function validate38(
           errors++;
         }
       }
-      if (data['srt-latency-ms'] !== undefined) {
-        let data13 = data['srt-latency-ms'];
-        if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+      if (data['max-callers'] !== undefined) {
+        let data15 = data['max-callers'];
+        if (!(typeof data15 == 'number' && !(data15 % 1) && !isNaN(data15) && isFinite(data15))) {
           const err32 = {
-            instancePath: instancePath + '/srt-latency-ms',
-            schemaPath: '#/$defs/srt/properties/srt-latency-ms/type',
+            instancePath: instancePath + '/max-callers',
+            schemaPath: '#/$defs/srt/properties/max-callers/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['srt-latency-ms'].type,
-            parentSchema: schema77.properties['srt-latency-ms'],
-            data: data13,
+            schema: schema77.properties['max-callers'].type,
+            parentSchema: schema77.properties['max-callers'],
+            data: data15,
           };
           if (vErrors === null) {
             vErrors = [err32];
@@ -15789,9 +15914,288 @@ function validate38(
           }
           errors++;
         }
-        if (typeof data13 == 'number' && isFinite(data13)) {
-          if (data13 < 20 || isNaN(data13)) {
+        if (typeof data15 == 'number' && isFinite(data15)) {
+          if (data15 > 1024 || isNaN(data15)) {
             const err33 = {
+              instancePath: instancePath + '/max-callers',
+              schemaPath: '#/$defs/srt/properties/max-callers/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 1024 },
+              message: 'must be <= 1024',
+              schema: 1024,
+              parentSchema: schema77.properties['max-callers'],
+              data: data15,
+            };
+            if (vErrors === null) {
+              vErrors = [err33];
+            } else {
+              vErrors.push(err33);
+            }
+            errors++;
+          }
+          if (data15 < 1 || isNaN(data15)) {
+            const err34 = {
+              instancePath: instancePath + '/max-callers',
+              schemaPath: '#/$defs/srt/properties/max-callers/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema77.properties['max-callers'],
+              data: data15,
+            };
+            if (vErrors === null) {
+              vErrors = [err34];
+            } else {
+              vErrors.push(err34);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['srt-client-overhead-pc'] !== undefined) {
+        let data16 = data['srt-client-overhead-pc'];
+        if (!(typeof data16 == 'number' && !(data16 % 1) && !isNaN(data16) && isFinite(data16))) {
+          const err35 = {
+            instancePath: instancePath + '/srt-client-overhead-pc',
+            schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema77.properties['srt-client-overhead-pc'].type,
+            parentSchema: schema77.properties['srt-client-overhead-pc'],
+            data: data16,
+          };
+          if (vErrors === null) {
+            vErrors = [err35];
+          } else {
+            vErrors.push(err35);
+          }
+          errors++;
+        }
+        if (typeof data16 == 'number' && isFinite(data16)) {
+          if (data16 > 100 || isNaN(data16)) {
+            const err36 = {
+              instancePath: instancePath + '/srt-client-overhead-pc',
+              schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 100 },
+              message: 'must be <= 100',
+              schema: 100,
+              parentSchema: schema77.properties['srt-client-overhead-pc'],
+              data: data16,
+            };
+            if (vErrors === null) {
+              vErrors = [err36];
+            } else {
+              vErrors.push(err36);
+            }
+            errors++;
+          }
+          if (data16 < 5 || isNaN(data16)) {
+            const err37 = {
+              instancePath: instancePath + '/srt-client-overhead-pc',
+              schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 5 },
+              message: 'must be >= 5',
+              schema: 5,
+              parentSchema: schema77.properties['srt-client-overhead-pc'],
+              data: data16,
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['srt-client-maxbw-Bs'] !== undefined) {
+        let data17 = data['srt-client-maxbw-Bs'];
+        if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17) && isFinite(data17))) {
+          const err38 = {
+            instancePath: instancePath + '/srt-client-maxbw-Bs',
+            schemaPath: '#/$defs/srt/properties/srt-client-maxbw-Bs/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema77.properties['srt-client-maxbw-Bs'].type,
+            parentSchema: schema77.properties['srt-client-maxbw-Bs'],
+            data: data17,
+          };
+          if (vErrors === null) {
+            vErrors = [err38];
+          } else {
+            vErrors.push(err38);
+          }
+          errors++;
+        }
+        if (typeof data17 == 'number' && isFinite(data17)) {
+          if (data17 < -1 || isNaN(data17)) {
+            const err39 = {
+              instancePath: instancePath + '/srt-client-maxbw-Bs',
+              schemaPath: '#/$defs/srt/properties/srt-client-maxbw-Bs/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: -1 },
+              message: 'must be >= -1',
+              schema: -1,
+              parentSchema: schema77.properties['srt-client-maxbw-Bs'],
+              data: data17,
+            };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['srt-client-timeout-ms'] !== undefined) {
+        let data18 = data['srt-client-timeout-ms'];
+        if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
+          const err40 = {
+            instancePath: instancePath + '/srt-client-timeout-ms',
+            schemaPath: '#/$defs/srt/properties/srt-client-timeout-ms/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema77.properties['srt-client-timeout-ms'].type,
+            parentSchema: schema77.properties['srt-client-timeout-ms'],
+            data: data18,
+          };
+          if (vErrors === null) {
+            vErrors = [err40];
+          } else {
+            vErrors.push(err40);
+          }
+          errors++;
+        }
+        if (typeof data18 == 'number' && isFinite(data18)) {
+          if (data18 < 0 || isNaN(data18)) {
+            const err41 = {
+              instancePath: instancePath + '/srt-client-timeout-ms',
+              schemaPath: '#/$defs/srt/properties/srt-client-timeout-ms/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema77.properties['srt-client-timeout-ms'],
+              data: data18,
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data.passphrase !== undefined) {
+        let data19 = data.passphrase;
+        if (typeof data19 === 'string') {
+          if (!pattern8.test(data19)) {
+            const err42 = {
+              instancePath: instancePath + '/passphrase',
+              schemaPath: '#/$defs/srt/properties/passphrase/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^$|^[\\s\\S]{10,79}$' },
+              message: 'must match pattern "' + '^$|^[\\s\\S]{10,79}$' + '"',
+              schema: '^$|^[\\s\\S]{10,79}$',
+              parentSchema: schema77.properties.passphrase,
+              data: data19,
+            };
+            if (vErrors === null) {
+              vErrors = [err42];
+            } else {
+              vErrors.push(err42);
+            }
+            errors++;
+          }
+        } else {
+          const err43 = {
+            instancePath: instancePath + '/passphrase',
+            schemaPath: '#/$defs/srt/properties/passphrase/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema77.properties.passphrase.type,
+            parentSchema: schema77.properties.passphrase,
+            data: data19,
+          };
+          if (vErrors === null) {
+            vErrors = [err43];
+          } else {
+            vErrors.push(err43);
+          }
+          errors++;
+        }
+      }
+      if (data['aes-type'] !== undefined) {
+        let data20 = data['aes-type'];
+        if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
+          const err44 = {
+            instancePath: instancePath + '/aes-type',
+            schemaPath: '#/$defs/srt/properties/aes-type/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema77.properties['aes-type'].type,
+            parentSchema: schema77.properties['aes-type'],
+            data: data20,
+          };
+          if (vErrors === null) {
+            vErrors = [err44];
+          } else {
+            vErrors.push(err44);
+          }
+          errors++;
+        }
+        if (!(data20 === 0 || data20 === 1 || data20 === 2)) {
+          const err45 = {
+            instancePath: instancePath + '/aes-type',
+            schemaPath: '#/$defs/srt/properties/aes-type/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema77.properties['aes-type'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema77.properties['aes-type'].enum,
+            parentSchema: schema77.properties['aes-type'],
+            data: data20,
+          };
+          if (vErrors === null) {
+            vErrors = [err45];
+          } else {
+            vErrors.push(err45);
+          }
+          errors++;
+        }
+      }
+      if (data['srt-latency-ms'] !== undefined) {
+        let data21 = data['srt-latency-ms'];
+        if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
+          const err46 = {
+            instancePath: instancePath + '/srt-latency-ms',
+            schemaPath: '#/$defs/srt/properties/srt-latency-ms/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema77.properties['srt-latency-ms'].type,
+            parentSchema: schema77.properties['srt-latency-ms'],
+            data: data21,
+          };
+          if (vErrors === null) {
+            vErrors = [err46];
+          } else {
+            vErrors.push(err46);
+          }
+          errors++;
+        }
+        if (typeof data21 == 'number' && isFinite(data21)) {
+          if (data21 < 20 || isNaN(data21)) {
+            const err47 = {
               instancePath: instancePath + '/srt-latency-ms',
               schemaPath: '#/$defs/srt/properties/srt-latency-ms/minimum',
               keyword: 'minimum',
@@ -15799,12 +16203,12 @@ function validate38(
               message: 'must be >= 20',
               schema: 20,
               parentSchema: schema77.properties['srt-latency-ms'],
-              data: data13,
+              data: data21,
             };
             if (vErrors === null) {
-              vErrors = [err33];
+              vErrors = [err47];
             } else {
-              vErrors.push(err33);
+              vErrors.push(err47);
             }
             errors++;
           }
@@ -15818,6 +16222,14 @@ function validate38(
       props2['listen-mode'] = true;
       props2.address = true;
       props2.port = true;
+      props2['bind-if'] = true;
+      props2['srt-client-login'] = true;
+      props2['srt-client-password'] = true;
+      props2['peer-auth'] = true;
+      props2['max-callers'] = true;
+      props2['srt-client-overhead-pc'] = true;
+      props2['srt-client-maxbw-Bs'] = true;
+      props2['srt-client-timeout-ms'] = true;
       props2.passphrase = true;
       props2['aes-type'] = true;
       props2['srt-latency-ms'] = true;
@@ -15825,7 +16237,7 @@ function validate38(
     }
   }
   if (!valid7) {
-    const err34 = {
+    const err48 = {
       instancePath,
       schemaPath: '#/allOf/2/if',
       keyword: 'if',
@@ -15836,9 +16248,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err34];
+      vErrors = [err48];
     } else {
-      vErrors.push(err34);
+      vErrors.push(err48);
     }
     errors++;
   }
@@ -15850,47 +16262,47 @@ function validate38(
       Object.assign(props0, props2);
     }
   }
-  const _errs41 = errors;
+  const _errs57 = errors;
   let valid11 = true;
-  const _errs42 = errors;
+  const _errs58 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing3;
     if (data.type === undefined && (missing3 = 'type')) {
-      const err35 = {};
+      const err49 = {};
       if (vErrors === null) {
-        vErrors = [err35];
+        vErrors = [err49];
       } else {
-        vErrors.push(err35);
+        vErrors.push(err49);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('rist' !== data.type) {
-          const err36 = {};
+          const err50 = {};
           if (vErrors === null) {
-            vErrors = [err36];
+            vErrors = [err50];
           } else {
-            vErrors.push(err36);
+            vErrors.push(err50);
           }
           errors++;
         }
       }
     }
   }
-  var _valid3 = _errs42 === errors;
-  errors = _errs41;
+  var _valid3 = _errs58 === errors;
+  errors = _errs57;
   if (vErrors !== null) {
-    if (_errs41) {
-      vErrors.length = _errs41;
+    if (_errs57) {
+      vErrors.length = _errs57;
     } else {
       vErrors = null;
     }
   }
   if (_valid3) {
-    const _errs44 = errors;
+    const _errs60 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.address === undefined) {
-        const err37 = {
+        const err51 = {
           instancePath,
           schemaPath: '#/$defs/rist/required',
           keyword: 'required',
@@ -15901,14 +16313,14 @@ function validate38(
           data,
         };
         if (vErrors === null) {
-          vErrors = [err37];
+          vErrors = [err51];
         } else {
-          vErrors.push(err37);
+          vErrors.push(err51);
         }
         errors++;
       }
       if (data.port === undefined) {
-        const err38 = {
+        const err52 = {
           instancePath,
           schemaPath: '#/$defs/rist/required',
           keyword: 'required',
@@ -15919,16 +16331,16 @@ function validate38(
           data,
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err52];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err52);
         }
         errors++;
       }
       if (data['rist-profile'] !== undefined) {
-        let data15 = data['rist-profile'];
-        if (!(typeof data15 == 'number' && !(data15 % 1) && !isNaN(data15) && isFinite(data15))) {
-          const err39 = {
+        let data23 = data['rist-profile'];
+        if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
+          const err53 = {
             instancePath: instancePath + '/rist-profile',
             schemaPath: '#/$defs/rist/properties/rist-profile/type',
             keyword: 'type',
@@ -15936,17 +16348,17 @@ function validate38(
             message: 'must be integer',
             schema: schema78.properties['rist-profile'].type,
             parentSchema: schema78.properties['rist-profile'],
-            data: data15,
+            data: data23,
           };
           if (vErrors === null) {
-            vErrors = [err39];
+            vErrors = [err53];
           } else {
-            vErrors.push(err39);
+            vErrors.push(err53);
           }
           errors++;
         }
-        if (!(data15 === 0 || data15 === 1)) {
-          const err40 = {
+        if (!(data23 === 0 || data23 === 1)) {
+          const err54 = {
             instancePath: instancePath + '/rist-profile',
             schemaPath: '#/$defs/rist/properties/rist-profile/enum',
             keyword: 'enum',
@@ -15954,21 +16366,21 @@ function validate38(
             message: 'must be equal to one of the allowed values',
             schema: schema78.properties['rist-profile'].enum,
             parentSchema: schema78.properties['rist-profile'],
-            data: data15,
+            data: data23,
           };
           if (vErrors === null) {
-            vErrors = [err40];
+            vErrors = [err54];
           } else {
-            vErrors.push(err40);
+            vErrors.push(err54);
           }
           errors++;
         }
       }
       if (data.address !== undefined) {
-        let data16 = data.address;
-        if (typeof data16 === 'string') {
-          if (func2(data16) < 1) {
-            const err41 = {
+        let data24 = data.address;
+        if (typeof data24 === 'string') {
+          if (func2(data24) < 1) {
+            const err55 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/$defs/rist/properties/address/minLength',
               keyword: 'minLength',
@@ -15976,17 +16388,17 @@ function validate38(
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
               parentSchema: schema78.properties.address,
-              data: data16,
+              data: data24,
             };
             if (vErrors === null) {
-              vErrors = [err41];
+              vErrors = [err55];
             } else {
-              vErrors.push(err41);
+              vErrors.push(err55);
             }
             errors++;
           }
         } else {
-          const err42 = {
+          const err56 = {
             instancePath: instancePath + '/address',
             schemaPath: '#/$defs/rist/properties/address/type',
             keyword: 'type',
@@ -15994,20 +16406,20 @@ function validate38(
             message: 'must be string',
             schema: schema78.properties.address.type,
             parentSchema: schema78.properties.address,
-            data: data16,
+            data: data24,
           };
           if (vErrors === null) {
-            vErrors = [err42];
+            vErrors = [err56];
           } else {
-            vErrors.push(err42);
+            vErrors.push(err56);
           }
           errors++;
         }
       }
       if (data.port !== undefined) {
-        let data17 = data.port;
-        if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17) && isFinite(data17))) {
-          const err43 = {
+        let data25 = data.port;
+        if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+          const err57 = {
             instancePath: instancePath + '/port',
             schemaPath: '#/$defs/rist/properties/port/type',
             keyword: 'type',
@@ -16015,18 +16427,18 @@ function validate38(
             message: 'must be integer',
             schema: schema78.properties.port.type,
             parentSchema: schema78.properties.port,
-            data: data17,
+            data: data25,
           };
           if (vErrors === null) {
-            vErrors = [err43];
+            vErrors = [err57];
           } else {
-            vErrors.push(err43);
+            vErrors.push(err57);
           }
           errors++;
         }
-        if (typeof data17 == 'number' && isFinite(data17)) {
-          if (data17 > 65535 || isNaN(data17)) {
-            const err44 = {
+        if (typeof data25 == 'number' && isFinite(data25)) {
+          if (data25 > 65535 || isNaN(data25)) {
+            const err58 = {
               instancePath: instancePath + '/port',
               schemaPath: '#/$defs/rist/properties/port/maximum',
               keyword: 'maximum',
@@ -16034,17 +16446,17 @@ function validate38(
               message: 'must be <= 65535',
               schema: 65535,
               parentSchema: schema78.properties.port,
-              data: data17,
+              data: data25,
             };
             if (vErrors === null) {
-              vErrors = [err44];
+              vErrors = [err58];
             } else {
-              vErrors.push(err44);
+              vErrors.push(err58);
             }
             errors++;
           }
-          if (data17 < 1 || isNaN(data17)) {
-            const err45 = {
+          if (data25 < 1 || isNaN(data25)) {
+            const err59 = {
               instancePath: instancePath + '/port',
               schemaPath: '#/$defs/rist/properties/port/minimum',
               keyword: 'minimum',
@@ -16052,21 +16464,21 @@ function validate38(
               message: 'must be >= 1',
               schema: 1,
               parentSchema: schema78.properties.port,
-              data: data17,
+              data: data25,
             };
             if (vErrors === null) {
-              vErrors = [err45];
+              vErrors = [err59];
             } else {
-              vErrors.push(err45);
+              vErrors.push(err59);
             }
             errors++;
           }
         }
       }
       if (data.passphrase !== undefined) {
-        let data18 = data.passphrase;
-        if (typeof data18 !== 'string') {
-          const err46 = {
+        let data26 = data.passphrase;
+        if (typeof data26 !== 'string') {
+          const err60 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/$defs/rist/properties/passphrase/type',
             keyword: 'type',
@@ -16074,18 +16486,18 @@ function validate38(
             message: 'must be string',
             schema: schema78.properties.passphrase.type,
             parentSchema: schema78.properties.passphrase,
-            data: data18,
+            data: data26,
           };
           if (vErrors === null) {
-            vErrors = [err46];
+            vErrors = [err60];
           } else {
-            vErrors.push(err46);
+            vErrors.push(err60);
           }
           errors++;
         }
       }
     }
-    var _valid3 = _errs44 === errors;
+    var _valid3 = _errs60 === errors;
     valid11 = _valid3;
     if (valid11) {
       var props3 = {};
@@ -16097,7 +16509,7 @@ function validate38(
     }
   }
   if (!valid11) {
-    const err47 = {
+    const err61 = {
       instancePath,
       schemaPath: '#/allOf/3/if',
       keyword: 'if',
@@ -16108,9 +16520,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err47];
+      vErrors = [err61];
     } else {
-      vErrors.push(err47);
+      vErrors.push(err61);
     }
     errors++;
   }
@@ -16124,7 +16536,7 @@ function validate38(
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.type === undefined) {
-      const err48 = {
+      const err62 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -16135,9 +16547,9 @@ function validate38(
         data,
       };
       if (vErrors === null) {
-        vErrors = [err48];
+        vErrors = [err62];
       } else {
-        vErrors.push(err48);
+        vErrors.push(err62);
       }
       errors++;
     }
@@ -16146,9 +16558,9 @@ function validate38(
       props0.type = true;
     }
     if (data.type !== undefined) {
-      let data19 = data.type;
-      if (typeof data19 !== 'string') {
-        const err49 = {
+      let data27 = data.type;
+      if (typeof data27 !== 'string') {
+        const err63 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/type',
           keyword: 'type',
@@ -16156,17 +16568,17 @@ function validate38(
           message: 'must be string',
           schema: schema73.properties.type.type,
           parentSchema: schema73.properties.type,
-          data: data19,
+          data: data27,
         };
         if (vErrors === null) {
-          vErrors = [err49];
+          vErrors = [err63];
         } else {
-          vErrors.push(err49);
+          vErrors.push(err63);
         }
         errors++;
       }
-      if (!(data19 === 'udp' || data19 === 'rtp' || data19 === 'srt' || data19 === 'rist')) {
-        const err50 = {
+      if (!(data27 === 'udp' || data27 === 'rtp' || data27 === 'srt' || data27 === 'rist')) {
+        const err64 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/enum',
           keyword: 'enum',
@@ -16174,18 +16586,18 @@ function validate38(
           message: 'must be equal to one of the allowed values',
           schema: schema73.properties.type.enum,
           parentSchema: schema73.properties.type,
-          data: data19,
+          data: data27,
         };
         if (vErrors === null) {
-          vErrors = [err50];
+          vErrors = [err64];
         } else {
-          vErrors.push(err50);
+          vErrors.push(err64);
         }
         errors++;
       }
     }
   } else {
-    const err51 = {
+    const err65 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -16196,9 +16608,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err51];
+      vErrors = [err65];
     } else {
-      vErrors.push(err51);
+      vErrors.push(err65);
     }
     errors++;
   }
@@ -23251,4 +23663,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'b7d4839f0b95094490ed7d33e3229de5b1a902ec98f39868d49ef0306617d315';
+module.exports.schemaHash = 'aae6e99598c3245769722f3a0ea5adb37e532f62eb20740f6850342aa3889bdd';

@@ -3,6 +3,7 @@
 
 import { type Driver, erased } from '../reconciler/driver.ts';
 import { DriverRegistry } from '../reconciler/driver-registry.ts';
+import { clusterDriver } from './cluster.ts';
 import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
 import { epgSourceDriver } from './epg-source.ts';
@@ -14,6 +15,7 @@ import { userDriver } from './users.ts';
 
 export function builtinDrivers(): Driver[] {
   return [
+    erased(clusterDriver),
     erased(userDriver),
     erased(httpServerDriver),
     epgDriver,

@@ -2,11 +2,13 @@
 // arrived (aligned packets *and* a fresh PAT + PMT without sync loss, see validity.ts) and the
 // priority-1 error rate, which the failover policy reads. Only the active input's packets reach
 // the output; a probing input (primary re-test) is analysed and dropped.
+
 import type { Logger } from 'pino';
 import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';
 import type { Clock } from '../util/clock.ts';
 import type { StreamBus } from './bus.ts';
+import type { ClusterIdentity } from './cluster.ts';
 import {
   type BusRef,
   type InputFactory,
@@ -23,6 +25,8 @@ export interface RunnerOptions {
   factories: Readonly<Record<string, InputFactory>>;
   /** Finds another stream's or adapter's bus for inputs that read one (InputContext.bus). */
   bus(ref: BusRef): StreamBus | undefined;
+  /** The server's cluster identity (InputContext.cluster). */
+  cluster?(): ClusterIdentity | undefined;
   index: number;
   cfg: Record<string, unknown>;
   log: Logger;
@@ -116,6 +120,7 @@ export class InputRunner {
         index: this.index,
         onData: (buf, owned) => this.onData(buf, owned === true),
         bus: (ref) => this.o.bus(ref),
+        cluster: () => this.o.cluster?.(),
         onDiscontinuity: (reason) => {
           if (this.mode === 'active') this.o.onDiscontinuity(this, reason);
         },

@@ -1,8 +1,10 @@
 // The contract between the stream engine and its input transports (src/inputs/<type>/): a transport delivers raw
 // bytes (aligned or not) and reports its own health; TS analysis happens in the stream instance.
+
 import type { Logger } from 'pino';
 import type { Clock } from '../util/clock.ts';
 import type { StreamBus } from './bus.ts';
+import type { ClusterIdentity } from './cluster.ts';
 
 /** Another running stream or tuner adapter whose output an input reads (by resource key). */
 export interface BusRef {
@@ -31,6 +33,9 @@ export interface InputContext {
    *  stream splices there as at an input switch — continuity counters kept, PIDs marked with
    *  discontinuity_indicator — so players and monitors do not see a break. */
   onDiscontinuity?(reason: string): void;
+  /** The server's cluster identity (peer-auth), read when the input dials; undefined when the
+   *  server has no cluster settings. */
+  cluster?(): ClusterIdentity | undefined;
 }
 
 export interface InputTransport {

@@ -1,8 +1,10 @@
 // The contract between the stream engine and its push outputs (src/outputs/<type>/): an output
 // is a bus sink the stream starts, subscribes and closes; the registry maps `type` to a factory.
+
 import type { Logger } from 'pino';
 import type { Clock } from '../util/clock.ts';
 import type { BusSink } from './bus.ts';
+import type { ClusterIdentity } from './cluster.ts';
 
 export interface OutputContext {
   log: Logger;
@@ -11,6 +13,8 @@ export interface OutputContext {
   constantRate: boolean;
   /** The constant rate in bit/s; 0 while not known yet (mode 2 measures it first). */
   cbrRate(): number;
+  /** The server's cluster identity (peer-auth), as InputContext.cluster. */
+  cluster?(): ClusterIdentity | undefined;
 }
 
 export interface StreamOutput extends BusSink {

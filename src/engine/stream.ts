@@ -18,6 +18,7 @@ import type { PidStats, Program, Section, Tr101290Counters } from '../native/ts.
 import type { Clock, Timer } from '../util/clock.ts';
 import { type Alert, AlertGate } from './alerts.ts';
 import type { EitSink, StreamBus } from './bus.ts';
+import type { ClusterIdentity } from './cluster.ts';
 import { checkActive, checkPrimary, type FailoverSettings, type InputHealth } from './failover.ts';
 import { BusHub } from './hub.ts';
 import {
@@ -70,6 +71,8 @@ export interface StreamEngineDeps {
   bus(ref: BusRef): StreamBus | undefined;
   /** Where exported EIT/TDT/TOT sections go, if the server has a guide. */
   eitSink(): EitSink | undefined;
+  /** The server's cluster identity, for inputs and outputs with peer-auth. */
+  cluster?(): ClusterIdentity | undefined;
 }
 
 /** The engine's part of a stream's status (the driver adds the record's and OTT's parts). */
@@ -209,6 +212,7 @@ export class StreamEngine {
     return new InputRunner({
       factories: this.deps.inputFactories,
       bus: (ref) => this.deps.bus(ref),
+      cluster: () => this.deps.cluster?.(),
       index,
       cfg,
       log: this.log,
@@ -245,6 +249,7 @@ export class StreamEngine {
       clock: this.clock,
       constantRate: mode === 2 || mode === 3,
       cbrRate: () => this.cbrRate(),
+      cluster: () => this.deps.cluster?.(),
     });
     try {
       await out.start();

@@ -225,6 +225,25 @@ t.test('warnings: an input without port, a stream-name that is not URL-safe', as
   ]);
 });
 
+t.test('warnings: peer-auth without cluster.domain, or on a listening srt input', async (t) => {
+  const streams = `"stream": [{"stream-name": "a", "input": [
+    {"type": "srt", "address": "origin", "port": 9000, "peer-auth": true},
+    {"type": "srt", "listen-mode": true, "port": 9001, "peer-auth": true}],
+    "output": [{"type": "srt", "listen-mode": true, "port": 9002, "peer-auth": true}]}]`;
+  const w = loadConfigText(`{${streams}}`).warnings.map((i) => `${i.rule} ${i.pointer}`);
+  t.same(w, [
+    'peer-auth-domain /stream/0/input/0/peer-auth',
+    'peer-auth-listener /stream/0/input/1/peer-auth',
+    'peer-auth-domain /stream/0/output/0/peer-auth',
+  ]);
+  const inCluster = loadConfigText(`{"cluster": {"domain": "k7-secret"}, ${streams}}`);
+  t.same(
+    inCluster.warnings.map((i) => i.rule),
+    ['peer-auth-listener'],
+    'with a domain only the listener is left',
+  );
+});
+
 t.test(
   'a non-ASCII stream-name: the warning names the characters, not "outside letters"',
   async (t) => {

@@ -8,6 +8,7 @@ import type { StreamApplied } from '../../config/spec-types.generated.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { EIT_SINK_SERVICE, type StreamBus } from '../../engine/bus.ts';
+import { CLUSTER_SERVICE } from '../../engine/cluster.ts';
 import type { BusHub } from '../../engine/hub.ts';
 import {
   StreamEngine,
@@ -83,6 +84,7 @@ export class StreamInstance implements Instance<StreamRecord> {
           ? host.lookup<StreamInstance>('stream', ref.key)?.hub
           : host.lookup<Instance & { readonly hub?: StreamBus }>('dvb-adapter', ref.key)?.hub,
       eitSink: () => host.services.get(EIT_SINK_SERVICE),
+      cluster: () => host.services.get(CLUSTER_SERVICE),
     });
     this.hub.subscribe(this.httpTs);
   }

@@ -5,11 +5,12 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { bool, num, str } from '../../config/spec-values.ts';
+import { PEER_AUTH_NO_DOMAIN, peerProof } from '../../engine/cluster.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { type SrtEvent, SrtReceiver, type SrtReceiverOptions } from '../../native/srt.ts';
+import { callerStreamId, keyLengthOf, peerAuthStreamId } from '../../protocols/srt/stream-id.ts';
 import type { Timer } from '../../util/clock.ts';
 import { Backoff } from '../common.ts';
-import { callerStreamId, keyLengthOf } from './stream-id.ts';
 
 /** A caller not connected this long after its time-out (srt-client-timeout-ms) is dialled
  *  again even if libsrt reported nothing (a watchdog; libsrt reports a failure itself). */
@@ -69,7 +70,7 @@ export class SrtInput implements InputTransport {
       ...(passphrase ? { passphrase, keyLength: keyLengthOf(num(this.cfg, 'aes-type', 0)) } : {}),
       tsbpd: !bool(this.cfg, 'disable-tsbpd', false),
       // Listening: the expected stream id is the login itself (the password is ignored).
-      streamId: this.listen ? login : callerStreamId(login, str(this.cfg, 'srt-client-password')),
+      streamId: this.listen ? login : this.callerStreamId(login),
       batchLatencyMs: SRT_BATCH_LATENCY_MS,
       onData: (batch) => {
         this.bytes += batch.length;
@@ -81,6 +82,17 @@ export class SrtInput implements InputTransport {
         this.ctx.log.warn({ err }, 'srt input error');
       },
     };
+  }
+
+  /** What this input sends as a caller: derived from the cluster with peer-auth (which then
+   *  replaces the login), else from srt-client-login / -password. Throws without a domain. */
+  private callerStreamId(login: string): string {
+    if (!bool(this.cfg, 'peer-auth', false)) {
+      return callerStreamId(login, str(this.cfg, 'srt-client-password'));
+    }
+    const cluster = this.ctx.cluster?.();
+    if (!cluster?.domain) throw new Error(PEER_AUTH_NO_DOMAIN);
+    return peerAuthStreamId(cluster.nodeName, peerProof(cluster.domain));
   }
 
   private dial(): void {
@@ -190,8 +202,11 @@ export class SrtInput implements InputTransport {
       ...(stats ? { srt: stats } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
       ...(this.lastRejection ? { lastRejection: this.lastRejection } : {}),
-      ...(bool(this.cfg, 'peer-auth', false)
-        ? { warning: 'peer-auth is not implemented yet: the stream id is srt-client-login' }
+      ...(bool(this.cfg, 'peer-auth', false) && this.listen
+        ? {
+            warning:
+              'peer-auth applies when dialling (listen-mode false): this listener ignores it',
+          }
         : {}),
     };
   }

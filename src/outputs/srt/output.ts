@@ -1,11 +1,16 @@
 // `srt` output: the stream's TS to SRT peers (src/native/srt.ts SrtSender) — a caller dialling
 // `address`:`port` (dialled again with backoff when the connection fails or ends), or a
-// listener on `port` serving several callers at once, each with its own libsrt statistics.
+// listener on `port` (on `bind-if`) serving up to `max-callers` callers at once, each with its
+// own libsrt statistics, admitting only `address` when set and only the expected stream id
+// (`srt-client-login`) or, with peer-auth, the cluster's peers. The same stream id and security
+// fields as the srt input (docs/transports.md, "SRT output").
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { bool, num, str } from '../../config/spec-values.ts';
+import { PEER_AUTH_NO_DOMAIN, peerProof } from '../../engine/cluster.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
 import { SrtSender, type SrtSenderOptions } from '../../native/srt.ts';
+import { callerStreamId, keyLengthOf, peerAuthStreamId } from '../../protocols/srt/stream-id.ts';
 import type { Timer } from '../../util/clock.ts';
 
 /** How often connections are accepted and checked. */
@@ -36,6 +41,10 @@ export class SrtOutput implements StreamOutput {
     if (port < 1) throw new Error('srt output: port is not set');
     const host = str(this.cfg, 'address');
     if (this.listen) {
+      // Listening, `address` is the only caller admitted (as the input's).
+      if (host && !isIPv4(host)) {
+        throw new Error(`srt output: address ${host} must be an IPv4 address when listening`);
+      }
       this.tx = new SrtSender(this.options(host));
     } else {
       if (!host) throw new Error('srt output: address is not set');
@@ -44,18 +53,37 @@ export class SrtOutput implements StreamOutput {
     this.poller = this.ctx.clock.setInterval(() => this.poll(), SRT_OUTPUT_POLL_MS);
   }
 
+  /** The cluster's proof (peer-auth); throws when the server has no cluster domain. */
+  private proof(): string {
+    const cluster = this.ctx.cluster?.();
+    if (!cluster?.domain) throw new Error(`srt output: ${PEER_AUTH_NO_DOMAIN}`);
+    return peerProof(cluster.domain);
+  }
+
   private options(address: string): SrtSenderOptions {
     const passphrase = str(this.cfg, 'passphrase');
-    const aes = num(this.cfg, 'aes-type', 0);
+    const bindIf = str(this.cfg, 'bind-if');
+    const login = str(this.cfg, 'srt-client-login');
+    const peerAuth = bool(this.cfg, 'peer-auth', false);
+    let streamId: string;
+    if (this.listen) streamId = login;
+    else if (peerAuth) {
+      const cluster = this.ctx.cluster?.();
+      streamId = peerAuthStreamId(cluster?.nodeName ?? '', this.proof());
+    } else streamId = callerStreamId(login, str(this.cfg, 'srt-client-password'));
     return {
       mode: this.listen ? 'listener' : 'caller',
       port: num(this.cfg, 'port', 0),
-      // Listening, `address` is the local address to bind (spec of the output record).
-      ...(this.listen ? (address ? { bindIf: address } : {}) : { address }),
+      ...(address ? { address } : {}),
+      ...(bindIf ? { bindIf } : {}),
       latencyMs: num(this.cfg, 'srt-latency-ms', 120),
-      ...(passphrase
-        ? { passphrase, keyLength: aes === 2 ? 32 : aes === 1 ? 24 : (16 as 16 | 24 | 32) }
-        : {}),
+      overheadPct: num(this.cfg, 'srt-client-overhead-pc', 25),
+      maxBw: num(this.cfg, 'srt-client-maxbw-Bs', -1),
+      connectTimeoutMs: num(this.cfg, 'srt-client-timeout-ms', 3000),
+      ...(passphrase ? { passphrase, keyLength: keyLengthOf(num(this.cfg, 'aes-type', 0)) } : {}),
+      streamId,
+      ...(this.listen && peerAuth ? { peerProof: this.proof() } : {}),
+      maxCallers: num(this.cfg, 'max-callers', 16),
     };
   }
 
@@ -95,7 +123,8 @@ export class SrtOutput implements StreamOutput {
         if (!this.listen) this.lastError = '';
         this.ctx.log.info({ peer: e.peer }, 'srt output connected');
       } else if (e.type === 'rejected') {
-        this.lastRejection = `caller ${e.peer} refused: ${e.message ?? ''}`;
+        this.lastRejection = e.message ?? `caller ${e.peer} refused`;
+        this.ctx.log.warn(this.lastRejection);
       } else {
         const reason = e.message ?? e.type;
         this.ctx.log.warn({ peer: e.peer, code: e.code }, `srt output: ${reason}`);

@@ -1,5 +1,6 @@
-// The SRT stream id of an `srt` input (docs/transports.md, "Stream id"): what a caller sends
-// for `srt-client-login` / `srt-client-password`, in the SRT Access Control syntax.
+// The SRT stream id of `srt` inputs and outputs (docs/transports.md, "Stream id"): what a caller
+// sends for `srt-client-login` / `srt-client-password` or for peer-auth, in the SRT Access Control
+// syntax.
 
 /** The Access Control prefix: a stream id starting with it is a list of key=value pairs. */
 export const ACCESS_CONTROL_PREFIX = '#!::';
@@ -20,4 +21,10 @@ export function callerStreamId(login: string, password: string): string {
 /** aes-type (0, 1, 2) → SRT key length in bytes (AES-128, -192, -256). */
 export function keyLengthOf(aesType: number): 16 | 24 | 32 {
   return aesType === 2 ? 32 : aesType === 1 ? 24 : 16;
+}
+
+/** The stream id of a cluster peer (peer-auth): the node's name as the user, the domain's proof
+ *  (src/engine/cluster.ts peerProof) as `s`: `#!::u=NODE,s=PROOF`. */
+export function peerAuthStreamId(nodeName: string, proof: string): string {
+  return `${ACCESS_CONTROL_PREFIX}u=${nodeName.replace(/[,=]/g, '_')},s=${proof}`;
 }

@@ -348,6 +348,14 @@ void SrtHub::Run() {
       const Clock::time_point now = Clock::now();
       for (auto& [id, sp] : states_) {
         SrtState& s = *sp;
+        // A caller refused before its socket joined the epoll set (on loopback the answer can
+        // beat srt_epoll_add_usock) never gets an event: its state says it, so look.
+        if (!s.listener && !s.connected && !s.dead && s.dialSock != SRT_INVALID_SOCK) {
+          const SRT_SOCKSTATUS st = srt_getsockstate(s.dialSock);
+          if (st == SRTS_BROKEN || st == SRTS_CLOSING || st == SRTS_CLOSED || st == SRTS_NONEXIST) {
+            OnEvent(s, s.dialSock, SRT_EPOLL_ERR, added, toClose);
+          }
+        }
         if (s.listener) {
           std::vector<std::string> rejects;
           {

@@ -38,6 +38,13 @@ int ListenHook(void* opaq, SRTSOCKET ns, int, const sockaddr* peer, const char* 
   return -1;
 }
 
+void AddTotals(SrtSenderWrap::Totals& t, const SRT_TRACEBSTATS& s) {
+  t.sent += static_cast<uint64_t>(s.pktSentTotal);
+  t.lost += static_cast<uint64_t>(s.pktSndLossTotal);
+  t.retransmitted += static_cast<uint64_t>(s.pktRetransTotal);
+  t.dropped += static_cast<uint64_t>(s.pktSndDropTotal);
+}
+
 }  // namespace
 
 Napi::Function SrtSenderWrap::Define(Napi::Env env) {
@@ -202,10 +209,14 @@ Napi::Value SrtSenderWrap::Poll(const Napi::CallbackInfo& info) {
     const bool broken =
         st == SRTS_BROKEN || st == SRTS_CLOSING || st == SRTS_CLOSED || st == SRTS_NONEXIST;
     if (!broken) {
+      // Kept for when it goes: a closed socket may no longer give its statistics.
+      if (p.connected) srt_bstats(p.sock, &p.last, 0);
       i++;
       continue;
     }
     if (p.connected) {
+      srt_bstats(p.sock, &p.last, 0);  // the final figures when libsrt still has them
+      AddTotals(gone_, p.last);
       event("disconnected", p.addr, "DISCONNECTED", "the peer closed the connection");
     } else {
       auto [code, message] = DescribeReject(srt_getrejectreason(p.sock));
@@ -225,7 +236,8 @@ Napi::Value SrtSenderWrap::Stats(const Napi::CallbackInfo& info) {
   o.Set("refused", static_cast<double>(busyRefused_ + (gate_ ? gate_->refused.load() : 0)));
   Napi::Array arr = Napi::Array::New(env);
   uint32_t n = 0;
-  for (const Peer& p : peers_) {
+  Totals all = gone_;
+  for (Peer& p : peers_) {
     Napi::Object c = Napi::Object::New(env);
     c.Set("peer", p.addr);
     c.Set("connected", p.connected);
@@ -233,6 +245,8 @@ Napi::Value SrtSenderWrap::Stats(const Napi::CallbackInfo& info) {
     c.Set("sendDrops", static_cast<double>(p.sendDrops));
     SRT_TRACEBSTATS s{};
     if (p.connected && srt_bstats(p.sock, &s, 0) == 0) {
+      AddTotals(all, s);
+      p.last = s;
       c.Set("rttMs", s.msRTT);
       c.Set("sendRateMbps", s.mbpsSendRate);
       c.Set("packetsSent", static_cast<double>(s.pktSentTotal));
@@ -245,6 +259,13 @@ Napi::Value SrtSenderWrap::Stats(const Napi::CallbackInfo& info) {
     arr.Set(n++, c);
   }
   o.Set("peers", arr);
+  // Since the sender opened, peers gone included (counters for /metrics never go back).
+  Napi::Object t = Napi::Object::New(env);
+  t.Set("sent", static_cast<double>(all.sent));
+  t.Set("lost", static_cast<double>(all.lost));
+  t.Set("retransmitted", static_cast<double>(all.retransmitted));
+  t.Set("dropped", static_cast<double>(all.dropped));
+  o.Set("totals", t);
   return o;
 }
 

@@ -27,6 +27,11 @@ struct SrtSenderGate {
 
 class SrtSenderWrap : public Napi::ObjectWrap<SrtSenderWrap> {
  public:
+  /** libsrt's packet counters summed over peers. */
+  struct Totals {
+    uint64_t sent = 0, lost = 0, retransmitted = 0, dropped = 0;
+  };
+
   static Napi::Function Define(Napi::Env env);
   explicit SrtSenderWrap(const Napi::CallbackInfo& info);
   ~SrtSenderWrap() override;
@@ -38,6 +43,7 @@ class SrtSenderWrap : public Napi::ObjectWrap<SrtSenderWrap> {
     std::string streamId;
     bool connected = false;
     uint64_t sendDrops = 0;  // messages refused by a full send buffer
+    SRT_TRACEBSTATS last{};  // libsrt's statistics as last read (poll)
   };
 
   Napi::Value Send(const Napi::CallbackInfo& info);
@@ -56,6 +62,7 @@ class SrtSenderWrap : public Napi::ObjectWrap<SrtSenderWrap> {
   std::vector<Peer> peers_;
   std::vector<uint8_t> pending_;  // a tail shorter than one message, waiting for the next send
   std::unique_ptr<SrtSenderGate> gate_;  // listener only
+  Totals gone_;                           // of the peers that have gone
   uint64_t messages_ = 0, bytes_ = 0, busyRefused_ = 0;
 };
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../util/clock.ts';
 import type { BusSink } from './bus.ts';
 import type { ClusterIdentity } from './cluster.ts';
+import type { TransportMetrics } from './input.ts';
 
 export interface OutputContext {
   log: Logger;
@@ -23,6 +24,8 @@ export interface StreamOutput extends BusSink {
   /** Release everything. Idempotent. */
   close(): Promise<void>;
   status(): Record<string, unknown>;
+  /** Link counters of a transport that recovers loss (RIST, SRT), for /metrics. */
+  metrics?(): TransportMetrics;
 }
 
 export type OutputFactory = (cfg: Record<string, unknown>, ctx: OutputContext) => StreamOutput;

@@ -105,6 +105,8 @@ export interface StreamMetrics {
   bytesOut: number;
   /** Link counters of the active input's transport (RIST, SRT), null for the others. */
   transport: TransportMetrics | null;
+  /** Link counters of the outputs that have them (RIST, SRT), with their position. */
+  outputTransports: (TransportMetrics & { output: number })[];
 }
 
 const TICK_MS = 250;
@@ -548,6 +550,10 @@ export class StreamEngine {
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
       transport: this.runners[this.active]?.transportMetrics() ?? null,
+      outputTransports: this.outputs.flatMap((o, output) => {
+        const m = o?.out.metrics?.();
+        return m ? [{ ...m, output }] : [];
+      }),
     };
   }
 

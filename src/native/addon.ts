@@ -184,7 +184,14 @@ export interface NativeSrtSender {
   readonly port: number;
   send(buf: Buffer): void;
   poll(): RawSrtSenderEvent[];
-  stats(): { messages: number; bytes: number; refused: number; peers: Record<string, unknown>[] };
+  stats(): {
+    messages: number;
+    bytes: number;
+    refused: number;
+    peers: Record<string, unknown>[];
+    /** libsrt's counters summed over every peer since the sender opened (gone ones too). */
+    totals: { sent: number; lost: number; retransmitted: number; dropped: number };
+  };
   close(): void;
 }
 

@@ -320,7 +320,15 @@ export class SrtSender {
   }
 
   stats(): ReturnType<NativeSrtSender['stats']> {
-    return this.native ? this.native.stats() : { messages: 0, bytes: 0, refused: 0, peers: [] };
+    return this.native
+      ? this.native.stats()
+      : {
+          messages: 0,
+          bytes: 0,
+          refused: 0,
+          peers: [],
+          totals: { sent: 0, lost: 0, retransmitted: 0, dropped: 0 },
+        };
   }
 
   get closed(): boolean {

@@ -25,6 +25,7 @@ t.test('argument checks before the addon', async (t) => {
   argFails(t, { passphrase: 'long enough', keyLength: 8 as 16 }, /keyLength/);
   argFails(t, { maxCallers: 0 }, /maxCallers/);
   argFails(t, { latencyMs: -5 }, /latencyMs/);
+  argFails(t, { peerProof: 'a,b' }, /peerProof/);
 });
 
 t.test('listener sender → caller receiver: whole messages, the tail kept', async (t) => {
@@ -57,6 +58,15 @@ t.test('listener sender → caller receiver: whole messages, the tail kept', asy
   }
   t.same(got, [1316, 1316], 'two whole 7-packet messages');
   t.equal(tx.stats().messages, 2);
+  t.equal(tx.stats().totals.sent, 2, 'libsrt counted them');
+  // The peer goes: its counts stay in the totals (a /metrics counter never goes back).
+  rx.close();
+  while (tx.stats().peers.length > 0) {
+    tx.poll();
+    if (Date.now() > end + 10_000) throw new Error('the peer did not go');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.equal(tx.stats().totals.sent, 2, 'kept after the peer went');
   tx.close();
   tx.close();
   t.equal(tx.closed, true);

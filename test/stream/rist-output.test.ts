@@ -2,9 +2,11 @@
 // and ffprobe decodes what it forwards; and sluice → sluice: a stream's rist output into another
 // stream's rist input, directly with a passphrase, and through the lossy relay (5 % loss each way)
 // with 0 CC errors at the receiving input and the retransmissions in the sender's status.
+import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
 import { lossyRelay } from '../helpers/lossy-relay.ts';
 import {
   ffprobe,
@@ -21,6 +23,8 @@ import {
 const dir = tempDir(t);
 const fixture = makeFixture(dir);
 const host = makeHost(dir);
+const registry = new Registry();
+host.services.set(METRICS_REGISTRY_SERVICE, registry);
 const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 
@@ -129,4 +133,15 @@ t.test('sluice → sluice through 5 % loss: 0 CC errors, retransmissions on both
   t.ok(Number(tr['recovered']) > 0, 'the receiving stream recovered');
   t.equal(Number(tr['lost']), 0, 'nothing lost for good');
   t.equal(ccErrors(b), 0, '0 CC errors at the receiving input');
+  const text = await registry.metrics();
+  const re = (kind: string) =>
+    new RegExp(
+      `sluice_stream_output_transport_packets_total\\{stream="rist-lossy-a",output="0",protocol="rist",kind="${kind}"\\} (\\d+)`,
+    );
+  t.ok(Number(re('retransmitted').exec(text)?.[1]) > 0, '/metrics: the output retransmitted');
+  t.ok(Number(re('sent').exec(text)?.[1]) > 1000, '/metrics: and sent');
+  t.match(
+    text,
+    /sluice_stream_output_transport_rtt_seconds\{stream="rist-lossy-a",output="0",protocol="rist"\} 0\.\d+/,
+  );
 });

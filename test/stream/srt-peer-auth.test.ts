@@ -5,9 +5,11 @@
 // domain gets the stream, one of another domain is refused with the reason on both sides, and
 // an input with peer-auth on a server without a domain says what is missing.
 import { spawn } from 'node:child_process';
+import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
 import { CLUSTER_SERVICE, PEER_AUTH_NO_DOMAIN } from '../../src/engine/cluster.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import {
@@ -123,6 +125,8 @@ t.test('listener output: the stream id and the address a caller must have', asyn
 
 t.test('peer-auth: a cluster peer gets the stream, another domain is refused', async (t) => {
   const origin = server('cluster-secret-7f3a', 'origin-1');
+  const registry = new Registry();
+  origin.services.set(METRICS_REGISTRY_SERVICE, registry);
   const port = await freePort();
   const src = await stream(t, origin, 'srt-origin', {
     input: [{ type: 'file', 'file-path': fixture }],
@@ -158,6 +162,16 @@ t.test('peer-auth: a cluster peer gets the stream, another domain is refused', a
   );
   t.not(refused.state(), 'running');
   t.equal((outputOf(src)['peers'] as Status[]).length, 1, 'the peer is still served alone');
+  const text = await registry.metrics();
+  const sent =
+    /sluice_stream_output_transport_packets_total\{stream="srt-origin",output="0",protocol="srt",kind="sent"\} (\d+)/.exec(
+      text,
+    );
+  t.ok(Number(sent?.[1]) > 0, `/metrics: packets the output sent (${sent?.[1]})`);
+  t.match(
+    text,
+    /sluice_stream_output_transport_rtt_seconds\{stream="srt-origin",output="0",protocol="srt"\} \d/,
+  );
 });
 
 t.test('peer-auth without a cluster domain: the input says what is missing', async (t) => {

@@ -138,6 +138,35 @@ export function ensureStreamMetrics(services: Services): void {
       }
     },
   });
+  // Recovering transports (RIST, SRT) of the outputs, by the output's position in the record.
+  new Counter({
+    name: 'sluice_stream_output_transport_packets_total',
+    help: "Packets of an output's recovering transport (RIST, SRT) since it opened, by kind: sent, retransmitted, lost, dropped",
+    labelNames: ['stream', 'output', 'protocol', 'kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of streams()) {
+        for (const tm of s.m.outputTransports) {
+          for (const [kind, n] of Object.entries(tm.packets))
+            this.inc({ stream: s.name, output: tm.output, protocol: tm.protocol, kind }, n);
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: 'sluice_stream_output_transport_rtt_seconds',
+    help: "Round-trip time of an output's recovering transport (RIST, SRT; for several SRT callers the slowest)",
+    labelNames: ['stream', 'output', 'protocol'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of streams()) {
+        for (const tm of s.m.outputTransports)
+          this.set({ stream: s.name, output: tm.output, protocol: tm.protocol }, tm.rttSeconds);
+      }
+    },
+  });
   new Gauge({
     name: 'sluice_stream_tr101290_errors',
     help: 'TR 101 290 indicator counts on the active input since it was opened',

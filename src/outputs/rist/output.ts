@@ -2,6 +2,7 @@
 // simple or main profile, with an optional pre-shared key. librist keeps a retransmission
 // buffer and answers the receiver's NACKs; one native call per bus batch.
 import { int, str } from '../../config/spec-values.ts';
+import type { TransportMetrics } from '../../engine/input.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
 import { RistSender, type RistSenderStats } from '../../native/rist.ts';
 
@@ -48,6 +49,15 @@ export class RistOutput implements StreamOutput {
     const tx = this.tx;
     this.tx = null;
     tx?.close();
+  }
+
+  metrics(): TransportMetrics {
+    const s: Partial<RistSenderStats> = this.tx?.stats() ?? {};
+    return {
+      protocol: 'rist',
+      rttSeconds: (s.rtt ?? 0) / 1000,
+      packets: { sent: s.sent ?? 0, retransmitted: s.retransmitted ?? 0 },
+    };
   }
 
   status(): Record<string, unknown> {

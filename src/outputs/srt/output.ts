@@ -8,6 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { bool, num, str } from '../../config/spec-values.ts';
 import { PEER_AUTH_NO_DOMAIN, peerProof } from '../../engine/cluster.ts';
+import type { TransportMetrics } from '../../engine/input.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
 import { SrtSender, type SrtSenderOptions } from '../../native/srt.ts';
 import { callerStreamId, keyLengthOf, peerAuthStreamId } from '../../protocols/srt/stream-id.ts';
@@ -146,6 +147,17 @@ export class SrtOutput implements StreamOutput {
     this.retryTimer = null;
     this.tx?.close();
     this.tx = null;
+  }
+
+  metrics(): TransportMetrics {
+    const st = this.tx?.stats();
+    // The slowest connected peer's RTT: the one a latency setting has to cover.
+    const rtt = Math.max(0, ...(st?.peers ?? []).map((p) => Number(p['rttMs'] ?? 0)));
+    return {
+      protocol: 'srt',
+      rttSeconds: rtt / 1000,
+      packets: { ...(st?.totals ?? { sent: 0, lost: 0, retransmitted: 0, dropped: 0 }) },
+    };
   }
 
   status(): Record<string, unknown> {

@@ -4,6 +4,7 @@
 
 #include <librist/librist.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "transport/rist_log.h"
@@ -35,12 +36,12 @@ int OnStats(void* arg, const struct rist_stats* s) {
   if (s->stats_type == RIST_STATS_SENDER_PEER) {
     const rist_stats_sender_peer& p = s->stats.sender_peer;
     std::lock_guard<std::mutex> lock(st->mu);
-    st->havePeer = true;
-    st->bandwidth = static_cast<double>(p.bandwidth);
-    st->retryBandwidth = static_cast<double>(p.retry_bandwidth);
-    st->quality = p.quality;
-    st->rtt = p.rtt;
-    // per-interval counters (as the receiver's): summed
+    RistSendState::PeerFigures& f = st->peers[p.peer_id];
+    f.bandwidth = static_cast<double>(p.bandwidth);
+    f.retryBandwidth = static_cast<double>(p.retry_bandwidth);
+    f.quality = p.quality;
+    f.rtt = p.rtt;
+    // per-interval counters (as the receiver's): summed over intervals and peers
     st->sent += p.sent;
     st->received += p.received;
     st->retransmitted += p.retransmitted;
@@ -49,12 +50,13 @@ int OnStats(void* arg, const struct rist_stats* s) {
   return 0;
 }
 
-void OnStatus(void* arg, struct rist_peer*, enum rist_connection_status status) {
+void OnStatus(void* arg, struct rist_peer* peer, enum rist_connection_status status) {
   auto* st = static_cast<RistSendState*>(arg);
+  std::lock_guard<std::mutex> lock(st->mu);
   if (status == RIST_CONNECTION_ESTABLISHED || status == RIST_CLIENT_CONNECTED) {
-    st->connected = 1;
+    st->up.insert(peer);
   } else {
-    st->connected = 0;
+    st->up.erase(peer);
     st->timeouts++;
   }
 }
@@ -78,7 +80,6 @@ RistSenderWrap::RistSenderWrap(const Napi::CallbackInfo& info)
   }
   Napi::Object o = info[0].As<Napi::Object>();
   const int profileN = IntOf(o, "profile", 1);
-  const std::string url = StrOf(o, "url");
   std::string secret = StrOf(o, "secret");
   if (secret.size() >= RIST_MAX_STRING_SHORT) secret.resize(RIST_MAX_STRING_SHORT - 1);
   st_ = std::make_shared<RistSendState>();
@@ -97,29 +98,37 @@ RistSenderWrap::RistSenderWrap(const Napi::CallbackInfo& info)
   if (rist_sender_create(&ctx_, profile, 0, log_) != 0) fail("rist_sender_create failed");
   rist_connection_status_callback_set(ctx_, OnStatus, st_.get());
   rist_stats_callback_set(ctx_, IntOf(o, "statsIntervalMs", 1000), OnStats, st_.get());
-  rist_peer_config* cfg = nullptr;
-  if (rist_parse_address2(url.c_str(), &cfg) != 0 || !cfg) fail("cannot parse address " + url);
-  cfg->recovery_mode = RIST_RECOVERY_MODE_TIME;
+  // Peers: `urls` with their `weights` (same length; the façade checked both).
+  Napi::Array urls = o.Get("urls").As<Napi::Array>();
+  Napi::Array weights = o.Get("weights").As<Napi::Array>();
   const uint32_t buffer = static_cast<uint32_t>(IntOf(o, "bufferMs", 1000));
-  cfg->recovery_length_min = buffer;
-  cfg->recovery_length_max = buffer;
-  cfg->recovery_rtt_min = static_cast<uint32_t>(IntOf(o, "rttMinMs", 50));
-  cfg->recovery_rtt_max = static_cast<uint32_t>(IntOf(o, "rttMaxMs", 500));
-  if (!secret.empty() && profile != RIST_PROFILE_SIMPLE) {
-    std::strncpy(cfg->secret, secret.c_str(), sizeof cfg->secret - 1);
-    cfg->secret[sizeof cfg->secret - 1] = '\0';
-    cfg->key_size = IntOf(o, "keySize", 128);
-  }
-  rist_peer* peer = nullptr;
-  const int rc = rist_peer_create(ctx_, &peer, cfg);
-  rist_peer_config_free2(&cfg);
-  if (rc != 0) {
-    std::string why;
-    {
-      std::lock_guard<std::mutex> lock(st_->mu);
-      why = st_->lastLog;
+  for (uint32_t i = 0; i < urls.Length(); i++) {
+    const std::string url = urls.Get(i).As<Napi::String>().Utf8Value();
+    rist_peer_config* cfg = nullptr;
+    if (rist_parse_address2(url.c_str(), &cfg) != 0 || !cfg) fail("cannot parse address " + url);
+    cfg->recovery_mode = RIST_RECOVERY_MODE_TIME;
+    cfg->recovery_length_min = buffer;
+    cfg->recovery_length_max = buffer;
+    cfg->recovery_rtt_min = static_cast<uint32_t>(IntOf(o, "rttMinMs", 50));
+    cfg->recovery_rtt_max = static_cast<uint32_t>(IntOf(o, "rttMaxMs", 500));
+    cfg->weight = weights.Get(i).As<Napi::Number>().Uint32Value();
+    if (!secret.empty() && profile != RIST_PROFILE_SIMPLE) {
+      std::strncpy(cfg->secret, secret.c_str(), sizeof cfg->secret - 1);
+      cfg->secret[sizeof cfg->secret - 1] = '\0';
+      cfg->key_size = IntOf(o, "keySize", 128);
     }
-    fail("cannot open peer " + url + (why.empty() ? "" : ": " + why));
+    rist_peer* peer = nullptr;
+    const int rc = rist_peer_create(ctx_, &peer, cfg);
+    rist_peer_config_free2(&cfg);
+    if (rc != 0) {
+      std::string why;
+      {
+        std::lock_guard<std::mutex> lock(st_->mu);
+        why = st_->lastLog;
+      }
+      fail("cannot open peer " + url + (why.empty() ? "" : ": " + why));
+    }
+    peerCount_++;
   }
   if (rist_start(ctx_) != 0) fail("rist_start failed");
   open_ = true;
@@ -170,13 +179,23 @@ Napi::Value RistSenderWrap::Stats(const Napi::CallbackInfo& info) {
   n("blocks", static_cast<double>(blocks_));
   n("bytes", static_cast<double>(bytes_));
   n("writeErrors", static_cast<double>(writeErrors_));
-  n("connected", s.connected.load());
+  n("peers", peerCount_);
   n("timeouts", static_cast<double>(s.timeouts.load()));
   std::lock_guard<std::mutex> lock(s.mu);
-  n("bandwidth", s.bandwidth);
-  n("retryBandwidth", s.retryBandwidth);
-  n("quality", s.quality);
-  n("rtt", s.rtt);
+  n("connected", static_cast<double>(s.up.size()));
+  // Over the peers: the slowest RTT, the worst quality, the bandwidths summed.
+  double bandwidth = 0, retry = 0, quality = 100;
+  uint32_t rtt = 0;
+  for (const auto& [id, f] : s.peers) {
+    bandwidth += f.bandwidth;
+    retry += f.retryBandwidth;
+    quality = std::min(quality, f.quality);
+    rtt = std::max(rtt, f.rtt);
+  }
+  n("bandwidth", bandwidth);
+  n("retryBandwidth", retry);
+  n("quality", quality);
+  n("rtt", rtt);
   n("sent", static_cast<double>(s.sent));
   n("received", static_cast<double>(s.received));
   n("retransmitted", static_cast<double>(s.retransmitted));

@@ -279,7 +279,10 @@ function collect(
     collect(sub, value, shape, seen);
   }
   if (node['additionalProperties'] === false) shape.strict = true;
-  if (node['x-same-length']) shape.sameLength.push(node['x-same-length'] as SameLength);
+  // One rule, or a list of them (arrays that must agree when present, beside ones that must
+  // agree even when absent).
+  const same = node['x-same-length'] as SameLength | SameLength[] | undefined;
+  if (same) shape.sameLength.push(...(Array.isArray(same) ? same : [same]));
   for (const r of (node['required'] as string[] | undefined) ?? []) shape.required.add(r);
   const props = (node['properties'] ?? {}) as Record<string, SchemaNode | boolean>;
   for (const [name, sub] of Object.entries(props)) {

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'aae6e99598c3245769722f3a0ea5adb37e532f62eb20740f6850342aa3889bdd';
+  '7a114b22dc70bd866c4c43780ec2ee2b6f521ae20a8b4ef3d2832680bfcf2fc3';
 
 /** Server */
 export interface ServerSpec {
@@ -1916,6 +1916,23 @@ export interface StreamOutputSpec {
    * @default 1
    */
   'rist-profile'?: 0 | 1;
+  /**
+   * the receiver at address:port: 0 = every packet goes to it (duplicated), > 0 = packets shared by weight with the other weighted receivers
+   * @default 0
+   */
+  weight?: number;
+  /**
+   * further receivers, e.g. a second path to the same receiver: host per receiver, same length as rist-addr-port
+   */
+  'rist-addr-address'?: string[];
+  /**
+   * port per further receiver (even in the simple profile)
+   */
+  'rist-addr-port'?: number[];
+  /**
+   * weight per further receiver, as weight; absent = 0 for each (duplicated)
+   */
+  'rist-addr-weight'?: number[];
 }
 
 /** Each resource kind's record as its driver gets it (every default applied). */

@@ -14643,7 +14643,41 @@ const schema73 = {
           'x-secret': true,
           'x-apply': 'restart',
         },
+        weight: {
+          description:
+            'the receiver at address:port: 0 = every packet goes to it (duplicated), > 0 = packets shared by weight with the other weighted receivers',
+          type: 'integer',
+          default: 0,
+          minimum: 0,
+          'x-apply': 'restart',
+        },
+        'rist-addr-address': {
+          description:
+            'further receivers, e.g. a second path to the same receiver: host per receiver, same length as rist-addr-port',
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          maxItems: 31,
+          'x-apply': 'restart',
+        },
+        'rist-addr-port': {
+          description: 'port per further receiver (even in the simple profile)',
+          type: 'array',
+          items: { type: 'integer', minimum: 1, maximum: 65535 },
+          maxItems: 31,
+          'x-apply': 'restart',
+        },
+        'rist-addr-weight': {
+          description: 'weight per further receiver, as weight; absent = 0 for each (duplicated)',
+          type: 'array',
+          items: { type: 'integer', minimum: 0 },
+          maxItems: 31,
+          'x-apply': 'restart',
+        },
       },
+      'x-same-length': [
+        { arrays: ['rist-addr-address', 'rist-addr-port'], absentIsEmpty: true },
+        { arrays: ['rist-addr-address', 'rist-addr-weight'], absentIsEmpty: false },
+      ],
     },
   },
 };
@@ -14831,7 +14865,41 @@ const schema78 = {
       'x-secret': true,
       'x-apply': 'restart',
     },
+    weight: {
+      description:
+        'the receiver at address:port: 0 = every packet goes to it (duplicated), > 0 = packets shared by weight with the other weighted receivers',
+      type: 'integer',
+      default: 0,
+      minimum: 0,
+      'x-apply': 'restart',
+    },
+    'rist-addr-address': {
+      description:
+        'further receivers, e.g. a second path to the same receiver: host per receiver, same length as rist-addr-port',
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      maxItems: 31,
+      'x-apply': 'restart',
+    },
+    'rist-addr-port': {
+      description: 'port per further receiver (even in the simple profile)',
+      type: 'array',
+      items: { type: 'integer', minimum: 1, maximum: 65535 },
+      maxItems: 31,
+      'x-apply': 'restart',
+    },
+    'rist-addr-weight': {
+      description: 'weight per further receiver, as weight; absent = 0 for each (duplicated)',
+      type: 'array',
+      items: { type: 'integer', minimum: 0 },
+      maxItems: 31,
+      'x-apply': 'restart',
+    },
   },
+  'x-same-length': [
+    { arrays: ['rist-addr-address', 'rist-addr-port'], absentIsEmpty: true },
+    { arrays: ['rist-addr-address', 'rist-addr-weight'], absentIsEmpty: false },
+  ],
 };
 const schema75 = {
   description: 'fields of a rtp output',
@@ -16496,6 +16564,314 @@ function validate38(
           errors++;
         }
       }
+      if (data.weight !== undefined) {
+        let data27 = data.weight;
+        if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+          const err61 = {
+            instancePath: instancePath + '/weight',
+            schemaPath: '#/$defs/rist/properties/weight/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema78.properties.weight.type,
+            parentSchema: schema78.properties.weight,
+            data: data27,
+          };
+          if (vErrors === null) {
+            vErrors = [err61];
+          } else {
+            vErrors.push(err61);
+          }
+          errors++;
+        }
+        if (typeof data27 == 'number' && isFinite(data27)) {
+          if (data27 < 0 || isNaN(data27)) {
+            const err62 = {
+              instancePath: instancePath + '/weight',
+              schemaPath: '#/$defs/rist/properties/weight/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema78.properties.weight,
+              data: data27,
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['rist-addr-address'] !== undefined) {
+        let data28 = data['rist-addr-address'];
+        if (Array.isArray(data28)) {
+          if (data28.length > 31) {
+            const err63 = {
+              instancePath: instancePath + '/rist-addr-address',
+              schemaPath: '#/$defs/rist/properties/rist-addr-address/maxItems',
+              keyword: 'maxItems',
+              params: { limit: 31 },
+              message: 'must NOT have more than 31 items',
+              schema: 31,
+              parentSchema: schema78.properties['rist-addr-address'],
+              data: data28,
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+          const len0 = data28.length;
+          for (let i0 = 0; i0 < len0; i0++) {
+            let data29 = data28[i0];
+            if (typeof data29 === 'string') {
+              if (func2(data29) < 1) {
+                const err64 = {
+                  instancePath: instancePath + '/rist-addr-address/' + i0,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-address/items/minLength',
+                  keyword: 'minLength',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 characters',
+                  schema: 1,
+                  parentSchema: schema78.properties['rist-addr-address'].items,
+                  data: data29,
+                };
+                if (vErrors === null) {
+                  vErrors = [err64];
+                } else {
+                  vErrors.push(err64);
+                }
+                errors++;
+              }
+            } else {
+              const err65 = {
+                instancePath: instancePath + '/rist-addr-address/' + i0,
+                schemaPath: '#/$defs/rist/properties/rist-addr-address/items/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+                schema: schema78.properties['rist-addr-address'].items.type,
+                parentSchema: schema78.properties['rist-addr-address'].items,
+                data: data29,
+              };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
+          }
+        } else {
+          const err66 = {
+            instancePath: instancePath + '/rist-addr-address',
+            schemaPath: '#/$defs/rist/properties/rist-addr-address/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema78.properties['rist-addr-address'].type,
+            parentSchema: schema78.properties['rist-addr-address'],
+            data: data28,
+          };
+          if (vErrors === null) {
+            vErrors = [err66];
+          } else {
+            vErrors.push(err66);
+          }
+          errors++;
+        }
+      }
+      if (data['rist-addr-port'] !== undefined) {
+        let data30 = data['rist-addr-port'];
+        if (Array.isArray(data30)) {
+          if (data30.length > 31) {
+            const err67 = {
+              instancePath: instancePath + '/rist-addr-port',
+              schemaPath: '#/$defs/rist/properties/rist-addr-port/maxItems',
+              keyword: 'maxItems',
+              params: { limit: 31 },
+              message: 'must NOT have more than 31 items',
+              schema: 31,
+              parentSchema: schema78.properties['rist-addr-port'],
+              data: data30,
+            };
+            if (vErrors === null) {
+              vErrors = [err67];
+            } else {
+              vErrors.push(err67);
+            }
+            errors++;
+          }
+          const len1 = data30.length;
+          for (let i1 = 0; i1 < len1; i1++) {
+            let data31 = data30[i1];
+            if (
+              !(typeof data31 == 'number' && !(data31 % 1) && !isNaN(data31) && isFinite(data31))
+            ) {
+              const err68 = {
+                instancePath: instancePath + '/rist-addr-port/' + i1,
+                schemaPath: '#/$defs/rist/properties/rist-addr-port/items/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+                schema: schema78.properties['rist-addr-port'].items.type,
+                parentSchema: schema78.properties['rist-addr-port'].items,
+                data: data31,
+              };
+              if (vErrors === null) {
+                vErrors = [err68];
+              } else {
+                vErrors.push(err68);
+              }
+              errors++;
+            }
+            if (typeof data31 == 'number' && isFinite(data31)) {
+              if (data31 > 65535 || isNaN(data31)) {
+                const err69 = {
+                  instancePath: instancePath + '/rist-addr-port/' + i1,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-port/items/maximum',
+                  keyword: 'maximum',
+                  params: { comparison: '<=', limit: 65535 },
+                  message: 'must be <= 65535',
+                  schema: 65535,
+                  parentSchema: schema78.properties['rist-addr-port'].items,
+                  data: data31,
+                };
+                if (vErrors === null) {
+                  vErrors = [err69];
+                } else {
+                  vErrors.push(err69);
+                }
+                errors++;
+              }
+              if (data31 < 1 || isNaN(data31)) {
+                const err70 = {
+                  instancePath: instancePath + '/rist-addr-port/' + i1,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-port/items/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 1 },
+                  message: 'must be >= 1',
+                  schema: 1,
+                  parentSchema: schema78.properties['rist-addr-port'].items,
+                  data: data31,
+                };
+                if (vErrors === null) {
+                  vErrors = [err70];
+                } else {
+                  vErrors.push(err70);
+                }
+                errors++;
+              }
+            }
+          }
+        } else {
+          const err71 = {
+            instancePath: instancePath + '/rist-addr-port',
+            schemaPath: '#/$defs/rist/properties/rist-addr-port/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema78.properties['rist-addr-port'].type,
+            parentSchema: schema78.properties['rist-addr-port'],
+            data: data30,
+          };
+          if (vErrors === null) {
+            vErrors = [err71];
+          } else {
+            vErrors.push(err71);
+          }
+          errors++;
+        }
+      }
+      if (data['rist-addr-weight'] !== undefined) {
+        let data32 = data['rist-addr-weight'];
+        if (Array.isArray(data32)) {
+          if (data32.length > 31) {
+            const err72 = {
+              instancePath: instancePath + '/rist-addr-weight',
+              schemaPath: '#/$defs/rist/properties/rist-addr-weight/maxItems',
+              keyword: 'maxItems',
+              params: { limit: 31 },
+              message: 'must NOT have more than 31 items',
+              schema: 31,
+              parentSchema: schema78.properties['rist-addr-weight'],
+              data: data32,
+            };
+            if (vErrors === null) {
+              vErrors = [err72];
+            } else {
+              vErrors.push(err72);
+            }
+            errors++;
+          }
+          const len2 = data32.length;
+          for (let i2 = 0; i2 < len2; i2++) {
+            let data33 = data32[i2];
+            if (
+              !(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))
+            ) {
+              const err73 = {
+                instancePath: instancePath + '/rist-addr-weight/' + i2,
+                schemaPath: '#/$defs/rist/properties/rist-addr-weight/items/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+                schema: schema78.properties['rist-addr-weight'].items.type,
+                parentSchema: schema78.properties['rist-addr-weight'].items,
+                data: data33,
+              };
+              if (vErrors === null) {
+                vErrors = [err73];
+              } else {
+                vErrors.push(err73);
+              }
+              errors++;
+            }
+            if (typeof data33 == 'number' && isFinite(data33)) {
+              if (data33 < 0 || isNaN(data33)) {
+                const err74 = {
+                  instancePath: instancePath + '/rist-addr-weight/' + i2,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-weight/items/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 0 },
+                  message: 'must be >= 0',
+                  schema: 0,
+                  parentSchema: schema78.properties['rist-addr-weight'].items,
+                  data: data33,
+                };
+                if (vErrors === null) {
+                  vErrors = [err74];
+                } else {
+                  vErrors.push(err74);
+                }
+                errors++;
+              }
+            }
+          }
+        } else {
+          const err75 = {
+            instancePath: instancePath + '/rist-addr-weight',
+            schemaPath: '#/$defs/rist/properties/rist-addr-weight/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema78.properties['rist-addr-weight'].type,
+            parentSchema: schema78.properties['rist-addr-weight'],
+            data: data32,
+          };
+          if (vErrors === null) {
+            vErrors = [err75];
+          } else {
+            vErrors.push(err75);
+          }
+          errors++;
+        }
+      }
     }
     var _valid3 = _errs60 === errors;
     valid11 = _valid3;
@@ -16505,11 +16881,15 @@ function validate38(
       props3.address = true;
       props3.port = true;
       props3.passphrase = true;
+      props3.weight = true;
+      props3['rist-addr-address'] = true;
+      props3['rist-addr-port'] = true;
+      props3['rist-addr-weight'] = true;
       props3.type = true;
     }
   }
   if (!valid11) {
-    const err61 = {
+    const err76 = {
       instancePath,
       schemaPath: '#/allOf/3/if',
       keyword: 'if',
@@ -16520,9 +16900,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err61];
+      vErrors = [err76];
     } else {
-      vErrors.push(err61);
+      vErrors.push(err76);
     }
     errors++;
   }
@@ -16536,7 +16916,7 @@ function validate38(
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.type === undefined) {
-      const err62 = {
+      const err77 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -16547,9 +16927,9 @@ function validate38(
         data,
       };
       if (vErrors === null) {
-        vErrors = [err62];
+        vErrors = [err77];
       } else {
-        vErrors.push(err62);
+        vErrors.push(err77);
       }
       errors++;
     }
@@ -16558,9 +16938,9 @@ function validate38(
       props0.type = true;
     }
     if (data.type !== undefined) {
-      let data27 = data.type;
-      if (typeof data27 !== 'string') {
-        const err63 = {
+      let data34 = data.type;
+      if (typeof data34 !== 'string') {
+        const err78 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/type',
           keyword: 'type',
@@ -16568,17 +16948,17 @@ function validate38(
           message: 'must be string',
           schema: schema73.properties.type.type,
           parentSchema: schema73.properties.type,
-          data: data27,
+          data: data34,
         };
         if (vErrors === null) {
-          vErrors = [err63];
+          vErrors = [err78];
         } else {
-          vErrors.push(err63);
+          vErrors.push(err78);
         }
         errors++;
       }
-      if (!(data27 === 'udp' || data27 === 'rtp' || data27 === 'srt' || data27 === 'rist')) {
-        const err64 = {
+      if (!(data34 === 'udp' || data34 === 'rtp' || data34 === 'srt' || data34 === 'rist')) {
+        const err79 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/enum',
           keyword: 'enum',
@@ -16586,18 +16966,18 @@ function validate38(
           message: 'must be equal to one of the allowed values',
           schema: schema73.properties.type.enum,
           parentSchema: schema73.properties.type,
-          data: data27,
+          data: data34,
         };
         if (vErrors === null) {
-          vErrors = [err64];
+          vErrors = [err79];
         } else {
-          vErrors.push(err64);
+          vErrors.push(err79);
         }
         errors++;
       }
     }
   } else {
-    const err65 = {
+    const err80 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -16608,9 +16988,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err65];
+      vErrors = [err80];
     } else {
-      vErrors.push(err65);
+      vErrors.push(err80);
     }
     errors++;
   }
@@ -23663,4 +24043,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'aae6e99598c3245769722f3a0ea5adb37e532f62eb20740f6850342aa3889bdd';
+module.exports.schemaHash = '7a114b22dc70bd866c4c43780ec2ee2b6f521ae20a8b4ef3d2832680bfcf2fc3';

@@ -121,7 +121,9 @@ export interface NativeRistReceiver {
 
 export interface RawRistSenderOptions {
   profile: number;
-  url: string;
+  /** One rist:// URL per peer, with its weight (same length). */
+  urls: string[];
+  weights: number[];
   secret: string;
   keySize: number;
   logLevel: number;

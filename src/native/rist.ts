@@ -224,11 +224,21 @@ export class RistReceiver {
   }
 }
 
+/** A receiver a sender calls. */
+export interface RistSendPeer {
+  /** Host name or IPv4 address. */
+  address: string;
+  /** Even in the simple profile (the next port carries RTCP). */
+  port: number;
+  /** 0 (default): every packet goes to this peer as well; > 0: packets shared between the
+   *  weighted peers in proportion. */
+  weight?: number;
+}
+
 export interface RistSenderOptions {
   profile: 0 | 1;
-  /** Receiver to call: host name or IPv4 address, and port (even in the simple profile). */
-  address: string;
-  port: number;
+  /** The receivers to call (one or more: paths to one receiver, or several receivers). */
+  peers: RistSendPeer[];
   /** Pre-shared key (main profile); bytes beyond 127 are dropped. */
   secret?: string;
   keySize?: 128 | 256;
@@ -245,10 +255,12 @@ export interface RistSenderStats {
   blocks: number;
   bytes: number;
   writeErrors: number;
-  /** 1 while the receiver answers. */
+  /** Peers configured, and how many of their receivers answer now. */
+  peers: number;
   connected: number;
   timeouts: number;
-  /** librist's peer report: bit/s sent, of which retransmissions; quality (%); RTT (ms). */
+  /** librist's peer reports: bit/s sent, of which retransmissions (summed over the peers);
+   *  quality (%, the worst peer's); RTT (ms, the slowest peer's). */
   bandwidth: number;
   retryBandwidth: number;
   quality: number;
@@ -261,7 +273,7 @@ export interface RistSenderStats {
   lastLog: string;
 }
 
-/** A RIST sender (librist) calling one receiver; write() takes whole batches of TS packets. */
+/** A RIST sender (librist) calling its receivers; write() takes whole batches of TS packets. */
 export class RistSender {
   private native: NativeRistSender | undefined;
   private lastStats: RistSenderStats | undefined;
@@ -269,20 +281,33 @@ export class RistSender {
   constructor(opts: RistSenderOptions) {
     if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
     if (opts.profile !== 0 && opts.profile !== 1) throw argError('profile must be 0 or 1');
-    if (typeof opts.address !== 'string' || opts.address === '' || /[/?@\s]/.test(opts.address)) {
-      throw argError(`address must be a host name or IPv4 address, got ${String(opts.address)}`);
+    if (!Array.isArray(opts.peers) || opts.peers.length === 0 || opts.peers.length > 32) {
+      throw argError('peers must be an array of 1 to 32 receivers');
     }
-    const port = intIn('port', opts.port, -1, 1, 65535);
-    if (port < 0) throw argError('port is required');
-    if (opts.profile === 0 && port % 2 !== 0) {
-      throw argError(`port: the simple profile needs an even port, got ${port}`);
-    }
+    const urls: string[] = [];
+    const weights: number[] = [];
+    opts.peers.forEach((p, i) => {
+      const address = p?.address;
+      if (typeof address !== 'string' || address === '' || /[/?@\s,]/.test(address)) {
+        throw argError(
+          `peers[${i}].address must be a host name or IPv4 address, got ${String(address)}`,
+        );
+      }
+      const port = intIn(`peers[${i}].port`, p.port, -1, 1, 65535);
+      if (port < 0) throw argError(`peers[${i}].port is required`);
+      if (opts.profile === 0 && port % 2 !== 0) {
+        throw argError(`peers[${i}].port: the simple profile needs an even port, got ${port}`);
+      }
+      urls.push(`rist://${address}:${port}`);
+      weights.push(intIn(`peers[${i}].weight`, p.weight, 0, 0, 1_000_000));
+    });
     const keySize = opts.keySize ?? 128;
     if (keySize !== 128 && keySize !== 256) throw argError('keySize must be 128 or 256');
     try {
       this.native = new (addon().RistSender)({
         profile: opts.profile,
-        url: `rist://${opts.address}:${port}`,
+        urls,
+        weights,
         secret: ristSecret(opts.secret ?? ''),
         keySize,
         logLevel: opts.trace ? 7 : 4,

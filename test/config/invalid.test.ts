@@ -251,6 +251,28 @@ const CASES: Case[] = [
     at: '{"type": "rist"',
   },
   {
+    name: 'rist output: a further receiver without its port',
+    text: S(
+      '{"stream-name": "a", "output": [{"type": "rist", "address": "10.0.0.1", "port": 5000, "rist-addr-address": ["10.0.1.1"]}]}',
+    ),
+    rule: 'same-length',
+    pointer: '/stream/0/output/0',
+    message:
+      'rist-addr-address, rist-addr-port must have the same number of items (rist-addr-address has 1, rist-addr-port has 0)',
+    at: '{"type": "rist"',
+  },
+  {
+    name: 'rist output: weights that do not match the further receivers',
+    text: S(
+      '{"stream-name": "a", "output": [{"type": "rist", "address": "10.0.0.1", "port": 5000, "rist-addr-address": ["10.0.1.1"], "rist-addr-port": [5002], "rist-addr-weight": [1, 2]}]}',
+    ),
+    rule: 'same-length',
+    pointer: '/stream/0/output/0',
+    message:
+      'rist-addr-address, rist-addr-weight must have the same number of items (rist-addr-address has 1, rist-addr-weight has 2)',
+    at: '{"type": "rist"',
+  },
+  {
     name: 'unequal biss arrays',
     text: `{${V}, "dvb-adapter": [{"id": 1, "name": "s", "type": 5, "lnb-polarization": 1, "biss-pnr": [101, 102], "biss-key": ["112233445566"]}]}`,
     rule: 'same-length',

@@ -113,17 +113,32 @@ t.test('a slow consumer: batches are shed at the queue, the receiver keeps going
 t.test('RistSender: arguments checked, write after close refused, close idempotent', async (t) => {
   const bad = (o: Record<string, unknown>, re: RegExp) =>
     t.throws(
-      () => new RistSender({ profile: 1, address: '127.0.0.1', port: 5000, ...o } as never),
+      () =>
+        new RistSender({
+          profile: 1,
+          peers: [{ address: '127.0.0.1', port: 5000 }],
+          ...o,
+        } as never),
       {
         code: 'ERR_NATIVE_ARG',
         message: re,
       },
     );
   bad({ profile: 3 }, /profile/);
-  bad({ address: '' }, /address/);
-  bad({ address: 'a/b' }, /address/);
-  bad({ port: 0 }, /port/);
-  bad({ profile: 0, port: 5001 }, /even port/);
+  bad({ peers: [] }, /peers must be/);
+  bad({ peers: [{ address: '', port: 5000 }] }, /peers\[0\]\.address/);
+  bad(
+    {
+      peers: [
+        { address: '127.0.0.1', port: 5000 },
+        { address: 'a/b', port: 5000 },
+      ],
+    },
+    /peers\[1\]\.address/,
+  );
+  bad({ peers: [{ address: '127.0.0.1', port: 0 }] }, /peers\[0\]\.port/);
+  bad({ profile: 0, peers: [{ address: '127.0.0.1', port: 5001 }] }, /even port/);
+  bad({ peers: [{ address: '127.0.0.1', port: 5000, weight: -1 }] }, /weight/);
   bad({ keySize: 64 }, /keySize/);
   const port = await freePort();
   const got: number[] = [];
@@ -133,7 +148,7 @@ t.test('RistSender: arguments checked, write after close refused, close idempote
     onData: (_b, _n, lengths) => got.push(...lengths),
   });
   t.teardown(() => rx.close());
-  const tx = new RistSender({ profile: 1, address: '127.0.0.1', port });
+  const tx = new RistSender({ profile: 1, peers: [{ address: '127.0.0.1', port }] });
   t.teardown(() => tx.close());
   // 10 packets then 11: 21 packets = three 7-packet payloads; the tail of the first write
   // waits for the second

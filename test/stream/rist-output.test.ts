@@ -145,3 +145,50 @@ t.test('sluice → sluice through 5 % loss: 0 CC errors, retransmissions on both
     /sluice_stream_output_transport_rtt_seconds\{stream="rist-lossy-a",output="0",protocol="rist"\} 0\.\d+/,
   );
 });
+
+t.test(
+  'one output, two paths (rist-addr-*): duplicated over two lossy relays, merged whole',
+  async (t) => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const r1 = await lossyRelay(t, { targetPort: p1, loss: 0.1, seed: 31 });
+    const r2 = await lossyRelay(t, { targetPort: p2, loss: 0.1, seed: 32 });
+    await stream(t, 'rist-2path-a', {
+      input: fileInput,
+      output: [
+        {
+          type: 'rist',
+          address: '127.0.0.1',
+          port: r1.port,
+          'rist-addr-address': ['127.0.0.1'],
+          'rist-addr-port': [r2.port],
+        },
+      ],
+    });
+    const b = await stream(t, 'rist-2path-b', {
+      input: [
+        {
+          type: 'rist',
+          'rist-addr-port': [p1, p2],
+          'rist-addr-intf': ['127.0.0.1', '127.0.0.1'],
+          'rist-recovery-rtt-max': 1000,
+        },
+      ],
+    });
+    const a = driverStream('rist-2path-a');
+    await waitFor(() => output0(a)['peersConnected'] === 2, 10_000, 'both receivers answer');
+    await waitFor(() => transport(b)['peersConnected'] === 2, 10_000, 'both paths up');
+    const lost0 = Number(transport(b)['lost']);
+    const cc0 = ccErrors(b);
+    const start = Date.now();
+    await waitFor(() => Date.now() - start >= 8000, 12_000, 'the run');
+    const tr = transport(b);
+    t.comment(
+      `relays: ${r1.stats.droppedForward} and ${r2.stats.droppedForward} dropped; receiver: missing ${tr['missing']} recovered ${tr['recovered']} lost ${tr['lost']}`,
+    );
+    t.ok(r1.stats.forwarded > 100 && r2.stats.forwarded > 100, 'both paths carried the stream');
+    t.equal(output0(a)['peers'], 2);
+    t.equal(output0(a)['destination'], `127.0.0.1:${r1.port}, 127.0.0.1:${r2.port}`);
+    t.equal(Number(tr['lost']) - lost0, 0, 'nothing lost');
+    t.equal(ccErrors(b) - cc0, 0, '0 CC errors');
+  },
+);

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "net/udp_receiver.h"
+#include "util/drain.h"
 #include "util/errors.h"
 
 namespace sluice {
@@ -40,7 +41,6 @@ constexpr size_t kCtrl = CMSG_SPACE(sizeof(uint32_t));
 /** One drain slice hands batches to JS for at most this long, then yields to the event loop
  *  (timers, the API's sockets) before the next slice. A batch is never cut: a slice may end up
  *  to one batch's processing past it. */
-constexpr auto kDrainBudget = std::chrono::microseconds(4000);
 constexpr size_t kTypicalDatagram = 1400;
 
 std::mutex gHubsMu;
@@ -76,7 +76,7 @@ void UdpHub::CloseFds() {
 }
 
 void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::Function pump) {
-  if (pump_.IsEmpty() && !pump.IsEmpty()) pump_ = Napi::Persistent(pump);
+  drain_.Keep(pump);
   if (!running_ && epfd_ < 0) {
     // The epoll set and wake-up eventfd exist while the thread runs (no descriptor is left
     // open while no receiver is).
@@ -122,7 +122,7 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::
     try {
       tsfn_ = Tsfn::New(env, "sluice-udp-hub", 0, 1, this);
       stop_ = false;
-      pending_ = false;
+      drain_.Disarm();
       closing_ = false;
       thread_ = std::thread([this] { Run(); });
       running_ = true;
@@ -346,74 +346,16 @@ void UdpHub::Run() {
 }
 
 void UdpHub::Signal() {
-  if (closing_ || pending_.exchange(true)) return;  // a drain is already on its way
+  if (closing_ || !drain_.Arm()) return;  // a drain is already on its way
   if (tsfn_.NonBlockingCall(this) != napi_ok) {
     closing_ = true;  // the environment is going away: nothing will read the queues any more
   }
 }
 
-size_t UdpHub::QueuedLocked() const {
-  size_t n = 0;
-  for (const auto& [id, s] : socks_) n += s->ready.size();
-  return n;
-}
-
-size_t UdpHub::Drain(Napi::Env env, std::optional<Napi::Error>& failure) {
-  const Clock::time_point start = Clock::now();
-  std::vector<std::shared_ptr<UdpSocketState>> order;
-  for (;;) {
-    // One round: at most one batch of every socket that has one, so a flooded socket gets the
-    // same share of the slice as a quiet one and its backlog is shed at its own queue.
-    order.clear();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [id, s] : socks_) {
-        if (!s->ready.empty()) order.push_back(s);
-      }
-    }
-    if (order.empty()) break;
-    for (const auto& s : order) {
-      UdpBatch* b;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (s->ready.empty()) continue;  // closed by an earlier receiver's callback
-        b = s->ready.front();
-        s->ready.pop_front();
-        if (b->kind == UdpBatch::kData) s->queued--;
-      }
-      UdpReceiverWrap* w = s->wrap;
-      if (!w) {
-        delete b;
-        continue;
-      }
-      Napi::HandleScope scope(env);
-      try {
-        w->Emit(env, b);  // takes b
-      } catch (const Napi::Error& e) {
-        // One receiver's exception must not starve the others: raised after the slice.
-        if (!failure) failure = e;
-      }
-    }
-    if (Clock::now() - start >= kDrainBudget) break;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  return QueuedLocked();
-}
-
 void UdpHub::Pump(Napi::Env env) {
   std::optional<Napi::Error> failure;
-  size_t left = Drain(env, failure);
-  bool again = left > 0;
-  if (!again) {
-    pending_ = false;
-    // A batch that arrived after the last look was not signalled (pending_ was still set).
-    std::lock_guard<std::mutex> lock(mu_);
-    again = QueuedLocked() > 0 && !pending_.exchange(true);
-  }
-  if (again) {
-    if (!pump_.IsEmpty()) pump_.Call({});
-    else pending_ = false;  // no pump (an older façade): the next arrival signals again
-  }
+  const size_t left = DrainSlice(env, mu_, socks_, failure);
+  drain_.After(left, mu_, [this] { return QueuedIn(socks_); }, env.Undefined());
   if (failure) failure->ThrowAsJavaScriptException();
 }
 

@@ -20,6 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/drain.h"
+
 namespace sluice {
 
 class UdpReceiverWrap;
@@ -88,8 +90,6 @@ class UdpHub {
   using Tsfn = Napi::TypedThreadSafeFunction<UdpHub, UdpHub, CallJs>;
 
   /** One drain slice; returns how many batches are still queued. */
-  size_t Drain(Napi::Env env, std::optional<Napi::Error>& failure);
-  size_t QueuedLocked() const;
   void Signal();  // hub thread: wake JS unless a drain is already scheduled
 
   void Run();
@@ -109,10 +109,7 @@ class UdpHub {
   std::atomic<bool> stop_{false};
   bool running_ = false;  // JS thread
   bool closing_ = false;  // hub thread: the TSFN was closed under it (environment teardown)
-  /** A drain is signalled or scheduled and has not yet found the queues empty: the hub thread
-   *  does not signal again meanwhile (one TSFN call per burst, not one per round). */
-  std::atomic<bool> pending_{false};
-  Napi::FunctionReference pump_;  // JS thread
+  DrainPump drain_;  // one signal per burst; the façade's pump (util/drain.h)
   std::thread thread_;
   Tsfn tsfn_;
   uint64_t nextId_ = 1;

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "transport/rist_log.h"
+#include "util/drain.h"
 #include "util/errors.h"
 #include "util/options.h"
 
@@ -23,8 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/** One drain slice hands batches to JS for at most this long (as the UDP hub's kDrainBudget). */
-constexpr auto kDrainBudget = std::chrono::microseconds(4000);
 constexpr size_t kTypicalBlock = 1316;
 /** Longest a log line kept for fault() may be. */
 constexpr size_t kMaxLog = 300;
@@ -313,21 +312,12 @@ void RistReceiverWrap::Pump(Napi::Env env) {
     if (Clock::now() - start >= kDrainBudget) break;
   }
   if (!open_) return;
-  bool again;
+  size_t left;
   {
     std::lock_guard<std::mutex> lock(st_->mu);
-    again = !st_->ready.empty();
+    left = st_->ready.size();
   }
-  if (!again) {
-    st_->pending = false;
-    // a batch completed after the last look was not signalled (pending was still set)
-    std::lock_guard<std::mutex> lock(st_->mu);
-    again = !st_->ready.empty() && !st_->pending.exchange(true);
-  }
-  if (again) {
-    if (!pump_.IsEmpty()) pump_.Call(Value(), {});
-    else st_->pending = false;
-  }
+  AfterSlice(st_->pending, pump_, left, st_->mu, [this] { return st_->ready.size(); }, Value());
   if (failure) failure->ThrowAsJavaScriptException();
 }
 

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "transport/srt_receiver.h"
+#include "util/drain.h"
 #include "util/errors.h"
 
 namespace sluice {
@@ -30,7 +31,6 @@ constexpr int kMaxWaitMs = 20;
 constexpr int kMaxReadsPerRound = 512;
 /** SRT live payload is at most 1456 bytes; room for any. */
 constexpr size_t kMaxMessage = 1500;
-constexpr auto kDrainBudget = std::chrono::microseconds(4000);
 
 std::mutex gHubsMu;
 std::map<napi_env, std::weak_ptr<SrtHub>> gHubs;
@@ -119,7 +119,7 @@ SrtHub::~SrtHub() {
 }
 
 void SrtHub::Add(Napi::Env env, const std::shared_ptr<SrtState>& s, Napi::Function pump) {
-  if (pump_.IsEmpty() && !pump.IsEmpty()) pump_ = Napi::Persistent(pump);
+  drain_.Keep(pump);
   if (eid_ < 0) {
     eid_ = srt_epoll_create();
     if (eid_ < 0) throw CodedError(env, "ERR_SRT", srt_getlasterror_str());
@@ -142,7 +142,7 @@ void SrtHub::Add(Napi::Env env, const std::shared_ptr<SrtState>& s, Napi::Functi
     try {
       tsfn_ = Tsfn::New(env, "sluice-srt-hub", 0, 1, this);
       stop_ = false;
-      pending_ = false;
+      drain_.Disarm();
       closing_ = false;
       scratch_.assign(kMaxMessage, 0);
       thread_ = std::thread([this] { Run(); });
@@ -392,68 +392,14 @@ void SrtHub::Run() {
 }
 
 void SrtHub::Signal() {
-  if (closing_ || pending_.exchange(true)) return;
+  if (closing_ || !drain_.Arm()) return;  // a drain is already on its way
   if (tsfn_.NonBlockingCall(this) != napi_ok) closing_ = true;
-}
-
-size_t SrtHub::QueuedLocked() const {
-  size_t n = 0;
-  for (const auto& [id, s] : states_) n += s->ready.size();
-  return n;
-}
-
-size_t SrtHub::Drain(Napi::Env env, std::optional<Napi::Error>& failure) {
-  const Clock::time_point start = Clock::now();
-  std::vector<std::shared_ptr<SrtState>> order;
-  for (;;) {
-    order.clear();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [id, s] : states_) {
-        if (!s->ready.empty()) order.push_back(s);
-      }
-    }
-    if (order.empty()) break;
-    for (const auto& s : order) {
-      SrtItem* b;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (s->ready.empty()) continue;
-        b = s->ready.front();
-        s->ready.pop_front();
-        if (b->kind == SrtItem::kData) s->queued--;
-      }
-      SrtReceiverWrap* w = s->wrap;
-      if (!w) {
-        delete b;
-        continue;
-      }
-      Napi::HandleScope scope(env);
-      try {
-        w->Emit(env, b);
-      } catch (const Napi::Error& e) {
-        if (!failure) failure = e;
-      }
-    }
-    if (Clock::now() - start >= kDrainBudget) break;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  return QueuedLocked();
 }
 
 void SrtHub::Pump(Napi::Env env) {
   std::optional<Napi::Error> failure;
-  size_t left = Drain(env, failure);
-  bool again = left > 0;
-  if (!again) {
-    pending_ = false;
-    std::lock_guard<std::mutex> lock(mu_);
-    again = QueuedLocked() > 0 && !pending_.exchange(true);
-  }
-  if (again) {
-    if (!pump_.IsEmpty()) pump_.Call({});
-    else pending_ = false;
-  }
+  const size_t left = DrainSlice(env, mu_, states_, failure);
+  drain_.After(left, mu_, [this] { return QueuedIn(states_); }, env.Undefined());
   if (failure) failure->ThrowAsJavaScriptException();
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "transport/srt_common.h"
+#include "util/drain.h"
 
 namespace sluice {
 
@@ -90,8 +91,6 @@ class SrtHub {
  private:
   using Tsfn = Napi::TypedThreadSafeFunction<SrtHub, SrtHub, CallJs>;
 
-  size_t Drain(Napi::Env env, std::optional<Napi::Error>& failure);
-  size_t QueuedLocked() const;
   void Signal();
   void Run();
   void OnEvent(SrtState& s, SRTSOCKET sock, int events, bool& added, std::vector<SRTSOCKET>& toClose);
@@ -107,8 +106,7 @@ class SrtHub {
   std::atomic<bool> stop_{false};
   bool running_ = false;  // JS thread
   bool closing_ = false;  // hub thread
-  std::atomic<bool> pending_{false};
-  Napi::FunctionReference pump_;
+  DrainPump drain_;  // one signal per burst; the façade's pump (util/drain.h)
   std::thread thread_;
   Tsfn tsfn_;
   uint64_t nextId_ = 1;

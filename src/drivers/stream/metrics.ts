@@ -4,6 +4,7 @@
 // Names follow Prometheus' conventions (`promtool check metrics` passes, test/api/metrics-
 // promtool.test.ts): base units (bytes, seconds), `_total` only on counters.
 import { Counter, Gauge, type Registry, register } from 'prom-client';
+import type { TransportMetrics } from '../../engine/input.ts';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamMetricsSnapshot } from './instance.ts';
@@ -109,64 +110,50 @@ export function ensureStreamMetrics(services: Services): void {
     },
   });
   simple('sluice_stream_http_clients', 'HTTP-TS clients connected', (m) => m.httpClients);
-  // Recovering transports (RIST, SRT) of the active input: packet counters by kind, and the RTT.
-  new Counter({
-    name: 'sluice_stream_input_transport_packets_total',
-    help: "Packets of the active input's recovering transport (RIST, SRT) since it opened, by kind: received, missing, recovered, lost, …",
-    labelNames: ['stream', 'protocol', 'kind'],
-    registers,
-    collect() {
-      this.reset();
-      for (const s of streams()) {
-        const tm = s.m.transport;
-        if (!tm) continue;
-        for (const [kind, n] of Object.entries(tm.packets))
-          this.inc({ stream: s.name, protocol: tm.protocol, kind }, n);
-      }
-    },
-  });
-  new Gauge({
-    name: 'sluice_stream_input_transport_rtt_seconds',
-    help: "Round-trip time of the active input's recovering transport (RIST, SRT)",
-    labelNames: ['stream', 'protocol'],
-    registers,
-    collect() {
-      this.reset();
-      for (const s of streams()) {
-        const tm = s.m.transport;
-        if (tm) this.set({ stream: s.name, protocol: tm.protocol }, tm.rttSeconds);
-      }
-    },
-  });
-  // Recovering transports (RIST, SRT) of the outputs, by the output's position in the record.
-  new Counter({
-    name: 'sluice_stream_output_transport_packets_total',
-    help: "Packets of an output's recovering transport (RIST, SRT) since it opened, by kind: sent, retransmitted, lost, dropped",
-    labelNames: ['stream', 'output', 'protocol', 'kind'],
-    registers,
-    collect() {
-      this.reset();
-      for (const s of streams()) {
-        for (const tm of s.m.outputTransports) {
-          for (const [kind, n] of Object.entries(tm.packets))
-            this.inc({ stream: s.name, output: tm.output, protocol: tm.protocol, kind }, n);
+  // Recovering transports (RIST, SRT): packet counters by kind, and the RTT — of the active
+  // input, and of each output that has one (labelled with its position in the record).
+  type Link = { labels: Record<string, number>; tm: TransportMetrics };
+  const links = (
+    side: 'input' | 'output',
+    whose: string,
+    rows: (m: StreamMetricsSnapshot) => Link[],
+  ) => {
+    const labelNames = ['stream', ...(side === 'output' ? ['output'] : []), 'protocol'];
+    new Counter({
+      name: `sluice_stream_${side}_transport_packets_total`,
+      help: `Packets of ${whose} recovering transport (RIST, SRT) since it opened, by kind (received, missing, recovered, lost, sent, retransmitted, …)`,
+      labelNames: [...labelNames, 'kind'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of streams()) {
+          for (const { labels, tm } of rows(s.m)) {
+            for (const [kind, n] of Object.entries(tm.packets))
+              this.inc({ stream: s.name, ...labels, protocol: tm.protocol, kind }, n);
+          }
         }
-      }
-    },
-  });
-  new Gauge({
-    name: 'sluice_stream_output_transport_rtt_seconds',
-    help: "Round-trip time of an output's recovering transport (RIST, SRT; for several SRT callers the slowest)",
-    labelNames: ['stream', 'output', 'protocol'],
-    registers,
-    collect() {
-      this.reset();
-      for (const s of streams()) {
-        for (const tm of s.m.outputTransports)
-          this.set({ stream: s.name, output: tm.output, protocol: tm.protocol }, tm.rttSeconds);
-      }
-    },
-  });
+      },
+    });
+    new Gauge({
+      name: `sluice_stream_${side}_transport_rtt_seconds`,
+      help: `Round-trip time of ${whose} recovering transport (RIST, SRT; for several SRT callers the slowest)`,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const s of streams()) {
+          for (const { labels, tm } of rows(s.m))
+            this.set({ stream: s.name, ...labels, protocol: tm.protocol }, tm.rttSeconds);
+        }
+      },
+    });
+  };
+  links('input', "the active input's", (m) =>
+    m.transport ? [{ labels: {}, tm: m.transport }] : [],
+  );
+  links('output', "an output's", (m) =>
+    m.outputTransports.map(({ output, ...tm }) => ({ labels: { output }, tm })),
+  );
   new Gauge({
     name: 'sluice_stream_tr101290_errors',
     help: 'TR 101 290 indicator counts on the active input since it was opened',

@@ -66,20 +66,21 @@ struct Analyzer::Emit {
   bool copying;
   size_t begin = 0, end = 0;
   bool any = false;
-  void Keep(size_t offset) {
+  /** Packets [from, to) of the input are kept. */
+  void Keep(size_t from, size_t to) {
     if (copying) {
-      out->insert(out->end(), base + offset, base + offset + kPacket);
+      out->insert(out->end(), base + from, base + to);
       return;
     }
     if (!any) {
-      begin = offset;
-      end = offset + kPacket;
+      begin = from;
+      end = to;
       any = true;
-    } else if (offset == end) {
-      end += kPacket;
+    } else if (from == end) {
+      end = to;
     } else {
       out->insert(out->end(), base + begin, base + end);
-      out->insert(out->end(), base + offset, base + offset + kPacket);
+      out->insert(out->end(), base + from, base + to);
       copying = true;
     }
   }
@@ -187,8 +188,17 @@ void Analyzer::Process(const uint8_t* buf, size_t len, double now, Emit* emit, s
     }
     if (pos + kPacket > len) break;
     if (buf[pos] == kSync) {
-      if (Packet(buf + pos, now)) emit->Keep(pos);
-      pos += kPacket;
+      // A run of aligned packets, kept as whole ranges: the bookkeeping is per run, not per
+      // packet (a packet is dropped only for a reason: a null with dropNull, a duplicate …).
+      size_t run = pos;
+      do {
+        if (!Packet(buf + pos, now)) {
+          if (pos > run) emit->Keep(run, pos);
+          run = pos + kPacket;
+        }
+        pos += kPacket;
+      } while (pos + kPacket <= len && buf[pos] == kSync);
+      if (pos > run) emit->Keep(run, pos);
       continue;
     }
     // A bad sync byte: one alone is a Sync_byte_error (the packet is dropped); two in a row
@@ -222,11 +232,10 @@ inline bool Analyzer::Packet(const uint8_t* p, double now) {
     c_.nullPackets++;
     return !opts_.dropNull;
   }
-  constexpr uint8_t kSlowB1 = 0x80 | 0x40;  // transport error, payload unit start
-  constexpr uint8_t kSlowB3 = 0xC0 | 0x20;  // scrambled, adaptation field present
-  if ((p[1] & kSlowB1) || (p[3] & kSlowB3) || !(p[3] & 0x10) || st.followSections) {
-    return PacketSlow(st, pid, p, now);
-  }
+  // Fast only with byte 1 free of transport error and unit start (0xC0), and byte 3 clear,
+  // without adaptation field and with payload (its top nibble exactly 0x1): one test.
+  const unsigned odd = (p[1] & 0xC0u) | ((p[3] & 0xF0u) ^ 0x10u) | st.followSections;
+  if (__builtin_expect(odd != 0, 0)) return PacketSlow(st, pid, p, now);
   const uint8_t cc = p[3] & 0x0F;
   st.scrambling = 0;
   if (st.ccValid && cc != ((st.lastCc + 1) & 0x0F)) {

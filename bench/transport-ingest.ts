@@ -1,6 +1,7 @@
 // Benchmark: SRT or RIST ingest on loopback, N streams of 8 Mbit/s — sluice's receive path as an
-// input uses it (N SrtReceiver listeners / N RistReceivers in one process, batches handed to JS;
-// then the same with the native TS analyzer over each batch) beside the reference tools receiving
+// input uses it (N SrtReceiver listeners / N RistReceivers in one process, batches handed to JS
+// with the inputs' batch latency; then the same with the native TS analyzer over each batch,
+// one analyzer per stream) beside the reference tools receiving
 // the same N streams: N `srt-live-transmit … file://con` with stdout on /dev/null, resp. N
 // `ristreceiver` writing to a UDP socket nobody reads. One C sender (bench/transport-peers.c, built
 // here with cc -O2 against libsrt and librist) feeds both sides alike; the sides run one after the
@@ -107,6 +108,7 @@ async function sluiceChild(proto: Protocol, analyze: boolean, ports: number[]): 
   let report: () => void;
   if (proto === 'srt') {
     const { SrtReceiver } = await import('../src/native/srt.ts');
+    const { SRT_BATCH_LATENCY_MS } = await import('../src/inputs/srt/input.ts');
     const rx = ports.map(
       (port, i) =>
         new SrtReceiver({
@@ -114,6 +116,7 @@ async function sluiceChild(proto: Protocol, analyze: boolean, ports: number[]): 
           port,
           bindIf: '127.0.0.1',
           latencyMs: LATENCY_MS,
+          batchLatencyMs: SRT_BATCH_LATENCY_MS, // as the srt input
           onData: onData(i),
           onError,
         }),
@@ -130,6 +133,7 @@ async function sluiceChild(proto: Protocol, analyze: boolean, ports: number[]): 
     };
   } else {
     const { RistReceiver } = await import('../src/native/rist.ts');
+    const { RIST_BATCH_LATENCY_MS } = await import('../src/inputs/rist/input.ts');
     const rx = ports.map(
       (port, i) =>
         new RistReceiver({
@@ -139,6 +143,7 @@ async function sluiceChild(proto: Protocol, analyze: boolean, ports: number[]): 
           rttMinMs: RTT_MIN_MS,
           rttMaxMs: RTT_MAX_MS,
           statsIntervalMs: RIST_STATS_MS,
+          batchLatencyMs: RIST_BATCH_LATENCY_MS, // as the rist input
           onData: onData(i),
           onError,
         }),

@@ -56,9 +56,15 @@ function track(cp: ChildProcess): ChildProcess {
   return cp;
 }
 
-function killAll(): void {
+/** The bench's temporary directory (the sender binary), removed at exit. */
+let workDir: string | undefined;
+
+/** Every child killed, the temporary directory removed: on return, exit and Ctrl-C. */
+function cleanUp(): void {
   for (const cp of live) cp.kill('SIGKILL');
   live.clear();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+  workDir = undefined;
 }
 
 // ---- the sluice child -------------------------------------------------------------------------
@@ -529,6 +535,7 @@ async function run(
 
 // ---- main -------------------------------------------------------------------------------------
 
+/** CPU seconds per Gbit the sender sent in the window (all of it received when lossless). */
 const perGbit = (r: Run) => r.cpu / ((r.window * r.n * MSG * 8) / 1e9);
 
 async function main(): Promise<void> {
@@ -546,6 +553,7 @@ async function main(): Promise<void> {
     throw new Error('seconds-per-step in (0, 120], streams per step integers in [1, 500]');
   }
   const dir = mkdtempSync(join(tmpdir(), 'sluice-transport-bench-'));
+  workDir = dir;
   const peersBin = join(dir, 'transport-peers');
   const flags = execFileSync('pkg-config', ['--cflags', '--libs', 'srt', 'librist'], {
     encoding: 'utf8',
@@ -639,8 +647,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    killAll();
-    rmSync(dir, { recursive: true, force: true });
+    cleanUp();
   }
 }
 
@@ -653,10 +660,10 @@ if (process.argv[2] === '--child') {
 } else {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      killAll();
+      cleanUp();
       process.exit(130);
     });
   }
-  process.on('exit', killAll);
+  process.on('exit', cleanUp);
   await main();
 }

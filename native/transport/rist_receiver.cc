@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <optional>
 
@@ -227,14 +228,30 @@ RistReceiverWrap::RistReceiverWrap(const Napi::CallbackInfo& info)
       fail("cannot open peer " + po.url + (why.empty() ? "" : ": " + why));
     }
   }
-  if (rist_start(ctx_) != 0) fail("rist_start failed");
+  if (rist_receiver_data_callback_set2(ctx_, OnData, this) != 0) {
+    fail("rist_receiver_data_callback_set2 failed");
+  }
+  // Ready for batches before librist starts delivering them.
   st_->tsfn = Napi::ThreadSafeFunction::New(
       env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "sluice-rist", 0, 1);
   st_->tsfnOpen = true;
   onData_ = Napi::Persistent(info[1].As<Napi::Function>());
   st_->wrap = this;
+  timer_ = std::thread([this] { Time(); });
+  if (rist_start(ctx_) != 0) {
+    st_->wrap = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(batchMu_);
+      st_->stop = true;
+      batchCv_.notify_one();
+    }
+    timer_.join();
+    st_->tsfnOpen = false;
+    st_->tsfn.Release();
+    onData_.Reset();
+    fail("rist_start failed");
+  }
   open_ = true;
-  reader_ = std::thread([this] { Read(); });
   Ref();  // an open receiver lives (and keeps the loop alive) until close()
 }
 
@@ -257,38 +274,53 @@ void RistReceiverWrap::Complete(RistBatch*& cur) {
   st_->Signal();
 }
 
-void RistReceiverWrap::Read() {
-  RistBatch* cur = nullptr;
-  Clock::time_point first{};
-  const auto latency = std::chrono::milliseconds(opts_.batchLatencyMs);
-  while (!st_->stop) {
-    int wait = 20;  // ms: also bounds how long close() waits for this thread
-    if (cur) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(first + latency - Clock::now());
-      wait = std::max(0, std::min(wait, static_cast<int>(left.count())));
-    }
-    rist_data_block* block = nullptr;
-    const int rc = rist_receiver_data_read2(ctx_, &block, wait);
-    if (rc > 0 && block) {
-      if (!cur) {
-        cur = new RistBatch();
-        cur->data.reserve(static_cast<size_t>(opts_.batchBlocks) * kTypicalBlock);
-        cur->lengths.reserve(static_cast<size_t>(opts_.batchBlocks));
-        first = Clock::now();
-      }
-      const auto* p = static_cast<const uint8_t*>(block->payload);
-      cur->data.insert(cur->data.end(), p, p + block->payload_len);
-      cur->lengths.push_back(static_cast<int32_t>(block->payload_len));
-      st_->blocks++;
-      st_->bytes += block->payload_len;
-      if (block->flags & RIST_DATA_FLAGS_DISCONTINUITY) st_->discontinuities++;
-      rist_receiver_data_block_free2(&block);
-      if (static_cast<int>(cur->lengths.size()) >= opts_.batchBlocks) Complete(cur);
-    }
-    if (cur && Clock::now() >= first + latency) Complete(cur);
+// librist hands each block to OnData on its flow's output thread (no thread of ours in the
+// data path, no wake-up per packet); the block joins the current batch, which is completed
+// when full here, or at its deadline by the timer thread — that one sleeps until the deadline
+// of the batch being filled, or until the first block after a quiet spell.
+int RistReceiverWrap::OnData(void* arg, rist_data_block* block) {
+  static_cast<RistReceiverWrap*>(arg)->Take(block);
+  return 0;
+}
+
+void RistReceiverWrap::Take(rist_data_block* block) {
+  std::unique_lock<std::mutex> lock(batchMu_);
+  if (!cur_) {
+    cur_ = new RistBatch();
+    cur_->data.reserve(static_cast<size_t>(opts_.batchBlocks) * kTypicalBlock);
+    cur_->lengths.reserve(static_cast<size_t>(opts_.batchBlocks));
+    first_ = Clock::now();
+    if (timerIdle_) batchCv_.notify_one();  // a deadline to keep
   }
-  delete cur;
+  const auto* p = static_cast<const uint8_t*>(block->payload);
+  cur_->data.insert(cur_->data.end(), p, p + block->payload_len);
+  cur_->lengths.push_back(static_cast<int32_t>(block->payload_len));
+  st_->blocks++;
+  st_->bytes += block->payload_len;
+  if (block->flags & RIST_DATA_FLAGS_DISCONTINUITY) st_->discontinuities++;
+  rist_receiver_data_block_free2(&block);
+  if (static_cast<int>(cur_->lengths.size()) >= opts_.batchBlocks) Complete(cur_);
+}
+
+void RistReceiverWrap::Time() {
+  const auto latency = std::chrono::milliseconds(opts_.batchLatencyMs);
+  std::unique_lock<std::mutex> lock(batchMu_);
+  while (!st_->stop) {
+    if (!cur_) {
+      timerIdle_ = true;
+      batchCv_.wait(lock, [this] { return cur_ != nullptr || st_->stop.load(); });
+      timerIdle_ = false;
+      continue;
+    }
+    const Clock::time_point due = first_ + latency;
+    if (Clock::now() >= due) {
+      Complete(cur_);
+      continue;
+    }
+    batchCv_.wait_until(lock, due);
+  }
+  delete cur_;
+  cur_ = nullptr;
 }
 
 void RistReceiverWrap::Pump(Napi::Env env) {
@@ -387,11 +419,15 @@ void RistReceiverWrap::Shutdown() {
   if (!open_) return;
   open_ = false;
   st_->wrap = nullptr;
-  st_->stop = true;
-  if (reader_.joinable()) reader_.join();
-  // rist_destroy joins librist's threads: no callback of it runs after this line.
+  // rist_destroy joins librist's threads: no callback of it (OnData included) runs after it.
   if (ctx_) rist_destroy(ctx_);
   ctx_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(batchMu_);
+    st_->stop = true;
+    batchCv_.notify_one();
+  }
+  if (timer_.joinable()) timer_.join();
   if (log_) rist_logging_settings_free2(&log_);
   {
     std::lock_guard<std::mutex> lock(st_->mu);

@@ -13,6 +13,8 @@
 #include "util/batch_slab.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -23,6 +25,8 @@
 
 struct rist_ctx;
 struct rist_logging_settings;
+
+struct rist_data_block;
 
 namespace sluice {
 
@@ -101,7 +105,9 @@ public:
 
  private:
   void Emit(Napi::Env env, RistBatch* b);
-  void Read();               // reader thread
+  static int OnData(void* arg, rist_data_block* block);  // librist's flow thread
+  void Take(rist_data_block* block);
+  void Time();  // timer thread: completes a batch at its deadline
   void Complete(RistBatch*& cur);
   void Shutdown();
 
@@ -109,7 +115,13 @@ public:
   std::shared_ptr<RistState> st_;
   rist_ctx* ctx_ = nullptr;
   rist_logging_settings* log_ = nullptr;
-  std::thread reader_;
+  std::thread timer_;
+  // The batch being filled (librist's flow thread, the timer thread: under batchMu_).
+  std::mutex batchMu_;
+  std::condition_variable batchCv_;
+  RistBatch* cur_ = nullptr;
+  std::chrono::steady_clock::time_point first_{};
+  bool timerIdle_ = false;
   bool open_ = false;
   Napi::FunctionReference onData_;
   Napi::FunctionReference pump_;

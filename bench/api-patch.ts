@@ -2,7 +2,12 @@
 // fsync → plan) under 50 concurrent clients, beside a bare node:http peer that receives the
 // same requests and only does the floor of the work: one serialised atomic write (temp file,
 // fsync, rename, fsync dir) of a file of the same size per request.
+// Equal work: no. Both answer the same PATCHes from the same client loops (one keep-alive agent,
+// 50 sockets, in this process), one after the other, both behind node:http in this process, both
+// with edits serialised (the same SerialQueue); the peer parses the body and writes, sluice also
+// applies the patch, validates the whole document and plans. The peer is not tuned further.
 // Run: npx tsx bench/api-patch.ts [streams=100] [requests=1000] [clients=50]
+// Figures: printed; copy them to bench/RESULTS.md.
 import { mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -2,7 +2,11 @@
 // beside a baseline doing the least comparable work on the same specs in the same run: a
 // JSON.stringify of both sides compared as strings (it finds *whether* a spec changed, not
 // what, and knows nothing of apply classes or secrets).
+// Equal work: no; the baseline is the least work that answers "did anything change", over the
+// same loaded specs (both sides built in the same key order), best of 5 each, CPU time of this
+// process beside wall time. Load + validate has no peer; it is timed once against the goal.
 // Run: npx tsx bench/config-plan.ts [streams]   (default 10000)
+// Figures: printed; copy them to bench/RESULTS.md.
 import { fieldRules } from '../src/config/schema.ts';
 import type { DesiredState, Resource } from '../src/config/types.ts';
 import { plan } from '../src/reconciler/plan.ts';

@@ -1,12 +1,19 @@
-// Bench: the archive's three hot paths, each beside a peer doing the same work in the same run.
+// Bench: the archive's three hot paths, each beside a peer in the same run.
 // 1. 24 h VOD playlist (43,200 chunks of 2 s) from the storage's hour blocks: cold (every
-//    block rendered from the index), a fresh process over hours stored as they closed, a sliding window with live appends, a repeat; beside
-//    the OTT part's own buildMediaPlaylist over the same descriptors already in memory.
-// 2. One cleanup pass choosing and deleting 1,000,000 indexed chunks' worth of rolling trim
-//    (rows only, no files), beside a bare `DELETE … WHERE start_ms < ?` on a copy.
-// 3. Recording writes (temp → fsync → rename, async) beside a plain sync fsync-per-chunk
-//    writer to the same disk, with the event loop's p99 delay during our run.
+//    block rendered from the index), a fresh process over hours stored as they closed, a
+//    sliding window with live appends, a repeat; beside the OTT part's own buildMediaPlaylist
+//    over the same descriptors already in memory. Not equal: the peer reads no index, it only
+//    renders the same text; the previous renderer (`SELECT *` + vodPlaylist) is timed too.
+// 2. Rolling cleanup of 10 streams down to their last hour, over 1,000,000 indexed chunks
+//    (rows only, no files): chosen by the cleanup's own query in passes and deleted by id,
+//    beside one bare `DELETE … WHERE start_ms < ?` on a copy filled the same way (same schema
+//    and triggers). Not equal: the peer chooses nothing, it is the floor of the delete.
+// 3. Recording writes of 1 MiB chunks. Equal work: both open `<path>.tmp`, write, fsync, close
+//    and rename, one chunk after the other; ours as one native thread-pool job per chunk
+//    (writeDurable, what the recorder runs) with the event loop's p99 delay measured, the peer
+//    as plain synchronous calls on the main thread, its fastest form for one writer.
 // Usage: npx tsx bench/dvr-archive.ts [chunks-for-cleanup] [write-chunks]
+// Figures: printed; copy them to bench/RESULTS.md.
 import {
   closeSync,
   fsyncSync,

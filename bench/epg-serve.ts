@@ -5,7 +5,14 @@
 // 2. The real server (`bin/sluice.js serve`, guide imported from a file source): cached
 //    /data/epg/channel on the admin port and cached /xmltv.gz on the EPG port under wrk, each
 //    beside nginx serving a file with the same bytes in the same run.
+// Equal work: (1) the floor is the one SQLite query channelDay() runs, without the language pick
+// and the JSON; (2) the same bytes to the same wrk (one thread, 16 keep-alive connections for
+// the JSON, 4 with `Connection: close` for /xmltv.gz, as the EPG server closes every
+// connection). nginx runs one worker with the access log off and otherwise its defaults
+// (bench/http-peers.ts EPG_STYLE: sendfile off, no open-file cache, keepalive_requests 1000);
+// it is not tuned further.
 // Usage: npx tsx bench/epg-serve.ts [seconds-per-wrk-run]
+// Figures: printed; copy them to bench/RESULTS.md.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

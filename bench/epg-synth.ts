@@ -1,5 +1,8 @@
-// Shared by the EPG benchmarks: a synthetic XMLTV guide written to a file in chunks (never one
-// string), and a child-process runner that reports a JSON line (clean RSS per measurement).
+// Not a bench: the helpers epg-big.ts, epg-xmltv.ts and epg-serve.ts share. A generator of a
+// synthetic XMLTV guide (channels × days × programmes per day, optional description padding),
+// written to a file in chunks (never one string); a child-process runner that reports a JSON line
+// (clean RSS per measurement); the guide import into a source database. epg-import.ts keeps its
+// own copy of the same generator (same elements, same bytes without padding).
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';

@@ -1,6 +1,8 @@
-// Bench helper for the HTTP benches: nginx as the static-file anchor (run as our own child on a
-// free loopback port with its own temporary config and prefix, never the system's) and wrk
-// driving a URL. Each bench says how nginx serves its files (the `NginxStyle`).
+// Not a bench: the helper bench/ott-delivery.ts and bench/epg-serve.ts share. nginx as the
+// static-file peer (run as our own child on a free loopback port with its own temporary config
+// and prefix, never the system's; one worker, access log off) and wrk (one thread) driving a
+// URL. Each bench says how nginx serves its files (the `NginxStyle`): segments at nginx's
+// fastest on loopback, EPG documents at its defaults.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -36,7 +38,8 @@ export const SEGMENT_STYLE: NginxStyle = {
     '  open_file_cache_valid 60s;\n  keepalive_requests 1000000;',
 };
 
-/** EPG documents, never cached by clients (as the server answers them). */
+/** EPG documents, never cached by clients (as the server answers them). nginx's defaults
+ *  otherwise (sendfile off, no open-file cache, keepalive_requests 1000). */
 export const EPG_STYLE: NginxStyle = {
   types: 'application/json json; application/octet-stream gz;',
   workerConnections: 1024,

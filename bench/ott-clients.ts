@@ -2,6 +2,8 @@
 // against one live media playlist for SECONDS. Each client keeps its own keep-alive
 // connection, reloads the playlist every half target duration, fetches every new segment
 // once, and counts errors; latency is request to last byte. Prints a Markdown table.
+// No peer: this is the load of the 1,000-client step; the check is 0 errors and no client a
+// segment behind (the longest wait for a new segment against the target duration).
 // Run: CLIENTS=1000 SECONDS=20 npx tsx bench/ott-clients.ts http://127.0.0.1:P/name/index.m3u8
 import http from 'node:http';
 

@@ -9,7 +9,13 @@
 // CPU is read from /proc/<pid>/stat for both sides (all threads; the sum of the N peer processes)
 // over the same window: after the connections are up and a warm-up second, while sending. Wake-ups
 // are the voluntary + involuntary context switches of every thread, from /proc/<pid>/task.
+// Equal work: both sides receive the same messages with the same protocol settings (SRT latency
+// 200 ms; RIST recovery buffer 200 ms, RTT 50–500 ms, statistics every 500 ms). The peers also
+// hand every message on (srt-live-transmit one write per 4 KiB to /dev/null, ristreceiver one
+// sendto per packet to an unread socket, the cheapest sinks they have); sluice counts the
+// batches in JS. The peers run as shipped, one process per stream, as operators run them.
 // Run: npx tsx bench/transport-ingest.ts srt|rist [seconds-per-step] [N,N,…]
+// Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';

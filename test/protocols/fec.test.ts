@@ -155,7 +155,9 @@ t.test('encoder: a row after each L packets, columns staggered over the next mat
   );
   // Column c completes with the packet of index 16 + c and leaves 1 + c·D packets later.
   const mediaBefore = s
-    .map((x, i) => (x.kind === 'column' ? s.slice(0, i).filter((y) => y.kind === 'media').length : -1))
+    .map((x, i) =>
+      x.kind === 'column' ? s.slice(0, i).filter((y) => y.kind === 'media').length : -1,
+    )
     .filter((n) => n >= 0);
   t.same(mediaBefore, [17, 23, 29, 35, 37]);
 });
@@ -192,24 +194,27 @@ t.test('a 2 × 2 square of losses cannot be recovered: nothing invented', async 
   t.equal(recovered.length, 0);
 });
 
-t.test('the last packet of a row is recovered only once a later packet shows the hole', async (t) => {
-  const recovered: Buffer[] = [];
-  const dec = new FecDecoder((d) => recovered.push(d));
-  const s = encode(5, 5, true, 10, 10);
-  // Rows: 10..14 then its FEC, 15..19 then its FEC. Drop 14; the row FEC arrives "early".
-  for (const x of s) {
-    if (x.kind === 'media' && x.seq === 14) continue;
-    if (x.kind === 'media') dec.pushMedia(x.d, x.seq!, SSRC);
-    else dec.pushFec(parseFec(x.d) as FecPacket);
-    if (x.kind === 'row') {
-      t.equal(recovered.length, 0, 'not before a later packet arrived');
-      break;
+t.test(
+  'the last packet of a row is recovered only once a later packet shows the hole',
+  async (t) => {
+    const recovered: Buffer[] = [];
+    const dec = new FecDecoder((d) => recovered.push(d));
+    const s = encode(5, 5, true, 10, 10);
+    // Rows: 10..14 then its FEC, 15..19 then its FEC. Drop 14; the row FEC arrives "early".
+    for (const x of s) {
+      if (x.kind === 'media' && x.seq === 14) continue;
+      if (x.kind === 'media') dec.pushMedia(x.d, x.seq!, SSRC);
+      else dec.pushFec(parseFec(x.d) as FecPacket);
+      if (x.kind === 'row') {
+        t.equal(recovered.length, 0, 'not before a later packet arrived');
+        break;
+      }
     }
-  }
-  dec.pushMedia(media(15), 15, SSRC);
-  t.equal(recovered.length, 1);
-  t.equal(recovered[0]!.readUInt16BE(2), 14);
-});
+    dec.pushMedia(media(15), 15, SSRC);
+    t.equal(recovered.length, 1);
+    t.equal(recovered[0]!.readUInt16BE(2), 14);
+  },
+);
 
 t.test('FEC far from the media, duplicates and inconsistent lengths are counted', async (t) => {
   const s = encode(5, 5, true, 500, 30);

@@ -29,6 +29,17 @@ async function udpFree(port: number): Promise<boolean> {
   });
 }
 
+/** A free UDP port (freePort checks TCP only: a UDP socket of a relay may hold it). */
+export async function udpPort(): Promise<number> {
+  const s = createSocket('udp4');
+  return new Promise((resolve) => {
+    s.bind(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
 /** A port p with p, p + 2 and p + 4 free (media, column FEC, row FEC). */
 export async function portTriple(): Promise<number> {
   for (let i = 0; i < 50; i++) {

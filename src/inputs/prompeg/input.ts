@@ -26,6 +26,8 @@ export const GAP_TIMEOUT_MS = 2000;
 const GAP_CHECK_MS = 50;
 /** Bad packets in a row (none good between) before the input says why. */
 const BAD_RUN = 10;
+/** Packets in a row from a new SSRC before it replaces the one in use. */
+const SSRC_SWITCH_RUN = 3;
 
 type Flow = 'media' | 'column' | 'row';
 
@@ -51,6 +53,10 @@ export class PrompegInput implements InputTransport {
   private fecProblem = '';
   private tsProblem = '';
   private socketError = '';
+  private ssrc = -1;
+  private candidate = -1;
+  private candidateRun = 0;
+  private foreignSsrc = 0;
 
   constructor(
     private readonly cfg: Record<string, unknown>,
@@ -125,8 +131,51 @@ export class PrompegInput implements InputTransport {
       this.notRtp++;
       return;
     }
+    if (!this.sameSource(p.ssrc)) return;
+    const payload = this.payloadOf(p);
+    if (!payload) return;
     if (!this.decoder.pushMedia(d, p.seq, p.ssrc)) return; // already recovered or a duplicate
-    this.deliver(p);
+    this.seq.push({ ...p, payload });
+  }
+
+  /** The SSRC in use is kept until SSRC_SWITCH_RUN packets in a row come from another one (a
+   *  sender restart): a stray or forged datagram does not reset the FEC and reorder state. */
+  private sameSource(ssrc: number): boolean {
+    if (this.ssrc < 0 || ssrc === this.ssrc) {
+      this.ssrc = ssrc;
+      this.candidateRun = 0;
+      return true;
+    }
+    if (ssrc !== this.candidate) {
+      this.candidate = ssrc;
+      this.candidateRun = 0;
+    }
+    if (++this.candidateRun < SSRC_SWITCH_RUN) {
+      this.foreignSsrc++;
+      return false;
+    }
+    this.ssrc = ssrc;
+    this.candidateRun = 0;
+    return true;
+  }
+
+  /** The payload as TS (decrypted with the passphrase), or null when it is not TS (counted;
+   *  a run of them is the input's fault, in words). */
+  private payloadOf(p: RtpPacket): Buffer | null {
+    const payload = this.cipher
+      ? this.cipher.apply(p.ssrc, p.timestamp, p.seq, p.payload)
+      : p.payload;
+    if (payload.length === 0 || payload[0] !== 0x47) {
+      this.notMpegTs++;
+      if (++this.badTsRun >= BAD_RUN)
+        this.tsProblem = this.cipher
+          ? 'payload does not decrypt to MPEG-TS: passphrase differs?'
+          : 'payload is not MPEG-TS: does the sender encrypt (passphrase)?';
+      return null;
+    }
+    this.badTsRun = 0;
+    this.tsProblem = '';
+    return payload;
   }
 
   private onFec(d: Buffer, flow: 'column' | 'row'): void {
@@ -152,27 +201,11 @@ export class PrompegInput implements InputTransport {
 
   private onRecovered(d: Buffer): void {
     const p = parseRtp(d);
-    if (!p) return;
+    const payload = p && this.payloadOf(p);
+    if (!p || !payload) return;
     const dup = this.seq.duplicates;
-    this.deliver(p);
-    if (this.seq.duplicates > dup) this.recoveredLate++; // the reorder buffer had given it up
-  }
-
-  private deliver(p: RtpPacket): void {
-    const payload = this.cipher
-      ? this.cipher.apply(p.ssrc, p.timestamp, p.seq, p.payload)
-      : p.payload;
-    if (payload.length === 0 || payload[0] !== 0x47) {
-      this.notMpegTs++;
-      if (++this.badTsRun >= BAD_RUN)
-        this.tsProblem = this.cipher
-          ? 'payload does not decrypt to MPEG-TS: passphrase differs?'
-          : 'payload is not MPEG-TS: does the sender encrypt (passphrase)?';
-      return;
-    }
-    this.badTsRun = 0;
-    this.tsProblem = '';
     this.seq.push({ ...p, payload });
+    if (this.seq.duplicates > dup) this.recoveredLate++; // the reorder buffer had given it up
   }
 
   /** Give a hole up once it has waited GAP_TIMEOUT_MS (the FEC window in packets did not pass). */
@@ -232,6 +265,7 @@ export class PrompegInput implements InputTransport {
         fec: s.fecColumns + s.fecRows,
         rejected:
           this.notRtp +
+          this.foreignSsrc +
           this.oversized +
           this.notMpegTs +
           this.fecHeaderErrors +
@@ -263,6 +297,7 @@ export class PrompegInput implements InputTransport {
       duplicates: this.seq.duplicates + s.duplicates,
       restarts: s.restarts,
       notRtp: this.notRtp,
+      foreignSsrc: this.foreignSsrc,
       oversized: this.oversized,
       notMpegTs: this.notMpegTs,
       fecHeaderErrors: this.fecHeaderErrors,

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '7a114b22dc70bd866c4c43780ec2ee2b6f521ae20a8b4ef3d2832680bfcf2fc3';
+  '18935cc856d45a28fb2776829fded96660b6bed79460d4248c20b1953fa1da3f';
 
 /** Server */
 export interface ServerSpec {
@@ -1820,7 +1820,7 @@ export interface StreamOutputSpec {
   /**
    * output kind; selects the field group
    */
-  type: 'udp' | 'rtp' | 'srt' | 'rist';
+  type: 'udp' | 'rtp' | 'srt' | 'rist' | 'prompeg';
   /**
    * destination host or multicast group
    * or: destination host when dialling; permitted remote host when listening (empty = any)
@@ -1898,6 +1898,7 @@ export interface StreamOutputSpec {
   'srt-client-timeout-ms'?: number;
   /**
    * encryption; empty = none; both ends must match
+   * or: non-standard payload encryption (AES-128-CTR); empty = none; both ends must match
    * @default ""
    */
   passphrase?: string;
@@ -1933,6 +1934,31 @@ export interface StreamOutputSpec {
    * weight per further receiver, as weight; absent = 0 for each (duplicated)
    */
   'rist-addr-weight'?: number[];
+  /**
+   * L: columns of the FEC matrix (packets per row); L × D at most 100
+   * @default 5
+   */
+  'prompeg-columns'?: number;
+  /**
+   * D: rows of the FEC matrix (packets per column); L × D at most 100
+   * @default 5
+   */
+  'prompeg-rows'?: number;
+  /**
+   * send row FEC too (2-D); false = column FEC only (1-D)
+   * @default true
+   */
+  'prompeg-row-fec'?: boolean;
+  /**
+   * media and both FEC flows to port (non-standard; the receiver must be set the same)
+   * @default false
+   */
+  'prompeg-multiplexing'?: boolean;
+  /**
+   * obfuscation of the FEC header; 0 = standard; both ends must match
+   * @default 0
+   */
+  'prompeg-header-xor'?: number;
 }
 
 /** Each resource kind's record as its driver gets it (every default applied). */

@@ -750,7 +750,7 @@ const schema49 = {
   ],
   'x-same-length': { arrays: ['biss-pnr', 'biss-key'], absentIsEmpty: true },
 };
-const schema79 = {
+const schema80 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'Adaptive stream group',
   description:
@@ -814,7 +814,7 @@ const schema79 = {
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^/.*/$', 'u');
-const pattern10 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern11 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -14415,14 +14415,14 @@ const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'Stream output',
   description:
-    'One output of a stream. "type" selects the field group; rtp adds its fields to udp. Unknown members are accepted with a warning.',
+    'One output of a stream. "type" selects the field group; rtp adds its fields to udp, prompeg adds its fields to rtp. Unknown members are accepted with a warning.',
   type: 'object',
   required: ['type'],
   properties: {
     type: {
       description: 'output kind; selects the field group',
       type: 'string',
-      enum: ['udp', 'rtp', 'srt', 'rist'],
+      enum: ['udp', 'rtp', 'srt', 'rist', 'prompeg'],
       'x-apply': 'restart',
     },
   },
@@ -14442,6 +14442,10 @@ const schema73 = {
     {
       if: { properties: { type: { const: 'rist' } }, required: ['type'] },
       then: { $ref: '#/$defs/rist' },
+    },
+    {
+      if: { properties: { type: { const: 'prompeg' } }, required: ['type'] },
+      then: { $ref: '#/$defs/prompeg' },
     },
   ],
   $defs: {
@@ -14678,6 +14682,60 @@ const schema73 = {
         { arrays: ['rist-addr-address', 'rist-addr-port'], absentIsEmpty: true },
         { arrays: ['rist-addr-address', 'rist-addr-weight'], absentIsEmpty: false },
       ],
+    },
+    prompeg: {
+      description:
+        'fields of a prompeg output: RTP with SMPTE 2022-1 (Pro-MPEG CoP3) FEC; column FEC to port + 2, row FEC to port + 4 (docs/transports.md, Pro-MPEG FEC)',
+      allOf: [{ $ref: '#/$defs/rtp' }],
+      properties: {
+        'prompeg-columns': {
+          description: 'L: columns of the FEC matrix (packets per row); L × D at most 100',
+          type: 'integer',
+          default: 5,
+          minimum: 1,
+          maximum: 20,
+          'x-apply': 'restart',
+        },
+        'prompeg-rows': {
+          description: 'D: rows of the FEC matrix (packets per column); L × D at most 100',
+          type: 'integer',
+          default: 5,
+          minimum: 4,
+          maximum: 20,
+          'x-apply': 'restart',
+        },
+        'prompeg-row-fec': {
+          description: 'send row FEC too (2-D); false = column FEC only (1-D)',
+          type: 'boolean',
+          default: true,
+          'x-apply': 'restart',
+        },
+        'prompeg-multiplexing': {
+          description:
+            'media and both FEC flows to port (non-standard; the receiver must be set the same)',
+          type: 'boolean',
+          default: false,
+          'x-apply': 'restart',
+        },
+        'prompeg-header-xor': {
+          description: 'obfuscation of the FEC header; 0 = standard; both ends must match',
+          type: 'integer',
+          default: 0,
+          minimum: 0,
+          maximum: 255,
+          'x-apply': 'restart',
+        },
+        passphrase: {
+          description:
+            'non-standard payload encryption (AES-128-CTR); empty = none; both ends must match',
+          type: 'string',
+          default: '',
+          pattern: '^$|^[\\s\\S]{10,64}$',
+          'x-pattern-text': 'empty or 10 to 64 characters',
+          'x-secret': true,
+          'x-apply': 'restart',
+        },
+      },
     },
   },
 };
@@ -15270,6 +15328,361 @@ function validate39(
 }
 validate39.evaluated = {
   props: {
+    'rtp-payload-type': true,
+    address: true,
+    port: true,
+    'bind-if': true,
+    ttl: true,
+    'packets-per-datagram': true,
+  },
+  dynamicProps: false,
+  dynamicItems: false,
+};
+const schema79 = {
+  description:
+    'fields of a prompeg output: RTP with SMPTE 2022-1 (Pro-MPEG CoP3) FEC; column FEC to port + 2, row FEC to port + 4 (docs/transports.md, Pro-MPEG FEC)',
+  allOf: [{ $ref: '#/$defs/rtp' }],
+  properties: {
+    'prompeg-columns': {
+      description: 'L: columns of the FEC matrix (packets per row); L × D at most 100',
+      type: 'integer',
+      default: 5,
+      minimum: 1,
+      maximum: 20,
+      'x-apply': 'restart',
+    },
+    'prompeg-rows': {
+      description: 'D: rows of the FEC matrix (packets per column); L × D at most 100',
+      type: 'integer',
+      default: 5,
+      minimum: 4,
+      maximum: 20,
+      'x-apply': 'restart',
+    },
+    'prompeg-row-fec': {
+      description: 'send row FEC too (2-D); false = column FEC only (1-D)',
+      type: 'boolean',
+      default: true,
+      'x-apply': 'restart',
+    },
+    'prompeg-multiplexing': {
+      description:
+        'media and both FEC flows to port (non-standard; the receiver must be set the same)',
+      type: 'boolean',
+      default: false,
+      'x-apply': 'restart',
+    },
+    'prompeg-header-xor': {
+      description: 'obfuscation of the FEC header; 0 = standard; both ends must match',
+      type: 'integer',
+      default: 0,
+      minimum: 0,
+      maximum: 255,
+      'x-apply': 'restart',
+    },
+    passphrase: {
+      description:
+        'non-standard payload encryption (AES-128-CTR); empty = none; both ends must match',
+      type: 'string',
+      default: '',
+      pattern: '^$|^[\\s\\S]{10,64}$',
+      'x-pattern-text': 'empty or 10 to 64 characters',
+      'x-secret': true,
+      'x-apply': 'restart',
+    },
+  },
+};
+function validate41(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate41.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (
+    !validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+  ) {
+    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+    errors = vErrors.length;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data['prompeg-columns'] !== undefined) {
+      let data0 = data['prompeg-columns'];
+      if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
+        const err0 = {
+          instancePath: instancePath + '/prompeg-columns',
+          schemaPath: '#/properties/prompeg-columns/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema79.properties['prompeg-columns'].type,
+          parentSchema: schema79.properties['prompeg-columns'],
+          data: data0,
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+      if (typeof data0 == 'number' && isFinite(data0)) {
+        if (data0 > 20 || isNaN(data0)) {
+          const err1 = {
+            instancePath: instancePath + '/prompeg-columns',
+            schemaPath: '#/properties/prompeg-columns/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 20 },
+            message: 'must be <= 20',
+            schema: 20,
+            parentSchema: schema79.properties['prompeg-columns'],
+            data: data0,
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+        if (data0 < 1 || isNaN(data0)) {
+          const err2 = {
+            instancePath: instancePath + '/prompeg-columns',
+            schemaPath: '#/properties/prompeg-columns/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema79.properties['prompeg-columns'],
+            data: data0,
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['prompeg-rows'] !== undefined) {
+      let data1 = data['prompeg-rows'];
+      if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+        const err3 = {
+          instancePath: instancePath + '/prompeg-rows',
+          schemaPath: '#/properties/prompeg-rows/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema79.properties['prompeg-rows'].type,
+          parentSchema: schema79.properties['prompeg-rows'],
+          data: data1,
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+      if (typeof data1 == 'number' && isFinite(data1)) {
+        if (data1 > 20 || isNaN(data1)) {
+          const err4 = {
+            instancePath: instancePath + '/prompeg-rows',
+            schemaPath: '#/properties/prompeg-rows/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 20 },
+            message: 'must be <= 20',
+            schema: 20,
+            parentSchema: schema79.properties['prompeg-rows'],
+            data: data1,
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (data1 < 4 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + '/prompeg-rows',
+            schemaPath: '#/properties/prompeg-rows/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 4 },
+            message: 'must be >= 4',
+            schema: 4,
+            parentSchema: schema79.properties['prompeg-rows'],
+            data: data1,
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['prompeg-row-fec'] !== undefined) {
+      let data2 = data['prompeg-row-fec'];
+      if (typeof data2 !== 'boolean') {
+        const err6 = {
+          instancePath: instancePath + '/prompeg-row-fec',
+          schemaPath: '#/properties/prompeg-row-fec/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema79.properties['prompeg-row-fec'].type,
+          parentSchema: schema79.properties['prompeg-row-fec'],
+          data: data2,
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data['prompeg-multiplexing'] !== undefined) {
+      let data3 = data['prompeg-multiplexing'];
+      if (typeof data3 !== 'boolean') {
+        const err7 = {
+          instancePath: instancePath + '/prompeg-multiplexing',
+          schemaPath: '#/properties/prompeg-multiplexing/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema79.properties['prompeg-multiplexing'].type,
+          parentSchema: schema79.properties['prompeg-multiplexing'],
+          data: data3,
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data['prompeg-header-xor'] !== undefined) {
+      let data4 = data['prompeg-header-xor'];
+      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+        const err8 = {
+          instancePath: instancePath + '/prompeg-header-xor',
+          schemaPath: '#/properties/prompeg-header-xor/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema79.properties['prompeg-header-xor'].type,
+          parentSchema: schema79.properties['prompeg-header-xor'],
+          data: data4,
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+      if (typeof data4 == 'number' && isFinite(data4)) {
+        if (data4 > 255 || isNaN(data4)) {
+          const err9 = {
+            instancePath: instancePath + '/prompeg-header-xor',
+            schemaPath: '#/properties/prompeg-header-xor/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 255 },
+            message: 'must be <= 255',
+            schema: 255,
+            parentSchema: schema79.properties['prompeg-header-xor'],
+            data: data4,
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (data4 < 0 || isNaN(data4)) {
+          const err10 = {
+            instancePath: instancePath + '/prompeg-header-xor',
+            schemaPath: '#/properties/prompeg-header-xor/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema79.properties['prompeg-header-xor'],
+            data: data4,
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.passphrase !== undefined) {
+      let data5 = data.passphrase;
+      if (typeof data5 === 'string') {
+        if (!pattern6.test(data5)) {
+          const err11 = {
+            instancePath: instancePath + '/passphrase',
+            schemaPath: '#/properties/passphrase/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^$|^[\\s\\S]{10,64}$' },
+            message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
+            schema: '^$|^[\\s\\S]{10,64}$',
+            parentSchema: schema79.properties.passphrase,
+            data: data5,
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + '/passphrase',
+          schemaPath: '#/properties/passphrase/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema79.properties.passphrase.type,
+          parentSchema: schema79.properties.passphrase,
+          data: data5,
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+  }
+  validate41.errors = vErrors;
+  return errors === 0;
+}
+validate41.evaluated = {
+  props: {
+    'prompeg-columns': true,
+    'prompeg-rows': true,
+    'prompeg-row-fec': true,
+    'prompeg-multiplexing': true,
+    'prompeg-header-xor': true,
+    passphrase: true,
     'rtp-payload-type': true,
     address: true,
     port: true,
@@ -16914,9 +17327,98 @@ function validate38(
       Object.assign(props0, props3);
     }
   }
+  const _errs85 = errors;
+  let valid21 = true;
+  const _errs86 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    let missing4;
+    if (data.type === undefined && (missing4 = 'type')) {
+      const err77 = {};
+      if (vErrors === null) {
+        vErrors = [err77];
+      } else {
+        vErrors.push(err77);
+      }
+      errors++;
+    } else {
+      if (data.type !== undefined) {
+        if ('prompeg' !== data.type) {
+          const err78 = {};
+          if (vErrors === null) {
+            vErrors = [err78];
+          } else {
+            vErrors.push(err78);
+          }
+          errors++;
+        }
+      }
+    }
+  }
+  var _valid4 = _errs86 === errors;
+  errors = _errs85;
+  if (vErrors !== null) {
+    if (_errs85) {
+      vErrors.length = _errs85;
+    } else {
+      vErrors = null;
+    }
+  }
+  if (_valid4) {
+    const _errs88 = errors;
+    if (
+      !validate41(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+    ) {
+      vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+      errors = vErrors.length;
+    }
+    var _valid4 = _errs88 === errors;
+    valid21 = _valid4;
+    if (valid21) {
+      var props4 = {};
+      props4['prompeg-columns'] = true;
+      props4['prompeg-rows'] = true;
+      props4['prompeg-row-fec'] = true;
+      props4['prompeg-multiplexing'] = true;
+      props4['prompeg-header-xor'] = true;
+      props4.passphrase = true;
+      props4['rtp-payload-type'] = true;
+      props4.address = true;
+      props4.port = true;
+      props4['bind-if'] = true;
+      props4.ttl = true;
+      props4['packets-per-datagram'] = true;
+      props4.type = true;
+    }
+  }
+  if (!valid21) {
+    const err79 = {
+      instancePath,
+      schemaPath: '#/allOf/4/if',
+      keyword: 'if',
+      params: { failingKeyword: 'then' },
+      message: 'must match "then" schema',
+      schema: schema73.allOf[4].if,
+      parentSchema: schema73.allOf[4],
+      data,
+    };
+    if (vErrors === null) {
+      vErrors = [err79];
+    } else {
+      vErrors.push(err79);
+    }
+    errors++;
+  }
+  if (props0 !== true && props4 !== undefined) {
+    if (props4 === true) {
+      props0 = true;
+    } else {
+      props0 = props0 || {};
+      Object.assign(props0, props4);
+    }
+  }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.type === undefined) {
-      const err77 = {
+      const err80 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -16927,9 +17429,9 @@ function validate38(
         data,
       };
       if (vErrors === null) {
-        vErrors = [err77];
+        vErrors = [err80];
       } else {
-        vErrors.push(err77);
+        vErrors.push(err80);
       }
       errors++;
     }
@@ -16938,9 +17440,9 @@ function validate38(
       props0.type = true;
     }
     if (data.type !== undefined) {
-      let data34 = data.type;
-      if (typeof data34 !== 'string') {
-        const err78 = {
+      let data35 = data.type;
+      if (typeof data35 !== 'string') {
+        const err81 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/type',
           keyword: 'type',
@@ -16948,17 +17450,25 @@ function validate38(
           message: 'must be string',
           schema: schema73.properties.type.type,
           parentSchema: schema73.properties.type,
-          data: data34,
+          data: data35,
         };
         if (vErrors === null) {
-          vErrors = [err78];
+          vErrors = [err81];
         } else {
-          vErrors.push(err78);
+          vErrors.push(err81);
         }
         errors++;
       }
-      if (!(data34 === 'udp' || data34 === 'rtp' || data34 === 'srt' || data34 === 'rist')) {
-        const err79 = {
+      if (
+        !(
+          data35 === 'udp' ||
+          data35 === 'rtp' ||
+          data35 === 'srt' ||
+          data35 === 'rist' ||
+          data35 === 'prompeg'
+        )
+      ) {
+        const err82 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/enum',
           keyword: 'enum',
@@ -16966,18 +17476,18 @@ function validate38(
           message: 'must be equal to one of the allowed values',
           schema: schema73.properties.type.enum,
           parentSchema: schema73.properties.type,
-          data: data34,
+          data: data35,
         };
         if (vErrors === null) {
-          vErrors = [err79];
+          vErrors = [err82];
         } else {
-          vErrors.push(err79);
+          vErrors.push(err82);
         }
         errors++;
       }
     }
   } else {
-    const err80 = {
+    const err83 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -16988,9 +17498,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err80];
+      vErrors = [err83];
     } else {
-      vErrors.push(err80);
+      vErrors.push(err83);
     }
     errors++;
   }
@@ -23435,8 +23945,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
-                schema: schema79.required,
-                parentSchema: schema79,
+                schema: schema80.required,
+                parentSchema: schema80,
                 data: data133,
               };
               if (vErrors === null) {
@@ -23453,8 +23963,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'stream-name' },
                 message: "must have required property '" + 'stream-name' + "'",
-                schema: schema79.required,
-                parentSchema: schema79,
+                schema: schema80.required,
+                parentSchema: schema80,
                 data: data133,
               };
               if (vErrors === null) {
@@ -23471,8 +23981,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'streams' },
                 message: "must have required property '" + 'streams' + "'",
-                schema: schema79.required,
-                parentSchema: schema79,
+                schema: schema80.required,
+                parentSchema: schema80,
                 data: data133,
               };
               if (vErrors === null) {
@@ -23498,8 +24008,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema79.properties.id.type,
-                  parentSchema: schema79.properties.id,
+                  schema: schema80.properties.id.type,
+                  parentSchema: schema80.properties.id,
                   data: data134,
                 };
                 if (vErrors === null) {
@@ -23518,7 +24028,7 @@ function validate20(
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema79.properties.id,
+                    parentSchema: schema80.properties.id,
                     data: data134,
                   };
                   if (vErrors === null) {
@@ -23541,7 +24051,7 @@ function validate20(
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
-                    parentSchema: schema79.properties['stream-name'],
+                    parentSchema: schema80.properties['stream-name'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -23551,7 +24061,7 @@ function validate20(
                   }
                   errors++;
                 }
-                if (!pattern10.test(data135)) {
+                if (!pattern11.test(data135)) {
                   const err208 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
@@ -23559,7 +24069,7 @@ function validate20(
                     params: { pattern: '^[A-Za-z0-9._~-]+$' },
                     message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
                     schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema79.properties['stream-name'],
+                    parentSchema: schema80.properties['stream-name'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -23576,8 +24086,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema79.properties['stream-name'].type,
-                  parentSchema: schema79.properties['stream-name'],
+                  schema: schema80.properties['stream-name'].type,
+                  parentSchema: schema80.properties['stream-name'],
                   data: data135,
                 };
                 if (vErrors === null) {
@@ -23597,8 +24107,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema79.properties['display-name'].type,
-                  parentSchema: schema79.properties['display-name'],
+                  schema: schema80.properties['display-name'].type,
+                  parentSchema: schema80.properties['display-name'],
                   data: data136,
                 };
                 if (vErrors === null) {
@@ -23620,7 +24130,7 @@ function validate20(
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
-                    parentSchema: schema79.properties.streams,
+                    parentSchema: schema80.properties.streams,
                     data: data137,
                   };
                   if (vErrors === null) {
@@ -23647,8 +24157,8 @@ function validate20(
                       keyword: 'type',
                       params: { type: 'integer' },
                       message: 'must be integer',
-                      schema: schema79.properties.streams.items.type,
-                      parentSchema: schema79.properties.streams.items,
+                      schema: schema80.properties.streams.items.type,
+                      parentSchema: schema80.properties.streams.items,
                       data: data138,
                     };
                     if (vErrors === null) {
@@ -23667,7 +24177,7 @@ function validate20(
                         params: { comparison: '>=', limit: 1 },
                         message: 'must be >= 1',
                         schema: 1,
-                        parentSchema: schema79.properties.streams.items,
+                        parentSchema: schema80.properties.streams.items,
                         data: data138,
                       };
                       if (vErrors === null) {
@@ -23709,7 +24219,7 @@ function validate20(
                           i9 +
                           ' are identical)',
                         schema: true,
-                        parentSchema: schema79.properties.streams,
+                        parentSchema: schema80.properties.streams,
                         data: data137,
                       };
                       if (vErrors === null) {
@@ -23730,8 +24240,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
-                  schema: schema79.properties.streams.type,
-                  parentSchema: schema79.properties.streams,
+                  schema: schema80.properties.streams.type,
+                  parentSchema: schema80.properties.streams,
                   data: data137,
                 };
                 if (vErrors === null) {
@@ -23758,8 +24268,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema79.properties['ott-hls'].type,
-                  parentSchema: schema79.properties['ott-hls'],
+                  schema: schema80.properties['ott-hls'].type,
+                  parentSchema: schema80.properties['ott-hls'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -23774,10 +24284,10 @@ function validate20(
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema79.properties['ott-hls'].enum },
+                  params: { allowedValues: schema80.properties['ott-hls'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema79.properties['ott-hls'].enum,
-                  parentSchema: schema79.properties['ott-hls'],
+                  schema: schema80.properties['ott-hls'].enum,
+                  parentSchema: schema80.properties['ott-hls'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -23800,7 +24310,7 @@ function validate20(
                     params: { comparison: '<=', limit: 30 },
                     message: 'must be <= 30',
                     schema: 30,
-                    parentSchema: schema79.properties['ott-segment-duration'],
+                    parentSchema: schema80.properties['ott-segment-duration'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -23819,7 +24329,7 @@ function validate20(
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema79.properties['ott-segment-duration'],
+                    parentSchema: schema80.properties['ott-segment-duration'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -23836,8 +24346,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'number' },
                   message: 'must be number',
-                  schema: schema79.properties['ott-segment-duration'].type,
-                  parentSchema: schema79.properties['ott-segment-duration'],
+                  schema: schema80.properties['ott-segment-duration'].type,
+                  parentSchema: schema80.properties['ott-segment-duration'],
                   data: data140,
                 };
                 if (vErrors === null) {
@@ -23864,8 +24374,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema79.properties['ott-window'].type,
-                  parentSchema: schema79.properties['ott-window'],
+                  schema: schema80.properties['ott-window'].type,
+                  parentSchema: schema80.properties['ott-window'],
                   data: data141,
                 };
                 if (vErrors === null) {
@@ -23884,7 +24394,7 @@ function validate20(
                     params: { comparison: '<=', limit: 1000 },
                     message: 'must be <= 1000',
                     schema: 1000,
-                    parentSchema: schema79.properties['ott-window'],
+                    parentSchema: schema80.properties['ott-window'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -23902,7 +24412,7 @@ function validate20(
                     params: { comparison: '>=', limit: 3 },
                     message: 'must be >= 3',
                     schema: 3,
-                    parentSchema: schema79.properties['ott-window'],
+                    parentSchema: schema80.properties['ott-window'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -23930,8 +24440,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema79.properties['dvr-storage'].type,
-                  parentSchema: schema79.properties['dvr-storage'],
+                  schema: schema80.properties['dvr-storage'].type,
+                  parentSchema: schema80.properties['dvr-storage'],
                   data: data142,
                 };
                 if (vErrors === null) {
@@ -23950,7 +24460,7 @@ function validate20(
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema79.properties['dvr-storage'],
+                    parentSchema: schema80.properties['dvr-storage'],
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -23971,8 +24481,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema79.properties.note.type,
-                  parentSchema: schema79.properties.note,
+                  schema: schema80.properties.note.type,
+                  parentSchema: schema80.properties.note,
                   data: data143,
                 };
                 if (vErrors === null) {
@@ -23990,8 +24500,8 @@ function validate20(
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
-              schema: schema79.type,
-              parentSchema: schema79,
+              schema: schema80.type,
+              parentSchema: schema80,
               data: data133,
             };
             if (vErrors === null) {
@@ -24043,4 +24553,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '7a114b22dc70bd866c4c43780ec2ee2b6f521ae20a8b4ef3d2832680bfcf2fc3';
+module.exports.schemaHash = '18935cc856d45a28fb2776829fded96660b6bed79460d4248c20b1953fa1da3f';

@@ -4,6 +4,7 @@
 import type { InputFactory } from '../engine/input.ts';
 import { FileInput } from './file/input.ts';
 import { PipeInput } from './pipe/input.ts';
+import { PrompegInput } from './prompeg/input.ts';
 import { RistInput } from './rist/input.ts';
 import { RtpInput } from './rtp/input.ts';
 import { SrtInput } from './srt/input.ts';
@@ -19,6 +20,7 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   file: (cfg, ctx) => new FileInput(cfg, ctx),
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
   rist: (cfg, ctx) => new RistInput(cfg, ctx),
+  prompeg: (cfg, ctx) => new PrompegInput(cfg, ctx),
   std: createStdInput,
   srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,

@@ -48,7 +48,8 @@ export const MAX_MISORDER = 100;
 
 /**
  * Counts sequence gaps and, when reordering is on, releases packets in sequence order: a
- * missing packet is waited for until REORDER_DEPTH later packets are held (or `flush()`).
+ * missing packet is waited for until `depth` later packets are held (REORDER_DEPTH unless the
+ * owner says otherwise: the prompeg input waits as long as its FEC matrix needs), or `flush()`.
  */
 export class RtpSequencer {
   private expected = -1;
@@ -63,7 +64,19 @@ export class RtpSequencer {
   constructor(
     private readonly reorder: boolean,
     private readonly emit: (payload: Buffer) => void,
+    /** Later packets held before a missing one is given up. */
+    public depth = REORDER_DEPTH,
   ) {}
+
+  /** Packets held behind a missing one. */
+  get holding(): number {
+    return this.held.size;
+  }
+
+  /** The sequence number the next released packet must have (-1 before the first). */
+  get expectedSeq(): number {
+    return this.expected;
+  }
 
   push(p: RtpPacket): void {
     let d = this.expected < 0 ? 0 : seqDelta(this.expected, p.seq);
@@ -95,7 +108,7 @@ export class RtpSequencer {
     if (d > 0) this.reordered++;
     this.held.set(p.seq, p.payload);
     this.drain();
-    if (this.held.size > REORDER_DEPTH) this.skipGap();
+    if (this.held.size > this.depth) this.skipGap();
   }
 
   /** Give up on missing packets and release what is held (called on a timer). */
@@ -113,7 +126,8 @@ export class RtpSequencer {
     }
   }
 
-  private skipGap(): void {
+  /** Give up on the first missing packet and release what follows it in order. */
+  skipGap(): void {
     let best = -1;
     let bestD = Number.POSITIVE_INFINITY;
     for (const s of this.held.keys()) {

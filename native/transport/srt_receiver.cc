@@ -79,6 +79,13 @@ int ListenHook(void* opaq, SRTSOCKET ns, int, const sockaddr* peer, const char* 
 
 }  // namespace
 
+void InstallSrtLogHook() {
+  std::call_once(gLogOnce, [] {
+    srt_setloghandler(nullptr, LogHook);
+    srt_setloglevel(LOG_WARNING);  // the REJECT notices are warnings
+  });
+}
+
 Napi::Function SrtReceiverWrap::Define(Napi::Env env) {
   return DefineClass(env, "SrtReceiver",
                      {
@@ -96,10 +103,7 @@ SrtReceiverWrap::SrtReceiverWrap(const Napi::CallbackInfo& info)
   }
   Napi::Object o = info[0].As<Napi::Object>();
   hub_ = SrtHub::For(env);  // srt_startup before the first socket
-  std::call_once(gLogOnce, [] {
-    srt_setloghandler(nullptr, LogHook);
-    srt_setloglevel(LOG_WARNING);  // the REJECT notices are warnings
-  });
+  InstallSrtLogHook();
   state_ = std::make_shared<SrtState>();
   state_->listener = BoolOf(o, "listen");
   state_->opts.batchMessages = IntOf(o, "batchMessages", state_->opts.batchMessages);

@@ -15,6 +15,10 @@
 
 namespace sluice {
 
+/** libsrt's log goes to our handler, never to stderr (a rejection it reports only there is read
+ *  for the listener that admitted the caller); once per process, before the first socket. */
+void InstallSrtLogHook();
+
 class SrtReceiverWrap : public Napi::ObjectWrap<SrtReceiverWrap> {
  public:
   static Napi::Function Define(Napi::Env env);

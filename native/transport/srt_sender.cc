@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "transport/srt_hub.h"
+#include "transport/srt_receiver.h"
 #include "util/errors.h"
 #include "util/options.h"
 
@@ -65,6 +66,7 @@ SrtSenderWrap::SrtSenderWrap(const Napi::CallbackInfo& info)
     throw CodedError(env, "ERR_NATIVE_ARG", "SrtSender(options)");
   }
   SrtHub::For(env);  // srt_startup (the hub itself stays idle unless a receiver opens)
+  InstallSrtLogHook();
   Napi::Object o = info[0].As<Napi::Object>();
   listen_ = BoolOf(o, "listen");
   maxCallers_ = IntOf(o, "maxCallers", 16);

@@ -8,11 +8,12 @@ import dgram from 'node:dgram';
 import { bool, int, str } from '../../config/spec-values.ts';
 import type { TransportMetrics } from '../../engine/input.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
+import { DatagramCutter } from '../../mpegts/datagrams.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
-import { TS_PACKET_SIZE } from '../../mpegts/packet.ts';
 import { PayloadCipher } from '../../protocols/fec/cipher.ts';
 import { checkMatrix, FecEncoder } from '../../protocols/fec/encoder.ts';
 import { FEC_PAYLOAD_TYPE, RTP_HEADER_SIZE } from '../../protocols/fec/header.ts';
+import { writeRtpHeader } from '../../protocols/rtp/packet.ts';
 import { isMulticast, resolveInterface } from '../../util/net.ts';
 
 const RTP_PAYLOAD_MP2T = 33;
@@ -28,11 +29,9 @@ export class PrompegOutput implements StreamOutput {
   private encoder: FecEncoder | null = null;
   private cipher: PayloadCipher | null = null;
   private pacer: ConstantRatePacer | null = null;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
   private seq = randomInt(0, 0x10000);
   private readonly ssrc = randomInt(1, 0x7fffffff);
-  private readonly perDatagram: number;
+  private readonly cutter: DatagramCutter;
   private readonly payloadType: number;
   private readonly multiplexing: boolean;
   private readonly sent = { media: 0, column: 0, row: 0 };
@@ -44,7 +43,7 @@ export class PrompegOutput implements StreamOutput {
     private readonly cfg: Record<string, unknown>,
     private readonly ctx: OutputContext,
   ) {
-    this.perDatagram = Math.max(1, Math.min(7, int(cfg, 'packets-per-datagram', 7)));
+    this.cutter = new DatagramCutter(Math.max(1, Math.min(7, int(cfg, 'packets-per-datagram', 7))));
     this.payloadType = int(cfg, 'rtp-payload-type', RTP_PAYLOAD_MP2T) & 0x7f;
     this.multiplexing = bool(cfg, 'prompeg-multiplexing', false);
   }
@@ -131,26 +130,13 @@ export class PrompegOutput implements StreamOutput {
 
   /** Cut into datagrams of equal size (FEC wants them so); a shorter tail waits. */
   private cut(buf: Buffer): void {
-    this.pending.push(buf);
-    this.pendingBytes += buf.length;
-    const full = TS_PACKET_SIZE * this.perDatagram;
-    if (this.pendingBytes < full) return;
-    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
-    let o = 0;
-    for (; o + full <= all.length; o += full) this.sendMedia(all.subarray(o, o + full));
-    const rest = all.subarray(o);
-    this.pending = rest.length ? [Buffer.from(rest)] : [];
-    this.pendingBytes = rest.length;
+    this.cutter.push(buf, (d) => this.sendMedia(d));
   }
 
   private sendMedia(payload: Buffer): void {
     const d = Buffer.allocUnsafe(RTP_HEADER_SIZE + payload.length);
     const ts = Math.floor(this.ctx.clock.monotonic() * RTP_CLOCK_PER_MS) >>> 0;
-    d[0] = 0x80;
-    d[1] = this.payloadType;
-    d.writeUInt16BE(this.seq, 2);
-    d.writeUInt32BE(ts, 4);
-    d.writeUInt32BE(this.ssrc, 8);
+    writeRtpHeader(d, this.payloadType, this.seq, ts, this.ssrc);
     if (this.cipher) this.cipher.apply(this.ssrc, ts, this.seq, payload).copy(d, RTP_HEADER_SIZE);
     else payload.copy(d, RTP_HEADER_SIZE);
     this.seq = (this.seq + 1) & 0xffff;

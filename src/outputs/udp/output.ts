@@ -6,22 +6,20 @@ import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import { num, str } from '../../config/spec-values.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
+import { DatagramCutter } from '../../mpegts/datagrams.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
-import { TS_PACKET_SIZE } from '../../mpegts/packet.ts';
+import { RTP_FIXED_HEADER, writeRtpHeader } from '../../protocols/rtp/packet.ts';
 import { isMulticast, resolveInterface } from '../../util/net.ts';
 
 export const DEFAULT_PACKETS_PER_DATAGRAM = 7;
 export const RTP_PAYLOAD_MP2T = 33;
-const RTP_HEADER = 12;
 const RTP_CLOCK_PER_MS = 90;
 
 export class DatagramOutput implements StreamOutput {
   private sock: dgram.Socket | null = null;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
   private seq = randomInt(0, 0x10000);
   private readonly ssrc = randomInt(0, 0x7fffffff);
-  private readonly perDatagram: number;
+  private readonly cutter: DatagramCutter;
   private readonly rtp: boolean;
   private readonly payloadType: number;
   private pacer: ConstantRatePacer | null = null;
@@ -35,9 +33,8 @@ export class DatagramOutput implements StreamOutput {
     private readonly ctx: OutputContext,
   ) {
     this.rtp = str(cfg, 'type') === 'rtp';
-    this.perDatagram = Math.max(
-      1,
-      Math.min(7, num(cfg, 'packets-per-datagram', DEFAULT_PACKETS_PER_DATAGRAM)),
+    this.cutter = new DatagramCutter(
+      Math.max(1, Math.min(7, num(cfg, 'packets-per-datagram', DEFAULT_PACKETS_PER_DATAGRAM))),
     );
     this.payloadType = num(cfg, 'rtp-payload-type', RTP_PAYLOAD_MP2T) & 0x7f;
   }
@@ -96,16 +93,7 @@ export class DatagramOutput implements StreamOutput {
 
   /** Cut into datagrams; a tail shorter than a full datagram waits for the next batch. */
   private sendNow(buf: Buffer): void {
-    this.pending.push(buf);
-    this.pendingBytes += buf.length;
-    const full = TS_PACKET_SIZE * this.perDatagram;
-    if (this.pendingBytes < full) return;
-    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
-    let o = 0;
-    for (; o + full <= all.length; o += full) this.send(all.subarray(o, o + full));
-    const rest = all.subarray(o);
-    this.pending = rest.length ? [Buffer.from(rest)] : [];
-    this.pendingBytes = rest.length;
+    this.cutter.push(buf, (d) => this.send(d));
   }
 
   private send(payload: Buffer): void {
@@ -113,14 +101,11 @@ export class DatagramOutput implements StreamOutput {
     if (!s) return;
     let d = payload;
     if (this.rtp) {
-      const h = Buffer.alloc(RTP_HEADER);
-      h[0] = 0x80;
-      h[1] = this.payloadType;
-      h.writeUInt16BE(this.seq, 2);
+      d = Buffer.allocUnsafe(RTP_FIXED_HEADER + payload.length);
+      const ts = Math.floor(this.ctx.clock.monotonic() * RTP_CLOCK_PER_MS);
+      writeRtpHeader(d, this.payloadType, this.seq, ts, this.ssrc);
       this.seq = (this.seq + 1) & 0xffff;
-      h.writeUInt32BE(Math.floor(this.ctx.clock.monotonic() * RTP_CLOCK_PER_MS) >>> 0, 4);
-      h.writeUInt32BE(this.ssrc, 8);
-      d = Buffer.concat([h, payload]);
+      payload.copy(d, RTP_FIXED_HEADER);
     }
     this.datagrams++;
     this.bytes += d.length;

@@ -1,7 +1,8 @@
 // RTP (RFC 3550) header parsing and a small reorder (jitter) buffer for `rtp` inputs.
 
 export const RTP_VERSION = 2;
-const RTP_FIXED_HEADER = 12;
+/** The fixed RTP header (no CSRC, no extension): what our outputs write. */
+export const RTP_FIXED_HEADER = 12;
 
 export interface RtpPacket {
   seq: number;
@@ -32,6 +33,22 @@ export function parseRtp(d: Buffer): RtpPacket | null {
     payloadType: d[1]! & 0x7f,
     payload: d.subarray(off, end),
   };
+}
+
+/** Write the fixed RTP header (version 2, no padding, extension or CSRC, marker clear) at the
+ *  start of `d`. */
+export function writeRtpHeader(
+  d: Buffer,
+  payloadType: number,
+  seq: number,
+  timestamp: number,
+  ssrc: number,
+): void {
+  d[0] = RTP_VERSION << 6;
+  d[1] = payloadType & 0x7f;
+  d.writeUInt16BE(seq & 0xffff, 2);
+  d.writeUInt32BE(timestamp >>> 0, 4);
+  d.writeUInt32BE(ssrc >>> 0, 8);
 }
 
 /** Signed distance from a to b on the 16-bit sequence circle. */

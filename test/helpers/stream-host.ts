@@ -11,6 +11,8 @@ import { applyDefaultsAt } from '../../src/config/defaults.ts';
 import { kindSchema } from '../../src/config/schema.ts';
 import type { StreamApplied } from '../../src/config/spec-types.generated.ts';
 import type { Resource } from '../../src/config/types.ts';
+import { StreamDriver } from '../../src/drivers/stream/driver.ts';
+import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { silentLogger } from '../../src/log.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../../src/ott/router.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
@@ -130,6 +132,27 @@ export function makeFixture(dir: string, seconds = 10): string {
   ]);
   if (r.status !== 0) throw new Error(`fixture: ${r.stderr}`);
   return out;
+}
+
+const streamDriver = new StreamDriver();
+
+/**
+ * A stream on `host` from a partial record (completed by streamResource), closed when `t`
+ * ends; with `runningWithinMs`, waits until it runs (and fails the wait after that long).
+ */
+export async function openStream(
+  t: TapLike,
+  host: Host,
+  spec: Record<string, unknown>,
+  runningWithinMs?: number,
+): Promise<StreamInstance> {
+  const inst = (await streamDriver.create(streamResource(spec), host)) as StreamInstance;
+  t.teardown(() => inst.close());
+  if (runningWithinMs !== undefined) {
+    const name = String(spec['stream-name'] ?? '');
+    await waitFor(() => inst.state() === 'running', runningWithinMs, `${name} running`);
+  }
+  return inst;
 }
 
 /** Start a peer process, killed on teardown. */

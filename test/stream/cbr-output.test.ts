@@ -5,13 +5,12 @@ import { spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { join } from 'node:path';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import {
   freePort,
   makeFixture,
   makeHost,
-  streamResource,
+  openStream,
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
@@ -58,15 +57,8 @@ async function measure(port: number, ms: number): Promise<Wire> {
   return { kbps, packets, nulls };
 }
 
-async function stream(name: string, spec: Record<string, unknown>): Promise<StreamInstance> {
-  const s = (await new StreamDriver().create(
-    streamResource({ 'stream-name': name, ...spec }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => s.close());
-  await waitFor(() => s.state() === 'running', 8000, `${name} running`);
-  return s;
-}
+const stream = (name: string, spec: Record<string, unknown>): Promise<StreamInstance> =>
+  openStream(t, host, { 'stream-name': name, ...spec }, 8000);
 
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
 

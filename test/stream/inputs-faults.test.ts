@@ -7,28 +7,20 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import { WatchedClock } from '../helpers/clock.ts';
-import { makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
+import { makeHost, openStream, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 const dir = tempDir(t);
 const host = makeHost(dir);
-const driver = new StreamDriver();
 
-async function stream(
+const stream = (
   name: string,
   input: Record<string, unknown>,
   on: Host = host,
-): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, 'stream-timeout': 2_000_000, input: [input] }),
-    on,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  return inst;
-}
+): Promise<StreamInstance> =>
+  openStream(t, on, { 'stream-name': name, 'stream-timeout': 2_000_000, input: [input] });
 
 type In = Record<string, unknown> & { transport?: Record<string, unknown> };
 const in0 = (s: StreamInstance) => (s.status()['inputs'] as In[])[0]!;

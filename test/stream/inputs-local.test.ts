@@ -4,15 +4,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import {
   ffprobe,
   httpFor,
   makeFixture,
   makeHost,
+  openStream,
   playFixture,
-  streamResource,
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
@@ -20,22 +19,14 @@ import {
 const dir = tempDir(t);
 const fixture = makeFixture(dir, 4);
 const host = makeHost(dir);
-const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 
-async function stream(
+const stream = (
   name: string,
   spec: Record<string, unknown>,
   wait = true,
-): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, ...spec }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  if (wait) await waitFor(() => inst.state() === 'running', 10_000, `${name} running`);
-  return inst;
-}
+): Promise<StreamInstance> =>
+  openStream(t, host, { 'stream-name': name, ...spec }, wait ? 10_000 : undefined);
 
 type Probed = Awaited<ReturnType<typeof ffprobe>>;
 function expectStreams(

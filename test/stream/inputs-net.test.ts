@@ -9,6 +9,7 @@ import {
   httpFor,
   makeFixture,
   makeHost,
+  openStream,
   playFixture,
   streamResource,
   tempDir,
@@ -21,15 +22,8 @@ const host = makeHost(dir);
 const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 
-async function stream(name: string, spec: Record<string, unknown>): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, ...spec }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  await waitFor(() => inst.state() === 'running', 8000, `${name} running`);
-  return inst;
-}
+const stream = (name: string, spec: Record<string, unknown>): Promise<StreamInstance> =>
+  openStream(t, host, { 'stream-name': name, ...spec }, 8000);
 
 function expectSource(t: Test, streams: Awaited<ReturnType<typeof ffprobe>>, pids = true): void {
   const v = streams.find((s) => s.codec_type === 'video');

@@ -3,7 +3,6 @@
 // into an SRT input listener) with AES-256, straight and through the lossy test relay.
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { lossyRelay } from '../helpers/lossy-relay.ts';
 import {
@@ -12,7 +11,7 @@ import {
   httpFor,
   makeFixture,
   makeHost,
-  streamResource,
+  openStream,
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
@@ -20,19 +19,12 @@ import {
 const dir = tempDir(t);
 const fixture = makeFixture(dir);
 const host = makeHost(dir);
-const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 
 type Status = Record<string, unknown>;
 
-async function stream(name: string, spec: Record<string, unknown>): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, ...spec }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  return inst;
-}
+const stream = (name: string, spec: Record<string, unknown>): Promise<StreamInstance> =>
+  openStream(t, host, { 'stream-name': name, ...spec });
 
 const outputOf = (s: StreamInstance): Status => (s.status()['outputs'] as Status[])[0]!;
 const inputOf = (s: StreamInstance): Status => (s.status()['inputs'] as Status[])[0]!;

@@ -6,16 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { SrtReceiver } from '../../src/native/srt.ts';
 import {
   freePort,
   makeFixture,
   makeHost,
+  openStream,
   peer,
   playFixture,
-  streamResource,
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
@@ -23,20 +22,13 @@ import {
 const dir = tempDir(t);
 const fixture = makeFixture(dir);
 const host = makeHost(dir);
-const driver = new StreamDriver();
 
 type Status = Record<string, unknown>;
 const inputOf = (s: StreamInstance): Status => (s.status()['inputs'] as Status[])[0]!;
 const transportOf = (s: StreamInstance): Status => inputOf(s)['transport'] as Status;
 
-async function stream(name: string, spec: Record<string, unknown>): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, ...spec }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  return inst;
-}
+const stream = (name: string, spec: Record<string, unknown>): Promise<StreamInstance> =>
+  openStream(t, host, { 'stream-name': name, ...spec });
 
 /** An SRT v4 induction handshake (the first packet of every caller): control packet type 0,
  *  then the handshake body with version 4, type 1 (induction), a random socket id. */

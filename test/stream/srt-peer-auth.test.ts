@@ -7,7 +7,6 @@
 import { spawn } from 'node:child_process';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { METRICS_REGISTRY_SERVICE } from '../../src/drivers/stream/metrics.ts';
 import { CLUSTER_SERVICE, PEER_AUTH_NO_DOMAIN } from '../../src/engine/cluster.ts';
@@ -16,14 +15,13 @@ import {
   freePort,
   makeFixture,
   makeHost,
-  streamResource,
+  openStream,
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
 
 const dir = tempDir(t);
 const fixture = makeFixture(dir);
-const driver = new StreamDriver();
 
 type Status = Record<string, unknown>;
 const outputOf = (s: StreamInstance): Status => (s.status()['outputs'] as Status[])[0]!;
@@ -36,19 +34,12 @@ function server(domain?: string, node = 'node') {
   return host;
 }
 
-async function stream(
+const stream = (
   t: Test,
   host: Host,
   name: string,
   spec: Record<string, unknown>,
-): Promise<StreamInstance> {
-  const inst = (await driver.create(
-    streamResource({ 'stream-name': name, ...spec }),
-    host,
-  )) as StreamInstance;
-  t.teardown(() => inst.close());
-  return inst;
-}
+): Promise<StreamInstance> => openStream(t, host, { 'stream-name': name, ...spec });
 
 /** srt-live-transmit dialling `url`; resolves with the bytes it received and its exit. */
 function caller(t: Test, url: string) {

@@ -307,7 +307,7 @@ export class HlsInput implements InputTransport {
             this.c.loops++;
             this.pendingDiscontinuity = 'playlist looped';
             this.lastQueued = -1;
-            this.take(first, false);
+            this.take(this.current ?? first, false);
             if (this.queue.length === 0) throw new PlaylistError('the playlist has no segments');
             continue;
           }
@@ -335,10 +335,13 @@ export class HlsInput implements InputTransport {
   }
 
   private reloadFailure: Error | null = null;
+  /** The last media playlist read (what a VOD loop, or a live one that ended, replays). */
+  private current: MediaPlaylist | null = null;
 
   /** Queue the playlist's new segments (by media sequence number). */
   private take(pl: MediaPlaylist, joining: boolean): void {
     this.targetDuration = pl.targetDuration;
+    this.current = pl;
     const segs = pl.segments;
     if (segs.length === 0) return;
     const newest = segs[segs.length - 1]!.seq;

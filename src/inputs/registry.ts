@@ -3,6 +3,7 @@
 
 import type { InputFactory } from '../engine/input.ts';
 import { FileInput } from './file/input.ts';
+import { HlsInput } from './hls/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { PrompegInput } from './prompeg/input.ts';
 import { RistInput } from './rist/input.ts';
@@ -18,6 +19,7 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   rtp: (cfg, ctx) => new RtpInput(cfg, ctx),
   tcp: (cfg, ctx) => new TcpInput(cfg, ctx),
   file: (cfg, ctx) => new FileInput(cfg, ctx),
+  hls: (cfg, ctx) => new HlsInput(cfg, ctx),
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
   rist: (cfg, ctx) => new RistInput(cfg, ctx),
   prompeg: (cfg, ctx) => new PrompegInput(cfg, ctx),

@@ -1,0 +1,237 @@
+// The HTTP client of the pull inputs: GET with keep-alive, bounded redirects, the configured
+// User-Agent and Cookie, Basic or Digest answered to a 401 challenge (the Digest session kept
+// per origin, so later requests authenticate at once), an idle time-out, a body size cap and a
+// streaming mode (progressive HTTP-TS). Errors are HttpError with a message in words.
+import http from 'node:http';
+import https from 'node:https';
+import { basicAuthorization, DigestClient, parseChallenges } from '../../protocols/http-auth.ts';
+
+export const MAX_REDIRECTS = 5;
+export const DEFAULT_USER_AGENT = 'sluice';
+/** Response headers bigger than this are refused by Node's parser. */
+const MAX_HEADER_BYTES = 64 * 1024;
+
+export class HttpError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status, 0 for a network error or time-out. */
+    readonly status: number,
+    /** The body exceeded the cap. */
+    readonly tooBig = false,
+  ) {
+    super(message);
+  }
+}
+
+export interface HttpClientOptions {
+  userAgent: string;
+  cookies: string;
+  login: string;
+  password: string;
+  timeoutMs: number;
+  /** Sockets kept per origin. */
+  maxSockets: number;
+}
+
+export interface GetOptions {
+  maxBytes: number;
+  range?: { offset: number; length: number };
+  /** Streaming: every chunk of the body goes here and the result's body stays empty. */
+  onChunk?: (chunk: Buffer) => void;
+  signal?: AbortSignal;
+}
+
+export interface GetResult {
+  status: number;
+  /** The URL after redirects. */
+  url: string;
+  contentType: string;
+  body: Buffer;
+}
+
+/** What a status means for an operator. */
+export function statusWords(status: number, url: string): string {
+  const what = `${status} from origin`;
+  if (status === 401) return `${what}: login or password refused`;
+  if (status === 403) return `${what}: access forbidden`;
+  if (status === 404) return `${what}: no such stream (${url})`;
+  if (status === 410) return `${what}: gone (${url})`;
+  if (status >= 500) return `${what}: server error`;
+  return `${what} (${url})`;
+}
+
+export class HttpClient {
+  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly digest = new Map<string, DigestClient>();
+  private readonly basic = new Set<string>();
+
+  constructor(private readonly o: HttpClientOptions) {
+    const a = { keepAlive: true, maxSockets: o.maxSockets, maxFreeSockets: o.maxSockets };
+    this.agents = { http: new http.Agent(a), https: new https.Agent(a) };
+  }
+
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  async get(url: string, opts: GetOptions): Promise<GetResult> {
+    let target = url;
+    let authTried = false;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const r = await this.once(target, opts);
+      if (r.status >= 300 && r.status < 400 && r.location !== undefined) {
+        target = new URL(r.location, target).href;
+        continue;
+      }
+      if (r.status === 401 && !authTried && this.o.login && this.learn(target, r.challenge)) {
+        authTried = true;
+        hop--;
+        continue;
+      }
+      if (r.status === 401 && authTried && /stale\s*=\s*"?true/i.test(r.challenge)) {
+        this.learn(target, r.challenge);
+        hop--;
+        authTried = false;
+        continue;
+      }
+      if (r.status !== 200 && r.status !== 206)
+        throw new HttpError(statusWords(r.status, target), r.status);
+      return { status: r.status, url: target, contentType: r.contentType, body: r.body };
+    }
+    throw new HttpError(`more than ${MAX_REDIRECTS} redirects (${url})`, 0);
+  }
+
+  /** Take the server's challenge; false when it offers nothing this client can answer. */
+  private learn(url: string, header: string): boolean {
+    const origin = new URL(url).origin;
+    const ch = parseChallenges(header);
+    const d = ch.find((c) => c.scheme === 'digest');
+    if (d) {
+      try {
+        this.digest.set(origin, new DigestClient(d.params, this.o.login, this.o.password));
+        return true;
+      } catch {
+        // an algorithm not supported: try Basic when offered
+      }
+    }
+    if (ch.some((c) => c.scheme === 'basic')) {
+      this.basic.add(origin);
+      return true;
+    }
+    return false;
+  }
+
+  private once(
+    url: string,
+    opts: GetOptions,
+  ): Promise<{
+    status: number;
+    location?: string;
+    challenge: string;
+    contentType: string;
+    body: Buffer;
+  }> {
+    return new Promise((resolve, reject) => {
+      let u: URL;
+      try {
+        u = new URL(url);
+      } catch {
+        return reject(new HttpError(`bad URL ${url}`, 0));
+      }
+      const secure = u.protocol === 'https:';
+      if (!secure && u.protocol !== 'http:') {
+        return reject(new HttpError(`not an http(s) URL: ${url}`, 0));
+      }
+      // The request target as given (the URL may hold raw characters: disable-url-encode).
+      const path = rawPath(url);
+      const headers: Record<string, string> = {
+        'User-Agent': this.o.userAgent || DEFAULT_USER_AGENT,
+        Accept: '*/*',
+      };
+      if (this.o.cookies) headers['Cookie'] = this.o.cookies;
+      if (opts.range) {
+        headers['Range'] =
+          `bytes=${opts.range.offset}-${opts.range.offset + opts.range.length - 1}`;
+      }
+      const d = this.digest.get(u.origin);
+      if (d) headers['Authorization'] = d.authorization('GET', path);
+      else if (this.basic.has(u.origin)) {
+        headers['Authorization'] = basicAuthorization(this.o.login, this.o.password);
+      }
+      const req = (secure ? https : http).request({
+        protocol: u.protocol,
+        hostname: u.hostname.replace(/^\[|\]$/g, ''),
+        port: u.port || (secure ? 443 : 80),
+        path,
+        method: 'GET',
+        headers,
+        agent: secure ? this.agents.https : this.agents.http,
+        maxHeaderSize: MAX_HEADER_BYTES,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      const timeout = this.o.timeoutMs;
+      req.setTimeout(timeout, () => {
+        req.destroy(new HttpError(`no answer from origin in ${timeout / 1000} s`, 0));
+      });
+      req.on('error', (err) => {
+        if (err instanceof HttpError) return reject(err);
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ECONNREFUSED')
+          return reject(new HttpError('origin refused the connection', 0));
+        if (code === 'ENOTFOUND')
+          return reject(new HttpError(`origin host not found (${u.hostname})`, 0));
+        if (err.name === 'AbortError') return reject(new HttpError('aborted', 0));
+        reject(new HttpError(`origin: ${err.message}`, 0));
+      });
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        const base = {
+          status,
+          challenge: String(res.headers['www-authenticate'] ?? ''),
+          contentType: String(res.headers['content-type'] ?? ''),
+          ...(res.headers.location !== undefined ? { location: res.headers.location } : {}),
+        };
+        if (status !== 200 && status !== 206) {
+          res.resume(); // drain, so the socket goes back to the pool
+          res.on('end', () => resolve({ ...base, body: Buffer.alloc(0) }));
+          res.on('error', () => resolve({ ...base, body: Buffer.alloc(0) }));
+          return;
+        }
+        const declared = Number(res.headers['content-length'] ?? -1);
+        if (!opts.onChunk && declared > opts.maxBytes) {
+          req.destroy();
+          return reject(tooBig(declared, opts.maxBytes));
+        }
+        const chunks: Buffer[] = [];
+        let got = 0;
+        res.on('data', (c: Buffer) => {
+          if (opts.onChunk) return opts.onChunk(c);
+          got += c.length;
+          if (got > opts.maxBytes) {
+            req.destroy();
+            return reject(tooBig(got, opts.maxBytes));
+          }
+          chunks.push(c);
+        });
+        res.on('end', () => {
+          if (!res.complete) return reject(new HttpError('origin closed the connection early', 0));
+          resolve({ ...base, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+        });
+        res.on('error', (err) => reject(new HttpError(`origin: ${err.message}`, 0)));
+      });
+      req.end();
+    });
+  }
+}
+
+function tooBig(n: number, cap: number): HttpError {
+  return new HttpError(`body of ${n} bytes or more is over the cap of ${cap} bytes`, 0, true);
+}
+
+/** Path and query of an absolute URL, exactly as written. */
+function rawPath(url: string): string {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^#]*)/i.exec(url);
+  const p = m?.[1] ?? '/';
+  return p.startsWith('/') ? p : `/${p}`;
+}

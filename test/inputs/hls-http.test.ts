@@ -1,0 +1,141 @@
+// The hls input's HTTP side against a Node server on loopback: Digest (checked by the admin
+// API's own authenticator) and Basic, cookies and User-Agent sent, bounded redirects, the
+// segment size cap, and the progressive modes (2, and 0 detecting a transport stream).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { DigestAuthenticator } from '../../src/api/auth/digest.ts';
+import type { InputContext } from '../../src/engine/input.ts';
+import { HttpClient } from '../../src/inputs/hls/http.ts';
+import { HlsInput } from '../../src/inputs/hls/input.ts';
+import { silentLogger } from '../../src/log.ts';
+import { systemClock } from '../../src/util/clock.ts';
+import { waitFor } from '../helpers/stream-host.ts';
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+async function server(t: Test, h: Handler): Promise<string> {
+  const s = http.createServer(h);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => s.close(() => r())));
+  t.teardown(() => s.closeAllConnections());
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+function client(extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}): HttpClient {
+  return new HttpClient({
+    userAgent: '',
+    cookies: '',
+    login: '',
+    password: '',
+    timeoutMs: 2000,
+    maxSockets: 2,
+    ...extra,
+  });
+}
+
+t.test('Digest: challenge answered, later requests authenticated at once', async (t) => {
+  const auth = new DigestAuthenticator({
+    realm: 'origin',
+    clock: systemClock,
+    lifetimeSec: 60,
+    algorithms: ['MD5'],
+    password: (l) => (l === 'u' ? 'p w' : undefined),
+  });
+  let challenged = 0;
+  const base = await server(t, (req, res) => {
+    const r = auth.verify('GET', req.url ?? '', String(req.headers.authorization ?? ''));
+    if (!r.ok) {
+      challenged++;
+      res.writeHead(401, { 'WWW-Authenticate': auth.challenges() }).end();
+      return;
+    }
+    res.end('#EXTM3U\n');
+  });
+  const c = client({ login: 'u', password: 'p w' });
+  t.teardown(() => c.close());
+  t.equal((await c.get(`${base}/a.m3u8`, { maxBytes: 100 })).body.toString(), '#EXTM3U\n');
+  t.equal((await c.get(`${base}/b.m3u8`, { maxBytes: 100 })).body.toString(), '#EXTM3U\n');
+  t.equal(challenged, 1, 'challenged once, the session reused');
+  const wrong = client({ login: 'u', password: 'bad' });
+  t.teardown(() => wrong.close());
+  await t.rejects(
+    wrong.get(`${base}/a.m3u8`, { maxBytes: 100 }),
+    /401 from origin: login or password refused/,
+  );
+});
+
+t.test('Basic, cookies, User-Agent, redirects (bounded), size cap', async (t) => {
+  const seen: http.IncomingHttpHeaders[] = [];
+  const base = await server(t, (req, res) => {
+    seen.push(req.headers);
+    if (req.headers.authorization !== `Basic ${Buffer.from('u:p').toString('base64')}`) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="x"' }).end();
+    } else if (req.url === '/loop') res.writeHead(302, { Location: '/loop' }).end();
+    else if (req.url === '/moved') res.writeHead(301, { Location: '/big' }).end();
+    else if (req.url === '/big') res.end(Buffer.alloc(5000));
+    else res.end('ok');
+  });
+  const c = client({ login: 'u', password: 'p', cookies: 'a=1; b=2', userAgent: 'probe/1' });
+  t.teardown(() => c.close());
+  t.equal((await c.get(`${base}/x`, { maxBytes: 10 })).body.toString(), 'ok');
+  t.equal(seen.at(-1)!.cookie, 'a=1; b=2');
+  t.equal(seen.at(-1)!['user-agent'], 'probe/1');
+  await t.rejects(c.get(`${base}/loop`, { maxBytes: 10 }), /more than 5 redirects/);
+  const r = await c.get(`${base}/moved`, { maxBytes: 10_000 });
+  t.equal(r.url, `${base}/big`, 'redirect followed');
+  await t.rejects(c.get(`${base}/big`, { maxBytes: 1000 }), /over the cap/);
+});
+
+function ctx(onData: (b: Buffer) => void, disc: string[]): InputContext {
+  return {
+    log: silentLogger,
+    clock: systemClock,
+    dataDir: '/nonexistent',
+    streamName: 'x',
+    index: 0,
+    onData,
+    onDiscontinuity: (r) => disc.push(r),
+    bus: () => undefined,
+  };
+}
+
+const PACKET = Buffer.alloc(188, 0xff);
+PACKET[0] = 0x47;
+PACKET[1] = 0x1f;
+PACKET[2] = 0xff;
+PACKET[3] = 0x10;
+
+for (const mode of [0, 2]) {
+  t.test(`progressive HTTP-TS (mode ${mode}), reopened when it ends`, async (t) => {
+    let requests = 0;
+    const base = await server(t, (_req, res) => {
+      requests++;
+      res.end(Buffer.concat(Array.from({ length: 10 }, () => PACKET)));
+    });
+    let bytes = 0;
+    const disc: string[] = [];
+    const inp = new HlsInput(
+      { uri: `${base}/live.ts`, mode },
+      ctx((b) => (bytes += b.length), disc),
+    );
+    inp.start();
+    t.teardown(() => inp.close());
+    await waitFor(() => requests >= 2 && disc.length > 0, 5000, 'reopened');
+    t.ok(bytes >= 1880, 'bytes delivered');
+    t.equal(inp.status()['kind'], 'progressive');
+    t.ok(disc.includes('origin reopened'), 'splice at the reopen');
+  });
+}
+
+t.test('mode 1 on a transport stream: named, not played', async (t) => {
+  const base = await server(t, (_req, res) => res.end(Buffer.concat([PACKET, PACKET, PACKET])));
+  const inp = new HlsInput(
+    { uri: `${base}/x.ts`, mode: 1 },
+    ctx(() => undefined, []),
+  );
+  inp.start();
+  t.teardown(() => inp.close());
+  await waitFor(() => inp.fault(), 5000, 'fault');
+  t.match(inp.fault(), /not an HLS playlist/);
+});

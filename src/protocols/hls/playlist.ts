@@ -114,7 +114,6 @@ export function resolveUri(base: string, uri: string, raw = false): string {
 }
 
 function escapeRequestChars(s: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
   return s.replace(/[\x00-\x20\x7f]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 

@@ -7,6 +7,7 @@ import { HlsInput } from './hls/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { PrompegInput } from './prompeg/input.ts';
 import { RistInput } from './rist/input.ts';
+import { RtmpInput } from './rtmp/input.ts';
 import { RtpInput } from './rtp/input.ts';
 import { SrtInput } from './srt/input.ts';
 import { createStdInput } from './std/input.ts';
@@ -17,6 +18,7 @@ import { UdpInput } from './udp/input.ts';
 export const INPUT_FACTORIES: Record<string, InputFactory> = {
   udp: (cfg, ctx) => new UdpInput(cfg, ctx),
   rtp: (cfg, ctx) => new RtpInput(cfg, ctx),
+  rtmp: (cfg, ctx) => new RtmpInput(cfg, ctx),
   tcp: (cfg, ctx) => new TcpInput(cfg, ctx),
   file: (cfg, ctx) => new FileInput(cfg, ctx),
   hls: (cfg, ctx) => new HlsInput(cfg, ctx),

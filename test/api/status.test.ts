@@ -29,7 +29,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
         'display-name': 'A',
         input: [
           { type: 'udp', port: 5000 },
-          { type: 'rtmp', url: 'rtmp://x/y' },
+          { type: 'rtsp', uri: 'rtsp://x/y' },
         ],
         // Every output type of the schema (udp, rtp, srt, rist) is implemented: an implemented
         // one is not listed.
@@ -43,7 +43,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       ['/mosaic/columns', 'mosaic.columns'],
       ['/cs/server/0', 'cs.server'],
       ['/stream/0/stream-type', 'stream.stream-type'],
-      ['/stream/0/input/1', 'input type rtmp'],
+      ['/stream/0/input/1', 'input type rtsp'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');
@@ -81,7 +81,7 @@ t.test('the real server', async (t) => {
           'enable-mosaic': false,
           input: [
             { type: 'udp', port: await freePort(), 'bind-if': '127.0.0.1' },
-            { type: 'rtmp', url: 'rtmp://127.0.0.1:9/none' },
+            { type: 'rtsp', uri: 'rtsp://127.0.0.1:9/none' },
           ],
         },
       ],
@@ -113,7 +113,7 @@ t.test('the real server', async (t) => {
   const named = status.notYetUsed.map((e) => e.setting);
   t.same(
     named,
-    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type rtmp'],
+    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type rtsp'],
     'the settings the config sets that do nothing yet, in document order',
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');

@@ -271,3 +271,35 @@ t.test(
     t.equal((w[1]! - w[0]! + 2 ** 33) % 2 ** 33, 16 * 90, 'continuous across the 2^32 ms wrap');
   },
 );
+
+t.test('remux: HEVC over enhanced RTMP (hvc1) → stream_type 0x24', async (t) => {
+  const hvcc = Buffer.alloc(23 + 3 + 2 + 2);
+  hvcc[0] = 1;
+  hvcc[21] = 0xf3; // 4-byte lengths
+  hvcc[22] = 1; // one array: a VPS
+  Buffer.of(0x20, 0, 1, 0, 2, 0x40, 0x01).copy(hvcc, 23);
+  const out: Buffer[] = [];
+  const r = new FlvRemuxer((b) => out.push(b));
+  r.videoMessage(0, Buffer.concat([Buffer.of(0x90), Buffer.from('hvc1'), hvcc]));
+  const idr = Buffer.of(0, 0, 0, 3, 0x26, 0x01, 0xaf); // IDR_W_RADL
+  r.videoMessage(
+    40,
+    Buffer.concat([Buffer.of(0x91), Buffer.from('hvc1'), Buffer.of(0, 0, 40), idr]),
+  );
+  r.flush();
+  const ts = Buffer.concat(out);
+  t.equal(r.tracks, 'hevc');
+  t.equal(r.counters.videoFrames, 1);
+  // PMT on PID 0x1000: the first elementary stream entry's stream_type.
+  let pmtType = -1;
+  for (let i = 0; i + 188 <= ts.length; i += 188) {
+    const pid = ((ts[i + 1]! & 0x1f) << 8) | ts[i + 2]!;
+    if (pid !== 0x1000) continue;
+    const sec = i + 5 + ts[i + 4]!;
+    const infoLen = ts.readUInt16BE(sec + 10) & 0x0fff;
+    pmtType = ts[sec + 12 + infoLen]!;
+    break;
+  }
+  t.equal(pmtType, 0x24, 'HEVC stream_type');
+  t.same(pesTimes(ts)[0], { pid: 0x100, pts: 80 * 90, dts: 40 * 90 });
+});

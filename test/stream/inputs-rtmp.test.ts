@@ -3,7 +3,10 @@
 // ffmpeg publishing straight to sluice (`rtmp://@host:port/app/key`), a wrong key refused;
 // failover from a dead RTMP primary to a backup; hostile peers (a chunk size of 2^31, a
 // malformed AMF packet) on both sides — bounded memory, the reason in words, no crash.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import t, { type Test } from 'tap';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from '../../src/ott/index.ts';
@@ -21,6 +24,7 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
+import { selfSigned } from '../helpers/tls.ts';
 
 if (!haveNginxRtmp()) {
   t.fail('libnginx-mod-rtmp is not installed (scripts/setup installs it)');
@@ -44,6 +48,31 @@ function publish(t: Test, url: string) {
     ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-b:v', '400k'],
     ...['-c:a', 'aac', '-b:a', '64k', '-f', 'flv', url],
   ]);
+}
+
+/** First audio PTS minus first video PTS (s) of the first packets ffprobe reads. */
+async function avOffset(url: string): Promise<number> {
+  const text = await new Promise<string>((resolve, reject) => {
+    const p = spawn(
+      'ffprobe',
+      [
+        ...['-v', 'error', '-rw_timeout', '8000000', '-read_intervals', '%+#80'],
+        ...['-show_entries', 'packet=codec_type,pts', '-of', 'json', url],
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`ffprobe ${url}: ${code}`));
+    });
+  });
+  const pk = (JSON.parse(text) as { packets: { codec_type: string; pts: number }[] }).packets;
+  const first = (k: string) => Math.min(...pk.filter((x) => x.codec_type === k).map((x) => x.pts));
+  return (first('audio') - first('video')) / 90000;
 }
 
 function transport(s: StreamInstance, i = 0): Record<string, unknown> {
@@ -85,6 +114,9 @@ t.test('pull from nginx-rtmp: H.264 + AAC on /name/mpegts and in HLS', async (t)
   t.ok(Number(tr['videoFrames']) > 0 && Number(tr['audioFrames']) > 0, 'frames of each track');
   t.ok(Number(tr['bytes']) > 10_000, 'bytes counted');
   t.equal(message(s), '', 'no fault');
+  // Audio and video keep the source's timing: the encoder starts both at 0.
+  const off = await avOffset(`${base}/rpull/mpegts`);
+  t.ok(Math.abs(off) < 0.2, `first audio PTS − first video PTS ${off} s`);
 });
 
 t.test('no such stream: NetStream.Play.StreamNotFound in words', async (t) => {
@@ -236,4 +268,43 @@ t.test('failover: a dead RTMP primary hands over to the backup input', async (t)
   await waitFor(() => s.status()['activeInput'] === 1, 20_000, 'backup active');
   await waitFor(() => message(s) !== '', 20_000, 'primary fault in words');
   t.match(message(s), /no data from origin|closed the connection|Unpublish/);
+  // The encoder comes back: the stream returns to its primary.
+  publish(t, `${origin.base}/live/dying`);
+  await waitFor(() => s.status()['activeInput'] === 0, 40_000, 'primary active again');
+  t.ok(Number(transport(s)['reconnects']) >= 1, 'the pull reconnected');
 });
+
+t.test(
+  'rtmps:// through a TLS front: tls-verify off plays, on refuses a self-signed origin',
+  async (t) => {
+    const { cert, key } = await selfSigned(tempDir(t), 'origin');
+    const front = tls.createServer({ cert: readFileSync(cert), key: readFileSync(key) }, (c) => {
+      const up = net.connect({ host: '127.0.0.1', port: origin.port });
+      c.pipe(up).pipe(c);
+      c.on('error', () => up.destroy());
+      up.on('error', () => c.destroy());
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    t.teardown(() => front.close());
+    const port = (front.address() as net.AddressInfo).port;
+    publish(t, `${origin.base}/live/tlssrc`);
+    const s = await openStream(
+      t,
+      host,
+      {
+        'stream-name': 'rtls',
+        'stream-timeout': 3_000_000,
+        input: [{ type: 'rtmp', url: `rtmps://127.0.0.1:${port}/live/tlssrc` }],
+      },
+      20_000,
+    );
+    expectAv(t, await ffprobe(`${base}/rtls/mpegts`));
+    t.equal(transport(s)['state'], 'playing');
+    const v = await openStream(t, host, {
+      'stream-name': 'rtlsverify',
+      input: [{ type: 'rtmp', url: `rtmps://127.0.0.1:${port}/live/tlssrc`, 'tls-verify': true }],
+    });
+    await waitFor(() => /TLS failure/.test(message(v)), 10_000, 'TLS failure');
+    t.match(message(v), /self-signed/);
+  },
+);

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '18935cc856d45a28fb2776829fded96660b6bed79460d4248c20b1953fa1da3f';
+  'efbd48e4586e5e17d78e63421df42c9767414f3b08b2461c1251dc9963f2dd89';
 
 /** Server */
 export interface ServerSpec {
@@ -1506,7 +1506,7 @@ export interface StreamInputSpec {
    */
   'rist-recovery-rtt-max'?: number;
   /**
-   * origin URL, plain or TLS
+   * origin URL, plain or TLS (rtmp[s]://host[:port]/app/stream); rtmp://@host[:port]/app/key listens for an encoder publishing key (docs/inputs-pull.md)
    * @default ""
    */
   url?: string;

@@ -5395,7 +5395,8 @@ const schema53 = {
       required: ['url'],
       properties: {
         url: {
-          description: 'origin URL, plain or TLS',
+          description:
+            'origin URL, plain or TLS (rtmp[s]://host[:port]/app/stream); rtmp://@host[:port]/app/key listens for an encoder publishing key (docs/inputs-pull.md)',
           type: 'string',
           default: '',
           minLength: 1,
@@ -6410,7 +6411,8 @@ const schema65 = {
   required: ['url'],
   properties: {
     url: {
-      description: 'origin URL, plain or TLS',
+      description:
+        'origin URL, plain or TLS (rtmp[s]://host[:port]/app/stream); rtmp://@host[:port]/app/key listens for an encoder publishing key (docs/inputs-pull.md)',
       type: 'string',
       default: '',
       minLength: 1,
@@ -24553,4 +24555,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '18935cc856d45a28fb2776829fded96660b6bed79460d4248c20b1953fa1da3f';
+module.exports.schemaHash = 'efbd48e4586e5e17d78e63421df42c9767414f3b08b2461c1251dc9963f2dd89';

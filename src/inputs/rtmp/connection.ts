@@ -60,10 +60,12 @@ export class RtmpConnection {
     readonly socket: Socket,
     private readonly role: 'client' | 'server',
     private readonly ev: ConnectionEvents,
-    maxMessageBytes?: number,
+    opts: { maxMessageBytes?: number; ownReads?: boolean } = {},
   ) {
-    this.reader = new ChunkReader((m) => this.message(m), maxMessageBytes);
-    socket.on('data', (d: Buffer) => this.data(d));
+    this.reader = new ChunkReader((m) => this.message(m), opts.maxMessageBytes);
+    // ownReads: the socket was made with `onread` and its owner calls feed() (a reused read
+    // buffer: everything kept from it is copied by the reader).
+    if (!opts.ownReads) socket.on('data', (d: Buffer) => this.feed(d));
     socket.on('error', (err) => this.close(err));
     socket.on('close', () => this.close(null));
   }
@@ -77,7 +79,8 @@ export class RtmpConnection {
     this.raw(handshakeHello(Date.now(), randomBytes));
   }
 
-  private data(d: Buffer): void {
+  /** Bytes read from the socket (valid during the call only). */
+  feed(d: Buffer): void {
     if (this.closed) return;
     try {
       let rest: Buffer | null = d;

@@ -31,6 +31,9 @@ const TXN_CONNECT = 1;
 const TXN_CREATE_STREAM = 2;
 const WINDOW = 2_500_000;
 const BUFFER_MS = 1000;
+/** Plain TCP pulls read into this one buffer (everything kept from it is copied, and reads
+ *  are handled one at a time on the main thread). */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 export interface PullOptions {
   url: RtmpUrl;
@@ -46,7 +49,7 @@ export class PullSession {
   private lastIn = 0;
   private startedAt = 0;
   private done = false;
-  private secure = false;
+  private connected = false;
   private streamId = 0;
 
   constructor(
@@ -67,28 +70,42 @@ export class PullSession {
           ...(net.isIP(url.host) ? {} : { servername: url.host }),
           rejectUnauthorized: this.o.tlsVerify,
         })
-      : net.connect(base);
+      : net.connect({
+          ...base,
+          // One read buffer reused for every read (no Buffer and no stream event per read).
+          onread: { buffer: READ_BUFFER, callback: (n, buf) => this.read(buf, n) },
+        });
     socket.setNoDelay(true);
     socket.once(url.tls ? 'secureConnect' : 'connect', () => {
-      this.secure = true;
+      this.connected = true;
       this.conn?.hello();
     });
     this.startedAt = this.o.clock.monotonic();
     this.lastIn = this.startedAt;
-    this.conn = new RtmpConnection(socket, 'client', {
-      onReady: () => this.onReady(),
-      onCommand: (name, txn, args) => this.onCommand(name, txn, args),
-      onData: (values) => this.ev.metadata(values),
-      onMedia: (m) => {
-        this.ev.media(m);
+    this.conn = new RtmpConnection(
+      socket,
+      'client',
+      {
+        onReady: () => this.onReady(),
+        onCommand: (name, txn, args) => this.onCommand(name, txn, args),
+        onData: (values) => this.ev.metadata(values),
+        onMedia: (m) => {
+          this.ev.media(m);
+        },
+        onBatch: (n) => {
+          this.lastIn = this.o.clock.monotonic();
+          this.ev.batch(n);
+        },
+        onClose: (err) => this.end(err ? this.describe(err) : 'origin closed the connection'),
       },
-      onBatch: (n) => {
-        this.lastIn = this.o.clock.monotonic();
-        this.ev.batch(n);
-      },
-      onClose: (err) => this.end(err ? this.describe(err) : 'origin closed the connection'),
-    });
+      { ownReads: !url.tls },
+    );
     this.timer = this.o.clock.setInterval(() => this.watch(), Math.min(1000, this.o.timeoutMs / 4));
+  }
+
+  private read(buf: Uint8Array, n: number): boolean {
+    this.conn?.feed(Buffer.from(buf.buffer, buf.byteOffset, n));
+    return true;
   }
 
   private describe(err: Error & { code?: string }): string {
@@ -104,7 +121,7 @@ export class PullSession {
       case 'EADDRNOTAVAIL':
         return `bind-if: cannot connect from ${this.o.localAddress}`;
     }
-    if (this.o.url.tls && !this.secure) return `TLS failure: ${err.message}`;
+    if (this.o.url.tls && !this.connected) return `TLS failure: ${err.message}`;
     return err.name === 'RtmpProtocolError' || err.name === 'Amf0Error'
       ? `protocol error from origin: ${err.message}`
       : err.message;
@@ -114,7 +131,9 @@ export class PullSession {
     const idle = this.o.clock.monotonic() - this.lastIn;
     if (idle >= this.o.timeoutMs) {
       const s = Math.round(this.o.timeoutMs / 1000);
-      this.close(this.secure ? `no data from origin in ${s} s` : `no answer from origin in ${s} s`);
+      this.close(
+        this.connected ? `no data from origin in ${s} s` : `no answer from origin in ${s} s`,
+      );
     }
   }
 

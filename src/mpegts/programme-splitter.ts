@@ -95,6 +95,8 @@ export interface SplitterStats {
   programmes: number;
   /** PAT entries whose PMT PID is a table PID (PAT, CAT, SI) or the null PID: not followed. */
   badPatEntries: number;
+  /** Batches a consumer's sink threw on (the others got theirs). */
+  sinkErrors: number;
   consumers: number;
 }
 
@@ -406,6 +408,7 @@ export class ProgrammeSplitter {
   private patLast = 0;
   private emmPids = new Set<number>();
   private badPatEntries = 0;
+  private sinkErrors = 0;
   private packetsIn = 0;
   private programmes = 0;
   private retired = { crcErrors: 0, dropped: 0 };
@@ -450,6 +453,7 @@ export class ProgrammeSplitter {
       sectionsDropped: dropped,
       programmes: this.programmes,
       badPatEntries: this.badPatEntries,
+      sinkErrors: this.sinkErrors,
       consumers: this.consumers.size,
     };
   }
@@ -478,7 +482,15 @@ export class ProgrammeSplitter {
         }
       }
     }
-    for (const c of this.consumers) c.flush();
+    for (const c of this.consumers) {
+      // One consumer's failure must not stop the others, nor take the splitter off the bus
+      // (the bus drops a sink that throws).
+      try {
+        c.flush();
+      } catch {
+        this.sinkErrors++;
+      }
+    }
   }
 
   /** The source spliced: sections in progress are dropped, consumers told. */

@@ -367,6 +367,19 @@ t.test('the shared splitter: one subscription per bus, gone with the last lease'
   t.equal(splitterConsumers(hub), 0);
 });
 
+t.test('a consumer whose sink throws does not stop the others', async (t) => {
+  const sp = new ProgrammeSplitter();
+  sp.add(101, {
+    packets: () => {
+      throw new Error('sink failed');
+    },
+  });
+  const ok = collect(sp, 102);
+  sp.push(new Mux().cycle(PROGS));
+  t.ok(ok.out.length > 0, 'the other consumer got its packets');
+  t.ok(sp.stats().sinkErrors >= 1, 'counted');
+});
+
 t.test('section reader: spanning, packed, continuity break', async (t) => {
   const got: Buffer[] = [];
   const r = new SectionReader((s) => got.push(s));

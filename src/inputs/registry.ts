@@ -2,6 +2,7 @@
 // as `not supported yet` in the stream status, and the stream uses its other inputs.
 
 import type { InputFactory } from '../engine/input.ts';
+import { DemuxerInput } from './demuxer/input.ts';
 import { FileInput } from './file/input.ts';
 import { HlsInput } from './hls/input.ts';
 import { PipeInput } from './pipe/input.ts';
@@ -26,4 +27,5 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   std: createStdInput,
   srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,
+  demuxer: (cfg, ctx) => new DemuxerInput(cfg, ctx),
 };

@@ -170,6 +170,15 @@ t.test('window: reorder, NACK at once, again after RTO, recovered', async (t) =>
   t.equal(w.counters.nackedPackets, 3);
 });
 
+t.test('window: a re-NACK comes at least four times within the latency', async (t) => {
+  const w = new ReceiveWindow(200, new RttEstimator(300)); // RTO 900 ms > latency
+  w.push(0, 0, Buffer.from('0'), 0, false);
+  w.push(2, 2, Buffer.from('2'), 0, false);
+  t.same(w.nacks(0), [1]);
+  t.same(w.nacks(49), []);
+  t.same(w.nacks(50), [1], 'after latency / 4, not the RTO');
+});
+
 t.test('window: give up when the packet after the gap is due; late after that', async (t) => {
   const w = new ReceiveWindow(200, new RttEstimator(40));
   w.push(0, 0, Buffer.from('0'), 0, false);

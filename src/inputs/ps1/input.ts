@@ -379,6 +379,14 @@ export class Ps1Input implements InputTransport {
       this.fail(`no data for ${playS} s (ps1-client-play-timeout)`);
       return;
     }
+    // Release after the poll phase: datagrams that arrived while the loop was busy are read
+    // first, so a retransmission waiting in the socket is not given up for lost.
+    setImmediate(() => this.releaseAndRepair(a, w));
+  }
+
+  private releaseAndRepair(a: Attempt, w: ReceiveWindow): void {
+    if (this.attempt !== a) return;
+    const now = this.now();
     const out = w.release(now);
     if (out.length) {
       const buf = out.length === 1 ? out[0]! : Buffer.concat(out);

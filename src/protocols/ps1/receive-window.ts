@@ -10,6 +10,8 @@ export const WINDOW_CAPACITY = 1 << 16;
 export const DRIFT_WINDOW_MS = 10_000;
 /** …by this fraction of the difference each time. */
 const DRIFT_GAIN = 1 / 8;
+/** A missing packet is asked for at least this many times within the latency. */
+export const NACKS_PER_LATENCY = 4;
 
 interface Slot {
   seq: number;
@@ -164,10 +166,12 @@ export class ReceiveWindow {
     return out;
   }
 
-  /** Sequence numbers to NACK now (ascending); each is asked again after an RTO. */
+  /** Sequence numbers to NACK now (ascending); each is asked again after an RTO, at most a
+   *  quarter of the latency (so that four requests fit in the window whatever the RTT's
+   *  variance did to the RTO). */
   nacks(now: number): number[] {
     const out: number[] = [];
-    const again = now + this.rtt.rtoMs;
+    const again = now + Math.min(this.rtt.rtoMs, this.latencyMs / NACKS_PER_LATENCY);
     for (const [seq, at] of this.missing) {
       if (at > now) continue;
       out.push(seq);

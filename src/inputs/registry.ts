@@ -7,6 +7,7 @@ import { FileInput } from './file/input.ts';
 import { HlsInput } from './hls/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { PrompegInput } from './prompeg/input.ts';
+import { Ps1Input } from './ps1/input.ts';
 import { RistInput } from './rist/input.ts';
 import { RtpInput } from './rtp/input.ts';
 import { SrtInput } from './srt/input.ts';
@@ -24,6 +25,7 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
   rist: (cfg, ctx) => new RistInput(cfg, ctx),
   prompeg: (cfg, ctx) => new PrompegInput(cfg, ctx),
+  ps1: (cfg, ctx) => new Ps1Input(cfg, ctx),
   std: createStdInput,
   srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'efbd48e4586e5e17d78e63421df42c9767414f3b08b2461c1251dc9963f2dd89';
+  '698846dab37a3c2d7573afaffbc5ce94f2ac78d8f976f733143433388c8f15e9';
 
 /** Server */
 export interface ServerSpec {
@@ -1820,7 +1820,7 @@ export interface StreamOutputSpec {
   /**
    * output kind; selects the field group
    */
-  type: 'udp' | 'rtp' | 'srt' | 'rist' | 'prompeg';
+  type: 'udp' | 'rtp' | 'srt' | 'rist' | 'prompeg' | 'ps1';
   /**
    * destination host or multicast group
    * or: destination host when dialling; permitted remote host when listening (empty = any)
@@ -1832,12 +1832,14 @@ export interface StreamOutputSpec {
    * destination port
    * or: port to dial or listen on
    * or: destination port (even in the simple profile)
+   * or: UDP port to listen on
    * @default 0
    */
   port?: number;
   /**
    * interface name or local IP to send from; empty = automatic
    * or: interface name or local IP to bind; empty = any
+   * or: interface name or local IP to listen on; empty = all
    * @default ""
    */
   'bind-if'?: string;
@@ -1848,6 +1850,7 @@ export interface StreamOutputSpec {
   ttl?: number;
   /**
    * 188-byte TS packets per datagram
+   * or: 188-byte TS packets per DATA datagram
    * @default 7
    */
   'packets-per-datagram'?: number;
@@ -1873,6 +1876,7 @@ export interface StreamOutputSpec {
   'srt-client-password'?: string;
   /**
    * dialling: stream identifier derived from the cluster domain; listening: admit the cluster's peers besides srt-client-login
+   * or: admit the cluster's peers (same cluster.domain) too; alone (no login or password), only them
    * @default false
    */
   'peer-auth'?: boolean;
@@ -1899,6 +1903,7 @@ export interface StreamOutputSpec {
   /**
    * encryption; empty = none; both ends must match
    * or: non-standard payload encryption (AES-128-CTR); empty = none; both ends must match
+   * or: payload encryption (AES-128-CTR, a key per session); empty = none; both ends must match
    * @default ""
    */
   passphrase?: string;
@@ -1959,6 +1964,31 @@ export interface StreamOutputSpec {
    * @default 0
    */
   'prompeg-header-xor'?: number;
+  /**
+   * the login admitted; empty = any login with ps1-server-password
+   * @default ""
+   */
+  'ps1-server-login'?: string;
+  /**
+   * the password of ps1-server-login (never sent: challenge-response)
+   * @default ""
+   */
+  'ps1-server-password'?: string;
+  /**
+   * ms: retransmission buffer per session at most (each keeps its client's latency + 1 s, up to this)
+   * @default 10000
+   */
+  'ps1-server-buffer-ms'?: number;
+  /**
+   * retransmission budget per session, percent of its send rate (at least 64 kB/s)
+   * @default 25
+   */
+  'ps1-server-overhead-pc'?: number;
+  /**
+   * clients served at once
+   * @default 16
+   */
+  'ps1-server-max-sessions'?: number;
 }
 
 /** Each resource kind's record as its driver gets it (every default applied). */

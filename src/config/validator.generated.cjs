@@ -750,7 +750,7 @@ const schema49 = {
   ],
   'x-same-length': { arrays: ['biss-pnr', 'biss-key'], absentIsEmpty: true },
 };
-const schema80 = {
+const schema81 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'Adaptive stream group',
   description:
@@ -814,7 +814,7 @@ const schema80 = {
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^/.*/$', 'u');
-const pattern11 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern12 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -14424,7 +14424,7 @@ const schema73 = {
     type: {
       description: 'output kind; selects the field group',
       type: 'string',
-      enum: ['udp', 'rtp', 'srt', 'rist', 'prompeg'],
+      enum: ['udp', 'rtp', 'srt', 'rist', 'prompeg', 'ps1'],
       'x-apply': 'restart',
     },
   },
@@ -14448,6 +14448,10 @@ const schema73 = {
     {
       if: { properties: { type: { const: 'prompeg' } }, required: ['type'] },
       then: { $ref: '#/$defs/prompeg' },
+    },
+    {
+      if: { properties: { type: { const: 'ps1' } }, required: ['type'] },
+      then: { $ref: '#/$defs/ps1' },
     },
   ],
   $defs: {
@@ -14739,6 +14743,91 @@ const schema73 = {
         },
       },
     },
+    ps1: {
+      description:
+        "fields of a ps1 output: the ps1 server (sluice's reliable-UDP protocol, docs/ps1.md) listening on port, one session per admitted client",
+      required: ['port'],
+      properties: {
+        port: {
+          description: 'UDP port to listen on',
+          type: 'integer',
+          default: 0,
+          minimum: 1,
+          maximum: 65535,
+          'x-apply': 'restart',
+        },
+        'bind-if': {
+          description: 'interface name or local IP to listen on; empty = all',
+          type: 'string',
+          default: '',
+          'x-apply': 'restart',
+        },
+        'ps1-server-login': {
+          description: 'the login admitted; empty = any login with ps1-server-password',
+          type: 'string',
+          default: '',
+          'x-apply': 'restart',
+        },
+        'ps1-server-password': {
+          description: 'the password of ps1-server-login (never sent: challenge-response)',
+          type: 'string',
+          default: '',
+          'x-secret': true,
+          'x-apply': 'restart',
+        },
+        'peer-auth': {
+          description:
+            "admit the cluster's peers (same cluster.domain) too; alone (no login or password), only them",
+          type: 'boolean',
+          default: false,
+          'x-apply': 'restart',
+        },
+        passphrase: {
+          description:
+            'payload encryption (AES-128-CTR, a key per session); empty = none; both ends must match',
+          type: 'string',
+          default: '',
+          pattern: '^$|^[\\s\\S]{10,64}$',
+          'x-pattern-text': 'empty or 10 to 64 characters',
+          'x-secret': true,
+          'x-apply': 'restart',
+        },
+        'ps1-server-buffer-ms': {
+          description:
+            "ms: retransmission buffer per session at most (each keeps its client's latency + 1 s, up to this)",
+          type: 'integer',
+          default: 10000,
+          minimum: 250,
+          maximum: 30000,
+          'x-apply': 'restart',
+        },
+        'ps1-server-overhead-pc': {
+          description:
+            'retransmission budget per session, percent of its send rate (at least 64 kB/s)',
+          type: 'integer',
+          default: 25,
+          minimum: 5,
+          maximum: 100,
+          'x-apply': 'restart',
+        },
+        'ps1-server-max-sessions': {
+          description: 'clients served at once',
+          type: 'integer',
+          default: 16,
+          minimum: 1,
+          maximum: 256,
+          'x-apply': 'restart',
+        },
+        'packets-per-datagram': {
+          description: '188-byte TS packets per DATA datagram',
+          type: 'integer',
+          default: 7,
+          minimum: 1,
+          maximum: 7,
+          'x-apply': 'restart',
+        },
+      },
+    },
   },
 };
 const schema74 = {
@@ -14960,6 +15049,90 @@ const schema78 = {
     { arrays: ['rist-addr-address', 'rist-addr-port'], absentIsEmpty: true },
     { arrays: ['rist-addr-address', 'rist-addr-weight'], absentIsEmpty: false },
   ],
+};
+const schema80 = {
+  description:
+    "fields of a ps1 output: the ps1 server (sluice's reliable-UDP protocol, docs/ps1.md) listening on port, one session per admitted client",
+  required: ['port'],
+  properties: {
+    port: {
+      description: 'UDP port to listen on',
+      type: 'integer',
+      default: 0,
+      minimum: 1,
+      maximum: 65535,
+      'x-apply': 'restart',
+    },
+    'bind-if': {
+      description: 'interface name or local IP to listen on; empty = all',
+      type: 'string',
+      default: '',
+      'x-apply': 'restart',
+    },
+    'ps1-server-login': {
+      description: 'the login admitted; empty = any login with ps1-server-password',
+      type: 'string',
+      default: '',
+      'x-apply': 'restart',
+    },
+    'ps1-server-password': {
+      description: 'the password of ps1-server-login (never sent: challenge-response)',
+      type: 'string',
+      default: '',
+      'x-secret': true,
+      'x-apply': 'restart',
+    },
+    'peer-auth': {
+      description:
+        "admit the cluster's peers (same cluster.domain) too; alone (no login or password), only them",
+      type: 'boolean',
+      default: false,
+      'x-apply': 'restart',
+    },
+    passphrase: {
+      description:
+        'payload encryption (AES-128-CTR, a key per session); empty = none; both ends must match',
+      type: 'string',
+      default: '',
+      pattern: '^$|^[\\s\\S]{10,64}$',
+      'x-pattern-text': 'empty or 10 to 64 characters',
+      'x-secret': true,
+      'x-apply': 'restart',
+    },
+    'ps1-server-buffer-ms': {
+      description:
+        "ms: retransmission buffer per session at most (each keeps its client's latency + 1 s, up to this)",
+      type: 'integer',
+      default: 10000,
+      minimum: 250,
+      maximum: 30000,
+      'x-apply': 'restart',
+    },
+    'ps1-server-overhead-pc': {
+      description: 'retransmission budget per session, percent of its send rate (at least 64 kB/s)',
+      type: 'integer',
+      default: 25,
+      minimum: 5,
+      maximum: 100,
+      'x-apply': 'restart',
+    },
+    'ps1-server-max-sessions': {
+      description: 'clients served at once',
+      type: 'integer',
+      default: 16,
+      minimum: 1,
+      maximum: 256,
+      'x-apply': 'restart',
+    },
+    'packets-per-datagram': {
+      description: '188-byte TS packets per DATA datagram',
+      type: 'integer',
+      default: 7,
+      minimum: 1,
+      maximum: 7,
+      'x-apply': 'restart',
+    },
+  },
 };
 const schema75 = {
   description: 'fields of a rtp output',
@@ -17418,9 +17591,529 @@ function validate38(
       Object.assign(props0, props4);
     }
   }
+  const _errs90 = errors;
+  let valid23 = true;
+  const _errs91 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    let missing5;
+    if (data.type === undefined && (missing5 = 'type')) {
+      const err80 = {};
+      if (vErrors === null) {
+        vErrors = [err80];
+      } else {
+        vErrors.push(err80);
+      }
+      errors++;
+    } else {
+      if (data.type !== undefined) {
+        if ('ps1' !== data.type) {
+          const err81 = {};
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
+          }
+          errors++;
+        }
+      }
+    }
+  }
+  var _valid5 = _errs91 === errors;
+  errors = _errs90;
+  if (vErrors !== null) {
+    if (_errs90) {
+      vErrors.length = _errs90;
+    } else {
+      vErrors = null;
+    }
+  }
+  if (_valid5) {
+    const _errs93 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data.port === undefined) {
+        const err82 = {
+          instancePath,
+          schemaPath: '#/$defs/ps1/required',
+          keyword: 'required',
+          params: { missingProperty: 'port' },
+          message: "must have required property '" + 'port' + "'",
+          schema: schema80.required,
+          parentSchema: schema80,
+          data,
+        };
+        if (vErrors === null) {
+          vErrors = [err82];
+        } else {
+          vErrors.push(err82);
+        }
+        errors++;
+      }
+      if (data.port !== undefined) {
+        let data36 = data.port;
+        if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+          const err83 = {
+            instancePath: instancePath + '/port',
+            schemaPath: '#/$defs/ps1/properties/port/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema80.properties.port.type,
+            parentSchema: schema80.properties.port,
+            data: data36,
+          };
+          if (vErrors === null) {
+            vErrors = [err83];
+          } else {
+            vErrors.push(err83);
+          }
+          errors++;
+        }
+        if (typeof data36 == 'number' && isFinite(data36)) {
+          if (data36 > 65535 || isNaN(data36)) {
+            const err84 = {
+              instancePath: instancePath + '/port',
+              schemaPath: '#/$defs/ps1/properties/port/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 65535 },
+              message: 'must be <= 65535',
+              schema: 65535,
+              parentSchema: schema80.properties.port,
+              data: data36,
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+          if (data36 < 1 || isNaN(data36)) {
+            const err85 = {
+              instancePath: instancePath + '/port',
+              schemaPath: '#/$defs/ps1/properties/port/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema80.properties.port,
+              data: data36,
+            };
+            if (vErrors === null) {
+              vErrors = [err85];
+            } else {
+              vErrors.push(err85);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['bind-if'] !== undefined) {
+        let data37 = data['bind-if'];
+        if (typeof data37 !== 'string') {
+          const err86 = {
+            instancePath: instancePath + '/bind-if',
+            schemaPath: '#/$defs/ps1/properties/bind-if/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema80.properties['bind-if'].type,
+            parentSchema: schema80.properties['bind-if'],
+            data: data37,
+          };
+          if (vErrors === null) {
+            vErrors = [err86];
+          } else {
+            vErrors.push(err86);
+          }
+          errors++;
+        }
+      }
+      if (data['ps1-server-login'] !== undefined) {
+        let data38 = data['ps1-server-login'];
+        if (typeof data38 !== 'string') {
+          const err87 = {
+            instancePath: instancePath + '/ps1-server-login',
+            schemaPath: '#/$defs/ps1/properties/ps1-server-login/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema80.properties['ps1-server-login'].type,
+            parentSchema: schema80.properties['ps1-server-login'],
+            data: data38,
+          };
+          if (vErrors === null) {
+            vErrors = [err87];
+          } else {
+            vErrors.push(err87);
+          }
+          errors++;
+        }
+      }
+      if (data['ps1-server-password'] !== undefined) {
+        let data39 = data['ps1-server-password'];
+        if (typeof data39 !== 'string') {
+          const err88 = {
+            instancePath: instancePath + '/ps1-server-password',
+            schemaPath: '#/$defs/ps1/properties/ps1-server-password/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema80.properties['ps1-server-password'].type,
+            parentSchema: schema80.properties['ps1-server-password'],
+            data: data39,
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
+      }
+      if (data['peer-auth'] !== undefined) {
+        let data40 = data['peer-auth'];
+        if (typeof data40 !== 'boolean') {
+          const err89 = {
+            instancePath: instancePath + '/peer-auth',
+            schemaPath: '#/$defs/ps1/properties/peer-auth/type',
+            keyword: 'type',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema80.properties['peer-auth'].type,
+            parentSchema: schema80.properties['peer-auth'],
+            data: data40,
+          };
+          if (vErrors === null) {
+            vErrors = [err89];
+          } else {
+            vErrors.push(err89);
+          }
+          errors++;
+        }
+      }
+      if (data.passphrase !== undefined) {
+        let data41 = data.passphrase;
+        if (typeof data41 === 'string') {
+          if (!pattern6.test(data41)) {
+            const err90 = {
+              instancePath: instancePath + '/passphrase',
+              schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^$|^[\\s\\S]{10,64}$' },
+              message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
+              schema: '^$|^[\\s\\S]{10,64}$',
+              parentSchema: schema80.properties.passphrase,
+              data: data41,
+            };
+            if (vErrors === null) {
+              vErrors = [err90];
+            } else {
+              vErrors.push(err90);
+            }
+            errors++;
+          }
+        } else {
+          const err91 = {
+            instancePath: instancePath + '/passphrase',
+            schemaPath: '#/$defs/ps1/properties/passphrase/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema80.properties.passphrase.type,
+            parentSchema: schema80.properties.passphrase,
+            data: data41,
+          };
+          if (vErrors === null) {
+            vErrors = [err91];
+          } else {
+            vErrors.push(err91);
+          }
+          errors++;
+        }
+      }
+      if (data['ps1-server-buffer-ms'] !== undefined) {
+        let data42 = data['ps1-server-buffer-ms'];
+        if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+          const err92 = {
+            instancePath: instancePath + '/ps1-server-buffer-ms',
+            schemaPath: '#/$defs/ps1/properties/ps1-server-buffer-ms/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema80.properties['ps1-server-buffer-ms'].type,
+            parentSchema: schema80.properties['ps1-server-buffer-ms'],
+            data: data42,
+          };
+          if (vErrors === null) {
+            vErrors = [err92];
+          } else {
+            vErrors.push(err92);
+          }
+          errors++;
+        }
+        if (typeof data42 == 'number' && isFinite(data42)) {
+          if (data42 > 30000 || isNaN(data42)) {
+            const err93 = {
+              instancePath: instancePath + '/ps1-server-buffer-ms',
+              schemaPath: '#/$defs/ps1/properties/ps1-server-buffer-ms/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 30000 },
+              message: 'must be <= 30000',
+              schema: 30000,
+              parentSchema: schema80.properties['ps1-server-buffer-ms'],
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err93];
+            } else {
+              vErrors.push(err93);
+            }
+            errors++;
+          }
+          if (data42 < 250 || isNaN(data42)) {
+            const err94 = {
+              instancePath: instancePath + '/ps1-server-buffer-ms',
+              schemaPath: '#/$defs/ps1/properties/ps1-server-buffer-ms/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 250 },
+              message: 'must be >= 250',
+              schema: 250,
+              parentSchema: schema80.properties['ps1-server-buffer-ms'],
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err94];
+            } else {
+              vErrors.push(err94);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['ps1-server-overhead-pc'] !== undefined) {
+        let data43 = data['ps1-server-overhead-pc'];
+        if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+          const err95 = {
+            instancePath: instancePath + '/ps1-server-overhead-pc',
+            schemaPath: '#/$defs/ps1/properties/ps1-server-overhead-pc/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema80.properties['ps1-server-overhead-pc'].type,
+            parentSchema: schema80.properties['ps1-server-overhead-pc'],
+            data: data43,
+          };
+          if (vErrors === null) {
+            vErrors = [err95];
+          } else {
+            vErrors.push(err95);
+          }
+          errors++;
+        }
+        if (typeof data43 == 'number' && isFinite(data43)) {
+          if (data43 > 100 || isNaN(data43)) {
+            const err96 = {
+              instancePath: instancePath + '/ps1-server-overhead-pc',
+              schemaPath: '#/$defs/ps1/properties/ps1-server-overhead-pc/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 100 },
+              message: 'must be <= 100',
+              schema: 100,
+              parentSchema: schema80.properties['ps1-server-overhead-pc'],
+              data: data43,
+            };
+            if (vErrors === null) {
+              vErrors = [err96];
+            } else {
+              vErrors.push(err96);
+            }
+            errors++;
+          }
+          if (data43 < 5 || isNaN(data43)) {
+            const err97 = {
+              instancePath: instancePath + '/ps1-server-overhead-pc',
+              schemaPath: '#/$defs/ps1/properties/ps1-server-overhead-pc/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 5 },
+              message: 'must be >= 5',
+              schema: 5,
+              parentSchema: schema80.properties['ps1-server-overhead-pc'],
+              data: data43,
+            };
+            if (vErrors === null) {
+              vErrors = [err97];
+            } else {
+              vErrors.push(err97);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['ps1-server-max-sessions'] !== undefined) {
+        let data44 = data['ps1-server-max-sessions'];
+        if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+          const err98 = {
+            instancePath: instancePath + '/ps1-server-max-sessions',
+            schemaPath: '#/$defs/ps1/properties/ps1-server-max-sessions/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema80.properties['ps1-server-max-sessions'].type,
+            parentSchema: schema80.properties['ps1-server-max-sessions'],
+            data: data44,
+          };
+          if (vErrors === null) {
+            vErrors = [err98];
+          } else {
+            vErrors.push(err98);
+          }
+          errors++;
+        }
+        if (typeof data44 == 'number' && isFinite(data44)) {
+          if (data44 > 256 || isNaN(data44)) {
+            const err99 = {
+              instancePath: instancePath + '/ps1-server-max-sessions',
+              schemaPath: '#/$defs/ps1/properties/ps1-server-max-sessions/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 256 },
+              message: 'must be <= 256',
+              schema: 256,
+              parentSchema: schema80.properties['ps1-server-max-sessions'],
+              data: data44,
+            };
+            if (vErrors === null) {
+              vErrors = [err99];
+            } else {
+              vErrors.push(err99);
+            }
+            errors++;
+          }
+          if (data44 < 1 || isNaN(data44)) {
+            const err100 = {
+              instancePath: instancePath + '/ps1-server-max-sessions',
+              schemaPath: '#/$defs/ps1/properties/ps1-server-max-sessions/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema80.properties['ps1-server-max-sessions'],
+              data: data44,
+            };
+            if (vErrors === null) {
+              vErrors = [err100];
+            } else {
+              vErrors.push(err100);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['packets-per-datagram'] !== undefined) {
+        let data45 = data['packets-per-datagram'];
+        if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+          const err101 = {
+            instancePath: instancePath + '/packets-per-datagram',
+            schemaPath: '#/$defs/ps1/properties/packets-per-datagram/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema80.properties['packets-per-datagram'].type,
+            parentSchema: schema80.properties['packets-per-datagram'],
+            data: data45,
+          };
+          if (vErrors === null) {
+            vErrors = [err101];
+          } else {
+            vErrors.push(err101);
+          }
+          errors++;
+        }
+        if (typeof data45 == 'number' && isFinite(data45)) {
+          if (data45 > 7 || isNaN(data45)) {
+            const err102 = {
+              instancePath: instancePath + '/packets-per-datagram',
+              schemaPath: '#/$defs/ps1/properties/packets-per-datagram/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 7 },
+              message: 'must be <= 7',
+              schema: 7,
+              parentSchema: schema80.properties['packets-per-datagram'],
+              data: data45,
+            };
+            if (vErrors === null) {
+              vErrors = [err102];
+            } else {
+              vErrors.push(err102);
+            }
+            errors++;
+          }
+          if (data45 < 1 || isNaN(data45)) {
+            const err103 = {
+              instancePath: instancePath + '/packets-per-datagram',
+              schemaPath: '#/$defs/ps1/properties/packets-per-datagram/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema80.properties['packets-per-datagram'],
+              data: data45,
+            };
+            if (vErrors === null) {
+              vErrors = [err103];
+            } else {
+              vErrors.push(err103);
+            }
+            errors++;
+          }
+        }
+      }
+    }
+    var _valid5 = _errs93 === errors;
+    valid23 = _valid5;
+    if (valid23) {
+      var props5 = {};
+      props5.port = true;
+      props5['bind-if'] = true;
+      props5['ps1-server-login'] = true;
+      props5['ps1-server-password'] = true;
+      props5['peer-auth'] = true;
+      props5.passphrase = true;
+      props5['ps1-server-buffer-ms'] = true;
+      props5['ps1-server-overhead-pc'] = true;
+      props5['ps1-server-max-sessions'] = true;
+      props5['packets-per-datagram'] = true;
+      props5.type = true;
+    }
+  }
+  if (!valid23) {
+    const err104 = {
+      instancePath,
+      schemaPath: '#/allOf/5/if',
+      keyword: 'if',
+      params: { failingKeyword: 'then' },
+      message: 'must match "then" schema',
+      schema: schema73.allOf[5].if,
+      parentSchema: schema73.allOf[5],
+      data,
+    };
+    if (vErrors === null) {
+      vErrors = [err104];
+    } else {
+      vErrors.push(err104);
+    }
+    errors++;
+  }
+  if (props0 !== true && props5 !== undefined) {
+    if (props5 === true) {
+      props0 = true;
+    } else {
+      props0 = props0 || {};
+      Object.assign(props0, props5);
+    }
+  }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.type === undefined) {
-      const err80 = {
+      const err105 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -17431,9 +18124,9 @@ function validate38(
         data,
       };
       if (vErrors === null) {
-        vErrors = [err80];
+        vErrors = [err105];
       } else {
-        vErrors.push(err80);
+        vErrors.push(err105);
       }
       errors++;
     }
@@ -17442,9 +18135,9 @@ function validate38(
       props0.type = true;
     }
     if (data.type !== undefined) {
-      let data35 = data.type;
-      if (typeof data35 !== 'string') {
-        const err81 = {
+      let data46 = data.type;
+      if (typeof data46 !== 'string') {
+        const err106 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/type',
           keyword: 'type',
@@ -17452,25 +18145,26 @@ function validate38(
           message: 'must be string',
           schema: schema73.properties.type.type,
           parentSchema: schema73.properties.type,
-          data: data35,
+          data: data46,
         };
         if (vErrors === null) {
-          vErrors = [err81];
+          vErrors = [err106];
         } else {
-          vErrors.push(err81);
+          vErrors.push(err106);
         }
         errors++;
       }
       if (
         !(
-          data35 === 'udp' ||
-          data35 === 'rtp' ||
-          data35 === 'srt' ||
-          data35 === 'rist' ||
-          data35 === 'prompeg'
+          data46 === 'udp' ||
+          data46 === 'rtp' ||
+          data46 === 'srt' ||
+          data46 === 'rist' ||
+          data46 === 'prompeg' ||
+          data46 === 'ps1'
         )
       ) {
-        const err82 = {
+        const err107 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/enum',
           keyword: 'enum',
@@ -17478,18 +18172,18 @@ function validate38(
           message: 'must be equal to one of the allowed values',
           schema: schema73.properties.type.enum,
           parentSchema: schema73.properties.type,
-          data: data35,
+          data: data46,
         };
         if (vErrors === null) {
-          vErrors = [err82];
+          vErrors = [err107];
         } else {
-          vErrors.push(err82);
+          vErrors.push(err107);
         }
         errors++;
       }
     }
   } else {
-    const err83 = {
+    const err108 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -17500,9 +18194,9 @@ function validate38(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err83];
+      vErrors = [err108];
     } else {
-      vErrors.push(err83);
+      vErrors.push(err108);
     }
     errors++;
   }
@@ -23947,8 +24641,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
-                schema: schema80.required,
-                parentSchema: schema80,
+                schema: schema81.required,
+                parentSchema: schema81,
                 data: data133,
               };
               if (vErrors === null) {
@@ -23965,8 +24659,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'stream-name' },
                 message: "must have required property '" + 'stream-name' + "'",
-                schema: schema80.required,
-                parentSchema: schema80,
+                schema: schema81.required,
+                parentSchema: schema81,
                 data: data133,
               };
               if (vErrors === null) {
@@ -23983,8 +24677,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'streams' },
                 message: "must have required property '" + 'streams' + "'",
-                schema: schema80.required,
-                parentSchema: schema80,
+                schema: schema81.required,
+                parentSchema: schema81,
                 data: data133,
               };
               if (vErrors === null) {
@@ -24010,8 +24704,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema80.properties.id.type,
-                  parentSchema: schema80.properties.id,
+                  schema: schema81.properties.id.type,
+                  parentSchema: schema81.properties.id,
                   data: data134,
                 };
                 if (vErrors === null) {
@@ -24030,7 +24724,7 @@ function validate20(
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema80.properties.id,
+                    parentSchema: schema81.properties.id,
                     data: data134,
                   };
                   if (vErrors === null) {
@@ -24053,7 +24747,7 @@ function validate20(
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
-                    parentSchema: schema80.properties['stream-name'],
+                    parentSchema: schema81.properties['stream-name'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -24063,7 +24757,7 @@ function validate20(
                   }
                   errors++;
                 }
-                if (!pattern11.test(data135)) {
+                if (!pattern12.test(data135)) {
                   const err208 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
@@ -24071,7 +24765,7 @@ function validate20(
                     params: { pattern: '^[A-Za-z0-9._~-]+$' },
                     message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
                     schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema80.properties['stream-name'],
+                    parentSchema: schema81.properties['stream-name'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -24088,8 +24782,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema80.properties['stream-name'].type,
-                  parentSchema: schema80.properties['stream-name'],
+                  schema: schema81.properties['stream-name'].type,
+                  parentSchema: schema81.properties['stream-name'],
                   data: data135,
                 };
                 if (vErrors === null) {
@@ -24109,8 +24803,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema80.properties['display-name'].type,
-                  parentSchema: schema80.properties['display-name'],
+                  schema: schema81.properties['display-name'].type,
+                  parentSchema: schema81.properties['display-name'],
                   data: data136,
                 };
                 if (vErrors === null) {
@@ -24132,7 +24826,7 @@ function validate20(
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
-                    parentSchema: schema80.properties.streams,
+                    parentSchema: schema81.properties.streams,
                     data: data137,
                   };
                   if (vErrors === null) {
@@ -24159,8 +24853,8 @@ function validate20(
                       keyword: 'type',
                       params: { type: 'integer' },
                       message: 'must be integer',
-                      schema: schema80.properties.streams.items.type,
-                      parentSchema: schema80.properties.streams.items,
+                      schema: schema81.properties.streams.items.type,
+                      parentSchema: schema81.properties.streams.items,
                       data: data138,
                     };
                     if (vErrors === null) {
@@ -24179,7 +24873,7 @@ function validate20(
                         params: { comparison: '>=', limit: 1 },
                         message: 'must be >= 1',
                         schema: 1,
-                        parentSchema: schema80.properties.streams.items,
+                        parentSchema: schema81.properties.streams.items,
                         data: data138,
                       };
                       if (vErrors === null) {
@@ -24221,7 +24915,7 @@ function validate20(
                           i9 +
                           ' are identical)',
                         schema: true,
-                        parentSchema: schema80.properties.streams,
+                        parentSchema: schema81.properties.streams,
                         data: data137,
                       };
                       if (vErrors === null) {
@@ -24242,8 +24936,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
-                  schema: schema80.properties.streams.type,
-                  parentSchema: schema80.properties.streams,
+                  schema: schema81.properties.streams.type,
+                  parentSchema: schema81.properties.streams,
                   data: data137,
                 };
                 if (vErrors === null) {
@@ -24270,8 +24964,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema80.properties['ott-hls'].type,
-                  parentSchema: schema80.properties['ott-hls'],
+                  schema: schema81.properties['ott-hls'].type,
+                  parentSchema: schema81.properties['ott-hls'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -24286,10 +24980,10 @@ function validate20(
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema80.properties['ott-hls'].enum },
+                  params: { allowedValues: schema81.properties['ott-hls'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema80.properties['ott-hls'].enum,
-                  parentSchema: schema80.properties['ott-hls'],
+                  schema: schema81.properties['ott-hls'].enum,
+                  parentSchema: schema81.properties['ott-hls'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -24312,7 +25006,7 @@ function validate20(
                     params: { comparison: '<=', limit: 30 },
                     message: 'must be <= 30',
                     schema: 30,
-                    parentSchema: schema80.properties['ott-segment-duration'],
+                    parentSchema: schema81.properties['ott-segment-duration'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -24331,7 +25025,7 @@ function validate20(
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema80.properties['ott-segment-duration'],
+                    parentSchema: schema81.properties['ott-segment-duration'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -24348,8 +25042,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'number' },
                   message: 'must be number',
-                  schema: schema80.properties['ott-segment-duration'].type,
-                  parentSchema: schema80.properties['ott-segment-duration'],
+                  schema: schema81.properties['ott-segment-duration'].type,
+                  parentSchema: schema81.properties['ott-segment-duration'],
                   data: data140,
                 };
                 if (vErrors === null) {
@@ -24376,8 +25070,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema80.properties['ott-window'].type,
-                  parentSchema: schema80.properties['ott-window'],
+                  schema: schema81.properties['ott-window'].type,
+                  parentSchema: schema81.properties['ott-window'],
                   data: data141,
                 };
                 if (vErrors === null) {
@@ -24396,7 +25090,7 @@ function validate20(
                     params: { comparison: '<=', limit: 1000 },
                     message: 'must be <= 1000',
                     schema: 1000,
-                    parentSchema: schema80.properties['ott-window'],
+                    parentSchema: schema81.properties['ott-window'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -24414,7 +25108,7 @@ function validate20(
                     params: { comparison: '>=', limit: 3 },
                     message: 'must be >= 3',
                     schema: 3,
-                    parentSchema: schema80.properties['ott-window'],
+                    parentSchema: schema81.properties['ott-window'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -24442,8 +25136,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema80.properties['dvr-storage'].type,
-                  parentSchema: schema80.properties['dvr-storage'],
+                  schema: schema81.properties['dvr-storage'].type,
+                  parentSchema: schema81.properties['dvr-storage'],
                   data: data142,
                 };
                 if (vErrors === null) {
@@ -24462,7 +25156,7 @@ function validate20(
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema80.properties['dvr-storage'],
+                    parentSchema: schema81.properties['dvr-storage'],
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -24483,8 +25177,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema80.properties.note.type,
-                  parentSchema: schema80.properties.note,
+                  schema: schema81.properties.note.type,
+                  parentSchema: schema81.properties.note,
                   data: data143,
                 };
                 if (vErrors === null) {
@@ -24502,8 +25196,8 @@ function validate20(
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
-              schema: schema80.type,
-              parentSchema: schema80,
+              schema: schema81.type,
+              parentSchema: schema81,
               data: data133,
             };
             if (vErrors === null) {
@@ -24555,4 +25249,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'efbd48e4586e5e17d78e63421df42c9767414f3b08b2461c1251dc9963f2dd89';
+module.exports.schemaHash = '698846dab37a3c2d7573afaffbc5ce94f2ac78d8f976f733143433388c8f15e9';

@@ -2,10 +2,12 @@
 // as `not supported yet` in the stream status, and the stream uses its other inputs.
 
 import type { InputFactory } from '../engine/input.ts';
+import { DemuxerInput } from './demuxer/input.ts';
 import { FileInput } from './file/input.ts';
 import { HlsInput } from './hls/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { PrompegInput } from './prompeg/input.ts';
+import { Ps1Input } from './ps1/input.ts';
 import { RistInput } from './rist/input.ts';
 import { RtmpInput } from './rtmp/input.ts';
 import { RtpInput } from './rtp/input.ts';
@@ -25,7 +27,9 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   pipe: (cfg, ctx) => new PipeInput(cfg, ctx),
   rist: (cfg, ctx) => new RistInput(cfg, ctx),
   prompeg: (cfg, ctx) => new PrompegInput(cfg, ctx),
+  ps1: (cfg, ctx) => new Ps1Input(cfg, ctx),
   std: createStdInput,
   srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,
+  demuxer: (cfg, ctx) => new DemuxerInput(cfg, ctx),
 };

@@ -43,6 +43,9 @@ export interface LossyRelayStats {
   droppedReturn: number;
   reordered: number;
   overflow: number;
+  /** Bytes offered to the relay (before any drop), per direction: what each side sent. */
+  bytesForward: number;
+  bytesReturn: number;
 }
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
@@ -66,6 +69,8 @@ export class LossyRelay {
     droppedReturn: 0,
     reordered: 0,
     overflow: 0,
+    bytesForward: 0,
+    bytesReturn: 0,
   };
   private front!: Socket;
   private back!: Socket;
@@ -113,6 +118,8 @@ export class LossyRelay {
 
   private pass(msg: Buffer, forward: boolean): void {
     if (this.closed) return;
+    if (forward) this.stats.bytesForward += msg.length;
+    else this.stats.bytesReturn += msg.length;
     const lossy = forward || this.opts.lossyReturn !== false;
     const rand = forward ? this.randForward : this.randReturn;
     if (lossy && rand() < (this.opts.loss ?? 0)) {

@@ -2,13 +2,13 @@
 // that input only — the other keeps its connection — and the port it held is free at once (a
 // new listener binds it straight away).
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { SrtReceiver } from '../../src/native/srt.ts';
 import {
   freePort,
   makeFixture,
   makeHost,
+  openStream,
   peer,
   playFixture,
   streamResource,
@@ -19,7 +19,6 @@ import {
 const dir = tempDir(t);
 const fixture = makeFixture(dir);
 const host = makeHost(dir);
-const driver = new StreamDriver();
 
 type Status = Record<string, unknown>;
 const transportOf = (s: StreamInstance, i: number): Status | undefined =>
@@ -33,14 +32,17 @@ t.test('a change to one srt input restarts that input only; its old port is free
     await freePort(),
   ];
   const srt = (port: number) => ({ type: 'srt', 'listen-mode': true, port });
-  // The primary never gets a caller: after stream-timeout the backup opens and takes over;
-  // its caller is started once it listens (srt-live-transmit gives up on a refused dial).
-  const spec = { 'stream-name': 'srt-rc', input: [srt(p1), srt(p2)] };
-  const s = (await driver.create(streamResource(spec), host)) as StreamInstance;
-  t.teardown(() => s.close());
-  await waitFor(() => transportOf(s, 1)?.['port'] === p2, 20_000, 'the backup listens');
-  peer(t, 'srt-live-transmit', ['-q', `udp://127.0.0.1:${udp}`, `srt://127.0.0.1:${p2}`]);
+  // The primary never gets a caller: after stream-timeout (3 s) the backup opens and takes
+  // over. srt-live-transmit dials it from the start and keeps dialling (auto-reconnect) until
+  // it listens, so its data is there within the backup's own stream-timeout.
+  const spec = {
+    'stream-name': 'srt-rc',
+    'stream-timeout': 3_000_000,
+    input: [srt(p1), srt(p2)],
+  };
+  peer(t, 'srt-live-transmit', ['-q', '-a:yes', `udp://127.0.0.1:${udp}`, `srt://127.0.0.1:${p2}`]);
   playFixture(t, fixture, 'mpegts', `udp://127.0.0.1:${udp}?pkt_size=1316`);
+  const s = await openStream(t, host, spec);
   await waitFor(
     () => s.status()['activeInput'] === 1 && s.state() === 'running',
     20_000,

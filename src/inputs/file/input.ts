@@ -4,15 +4,11 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { bool, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
-import { pid, SYNC_BYTE, TS_PACKET_SIZE } from '../../mpegts/packet.ts';
-import { PCR_PER_MS, readPcr } from '../../mpegts/pcr.ts';
+import { SYNC_BYTE, TS_PACKET_SIZE } from '../../mpegts/packet.ts';
+import { PcrPacer } from '../../mpegts/pcr-pacer.ts';
 import type { Timer } from '../../util/clock.ts';
 
 const READ_SIZE = TS_PACKET_SIZE * 348; // ~64 KB
-/** Hand packets over this far ahead of their PCR time (smooths timer granularity). */
-const LEAD_MS = 20;
-/** A PCR jump beyond this (or backwards) is a discontinuity: pacing re-anchors. */
-const MAX_PCR_STEP_MS = 2000;
 /** Files without PCR are paced at this rate once this many bytes passed without one. */
 const NO_PCR_BYTES = 1_000_000;
 const NO_PCR_RATE_BPS = 4_000_000;
@@ -29,17 +25,14 @@ export class FileInput implements InputTransport {
   /** The file cannot be opened (missing, no permission) or reading it failed for good. */
   private failing = false;
   private running: Promise<void> | null = null;
-  // pacing state
-  private pcrPid = -1;
-  private pcr0 = -1;
-  private lastPcr = -1;
-  private anchor = 0;
-  private sincePcr = 0;
+  private readonly pacer: PcrPacer;
 
   constructor(
     private readonly cfg: Record<string, unknown>,
     private readonly ctx: InputContext,
-  ) {}
+  ) {
+    this.pacer = new PcrPacer(ctx.clock, (packets) => this.ctx.onData(packets));
+  }
 
   start(): void {
     if (!str(this.cfg, 'file-path')) throw new Error('file input: file-path is not set');
@@ -74,7 +67,7 @@ export class FileInput implements InputTransport {
         this.fh = null;
         carry = Buffer.alloc(0);
         this.loops++;
-        this.pcr0 = -1; // the loop restarts time: re-anchor on the next PCR
+        this.pacer.reset(); // the loop restarts time: re-anchor on the next PCR
         // Counters and timestamps jump back to the file's start: splice there.
         this.ctx.onDiscontinuity?.(device ? 'device reopened' : 'file looped');
         if (device) await this.sleep(REOPEN_DELAY_MS);
@@ -93,33 +86,11 @@ export class FileInput implements InputTransport {
     }
   }
 
-  /** Emit packets no earlier than their PCR says, sleeping between PCRs. */
+  /** Emit packets no earlier than their PCR says (PcrPacer); a file without PCR at a fixed
+   *  rate once NO_PCR_BYTES passed without one. */
   private async pace(packets: Buffer): Promise<void> {
-    let from = 0;
-    for (let o = 0; o + TS_PACKET_SIZE <= packets.length && !this.closed; o += TS_PACKET_SIZE) {
-      const packetPid = pid(packets, o);
-      const pcr = this.pcrPid < 0 || packetPid === this.pcrPid ? readPcr(packets, o) : -1;
-      if (pcr < 0) continue;
-      this.pcrPid = packetPid;
-      this.sincePcr = 0;
-      const now = this.ctx.clock.monotonic();
-      const step = (pcr - this.lastPcr) / PCR_PER_MS;
-      if (this.pcr0 < 0 || step < 0 || step > MAX_PCR_STEP_MS) {
-        this.pcr0 = pcr;
-        this.anchor = now;
-      }
-      this.lastPcr = pcr;
-      const due = this.anchor + (pcr - this.pcr0) / PCR_PER_MS;
-      if (due > now + LEAD_MS) {
-        if (o > from) this.ctx.onData(packets.subarray(from, o));
-        from = o;
-        await this.sleep(due - now - LEAD_MS);
-      }
-    }
-    if (this.closed) return;
-    if (from < packets.length) this.ctx.onData(packets.subarray(from));
-    this.sincePcr += packets.length - from;
-    if (this.sincePcr > NO_PCR_BYTES)
+    await this.pacer.play(packets);
+    if (!this.closed && this.pacer.bytesSincePcr > NO_PCR_BYTES)
       await this.sleep(((packets.length * 8) / NO_PCR_RATE_BPS) * 1000);
   }
 
@@ -137,6 +108,7 @@ export class FileInput implements InputTransport {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.pacer.close();
     this.timer?.cancel();
     this.timer = null;
     this.wake?.();

@@ -12,6 +12,7 @@ import { bool, int, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport, TransportMetrics } from '../../engine/input.ts';
 import { EsMuxer } from '../../mpegts/es-mux.ts';
 import { SYNC_BYTE, TS_PACKET_SIZE } from '../../mpegts/packet.ts';
+import { PcrPacer } from '../../mpegts/pcr-pacer.ts';
 import {
   type MediaPlaylist,
   type Playlist,
@@ -23,7 +24,6 @@ import {
 import { type Mp4Init, parseInit, parseSegment } from '../../protocols/mp4/fmp4.ts';
 import { Backoff } from '../common.ts';
 import { HttpClient, HttpError } from './http.ts';
-import { PcrPacer } from './pacer.ts';
 
 /** A segment bigger than this is aborted and counted (`oversize`). */
 export const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;

@@ -1,10 +1,11 @@
-// Real-time delivery of TS fetched in whole segments: packets are handed over no earlier than
-// their PCR says (anchored to the clock at the first PCR), so a segment downloaded in 50 ms is
-// delivered over its own duration and the stream downstream sees the origin's rate. A PCR jump
-// (discontinuity), a PCR that goes back, or falling more than MAX_LATE_MS behind re-anchors.
-import { pid, TS_PACKET_SIZE } from '../../mpegts/packet.ts';
-import { PCR_PER_MS, readPcr } from '../../mpegts/pcr.ts';
-import type { Clock, Timer } from '../../util/clock.ts';
+// Real-time delivery of TS read faster than real time (a file, an HLS segment downloaded in
+// 50 ms): packets are handed over no earlier than their PCR says (anchored to the clock at the
+// first PCR, on the first PID that carries one), so downstream sees the source's rate. A PCR
+// jump (discontinuity), a PCR that goes back, or falling more than MAX_LATE_MS behind
+// re-anchors. Used by the `file` and `hls` inputs.
+import type { Clock, Timer } from '../util/clock.ts';
+import { pid, TS_PACKET_SIZE } from './packet.ts';
+import { PCR_PER_MS, readPcr } from './pcr.ts';
 
 const LEAD_MS = 20;
 const MAX_PCR_STEP_MS = 2000;
@@ -18,6 +19,8 @@ export class PcrPacer {
   private timer: Timer | null = null;
   private wake: (() => void) | null = null;
   private closed = false;
+  /** Bytes handed over since the last PCR (a source without PCR needs pacing of its own). */
+  bytesSincePcr = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -41,11 +44,13 @@ export class PcrPacer {
   /** Deliver `packets` (aligned) paced by their PCR; resolves when all are handed over. */
   async play(packets: Buffer): Promise<void> {
     let from = 0;
+    let lastPcrAt = -1;
     for (let o = 0; o + TS_PACKET_SIZE <= packets.length && !this.closed; o += TS_PACKET_SIZE) {
       const p = pid(packets, o);
       const pcr = this.pcrPid < 0 || p === this.pcrPid ? readPcr(packets, o) : -1;
       if (pcr < 0) continue;
       this.pcrPid = p;
+      lastPcrAt = o;
       const now = this.clock.monotonic();
       const step = (pcr - this.lastPcr) / PCR_PER_MS;
       this.lastPcr = pcr;
@@ -62,6 +67,8 @@ export class PcrPacer {
       }
     }
     if (!this.closed && from < packets.length) this.out(packets.subarray(from));
+    this.bytesSincePcr =
+      lastPcrAt < 0 ? this.bytesSincePcr + packets.length : packets.length - lastPcrAt;
   }
 
   private sleep(ms: number): Promise<void> {

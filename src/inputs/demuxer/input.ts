@@ -1,0 +1,141 @@
+// `demuxer` input: one programme of a multiplex (an `mpts: true` stream) as a single-programme
+// TS. The multiplex is analysed once per source bus by a shared splitter (./shared.ts,
+// src/mpegts/programme-splitter.ts); this input is one consumer of it. A programme that leaves
+// the PAT is this input's fault (the stream fails over); its return is spliced.
+import { int } from '../../config/spec-values.ts';
+import type { StreamBus } from '../../engine/bus.ts';
+import type { BusRef, InputContext, InputTransport } from '../../engine/input.ts';
+import type { Timer } from '../../util/clock.ts';
+import { leaseProgramme, type SplitterLease } from './shared.ts';
+
+/** How often the source bus is looked up again (a source created late, or recreated). */
+const RELOOK_MS = 1000;
+const MAX_PNR = 0xffff;
+/** pnr above 65535: (PLP + 1) × 65536 + programme number inside the T2-MI inner carrier. */
+const T2MI_SHIFT = 65536;
+
+/** What a `pnr` value addresses: a programme of the multiplex, or one inside the inner TS of
+ *  a T2-MI PLP (docs/multiplex.md). */
+export function decodePnr(pnr: number): { plp: number | null; programme: number } {
+  if (pnr <= MAX_PNR) return { plp: null, programme: pnr };
+  return { plp: Math.floor(pnr / T2MI_SHIFT) - 1, programme: pnr % T2MI_SHIFT };
+}
+
+export function encodePnr(plp: number, programme: number): number {
+  return (plp + 1) * T2MI_SHIFT + programme;
+}
+
+export class DemuxerInput implements InputTransport {
+  private readonly mptsId: number;
+  private readonly pnr: number;
+  private readonly ref: BusRef;
+  /** A fault that no retry mends (a configuration this build cannot serve). */
+  private readonly refused: string;
+  private bus: StreamBus | undefined;
+  private lease: SplitterLease | null = null;
+  private timer: Timer | null = null;
+  private ended = false;
+  private returns = 0;
+  private closed = false;
+
+  constructor(
+    cfg: Record<string, unknown>,
+    private readonly ctx: InputContext,
+  ) {
+    this.mptsId = int(cfg, 'mpts-id', 0);
+    this.pnr = int(cfg, 'pnr', 0);
+    this.ref = { kind: 'stream', key: String(this.mptsId) };
+    this.refused = refusal(int(cfg, 'src', 0), this.pnr);
+  }
+
+  start(): void {
+    if (this.refused) return;
+    this.attach();
+    this.timer = this.ctx.clock.setInterval(() => this.attach(), RELOOK_MS);
+  }
+
+  /** Subscribe to the source's current bus (again, when the source was recreated). */
+  private attach(): void {
+    if (this.closed) return;
+    const bus = this.ctx.bus(this.ref);
+    if (bus === this.bus) return;
+    this.lease?.release();
+    this.lease = null;
+    this.bus = bus;
+    this.ended = false;
+    if (!bus) return;
+    this.lease = leaseProgramme(
+      bus,
+      this.pnr,
+      {
+        packets: (b) => {
+          this.ended = false;
+          this.ctx.onData(b, true);
+        },
+        returned: () => {
+          this.returns++;
+          this.ctx.log.info({ pnr: this.pnr }, 'programme back in the multiplex');
+          this.ctx.onDiscontinuity?.(`programme ${this.pnr} is back in the multiplex`);
+        },
+        discontinuity: (reason) => this.ctx.onDiscontinuity?.(`multiplex: ${reason}`),
+        end: () => {
+          this.ended = true;
+        },
+      },
+      {},
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.timer?.cancel();
+    this.timer = null;
+    this.lease?.release();
+    this.lease = null;
+  }
+
+  fault(): string {
+    if (this.refused) return this.refused;
+    if (!this.bus) return `multiplex stream ${this.mptsId} is not running`;
+    if (this.ended) return `multiplex stream ${this.mptsId} stopped`;
+    if (this.lease?.consumer.presence === 'absent') {
+      return `programme ${this.pnr} is not in the multiplex`;
+    }
+    return '';
+  }
+
+  status(): Record<string, unknown> {
+    const c = this.lease?.consumer.stats();
+    return {
+      mptsId: this.mptsId,
+      pnr: this.pnr,
+      programmeReturns: this.returns,
+      ...(c
+        ? {
+            present: c.presence === 'present',
+            presence: c.presence,
+            pmtPid: c.pmtPid,
+            pids: c.pids,
+            scrambled: c.scrambled,
+            caStripped: c.caStripped,
+            packetsOut: c.packetsOut,
+            tablesRewritten: c.tablesRewritten,
+            pmtVersionsFollowed: c.pmtVersionsFollowed,
+            badPids: c.badPids,
+            multiplex: this.lease!.splitterStats(),
+          }
+        : {}),
+    };
+  }
+}
+
+/** Why a record cannot be served by this build ('' when it can). */
+function refusal(src: number, pnr: number): string {
+  if (src === 1) return 'tuner adapters are not supported yet';
+  if (pnr < 1) return 'pnr is not set';
+  const { plp, programme } = decodePnr(pnr);
+  if (plp !== null) {
+    return `T2-MI not supported yet (pnr ${pnr}: programme ${programme} in PLP ${plp})`;
+  }
+  return '';
+}

@@ -1,0 +1,629 @@
+// Programme extraction (the demuxer): one multiplex in, one single-programme TS out per
+// consumer. The splitter reads the multiplex once — PAT, CAT, SDT actual, EIT and the PMTs of
+// the programmes someone asked for — and each consumer gets, in input order: its own PAT (one
+// programme), its programme's PMT, SDT actual with its service only, its service's EIT
+// (present/following and schedule, actual), CAT and EMM PIDs when the programme is scrambled,
+// TDT/TOT, and every packet of its elementary, PCR and ECM PIDs. Tables are re-packetized on
+// the consumer's own continuity counters and versioned by the consumer (a version moves when
+// the bytes it sends change). Everything else is dropped.
+import {
+  CAT_PID,
+  EIT_PID,
+  hasPayload,
+  NULL_PID,
+  PAT_PID,
+  PID_COUNT,
+  pid as pidOf,
+  SDT_PID,
+  TDT_PID,
+  TS_PACKET_SIZE,
+} from './packet.ts';
+import {
+  buildDescriptors,
+  buildPat,
+  buildPmt,
+  CAT_TABLE_ID,
+  EIT_PF_ACTUAL_TABLE_ID,
+  EIT_SCHEDULE_ACTUAL_FIRST_TABLE_ID,
+  EIT_SCHEDULE_ACTUAL_LAST_TABLE_ID,
+  finishSection,
+  LONG_HEADER_SIZE,
+  PAT_TABLE_ID,
+  PMT_TABLE_ID,
+  type Pmt,
+  parseDescriptors,
+  parsePat,
+  parsePmt,
+  parseSectionHeader,
+  SDT_ACTUAL_TABLE_ID,
+  sectionPackets,
+} from './psi.ts';
+import { buildSdt, parseSdt } from './sdt.ts';
+import { SectionReader } from './section-reader.ts';
+
+export const DESCRIPTOR_CA = 0x09;
+/** PIDs 0x0000–0x001F are reserved for tables (13818-1 Table 2-3, EN 300 468 5.1.3): never an
+ *  elementary stream, a PCR or a PMT of a programme. */
+const LAST_TABLE_PID = 0x1f;
+/** A programme counts as clear once this many payload packets of its elementary streams went
+ *  by in a row with transport_scrambling_control 00 (about a second of a 1 Mbit/s service). */
+export const CONFIRM_CLEAR_PACKETS = 1000;
+const SCRAMBLING_MASK = 0xc0;
+
+export interface ConsumerOptions {
+  /** Strip CA descriptors, ECM and EMM PIDs and the CAT once the programme is confirmed clear
+   *  (`mpegts-filter-ca-clear`). */
+  filterCaClear?: boolean;
+}
+
+export interface ConsumerEvents {
+  /** The programme's TS for one input batch (N × 188 bytes, valid during the call). */
+  packets(buf: Buffer): void;
+  /** The programme came back into the PAT after it had left: the output starts over. */
+  returned?(): void;
+  /** The source spliced (input switch, restart): what follows does not continue. */
+  discontinuity?(reason: string): void;
+  /** The source stopped delivering. */
+  end?(): void;
+}
+
+export type Presence = 'unknown' | 'present' | 'absent';
+
+export interface ConsumerStats {
+  pnr: number;
+  presence: Presence;
+  pmtPid: number;
+  /** PIDs passed as they are (elementary streams, PCR, ECM, EMM). */
+  pids: number[];
+  scrambled: boolean;
+  /** The CA descriptors and PIDs are being stripped (filterCaClear on a clear programme). */
+  caStripped: boolean;
+  packetsOut: number;
+  /** Table sections sent (PAT, PMT, SDT, EIT, CAT), each on this consumer's CC. */
+  tablesRewritten: number;
+  /** Source PMT versions taken over after the first. */
+  pmtVersionsFollowed: number;
+  /** Entries of the PMT refused: a PID in the table range or the PMT's own PID. */
+  badPids: number;
+}
+
+export interface SplitterStats {
+  packetsIn: number;
+  crcErrors: number;
+  sectionsDropped: number;
+  /** Programmes in the last complete PAT. */
+  programmes: number;
+  /** PAT entries whose PMT PID is a table PID (PAT, CAT, SI) or the null PID: not followed. */
+  badPatEntries: number;
+  /** Batches a consumer's sink threw on (the others got theirs). */
+  sinkErrors: number;
+  consumers: number;
+}
+
+/** A version_number of one table of one consumer: kept while the bytes sent stay the same,
+ *  moved on when they change. */
+class OwnVersion {
+  private last: Buffer | null = null;
+  private v = -1;
+
+  /** The version for a section whose versionless body is `body`; `start` is used first. */
+  next(body: Buffer, start: number): number {
+    if (this.v < 0) this.v = start & 0x1f;
+    else if (this.last && !this.last.equals(body)) this.v = (this.v + 1) & 0x1f;
+    this.last = body;
+    return this.v;
+  }
+
+  reset(): void {
+    this.last = null;
+    this.v = -1;
+  }
+}
+
+/** A section's bytes without what changes with the version (version byte and CRC). */
+function versionless(s: Buffer): Buffer {
+  const b = Buffer.from(s.subarray(0, s.length - 4));
+  b[5] = b[5]! & 0xc1;
+  return b;
+}
+
+function withVersion(s: Buffer, v: number): Buffer {
+  const out = Buffer.from(s);
+  out[5] = (out[5]! & 0xc1) | ((v & 0x1f) << 1);
+  return finishSection(out);
+}
+
+/** CA_PIDs of the CA descriptors in a descriptor loop. */
+function caPids(loop: Buffer, into: Set<number>): boolean {
+  let any = false;
+  for (const d of parseDescriptors(loop)) {
+    if (d.tag !== DESCRIPTOR_CA || d.data.length < 4) continue;
+    any = true;
+    into.add(((d.data[2]! & 0x1f) << 8) | d.data[3]!);
+  }
+  return any;
+}
+
+function withoutCa(loop: Buffer): Buffer {
+  return buildDescriptors(parseDescriptors(loop).filter((d) => d.tag !== DESCRIPTOR_CA));
+}
+
+export class ProgrammeConsumer {
+  presence: Presence = 'unknown';
+  pmtPid = -1;
+  private pmt: Pmt | null = null;
+  private pmtSection: Buffer | null = null;
+  /** ES and PCR PIDs, ECM PIDs (from the PMT). */
+  private esPids = new Set<number>();
+  private ecmPids = new Set<number>();
+  private usesCa = false;
+  private clearRun = 0;
+  private seenScrambled = false;
+  private ccs = new Map<number, number>();
+  private patVersion = new OwnVersion();
+  private pmtVersion = new OwnVersion();
+  private sdtVersion = new OwnVersion();
+  private out = Buffer.allocUnsafe(TS_PACKET_SIZE * 64);
+  private len = 0;
+  private readonly s: ConsumerStats;
+
+  constructor(
+    readonly pnr: number,
+    readonly events: ConsumerEvents,
+    readonly opts: ConsumerOptions,
+  ) {
+    this.s = {
+      pnr,
+      presence: 'unknown',
+      pmtPid: -1,
+      pids: [],
+      scrambled: false,
+      caStripped: false,
+      packetsOut: 0,
+      tablesRewritten: 0,
+      pmtVersionsFollowed: 0,
+      badPids: 0,
+    };
+  }
+
+  stats(): ConsumerStats {
+    return {
+      ...this.s,
+      presence: this.presence,
+      pmtPid: this.pmtPid,
+      pids: [...this.passPids()].sort((a, b) => a - b),
+      scrambled: this.scrambled(),
+      caStripped: this.caStripped(),
+    };
+  }
+
+  /** The programme uses conditional access (CA descriptors in its PMT, or scrambled packets
+   *  seen since the last clear run was confirmed). */
+  scrambled(): boolean {
+    return (this.usesCa || this.seenScrambled) && !this.confirmedClear();
+  }
+
+  private confirmedClear(): boolean {
+    return this.clearRun >= CONFIRM_CLEAR_PACKETS;
+  }
+
+  caStripped(): boolean {
+    return this.opts.filterCaClear === true && this.usesCa && this.confirmedClear();
+  }
+
+  /** Whether CAT and the EMM PIDs go out. */
+  wantsCat(): boolean {
+    return this.usesCa && !this.caStripped();
+  }
+
+  /** PIDs passed packet by packet (the EMM PIDs are the splitter's, added by it). */
+  passPids(): Set<number> {
+    if (this.presence !== 'present' || !this.pmt) return new Set();
+    const s = new Set(this.esPids);
+    if (!this.caStripped()) for (const p of this.ecmPids) s.add(p);
+    return s;
+  }
+
+  // ---- what the splitter tells it ---------------------------------------------------------
+
+  /** The programme's PMT PID from a complete PAT (-1: not listed). Returns true when the
+   *  PIDs to pass changed. */
+  patSeen(pmtPid: number, tsId: number): boolean {
+    if (pmtPid < 0) {
+      if (this.presence === 'absent') return false;
+      const wasPresent = this.presence === 'present';
+      this.presence = 'absent';
+      this.pmtPid = -1;
+      this.clearPmt();
+      return wasPresent;
+    }
+    let changed = false;
+    if (this.presence === 'absent') {
+      this.presence = 'present';
+      this.pmtPid = pmtPid;
+      this.events.returned?.();
+      changed = true;
+    } else if (this.presence === 'unknown') {
+      this.presence = 'present';
+      changed = true;
+    }
+    if (pmtPid !== this.pmtPid) {
+      this.pmtPid = pmtPid;
+      this.clearPmt();
+      changed = true;
+    }
+    this.sendTable(
+      PAT_PID,
+      buildPat({
+        transportStreamId: tsId,
+        version: 0,
+        currentNext: true,
+        programs: [{ programNumber: this.pnr, pid: pmtPid }],
+      }),
+      this.patVersion,
+      0,
+    );
+    return changed;
+  }
+
+  private clearPmt(): void {
+    this.pmt = null;
+    this.pmtSection = null;
+    this.esPids.clear();
+    this.ecmPids.clear();
+    this.usesCa = false;
+    this.clearRun = 0;
+    this.seenScrambled = false;
+    this.pmtVersion.reset();
+  }
+
+  /** A PMT section of this programme on its PMT PID. Returns true when the PIDs changed. */
+  pmtSeen(section: Buffer): boolean {
+    if (this.presence !== 'present') return false;
+    const pmt = parsePmt(section);
+    if (this.pmt && pmt.version !== this.pmt.version) this.s.pmtVersionsFollowed++;
+    const before = [...this.passPids()].join();
+    const bad = (p: number) => p <= LAST_TABLE_PID || p === this.pmtPid || p === NULL_PID;
+    const es = new Set<number>();
+    const ecm = new Set<number>();
+    let usesCa = caPids(pmt.programInfo, ecm);
+    for (const st of pmt.streams) {
+      if (bad(st.pid)) this.s.badPids++;
+      else es.add(st.pid);
+      if (caPids(st.descriptors, ecm)) usesCa = true;
+    }
+    if (!bad(pmt.pcrPid)) es.add(pmt.pcrPid);
+    else if (pmt.pcrPid !== NULL_PID) this.s.badPids++;
+    for (const p of ecm) if (bad(p) || es.has(p)) ecm.delete(p);
+    this.pmt = pmt;
+    this.pmtSection = section;
+    this.esPids = es;
+    this.ecmPids = ecm;
+    this.usesCa = usesCa;
+    this.sendPmt();
+    return [...this.passPids()].join() !== before;
+  }
+
+  private sendPmt(): void {
+    const pmt = this.pmt;
+    const section = this.pmtSection;
+    if (!pmt || !section) return;
+    const body = this.caStripped()
+      ? buildPmt({
+          ...pmt,
+          programInfo: withoutCa(pmt.programInfo),
+          streams: pmt.streams.map((st) => ({ ...st, descriptors: withoutCa(st.descriptors) })),
+        })
+      : section;
+    this.sendTable(this.pmtPid, body, this.pmtVersion, pmt.version);
+  }
+
+  /** An SDT actual section: the consumer sends its own with its service only. */
+  sdtSeen(section: Buffer): void {
+    if (this.presence !== 'present') return;
+    const sdt = parseSdt(section);
+    const service = sdt.services.find((sv) => sv.serviceId === this.pnr);
+    if (!service) return;
+    const one = buildSdt({ ...sdt, actual: true, services: [service] });
+    one[6] = 0; // section_number, last_section_number: one section
+    one[7] = 0;
+    this.sendTable(SDT_PID, finishSection(one), this.sdtVersion, sdt.version);
+  }
+
+  /** An EIT actual section of this service, sent as it is. */
+  eitSeen(section: Buffer): void {
+    if (this.presence === 'present') this.sendSection(EIT_PID, section);
+  }
+
+  catSeen(section: Buffer): void {
+    if (this.presence === 'present' && this.wantsCat()) this.sendSection(CAT_PID, section);
+  }
+
+  /** A payload packet of one of its elementary PIDs: follows the scrambling state. Returns
+   *  true when the programme's clear/scrambled verdict flipped. */
+  esPacket(scrambling: number): boolean {
+    if (!this.opts.filterCaClear) return false;
+    const stripped = this.caStripped();
+    if (scrambling !== 0) {
+      this.seenScrambled = true;
+      this.clearRun = 0;
+    } else if (this.clearRun < CONFIRM_CLEAR_PACKETS) this.clearRun++;
+    if (this.caStripped() === stripped) return false;
+    this.sendPmt(); // the PMT goes out at once with (or without) its CA descriptors
+    return true;
+  }
+
+  isEs(pid: number): boolean {
+    return this.esPids.has(pid);
+  }
+
+  // ---- output -----------------------------------------------------------------------------
+
+  private sendTable(pid: number, section: Buffer, v: OwnVersion, start: number): void {
+    const version = v.next(versionless(section), start);
+    this.sendSection(pid, withVersion(section, version));
+  }
+
+  private sendSection(pid: number, section: Buffer): void {
+    const first = this.ccs.get(pid) ?? 0;
+    const pk = sectionPackets(section, pid, first);
+    const n = pk.length / TS_PACKET_SIZE;
+    this.ccs.set(pid, (first + n) & 0x0f);
+    this.write(pk, 0, pk.length);
+    this.s.tablesRewritten++;
+  }
+
+  /** Copy bytes [from, to) of `b` into this batch's output. */
+  write(b: Buffer, from: number, to: number): void {
+    const n = to - from;
+    if (this.len + n > this.out.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.len + n));
+      this.out.copy(bigger, 0, 0, this.len);
+      this.out = bigger;
+    }
+    b.copy(this.out, this.len, from, to);
+    this.len += n;
+  }
+
+  /** Hand this batch's output over. */
+  flush(): void {
+    if (this.len === 0) return;
+    const n = this.len;
+    this.len = 0;
+    this.s.packetsOut += n / TS_PACKET_SIZE;
+    this.events.packets(this.out.subarray(0, n));
+  }
+}
+
+export class ProgrammeSplitter {
+  private consumers = new Set<ProgrammeConsumer>();
+  /** Consumers wanting each PID's packets as they are. */
+  private routes: (ProgrammeConsumer[] | undefined)[] = new Array(PID_COUNT);
+  /** Table PIDs read section by section (PAT, CAT, SDT, EIT, followed PMTs). */
+  private readers = new Map<number, SectionReader>();
+  private tsId = 0;
+  private patVersion = -1;
+  /** Sections of the current PAT version: section_number → programmes (pnr → PMT PID). */
+  private patSections = new Map<number, Map<number, number>>();
+  private patLast = 0;
+  private emmPids = new Set<number>();
+  private badPatEntries = 0;
+  private sinkErrors = 0;
+  private packetsIn = 0;
+  private programmes = 0;
+  private retired = { crcErrors: 0, dropped: 0 };
+
+  constructor() {
+    this.reader(PAT_PID, (s) => this.onPat(s));
+    this.reader(CAT_PID, (s) => this.onCat(s));
+    this.reader(SDT_PID, (s) => this.onSdt(s));
+    this.reader(EIT_PID, (s) => this.onEit(s));
+  }
+
+  get size(): number {
+    return this.consumers.size;
+  }
+
+  add(pnr: number, events: ConsumerEvents, opts: ConsumerOptions = {}): ProgrammeConsumer {
+    const c = new ProgrammeConsumer(pnr, events, opts);
+    this.consumers.add(c);
+    // What is already known of the multiplex applies at once.
+    if (this.patComplete()) {
+      c.patSeen(this.pmtPidOf(pnr), this.tsId);
+      c.flush();
+    }
+    this.rebuild();
+    return c;
+  }
+
+  remove(c: ProgrammeConsumer): void {
+    if (this.consumers.delete(c)) this.rebuild();
+  }
+
+  stats(): SplitterStats {
+    let crcErrors = this.retired.crcErrors;
+    let dropped = this.retired.dropped;
+    for (const r of this.readers.values()) {
+      crcErrors += r.stats.crcErrors;
+      dropped += r.stats.dropped;
+    }
+    return {
+      packetsIn: this.packetsIn,
+      crcErrors,
+      sectionsDropped: dropped,
+      programmes: this.programmes,
+      badPatEntries: this.badPatEntries,
+      sinkErrors: this.sinkErrors,
+      consumers: this.consumers.size,
+    };
+  }
+
+  /** Aligned packets of the multiplex (N × 188 bytes). */
+  push(b: Buffer): void {
+    const end = b.length - (b.length % TS_PACKET_SIZE);
+    for (let o = 0; o < end; o += TS_PACKET_SIZE) {
+      this.packetsIn++;
+      const p = pidOf(b, o);
+      const r = this.readers.get(p);
+      if (r) {
+        r.packet(b, o);
+        continue;
+      }
+      if (p === TDT_PID) {
+        this.toAll(b, o);
+        continue;
+      }
+      const to = this.routes[p];
+      if (!to) continue;
+      for (const c of to) {
+        c.write(b, o, o + TS_PACKET_SIZE);
+        if (c.opts.filterCaClear && hasPayload(b, o) && c.isEs(p)) {
+          if (c.esPacket(b[o + 3]! & SCRAMBLING_MASK)) this.rebuild();
+        }
+      }
+    }
+    for (const c of this.consumers) {
+      // One consumer's failure must not stop the others, nor take the splitter off the bus
+      // (the bus drops a sink that throws).
+      try {
+        c.flush();
+      } catch {
+        this.sinkErrors++;
+      }
+    }
+  }
+
+  /** The source spliced: sections in progress are dropped, consumers told. */
+  discontinuity(reason: string): void {
+    for (const r of this.readers.values()) r.reset();
+    for (const c of this.consumers) c.events.discontinuity?.(reason);
+  }
+
+  end(): void {
+    for (const c of this.consumers) c.events.end?.();
+  }
+
+  private toAll(b: Buffer, o: number): void {
+    for (const c of this.consumers) if (c.presence === 'present') c.write(b, o, o + TS_PACKET_SIZE);
+  }
+
+  private reader(pid: number, fn: (s: Buffer) => void): void {
+    this.readers.set(pid, new SectionReader(fn));
+  }
+
+  // ---- tables -----------------------------------------------------------------------------
+
+  private patComplete(): boolean {
+    if (this.patVersion < 0) return false;
+    for (let i = 0; i <= this.patLast; i++) if (!this.patSections.has(i)) return false;
+    return true;
+  }
+
+  private pmtPidOf(pnr: number): number {
+    for (const m of this.patSections.values()) {
+      const p = m.get(pnr);
+      if (p !== undefined) return p;
+    }
+    return -1;
+  }
+
+  private onPat(s: Buffer): void {
+    const h = parseSectionHeader(s);
+    if (h.tableId !== PAT_TABLE_ID || !h.currentNext) return;
+    if (h.version !== this.patVersion || h.tableIdExtension !== this.tsId) {
+      this.patVersion = h.version;
+      this.tsId = h.tableIdExtension;
+      this.patSections.clear();
+    }
+    this.patLast = h.lastSectionNumber;
+    const m = new Map<number, number>();
+    for (const p of parsePat(s).programs) {
+      // A PMT on a table PID cannot be told from the table: the entry is not usable.
+      const usable = p.pid > LAST_TABLE_PID && p.pid !== NULL_PID;
+      if (!usable) this.badPatEntries++;
+      m.set(p.programNumber, usable ? p.pid : -1);
+    }
+    this.patSections.set(h.sectionNumber, m);
+    if (!this.patComplete() || h.sectionNumber !== this.patLast) return;
+    let count = 0;
+    for (const sec of this.patSections.values()) count += sec.size;
+    this.programmes = count;
+    let changed = false;
+    for (const c of this.consumers) {
+      if (c.patSeen(this.pmtPidOf(c.pnr), this.tsId)) changed = true;
+    }
+    if (changed) this.rebuild();
+  }
+
+  private onPmt(pid: number, s: Buffer): void {
+    const h = parseSectionHeader(s);
+    if (h.tableId !== PMT_TABLE_ID || !h.currentNext) return;
+    let changed = false;
+    for (const c of this.consumers) {
+      if (c.pmtPid === pid && c.pnr === h.tableIdExtension && c.pmtSeen(s)) changed = true;
+    }
+    if (changed) this.rebuild();
+  }
+
+  private onCat(s: Buffer): void {
+    const h = parseSectionHeader(s);
+    if (h.tableId !== CAT_TABLE_ID || !h.currentNext) return;
+    const emm = new Set<number>();
+    caPids(s.subarray(LONG_HEADER_SIZE, s.length - 4), emm);
+    for (const p of emm) if (p <= LAST_TABLE_PID || p === NULL_PID) emm.delete(p);
+    if ([...emm].join() !== [...this.emmPids].join()) {
+      this.emmPids = emm;
+      this.rebuild();
+    }
+    for (const c of this.consumers) c.catSeen(s);
+  }
+
+  private onSdt(s: Buffer): void {
+    if (s[0] !== SDT_ACTUAL_TABLE_ID || !parseSectionHeader(s).currentNext) return;
+    for (const c of this.consumers) c.sdtSeen(s);
+  }
+
+  private onEit(s: Buffer): void {
+    const tid = s[0]!;
+    const actual =
+      tid === EIT_PF_ACTUAL_TABLE_ID ||
+      (tid >= EIT_SCHEDULE_ACTUAL_FIRST_TABLE_ID && tid <= EIT_SCHEDULE_ACTUAL_LAST_TABLE_ID);
+    if (!actual) return;
+    const service = (s[3]! << 8) | s[4]!;
+    for (const c of this.consumers) if (c.pnr === service) c.eitSeen(s);
+  }
+
+  /** Recompute the packet routes and the PMT PIDs to read from the consumers' state. */
+  private rebuild(): void {
+    const routes: (ProgrammeConsumer[] | undefined)[] = new Array(PID_COUNT);
+    const pmtPids = new Set<number>();
+    for (const c of this.consumers) {
+      if (c.pmtPid >= 0) pmtPids.add(c.pmtPid);
+      const pids = c.passPids();
+      if (c.wantsCat() && c.presence === 'present') for (const e of this.emmPids) pids.add(e);
+      for (const p of pids) {
+        if (this.isTablePid(p, pmtPids)) continue;
+        const list = routes[p];
+        if (list) list.push(c);
+        else routes[p] = [c];
+      }
+    }
+    for (const [p, r] of this.readers) {
+      if (p > LAST_TABLE_PID && !pmtPids.has(p)) {
+        this.retired.crcErrors += r.stats.crcErrors;
+        this.retired.dropped += r.stats.dropped;
+        this.readers.delete(p);
+      }
+    }
+    for (const p of pmtPids) {
+      if (!this.readers.has(p)) this.reader(p, (s) => this.onPmt(p, s));
+    }
+    // A PID some programme uses as its PMT is read as a table, never passed as packets.
+    for (const p of pmtPids) routes[p] = undefined;
+    this.routes = routes;
+  }
+
+  private isTablePid(p: number, pmtPids: Set<number>): boolean {
+    return p <= LAST_TABLE_PID || pmtPids.has(p);
+  }
+}

@@ -1,23 +1,26 @@
 // The `rtmp` input with real peers on loopback: nginx with the RTMP module fed by ffmpeg, a
 // stream pulling from it (ffprobe reads H.264 + AAC from /name/mpegts and /name/index.m3u8);
 // ffmpeg publishing straight to sluice (`rtmp://@host:port/app/key`), a wrong key refused;
-// failover from a dead RTMP primary to a backup; hostile peers (a chunk size of 2^31, a
+// failover from a dead RTMP primary to an HLS backup and back with no CC error downstream; hostile peers (a chunk size of 2^31, a
 // malformed AMF packet) on both sides — bounded memory, the reason in words, no crash.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
+import { join } from 'node:path';
 import tls from 'node:tls';
 import t, { type Test } from 'tap';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { TsAnalyzer } from '../../src/native/ts.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from '../../src/ott/index.ts';
 import { encodeAmf0 } from '../../src/protocols/rtmp/amf0.ts';
 import { ChunkWriter, MSG_COMMAND_AMF0, setChunkSize } from '../../src/protocols/rtmp/chunk.ts';
+import { startNginx } from '../helpers/nginx.ts';
 import { haveNginxRtmp, startNginxRtmp } from '../helpers/nginx-rtmp.ts';
 import {
   ffprobe,
   freePort,
   httpFor,
-  makeFixture,
   makeHost,
   openStream,
   peer,
@@ -247,32 +250,59 @@ t.test('hostile origin: a chunk size of 2^31 is the fault in words', async (t) =
   t.match(message(s), /protocol error from origin/);
 });
 
-t.test('failover: a dead RTMP primary hands over to the backup input', async (t) => {
-  const enc = publish(t, `${origin.base}/live/dying`);
-  const fixture = makeFixture(tempDir(t), 5);
-  const s = await openStream(
-    t,
-    host,
-    {
-      'stream-name': 'rfo',
-      'stream-timeout': 2_000_000,
-      input: [
-        { type: 'rtmp', url: `${origin.base}/live/dying`, 'client-timeout': 2 },
-        { type: 'file', 'file-path': fixture },
-      ],
-    },
-    20_000,
-  );
-  t.equal(s.status()['activeInput'], 0, 'on the rtmp primary');
-  enc.kill('SIGKILL');
-  await waitFor(() => s.status()['activeInput'] === 1, 20_000, 'backup active');
-  await waitFor(() => message(s) !== '', 20_000, 'primary fault in words');
-  t.match(message(s), /no data from origin|closed the connection|Unpublish/);
-  // The encoder comes back: the stream returns to its primary.
-  publish(t, `${origin.base}/live/dying`);
-  await waitFor(() => s.status()['activeInput'] === 0, 40_000, 'primary active again');
-  t.ok(Number(transport(s)['reconnects']) >= 1, 'the pull reconnected');
-});
+t.test(
+  'failover: a dead RTMP primary hands over to an HLS backup and back, no CC error',
+  async (t) => {
+    // The backup: a VOD rendition served by nginx over HTTP.
+    const root = tempDir(t, 'sluice-rtmp-hls-');
+    execFileSync('ffmpeg', [
+      ...['-hide_banner', '-loglevel', 'error', '-y'],
+      ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6'],
+      ...['-f', 'lavfi', '-i', 'sine=frequency=880:sample_rate=48000:duration=6'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-c:a', 'aac', '-b:a', '64k'],
+      ...['-f', 'hls', '-hls_time', '1', '-hls_list_size', '0', '-hls_playlist_type', 'vod'],
+      join(root, 'index.m3u8'),
+    ]);
+    const web = await startNginx(t, root);
+    const enc = publish(t, `${origin.base}/live/dying`);
+    const s = await openStream(
+      t,
+      host,
+      {
+        'stream-name': 'rfo',
+        'stream-timeout': 2_000_000,
+        input: [
+          { type: 'rtmp', url: `${origin.base}/live/dying`, 'client-timeout': 2 },
+          { type: 'hls', uri: `${web.base}/index.m3u8` },
+        ],
+      },
+      20_000,
+    );
+    t.equal(s.status()['activeInput'], 0, 'on the rtmp primary');
+    // A client reads the output across both switches, for the CC check.
+    const raw: Buffer[] = [];
+    const req = http.get(`${base}/rfo/mpegts`, (res) => res.on('data', (d: Buffer) => raw.push(d)));
+    req.on('error', () => undefined);
+    t.teardown(() => req.destroy());
+    await waitFor(() => raw.length > 10, 10_000, 'the client reading');
+    enc.kill('SIGKILL');
+    await waitFor(() => s.status()['activeInput'] === 1, 20_000, 'backup active');
+    await waitFor(() => message(s) !== '', 20_000, 'primary fault in words');
+    t.match(message(s), /no data from origin|closed the connection|Unpublish/);
+    // The encoder comes back: the stream returns to its primary.
+    publish(t, `${origin.base}/live/dying`);
+    await waitFor(() => s.status()['activeInput'] === 0, 40_000, 'primary active again');
+    t.ok(Number(transport(s)['reconnects']) >= 1, 'the pull reconnected');
+    const n = raw.length;
+    await waitFor(() => raw.length > n + 10, 10_000, 'output after the switch back');
+    req.destroy();
+    const a = new TsAnalyzer({ tr101290: true });
+    a.push(Buffer.concat(raw));
+    const st = a.stats();
+    t.ok(st.packets > 1000, `client read ${st.packets} packets`);
+    t.equal(st.tr101290.continuityCountError, 0, 'no CC error in the output across two switches');
+  },
+);
 
 t.test(
   'rtmps:// through a TLS front: tls-verify off plays, on refuses a self-signed origin',

@@ -3,14 +3,15 @@
 // a sink that counts it) beside N `ffmpeg -i rtmp://… -c copy -f mpegts /dev/null` doing the
 // same N. The origin is nginx with the RTMP module (our own child, temporary prefix), fed by N
 // `ffmpeg -re -stream_loop -1 -i src.flv -c copy -f flv` publishers of one 2 Mbit/s H.264 + AAC
-// file; origin and publishers run for both sides alike and are not measured.
+// file; origin and publishers run for both sides alike and are not measured. nginx runs as one
+// process (`master_process off`), so killing it leaves no worker behind.
 // CPU: utime + stime from /proc/<pid>/stat (the sluice child; the sum of the N ffmpeg
 // processes) over the same window, after every pull delivers and a warm-up; the sides run one
 // after the other, twice (sluice, ffmpeg, sluice, ffmpeg) so load drift hits both.
-// Run: npx tsx bench/rtmp-pull.ts [N=8] [seconds=15]
+// Run: [SLUICE_BENCH_WARMUP_S=3] npx tsx bench/rtmp-pull.ts [N=8] [seconds=15]
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,8 @@ import { createInterface } from 'node:readline';
 
 const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
-const WARMUP_MS = 3000;
+/** Before each measured window (SLUICE_BENCH_WARMUP_S, default 3): connections up, code warm. */
+const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 3) * 1000;
 /** SLUICE_BENCH_PROF=<dir>: the sluice child writes a V8 CPU profile there. */
 const PROF = process.env['SLUICE_BENCH_PROF']
   ? ['--cpu-prof', '--cpu-prof-dir', process.env['SLUICE_BENCH_PROF']]
@@ -48,6 +50,22 @@ function procCpu(pid: number, sys = false): number {
   } catch {
     return 0;
   }
+}
+
+/** CPU seconds per thread name of a process (main thread, V8 workers, libuv pool …). */
+function threadCpu(pid: number): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      m.set(name, (m.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / HZ);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return m;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -117,7 +135,14 @@ async function sluiceSide(port: number, n: number, seconds: number): Promise<num
   await sleep(WARMUP_MS);
   const c0 = procCpu(cp.pid!);
   const k0 = procCpu(cp.pid!, true);
+  const t0 = threadCpu(cp.pid!);
   await sleep(seconds * 1000);
+  const t1 = threadCpu(cp.pid!);
+  const threads = [...t1]
+    .map(([name, v]) => [name, v - (t0.get(name) ?? 0)] as const)
+    .filter(([, v]) => v > 0)
+    .map(([name, v]) => `${name} ${v.toFixed(2)}`);
+  console.log(`  sluice threads (s): ${threads.join(', ')}`);
   const cpu = procCpu(cp.pid!) - c0;
   const sys = procCpu(cp.pid!, true) - k0;
   console.log(`  sluice: ${cpu.toFixed(2)} s CPU, of which system ${sys.toFixed(2)} s`);
@@ -186,6 +211,7 @@ async function main(): Promise<void> {
     conf,
     `load_module ${MODULE};
 daemon off;
+master_process off;
 ${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 1;
 pid ${join(work, 'nginx.pid')};

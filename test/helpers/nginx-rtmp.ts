@@ -1,7 +1,7 @@
 // nginx with the RTMP module (libnginx-mod-rtmp) as an RTMP origin for the `rtmp` input's
 // tests: our own child on a free loopback port with its own temporary prefix and config,
 // `load_module` of the packaged module, one `application` block per entry; stopped on
-// teardown.
+// teardown. One process (`master_process off`): killing it leaves no worker behind.
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -36,6 +36,7 @@ export async function startNginxRtmp(
     conf,
     `load_module ${RTMP_MODULE};
 daemon off;
+master_process off;
 ${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 1;
 pid ${join(prefix, 'nginx.pid')};

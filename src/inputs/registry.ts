@@ -10,6 +10,7 @@ import { PrompegInput } from './prompeg/input.ts';
 import { Ps1Input } from './ps1/input.ts';
 import { RistInput } from './rist/input.ts';
 import { RtpInput } from './rtp/input.ts';
+import { RtspInput } from './rtsp/input.ts';
 import { SrtInput } from './srt/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
@@ -19,6 +20,7 @@ import { UdpInput } from './udp/input.ts';
 export const INPUT_FACTORIES: Record<string, InputFactory> = {
   udp: (cfg, ctx) => new UdpInput(cfg, ctx),
   rtp: (cfg, ctx) => new RtpInput(cfg, ctx),
+  rtsp: (cfg, ctx) => new RtspInput(cfg, ctx),
   tcp: (cfg, ctx) => new TcpInput(cfg, ctx),
   file: (cfg, ctx) => new FileInput(cfg, ctx),
   hls: (cfg, ctx) => new HlsInput(cfg, ctx),

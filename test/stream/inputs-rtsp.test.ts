@@ -1,8 +1,9 @@
 // The `rtsp` input with real peers on loopback: GStreamer's RTSP server (test/helpers/
-// rtsp-server.py: H.264 + AAC test pattern, with and without Digest/Basic auth, MP2T) read over
-// UDP and TCP interleaved, ffprobe reading H.264 + AAC from /name/mpegts; and a scripted server
+// rtsp-server.py: H.264 + AAC test pattern, with and without Digest/Basic auth, HEVC, MP2T) read
+// over UDP and TCP interleaved, ffprobe reading H.264 + AAC from /name/mpegts with audio and
+// video in sync; and a scripted server
 // in this file for what a real one will not do on demand: keep-alives left unanswered, a 1 MB
-// reply header, an SDP of unknown codecs, 404.
+// reply header, an SDP of unknown codecs, 404 (and the cookies and user-agent it is sent).
 import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
@@ -71,10 +72,38 @@ async function expectAv(t: Test, name: string): Promise<void> {
   t.equal(streams.find((s) => s.codec_type === 'audio')?.codec_name, 'aac', 'AAC audio');
 }
 
+/** First audio PTS minus first video PTS (seconds) of the first packets ffprobe reads. */
+async function avOffset(url: string): Promise<number> {
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn(
+      'ffprobe',
+      [
+        ...['-v', 'error', '-rw_timeout', '8000000', '-read_intervals', '%+#80'],
+        ...['-show_entries', 'packet=codec_type,pts', '-of', 'json', url],
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let text = '';
+    p.stdout.on('data', (d) => (text += d));
+    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(text);
+      else reject(new Error(`ffprobe ${url}: ${code}`));
+    });
+  });
+  const p = (JSON.parse(out) as { packets: { codec_type: string; pts: number }[] }).packets;
+  const first = (k: string) => Math.min(...p.filter((x) => x.codec_type === k).map((x) => x.pts));
+  return (first('audio') - first('video')) / 90000;
+}
+
 t.test('GStreamer H.264 + AAC over UDP', async (t) => {
   const url = await gst(t);
   const s = await stream(t, 'rtsp-udp', { type: 'rtsp', uri: url, transport: 0 });
   await expectAv(t, 'rtsp-udp');
+  // Both test sources start together at the server: audio and video within 100 ms.
+  const off = await avOffset(`${base}/rtsp-udp/mpegts`);
+  t.ok(Math.abs(off) < 0.1, `audio - video first PTS ${off.toFixed(3)} s`);
   t.match(transport(s), { state: 'playing', transport: 'udp' });
   const tracks = transport(s)['tracks'] as Record<string, number>[];
   t.equal(tracks.length, 2);
@@ -122,6 +151,13 @@ t.test('GStreamer MP2T over RTP is passed through', async (t) => {
   const url = await gst(t, ['--codec', 'mp2t']);
   await stream(t, 'rtsp-ts', { type: 'rtsp', uri: url, transport: 1 });
   await expectAv(t, 'rtsp-ts');
+});
+
+t.test('GStreamer HEVC over TCP', async (t) => {
+  const url = await gst(t, ['--codec', 'hevc']);
+  await stream(t, 'rtsp-hevc', { type: 'rtsp', uri: url, transport: 1 });
+  const streams = await ffprobe(`${base}/rtsp-hevc/mpegts`);
+  t.equal(streams.find((s) => s.codec_type === 'video')?.codec_name, 'hevc', 'HEVC video');
 });
 
 t.test('transport 2 (over HTTP) says it is not supported yet', async (t) => {
@@ -254,14 +290,21 @@ t.test('bad servers: 1 MB header, unknown codecs, 404 — clear faults, no crash
     }
     reply(sock, cseq);
   });
-  const missing = await scripted(t, (method, cseq, sock) => {
+  let describe = '';
+  const missing = await scripted(t, (method, cseq, sock, raw) => {
+    if (method === 'DESCRIBE') describe = raw;
     if (method === 'DESCRIBE')
       return void sock.write(`RTSP/1.0 404 Not Found\r\nCSeq: ${cseq}\r\n\r\n`);
     reply(sock, cseq);
   });
   const a = await stream(t, 'rtsp-huge', { type: 'rtsp', uri: huge, transport: 1 }, false);
   const b = await stream(t, 'rtsp-codec', { type: 'rtsp', uri: unknown, transport: 1 }, false);
-  const c = await stream(t, 'rtsp-404', { type: 'rtsp', uri: missing, transport: 1 }, false);
+  const c = await stream(
+    t,
+    'rtsp-404',
+    { type: 'rtsp', uri: missing, transport: 1, cookies: 'k=v', 'user-agent': 'cam-puller/1' },
+    false,
+  );
   await waitFor(
     () => /header block over 65536/.test(String(input(a)['message'] ?? '')),
     10_000,
@@ -273,4 +316,7 @@ t.test('bad servers: 1 MB header, unknown codecs, 404 — clear faults, no crash
     'codec',
   );
   await waitFor(() => /no such stream/.test(String(input(c)['message'] ?? '')), 10_000, '404');
+  t.match(describe, /\r\nCookie: k=v\r\n/, 'cookies sent');
+  t.match(describe, /\r\nUser-Agent: cam-puller\/1\r\n/, 'user-agent sent');
+  t.match(describe, /\r\nAccept: application\/sdp/, 'asks for SDP');
 });

@@ -104,7 +104,7 @@ t.test('GStreamer H.264 + AAC over UDP', async (t) => {
   // Both test sources start together at the server: audio and video within 100 ms.
   const off = await avOffset(`${base}/rtsp-udp/mpegts`);
   t.ok(Math.abs(off) < 0.1, `audio - video first PTS ${off.toFixed(3)} s`);
-  t.match(transport(s), { state: 'playing', transport: 'udp' });
+  t.match(transport(s), { state: 'playing', transport: 'udp', sync: 'rtp-info' });
   const tracks = transport(s)['tracks'] as Record<string, number>[];
   t.equal(tracks.length, 2);
   t.ok(

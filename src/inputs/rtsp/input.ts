@@ -3,10 +3,11 @@
 // per track) or interleaved on the control connection (`transport` 1). H.264, HEVC and AAC go
 // through the depacketizers (src/protocols/rtp/depacketize.ts) into the one muxer
 // (src/mpegts/es-mux.ts); an MP2T track is passed through as it is. Timestamps come from the
-// RTP timestamps, aligned across tracks by the PLAY reply's RTP-Info (else by the arrival of
-// each track's first packet). Keep-alive (GET_PARAMETER when offered, else OPTIONS) and RTCP
-// receiver reports run while playing; a keep-alive unanswered or no media for `client-timeout`
-// ends the session, which is reopened with backoff.
+// RTP timestamps, aligned across tracks by the PLAY reply's RTP-Info, else by the arrival of
+// each track's first packet corrected by RTCP sender reports (src/protocols/rtp/timeline.ts).
+// Keep-alive (GET_PARAMETER when offered, else OPTIONS) and RTCP receiver reports run while
+// playing; a keep-alive unanswered or no media for `client-timeout` ends the session, which is
+// reopened with backoff.
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { bool, int, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport, TransportMetrics } from '../../engine/input.ts';
@@ -21,6 +22,7 @@ import {
   type RtpFrame,
 } from '../../protocols/rtp/depacketize.ts';
 import { parseRtp, type RtpPacket } from '../../protocols/rtp/packet.ts';
+import { RtpTimeline } from '../../protocols/rtp/timeline.ts';
 import { parseRtpInfo, parseSession, parseTransport } from '../../protocols/rtsp/message.ts';
 import { aacConfigOf, paramSetsOf, parseSdp, type SdpMedia } from '../../protocols/rtsp/sdp.ts';
 import type { Timer } from '../../util/clock.ts';
@@ -34,6 +36,8 @@ export const TRANSPORT_HTTP = 2;
 export const RTCP_INTERVAL_MS = 5000;
 /** Timestamps start this far in (the muxer's PCR runs 500 ms behind the first DTS). */
 const PTS_ORIGIN_S = 10;
+/** Frames held while the PLAY answer is read (they may arrive in the same read). */
+const MAX_EARLY_FRAMES = 256;
 
 interface Track {
   media: SdpMedia;
@@ -45,13 +49,8 @@ interface Track {
   rtcpChannel: number;
   udp: UdpSocket[];
   serverPorts: [number, number] | null;
-  /** RTP-Info rtptime: the RTP time of the play range's start. */
-  rtptime: number | undefined;
-  /** Unwrapping state: last 32-bit timestamp and the extended value. */
-  lastTs: number;
-  ext: number;
-  /** The extended RTP time that maps to PTS_ORIGIN_S (set by the first packet). */
-  base: number | undefined;
+  /** Index in the session's RtpTimeline. */
+  clock: number;
   ssrc: number;
   maxSeq: number;
   cycles: number;
@@ -77,14 +76,15 @@ export class RtspInput implements InputTransport {
   private conn: RtspConnection | null = null;
   private tracks: Track[] = [];
   private muxer: EsMuxer | null = null;
+  private timeline = new RtpTimeline();
+  private sync = '';
+  private early: { t: Track; f: RtpFrame }[] = [];
   private readonly c: Counters = { packets: 0, bytes: 0, rtcp: 0, keepAlives: 0, reconnects: 0 };
   private faultText = '';
   private lastError = '';
   private state = 'idle';
   private unsupported: string[] = [];
   private sessions = 0;
-  /** Arrival (ms) of the session's first media packet, for first-packet alignment. */
-  private firstArrival = -1;
   private lastMediaAt = 0;
   private readonly ssrc = (Math.random() * 0xffffffff) >>> 0;
 
@@ -203,14 +203,16 @@ export class RtspInput implements InputTransport {
     this.state = 'starting';
     const play = await step(conn.request('PLAY', sdp.control, { Range: 'npt=0.000-' }));
     const info = parseRtpInfo(play.headers['rtp-info'] ?? '');
+    this.timeline = new RtpTimeline();
     for (const t of this.tracks) {
       const e = info.find((x) => x.url === t.media.control || t.media.control.endsWith(x.url));
-      t.rtptime = e?.rtptime;
+      t.clock = this.timeline.addTrack(t.clockRate, e?.rtptime);
     }
-    // RTP-Info aligns the tracks only when it names every one; else all use first packets.
-    if (this.tracks.some((t) => t.rtptime === undefined)) {
-      for (const t of this.tracks) t.rtptime = undefined;
-    }
+    this.sync = this.timeline.useRtpInfo() ? 'rtp-info' : 'first packets';
+    const early = this.early;
+    this.early = [];
+    for (const e of early) this.frame(e.t, e.f);
+    this.muxer?.flush();
     if (this.sessions > 0) this.ctx.onDiscontinuity?.('rtsp session reopened');
     this.sessions++;
     this.state = 'playing';
@@ -248,10 +250,7 @@ export class RtspInput implements InputTransport {
       rtcpChannel: 2 * i + 1,
       udp: [],
       serverPorts: null,
-      rtptime: undefined,
-      lastTs: -1,
-      ext: 0,
-      base: undefined,
+      clock: -1,
       ssrc: -1,
       maxSeq: -1,
       cycles: 0,
@@ -352,21 +351,14 @@ export class RtspInput implements InputTransport {
       this.ctx.onData(f.data);
       return;
     }
-    // Unwrap the 32-bit RTP timestamp.
-    if (t.lastTs < 0) t.ext = f.timestamp;
-    else t.ext += ((f.timestamp - t.lastTs + 0x80000000) >>> 0) - 0x80000000;
-    t.lastTs = f.timestamp;
-    if (t.base === undefined) {
-      // RTP-Info: every track's rtptime is the same instant (the start of the play range).
-      if (t.rtptime !== undefined) t.base = t.ext - ((f.timestamp - t.rtptime) | 0);
-      else {
-        // First-packet alignment: this track starts where the session's clock stands now.
-        const now = this.ctx.clock.monotonic();
-        if (this.firstArrival < 0) this.firstArrival = now;
-        t.base = t.ext - Math.round(((now - this.firstArrival) / 1000) * t.clockRate);
-      }
+    if (t.clock < 0) {
+      // Media that came with the PLAY answer, before its RTP-Info was read: held briefly.
+      if (this.early.length < MAX_EARLY_FRAMES) this.early.push({ t, f });
+      return;
     }
-    const pts = t.ext - t.base + PTS_ORIGIN_S * t.clockRate;
+    const pts =
+      this.timeline.time(t.clock, f.timestamp, this.ctx.clock.monotonic()) +
+      PTS_ORIGIN_S * t.clockRate;
     this.muxer!.write(t.mux, { pts, data: f.data, key: f.key });
   }
 
@@ -380,6 +372,14 @@ export class RtspInput implements InputTransport {
       if (pt === 200 && off + 20 <= d.length) {
         t.lsr = d.readUInt32BE(off + 10);
         t.lsrAt = this.ctx.clock.monotonic();
+        if (t.clock >= 0) {
+          this.timeline.senderReport(
+            t.clock,
+            d.readUInt32BE(off + 8),
+            d.readUInt32BE(off + 12),
+            d.readUInt32BE(off + 16),
+          );
+        }
       }
       off += len;
     }
@@ -505,7 +505,7 @@ export class RtspInput implements InputTransport {
     this.tracks = [];
     this.muxer?.flush();
     this.muxer = null;
-    this.firstArrival = -1;
+    this.early = [];
   }
 
   async close(): Promise<void> {
@@ -526,6 +526,7 @@ export class RtspInput implements InputTransport {
     return {
       state: this.state,
       transport: ['udp', 'tcp', 'http'][int(this.cfg, 'transport', 0)] ?? 'udp',
+      ...(this.sync ? { sync: this.sync, srCorrections: this.timeline.srCorrections } : {}),
       ...this.c,
       tracks: this.tracks.map((t) => ({
         codec: t.media.codec,

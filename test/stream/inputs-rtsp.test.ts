@@ -1,9 +1,9 @@
 // The `rtsp` input with real peers on loopback: GStreamer's RTSP server (test/helpers/
 // rtsp-server.py: H.264 + AAC test pattern, with and without Digest/Basic auth, HEVC, MP2T) read
-// over UDP and TCP interleaved, ffprobe reading H.264 + AAC from /name/mpegts with audio and
-// video in sync; and a scripted server
-// in this file for what a real one will not do on demand: keep-alives left unanswered, a 1 MB
-// reply header, an SDP of unknown codecs, 404 (and the cookies and user-agent it is sent).
+// over UDP, TCP interleaved and tunnelled over HTTP, ffprobe reading H.264 + AAC from
+// /name/mpegts with audio and video in sync; and a scripted server in this file for what a real
+// one will not do on demand: keep-alives left unanswered, a 1 MB reply header, an SDP of
+// unknown codecs, 404 (and the cookies and user-agent it is sent).
 import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
@@ -160,14 +160,11 @@ t.test('GStreamer HEVC over TCP', async (t) => {
   t.equal(streams.find((s) => s.codec_type === 'video')?.codec_name, 'hevc', 'HEVC video');
 });
 
-t.test('transport 2 (over HTTP) says it is not supported yet', async (t) => {
-  const s = await stream(
-    t,
-    'rtsp-http',
-    { type: 'rtsp', uri: 'rtsp://127.0.0.1:1/x', transport: 2 },
-    false,
-  );
-  await waitFor(() => /not supported yet/.test(String(input(s)['message'] ?? '')), 5_000, 'fault');
+t.test('GStreamer H.264 + AAC tunnelled over HTTP (transport 2)', async (t) => {
+  const url = await gst(t);
+  const s = await stream(t, 'rtsp-http', { type: 'rtsp', uri: url, transport: 2 });
+  await expectAv(t, 'rtsp-http');
+  t.match(transport(s), { state: 'playing', transport: 'http' });
 });
 
 /** A scripted RTSP server: `answer` gets each request and writes what it likes. */

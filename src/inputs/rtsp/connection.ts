@@ -1,11 +1,20 @@
 // The RTSP control connection of the `rtsp` input: one TCP socket, requests answered in order
 // (one outstanding at a time), a 401 answered once with Basic or Digest (src/protocols/
 // http-auth.ts; RTSP uses the same schemes), `User-Agent`, `Cookie` and `Session` on every
-// request, interleaved frames handed to the owner, requests from the server answered.
+// request, interleaved frames handed to the owner, requests from the server answered. With
+// `tunnel`, RTSP runs over HTTP (the QuickTime tunnelling scheme): a GET connection carries the
+// server's side (after an HTTP 200 header), a POST connection with the same x-sessioncookie
+// carries ours, base64-encoded.
+import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { basicAuthorization, DigestClient, parseChallenges } from '../../protocols/http-auth.ts';
-import { RtspReader, type RtspResponse, writeRequest } from '../../protocols/rtsp/message.ts';
+import {
+  MAX_HEADER_BYTES,
+  RtspReader,
+  type RtspResponse,
+  writeRequest,
+} from '../../protocols/rtsp/message.ts';
 import type { Clock } from '../../util/clock.ts';
 
 export class RtspError extends Error {
@@ -25,6 +34,8 @@ export interface ConnectionOptions {
   userAgent: string;
   cookies: string;
   timeoutMs: number;
+  /** RTSP over HTTP: the path (and query) of the tunnel's GET and POST; undefined = plain. */
+  tunnel?: string;
   trace: boolean;
   log: Logger;
   clock: Clock;
@@ -34,6 +45,8 @@ export interface ConnectionOptions {
 
 export class RtspConnection {
   private socket: Socket | null = null;
+  /** The POST connection of an HTTP tunnel: what we send goes there, base64-encoded. */
+  private post: Socket | null = null;
   private cseq = 0;
   private waiting: {
     cseq: number;
@@ -75,17 +88,74 @@ export class RtspConnection {
           // A request from the server (keep-alive OPTIONS, ANNOUNCE …): answered, not acted on.
           const ok = m.method === 'OPTIONS' || m.method === 'GET_PARAMETER';
           const cseq = m.headers['cseq'] ?? '0';
-          s.write(`RTSP/1.0 ${ok ? '200 OK' : '501 Not Implemented'}\r\nCSeq: ${cseq}\r\n\r\n`);
+          this.write(
+            Buffer.from(
+              `RTSP/1.0 ${ok ? '200 OK' : '501 Not Implemented'}\r\nCSeq: ${cseq}\r\n\r\n`,
+            ),
+          );
         }
       });
+      const tunnel = this.o.tunnel;
+      const cookie = randomBytes(12).toString('hex');
+      const http = (method: string, extra: string) =>
+        `${method} ${tunnel} HTTP/1.0\r\nx-sessioncookie: ${cookie}\r\n` +
+        (this.o.userAgent ? `User-Agent: ${this.o.userAgent.replace(/[\r\n]/g, '')}\r\n` : '') +
+        `Pragma: no-cache\r\nCache-Control: no-cache\r\n${extra}\r\n`;
+      // Through a tunnel the GET answer's HTTP header comes first (bounded like RTSP's).
+      let httpHead: Buffer | null = tunnel === undefined ? null : Buffer.alloc(0);
       s.once('connect', () => {
-        timer.cancel();
-        resolve();
+        if (tunnel === undefined) {
+          timer.cancel();
+          resolve();
+          return;
+        }
+        s.write(http('GET', 'Accept: application/x-rtsp-tunnelled\r\n'));
+        const p = connect({ host: this.o.host, port: this.o.port });
+        this.post = p;
+        p.setNoDelay(true);
+        p.once('connect', () => {
+          p.write(
+            http(
+              'POST',
+              'Content-Type: application/x-rtsp-tunnelled\r\nContent-Length: 32767\r\n' +
+                'Expires: Sun, 9 Jan 1972 00:00:00 GMT\r\n',
+            ),
+          );
+        });
+        p.on('data', () => {}); // a server may answer the POST when it ends; nothing to read
+        p.on('error', (err) => this.fail(new RtspError(`HTTP tunnel POST: ${err.message}`)));
+        p.on('close', () => this.fail(new RtspError('the server closed the HTTP tunnel')));
       });
       s.on('data', (d: Buffer) => {
         try {
+          if (httpHead) {
+            const b = Buffer.concat([httpHead, d]);
+            const end = b.indexOf('\r\n\r\n');
+            if (end < 0) {
+              if (b.length > MAX_HEADER_BYTES)
+                throw new RtspError('HTTP tunnel: header over 64 KiB');
+              httpHead = b;
+              return;
+            }
+            const status = /^HTTP\/1\.\d (\d{3})/.exec(b.toString('latin1', 0, Math.min(end, 64)));
+            if (status?.[1] !== '200') {
+              const code = status?.[1] ?? 'no HTTP status';
+              throw new RtspError(
+                code === '404'
+                  ? 'no such stream (404 from the server over HTTP)'
+                  : `HTTP tunnel: GET answered ${code}`,
+                Number(status?.[1] ?? 0),
+              );
+            }
+            httpHead = null;
+            timer.cancel();
+            resolve();
+            d = b.subarray(end + 4);
+            if (d.length === 0) return;
+          }
           reader.push(d);
         } catch (err) {
+          reject(err);
           this.fail(err as Error);
         }
       });
@@ -106,6 +176,7 @@ export class RtspConnection {
     if (this.closed) return;
     this.closed = true;
     this.socket?.destroy();
+    this.post?.destroy();
     this.waiting?.reject(err);
     this.waiting = null;
     this.o.onClose(err);
@@ -116,9 +187,11 @@ export class RtspConnection {
     this.fail(new RtspError('closed'));
   }
 
-  /** Bytes written as they are (RTCP over interleaved channels). */
+  /** Bytes to the server (requests, RTCP on interleaved channels); base64 through a tunnel. */
   write(b: Buffer): void {
-    if (!this.closed) this.socket?.write(b);
+    if (this.closed) return;
+    if (this.o.tunnel !== undefined) this.post?.write(b.toString('base64'));
+    else this.socket?.write(b);
   }
 
   private response(r: RtspResponse): void {
@@ -215,7 +288,7 @@ export class RtspConnection {
           reject(e);
         },
       };
-      this.socket!.write(req);
+      this.write(req);
     });
   }
 }

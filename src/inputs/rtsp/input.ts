@@ -1,6 +1,7 @@
 // `rtsp` input: pulls a stream from an RTSP/1.0 server (docs/inputs-pull.md). OPTIONS, DESCRIBE
 // (SDP), SETUP per supported track, PLAY; media over UDP (`transport` 0: a free even port pair
-// per track) or interleaved on the control connection (`transport` 1). H.264, HEVC and AAC go
+// per track) or interleaved on the control connection (`transport` 1, or 2 with the control
+// connection tunnelled over HTTP). H.264, HEVC and AAC go
 // through the depacketizers (src/protocols/rtp/depacketize.ts) into the one muxer
 // (src/mpegts/es-mux.ts); an MP2T track is passed through as it is. Timestamps come from the
 // RTP timestamps, aligned across tracks by the PLAY reply's RTP-Info, else by the arrival of
@@ -130,9 +131,6 @@ export class RtspInput implements InputTransport {
   /** One session: connect, describe, set up, play until something fails (throws). */
   private async session(): Promise<void> {
     const transport = int(this.cfg, 'transport', TRANSPORT_UDP);
-    if (transport === TRANSPORT_HTTP) {
-      throw new RtspError('transport 2 (RTSP tunnelled over HTTP): not supported yet');
-    }
     const u = parseUrl(str(this.cfg, 'uri'));
     this.state = 'connecting';
     let ended: (e: Error) => void = () => {};
@@ -148,6 +146,7 @@ export class RtspInput implements InputTransport {
       userAgent: str(this.cfg, 'user-agent') || 'sluice',
       cookies: str(this.cfg, 'cookies'),
       timeoutMs: this.timeoutMs,
+      ...(transport === TRANSPORT_HTTP ? { tunnel: u.path } : {}),
       trace: bool(this.cfg, 'trace', false),
       log: this.ctx.log,
       clock: this.ctx.clock,
@@ -177,7 +176,7 @@ export class RtspInput implements InputTransport {
     for (const [i, m] of chosen.entries()) {
       const t = this.makeTrack(m, i);
       let header: string;
-      if (transport === TRANSPORT_TCP)
+      if (transport !== TRANSPORT_UDP)
         header = `RTP/AVP/TCP;unicast;interleaved=${t.rtpChannel}-${t.rtcpChannel}`;
       else {
         const ports = await this.bindPair(t, conn.localAddress);
@@ -185,7 +184,7 @@ export class RtspInput implements InputTransport {
       }
       const r = await step(conn.request('SETUP', m.control, { Transport: header }));
       const tr = parseTransport(r.headers['transport'] ?? '');
-      if (transport === TRANSPORT_TCP && tr.interleaved) {
+      if (transport !== TRANSPORT_UDP && tr.interleaved) {
         t.rtpChannel = tr.interleaved[0];
         t.rtcpChannel = tr.interleaved[1];
       }
@@ -580,6 +579,8 @@ function parseUrl(uri: string): {
   url: string;
   host: string;
   port: number;
+  /** Path and query, for the HTTP tunnel's requests. */
+  path: string;
   login: string;
   password: string;
 } {
@@ -598,6 +599,7 @@ function parseUrl(uri: string): {
     url: u.toString(),
     host: u.hostname.replace(/^\[|\]$/g, ''),
     port: u.port ? Number(u.port) : 554,
+    path: `${u.pathname || '/'}${u.search}`,
     login,
     password,
   };

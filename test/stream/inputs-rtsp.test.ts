@@ -25,8 +25,16 @@ const base = await httpFor(t, host.router);
 const SERVER = new URL('../helpers/rtsp-server.py', import.meta.url).pathname;
 
 /** Start the GStreamer RTSP server; resolves with its URL once it listens. */
-async function gst(t: Test, args: string[] = []): Promise<string> {
-  const port = await freePort();
+async function gst(t: Test, args: string[] = [], port?: number): Promise<string> {
+  return (await gstProcess(t, args, port)).url;
+}
+
+async function gstProcess(
+  t: Test,
+  args: string[] = [],
+  fixedPort?: number,
+): Promise<{ url: string; proc: ReturnType<typeof spawn> }> {
+  const port = fixedPort ?? (await freePort());
   const p = spawn('/usr/bin/python3', [SERVER, String(port), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,7 +48,7 @@ async function gst(t: Test, args: string[] = []): Promise<string> {
     });
     p.on('exit', (code) => reject(new Error(`rtsp-server.py exited ${code}`)));
   });
-  return `rtsp://127.0.0.1:${port}/live`;
+  return { url: `rtsp://127.0.0.1:${port}/live`, proc: p };
 }
 
 async function stream(
@@ -159,6 +167,33 @@ t.test('GStreamer HEVC over TCP', async (t) => {
   const streams = await ffprobe(`${base}/rtsp-hevc/mpegts`);
   t.equal(streams.find((s) => s.codec_type === 'video')?.codec_name, 'hevc', 'HEVC video');
 });
+
+t.test(
+  'a server that goes away: fault in words, reopened with backoff when it is back',
+  async (t) => {
+    const first = await gstProcess(t);
+    const port = Number(new URL(first.url).port);
+    const s = await stream(t, 'rtsp-back', {
+      type: 'rtsp',
+      uri: first.url,
+      transport: 1,
+      'client-timeout': 2,
+    });
+    first.proc.kill('SIGKILL');
+    await waitFor(
+      () => /closed the connection|refused|no media/.test(String(transport(s)['lastError'] ?? '')),
+      10_000,
+      'fault',
+    );
+    await gst(t, [], port);
+    await waitFor(
+      () => transport(s)['state'] === 'playing' && (transport(s)['reconnects'] as number) >= 1,
+      20_000,
+      'reopened',
+    );
+    await expectAv(t, 'rtsp-back');
+  },
+);
 
 t.test('GStreamer H.264 + AAC tunnelled over HTTP (transport 2)', async (t) => {
   const url = await gst(t);

@@ -8,6 +8,7 @@ import {
   aacParamsOf,
   H264Depacketizer,
   HevcDepacketizer,
+  MAX_FRAME_BYTES,
   Mp2tDepacketizer,
   type RtpFrame,
 } from '../../src/protocols/rtp/depacketize.ts';
@@ -64,6 +65,29 @@ t.test('H.264: a lost FU-A fragment drops the frame and is counted', async (t) =
   e.push(pkt(2, 6, [0x41, 1], true));
   e.push(pkt(2, 6, [0x41, 1], true));
   t.match(e.stats, { frames: 1 });
+});
+
+t.test('H.264: an access unit past MAX_FRAME_BYTES is not held, and is dropped', async (t) => {
+  const out: RtpFrame[] = [];
+  const d = new H264Depacketizer((f) => out.push(f));
+  const chunk = Buffer.alloc(60_000, 1);
+  const n = Math.ceil(MAX_FRAME_BYTES / chunk.length) + 10;
+  let most = 0;
+  d.push(pkt(0, 1, Buffer.concat([Buffer.from([0x7c, 0x85]), chunk])));
+  for (let i = 1; i < n; i++) {
+    d.push(pkt(i, 1, Buffer.concat([Buffer.from([0x7c, 0x05]), chunk])));
+    most = Math.max(most, d.holding);
+  }
+  d.push(pkt(n, 1, [0x7c, 0x45, 1], true));
+  // Single NAL units of one timestamp without a marker, likewise.
+  for (let i = 0; i < n; i++) {
+    d.push(pkt(n + 1 + i, 2, Buffer.concat([Buffer.from([0x41]), chunk])));
+    most = Math.max(most, d.holding);
+  }
+  t.ok(most <= MAX_FRAME_BYTES, `held at most ${most} bytes`);
+  d.push(pkt(2 * n + 1, 3, [0x41, 1], true));
+  t.equal(out.length, 1, 'only the small frame');
+  t.match(d.stats, { dropped: 2, lost: 0 });
 });
 
 t.test('HEVC: AP and FU', async (t) => {

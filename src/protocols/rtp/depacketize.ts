@@ -76,11 +76,14 @@ abstract class VideoDepacketizer extends Base {
   private key = false;
   /** A fragmented NAL unit being reassembled. */
   private fu: Buffer[] | null = null;
+  private fuBytes = 0;
+  /** A packet of the access unit under way has been read. */
+  private started = false;
 
   protected packet(p: RtpPacket, gap: boolean): void {
     // A lost packet may be the tail of the access unit under way or the head of the next one
     // (or both): each of them that may miss bytes is dropped.
-    const pending = this.nals.length > 0 || this.fu !== null;
+    const pending = this.started;
     if (gap && pending) this.broken = true;
     if (pending && p.timestamp !== this.ts) this.finish();
     if (gap) {
@@ -88,8 +91,16 @@ abstract class VideoDepacketizer extends Base {
       this.fu = null;
     }
     this.ts = p.timestamp;
+    this.started = true;
     if (p.payload.length > 0) this.unpack(p.payload);
     if (p.marker) this.finish();
+  }
+
+  /** Bytes held for the access unit under way (bounded by MAX_FRAME_BYTES). */
+  get holding(): number {
+    let n = 0;
+    for (const x of this.nals) n += x.length;
+    return n + (this.fu ? this.fuBytes : 0);
   }
 
   protected abstract unpack(payload: Buffer): void;
@@ -97,14 +108,21 @@ abstract class VideoDepacketizer extends Base {
 
   protected nal(n: Buffer): void {
     if (n.length === 0) return;
-    this.nals.push(n);
     this.bytes += n.length + 4;
+    // Past the bound nothing more is held: the access unit is dropped when it ends.
+    if (this.bytes > MAX_FRAME_BYTES) {
+      this.broken = true;
+      this.nals = [];
+      return;
+    }
+    this.nals.push(n);
     if (this.isKey(n)) this.key = true;
   }
 
   protected fuStart(header: Buffer, data: Buffer): void {
     if (this.fu) this.broken = true; // the previous one never ended
     this.fu = [header, data];
+    this.fuBytes = header.length + data.length;
   }
 
   protected fuMore(data: Buffer, end: boolean): void {
@@ -114,6 +132,13 @@ abstract class VideoDepacketizer extends Base {
       return;
     }
     this.fu.push(data);
+    this.fuBytes += data.length;
+    if (this.bytes + this.fuBytes > MAX_FRAME_BYTES) {
+      this.broken = true;
+      this.fu = null;
+      this.nals = [];
+      return;
+    }
     if (end) {
       this.nal(Buffer.concat(this.fu));
       this.fu = null;
@@ -130,7 +155,7 @@ abstract class VideoDepacketizer extends Base {
       this.fu = null;
     }
     if (this.nals.length > 0) {
-      if (this.broken || this.bytes > MAX_FRAME_BYTES) this.stats.dropped++;
+      if (this.broken) this.stats.dropped++;
       else {
         const parts: Buffer[] = [];
         for (const n of this.nals) parts.push(START_CODE, n);
@@ -142,6 +167,7 @@ abstract class VideoDepacketizer extends Base {
     this.bytes = 0;
     this.broken = false;
     this.key = false;
+    this.started = false;
   }
 }
 

@@ -23,6 +23,7 @@ import {
   type RtpFrame,
 } from '../../protocols/rtp/depacketize.ts';
 import { parseRtp, type RtpPacket } from '../../protocols/rtp/packet.ts';
+import { RtpReorder } from '../../protocols/rtp/reorder.ts';
 import { RtpTimeline } from '../../protocols/rtp/timeline.ts';
 import { parseRtpInfo, parseSession, parseTransport } from '../../protocols/rtsp/message.ts';
 import { aacConfigOf, paramSetsOf, parseSdp, type SdpMedia } from '../../protocols/rtsp/sdp.ts';
@@ -43,6 +44,8 @@ const MAX_EARLY_FRAMES = 256;
 interface Track {
   media: SdpMedia;
   dep: Depacketizer;
+  /** UDP: packets put back in sequence order before the depacketizer. */
+  reorder: RtpReorder | null;
   /** es-mux track index; -1 for MP2T (passed through). */
   mux: number;
   clockRate: number;
@@ -243,6 +246,7 @@ export class RtspInput implements InputTransport {
     const t: Track = {
       media: m,
       dep: null as unknown as Depacketizer,
+      reorder: null,
       mux: -1,
       clockRate: m.clockRate,
       rtpChannel: 2 * i,
@@ -306,6 +310,7 @@ export class RtspInput implements InputTransport {
       rtp.on('error', () => {});
       rtcp.on('error', () => {});
       t.udp = [rtp, rtcp];
+      t.reorder = new RtpReorder((q) => t.dep.push(q));
       return port;
     }
     throw new RtspError('no free UDP port pair for RTP');
@@ -328,7 +333,8 @@ export class RtspInput implements InputTransport {
     this.lastMediaAt = this.ctx.clock.monotonic();
     t.received++;
     this.sequence(t, p);
-    t.dep.push(p);
+    if (t.reorder) t.reorder.push(p);
+    else t.dep.push(p);
     this.muxer?.flush();
   }
 
@@ -533,6 +539,7 @@ export class RtspInput implements InputTransport {
         clockRate: t.clockRate,
         received: t.received,
         ...t.dep.stats,
+        ...(t.reorder ? { reordered: t.reorder.reordered, duplicates: t.reorder.duplicates } : {}),
       })),
       ...(this.unsupported.length ? { unsupported: this.unsupported } : {}),
       ...(this.muxer ? { remux: this.muxer.stats() } : {}),

@@ -211,12 +211,13 @@ export class RtspInput implements InputTransport {
       t.clock = this.timeline.addTrack(t.clockRate, e?.rtptime);
     }
     this.sync = this.timeline.useRtpInfo() ? 'rtp-info' : 'first packets';
+    // The stream splices before the first bytes of a reopened session.
+    if (this.sessions > 0) this.ctx.onDiscontinuity?.('rtsp session reopened');
+    this.sessions++;
     const early = this.early;
     this.early = [];
     for (const e of early) this.frame(e.t, e.f);
     this.muxer?.flush();
-    if (this.sessions > 0) this.ctx.onDiscontinuity?.('rtsp session reopened');
-    this.sessions++;
     this.state = 'playing';
     this.faultText = '';
     this.lastMediaAt = this.ctx.clock.monotonic();
@@ -229,6 +230,10 @@ export class RtspInput implements InputTransport {
     if (ts) return [ts];
     const out: SdpMedia[] = [];
     for (const m of media) {
+      if (m.codec === 'aac' && !aacConfigOf(m)) {
+        this.unsupported.push(`${m.type} MPEG4-GENERIC with a config= that is not hex`);
+        continue;
+      }
       if (m.codec === 'aac' && !aacParamsOf(m.fmtp)) {
         this.unsupported.push(`${m.type} MPEG4-GENERIC with AU headers beyond size and index`);
         continue;
@@ -352,13 +357,13 @@ export class RtspInput implements InputTransport {
   }
 
   private frame(t: Track, f: RtpFrame): void {
-    if (t.mux < 0) {
-      this.ctx.onData(f.data);
-      return;
-    }
     if (t.clock < 0) {
       // Media that came with the PLAY answer, before its RTP-Info was read: held briefly.
       if (this.early.length < MAX_EARLY_FRAMES) this.early.push({ t, f });
+      return;
+    }
+    if (t.mux < 0) {
+      this.ctx.onData(f.data);
       return;
     }
     const pts =

@@ -2,7 +2,7 @@
 // rtsp-server.py: H.264 + AAC test pattern, with and without Digest/Basic auth, HEVC, MP2T) read
 // over UDP, TCP interleaved and tunnelled over HTTP, ffprobe reading H.264 + AAC from
 // /name/mpegts with audio and video in sync; and a scripted server in this file for what a real
-// one will not do on demand: keep-alives left unanswered, a 1 MB reply header, an SDP of
+// one will not do on demand: keep-alives left unanswered, no media, a 1 MB reply header, an SDP of
 // unknown codecs, 404 (and the cookies and user-agent it is sent).
 import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
@@ -305,6 +305,32 @@ t.test('a server that stops answering keep-alives is detected within client-time
     `detected ${Date.now() - keepAliveAt} ms after the keep-alive`,
   );
   t.ok((transport(s)['keepAlives'] as number) >= 1);
+});
+
+t.test('a server that answers but sends no media is detected within client-timeout', async (t) => {
+  let playAt = 0;
+  const url = await scripted(t, (method, cseq, sock) => {
+    if (method === 'DESCRIBE') {
+      return reply(sock, cseq, 'Content-Type: application/sdp\r\n', H264_SDP);
+    }
+    if (method === 'SETUP') {
+      return reply(sock, cseq, 'Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n');
+    }
+    if (method === 'PLAY') playAt ||= Date.now();
+    reply(sock, cseq); // keep-alives answered, no media ever
+  });
+  const s = await stream(
+    t,
+    'rtsp-silent',
+    { type: 'rtsp', uri: url, transport: 1, 'client-timeout': 2 },
+    false,
+  );
+  await waitFor(
+    () => /no media from the server for 2 s/.test(String(transport(s)['lastError'] ?? '')),
+    10_000,
+    'no-media fault',
+  );
+  t.ok(Date.now() - playAt <= 2_600, `detected ${Date.now() - playAt} ms after PLAY`);
 });
 
 t.test('bad servers: 1 MB header, unknown codecs, 404 — clear faults, no crash', async (t) => {

@@ -11,6 +11,7 @@ import { Ps1Input } from './ps1/input.ts';
 import { RistInput } from './rist/input.ts';
 import { RtmpInput } from './rtmp/input.ts';
 import { RtpInput } from './rtp/input.ts';
+import { RtspInput } from './rtsp/input.ts';
 import { SrtInput } from './srt/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
@@ -21,6 +22,7 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   udp: (cfg, ctx) => new UdpInput(cfg, ctx),
   rtp: (cfg, ctx) => new RtpInput(cfg, ctx),
   rtmp: (cfg, ctx) => new RtmpInput(cfg, ctx),
+  rtsp: (cfg, ctx) => new RtspInput(cfg, ctx),
   tcp: (cfg, ctx) => new TcpInput(cfg, ctx),
   file: (cfg, ctx) => new FileInput(cfg, ctx),
   hls: (cfg, ctx) => new HlsInput(cfg, ctx),

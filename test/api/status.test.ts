@@ -27,10 +27,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
         'stream-name': 'a',
         'stream-type': 1,
         'display-name': 'A',
-        input: [
-          { type: 'udp', port: 5000 },
-          { type: 'rtsp', uri: 'rtsp://x/y' },
-        ],
+        input: [{ type: 'udp', port: 5000 }, { type: 'muxer' }],
         // Every output type of the schema (udp, rtp, srt, rist) is implemented: an implemented
         // one is not listed.
         output: [{ type: 'rist', address: '127.0.0.1', port: 9000 }],
@@ -43,7 +40,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       ['/mosaic/columns', 'mosaic.columns'],
       ['/cs/server/0', 'cs.server'],
       ['/stream/0/stream-type', 'stream.stream-type'],
-      ['/stream/0/input/1', 'input type rtsp'],
+      ['/stream/0/input/1', 'input type muxer'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');
@@ -81,7 +78,7 @@ t.test('the real server', async (t) => {
           'enable-mosaic': false,
           input: [
             { type: 'udp', port: await freePort(), 'bind-if': '127.0.0.1' },
-            { type: 'rtsp', uri: 'rtsp://127.0.0.1:9/none' },
+            { type: 'muxer' },
           ],
         },
       ],
@@ -113,7 +110,7 @@ t.test('the real server', async (t) => {
   const named = status.notYetUsed.map((e) => e.setting);
   t.same(
     named,
-    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type rtsp'],
+    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type muxer'],
     'the settings the config sets that do nothing yet, in document order',
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');

@@ -9,6 +9,8 @@ export interface RtpPacket {
   ssrc: number;
   timestamp: number;
   payloadType: number;
+  /** The marker bit (the last packet of a video access unit, RFC 6184/7798). */
+  marker?: boolean;
   payload: Buffer;
 }
 
@@ -31,6 +33,7 @@ export function parseRtp(d: Buffer): RtpPacket | null {
     ssrc: d.readUInt32BE(8),
     timestamp: d.readUInt32BE(4),
     payloadType: d[1]! & 0x7f,
+    marker: (d[1]! & 0x80) !== 0,
     payload: d.subarray(off, end),
   };
 }

@@ -8,7 +8,11 @@ t.test('unwrap past 2^32', async (t) => {
   const v = tl.addTrack(90000);
   t.equal(tl.time(v, 0xffffff00, 0), 0);
   t.equal(tl.time(v, 0x100, 40), 0x200);
-  t.equal(tl.time(v, 0xfffffff0, 80), 0x200 - 0x110, 'a step back across the wrap stays a step back');
+  t.equal(
+    tl.time(v, 0xfffffff0, 80),
+    0x200 - 0x110,
+    'a step back across the wrap stays a step back',
+  );
 });
 
 t.test('RTP-Info aligns every track at rtptime', async (t) => {

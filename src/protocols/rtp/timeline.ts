@@ -83,7 +83,7 @@ export class RtpTimeline {
   private align(): void {
     if (this.tracks.some((t) => t.rtptime !== undefined)) return;
     const ref = this.tracks.find((t) => t.sr && t.base !== undefined);
-    if (!ref || !ref.sr) return;
+    if (!ref?.sr) return;
     ref.srAligned = true;
     for (const t of this.tracks) {
       if (t === ref || t.srAligned || !t.sr || t.base === undefined) continue;

@@ -69,7 +69,7 @@ function runTs(events: Ev[], seconds: number) {
   let out = 0;
   while (cpu() < seconds) {
     const seq = new RtpSequencer(true, (p) => {
-      out += p.length;
+      out += p.payload.length;
     });
     const dec = new FecDecoder((d) => {
       const p = parseRtp(d);

@@ -18,7 +18,7 @@ function rtp(seq: number, ssrc: number, payload: number): Buffer {
 
 function run(reorder: boolean, seqs: [number, number][]) {
   const out: number[] = [];
-  const q = new RtpSequencer(reorder, (p) => out.push(p[1]!));
+  const q = new RtpSequencer(reorder, (p) => out.push(p.payload[1]!));
   for (const [seq, ssrc] of seqs) q.push(parseRtp(rtp(seq, ssrc, seq & 0xff))!);
   q.flush();
   return { out, q };

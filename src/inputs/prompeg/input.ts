@@ -64,7 +64,7 @@ export class PrompegInput implements InputTransport {
   ) {
     this.xor = int(cfg, 'prompeg-header-xor', 0) & 0xff;
     this.multiplexing = bool(cfg, 'prompeg-multiplexing', false);
-    this.seq = new RtpSequencer(true, (p) => ctx.onData(p));
+    this.seq = new RtpSequencer(true, (p) => ctx.onData(p.payload));
     this.decoder = new FecDecoder((d) => this.onRecovered(d));
   }
 

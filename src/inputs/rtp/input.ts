@@ -28,7 +28,7 @@ export class RtpInput implements InputTransport {
     private readonly cfg: Record<string, unknown>,
     private readonly ctx: InputContext,
   ) {
-    this.seq = new RtpSequencer(bool(cfg, 'rtp-reorder', false), (p) => ctx.onData(p));
+    this.seq = new RtpSequencer(bool(cfg, 'rtp-reorder', false), (p) => ctx.onData(p.payload));
   }
 
   start(): void {

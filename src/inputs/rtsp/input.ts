@@ -22,8 +22,7 @@ import {
   Mp2tDepacketizer,
   type RtpFrame,
 } from '../../protocols/rtp/depacketize.ts';
-import { parseRtp, type RtpPacket } from '../../protocols/rtp/packet.ts';
-import { RtpReorder } from '../../protocols/rtp/reorder.ts';
+import { parseRtp, type RtpPacket, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import { RtpTimeline } from '../../protocols/rtp/timeline.ts';
 import { parseRtpInfo, parseSession, parseTransport } from '../../protocols/rtsp/message.ts';
 import { aacConfigOf, paramSetsOf, parseSdp, type SdpMedia } from '../../protocols/rtsp/sdp.ts';
@@ -36,6 +35,8 @@ export const TRANSPORT_TCP = 1;
 export const TRANSPORT_HTTP = 2;
 /** RTCP receiver reports every this many ms. */
 export const RTCP_INTERVAL_MS = 5000;
+/** UDP packets held behind a missing one before it is given up (the depacketizer counts it). */
+export const RTSP_REORDER_PACKETS = 16;
 /** Timestamps start this far in (the muxer's PCR runs 500 ms behind the first DTS). */
 const PTS_ORIGIN_S = 10;
 /** Frames held while the PLAY answer is read (they may arrive in the same read). */
@@ -45,7 +46,7 @@ interface Track {
   media: SdpMedia;
   dep: Depacketizer;
   /** UDP: packets put back in sequence order before the depacketizer. */
-  reorder: RtpReorder | null;
+  reorder: RtpSequencer | null;
   /** es-mux track index; -1 for MP2T (passed through). */
   mux: number;
   clockRate: number;
@@ -315,7 +316,7 @@ export class RtspInput implements InputTransport {
       rtp.on('error', () => {});
       rtcp.on('error', () => {});
       t.udp = [rtp, rtcp];
-      t.reorder = new RtpReorder((q) => t.dep.push(q));
+      t.reorder = new RtpSequencer(true, (q) => t.dep.push(q), RTSP_REORDER_PACKETS);
       return port;
     }
     throw new RtspError('no free UDP port pair for RTP');

@@ -69,12 +69,13 @@ export const MAX_MISORDER = 100;
 /**
  * Counts sequence gaps and, when reordering is on, releases packets in sequence order: a
  * missing packet is waited for until `depth` later packets are held (REORDER_DEPTH unless the
- * owner says otherwise: the prompeg input waits as long as its FEC matrix needs), or `flush()`.
+ * owner says otherwise: the prompeg input waits as long as its FEC matrix needs, the rtsp input
+ * 16 packets), or `flush()`. Duplicates and packets older than the last released are dropped.
  */
 export class RtpSequencer {
   private expected = -1;
   private ssrc = -1;
-  private held = new Map<number, Buffer>();
+  private held = new Map<number, RtpPacket>();
   lost = 0;
   reordered = 0;
   duplicates = 0;
@@ -83,7 +84,7 @@ export class RtpSequencer {
 
   constructor(
     private readonly reorder: boolean,
-    private readonly emit: (payload: Buffer) => void,
+    private readonly emit: (packet: RtpPacket) => void,
     /** Later packets held before a missing one is given up. */
     public depth = REORDER_DEPTH,
   ) {}
@@ -117,7 +118,7 @@ export class RtpSequencer {
       else {
         this.lost += d;
         this.expected = (p.seq + 1) & 0xffff;
-        this.emit(p.payload);
+        this.emit(p);
       }
       return;
     }
@@ -126,7 +127,7 @@ export class RtpSequencer {
       return;
     }
     if (d > 0) this.reordered++;
-    this.held.set(p.seq, p.payload);
+    this.held.set(p.seq, p);
     this.drain();
     if (this.held.size > this.depth) this.skipGap();
   }

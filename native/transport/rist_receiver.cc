@@ -26,20 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kTypicalBlock = 1316;
-/** Longest a log line kept for fault() may be. */
-constexpr size_t kMaxLog = 300;
-
-int OnLog(void* arg, enum rist_log_level level, const char* msg) {
-  auto* st = static_cast<RistState*>(arg);
-  if (level > RIST_LOG_WARN) return 0;
-  std::string m(msg ? msg : "");
-  while (!m.empty() && (m.back() == '\n' || m.back() == '\r')) m.pop_back();
-  if (m.size() > kMaxLog) m.resize(kMaxLog);
-  std::lock_guard<std::mutex> lock(st->mu);
-  st->lastLog = m;
-  if (level <= RIST_LOG_ERROR) st->errors++;
-  return 0;
-}
 
 int OnStats(void* arg, const struct rist_stats* s) {
   auto* st = static_cast<RistState*>(arg);
@@ -190,7 +176,7 @@ RistReceiverWrap::RistReceiverWrap(const Napi::CallbackInfo& info)
     throw CodedError(env, "ERR_RIST", what);
   };
   EnsureRistGlobalLog();  // before the first rist_logging_set (see rist_log.h)
-  if (rist_logging_set(&log_, static_cast<rist_log_level>(opts_.logLevel), OnLog, st_.get(),
+  if (rist_logging_set(&log_, static_cast<rist_log_level>(opts_.logLevel), KeepRistLog<RistState>, st_.get(),
                        nullptr, nullptr) != 0) {
     fail("rist_logging_set failed");
   }

@@ -17,19 +17,6 @@ namespace {
 
 /** 7 TS packets: the usual RTP payload of a transport stream. */
 constexpr size_t kPayload = 7 * 188;
-constexpr size_t kMaxLog = 300;
-
-int OnLog(void* arg, enum rist_log_level level, const char* msg) {
-  auto* st = static_cast<RistSendState*>(arg);
-  if (level > RIST_LOG_WARN) return 0;
-  std::string m(msg ? msg : "");
-  while (!m.empty() && (m.back() == '\n' || m.back() == '\r')) m.pop_back();
-  if (m.size() > kMaxLog) m.resize(kMaxLog);
-  std::lock_guard<std::mutex> lock(st->mu);
-  st->lastLog = m;
-  if (level <= RIST_LOG_ERROR) st->errors++;
-  return 0;
-}
 
 int OnStats(void* arg, const struct rist_stats* s) {
   auto* st = static_cast<RistSendState*>(arg);
@@ -91,7 +78,7 @@ RistSenderWrap::RistSenderWrap(const Napi::CallbackInfo& info)
   };
   EnsureRistGlobalLog();  // before the first rist_logging_set (see rist_log.h)
   if (rist_logging_set(&log_, static_cast<rist_log_level>(IntOf(o, "logLevel", RIST_LOG_WARN)),
-                       OnLog, st_.get(), nullptr, nullptr) != 0) {
+                       KeepRistLog<RistSendState>, st_.get(), nullptr, nullptr) != 0) {
     fail("rist_logging_set failed");
   }
   const rist_profile profile = profileN == 0 ? RIST_PROFILE_SIMPLE : RIST_PROFILE_MAIN;

@@ -154,13 +154,9 @@ t.test('RistSender: arguments checked, write after close refused, close idempote
   // waits for the second
   const pkt = Buffer.alloc(188, 0xff);
   pkt[0] = 0x47;
-  for (let i = 0; i < 30 && got.length < 3; i++) {
-    if (i === 0) {
-      tx.write(Buffer.concat(Array(10).fill(pkt)));
-      tx.write(Buffer.concat(Array(11).fill(pkt)));
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  tx.write(Buffer.concat(Array(10).fill(pkt)));
+  tx.write(Buffer.concat(Array(11).fill(pkt)));
+  await waitFor(() => got.length >= 3, 3000, 'three payloads');
   t.same(got, [1316, 1316, 1316], 'cut into three 7-packet payloads');
   t.equal(tx.stats().blocks, 3);
   tx.close();

@@ -3,6 +3,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import t from 'tap';
 import { LossyRelay, lossyRelay, seededRandom } from '../helpers/lossy-relay.ts';
+import { waitFor } from '../helpers/stream-host.ts';
 
 function bound(t: { teardown(fn: () => unknown): void }): Promise<Socket> {
   const s = createSocket('udp4');
@@ -95,7 +96,7 @@ t.test('close: nothing forwarded afterwards, held datagrams discarded, idempoten
     delayMs: 200,
   }).start();
   client.send(Buffer.from('x'), relay.port, '127.0.0.1');
-  await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => relay.stats.bytesForward > 0, 2000, 'the datagram held by the relay');
   relay.close();
   relay.close();
   // fixed wait: past the relay's 200 ms delay, the time a held datagram would have come.

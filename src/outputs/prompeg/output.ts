@@ -4,7 +4,7 @@
 // `prompeg-columns` × `prompeg-rows`, 1-D with `prompeg-row-fec` false; the non-standard
 // `prompeg-header-xor` and `passphrase` as the input has them (docs/transports.md).
 import { randomInt } from 'node:crypto';
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import { bool, int, str } from '../../config/spec-values.ts';
 import type { TransportMetrics } from '../../engine/input.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
@@ -14,7 +14,7 @@ import { PayloadCipher } from '../../protocols/fec/cipher.ts';
 import { checkMatrix, FecEncoder } from '../../protocols/fec/encoder.ts';
 import { FEC_PAYLOAD_TYPE, RTP_HEADER_SIZE } from '../../protocols/fec/header.ts';
 import { writeRtpHeader } from '../../protocols/rtp/packet.ts';
-import { isMulticast, resolveInterface } from '../../util/net.ts';
+import { openDatagramSocket } from '../datagram-socket.ts';
 
 const RTP_PAYLOAD_MP2T = 33;
 const RTP_CLOCK_PER_MS = 90;
@@ -87,33 +87,17 @@ export class PrompegOutput implements StreamOutput {
     }
   }
 
-  private async connect(address: string, port: number): Promise<dgram.Socket> {
-    const local = resolveInterface(str(this.cfg, 'bind-if'));
-    const sock = dgram.createSocket({ type: 'udp4' });
-    sock.on('error', (err) => {
-      this.errors++;
-      this.lastError = err.message;
+  private connect(address: string, port: number): Promise<dgram.Socket> {
+    return openDatagramSocket({
+      address,
+      port,
+      bindIf: str(this.cfg, 'bind-if'),
+      multicastTtl: int(this.cfg, 'ttl', 1),
+      onError: (err) => {
+        this.errors++;
+        this.lastError = err.message;
+      },
     });
-    await new Promise<void>((resolve, reject) => {
-      sock.once('error', reject);
-      sock.bind({ address: local || undefined, port: 0 }, () => {
-        sock.off('error', reject);
-        resolve();
-      });
-    });
-    if (isMulticast(address)) {
-      sock.setMulticastTTL(int(this.cfg, 'ttl', 1));
-      sock.setMulticastLoopback(true);
-      if (local) sock.setMulticastInterface(local);
-    }
-    await new Promise<void>((resolve, reject) => {
-      sock.once('error', reject);
-      sock.connect(port, address, () => {
-        sock.off('error', reject);
-        resolve();
-      });
-    });
-    return sock;
   }
 
   packets(buf: Buffer): void {

@@ -3,13 +3,13 @@
 // `ttl` and `bind-if`. In bitrate-modes 2 and 3 the output is paced at a constant rate and
 // padded with null packets.
 import { randomInt } from 'node:crypto';
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import { num, str } from '../../config/spec-values.ts';
 import type { OutputContext, StreamOutput } from '../../engine/output.ts';
 import { DatagramCutter } from '../../mpegts/datagrams.ts';
 import { ConstantRatePacer } from '../../mpegts/pacer.ts';
 import { RTP_FIXED_HEADER, writeRtpHeader } from '../../protocols/rtp/packet.ts';
-import { isMulticast, resolveInterface } from '../../util/net.ts';
+import { openDatagramSocket } from '../datagram-socket.ts';
 
 export const DEFAULT_PACKETS_PER_DATAGRAM = 7;
 export const RTP_PAYLOAD_MP2T = 33;
@@ -44,28 +44,18 @@ export class DatagramOutput implements StreamOutput {
     const port = num(this.cfg, 'port', 0);
     if (!address || port < 1)
       throw new Error(`${str(this.cfg, 'type')} output: address and port are required`);
-    const local = resolveInterface(str(this.cfg, 'bind-if'));
-    const sock = dgram.createSocket({ type: 'udp4', reuseAddr: true });
-    sock.on('error', (err) => {
-      this.errors++;
-      this.lastError = err.message;
+    const sock = await openDatagramSocket({
+      address,
+      port,
+      bindIf: str(this.cfg, 'bind-if'),
+      multicastTtl: num(this.cfg, 'ttl', 1),
+      unicastTtl: Math.max(1, num(this.cfg, 'ttl', 64)),
+      reuseAddr: true,
+      onError: (err) => {
+        this.errors++;
+        this.lastError = err.message;
+      },
     });
-    await new Promise<void>((resolve, reject) => {
-      sock.once('error', reject);
-      sock.bind({ address: local || undefined, port: 0 }, () => {
-        sock.off('error', reject);
-        resolve();
-      });
-    });
-    if (isMulticast(address)) {
-      sock.setMulticastTTL(num(this.cfg, 'ttl', 1));
-      sock.setMulticastLoopback(true);
-      if (local) sock.setMulticastInterface(local);
-    } else {
-      sock.setTTL(Math.max(1, num(this.cfg, 'ttl', 64)));
-    }
-    sock.connect(port, address);
-    await new Promise<void>((resolve) => sock.once('connect', () => resolve()));
     this.sock = sock;
     if (this.ctx.constantRate) {
       this.pacer = new ConstantRatePacer(

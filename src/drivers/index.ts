@@ -18,7 +18,7 @@ export function builtinDrivers(): Driver[] {
     erased(clusterDriver),
     erased(userDriver),
     erased(httpServerDriver),
-    epgDriver,
+    erased(epgDriver),
     epgSourceDriver,
     epgServerDriver,
     epgChannelSetDriver,

@@ -10,6 +10,7 @@ import { EpgServer } from '../../src/api/epg-server.ts';
 import { serverSettings } from '../../src/epg/xmltv-cache.ts';
 import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
+import { applied } from '../helpers/desired.ts';
 import { type CurlResult, curl } from '../helpers/epg-curl.ts';
 import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
 
@@ -71,7 +72,7 @@ t.test('EPG server', async (t) => {
   login(7, 'future', { limitDay: now + 3600 });
 
   const server = new EpgServer(rt, {
-    ...serverSettings({}),
+    ...serverSettings(applied('epg-server', 'epg-server', {}).spec),
     port: 0,
     bindAddress: '127.0.0.1',
     sourceInfoName: 'Test & Co',

@@ -19,7 +19,7 @@ export function builtinDrivers(): Driver[] {
     erased(userDriver),
     erased(httpServerDriver),
     erased(epgDriver),
-    epgSourceDriver,
+    erased(epgSourceDriver),
     erased(epgServerDriver),
     erased(epgChannelSetDriver),
     erased(epgLoginDriver),

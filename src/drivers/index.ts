@@ -23,8 +23,8 @@ export function builtinDrivers(): Driver[] {
     erased(epgServerDriver),
     erased(epgChannelSetDriver),
     erased(epgLoginDriver),
-    storageListDriver,
-    storageDriver,
+    erased(storageListDriver),
+    erased(storageDriver),
     erased(streamDriver),
     erased(streamAdaptiveDriver),
     // more drivers: one line each

@@ -76,7 +76,8 @@ async function child(): Promise<void> {
   const { ManualClock } = await import('../src/util/clock.ts');
   const { silentLogger } = await import('../src/log.ts');
   const { acquireEpgRuntime } = await import('../src/epg/runtime.ts');
-  const { XmltvSource, sourceSpec } = await import('../src/epg/xmltv-source.ts');
+  const { XmltvSource } = await import('../src/epg/xmltv-source.ts');
+  const { sourceRecord } = await import('../test/helpers/epg-host.ts');
   const { buildXmltvBodies } = await import('../src/epg/xmltv-export.ts');
   const dir = process.argv[4]!;
   const host = {
@@ -89,7 +90,7 @@ async function child(): Promise<void> {
   const rt = acquireEpgRuntime(host);
   const src = new XmltvSource(
     rt,
-    { ...sourceSpec({ id: 1, name: 'b', source: file }), enable: true },
+    sourceRecord({ id: 1, name: 'b', source: file, enable: true }),
     silentLogger,
   );
   await src.idle();

@@ -87,12 +87,13 @@ export async function importGuide(file: string, dataDir: string, nowSec: number)
   const { ManualClock } = await import('../src/util/clock.ts');
   const { silentLogger } = await import('../src/log.ts');
   const { acquireEpgRuntime, releaseEpgRuntime } = await import('../src/epg/runtime.ts');
-  const { XmltvSource, sourceSpec } = await import('../src/epg/xmltv-source.ts');
+  const { XmltvSource } = await import('../src/epg/xmltv-source.ts');
+  const { sourceRecord } = await import('../test/helpers/epg-host.ts');
   const host = benchHost(dataDir, new ManualClock(nowSec * 1000), silentLogger);
   const rt = acquireEpgRuntime(host);
   const src = new XmltvSource(
     rt,
-    { ...sourceSpec({ id: 1, name: 'bench', source: file }), enable: true },
+    sourceRecord({ id: 1, name: 'bench', source: file, enable: true }),
     silentLogger,
   );
   await src.idle();

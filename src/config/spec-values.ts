@@ -1,5 +1,6 @@
-// Typed reads of a spec's members with a fallback: what drivers, inputs and outputs use to
-// read their (already validated, defaults applied) records without casts.
+// Typed reads of a spec's members with a fallback: what inputs and outputs use to read their
+// (already validated, defaults applied) records without casts. Drivers read their kind's
+// generated record type instead (src/reconciler/driver.ts: SpecOf).
 
 type Spec = Record<string, unknown>;
 

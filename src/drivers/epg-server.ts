@@ -1,7 +1,6 @@
 // Drivers of the EPG server (`epg-server`: its listeners) and of its records: channel sets
 // (`epg-channel-set`) and accounts (`epg-login`), which live in the shared EPG runtime.
 
-import { int, str } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
 import {
@@ -13,16 +12,19 @@ import {
   serverSettings,
 } from '../epg/xmltv-cache.ts';
 import {
-  type Driver,
   DriverError,
   type Host,
   type Instance,
+  type KindDriver,
   type ResourceStatus,
+  type SpecOf,
 } from '../reconciler/driver.ts';
 import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
 
 /** The listener settings of the record, with the port `sluice serve --epg-port` gives. */
-function settingsOf(spec: Record<string, unknown>, host: Host): EpgServerSettings {
+type ServerSpec = SpecOf<'epg-server'>;
+
+function settingsOf(spec: ServerSpec, host: Host): EpgServerSettings {
   const s = serverSettings(spec);
   const port = host.services.get(PORT_OVERRIDES_SERVICE)?.epg;
   return port === undefined ? s : { ...s, port };
@@ -49,7 +51,7 @@ function listenFailure(err: unknown, s: EpgServerSettings, host: Host): DriverEr
   );
 }
 
-class EpgServerInstance implements Instance {
+class EpgServerInstance implements Instance<ServerSpec> {
   private server: EpgHttpServer;
   private ports: { http: number; https?: number } = { http: 0 };
   private closed = false;
@@ -57,13 +59,13 @@ class EpgServerInstance implements Instance {
   private constructor(
     private rt: EpgRuntime,
     private host: Host,
-    res: Resource,
+    res: Resource<ServerSpec>,
     create: EpgHttpServerFactory,
   ) {
     this.server = create(rt, settingsOf(res.spec, host));
   }
 
-  static async create(res: Resource, host: Host): Promise<EpgServerInstance> {
+  static async create(res: Resource<ServerSpec>, host: Host): Promise<EpgServerInstance> {
     const create = host.services.get(EPG_HTTP_SERVICE);
     if (!create) throw new DriverError('no EPG HTTP server in this process', false);
     const rt = acquireEpgRuntime(host);
@@ -87,7 +89,7 @@ class EpgServerInstance implements Instance {
     this.host.log.info({ ...this.ports }, 'EPG server listening');
   }
 
-  async update(next: Resource): Promise<void> {
+  async update(next: Resource<ServerSpec>): Promise<void> {
     // The header attributes are inside the cached bodies: rebuild them on the next request.
     this.rt.bump();
     let restarted: Restarted;
@@ -115,27 +117,27 @@ class EpgServerInstance implements Instance {
   }
 }
 
-export const epgServerDriver: Driver = {
+export const epgServerDriver: KindDriver<'epg-server'> = {
   kind: 'epg-server',
   create: (res, host) => EpgServerInstance.create(res, host),
 };
 
 /** A record kept in the runtime while its resource exists. */
-class RecordInstance implements Instance {
+class RecordInstance<S> implements Instance<S> {
   private rt: EpgRuntime;
   private closed = false;
 
   constructor(
-    res: Resource,
+    res: Resource<S>,
     private host: Host,
-    private put: (rt: EpgRuntime, spec: Record<string, unknown>) => void,
+    private put: (rt: EpgRuntime, spec: S) => void,
     private remove: (rt: EpgRuntime) => void,
   ) {
     this.rt = acquireEpgRuntime(host);
     put(this.rt, res.spec);
   }
 
-  async update(next: Resource): Promise<void> {
+  async update(next: Resource<S>): Promise<void> {
     this.put(this.rt, next.spec);
   }
 
@@ -151,15 +153,15 @@ class RecordInstance implements Instance {
   }
 }
 
-export const epgChannelSetDriver: Driver = {
+export const epgChannelSetDriver: KindDriver<'epg-channel-set'> = {
   kind: 'epg-channel-set',
   async create(res, host) {
-    const id = int(res.spec, 'id', 0);
+    const id = res.spec.id;
     return new RecordInstance(
       res,
       host,
       (rt, spec) => {
-        rt.channelSets.set(id, { id, name: str(spec, 'name') });
+        rt.channelSets.set(id, { id, name: spec.name });
         rt.bump();
       },
       (rt) => {
@@ -170,22 +172,22 @@ export const epgChannelSetDriver: Driver = {
   },
 };
 
-export const epgLoginDriver: Driver = {
+export const epgLoginDriver: KindDriver<'epg-login'> = {
   kind: 'epg-login',
   async create(res, host) {
-    const id = int(res.spec, 'id', 0);
+    const id = res.spec.id;
     return new RecordInstance(
       res,
       host,
       (rt, spec) => {
         rt.logins.set(id, {
           id,
-          login: str(spec, 'login'),
-          password: str(spec, 'password'),
-          channelSet: int(spec, 'channel-set', 0),
-          pause: spec['pause'] === true,
-          limitDay: int(spec, 'limit-day', 0),
-          limitIp: str(spec, 'limit-ip'),
+          login: spec.login,
+          password: spec.password,
+          channelSet: spec['channel-set'],
+          pause: spec.pause,
+          limitDay: spec['limit-day'],
+          limitIp: spec['limit-ip'],
         });
       },
       (rt) => {

@@ -1,25 +1,26 @@
 // Driver of EPG source records (epg.source[]): one XMLTV importer per record.
 import type { Resource } from '../config/types.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../epg/runtime.ts';
-import { sourceSpec, XmltvSource } from '../epg/xmltv-source.ts';
-import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
+import { XmltvSource } from '../epg/xmltv-source.ts';
+import type { Host, Instance, KindDriver, ResourceStatus, SpecOf } from '../reconciler/driver.ts';
 
-export class EpgSourceInstance implements Instance {
+type Spec = SpecOf<'epg-source'>;
+
+export class EpgSourceInstance implements Instance<Spec> {
   private rt: EpgRuntime;
   readonly source: XmltvSource;
   private closed = false;
 
   constructor(
-    res: Resource,
+    res: Resource<Spec>,
     private host: Host,
   ) {
     this.rt = acquireEpgRuntime(host);
-    const spec = sourceSpec(res.spec);
-    this.source = new XmltvSource(this.rt, spec, host.log.child({ epgSource: spec.id }));
+    this.source = new XmltvSource(this.rt, res.spec, host.log.child({ epgSource: res.spec.id }));
   }
 
-  async update(next: Resource): Promise<void> {
-    this.source.update(sourceSpec(next.spec));
+  async update(next: Resource<Spec>): Promise<void> {
+    this.source.update(next.spec);
   }
 
   async close(): Promise<void> {
@@ -35,7 +36,7 @@ export class EpgSourceInstance implements Instance {
   }
 }
 
-export const epgSourceDriver: Driver = {
+export const epgSourceDriver: KindDriver<'epg-source'> = {
   kind: 'epg-source',
   async create(res, host) {
     return new EpgSourceInstance(res, host);

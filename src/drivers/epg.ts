@@ -1,7 +1,6 @@
 // Driver of the `epg` settings object: retention window, default language, and the src-0 EIT
 // database with the EIT sink that streams with `epg-export` feed.
 
-import { int, str } from '../config/spec-values.ts';
 import type { Resource } from '../config/types.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { EitImporter } from '../epg/eit-import.ts';
@@ -12,25 +11,27 @@ import {
   type EpgSettings,
   releaseEpgRuntime,
 } from '../epg/runtime.ts';
-import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
+import type { Host, Instance, KindDriver, ResourceStatus, SpecOf } from '../reconciler/driver.ts';
 import { streamRegistryBindings } from './epg-common.ts';
 
-export function epgSettings(spec: Record<string, unknown>): EpgSettings {
+type Spec = SpecOf<'epg'>;
+
+export function epgSettings(spec: Spec): EpgSettings {
   return {
-    retentionDaysBack: int(spec, 'retention-days-back', 7),
-    retentionDaysAhead: int(spec, 'retention-days-ahead', 14),
-    defaultLanguage: str(spec, 'default-language', 'eng') || 'eng',
+    retentionDaysBack: spec['retention-days-back'],
+    retentionDaysAhead: spec['retention-days-ahead'],
+    defaultLanguage: spec['default-language'],
   };
 }
 
-class EpgInstance implements Instance {
+class EpgInstance implements Instance<Spec> {
   private rt: EpgRuntime;
   readonly eit: EitImporter;
   private provider: () => ReturnType<typeof streamRegistryBindings>;
   private closed = false;
 
   constructor(
-    res: Resource,
+    res: Resource<Spec>,
     private host: Host,
   ) {
     this.rt = acquireEpgRuntime(host);
@@ -43,7 +44,7 @@ class EpgInstance implements Instance {
     this.rt.bindingProviders.add(this.provider);
   }
 
-  async update(next: Resource): Promise<void> {
+  async update(next: Resource<Spec>): Promise<void> {
     const before = this.rt.settings;
     this.rt.settings = epgSettings(next.spec);
     if (
@@ -76,7 +77,7 @@ class EpgInstance implements Instance {
   }
 }
 
-export const epgDriver: Driver = {
+export const epgDriver: KindDriver<'epg'> = {
   kind: 'epg',
   async create(res, host) {
     return new EpgInstance(res, host);

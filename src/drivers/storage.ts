@@ -5,7 +5,9 @@ import { statfsProbe } from '../dvr/disk.ts';
 import { DVR_DISK_PROBE_SERVICE, dvrStorages } from '../dvr/registry.ts';
 import { readStorage } from '../dvr/settings.ts';
 import { ArchiveStorage } from '../dvr/storage.ts';
-import type { Driver, Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
+import type { Host, Instance, KindDriver, ResourceStatus, SpecOf } from '../reconciler/driver.ts';
+
+type Spec = SpecOf<'storage'>;
 
 /** The running storage with this id, if any: what streams and groups record to. */
 export function storageById(host: Host, id: number): ArchiveStorage | undefined {
@@ -13,12 +15,12 @@ export function storageById(host: Host, id: number): ArchiveStorage | undefined 
   return host.lookup<StorageInstance>('storage', String(id))?.storage;
 }
 
-export class StorageInstance implements Instance {
+export class StorageInstance implements Instance<Spec> {
   readonly storage: ArchiveStorage;
   private closed = false;
 
   constructor(
-    res: Resource,
+    res: Resource<Spec>,
     private host: Host,
   ) {
     const settings = readStorage(res.spec);
@@ -35,7 +37,7 @@ export class StorageInstance implements Instance {
     await this.storage.start();
   }
 
-  async update(next: Resource): Promise<void> {
+  async update(next: Resource<Spec>): Promise<void> {
     this.storage.update(readStorage(next.spec));
   }
 
@@ -53,7 +55,7 @@ export class StorageInstance implements Instance {
   }
 }
 
-export const storageDriver: Driver = {
+export const storageDriver: KindDriver<'storage'> = {
   kind: 'storage',
   async create(res, host) {
     const inst = new StorageInstance(res, host);
@@ -66,7 +68,7 @@ export const storageDriver: Driver = {
  * The `dvr-storage-list` settings container: it has no settings of its own (its records are
  * the `storage` resources above); its status lists the running storages by state.
  */
-export class StorageListInstance implements Instance {
+export class StorageListInstance implements Instance<SpecOf<'dvr-storage-list'>> {
   constructor(private host: Host) {}
 
   async update(): Promise<void> {}
@@ -86,7 +88,7 @@ export class StorageListInstance implements Instance {
   }
 }
 
-export const storageListDriver: Driver = {
+export const storageListDriver: KindDriver<'dvr-storage-list'> = {
   kind: 'dvr-storage-list',
   async create(_res, host) {
     return new StorageListInstance(host);

@@ -1,13 +1,8 @@
-// The storage record and the stream's archive members as the DVR reads them, with the spec's
-// defaults (spec 1 storage record, spec 3 limits), and the DVR's own fixed timings.
-import { num, str } from '../config/spec-values.ts';
+// The storage record and the stream's archive members as the DVR reads them (the storage
+// record's defaults and limits come from its schema), and the DVR's own fixed timings.
+import type { StorageApplied } from '../config/spec-types.generated.ts';
+import { num } from '../config/spec-values.ts';
 
-export const DEFAULT_MAX_USAGE = 90;
-export const DEFAULT_CLEANUP_INTERVAL_SEC = 10;
-export const DEFAULT_GRACE_SEC = 60;
-export const DEFAULT_CUT_SEC = 300;
-export const DEFAULT_EMERGENCY_BYTES = 2 * 1024 ** 3;
-export const DEFAULT_HYSTERESIS = 2;
 export const DEFAULT_DVR_HOURS = 24;
 export const MAX_DVR_HOURS = 2160;
 
@@ -41,21 +36,20 @@ export interface StorageSettings {
   note: string;
 }
 
-export function readStorage(spec: Record<string, unknown>): StorageSettings {
+/** A `storage` record (validated, defaults applied: the schema's minimums hold) as the
+ *  archive reads it. */
+export function readStorage(spec: StorageApplied): StorageSettings {
   return {
-    id: num(spec, 'id', 0),
-    name: str(spec, 'name'),
-    dirPath: str(spec, 'dir-path'),
-    maxUsage: num(spec, 'max-usage', DEFAULT_MAX_USAGE),
-    cleanupIntervalSec: Math.max(
-      1,
-      num(spec, 'cleanup-interval-sec', DEFAULT_CLEANUP_INTERVAL_SEC),
-    ),
-    graceSec: Math.max(0, num(spec, 'disk-pressure-grace-sec', DEFAULT_GRACE_SEC)),
-    cutSec: Math.max(1, num(spec, 'disk-pressure-cut-sec', DEFAULT_CUT_SEC)),
-    emergencyBytes: Math.max(0, num(spec, 'disk-emergency-bytes', DEFAULT_EMERGENCY_BYTES)),
-    hysteresis: Math.max(0, num(spec, 'alarm-disk-full-hysteresis', DEFAULT_HYSTERESIS)),
-    note: str(spec, 'note'),
+    id: spec.id,
+    name: spec.name,
+    dirPath: spec['dir-path'],
+    maxUsage: spec['max-usage'],
+    cleanupIntervalSec: spec['cleanup-interval-sec'],
+    graceSec: spec['disk-pressure-grace-sec'],
+    cutSec: spec['disk-pressure-cut-sec'],
+    emergencyBytes: spec['disk-emergency-bytes'],
+    hysteresis: spec['alarm-disk-full-hysteresis'],
+    note: spec.note,
   };
 }
 

@@ -2,7 +2,7 @@
 // access a request was granted, and the plain and gzip XMLTV bodies per channel set, rebuilt
 // when the EPG update counter moves. Listeners and authentication: src/api/epg-server.ts.
 
-import { int, str } from '../config/spec-values.ts';
+import type { EpgServerApplied } from '../config/spec-types.generated.ts';
 import { ServiceKey } from '../util/services.ts';
 import type { ChannelRef, EpgRuntime } from './runtime.ts';
 import { buildXmltvBodies, type XmltvBodies, type XmltvHeader } from './xmltv-export.ts';
@@ -17,15 +17,17 @@ export interface EpgServerSettings {
   sourceInfoUrl: string;
 }
 
-export function serverSettings(spec: Record<string, unknown>): EpgServerSettings {
+/** The listener settings of an `epg-server` record (defaults applied: they come from the
+ *  schema only). */
+export function serverSettings(spec: EpgServerApplied): EpgServerSettings {
   return {
-    port: int(spec, 'port', 10444),
-    httpsPort: int(spec, 'https-port', 10445),
-    bindAddress: str(spec, 'bind-address', '0.0.0.0') || '0.0.0.0',
-    certificate: str(spec, 'certificate'),
-    privateKey: str(spec, 'private-key'),
-    sourceInfoName: str(spec, 'source-info-name', 'sluice'),
-    sourceInfoUrl: str(spec, 'source-info-url'),
+    port: spec.port,
+    httpsPort: spec['https-port'],
+    bindAddress: spec['bind-address'],
+    certificate: spec.certificate,
+    privateKey: spec['private-key'],
+    sourceInfoName: spec['source-info-name'],
+    sourceInfoUrl: spec['source-info-url'],
   };
 }
 

@@ -6,7 +6,7 @@ import { rename } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { int, str } from '../config/spec-values.ts';
+import type { EpgSourceApplied } from '../config/spec-types.generated.ts';
 import type { Timer } from '../util/clock.ts';
 import { EpgDatabase } from './database.ts';
 import type { EpgRuntime } from './runtime.ts';
@@ -19,37 +19,6 @@ import {
 } from './xmltv-input.ts';
 
 const MS_PER_SECOND = 1000;
-
-/** The EPG source record (spec 1) with defaults applied. */
-export interface EpgSourceSpec {
-  id: number;
-  source: string;
-  name: string;
-  enable: boolean;
-  'update-interval': number;
-  login: string;
-  password: string;
-  cookies: string;
-  'content-encoding': number;
-  'save-file': boolean;
-  trace: boolean;
-}
-
-export function sourceSpec(raw: Record<string, unknown>): EpgSourceSpec {
-  return {
-    id: Number(raw['id']),
-    source: str(raw, 'source'),
-    name: str(raw, 'name'),
-    enable: raw['enable'] === true,
-    'update-interval': int(raw, 'update-interval', 3600),
-    login: str(raw, 'login'),
-    password: str(raw, 'password'),
-    cookies: str(raw, 'cookies'),
-    'content-encoding': raw['content-encoding'] === 1 ? 1 : 0,
-    'save-file': raw['save-file'] === true,
-    trace: raw['trace'] === true,
-  };
-}
 
 export interface SourceStatus {
   state: 'idle' | 'importing' | 'ready' | 'error' | 'disabled';
@@ -76,7 +45,7 @@ export class XmltvSource {
 
   constructor(
     private rt: EpgRuntime,
-    private spec: EpgSourceSpec,
+    private spec: EpgSourceApplied,
     private log: Logger,
   ) {
     const store = rt.openSource(spec.id);
@@ -97,7 +66,7 @@ export class XmltvSource {
     while (this.running) await this.running;
   }
 
-  update(next: EpgSourceSpec): void {
+  update(next: EpgSourceApplied): void {
     const urlChanged = next.source !== this.spec.source;
     this.spec = next;
     this.timer?.cancel();

@@ -8,10 +8,11 @@ import { gunzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { EpgServer } from '../../src/api/epg-server.ts';
 import { serverSettings } from '../../src/epg/xmltv-cache.ts';
-import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
+import { applied } from '../helpers/desired.ts';
 import { type CurlResult, curl } from '../helpers/epg-curl.ts';
-import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
+import { epgTestBed, FIXTURE_DAY, fixture, sourceRecord } from '../helpers/epg-host.ts';
 
 const run = promisify(execFile);
 const DTD = '/usr/share/xmltv/xmltv.dtd';
@@ -24,7 +25,7 @@ t.test('EPG server', async (t) => {
   writeFileSync(path, readFileSync(fixture('guide.xml')));
   const src = new XmltvSource(
     rt,
-    { ...sourceSpec({ id: 1, name: 'f', source: path }), enable: true },
+    sourceRecord({ id: 1, name: 'f', source: path, enable: true }),
     silentLogger,
   );
   await src.idle();
@@ -71,7 +72,7 @@ t.test('EPG server', async (t) => {
   login(7, 'future', { limitDay: now + 3600 });
 
   const server = new EpgServer(rt, {
-    ...serverSettings({}),
+    ...serverSettings(applied('epg-server', 'epg-server', {}).spec),
     port: 0,
     bindAddress: '127.0.0.1',
     sourceInfoName: 'Test & Co',

@@ -11,6 +11,7 @@ import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { vodPlaylist } from '../../src/dvr/views.ts';
 import { silentLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/util/clock.ts';
+import { applied } from '../helpers/desired.ts';
 import { tempDir } from './helpers.ts';
 
 /** The writer reports each chunk committed; killed past this one, well over the 20 chunks the
@@ -48,7 +49,10 @@ t.test('kill -9 while recording: index and files agree after restart', async (t)
   await exited;
 
   const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'after', 'dir-path': dir, 'disk-emergency-bytes': 0 }),
+    readStorage(
+      applied('storage', '1', { id: 1, name: 'after', 'dir-path': dir, 'disk-emergency-bytes': 0 })
+        .spec,
+    ),
     {
       clock: systemClock,
       log: silentLogger,

@@ -15,6 +15,7 @@ import { silentLogger } from '../../src/log.ts';
 import type { Host, Instance } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
+import { applied } from '../helpers/desired.ts';
 
 export interface TapLike {
   teardown(fn: () => unknown): void;
@@ -45,7 +46,9 @@ export async function testStorage(
   const clock = new ManualClock(Date.now());
   const figures = disk;
   const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 's1', 'dir-path': join(dir, 'store'), ...spec }),
+    readStorage(
+      applied('storage', '1', { id: 1, name: 's1', 'dir-path': join(dir, 'store'), ...spec }).spec,
+    ),
     { clock, log: silentLogger, probe: async () => ({ ...figures }) },
   );
   t.teardown(() => storage.close());
@@ -115,7 +118,9 @@ export async function recordingHost(
 ): Promise<{ clock: ManualClock; storage: ArchiveStorage; host: Host }> {
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
   const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }),
+    readStorage(
+      applied('storage', '1', { id: 1, name: 'disk', 'dir-path': join(dir, 'store') }).spec,
+    ),
     { clock, log: silentLogger, probe: statfsProbe },
   );
   t.teardown(() => storage.close());

@@ -11,6 +11,7 @@ import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { applied } from '../helpers/desired.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { BOX, END_BOX, muxTeletext } from '../helpers/teletext.ts';
 import { hookHost, recordingHost, tempDir } from './helpers.ts';
@@ -127,11 +128,16 @@ t.test('index rebuild at start-up: rows without a file go, marker written', asyn
   const dir = tempDir(t);
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
   const make = () =>
-    new ArchiveStorage(readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }), {
-      clock,
-      log: silentLogger,
-      probe: statfsProbe,
-    });
+    new ArchiveStorage(
+      readStorage(
+        applied('storage', '1', { id: 1, name: 'disk', 'dir-path': join(dir, 'store') }).spec,
+      ),
+      {
+        clock,
+        log: silentLogger,
+        probe: statfsProbe,
+      },
+    );
   const first = make();
   await first.start();
   const { addRun } = await import('./helpers.ts');

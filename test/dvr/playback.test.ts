@@ -16,6 +16,7 @@ import type { OttService } from '../../src/ott/types.ts';
 import type { Host, Instance } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
+import { applied } from '../helpers/desired.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { hookHost, tempDir } from './helpers.ts';
 
@@ -42,7 +43,9 @@ t.test('archive recording and playback on the live URLs', async (t) => {
   const dir = tempDir(t);
   const clock = new ManualClock(START);
   const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }),
+    readStorage(
+      applied('storage', '1', { id: 1, name: 'disk', 'dir-path': join(dir, 'store') }).spec,
+    ),
     {
       clock,
       log: silentLogger,

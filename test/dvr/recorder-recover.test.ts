@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log.ts';
 import { readSettings } from '../../src/ott/options.ts';
 import { Packager } from '../../src/ott/packager.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { applied } from '../helpers/desired.ts';
 import { makeTestStream, TinyBus } from '../helpers/ott.ts';
 import { tempDir } from './helpers.ts';
 
@@ -21,7 +22,14 @@ t.test('directory removed, Error, recreated: Ready and recording again', async (
   const dir = tempDir(t);
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
   const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'd', 'dir-path': join(dir, 'store'), 'disk-emergency-bytes': 0 }),
+    readStorage(
+      applied('storage', '1', {
+        id: 1,
+        name: 'd',
+        'dir-path': join(dir, 'store'),
+        'disk-emergency-bytes': 0,
+      }).spec,
+    ),
     { clock, log: silentLogger, probe: statfsProbe },
   );
   t.teardown(() => storage.close());

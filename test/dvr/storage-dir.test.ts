@@ -11,6 +11,7 @@ import { readStorage } from '../../src/dvr/settings.ts';
 import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { applied } from '../helpers/desired.ts';
 import { addChunk, attach, tempDir, testStorage } from './helpers.ts';
 
 t.test('directory removed while Ready → Error (not recreated); recreated → Ready', async (t) => {
@@ -51,7 +52,10 @@ t.test('unmounted: the bare mount point is not taken for the archive', async (t)
     if (mounted) execFileSync('umount', ['-l', mnt]);
   });
   const storage = new ArchiveStorage(
-    readStorage({ id: 1, name: 'm', 'dir-path': mnt, 'disk-emergency-bytes': 1024 }),
+    readStorage(
+      applied('storage', '1', { id: 1, name: 'm', 'dir-path': mnt, 'disk-emergency-bytes': 1024 })
+        .spec,
+    ),
     { clock: new ManualClock(Date.now()), log: silentLogger, probe: statfsProbe },
   );
   t.teardown(() => storage.close());

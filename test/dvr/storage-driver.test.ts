@@ -6,6 +6,7 @@ import t from 'tap';
 import { StorageInstance } from '../../src/drivers/storage.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { applied } from '../helpers/desired.ts';
 import { tempDir } from './helpers.ts';
 
 t.test('state change log lines carry the storage id once', async (t) => {
@@ -24,11 +25,12 @@ t.test('state change log lines carry the storage id once', async (t) => {
     services: new Map(),
   } as unknown as Host;
   const inst = new StorageInstance(
-    {
-      kind: 'storage',
-      key: '3',
-      spec: { id: 3, name: 'x', 'dir-path': `${host.dataDir}/s`, 'disk-emergency-bytes': 0 },
-    } as never,
+    applied('storage', '3', {
+      id: 3,
+      name: 'x',
+      'dir-path': `${host.dataDir}/s`,
+      'disk-emergency-bytes': 0,
+    }),
     host,
   );
   t.teardown(() => inst.close());

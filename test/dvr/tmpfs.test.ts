@@ -13,6 +13,7 @@ import { ArchiveStorage } from '../../src/dvr/storage.ts';
 import { silentLogger } from '../../src/log.ts';
 import { writeDurable } from '../../src/native/fs.ts';
 import { ManualClock } from '../../src/util/clock.ts';
+import { applied } from '../helpers/desired.ts';
 import { tempDir } from './helpers.ts';
 
 const CHUNK_BYTES = 150 * 1024;
@@ -26,17 +27,19 @@ t.test('an 8 MiB tmpfs filling up: only cleanup deletes, writes never fail', asy
   t.teardown(() => execFileSync('umount', ['-l', mnt]));
   const clock = new ManualClock(Date.now());
   const storage = new ArchiveStorage(
-    readStorage({
-      id: 1,
-      name: 'small',
-      'dir-path': join(mnt, 'dvr'),
-      'max-usage': 60,
-      'alarm-disk-full-hysteresis': 10,
-      'disk-pressure-grace-sec': 0,
-      'disk-pressure-cut-sec': 60,
-      'disk-emergency-bytes': 1024 * 1024,
-      'cleanup-interval-sec': 3600,
-    }),
+    readStorage(
+      applied('storage', '1', {
+        id: 1,
+        name: 'small',
+        'dir-path': join(mnt, 'dvr'),
+        'max-usage': 60,
+        'alarm-disk-full-hysteresis': 10,
+        'disk-pressure-grace-sec': 0,
+        'disk-pressure-cut-sec': 60,
+        'disk-emergency-bytes': 1024 * 1024,
+        'cleanup-interval-sec': 3600,
+      }).spec,
+    ),
     { clock, log: silentLogger, probe: statfsProbe },
   );
   t.teardown(() => storage.close());

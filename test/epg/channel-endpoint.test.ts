@@ -5,10 +5,10 @@ import Fastify from 'fastify';
 import t, { type Test } from 'tap';
 import { epgRoutes } from '../../src/api/routes/epg.ts';
 import type { EpgRuntime } from '../../src/epg/runtime.ts';
-import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { ERRORS, HttpError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/log.ts';
-import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
+import { epgTestBed, FIXTURE_DAY, fixture, sourceRecord } from '../helpers/epg-host.ts';
 
 async function setup(t: Test) {
   const bed = epgTestBed(t);
@@ -16,7 +16,7 @@ async function setup(t: Test) {
   writeFileSync(path, readFileSync(fixture('guide.xml')));
   const src = new XmltvSource(
     bed.rt,
-    { ...sourceSpec({ id: 1, name: 'f', source: path }), enable: true },
+    sourceRecord({ id: 1, name: 'f', source: path, enable: true }),
     silentLogger,
   );
   await src.idle();

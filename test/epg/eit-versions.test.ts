@@ -8,6 +8,7 @@ import { epgDriver } from '../../src/drivers/epg.ts';
 import { EIT_SINK_SERVICE } from '../../src/engine/bus.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
+import { applied } from '../helpers/desired.ts';
 import { type EventSpec, eitSection, shortEvent } from '../helpers/epg-eit.ts';
 import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
 
@@ -24,10 +25,7 @@ const ev = (id: number, start: number, duration: number, title: string, text = '
 
 t.test('EIT versions from a two-service multiplex', async (t) => {
   const bed = epgTestBed(t, D + 10 * H);
-  const inst = await epgDriver.create(
-    { kind: 'epg', key: 'epg', name: 'epg', pointer: '/epg', spec: {}, deps: [] },
-    bed.host,
-  );
+  const inst = await epgDriver.create(applied('epg', 'epg', {}), bed.host);
   t.teardown(() => inst.close());
   const sink = bed.host.services.get(EIT_SINK_SERVICE)!;
   const app = Fastify();

@@ -10,6 +10,7 @@ import { parseEitSection } from '../../src/epg/eit.ts';
 import { serviceChannelId } from '../../src/epg/eit-import.ts';
 import { decodeDvbText, encode6937 } from '../../src/epg/text.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
+import { applied } from '../helpers/desired.ts';
 import {
   eitSection,
   extendedEvent,
@@ -127,10 +128,7 @@ t.test(
   'EIT importer (epg driver, EIT sink): DB, versioning, TOT zone, cache flush, XMLTV',
   async (t) => {
     const bed = epgTestBed(t, FIXTURE_DAY + 6 * 3600);
-    const inst = await epgDriver.create(
-      { kind: 'epg', key: 'epg', name: 'epg', pointer: '/epg', spec: {}, deps: [] },
-      bed.host,
-    );
+    const inst = await epgDriver.create(applied('epg', 'epg', {}), bed.host);
     t.teardown(() => inst.close());
     const sink = bed.host.services.get(EIT_SINK_SERVICE)!;
     t.ok(sink, 'EIT sink registered');

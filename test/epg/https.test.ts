@@ -12,12 +12,12 @@ import t from 'tap';
 import { createEpgHttpServer } from '../../src/api/epg-server.ts';
 import { epgServerDriver } from '../../src/drivers/epg-server.ts';
 import { EPG_HTTP_SERVICE } from '../../src/epg/xmltv-cache.ts';
-import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
-import type { Instance } from '../../src/reconciler/driver.ts';
 import type { FieldChange } from '../../src/reconciler/types.ts';
+import { applied } from '../helpers/desired.ts';
 import { curl } from '../helpers/epg-curl.ts';
-import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
+import { epgTestBed, FIXTURE_DAY, fixture, sourceRecord } from '../helpers/epg-host.ts';
 import { freePort } from '../helpers/server.ts';
 import { selfSigned } from '../helpers/tls.ts';
 
@@ -59,7 +59,7 @@ t.test('EPG server over HTTPS; a certificate change restarts only HTTPS', async 
   writeFileSync(guide, readFileSync(fixture('guide.xml')));
   const src = new XmltvSource(
     rt,
-    { ...sourceSpec({ id: 1, name: 'f', source: guide }), enable: true },
+    sourceRecord({ id: 1, name: 'f', source: guide, enable: true }),
     silentLogger,
   );
   await src.idle();
@@ -94,15 +94,8 @@ t.test('EPG server over HTTPS; a certificate change restarts only HTTPS', async 
     'private-key': c.key,
     'source-info-name': name,
   });
-  const res = (s: Record<string, unknown>) => ({
-    kind: 'epg-server' as const,
-    key: 'epg-server',
-    name: 'epg-server',
-    pointer: '/epg-server',
-    spec: s,
-    deps: [],
-  });
-  const inst: Instance = await epgServerDriver.create(res(spec(one)), bed.host);
+  const res = (s: Record<string, unknown>) => applied('epg-server', 'epg-server', s);
+  const inst = await epgServerDriver.create(res(spec(one)), bed.host);
   t.teardown(() => inst.close());
   t.match(inst.status(), { state: 'listening', http: httpPort, https: httpsPort });
 

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import t from 'tap';
 import { epgRoutes } from '../../src/api/routes/epg.ts';
-import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { HttpError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/log.ts';
-import { epgTestBed, fixture } from '../helpers/epg-host.ts';
+import { epgTestBed, fixture, sourceRecord } from '../helpers/epg-host.ts';
 
 t.test('admin routes', async (t) => {
   const bed = epgTestBed(t);
@@ -15,7 +15,7 @@ t.test('admin routes', async (t) => {
   writeFileSync(path, readFileSync(fixture('guide.xml')));
   const src = new XmltvSource(
     bed.rt,
-    { ...sourceSpec({ id: 1, name: 'f', source: path }), enable: true },
+    sourceRecord({ id: 1, name: 'f', source: path, enable: true }),
     silentLogger,
   );
   await src.idle();

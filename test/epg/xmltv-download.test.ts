@@ -7,14 +7,15 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
+import type { EpgSourceApplied } from '../../src/config/spec-types.generated.ts';
 import {
   SOURCE_IDLE_MS as DOWNLOAD_IDLE_MS,
   DOWNLOAD_MIN_LIMIT_S,
   downloadLimitMs,
 } from '../../src/epg/xmltv-input.ts';
-import { type EpgSourceSpec, sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
-import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
+import { epgTestBed, FIXTURE_DAY, sourceRecord } from '../helpers/epg-host.ts';
 
 const XML =
   '<tv><programme start="20260310120000" stop="20260310130000" channel="c1"><title>Kept</title></programme></tv>';
@@ -51,10 +52,8 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
   gone.close();
   await once(gone, 'close');
 
-  const spec = (source: string): EpgSourceSpec => ({
-    ...sourceSpec({ id: 1, name: 'web', source }),
-    enable: true,
-  });
+  const spec = (source: string): EpgSourceApplied =>
+    sourceRecord({ id: 1, name: 'web', source, enable: true });
   const src = new XmltvSource(bed.rt, spec(`${base}/moved`), silentLogger);
   t.teardown(() => src.close());
   await src.idle();
@@ -105,22 +104,22 @@ t.test('a trickling server is given up after the update interval (at least 10 mi
   const base = await listen(t, server);
   const src = new XmltvSource(
     bed.rt,
-    { ...sourceSpec({ id: 1, name: 'web', source: `${base}/guide.xml` }), enable: true },
+    sourceRecord({ id: 1, name: 'web', source: `${base}/guide.xml`, enable: true }),
     silentLogger,
   );
   t.teardown(() => src.close());
   await src.idle();
   t.equal(src.status().state, 'ready');
   // 60 s below the floor: the floor applies.
-  src.update({
-    ...sourceSpec({
+  src.update(
+    sourceRecord({
       id: 1,
       name: 'web',
       source: `${base}/trickle`,
       'update-interval': DOWNLOAD_MIN_LIMIT_S - 60,
+      enable: true,
     }),
-    enable: true,
-  });
+  );
   const bytes = () => src.status().progress?.bytes ?? 0;
   const grown = async (than: number) => {
     while (bytes() <= than && src.status().state === 'importing')

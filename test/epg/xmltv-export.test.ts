@@ -9,8 +9,8 @@ import { promisify } from 'node:util';
 import pino, { type Logger } from 'pino';
 import t from 'tap';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
-import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
-import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { epgTestBed, FIXTURE_DAY, sourceRecord } from '../helpers/epg-host.ts';
 
 const run = promisify(execFile);
 const DTD = '/usr/share/xmltv/xmltv.dtd';
@@ -42,7 +42,7 @@ t.test('a rich guide renders valid XMLTV', async (t) => {
     writeFileSync(path, xml);
     return new XmltvSource(
       bed.rt,
-      { ...sourceSpec({ id: i + 1, name: `g${i}`, source: path }), enable: true },
+      sourceRecord({ id: i + 1, name: `g${i}`, source: path, enable: true }),
       bed.rt.log,
     );
   });
@@ -94,7 +94,7 @@ t.test('an empty source-info-name or source-info-url is omitted, not written as 
   writeFileSync(path, GUIDE_B);
   const src = new XmltvSource(
     bed.rt,
-    { ...sourceSpec({ id: 1, name: 'g', source: path }), enable: true },
+    sourceRecord({ id: 1, name: 'g', source: path, enable: true }),
     bed.rt.log,
   );
   t.teardown(() => src.close());

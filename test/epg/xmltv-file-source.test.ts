@@ -7,9 +7,10 @@ import { closeSync, constants, mkdirSync, openSync, readdirSync, writeFileSync }
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { type EpgSourceSpec, sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import type { EpgSourceApplied } from '../../src/config/spec-types.generated.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
-import { epgTestBed } from '../helpers/epg-host.ts';
+import { epgTestBed, sourceRecord } from '../helpers/epg-host.ts';
 
 /** A refused source must fail within this (it used to hang for good). */
 const REFUSED_WITHIN_MS = 5000;
@@ -17,8 +18,8 @@ const REFUSED_WITHIN_MS = 5000;
 const FS_ANSWERS_WITHIN_MS = 2000;
 const TRIES = 10;
 
-function spec(id: number, source: string): EpgSourceSpec {
-  return { ...sourceSpec({ id, name: `src${id}`, source }), enable: true };
+function spec(id: number, source: string): EpgSourceApplied {
+  return sourceRecord({ id, name: `src${id}`, source, enable: true });
 }
 
 function openFds(): number {

@@ -6,17 +6,18 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
-import { type EpgSourceSpec, sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import type { EpgSourceApplied } from '../../src/config/spec-types.generated.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
-import { epgTestBed, FIXTURE_DAY, fixture } from '../helpers/epg-host.ts';
+import { epgTestBed, FIXTURE_DAY, fixture, sourceRecord } from '../helpers/epg-host.ts';
 
 const GUIDE = readFileSync(fixture('guide.xml'));
 
-function spec(over: Partial<EpgSourceSpec>): EpgSourceSpec {
-  return { ...sourceSpec({ id: 1, name: 'fixture', source: '' }), enable: true, ...over };
+function spec(over: Partial<EpgSourceApplied>): EpgSourceApplied {
+  return { ...sourceRecord({ id: 1, name: 'fixture', source: '', enable: true }), ...over };
 }
 
-async function importOnce(bed: ReturnType<typeof epgTestBed>, over: Partial<EpgSourceSpec>) {
+async function importOnce(bed: ReturnType<typeof epgTestBed>, over: Partial<EpgSourceApplied>) {
   const src = new XmltvSource(bed.rt, spec(over), silentLogger);
   await src.idle();
   return src;

@@ -6,9 +6,9 @@ import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { EpgDatabase } from '../../src/epg/database.ts';
 import { importXmltv } from '../../src/epg/xmltv-import.ts';
-import { sourceSpec, XmltvSource } from '../../src/epg/xmltv-source.ts';
+import { XmltvSource } from '../../src/epg/xmltv-source.ts';
 import { silentLogger } from '../../src/log.ts';
-import { epgTestBed, FIXTURE_DAY } from '../helpers/epg-host.ts';
+import { epgTestBed, FIXTURE_DAY, sourceRecord } from '../helpers/epg-host.ts';
 
 const PROG = (title: string, start = '20260310120000', stop = ' stop="20260310130000"') =>
   `<programme start="${start}"${stop} channel="c1"><title>${title}</title></programme>`;
@@ -18,7 +18,7 @@ async function importBytes(t: Test, bytes: Buffer, bed = epgTestBed(t)) {
   writeFileSync(path, bytes);
   const src = new XmltvSource(
     bed.rt,
-    { ...sourceSpec({ id: 1, name: 'shapes', source: path }), enable: true },
+    sourceRecord({ id: 1, name: 'shapes', source: path, enable: true }),
     silentLogger,
   );
   t.teardown(() => src.close());
@@ -87,7 +87,7 @@ t.test('an unsupported declared encoding is refused; the previous data stays', a
   const good = await importBytes(t, Buffer.from(`<tv>${PROG('Kept')}</tv>`));
   const path = join(good.bed.dir, 'bad-enc.xml');
   writeFileSync(path, `<?xml version="1.0" encoding="x-made-up"?>\n<tv>${PROG('New')}</tv>`);
-  good.src.update({ ...sourceSpec({ id: 1, name: 'shapes', source: path }), enable: true });
+  good.src.update(sourceRecord({ id: 1, name: 'shapes', source: path, enable: true }));
   await good.src.idle();
   const st = good.src.status();
   t.equal(st.state, 'error');

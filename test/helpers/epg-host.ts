@@ -2,11 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EpgSourceApplied } from '../../src/config/spec-types.generated.ts';
 import { acquireEpgRuntime, type EpgRuntime, releaseEpgRuntime } from '../../src/epg/runtime.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
+import { applied } from './desired.ts';
 
 /** 2026-03-10 00:00:00 UTC, the day the XMLTV fixture is about. */
 export const FIXTURE_DAY = Date.UTC(2026, 2, 10) / 1000;
@@ -47,4 +49,11 @@ export function epgTestBed(
 /** Fixture path under test/epg/fixtures. */
 export function fixture(name: string): string {
   return new URL(`../epg/fixtures/${name}`, import.meta.url).pathname;
+}
+
+/** An EPG source record as its driver gets it: the schema's defaults applied to `spec`. */
+export function sourceRecord(
+  spec: { id: number; name: string; source: string } & Record<string, unknown>,
+): EpgSourceApplied {
+  return applied('epg-source', String(spec.id), spec).spec;
 }

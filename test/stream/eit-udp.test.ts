@@ -13,6 +13,7 @@ import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { EPG_SERVICE } from '../../src/epg/runtime.ts';
 import { buildXmltvBodies } from '../../src/epg/xmltv-export.ts';
+import { applied } from '../helpers/desired.ts';
 import { eitSection, shortEvent } from '../helpers/epg-eit.ts';
 import { freePort, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { cleanStream, psiPackets, VIDEO_PID } from '../helpers/ts-craft.ts';
@@ -46,10 +47,7 @@ function craftTs(file: string, eit: Buffer): void {
 t.test('EIT from a udp input reaches the EPG database, JSON day and XMLTV', async (t) => {
   const dir = tempDir(t);
   const host = makeHost(dir);
-  const epg = await epgDriver.create(
-    { kind: 'epg', key: 'epg', name: 'epg', pointer: '/epg', spec: {}, deps: [] },
-    host,
-  );
+  const epg = await epgDriver.create(applied('epg', 'epg', {}), host);
   t.teardown(() => epg.close());
   const rt = host.services.get(EPG_SERVICE)!;
 

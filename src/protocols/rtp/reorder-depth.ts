@@ -1,6 +1,6 @@
 // How many frames an H.264 or HEVC stream may show out of decoding order (its reorder depth),
 // read from the sequence parameter set, no I/O. H.264: the VUI's max_num_reorder_frames when
-// bitstream_restriction is written (x264, x265, most hardware encoders), else 0 for profiles
+// bitstream_restriction is written (x264 writes it), else 0 for profiles
 // that cannot have B-frames (Baseline, the intra profiles), else unknown. HEVC: the SPS's
 // sps_max_num_reorder_pics of the highest sub-layer (always present). Used to give RTP video,
 // which carries presentation times only, decoding times (src/protocols/rtp/dts.ts).

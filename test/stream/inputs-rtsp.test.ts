@@ -1,10 +1,12 @@
 // The `rtsp` input with real peers on loopback: GStreamer's RTSP server (test/helpers/
 // rtsp-server.py: H.264 + AAC test pattern, with and without Digest/Basic auth, HEVC, MP2T) read
 // over UDP, TCP interleaved and tunnelled over HTTP, ffprobe reading H.264 + AAC from
-// /name/mpegts with audio and video in sync; and a scripted server in this file for what a real
+// /name/mpegts with audio and video in sync; H.264 and HEVC with B-frames, their DTS checked
+// packet by packet and decoded by ffmpeg; and a scripted server in this file for what a real
 // one will not do on demand: keep-alives left unanswered, no media, a 1 MB reply header, an SDP of
 // unknown codecs, 404 (and the cookies and user-agent it is sent).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -19,7 +21,8 @@ import {
   waitFor,
 } from '../helpers/stream-host.ts';
 
-const host = makeHost(tempDir(t));
+const dir = tempDir(t);
+const host = makeHost(dir);
 const driver = new StreamDriver();
 const base = await httpFor(t, host.router);
 const SERVER = new URL('../helpers/rtsp-server.py', import.meta.url).pathname;
@@ -166,6 +169,112 @@ t.test('GStreamer HEVC over TCP', async (t) => {
   await stream(t, 'rtsp-hevc', { type: 'rtsp', uri: url, transport: 1 });
   const streams = await ffprobe(`${base}/rtsp-hevc/mpegts`);
   t.equal(streams.find((s) => s.codec_type === 'video')?.codec_name, 'hevc', 'HEVC video');
+});
+
+/** The bytes of `url` for `ms` from the first byte (the stream's own pace). */
+async function capture(url: string, ms: number): Promise<Buffer> {
+  const ac = new AbortController();
+  const res = await fetch(url, { signal: ac.signal });
+  const reader = res.body!.getReader();
+  const parts: Uint8Array[] = [];
+  let end = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    if (!end) end = Date.now() + ms;
+    if (Date.now() >= end) break;
+  }
+  ac.abort();
+  return Buffer.concat(parts);
+}
+
+/** Video packets and decoding of a TS file: ffprobe's packets (decoding order) and frames
+ *  (presentation order), and what ffmpeg's decoder complains about. */
+function inspect(file: string): {
+  packets: { pts: number; dts: number; key: boolean }[];
+  frames: number[];
+  decodeErrors: string[];
+} {
+  const probe = (what: string) =>
+    spawnSync(
+      'ffprobe',
+      ['-v', 'error', '-select_streams', 'v', ...what.split(' '), '-of', 'json', file],
+      { encoding: 'utf8', timeout: 30_000 },
+    ).stdout;
+  const p = JSON.parse(probe('-show_entries packet=pts,dts,flags')) as {
+    packets: { pts: number; dts: number; flags: string }[];
+  };
+  const f = JSON.parse(probe('-show_entries frame=pts')) as { frames: { pts: number }[] };
+  const dec = spawnSync('ffmpeg', ['-v', 'warning', '-i', file, '-map', '0:v', '-f', 'null', '-'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return {
+    packets: p.packets.map((x) => ({ pts: x.pts, dts: x.dts, key: x.flags.startsWith('K') })),
+    frames: f.frames.map((x) => x.pts),
+    decodeErrors: dec.stderr.split('\n').filter((l) => l.trim() !== ''),
+  };
+}
+
+/** B-frames over RTSP: DTS from the SPS's reorder depth, checked on sluice's output. */
+async function expectBframes(t: Test, codec: 'h264' | 'hevc'): Promise<void> {
+  const url = await gst(t, ['--codec', codec, '--bframes', '2']);
+  const name = `rtsp-b-${codec}`;
+  const s = await stream(t, name, { type: 'rtsp', uri: url, transport: 1 });
+  await waitFor(
+    () => (transport(s)['tracks'] as { frames: number }[])[0]!.frames > 0,
+    10_000,
+    'frames',
+  );
+  const file = `${dir}/${name}.ts`;
+  writeFileSync(file, await capture(`${base}/${name}/mpegts`, 4000));
+  const { packets, frames, decodeErrors } = inspect(file);
+  // From the first key frame on (the capture starts anywhere in a GOP).
+  const from = packets.findIndex((p) => p.key);
+  const v = packets.slice(from);
+  t.ok(v.length >= 60, `${v.length} video packets from the first key frame`);
+  let bad = 0;
+  for (let i = 0; i < v.length; i++) {
+    if (!(v[i]!.dts <= v[i]!.pts)) bad++;
+    if (i > 0 && !(v[i]!.dts > v[i - 1]!.dts)) bad++;
+  }
+  t.equal(bad, 0, 'DTS ≤ PTS and strictly increasing on every packet');
+  const reordered = v.filter((p, i) => i > 0 && p.pts < v[i - 1]!.pts).length;
+  t.ok(reordered >= v.length / 4, `${reordered} frames presented before the one decoded before`);
+  const FRAME = 3600; // 25 fps
+  const delays = new Set(v.filter((p) => p.pts !== p.dts).map((p) => p.pts - p.dts));
+  // IPBB: a P frame after two B frames shows 3 frames after it is decoded, the I frame 1
+  // (reorder depth 1 = x264/x265 with bframes=2, no pyramid); B frames 0.
+  t.ok(
+    [...delays].every((d) => d === FRAME || d === 3 * FRAME),
+    `PTS − DTS of I/P frames: ${[...delays].map((d) => d / FRAME)} frames`,
+  );
+  t.match(
+    (transport(s)['tracks'] as Record<string, unknown>[])[0],
+    { dts: { depth: 1, source: 'sps', errors: 0 } },
+    'depth 1 read from the SPS',
+  );
+  // Decoding: every packet from the key frame on gives a frame, presented in order.
+  const shown = frames.filter((p) => p >= v[0]!.pts);
+  t.ok(shown.length >= v.length - 2, `${shown.length} frames decoded of ${v.length} packets`);
+  t.ok(
+    shown.every((p, i) => i === 0 || p > shown[i - 1]!),
+    'frames come out in presentation order',
+  );
+  t.same(
+    decodeErrors.filter((l) => /monoton|invalid|dts|Error/i.test(l)),
+    [],
+    'ffmpeg decodes without timestamp errors',
+  );
+}
+
+t.test('GStreamer H.264 with B-frames: DTS from the SPS reorder depth', async (t) => {
+  await expectBframes(t, 'h264');
+});
+
+t.test('GStreamer HEVC with B-frames: DTS from the SPS reorder depth', async (t) => {
+  await expectBframes(t, 'hevc');
 });
 
 t.test(

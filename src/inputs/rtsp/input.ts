@@ -5,7 +5,8 @@
 // through the depacketizers (src/protocols/rtp/depacketize.ts) into the one muxer
 // (src/mpegts/es-mux.ts); an MP2T track is passed through as it is. Timestamps come from the
 // RTP timestamps, aligned across tracks by the PLAY reply's RTP-Info, else by the arrival of
-// each track's first packet corrected by RTCP sender reports (src/protocols/rtp/timeline.ts).
+// each track's first packet corrected by RTCP sender reports (src/protocols/rtp/timeline.ts);
+// video decoding times from those and the SPS's reorder depth (src/protocols/rtp/dts.ts).
 // Keep-alive (GET_PARAMETER when offered, else OPTIONS) and RTCP receiver reports run while
 // playing; a keep-alive unanswered or no media for `client-timeout` ends the session, which is
 // reopened with backoff.
@@ -22,7 +23,9 @@ import {
   Mp2tDepacketizer,
   type RtpFrame,
 } from '../../protocols/rtp/depacketize.ts';
+import { DtsFromPts, type TimedFrame } from '../../protocols/rtp/dts.ts';
 import { parseRtp, type RtpPacket, RtpSequencer } from '../../protocols/rtp/packet.ts';
+import { leadingNalsOf, reorderDepthOfSps, spsOf } from '../../protocols/rtp/reorder-depth.ts';
 import { RtpTimeline } from '../../protocols/rtp/timeline.ts';
 import { parseRtpInfo, parseSession, parseTransport } from '../../protocols/rtsp/message.ts';
 import { aacConfigOf, paramSetsOf, parseSdp, type SdpMedia } from '../../protocols/rtsp/sdp.ts';
@@ -49,6 +52,8 @@ interface Track {
   reorder: RtpSequencer | null;
   /** es-mux track index; -1 for MP2T (passed through). */
   mux: number;
+  /** Video: decoding times from the presentation times and the SPS's reorder depth. */
+  dts: DtsFromPts<RtpFrame> | null;
   clockRate: number;
   rtpChannel: number;
   rtcpChannel: number;
@@ -254,6 +259,7 @@ export class RtspInput implements InputTransport {
       dep: null as unknown as Depacketizer,
       reorder: null,
       mux: -1,
+      dts: null,
       clockRate: m.clockRate,
       rtpChannel: 2 * i,
       rtcpChannel: 2 * i + 1,
@@ -286,6 +292,8 @@ export class RtspInput implements InputTransport {
           timescale: m.clockRate,
           ...(ps.length ? { paramSets: ps } : {}),
         });
+        t.dts = new DtsFromPts(m.clockRate);
+        this.readDepth(t, ps);
       }
     }
     this.tracks.push(t);
@@ -370,7 +378,35 @@ export class RtspInput implements InputTransport {
     const pts =
       this.timeline.time(t.clock, f.timestamp, this.ctx.clock.monotonic()) +
       PTS_ORIGIN_S * t.clockRate;
-    this.muxer!.write(t.mux, { pts, data: f.data, key: f.key });
+    if (!t.dts) {
+      this.muxer!.write(t.mux, { pts, data: f.data, key: f.key });
+      return;
+    }
+    if (f.key) this.readDepth(t, leadingNalsOf(this.videoCodec(t), f.data));
+    for (const o of t.dts.push(pts, f)) this.writeVideo(t, o);
+  }
+
+  private writeVideo(t: Track, o: TimedFrame<RtpFrame>): void {
+    if (!this.muxer) return;
+    if (o.stepBack) {
+      // The reorder depth was found larger than assumed: DTS (and PCR) step back once.
+      this.muxer.flush();
+      this.ctx.onDiscontinuity?.('rtsp: video reorder depth grew, decoding times re-anchored');
+    }
+    this.muxer.write(t.mux, { pts: o.pts, dts: o.dts, data: o.item.data, key: o.item.key });
+  }
+
+  private videoCodec(t: Track): 'h264' | 'hevc' {
+    return t.media.codec === 'hevc' ? 'hevc' : 'h264';
+  }
+
+  /** The reorder depth of the SPS among `nals` (sprop, or in front of a key frame). */
+  private readDepth(t: Track, nals: Uint8Array[]): void {
+    const codec = this.videoCodec(t);
+    for (const sps of spsOf(codec, nals)) {
+      const n = reorderDepthOfSps(codec, sps);
+      if (n !== undefined) t.dts!.setDepth(n);
+    }
   }
 
   private rtcpIn(t: Track, d: Buffer): void {
@@ -512,7 +548,10 @@ export class RtspInput implements InputTransport {
       // Give TEARDOWN its write before closing; nothing waits for its answer.
       setImmediate(() => conn.close());
     }
-    for (const t of this.tracks) for (const s of t.udp) s.close();
+    for (const t of this.tracks) {
+      for (const s of t.udp) s.close();
+      for (const o of t.dts?.flush() ?? []) this.writeVideo(t, o);
+    }
     this.tracks = [];
     this.muxer?.flush();
     this.muxer = null;
@@ -546,6 +585,7 @@ export class RtspInput implements InputTransport {
         received: t.received,
         ...t.dep.stats,
         ...(t.reorder ? { reordered: t.reorder.reordered, duplicates: t.reorder.duplicates } : {}),
+        ...(t.dts ? { dts: t.dts.stats() } : {}),
       })),
       ...(this.unsupported.length ? { unsupported: this.unsupported } : {}),
       ...(this.muxer ? { remux: this.muxer.stats() } : {}),

@@ -10,7 +10,7 @@
 // Env: DVR_BOX_SERVER_NODE_OPTIONS (e.g. `--require ./profile-hook.cjs`) is given to the
 // server as NODE_OPTIONS; DVR_BOX_NO_PEER=1 skips the ffmpeg peer (profiling runs only);
 // DVR_BOX_SERVER_OUTPUT=1 prints the tail of the server's output after each step.
-// DVR_BOX_WARMUP (seconds, default 20) of sending before each measured step;
+// DVR_BOX_WARMUP (seconds, default 30) of sending before each measured step;
 // DVR_BOX_PEER_MAX: no ffmpeg peer for steps above this many channels.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -20,9 +20,11 @@ import { freePort, startServer, tempDir } from '../test/helpers/server.ts';
 
 const counts = (process.argv[2] ?? '0,5,10,20,40').split(',').map(Number);
 const SECONDS = Number(process.argv[3] ?? 15);
-/** Sending starts this long before the measured step: the live windows (8 segments of 2 s)
- *  fill and the segment memory is in steady state (pooled blocks reused) when measuring. */
-const WARMUP = Number(process.env.DVR_BOX_WARMUP ?? 20);
+/** Sending starts this long before the measured step: the live windows (the default 10
+ *  segments of 2 s) fill, the first segments (grown from a 1 MiB guess) have come back to the
+ *  pool and the segment memory is in steady state (pooled blocks reused) when measuring:
+ *  `sluice_ott_segment_pool_allocated_total` stops growing ~25–30 s after start at 80 channels. */
+const WARMUP = Number(process.env.DVR_BOX_WARMUP ?? 30);
 /** Sending goes on this long after the measured step, so the step never sees the inputs stop. */
 const TAIL = 3;
 const MAX_CHANNELS = 200;

@@ -11,8 +11,13 @@
 const GRANULE = 64 * 1024;
 /** Size classes: each power of two split in eight steps (waste ≤ 12.5 %). */
 const STEPS_PER_OCTAVE = 8;
-/** How many classes above the asked one a free block may come from (at most ~40 % larger). */
-const SPARE_CLASSES = 3;
+/** A free block up to this many times the asked size may serve a request (best fit first).
+ *  Blocks that grew while a segment outran its estimate (doubling), or were sized for an earlier
+ *  bitrate, would otherwise never be asked for again: they sat in the free list until the cap
+ *  let them go, and every request beside them was a new allocation (page faults on first touch,
+ *  external memory for V8 to collect). Measured at 80 channels: 27 free 4 MB blocks beside a
+ *  stream of 2.5 MB misses. */
+const MAX_OVERSIZE = 2;
 
 /** One block and its holder count. `buf` is the whole block; holders use views of it. */
 export class Lease {
@@ -65,12 +70,15 @@ export class BlockPool {
   /** A block of at least `min` bytes (rounded up to its size class), held by the caller. */
   acquire(min: number): Lease {
     const size = classSize(min);
-    // A free block of this class or one of the next few: segment sizes wander around a class
-    // boundary, and a block a step larger beats a new allocation.
-    let buf: Buffer | undefined;
-    for (let c = size, i = 0; !buf && i <= SPARE_CLASSES; i++, c = classSize(c + 1)) {
-      buf = this.free.get(c)?.pop();
+    // The smallest free block of this class or a larger one up to MAX_OVERSIZE times: segment
+    // sizes wander around class boundaries, and a larger block beats a new allocation.
+    let best = 0;
+    for (const [c, list] of this.free) {
+      if (list.length > 0 && c >= size && c <= size * MAX_OVERSIZE && (best === 0 || c < best)) {
+        best = c;
+      }
     }
+    const buf = best > 0 ? this.free.get(best)!.pop() : undefined;
     if (buf) {
       this.freeBytes -= buf.length;
       const i = this.order.lastIndexOf(buf);

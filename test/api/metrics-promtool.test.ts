@@ -77,5 +77,9 @@ t.test('promtool check metrics passes on a live /metrics with a running stream',
   t.ok(Math.abs(rate - TS_BYTES_PER_SEC) < TS_BYTES_PER_SEC * 0.05, `input rate ${rate} B/s`);
   t.match(text, /^sluice_stream_state\{stream="live",state="running"\} 1$/m);
   t.notMatch(text, /^sluice_\w*_bits\b/m, 'no metric in bits');
+  // The HLS segment block pool (src/ott/pool.ts): what a memory investigation reads first.
+  t.match(text, /^# TYPE sluice_ott_segment_pool_allocated_total counter$/m);
+  t.match(text, /^# TYPE sluice_ott_segment_pool_reused_total counter$/m);
+  t.match(text, /^sluice_ott_segment_pool_free_bytes \d+$/m);
   t.notMatch(text, /^nodejs_active_handles_total /m, 'no gauge named like a counter');
 });

@@ -46,16 +46,29 @@ t.test('a block comes back only when its last holder lets go', async (t) => {
   t.throws(() => a.retain(), /retain of a released block/);
 });
 
-t.test('a free block up to three classes larger is reused before allocating', async (t) => {
-  const pool = new BlockPool();
-  const big = pool.acquire(2.1e6); // class 2.25 MiB
-  big.release();
-  t.equal(pool.acquire(1.9e6).buf, big.buf, 'a 1.875 MiB request takes the free 2.25 MiB block');
-  const huge = pool.acquire(5e6);
-  huge.release();
-  t.not(pool.acquire(1e6).buf, huge.buf, 'but not a block several classes larger');
-  t.equal(pool.stats().allocated, 3);
-});
+t.test(
+  'the smallest free block up to twice the asked size is reused before allocating',
+  async (t) => {
+    const pool = new BlockPool();
+    const big = pool.acquire(2.1e6); // class 2.25 MiB
+    big.release();
+    t.equal(pool.acquire(1.9e6).buf, big.buf, 'a 1.875 MiB request takes the free 2.25 MiB block');
+    // A block that grew by doubling (4 MiB) serves the next 2.5 MiB request: it used to sit in the
+    // free list, more than three classes up, while every such request allocated.
+    const grown = pool.acquire(4 << 20);
+    grown.release();
+    t.equal(pool.acquire(2.5 * (1 << 20)).buf, grown.buf, 'a 2.5 MiB request takes a 4 MiB block');
+    const a = pool.acquire(3 << 20);
+    const b = pool.acquire(5 << 20);
+    b.release();
+    a.release();
+    t.equal(pool.acquire(2.6 * (1 << 20)).buf, a.buf, 'the smallest fitting block goes first');
+    const huge = pool.acquire(6e6);
+    huge.release();
+    t.not(pool.acquire(1e6).buf, huge.buf, 'but not a block over twice the size');
+    t.equal(pool.stats().allocated, 6);
+  },
+);
 
 t.test('free blocks beyond the cap are left to the GC, oldest first', async (t) => {
   const pool = new BlockPool(3 * 64 * 1024);

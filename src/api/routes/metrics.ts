@@ -13,6 +13,7 @@ import {
 import { METRICS_REGISTRY_SERVICE } from '../../drivers/stream/metrics.ts';
 import type { LiveDeliveryStats } from '../../native/live-http.ts';
 import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
+import { type PoolStats, segmentPool } from '../../ott/pool.ts';
 import type { Services } from '../../util/services.ts';
 import type { AppContext } from '../context.ts';
 
@@ -151,6 +152,44 @@ export function installLiveDeliveryMetrics(
   );
 }
 
+const POOL_FREE = 'sluice_ott_segment_pool_free_bytes';
+
+/** The HLS segment block pool (src/ott/pool.ts): blocks made, blocks reused, bytes kept free. */
+export function installSegmentPoolMetrics(registry: Registry, stats: () => PoolStats): void {
+  if (registry.getSingleMetric(POOL_FREE)) return;
+  new Gauge({
+    name: POOL_FREE,
+    help: 'Bytes of free segment blocks the pool keeps for reuse',
+    registers: [registry],
+    collect() {
+      this.set(stats().freeBytes);
+    },
+  });
+  const counter = (name: string, help: string, key: 'allocated' | 'reused') => {
+    let seen = 0;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const v = stats()[key];
+        if (v > seen) this.inc(v - seen);
+        seen = v;
+      },
+    });
+  };
+  counter(
+    'sluice_ott_segment_pool_allocated_total',
+    'Segment blocks allocated (no free block of the size was at hand)',
+    'allocated',
+  );
+  counter(
+    'sluice_ott_segment_pool_reused_total',
+    'Segment blocks served from the free blocks',
+    'reused',
+  );
+}
+
 export function metricsRegistry(services: Services): Registry {
   return services.get(METRICS_REGISTRY_SERVICE) ?? register;
 }
@@ -202,6 +241,7 @@ export async function metricsRoutes(
   installLoopDelay(registry);
   const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());
+  installSegmentPoolMetrics(registry, () => segmentPool.stats());
   app.get('/metrics', {
     schema: {
       tags: ['data'],

@@ -37,7 +37,6 @@ constexpr auto kErrorBackoff = std::chrono::milliseconds(100);
  *  kernel buffers the gap (8 MB ≈ 8 s of such a stream). Skipped when a batch filled up (fast
  *  stream: read on at once) and never past a batch's latency deadline. */
 constexpr auto kRound = std::chrono::microseconds(2000);
-constexpr size_t kCtrl = CMSG_SPACE(sizeof(uint32_t));
 /** One drain slice hands batches to JS for at most this long, then yields to the event loop
  *  (timers, the API's sockets) before the next slice. A batch is never cut: a slice may end up
  *  to one batch's processing past it. */
@@ -112,7 +111,6 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::
       slot_ = std::max(slot_, slot);
       maxN_ = std::max(maxN_, n);
       scratch_.assign(slot_ * static_cast<size_t>(maxN_), 0);
-      ctrl_.assign(kCtrl * static_cast<size_t>(maxN_), 0);
       msgs_.assign(static_cast<size_t>(maxN_), mmsghdr{});
       iov_.assign(static_cast<size_t>(maxN_), iovec{});
       armed_ = 0;
@@ -243,19 +241,11 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
       size_t len = msgs_[i].msg_len;
       if (h.msg_flags & MSG_TRUNC) s.truncated++;
       if (len > slot) len = slot;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-          uint32_t dropped;
-          std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
-          s.drops.store(dropped);
-        }
-      }
       const uint8_t* src = scratch_.data() + static_cast<size_t>(i) * slot_;
       s.cur->data.insert(s.cur->data.end(), src, src + len);
       s.cur->lengths.push_back(static_cast<int32_t>(len));
       bytes += len;
-      // the kernel wrote these three: ready the entry for the next call again
-      h.msg_controllen = kCtrl;
+      // the kernel wrote these two: ready the entry for the next call again
       h.msg_flags = 0;
       msgs_[i].msg_len = 0;
     }
@@ -272,8 +262,6 @@ void UdpHub::Arm(int i, size_t slot) {
   msgs_[i] = mmsghdr{};
   msgs_[i].msg_hdr.msg_iov = &iov_[i];
   msgs_[i].msg_hdr.msg_iovlen = 1;
-  msgs_[i].msg_hdr.msg_control = ctrl_.data() + static_cast<size_t>(i) * kCtrl;
-  msgs_[i].msg_hdr.msg_controllen = kCtrl;
 }
 
 void UdpHub::Run() {

@@ -116,7 +116,7 @@ class UdpHub {
   // recvmmsg scratch, sized for the largest batch/datagram registered (hub thread, under mu_)
   size_t slot_ = 0;
   int maxN_ = 0;
-  std::vector<uint8_t> scratch_, ctrl_;
+  std::vector<uint8_t> scratch_;
   // recvmmsg headers, set up once per resize: a call only re-arms the entries the previous call
   // filled (most calls read one or two datagrams of a 64-entry batch).
   std::vector<mmsghdr> msgs_;

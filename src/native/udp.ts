@@ -59,7 +59,7 @@ export interface UdpReceiverStats {
   datagrams: number;
   bytes: number;
   batches: number;
-  /** Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL). */
+  /** Datagrams the kernel dropped because the socket buffer was full (SO_MEMINFO, read now). */
   drops: number;
   /** Batches dropped because JS did not keep up (shed at this socket's queue). */
   queueDrops: number;

@@ -253,3 +253,44 @@ t.test(
     t.ok(st.datagrams > datagrams, 'the thread counted more than JS was handed');
   },
 );
+
+t.test(
+  'socket-buffer loss is counted: every datagram sent is received or a kernel drop',
+  async (t) => {
+    // A buffer of about one datagram and a burst far faster than the hub's 2 ms rounds: the
+    // kernel drops most of it, and stats().drops (SO_MEMINFO) must account for each one.
+    const SENT = 4000;
+    let received = 0;
+    const r = new UdpReceiver({
+      port: 0,
+      address: '127.0.0.1',
+      bufferSize: 2048,
+      onData: (_batch, datagrams) => {
+        received += datagrams;
+      },
+    });
+    t.teardown(() => r.close());
+    const { createSocket } = await import('node:dgram');
+    const tx = createSocket('udp4');
+    t.teardown(() => tx.close());
+    const payload = Buffer.alloc(1316, 0x47);
+    let acked = 0;
+    await new Promise<void>((resolve, reject) => {
+      for (let i = 0; i < SENT; i++) {
+        tx.send(payload, r.port, '127.0.0.1', (err) => {
+          if (err) reject(err);
+          else if (++acked === SENT) resolve();
+        });
+      }
+    });
+    const deadline = Date.now() + WAIT_MS;
+    while (received + r.stats().drops < SENT && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 20)); // polls stats(), the API's way to learn of drops
+    }
+    const { drops } = r.stats();
+    t.ok(drops > 0, `${drops} kernel drops`);
+    t.equal(received + drops, SENT, `${received} received + ${drops} dropped = ${SENT} sent`);
+    r.close();
+    t.equal(r.stats().drops, drops, 'the last reading stays after close');
+  },
+);

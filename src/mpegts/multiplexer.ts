@@ -117,6 +117,8 @@ export interface ProgrammeStats {
   pids: [number, number][];
   packetsIn: number;
   packetsOut: number;
+  /** Packets waiting for their release time. */
+  queued: number;
   /** Packets dropped: no anchor yet (before the first PCR), queue full. */
   dropped: number;
   eitSections: number;
@@ -626,6 +628,7 @@ export class Multiplexer {
       pids: [...s.map.entries()].filter(([, o]) => o >= 0) as [number, number][],
       packetsIn: s.packetsIn,
       packetsOut: s.packetsOut,
+      queued: s.queue.size,
       dropped: s.dropped,
       eitSections: s.eitSections,
       pcrResyncs: s.timing.resyncs,

@@ -224,6 +224,8 @@ export class Multiplexer {
   private start = Number.NaN;
   private slots = 0;
   private readonly maxQueued: number;
+  /** Packets in every source's queue. */
+  private queuedTotal = 0;
   readonly stats = { packetsOut: 0, nullPackets: 0, tablePackets: 0, overflow: 0, skippedSlots: 0 };
 
   constructor(
@@ -263,7 +265,7 @@ export class Multiplexer {
 
   private carry(s: Source, buf: Buffer, o: number, out: number, now: number): void {
     const paced = this.settings.bitrate > 0;
-    if (paced && this.queued() >= this.maxQueued) {
+    if (paced && this.queuedTotal >= this.maxQueued) {
       s.dropped++;
       this.stats.overflow++;
       return;
@@ -286,12 +288,7 @@ export class Multiplexer {
       }
     }
     s.queue.push(pkt, at, rel ? rel.offset : Number.NaN, rel?.discontinuity ?? false);
-  }
-
-  private queued(): number {
-    let n = 0;
-    for (const s of this.sources) n += s.queue.size;
-    return n;
+    this.queuedTotal++;
   }
 
   /** Source `i` spliced or restarted: its sections start over, its timing re-anchors. */
@@ -529,6 +526,7 @@ export class Multiplexer {
         parts.push(this.stamp(q.pkts[q.head]!));
         s.packetsOut++;
         q.shift();
+        this.queuedTotal--;
       }
     }
     this.stats.packetsOut += parts.length;
@@ -581,6 +579,7 @@ export class Multiplexer {
       pkt.copy(out, o);
       s.packetsOut++;
       q.shift();
+      this.queuedTotal--;
     }
     this.stats.packetsOut += due;
     return out;

@@ -25,7 +25,15 @@ const WALL = Date.UTC(2026, 10, 25, 12, 0, 0);
 /** A single-programme source like the test generator: PMT 32, video 33 (PCR) and audio 34,
  *  programme 1, a batch per 20 ms with `kbps` of payload. */
 function source(
-  o: { pmtPid?: number; video?: number; audio?: number; name?: string; ppm?: number } = {},
+  o: {
+    pmtPid?: number;
+    video?: number;
+    audio?: number;
+    name?: string;
+    ppm?: number;
+    /** Source time = local time + this (a restarted source jumps). */
+    shiftMs?: { ms: number };
+  } = {},
 ) {
   const pmtPid = o.pmtPid ?? 32;
   const video = o.video ?? 33;
@@ -63,7 +71,10 @@ function source(
           packet({
             pid: video,
             cc: c(video).n++ & 15,
-            pcr: i === 0 ? Math.round(ms * 27_000 * (1 + (o.ppm ?? 0) / 1e6)) : undefined,
+            pcr:
+              i === 0
+                ? Math.round((ms + (o.shiftMs?.ms ?? 0)) * 27_000 * (1 + (o.ppm ?? 0) / 1e6))
+                : undefined,
             payload: Buffer.alloc(184, 0x11),
           }),
         );
@@ -284,6 +295,31 @@ t.test(
     t.ok(acc.maxAbsNs <= 500, `PCR accuracy ${acc.maxAbsNs.toFixed(1)} ns within ±500 ns`);
   },
 );
+
+t.test('a source that restarts: its PCR re-anchors with discontinuity_indicator', async (t) => {
+  const mux = new Multiplexer(
+    settings({ programmes: settings().programmes.slice(0, 2) }),
+    () => WALL,
+  );
+  const shift = { ms: 0 };
+  const srcs = [source({ shiftMs: shift }), source()];
+  const before = run(mux, srcs, 1000);
+  shift.ms = 60_000;
+  mux.sourceDiscontinuity(0);
+  const after = run(mux, srcs, 1000, { from: 1000 });
+  const ts = Buffer.concat([before, after]);
+  const flagged: number[] = [];
+  for (let o = 0; o < ts.length; o += TS_PACKET_SIZE) {
+    if (readPcr(ts, o) >= 0 && (ts[o + 5]! & 0x80) !== 0) flagged.push(pidOf(ts, o));
+  }
+  t.same(flagged, [0x101], 'one PCR marked, on the restarted programme');
+  t.same(
+    mux.programmeStats().map((p) => p.pcrResyncs),
+    [1, 0],
+  );
+  t.ok(pcrAccuracy(ts, 2_000_000).maxAbsNs <= 500, 'accuracy holds on both sides');
+  t.equal(ccErrors(ts), 0);
+});
 
 t.test('own PIDs: kept when distinct, a collision refused naming both streams', async (t) => {
   const distinct = new Multiplexer(settings({ autoPid: false }), () => WALL);

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '9c7ae47ad096e427a6fc001beeb53b3ed9ac502d4d914a99951ae4b6b104d97f';
+  'ea5f850f03d5c90b73e8fed647b5961bbdd62ef74bff288311c5808a136f1714';
 
 /** Server */
 export interface ServerSpec {
@@ -1359,7 +1359,7 @@ export interface StreamInputSpec {
    */
   'auto-pid'?: boolean;
   /**
-   * the programmes of the multiplex, in PAT order: each a single-programme stream with the service id and name it has in the multiplex (docs/multiplex.md)
+   * the programmes of the multiplex, in PAT order: each a single-programme stream with the service id (unique) and name it has in the multiplex (docs/multiplex.md)
    */
   programmes?: StreamInputProgrammesSpec[];
   /**

@@ -5177,10 +5177,11 @@ const schema53 = {
         },
         programmes: {
           description:
-            'the programmes of the multiplex, in PAT order: each a single-programme stream with the service id and name it has in the multiplex (docs/multiplex.md)',
+            'the programmes of the multiplex, in PAT order: each a single-programme stream with the service id (unique) and name it has in the multiplex (docs/multiplex.md)',
           type: 'array',
           items: { $ref: '#/$defs/muxer-programme' },
           maxItems: 123,
+          'x-unique-member': 'pnr',
           'x-apply': 'restart',
         },
       },
@@ -7088,10 +7089,11 @@ const schema58 = {
     },
     programmes: {
       description:
-        'the programmes of the multiplex, in PAT order: each a single-programme stream with the service id and name it has in the multiplex (docs/multiplex.md)',
+        'the programmes of the multiplex, in PAT order: each a single-programme stream with the service id (unique) and name it has in the multiplex (docs/multiplex.md)',
       type: 'array',
       items: { $ref: '#/$defs/muxer-programme' },
       maxItems: 123,
+      'x-unique-member': 'pnr',
       'x-apply': 'restart',
     },
   },
@@ -25708,4 +25710,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '9c7ae47ad096e427a6fc001beeb53b3ed9ac502d4d914a99951ae4b6b104d97f';
+module.exports.schemaHash = 'ea5f850f03d5c90b73e8fed647b5961bbdd62ef74bff288311c5808a136f1714';

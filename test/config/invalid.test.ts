@@ -432,6 +432,16 @@ const CASES: Case[] = [
     at: '{"stream-id": 1}',
   },
   {
+    name: 'muxer programmes repeat a pnr',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "stream-name": "b"}, {"id": 3, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 1, "pnr": 5}, {"stream-id": 2, "pnr": 5}]}]}',
+    ),
+    rule: 'duplicate',
+    pointer: '/stream/2/input/0/programmes/1/pnr',
+    message: 'pnr 5 is already given to item 0',
+    at: '5}]}]}',
+  },
+  {
     name: 'loop of a muxer and a demuxer',
     text: S(
       '{"id": 1, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 2, "pnr": 1}]}]}, {"id": 2, "stream-name": "d", "input": [{"type": "demuxer", "mpts-id": 1, "pnr": 1}]}',

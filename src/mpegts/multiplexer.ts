@@ -16,6 +16,8 @@ import {
 } from './nit.ts';
 import {
   AF_DISCONTINUITY,
+  AF_PCR,
+  AFC_ADAPTATION,
   EIT_PID,
   hasPayload,
   NIT_PID,
@@ -72,6 +74,10 @@ export const NIT_INTERVAL_MS = 1000;
 export const TIME_INTERVAL_MS = 1000;
 /** running_status 1: not running (EN 300 468 Table 6), for a programme whose source stopped. */
 export const RUNNING_STATUS_NOT_RUNNING = 1;
+/** Constant rate: a programme whose last PCR left this long ago gets one in an adaptation-only
+ *  packet (TR 101 290 PCR_repetition: at most 40 ms apart; sources often send one per 40 ms
+ *  frame, which the slot scheduling would stretch past the limit). */
+export const PCR_INSERT_MS = 30;
 /** EN 300 468 Annex A: a first byte 0x15 says the text is UTF-8. */
 const UTF8_TEXT = 0x15;
 /** service_descriptor: 1 + 1 + provider + 1 + name ≤ 255. */
@@ -125,6 +131,8 @@ export interface ProgrammeStats {
   pcrResyncs: number;
   /** Net 27 MHz ticks the programme's PCR anchor moved to follow its source clock. */
   pcrSlewTicks: number;
+  /** PCRs sent in adaptation-only packets (PCR_INSERT_MS). */
+  pcrInserted: number;
   /** Why the programme is left out ('' when it is in). */
   refused: string;
 }
@@ -177,6 +185,10 @@ class Source {
   eitPf = false;
   eitSchedule = false;
   readonly timing = new SourceTiming();
+  /** Constant rate: the slot of the last PCR sent and its offset (NaN before the first). */
+  lastPcrSlot = 0;
+  lastPcrOffset = Number.NaN;
+  pcrInserted = 0;
   readonly queue = new Queue();
   readonly pmtVersion = new OwnVersion();
   packetsIn = 0;
@@ -552,6 +564,7 @@ export class Multiplexer {
     this.tables(now);
     const out = Buffer.allocUnsafe(due * TS_PACKET_SIZE);
     const ticksPerSlot = (BYTES_PER_PACKET_BITS * PCR_PER_MS * 1000) / rate;
+    const insertSlots = Math.max(1, Math.floor(PCR_INSERT_MS / slotMs));
     for (let k = 0; k < due; k++, this.slots++) {
       const o = k * TS_PACKET_SIZE;
       const slotAt = this.start + this.slots * slotMs;
@@ -559,6 +572,19 @@ export class Multiplexer {
       if (table) {
         this.stamp(table).copy(out, o);
         this.stats.tablePackets++;
+        continue;
+      }
+      const late = this.pcrLate(insertSlots);
+      if (late) {
+        const pkt = pcrOnlyPacket(late.outPcrPid);
+        writePcr(
+          this.stamp(pkt),
+          0,
+          this.start * PCR_PER_MS + this.slots * ticksPerSlot + late.lastPcrOffset,
+        );
+        pkt.copy(out, o);
+        late.lastPcrSlot = this.slots;
+        late.pcrInserted++;
         continue;
       }
       const s = this.next(slotAt);
@@ -575,6 +601,8 @@ export class Multiplexer {
         const position = this.start * PCR_PER_MS + this.slots * ticksPerSlot;
         writePcr(pkt, 0, position + offset);
         if (q.disc[q.head]) pkt[5] = pkt[5]! | AF_DISCONTINUITY;
+        s.lastPcrSlot = this.slots;
+        s.lastPcrOffset = offset;
       }
       pkt.copy(out, o);
       s.packetsOut++;
@@ -583,6 +611,15 @@ export class Multiplexer {
     }
     this.stats.packetsOut += due;
     return out;
+  }
+
+  /** A running programme whose last PCR is `slots` or more slots old (the first such). */
+  private pcrLate(slots: number): Source | undefined {
+    for (const s of this.sources) {
+      if (!s.running || Number.isNaN(s.lastPcrOffset) || s.outPcrPid === NULL_PID) continue;
+      if (this.slots - s.lastPcrSlot >= slots) return s;
+    }
+    return undefined;
   }
 
   /** The source whose head packet is released earliest, if by `at`. */
@@ -632,6 +669,7 @@ export class Multiplexer {
       eitSections: s.eitSections,
       pcrResyncs: s.timing.resyncs,
       pcrSlewTicks: s.timing.slewTicks,
+      pcrInserted: s.pcrInserted,
       refused: s.refused,
     }));
   }
@@ -642,6 +680,18 @@ function versionless(s: Buffer): Buffer {
   const b = Buffer.from(s.subarray(0, s.length - 4));
   b[5] = b[5]! & 0xc1;
   return b;
+}
+
+/** An adaptation-only packet of `pid` carrying a PCR (written by the caller). */
+function pcrOnlyPacket(pid: number): Buffer {
+  const p = Buffer.alloc(TS_PACKET_SIZE, 0xff);
+  p[0] = 0x47;
+  p[1] = (pid >> 8) & 0x1f;
+  p[2] = pid & 0xff;
+  p[3] = AFC_ADAPTATION;
+  p[4] = TS_PACKET_SIZE - 5; // adaptation_field_length: the rest of the packet
+  p[5] = AF_PCR;
+  return p;
 }
 
 function split(packets: Buffer): Buffer[] {

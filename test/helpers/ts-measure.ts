@@ -23,6 +23,8 @@ export interface PcrAccuracy {
   maxAbsNs: number;
   /** Per PID: largest |error|, ns. */
   byPid: Map<number, number>;
+  /** Largest interval between two PCRs of a PID, by their values, ms. */
+  maxGapMs: number;
 }
 
 /** PCR accuracy of every PCR PID in `ts` against `bitrate` bit/s. */
@@ -31,6 +33,7 @@ export function pcrAccuracy(ts: Buffer, bitrate: number): PcrAccuracy {
   const byPid = new Map<number, number>();
   let count = 0;
   let maxAbsNs = 0;
+  let maxGapMs = 0;
   for (let o = 0; o + TS_PACKET_SIZE <= ts.length; o += TS_PACKET_SIZE) {
     const pcr = readPcr(ts, o);
     if (pcr < 0) continue;
@@ -38,11 +41,12 @@ export function pcrAccuracy(ts: Buffer, bitrate: number): PcrAccuracy {
     const prev = last.get(p);
     last.set(p, { pcr, at: o });
     if (!prev || (ts[o + 5]! & AF_DISCONTINUITY) !== 0) continue;
+    maxGapMs = Math.max(maxGapMs, pcrDiff(pcr, prev.pcr) / 27_000);
     const expected = prev.pcr + ((o - prev.at) * 8 * 27e6) / bitrate;
     const ns = Math.abs(pcrDiff(pcr, expected)) / 0.027;
     count++;
     maxAbsNs = Math.max(maxAbsNs, ns);
     byPid.set(p, Math.max(byPid.get(p) ?? 0, ns));
   }
-  return { count, maxAbsNs, byPid };
+  return { count, maxAbsNs, byPid, maxGapMs };
 }

@@ -207,7 +207,11 @@ t.test('three test streams into one multiplex', async (t) => {
   t.equal(parseDescriptors(nit.descriptors)[0]!.data.toString(), 'Sluice Network', 'NIT name');
   const a = new TsAnalyzer({ tr101290: true });
   a.push(ts);
-  t.equal(a.stats().tr101290.continuityCountError, 0, 'no CC error');
+  const e = a.stats().tr101290;
+  t.equal(e.continuityCountError, 0, 'no CC error');
+  t.equal(e.pcrRepetitionError, 0, 'the native analyzer: no PCR more than 40 ms apart');
+  t.equal(e.pcrAccuracyError, 0, 'the native analyzer: PCR accuracy within ±500 ns');
+  t.equal(e.patError + e.pmtError + e.crcError, 0, 'PAT and PMTs in time, CRCs good');
 
   const p = await probe(`${base}/mux/mpegts`);
   t.same(

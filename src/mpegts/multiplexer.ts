@@ -209,14 +209,6 @@ class Source {
     this.sdtReader = new SectionReader((s) => mux.sourceSdt(this, s));
     this.eitReader = new SectionReader((s) => mux.sourceEit(this, s));
   }
-
-  /** Output PIDs this programme holds (PMT, elementary streams, PCR). */
-  outPids(): number[] {
-    if (this.outPmtPid < 0) return [];
-    const set = new Set([this.outPmtPid, ...this.outStreams.map((s) => s.pid)]);
-    if (this.outPcrPid !== NULL_PID) set.add(this.outPcrPid);
-    return [...set];
-  }
 }
 
 export class Multiplexer {

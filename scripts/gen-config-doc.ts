@@ -115,7 +115,10 @@ function groups(file: string, what: string): string {
   for (const [type, def] of Object.entries(root['$defs'] as Record<string, SchemaNode>)) {
     const base = (def['allOf'] as SchemaNode[] | undefined)?.[0]?.['$ref'] as string | undefined;
     const adds = base ? ` Adds to the ${base.split('/').pop()} fields.` : '';
-    out.push(section(4, `${what} type \`${type}\``, def, `${def['description']}.${adds}`));
+    // A titled definition is a record nested in a group (a muxer's programme), not a type.
+    const title = def['title'] ? `${def['title']} (\`${type}\`)` : `${what} type \`${type}\``;
+    const text = String(def['description']).replace(/\.?$/, '.');
+    out.push(section(4, title, def, `${text}${adds}`));
   }
   return out.join('\n');
 }

@@ -1,6 +1,6 @@
 // Cross-record checks the schema cannot express: every id a record refers to (`x-ref`) exists
 // and is of the right sort, ids and names are unique per kind (src/config/kinds.ts), and
-// demuxer chains have no cycle. Defensive about types: it also runs on invalid documents.
+// demuxer and muxer chains have no cycle. Defensive about types: it also runs on invalid documents.
 import type { PositionIndex } from './json.ts';
 import { RECORD_DEFS, type RecordKind, recordDef } from './kinds.ts';
 import { type FoundRef, refsOf } from './refs.ts';
@@ -98,7 +98,14 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
     return target;
   };
 
-  const demuxEdges = new Map<number, { to: number; pointer: string; member: string }[]>();
+  // Streams reading another stream's bus (a demuxer its multiplex, a muxer its programmes).
+  const busEdges = new Map<number, BusEdge[]>();
+  const addEdge = (rec: Rec, edge: BusEdge): void => {
+    if (typeof rec['id'] !== 'number' || rec['id'] <= 0) return;
+    const list = busEdges.get(rec['id']) ?? [];
+    list.push(edge);
+    busEdges.set(rec['id'], list);
+  };
   for (const { kind, path } of RECORD_DEFS) {
     for (const { rec, pointer } of listAt(doc, path)) {
       for (const ref of refsOf(kind, rec, pointer)) {
@@ -107,12 +114,15 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
         const { member, value } = ref;
         if (ref.rule.mpts === false) {
           if (target['mpts'] === true) {
+            const why = ref.rule.need ?? 'an adaptive group needs single-programme streams';
             err(
               ref.pointer,
               'reference',
-              `${member} ${value} refers to a multiplex (mpts) stream; an adaptive group needs single-programme streams`,
+              `${member} ${value} refers to a multiplex (mpts) stream; ${why}`,
               value,
             );
+          } else if (kind === 'stream') {
+            addEdge(rec, { to: value as number, pointer: ref.pointer, member, input: 'muxer' });
           }
         } else if (target['mpts'] !== true) {
           err(
@@ -123,32 +133,45 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
           );
         } else if (target === rec) {
           err(ref.pointer, 'reference', `${member} ${value} refers to the stream itself`, value);
-        } else if (typeof rec['id'] === 'number' && rec['id'] > 0) {
-          const list = demuxEdges.get(rec['id']) ?? [];
-          list.push({ to: value as number, pointer: ref.pointer, member });
-          demuxEdges.set(rec['id'], list);
+        } else {
+          addEdge(rec, { to: value as number, pointer: ref.pointer, member, input: 'demuxer' });
         }
       }
     }
   }
 
-  // Demuxer chains between multiplex streams must not loop.
+  // Demuxer and muxer chains between streams must not loop.
   const state = new Map<number, 'open' | 'done'>();
+  const path: { from: number; edge: BusEdge }[] = [];
   const visit = (id: number): void => {
     state.set(id, 'open');
-    for (const edge of demuxEdges.get(id) ?? []) {
+    for (const edge of busEdges.get(id) ?? []) {
       const s = state.get(edge.to);
-      if (s === 'open')
+      if (s === 'open') {
+        const from = path.findIndex((p) => p.from === edge.to);
+        const loop = [...(from < 0 ? [] : path.slice(from)), { from: id, edge }];
+        const kinds = [...new Set(loop.map((p) => p.edge.input))].sort().join(' and ');
         err(
           edge.pointer,
           'cycle',
-          `${edge.member} ${edge.to} closes a loop of demuxer inputs between streams`,
+          `${edge.member} ${edge.to} closes a loop of ${kinds} inputs between streams`,
           edge.to,
         );
-      else if (s === undefined) visit(edge.to);
+      } else if (s === undefined) {
+        path.push({ from: id, edge });
+        visit(edge.to);
+        path.pop();
+      }
     }
     state.set(id, 'done');
   };
-  for (const id of demuxEdges.keys()) if (!state.has(id)) visit(id);
+  for (const id of busEdges.keys()) if (!state.has(id)) visit(id);
   return out;
+}
+
+interface BusEdge {
+  to: number;
+  pointer: string;
+  member: string;
+  input: 'demuxer' | 'muxer';
 }

@@ -20,6 +20,8 @@ export interface RefRule {
   what?: string;
   /** A stream target must be a multiplex (true) or a single-programme stream (false). */
   mpts?: boolean;
+  /** Why a multiplex target is refused (mpts false), when not an adaptive group's reason. */
+  need?: string;
 }
 
 /** One reference found in a record. */

@@ -47,8 +47,9 @@ interface Loaded {
 let loaded: Loaded | undefined;
 let validator: ValidateFunction | undefined;
 
-/** Schema keywords of our own; all are annotations for ajv (x-same-length is checked by
- *  the walker in validate.ts, which keeps the validator free of custom code). */
+/** Schema keywords of our own; all are annotations for ajv (x-same-length and
+ *  x-unique-member are checked by the walker in validate.ts, which keeps the validator free of
+ *  custom code). */
 export const ANNOTATIONS = [
   'x-apply',
   'x-secret',
@@ -56,6 +57,7 @@ export const ANNOTATIONS = [
   'x-when',
   'x-pattern-text',
   'x-same-length',
+  'x-unique-member',
 ];
 
 /** Options shared by the runtime compile and the precompiled validator. */

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '698846dab37a3c2d7573afaffbc5ce94f2ac78d8f976f733143433388c8f15e9';
+  'ea5f850f03d5c90b73e8fed647b5961bbdd62ef74bff288311c5808a136f1714';
 
 /** Server */
 export interface ServerSpec {
@@ -1359,6 +1359,10 @@ export interface StreamInputSpec {
    */
   'auto-pid'?: boolean;
   /**
+   * the programmes of the multiplex, in PAT order: each a single-programme stream with the service id (unique) and name it has in the multiplex (docs/multiplex.md)
+   */
+  programmes?: StreamInputProgrammesSpec[];
+  /**
    * absolute path of an existing named pipe; empty = one is created automatically
    * @default ""
    */
@@ -1990,6 +1994,32 @@ export interface StreamOutputSpec {
    */
   'ps1-server-max-sessions'?: number;
 }
+
+/** Muxer programme */
+export interface StreamInputProgrammesSpec {
+  /**
+   * the single-programme stream whose programme goes in
+   */
+  'stream-id': number;
+  /**
+   * programme number in the multiplex (PAT program_number, SDT and EIT service_id)
+   */
+  pnr: number;
+  /**
+   * service name in the SDT; empty = the source's own SDT name, else the stream id
+   * @default ""
+   */
+  'service-name'?: string;
+  /**
+   * SDT service_type (EN 300 468 table 87): 1 digital television, 2 radio, 0x19 HD television …
+   * @default 1
+   */
+  'service-type'?: number;
+}
+
+/** Muxer programme, as a driver gets it: every unconditional default applied. */
+export type StreamInputProgrammesApplied = StreamInputProgrammesSpec &
+  Required<Pick<StreamInputProgrammesSpec, 'service-name' | 'service-type'>>;
 
 /** Each resource kind's record as its driver gets it (every default applied). */
 export interface AppliedSpecByKind {

@@ -207,6 +207,35 @@ export function schemaIssues(doc: unknown, positions: PositionIndex): ConfigIssu
   return mostSpecific(out);
 }
 
+/** Items of an array of records that repeat an earlier item's `member` (`x-unique-member`). */
+function repeatedMembers(
+  list: unknown[],
+  member: string,
+  pointer: string,
+  positions: PositionIndex,
+): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  const seen = new Map<unknown, number>();
+  list.forEach((item, i) => {
+    if (!isPlainObject(item) || item[member] === undefined) return;
+    const v = item[member];
+    const first = seen.get(v);
+    if (first === undefined) {
+      seen.set(v, i);
+      return;
+    }
+    const issue: ConfigIssue = {
+      severity: 'error',
+      pointer: `${pointer}/${i}/${escapePointerToken(member)}`,
+      rule: 'duplicate',
+      message: `${member} ${show(v)} is already given to item ${first}`,
+      value: v,
+    };
+    out.push(place(issue, positions, false));
+  });
+  return out;
+}
+
 /** What the schema walk finds: arrays that must agree in length (errors), and members the
  *  schema does not know in records that accept them (warnings, with a "did you mean"). */
 export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[] {
@@ -218,6 +247,9 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
     if (Array.isArray(value)) {
       const items = itemsSchema(node);
       if (!items) return;
+      const unique = node['x-unique-member'];
+      if (typeof unique === 'string')
+        out.push(...repeatedMembers(value, unique, pointer, positions));
       value.forEach((el, i) => {
         walk(items, el, `${pointer}/${i}`);
       });

@@ -750,7 +750,7 @@ const schema49 = {
   ],
   'x-same-length': { arrays: ['biss-pnr', 'biss-key'], absentIsEmpty: true },
 };
-const schema81 = {
+const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'Adaptive stream group',
   description:
@@ -5175,7 +5175,63 @@ const schema53 = {
           default: true,
           'x-apply': 'restart',
         },
+        programmes: {
+          description:
+            'the programmes of the multiplex, in PAT order: each a single-programme stream with the service id (unique) and name it has in the multiplex (docs/multiplex.md)',
+          type: 'array',
+          items: { $ref: '#/$defs/muxer-programme' },
+          maxItems: 123,
+          'x-unique-member': 'pnr',
+          'x-apply': 'restart',
+        },
       },
+    },
+    'muxer-programme': {
+      title: 'Muxer programme',
+      description:
+        'One programme of a muxer input (item of programmes). Unknown members are rejected.',
+      type: 'object',
+      required: ['stream-id', 'pnr'],
+      properties: {
+        'stream-id': {
+          description: 'the single-programme stream whose programme goes in',
+          type: 'integer',
+          minimum: 1,
+          'x-apply': 'restart',
+          'x-ref': {
+            kind: 'stream',
+            what: 'stream',
+            mpts: false,
+            need: 'a muxer programme is a single-programme stream',
+          },
+        },
+        pnr: {
+          description:
+            'programme number in the multiplex (PAT program_number, SDT and EIT service_id)',
+          type: 'integer',
+          minimum: 1,
+          maximum: 65535,
+          'x-apply': 'restart',
+        },
+        'service-name': {
+          description:
+            "service name in the SDT; empty = the source's own SDT name, else the stream id",
+          type: 'string',
+          default: '',
+          maxLength: 250,
+          'x-apply': 'restart',
+        },
+        'service-type': {
+          description:
+            'SDT service_type (EN 300 468 table 87): 1 digital television, 2 radio, 0x19 HD television …',
+          type: 'integer',
+          default: 1,
+          minimum: 1,
+          maximum: 255,
+          'x-apply': 'restart',
+        },
+      },
+      additionalProperties: false,
     },
     pipe: {
       description: 'fields of a pipe input',
@@ -6175,62 +6231,7 @@ const schema57 = {
     },
   },
 };
-const schema58 = {
-  description: 'fields of a muxer input',
-  properties: {
-    'mpegts-streamid': {
-      description: 'transport stream id signalled',
-      type: 'integer',
-      default: 1,
-      minimum: 0,
-      maximum: 65535,
-      'x-apply': 'restart',
-    },
-    'mpegts-nid': {
-      description: 'network identifier signalled',
-      type: 'integer',
-      default: 1,
-      minimum: 0,
-      maximum: 65535,
-      'x-apply': 'restart',
-    },
-    'mpegts-net-name': {
-      description: 'network name signalled',
-      type: 'string',
-      default: '',
-      'x-apply': 'restart',
-    },
-    'sdt-provider-name': {
-      description: 'provider name for every programme',
-      type: 'string',
-      default: '',
-      maxLength: 251,
-      'x-apply': 'restart',
-    },
-    'mpegts-country-code': {
-      description: 'upper-case three-letter code; empty = not signalled',
-      type: 'string',
-      default: '',
-      maxLength: 3,
-      'x-apply': 'restart',
-    },
-    'mpegts-output-bitrate': {
-      description: 'kbit/s; 0 = no constant-rate pacing',
-      type: 'number',
-      default: 20000,
-      minimum: 0,
-      'x-apply': 'restart',
-    },
-    'auto-pid': {
-      description:
-        'true remaps every programme into an automatic identifier range; false keeps source identifiers',
-      type: 'boolean',
-      default: true,
-      'x-apply': 'restart',
-    },
-  },
-};
-const schema59 = {
+const schema60 = {
   description: 'fields of a pipe input',
   properties: {
     'file-name': {
@@ -6241,7 +6242,7 @@ const schema59 = {
     },
   },
 };
-const schema63 = {
+const schema64 = {
   description: 'fields of a ps1 input',
   required: ['address'],
   properties: {
@@ -6326,7 +6327,7 @@ const schema63 = {
     },
   },
 };
-const schema64 = {
+const schema65 = {
   description: 'fields of a rist input',
   properties: {
     'rist-profile': {
@@ -6406,7 +6407,7 @@ const schema64 = {
     absentIsEmpty: false,
   },
 };
-const schema65 = {
+const schema66 = {
   description: 'fields of a rtmp input',
   required: ['url'],
   properties: {
@@ -6446,7 +6447,7 @@ const schema65 = {
     },
   },
 };
-const schema66 = {
+const schema67 = {
   description: 'fields of a rtsp input',
   required: ['uri'],
   properties: {
@@ -6499,7 +6500,7 @@ const schema66 = {
     },
   },
 };
-const schema67 = {
+const schema68 = {
   description: 'fields of a srt input',
   properties: {
     'listen-mode': {
@@ -6606,7 +6607,7 @@ const schema67 = {
     },
   },
 };
-const schema68 = {
+const schema69 = {
   description: 'fields of a std input',
   required: ['std-cmd'],
   properties: {
@@ -6642,7 +6643,7 @@ const schema68 = {
     absentIsEmpty: true,
   },
 };
-const schema69 = {
+const schema70 = {
   description: 'fields of a test input',
   properties: {
     bitrate: {
@@ -6798,7 +6799,7 @@ const schema69 = {
     },
   },
 };
-const schema70 = {
+const schema71 = {
   description: 'fields of a transcoder input',
   required: ['decoder-id'],
   properties: {
@@ -6967,7 +6968,7 @@ const schema70 = {
     },
   },
 };
-const schema71 = {
+const schema72 = {
   description: 'fields of a tcp input',
   properties: {
     address: { description: 'remote host', type: 'string', default: '', 'x-apply': 'restart' },
@@ -6988,7 +6989,7 @@ const schema71 = {
     },
   },
 };
-const schema62 = {
+const schema63 = {
   description: 'fields of a udp input',
   properties: {
     address: {
@@ -7033,7 +7034,756 @@ const schema62 = {
     },
   },
 };
-const schema60 = {
+const schema58 = {
+  description: 'fields of a muxer input',
+  properties: {
+    'mpegts-streamid': {
+      description: 'transport stream id signalled',
+      type: 'integer',
+      default: 1,
+      minimum: 0,
+      maximum: 65535,
+      'x-apply': 'restart',
+    },
+    'mpegts-nid': {
+      description: 'network identifier signalled',
+      type: 'integer',
+      default: 1,
+      minimum: 0,
+      maximum: 65535,
+      'x-apply': 'restart',
+    },
+    'mpegts-net-name': {
+      description: 'network name signalled',
+      type: 'string',
+      default: '',
+      'x-apply': 'restart',
+    },
+    'sdt-provider-name': {
+      description: 'provider name for every programme',
+      type: 'string',
+      default: '',
+      maxLength: 251,
+      'x-apply': 'restart',
+    },
+    'mpegts-country-code': {
+      description: 'upper-case three-letter code; empty = not signalled',
+      type: 'string',
+      default: '',
+      maxLength: 3,
+      'x-apply': 'restart',
+    },
+    'mpegts-output-bitrate': {
+      description: 'kbit/s; 0 = no constant-rate pacing',
+      type: 'number',
+      default: 20000,
+      minimum: 0,
+      'x-apply': 'restart',
+    },
+    'auto-pid': {
+      description:
+        'true remaps every programme into an automatic identifier range; false keeps source identifiers',
+      type: 'boolean',
+      default: true,
+      'x-apply': 'restart',
+    },
+    programmes: {
+      description:
+        'the programmes of the multiplex, in PAT order: each a single-programme stream with the service id (unique) and name it has in the multiplex (docs/multiplex.md)',
+      type: 'array',
+      items: { $ref: '#/$defs/muxer-programme' },
+      maxItems: 123,
+      'x-unique-member': 'pnr',
+      'x-apply': 'restart',
+    },
+  },
+};
+const schema59 = {
+  title: 'Muxer programme',
+  description: 'One programme of a muxer input (item of programmes). Unknown members are rejected.',
+  type: 'object',
+  required: ['stream-id', 'pnr'],
+  properties: {
+    'stream-id': {
+      description: 'the single-programme stream whose programme goes in',
+      type: 'integer',
+      minimum: 1,
+      'x-apply': 'restart',
+      'x-ref': {
+        kind: 'stream',
+        what: 'stream',
+        mpts: false,
+        need: 'a muxer programme is a single-programme stream',
+      },
+    },
+    pnr: {
+      description: 'programme number in the multiplex (PAT program_number, SDT and EIT service_id)',
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      'x-apply': 'restart',
+    },
+    'service-name': {
+      description: "service name in the SDT; empty = the source's own SDT name, else the stream id",
+      type: 'string',
+      default: '',
+      maxLength: 250,
+      'x-apply': 'restart',
+    },
+    'service-type': {
+      description:
+        'SDT service_type (EN 300 468 table 87): 1 digital television, 2 radio, 0x19 HD television …',
+      type: 'integer',
+      default: 1,
+      minimum: 1,
+      maximum: 255,
+      'x-apply': 'restart',
+    },
+  },
+  additionalProperties: false,
+};
+function validate32(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate32.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data['mpegts-streamid'] !== undefined) {
+      let data0 = data['mpegts-streamid'];
+      if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
+        const err0 = {
+          instancePath: instancePath + '/mpegts-streamid',
+          schemaPath: '#/properties/mpegts-streamid/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema58.properties['mpegts-streamid'].type,
+          parentSchema: schema58.properties['mpegts-streamid'],
+          data: data0,
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+      if (typeof data0 == 'number' && isFinite(data0)) {
+        if (data0 > 65535 || isNaN(data0)) {
+          const err1 = {
+            instancePath: instancePath + '/mpegts-streamid',
+            schemaPath: '#/properties/mpegts-streamid/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
+            schema: 65535,
+            parentSchema: schema58.properties['mpegts-streamid'],
+            data: data0,
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+        if (data0 < 0 || isNaN(data0)) {
+          const err2 = {
+            instancePath: instancePath + '/mpegts-streamid',
+            schemaPath: '#/properties/mpegts-streamid/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema58.properties['mpegts-streamid'],
+            data: data0,
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['mpegts-nid'] !== undefined) {
+      let data1 = data['mpegts-nid'];
+      if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+        const err3 = {
+          instancePath: instancePath + '/mpegts-nid',
+          schemaPath: '#/properties/mpegts-nid/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema58.properties['mpegts-nid'].type,
+          parentSchema: schema58.properties['mpegts-nid'],
+          data: data1,
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+      if (typeof data1 == 'number' && isFinite(data1)) {
+        if (data1 > 65535 || isNaN(data1)) {
+          const err4 = {
+            instancePath: instancePath + '/mpegts-nid',
+            schemaPath: '#/properties/mpegts-nid/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
+            schema: 65535,
+            parentSchema: schema58.properties['mpegts-nid'],
+            data: data1,
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (data1 < 0 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + '/mpegts-nid',
+            schemaPath: '#/properties/mpegts-nid/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema58.properties['mpegts-nid'],
+            data: data1,
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['mpegts-net-name'] !== undefined) {
+      let data2 = data['mpegts-net-name'];
+      if (typeof data2 !== 'string') {
+        const err6 = {
+          instancePath: instancePath + '/mpegts-net-name',
+          schemaPath: '#/properties/mpegts-net-name/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema58.properties['mpegts-net-name'].type,
+          parentSchema: schema58.properties['mpegts-net-name'],
+          data: data2,
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data['sdt-provider-name'] !== undefined) {
+      let data3 = data['sdt-provider-name'];
+      if (typeof data3 === 'string') {
+        if (func2(data3) > 251) {
+          const err7 = {
+            instancePath: instancePath + '/sdt-provider-name',
+            schemaPath: '#/properties/sdt-provider-name/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 251 },
+            message: 'must NOT have more than 251 characters',
+            schema: 251,
+            parentSchema: schema58.properties['sdt-provider-name'],
+            data: data3,
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + '/sdt-provider-name',
+          schemaPath: '#/properties/sdt-provider-name/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema58.properties['sdt-provider-name'].type,
+          parentSchema: schema58.properties['sdt-provider-name'],
+          data: data3,
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data['mpegts-country-code'] !== undefined) {
+      let data4 = data['mpegts-country-code'];
+      if (typeof data4 === 'string') {
+        if (func2(data4) > 3) {
+          const err9 = {
+            instancePath: instancePath + '/mpegts-country-code',
+            schemaPath: '#/properties/mpegts-country-code/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 3 },
+            message: 'must NOT have more than 3 characters',
+            schema: 3,
+            parentSchema: schema58.properties['mpegts-country-code'],
+            data: data4,
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + '/mpegts-country-code',
+          schemaPath: '#/properties/mpegts-country-code/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema58.properties['mpegts-country-code'].type,
+          parentSchema: schema58.properties['mpegts-country-code'],
+          data: data4,
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data['mpegts-output-bitrate'] !== undefined) {
+      let data5 = data['mpegts-output-bitrate'];
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err11 = {
+            instancePath: instancePath + '/mpegts-output-bitrate',
+            schemaPath: '#/properties/mpegts-output-bitrate/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema58.properties['mpegts-output-bitrate'],
+            data: data5,
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + '/mpegts-output-bitrate',
+          schemaPath: '#/properties/mpegts-output-bitrate/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+          schema: schema58.properties['mpegts-output-bitrate'].type,
+          parentSchema: schema58.properties['mpegts-output-bitrate'],
+          data: data5,
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data['auto-pid'] !== undefined) {
+      let data6 = data['auto-pid'];
+      if (typeof data6 !== 'boolean') {
+        const err13 = {
+          instancePath: instancePath + '/auto-pid',
+          schemaPath: '#/properties/auto-pid/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema58.properties['auto-pid'].type,
+          parentSchema: schema58.properties['auto-pid'],
+          data: data6,
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.programmes !== undefined) {
+      let data7 = data.programmes;
+      if (Array.isArray(data7)) {
+        if (data7.length > 123) {
+          const err14 = {
+            instancePath: instancePath + '/programmes',
+            schemaPath: '#/properties/programmes/maxItems',
+            keyword: 'maxItems',
+            params: { limit: 123 },
+            message: 'must NOT have more than 123 items',
+            schema: 123,
+            parentSchema: schema58.properties.programmes,
+            data: data7,
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        const len0 = data7.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data8 = data7[i0];
+          if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
+            if (data8['stream-id'] === undefined) {
+              const err15 = {
+                instancePath: instancePath + '/programmes/' + i0,
+                schemaPath: '#/$defs/muxer-programme/required',
+                keyword: 'required',
+                params: { missingProperty: 'stream-id' },
+                message: "must have required property '" + 'stream-id' + "'",
+                schema: schema59.required,
+                parentSchema: schema59,
+                data: data8,
+              };
+              if (vErrors === null) {
+                vErrors = [err15];
+              } else {
+                vErrors.push(err15);
+              }
+              errors++;
+            }
+            if (data8.pnr === undefined) {
+              const err16 = {
+                instancePath: instancePath + '/programmes/' + i0,
+                schemaPath: '#/$defs/muxer-programme/required',
+                keyword: 'required',
+                params: { missingProperty: 'pnr' },
+                message: "must have required property '" + 'pnr' + "'",
+                schema: schema59.required,
+                parentSchema: schema59,
+                data: data8,
+              };
+              if (vErrors === null) {
+                vErrors = [err16];
+              } else {
+                vErrors.push(err16);
+              }
+              errors++;
+            }
+            for (const key0 in data8) {
+              if (
+                !(
+                  key0 === 'stream-id' ||
+                  key0 === 'pnr' ||
+                  key0 === 'service-name' ||
+                  key0 === 'service-type'
+                )
+              ) {
+                const err17 = {
+                  instancePath: instancePath + '/programmes/' + i0,
+                  schemaPath: '#/$defs/muxer-programme/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key0 },
+                  message: 'must NOT have additional properties',
+                  schema: false,
+                  parentSchema: schema59,
+                  data: data8,
+                };
+                if (vErrors === null) {
+                  vErrors = [err17];
+                } else {
+                  vErrors.push(err17);
+                }
+                errors++;
+              }
+            }
+            if (data8['stream-id'] !== undefined) {
+              let data9 = data8['stream-id'];
+              if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
+                const err18 = {
+                  instancePath: instancePath + '/programmes/' + i0 + '/stream-id',
+                  schemaPath: '#/$defs/muxer-programme/properties/stream-id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema59.properties['stream-id'].type,
+                  parentSchema: schema59.properties['stream-id'],
+                  data: data9,
+                };
+                if (vErrors === null) {
+                  vErrors = [err18];
+                } else {
+                  vErrors.push(err18);
+                }
+                errors++;
+              }
+              if (typeof data9 == 'number' && isFinite(data9)) {
+                if (data9 < 1 || isNaN(data9)) {
+                  const err19 = {
+                    instancePath: instancePath + '/programmes/' + i0 + '/stream-id',
+                    schemaPath: '#/$defs/muxer-programme/properties/stream-id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema59.properties['stream-id'],
+                    data: data9,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err19];
+                  } else {
+                    vErrors.push(err19);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data8.pnr !== undefined) {
+              let data10 = data8.pnr;
+              if (
+                !(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))
+              ) {
+                const err20 = {
+                  instancePath: instancePath + '/programmes/' + i0 + '/pnr',
+                  schemaPath: '#/$defs/muxer-programme/properties/pnr/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema59.properties.pnr.type,
+                  parentSchema: schema59.properties.pnr,
+                  data: data10,
+                };
+                if (vErrors === null) {
+                  vErrors = [err20];
+                } else {
+                  vErrors.push(err20);
+                }
+                errors++;
+              }
+              if (typeof data10 == 'number' && isFinite(data10)) {
+                if (data10 > 65535 || isNaN(data10)) {
+                  const err21 = {
+                    instancePath: instancePath + '/programmes/' + i0 + '/pnr',
+                    schemaPath: '#/$defs/muxer-programme/properties/pnr/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema59.properties.pnr,
+                    data: data10,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err21];
+                  } else {
+                    vErrors.push(err21);
+                  }
+                  errors++;
+                }
+                if (data10 < 1 || isNaN(data10)) {
+                  const err22 = {
+                    instancePath: instancePath + '/programmes/' + i0 + '/pnr',
+                    schemaPath: '#/$defs/muxer-programme/properties/pnr/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema59.properties.pnr,
+                    data: data10,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err22];
+                  } else {
+                    vErrors.push(err22);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data8['service-name'] !== undefined) {
+              let data11 = data8['service-name'];
+              if (typeof data11 === 'string') {
+                if (func2(data11) > 250) {
+                  const err23 = {
+                    instancePath: instancePath + '/programmes/' + i0 + '/service-name',
+                    schemaPath: '#/$defs/muxer-programme/properties/service-name/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 250 },
+                    message: 'must NOT have more than 250 characters',
+                    schema: 250,
+                    parentSchema: schema59.properties['service-name'],
+                    data: data11,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err23];
+                  } else {
+                    vErrors.push(err23);
+                  }
+                  errors++;
+                }
+              } else {
+                const err24 = {
+                  instancePath: instancePath + '/programmes/' + i0 + '/service-name',
+                  schemaPath: '#/$defs/muxer-programme/properties/service-name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema59.properties['service-name'].type,
+                  parentSchema: schema59.properties['service-name'],
+                  data: data11,
+                };
+                if (vErrors === null) {
+                  vErrors = [err24];
+                } else {
+                  vErrors.push(err24);
+                }
+                errors++;
+              }
+            }
+            if (data8['service-type'] !== undefined) {
+              let data12 = data8['service-type'];
+              if (
+                !(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12) && isFinite(data12))
+              ) {
+                const err25 = {
+                  instancePath: instancePath + '/programmes/' + i0 + '/service-type',
+                  schemaPath: '#/$defs/muxer-programme/properties/service-type/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema59.properties['service-type'].type,
+                  parentSchema: schema59.properties['service-type'],
+                  data: data12,
+                };
+                if (vErrors === null) {
+                  vErrors = [err25];
+                } else {
+                  vErrors.push(err25);
+                }
+                errors++;
+              }
+              if (typeof data12 == 'number' && isFinite(data12)) {
+                if (data12 > 255 || isNaN(data12)) {
+                  const err26 = {
+                    instancePath: instancePath + '/programmes/' + i0 + '/service-type',
+                    schemaPath: '#/$defs/muxer-programme/properties/service-type/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema59.properties['service-type'],
+                    data: data12,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err26];
+                  } else {
+                    vErrors.push(err26);
+                  }
+                  errors++;
+                }
+                if (data12 < 1 || isNaN(data12)) {
+                  const err27 = {
+                    instancePath: instancePath + '/programmes/' + i0 + '/service-type',
+                    schemaPath: '#/$defs/muxer-programme/properties/service-type/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema59.properties['service-type'],
+                    data: data12,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err27];
+                  } else {
+                    vErrors.push(err27);
+                  }
+                  errors++;
+                }
+              }
+            }
+          } else {
+            const err28 = {
+              instancePath: instancePath + '/programmes/' + i0,
+              schemaPath: '#/$defs/muxer-programme/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema59.type,
+              parentSchema: schema59,
+              data: data8,
+            };
+            if (vErrors === null) {
+              vErrors = [err28];
+            } else {
+              vErrors.push(err28);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err29 = {
+          instancePath: instancePath + '/programmes',
+          schemaPath: '#/properties/programmes/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema58.properties.programmes.type,
+          parentSchema: schema58.properties.programmes,
+          data: data7,
+        };
+        if (vErrors === null) {
+          vErrors = [err29];
+        } else {
+          vErrors.push(err29);
+        }
+        errors++;
+      }
+    }
+  }
+  validate32.errors = vErrors;
+  return errors === 0;
+}
+validate32.evaluated = {
+  props: {
+    'mpegts-streamid': true,
+    'mpegts-nid': true,
+    'mpegts-net-name': true,
+    'sdt-provider-name': true,
+    'mpegts-country-code': true,
+    'mpegts-output-bitrate': true,
+    'auto-pid': true,
+    programmes: true,
+  },
+  dynamicProps: false,
+  dynamicItems: false,
+};
+const schema61 = {
   description: 'fields of a prompeg input',
   allOf: [{ $ref: '#/$defs/rtp' }],
   properties: {
@@ -7062,7 +7812,7 @@ const schema60 = {
     },
   },
 };
-const schema61 = {
+const schema62 = {
   description: 'fields of a rtp input',
   allOf: [{ $ref: '#/$defs/udp' }],
   properties: {
@@ -7074,13 +7824,13 @@ const schema61 = {
     },
   },
 };
-function validate33(
+function validate35(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate35.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7097,8 +7847,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema62.properties.address.type,
-          parentSchema: schema62.properties.address,
+          schema: schema63.properties.address.type,
+          parentSchema: schema63.properties.address,
           data: data0,
         };
         if (vErrors === null) {
@@ -7118,8 +7868,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema62.properties['mcast-rejoin-interval'].type,
-          parentSchema: schema62.properties['mcast-rejoin-interval'],
+          schema: schema63.properties['mcast-rejoin-interval'].type,
+          parentSchema: schema63.properties['mcast-rejoin-interval'],
           data: data1,
         };
         if (vErrors === null) {
@@ -7138,7 +7888,7 @@ function validate33(
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema62.properties['mcast-rejoin-interval'],
+            parentSchema: schema63.properties['mcast-rejoin-interval'],
             data: data1,
           };
           if (vErrors === null) {
@@ -7159,8 +7909,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema62.properties.port.type,
-          parentSchema: schema62.properties.port,
+          schema: schema63.properties.port.type,
+          parentSchema: schema63.properties.port,
           data: data2,
         };
         if (vErrors === null) {
@@ -7179,7 +7929,7 @@ function validate33(
             params: { comparison: '<=', limit: 65534 },
             message: 'must be <= 65534',
             schema: 65534,
-            parentSchema: schema62.properties.port,
+            parentSchema: schema63.properties.port,
             data: data2,
           };
           if (vErrors === null) {
@@ -7197,7 +7947,7 @@ function validate33(
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
             schema: 1,
-            parentSchema: schema62.properties.port,
+            parentSchema: schema63.properties.port,
             data: data2,
           };
           if (vErrors === null) {
@@ -7218,8 +7968,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema62.properties['bind-if'].type,
-          parentSchema: schema62.properties['bind-if'],
+          schema: schema63.properties['bind-if'].type,
+          parentSchema: schema63.properties['bind-if'],
           data: data3,
         };
         if (vErrors === null) {
@@ -7239,8 +7989,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema62.properties['ssm-address'].type,
-          parentSchema: schema62.properties['ssm-address'],
+          schema: schema63.properties['ssm-address'].type,
+          parentSchema: schema63.properties['ssm-address'],
           data: data4,
         };
         if (vErrors === null) {
@@ -7260,8 +8010,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema62.properties['socket-buffer-size'].type,
-          parentSchema: schema62.properties['socket-buffer-size'],
+          schema: schema63.properties['socket-buffer-size'].type,
+          parentSchema: schema63.properties['socket-buffer-size'],
           data: data5,
         };
         if (vErrors === null) {
@@ -7280,7 +8030,7 @@ function validate33(
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema62.properties['socket-buffer-size'],
+            parentSchema: schema63.properties['socket-buffer-size'],
             data: data5,
           };
           if (vErrors === null) {
@@ -7303,8 +8053,8 @@ function validate33(
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema61.properties['rtp-reorder'].type,
-          parentSchema: schema61.properties['rtp-reorder'],
+          schema: schema62.properties['rtp-reorder'].type,
+          parentSchema: schema62.properties['rtp-reorder'],
           data: data6,
         };
         if (vErrors === null) {
@@ -7316,10 +8066,10 @@ function validate33(
       }
     }
   }
-  validate33.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = {
+validate35.evaluated = {
   props: {
     'rtp-reorder': true,
     address: true,
@@ -7333,13 +8083,13 @@ validate33.evaluated = {
   dynamicItems: false,
 };
 const pattern6 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
-function validate32(
+function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate32.evaluated;
+  const evaluated0 = validate34.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7347,9 +8097,9 @@ function validate32(
     evaluated0.items = undefined;
   }
   if (
-    !validate33(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+    !validate35(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
   ) {
-    vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+    vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
     errors = vErrors.length;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
@@ -7362,8 +8112,8 @@ function validate32(
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema60.properties['prompeg-multiplexing'].type,
-          parentSchema: schema60.properties['prompeg-multiplexing'],
+          schema: schema61.properties['prompeg-multiplexing'].type,
+          parentSchema: schema61.properties['prompeg-multiplexing'],
           data: data0,
         };
         if (vErrors === null) {
@@ -7383,8 +8133,8 @@ function validate32(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema60.properties['prompeg-header-xor'].type,
-          parentSchema: schema60.properties['prompeg-header-xor'],
+          schema: schema61.properties['prompeg-header-xor'].type,
+          parentSchema: schema61.properties['prompeg-header-xor'],
           data: data1,
         };
         if (vErrors === null) {
@@ -7403,7 +8153,7 @@ function validate32(
             params: { comparison: '<=', limit: 255 },
             message: 'must be <= 255',
             schema: 255,
-            parentSchema: schema60.properties['prompeg-header-xor'],
+            parentSchema: schema61.properties['prompeg-header-xor'],
             data: data1,
           };
           if (vErrors === null) {
@@ -7421,7 +8171,7 @@ function validate32(
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema60.properties['prompeg-header-xor'],
+            parentSchema: schema61.properties['prompeg-header-xor'],
             data: data1,
           };
           if (vErrors === null) {
@@ -7444,7 +8194,7 @@ function validate32(
             params: { pattern: '^$|^[\\s\\S]{10,64}$' },
             message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
             schema: '^$|^[\\s\\S]{10,64}$',
-            parentSchema: schema60.properties.passphrase,
+            parentSchema: schema61.properties.passphrase,
             data: data2,
           };
           if (vErrors === null) {
@@ -7461,8 +8211,8 @@ function validate32(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema60.properties.passphrase.type,
-          parentSchema: schema60.properties.passphrase,
+          schema: schema61.properties.passphrase.type,
+          parentSchema: schema61.properties.passphrase,
           data: data2,
         };
         if (vErrors === null) {
@@ -7474,10 +8224,10 @@ function validate32(
       }
     }
   }
-  validate32.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = {
+validate34.evaluated = {
   props: {
     'prompeg-multiplexing': true,
     'prompeg-header-xor': true,
@@ -8505,287 +9255,11 @@ function validate31(
   }
   if (_valid4) {
     const _errs63 = errors;
-    if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data['mpegts-streamid'] !== undefined) {
-        let data22 = data['mpegts-streamid'];
-        if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-          const err47 = {
-            instancePath: instancePath + '/mpegts-streamid',
-            schemaPath: '#/$defs/muxer/properties/mpegts-streamid/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema58.properties['mpegts-streamid'].type,
-            parentSchema: schema58.properties['mpegts-streamid'],
-            data: data22,
-          };
-          if (vErrors === null) {
-            vErrors = [err47];
-          } else {
-            vErrors.push(err47);
-          }
-          errors++;
-        }
-        if (typeof data22 == 'number' && isFinite(data22)) {
-          if (data22 > 65535 || isNaN(data22)) {
-            const err48 = {
-              instancePath: instancePath + '/mpegts-streamid',
-              schemaPath: '#/$defs/muxer/properties/mpegts-streamid/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 65535 },
-              message: 'must be <= 65535',
-              schema: 65535,
-              parentSchema: schema58.properties['mpegts-streamid'],
-              data: data22,
-            };
-            if (vErrors === null) {
-              vErrors = [err48];
-            } else {
-              vErrors.push(err48);
-            }
-            errors++;
-          }
-          if (data22 < 0 || isNaN(data22)) {
-            const err49 = {
-              instancePath: instancePath + '/mpegts-streamid',
-              schemaPath: '#/$defs/muxer/properties/mpegts-streamid/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema58.properties['mpegts-streamid'],
-              data: data22,
-            };
-            if (vErrors === null) {
-              vErrors = [err49];
-            } else {
-              vErrors.push(err49);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['mpegts-nid'] !== undefined) {
-        let data23 = data['mpegts-nid'];
-        if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
-          const err50 = {
-            instancePath: instancePath + '/mpegts-nid',
-            schemaPath: '#/$defs/muxer/properties/mpegts-nid/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema58.properties['mpegts-nid'].type,
-            parentSchema: schema58.properties['mpegts-nid'],
-            data: data23,
-          };
-          if (vErrors === null) {
-            vErrors = [err50];
-          } else {
-            vErrors.push(err50);
-          }
-          errors++;
-        }
-        if (typeof data23 == 'number' && isFinite(data23)) {
-          if (data23 > 65535 || isNaN(data23)) {
-            const err51 = {
-              instancePath: instancePath + '/mpegts-nid',
-              schemaPath: '#/$defs/muxer/properties/mpegts-nid/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 65535 },
-              message: 'must be <= 65535',
-              schema: 65535,
-              parentSchema: schema58.properties['mpegts-nid'],
-              data: data23,
-            };
-            if (vErrors === null) {
-              vErrors = [err51];
-            } else {
-              vErrors.push(err51);
-            }
-            errors++;
-          }
-          if (data23 < 0 || isNaN(data23)) {
-            const err52 = {
-              instancePath: instancePath + '/mpegts-nid',
-              schemaPath: '#/$defs/muxer/properties/mpegts-nid/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema58.properties['mpegts-nid'],
-              data: data23,
-            };
-            if (vErrors === null) {
-              vErrors = [err52];
-            } else {
-              vErrors.push(err52);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['mpegts-net-name'] !== undefined) {
-        let data24 = data['mpegts-net-name'];
-        if (typeof data24 !== 'string') {
-          const err53 = {
-            instancePath: instancePath + '/mpegts-net-name',
-            schemaPath: '#/$defs/muxer/properties/mpegts-net-name/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema58.properties['mpegts-net-name'].type,
-            parentSchema: schema58.properties['mpegts-net-name'],
-            data: data24,
-          };
-          if (vErrors === null) {
-            vErrors = [err53];
-          } else {
-            vErrors.push(err53);
-          }
-          errors++;
-        }
-      }
-      if (data['sdt-provider-name'] !== undefined) {
-        let data25 = data['sdt-provider-name'];
-        if (typeof data25 === 'string') {
-          if (func2(data25) > 251) {
-            const err54 = {
-              instancePath: instancePath + '/sdt-provider-name',
-              schemaPath: '#/$defs/muxer/properties/sdt-provider-name/maxLength',
-              keyword: 'maxLength',
-              params: { limit: 251 },
-              message: 'must NOT have more than 251 characters',
-              schema: 251,
-              parentSchema: schema58.properties['sdt-provider-name'],
-              data: data25,
-            };
-            if (vErrors === null) {
-              vErrors = [err54];
-            } else {
-              vErrors.push(err54);
-            }
-            errors++;
-          }
-        } else {
-          const err55 = {
-            instancePath: instancePath + '/sdt-provider-name',
-            schemaPath: '#/$defs/muxer/properties/sdt-provider-name/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema58.properties['sdt-provider-name'].type,
-            parentSchema: schema58.properties['sdt-provider-name'],
-            data: data25,
-          };
-          if (vErrors === null) {
-            vErrors = [err55];
-          } else {
-            vErrors.push(err55);
-          }
-          errors++;
-        }
-      }
-      if (data['mpegts-country-code'] !== undefined) {
-        let data26 = data['mpegts-country-code'];
-        if (typeof data26 === 'string') {
-          if (func2(data26) > 3) {
-            const err56 = {
-              instancePath: instancePath + '/mpegts-country-code',
-              schemaPath: '#/$defs/muxer/properties/mpegts-country-code/maxLength',
-              keyword: 'maxLength',
-              params: { limit: 3 },
-              message: 'must NOT have more than 3 characters',
-              schema: 3,
-              parentSchema: schema58.properties['mpegts-country-code'],
-              data: data26,
-            };
-            if (vErrors === null) {
-              vErrors = [err56];
-            } else {
-              vErrors.push(err56);
-            }
-            errors++;
-          }
-        } else {
-          const err57 = {
-            instancePath: instancePath + '/mpegts-country-code',
-            schemaPath: '#/$defs/muxer/properties/mpegts-country-code/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema58.properties['mpegts-country-code'].type,
-            parentSchema: schema58.properties['mpegts-country-code'],
-            data: data26,
-          };
-          if (vErrors === null) {
-            vErrors = [err57];
-          } else {
-            vErrors.push(err57);
-          }
-          errors++;
-        }
-      }
-      if (data['mpegts-output-bitrate'] !== undefined) {
-        let data27 = data['mpegts-output-bitrate'];
-        if (typeof data27 == 'number' && isFinite(data27)) {
-          if (data27 < 0 || isNaN(data27)) {
-            const err58 = {
-              instancePath: instancePath + '/mpegts-output-bitrate',
-              schemaPath: '#/$defs/muxer/properties/mpegts-output-bitrate/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema58.properties['mpegts-output-bitrate'],
-              data: data27,
-            };
-            if (vErrors === null) {
-              vErrors = [err58];
-            } else {
-              vErrors.push(err58);
-            }
-            errors++;
-          }
-        } else {
-          const err59 = {
-            instancePath: instancePath + '/mpegts-output-bitrate',
-            schemaPath: '#/$defs/muxer/properties/mpegts-output-bitrate/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-            schema: schema58.properties['mpegts-output-bitrate'].type,
-            parentSchema: schema58.properties['mpegts-output-bitrate'],
-            data: data27,
-          };
-          if (vErrors === null) {
-            vErrors = [err59];
-          } else {
-            vErrors.push(err59);
-          }
-          errors++;
-        }
-      }
-      if (data['auto-pid'] !== undefined) {
-        let data28 = data['auto-pid'];
-        if (typeof data28 !== 'boolean') {
-          const err60 = {
-            instancePath: instancePath + '/auto-pid',
-            schemaPath: '#/$defs/muxer/properties/auto-pid/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-            schema: schema58.properties['auto-pid'].type,
-            parentSchema: schema58.properties['auto-pid'],
-            data: data28,
-          };
-          if (vErrors === null) {
-            vErrors = [err60];
-          } else {
-            vErrors.push(err60);
-          }
-          errors++;
-        }
-      }
+    if (
+      !validate32(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+    ) {
+      vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+      errors = vErrors.length;
     }
     var _valid4 = _errs63 === errors;
     valid17 = _valid4;
@@ -8798,11 +9272,12 @@ function validate31(
       props4['mpegts-country-code'] = true;
       props4['mpegts-output-bitrate'] = true;
       props4['auto-pid'] = true;
+      props4.programmes = true;
       props4.type = true;
     }
   }
   if (!valid17) {
-    const err61 = {
+    const err47 = {
       instancePath,
       schemaPath: '#/allOf/4/if',
       keyword: 'if',
@@ -8813,9 +9288,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err61];
+      vErrors = [err47];
     } else {
-      vErrors.push(err61);
+      vErrors.push(err47);
     }
     errors++;
   }
@@ -8827,77 +9302,77 @@ function validate31(
       Object.assign(props0, props4);
     }
   }
-  const _errs80 = errors;
-  let valid21 = true;
-  const _errs81 = errors;
+  const _errs65 = errors;
+  let valid19 = true;
+  const _errs66 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing5;
     if (data.type === undefined && (missing5 = 'type')) {
-      const err62 = {};
+      const err48 = {};
       if (vErrors === null) {
-        vErrors = [err62];
+        vErrors = [err48];
       } else {
-        vErrors.push(err62);
+        vErrors.push(err48);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('pipe' !== data.type) {
-          const err63 = {};
+          const err49 = {};
           if (vErrors === null) {
-            vErrors = [err63];
+            vErrors = [err49];
           } else {
-            vErrors.push(err63);
+            vErrors.push(err49);
           }
           errors++;
         }
       }
     }
   }
-  var _valid5 = _errs81 === errors;
-  errors = _errs80;
+  var _valid5 = _errs66 === errors;
+  errors = _errs65;
   if (vErrors !== null) {
-    if (_errs80) {
-      vErrors.length = _errs80;
+    if (_errs65) {
+      vErrors.length = _errs65;
     } else {
       vErrors = null;
     }
   }
   if (_valid5) {
-    const _errs83 = errors;
+    const _errs68 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data['file-name'] !== undefined) {
-        let data30 = data['file-name'];
-        if (typeof data30 !== 'string') {
-          const err64 = {
+        let data23 = data['file-name'];
+        if (typeof data23 !== 'string') {
+          const err50 = {
             instancePath: instancePath + '/file-name',
             schemaPath: '#/$defs/pipe/properties/file-name/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema59.properties['file-name'].type,
-            parentSchema: schema59.properties['file-name'],
-            data: data30,
+            schema: schema60.properties['file-name'].type,
+            parentSchema: schema60.properties['file-name'],
+            data: data23,
           };
           if (vErrors === null) {
-            vErrors = [err64];
+            vErrors = [err50];
           } else {
-            vErrors.push(err64);
+            vErrors.push(err50);
           }
           errors++;
         }
       }
     }
-    var _valid5 = _errs83 === errors;
-    valid21 = _valid5;
-    if (valid21) {
+    var _valid5 = _errs68 === errors;
+    valid19 = _valid5;
+    if (valid19) {
       var props5 = {};
       props5['file-name'] = true;
       props5.type = true;
     }
   }
-  if (!valid21) {
-    const err65 = {
+  if (!valid19) {
+    const err51 = {
       instancePath,
       schemaPath: '#/allOf/5/if',
       keyword: 'if',
@@ -8908,9 +9383,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err65];
+      vErrors = [err51];
     } else {
-      vErrors.push(err65);
+      vErrors.push(err51);
     }
     errors++;
   }
@@ -8922,53 +9397,53 @@ function validate31(
       Object.assign(props0, props5);
     }
   }
-  const _errs88 = errors;
-  let valid25 = true;
-  const _errs89 = errors;
+  const _errs73 = errors;
+  let valid23 = true;
+  const _errs74 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing6;
     if (data.type === undefined && (missing6 = 'type')) {
-      const err66 = {};
+      const err52 = {};
       if (vErrors === null) {
-        vErrors = [err66];
+        vErrors = [err52];
       } else {
-        vErrors.push(err66);
+        vErrors.push(err52);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('prompeg' !== data.type) {
-          const err67 = {};
+          const err53 = {};
           if (vErrors === null) {
-            vErrors = [err67];
+            vErrors = [err53];
           } else {
-            vErrors.push(err67);
+            vErrors.push(err53);
           }
           errors++;
         }
       }
     }
   }
-  var _valid6 = _errs89 === errors;
-  errors = _errs88;
+  var _valid6 = _errs74 === errors;
+  errors = _errs73;
   if (vErrors !== null) {
-    if (_errs88) {
-      vErrors.length = _errs88;
+    if (_errs73) {
+      vErrors.length = _errs73;
     } else {
       vErrors = null;
     }
   }
   if (_valid6) {
-    const _errs91 = errors;
+    const _errs76 = errors;
     if (
-      !validate32(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+      !validate34(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
     ) {
-      vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+      vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
       errors = vErrors.length;
     }
-    var _valid6 = _errs91 === errors;
-    valid25 = _valid6;
-    if (valid25) {
+    var _valid6 = _errs76 === errors;
+    valid23 = _valid6;
+    if (valid23) {
       var props6 = {};
       props6['prompeg-multiplexing'] = true;
       props6['prompeg-header-xor'] = true;
@@ -8983,8 +9458,8 @@ function validate31(
       props6.type = true;
     }
   }
-  if (!valid25) {
-    const err68 = {
+  if (!valid23) {
+    const err54 = {
       instancePath,
       schemaPath: '#/allOf/6/if',
       keyword: 'if',
@@ -8995,9 +9470,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err68];
+      vErrors = [err54];
     } else {
-      vErrors.push(err68);
+      vErrors.push(err54);
     }
     errors++;
   }
@@ -9009,76 +9484,353 @@ function validate31(
       Object.assign(props0, props6);
     }
   }
-  const _errs93 = errors;
-  let valid27 = true;
-  const _errs94 = errors;
+  const _errs78 = errors;
+  let valid25 = true;
+  const _errs79 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing7;
     if (data.type === undefined && (missing7 = 'type')) {
-      const err69 = {};
+      const err55 = {};
       if (vErrors === null) {
-        vErrors = [err69];
+        vErrors = [err55];
       } else {
-        vErrors.push(err69);
+        vErrors.push(err55);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('ps1' !== data.type) {
-          const err70 = {};
+          const err56 = {};
           if (vErrors === null) {
-            vErrors = [err70];
+            vErrors = [err56];
           } else {
-            vErrors.push(err70);
+            vErrors.push(err56);
           }
           errors++;
         }
       }
     }
   }
-  var _valid7 = _errs94 === errors;
-  errors = _errs93;
+  var _valid7 = _errs79 === errors;
+  errors = _errs78;
   if (vErrors !== null) {
-    if (_errs93) {
-      vErrors.length = _errs93;
+    if (_errs78) {
+      vErrors.length = _errs78;
     } else {
       vErrors = null;
     }
   }
   if (_valid7) {
-    const _errs96 = errors;
+    const _errs81 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.address === undefined) {
-        const err71 = {
+        const err57 = {
           instancePath,
           schemaPath: '#/$defs/ps1/required',
           keyword: 'required',
           params: { missingProperty: 'address' },
           message: "must have required property '" + 'address' + "'",
-          schema: schema63.required,
-          parentSchema: schema63,
+          schema: schema64.required,
+          parentSchema: schema64,
           data,
         };
         if (vErrors === null) {
-          vErrors = [err71];
+          vErrors = [err57];
         } else {
-          vErrors.push(err71);
+          vErrors.push(err57);
         }
         errors++;
       }
       if (data.address !== undefined) {
-        let data33 = data.address;
-        if (typeof data33 === 'string') {
-          if (func2(data33) < 1) {
-            const err72 = {
+        let data26 = data.address;
+        if (typeof data26 === 'string') {
+          if (func2(data26) < 1) {
+            const err58 = {
               instancePath: instancePath + '/address',
               schemaPath: '#/$defs/ps1/properties/address/minLength',
               keyword: 'minLength',
               params: { limit: 1 },
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
-              parentSchema: schema63.properties.address,
-              data: data33,
+              parentSchema: schema64.properties.address,
+              data: data26,
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+        } else {
+          const err59 = {
+            instancePath: instancePath + '/address',
+            schemaPath: '#/$defs/ps1/properties/address/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema64.properties.address.type,
+            parentSchema: schema64.properties.address,
+            data: data26,
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+      }
+      if (data.port !== undefined) {
+        let data27 = data.port;
+        if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+          const err60 = {
+            instancePath: instancePath + '/port',
+            schemaPath: '#/$defs/ps1/properties/port/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema64.properties.port.type,
+            parentSchema: schema64.properties.port,
+            data: data27,
+          };
+          if (vErrors === null) {
+            vErrors = [err60];
+          } else {
+            vErrors.push(err60);
+          }
+          errors++;
+        }
+        if (typeof data27 == 'number' && isFinite(data27)) {
+          if (data27 > 65535 || isNaN(data27)) {
+            const err61 = {
+              instancePath: instancePath + '/port',
+              schemaPath: '#/$defs/ps1/properties/port/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 65535 },
+              message: 'must be <= 65535',
+              schema: 65535,
+              parentSchema: schema64.properties.port,
+              data: data27,
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+          if (data27 < 1 || isNaN(data27)) {
+            const err62 = {
+              instancePath: instancePath + '/port',
+              schemaPath: '#/$defs/ps1/properties/port/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema64.properties.port,
+              data: data27,
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['ps1-client-login'] !== undefined) {
+        let data28 = data['ps1-client-login'];
+        if (typeof data28 !== 'string') {
+          const err63 = {
+            instancePath: instancePath + '/ps1-client-login',
+            schemaPath: '#/$defs/ps1/properties/ps1-client-login/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema64.properties['ps1-client-login'].type,
+            parentSchema: schema64.properties['ps1-client-login'],
+            data: data28,
+          };
+          if (vErrors === null) {
+            vErrors = [err63];
+          } else {
+            vErrors.push(err63);
+          }
+          errors++;
+        }
+      }
+      if (data['ps1-client-password'] !== undefined) {
+        let data29 = data['ps1-client-password'];
+        if (typeof data29 !== 'string') {
+          const err64 = {
+            instancePath: instancePath + '/ps1-client-password',
+            schemaPath: '#/$defs/ps1/properties/ps1-client-password/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema64.properties['ps1-client-password'].type,
+            parentSchema: schema64.properties['ps1-client-password'],
+            data: data29,
+          };
+          if (vErrors === null) {
+            vErrors = [err64];
+          } else {
+            vErrors.push(err64);
+          }
+          errors++;
+        }
+      }
+      if (data['ps1-client-start-timeout'] !== undefined) {
+        let data30 = data['ps1-client-start-timeout'];
+        if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+          const err65 = {
+            instancePath: instancePath + '/ps1-client-start-timeout',
+            schemaPath: '#/$defs/ps1/properties/ps1-client-start-timeout/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema64.properties['ps1-client-start-timeout'].type,
+            parentSchema: schema64.properties['ps1-client-start-timeout'],
+            data: data30,
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+        if (typeof data30 == 'number' && isFinite(data30)) {
+          if (data30 > 3600 || isNaN(data30)) {
+            const err66 = {
+              instancePath: instancePath + '/ps1-client-start-timeout',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-start-timeout/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 3600 },
+              message: 'must be <= 3600',
+              schema: 3600,
+              parentSchema: schema64.properties['ps1-client-start-timeout'],
+              data: data30,
+            };
+            if (vErrors === null) {
+              vErrors = [err66];
+            } else {
+              vErrors.push(err66);
+            }
+            errors++;
+          }
+          if (data30 < 5 || isNaN(data30)) {
+            const err67 = {
+              instancePath: instancePath + '/ps1-client-start-timeout',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-start-timeout/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 5 },
+              message: 'must be >= 5',
+              schema: 5,
+              parentSchema: schema64.properties['ps1-client-start-timeout'],
+              data: data30,
+            };
+            if (vErrors === null) {
+              vErrors = [err67];
+            } else {
+              vErrors.push(err67);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['ps1-client-play-timeout'] !== undefined) {
+        let data31 = data['ps1-client-play-timeout'];
+        if (!(typeof data31 == 'number' && !(data31 % 1) && !isNaN(data31) && isFinite(data31))) {
+          const err68 = {
+            instancePath: instancePath + '/ps1-client-play-timeout',
+            schemaPath: '#/$defs/ps1/properties/ps1-client-play-timeout/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema64.properties['ps1-client-play-timeout'].type,
+            parentSchema: schema64.properties['ps1-client-play-timeout'],
+            data: data31,
+          };
+          if (vErrors === null) {
+            vErrors = [err68];
+          } else {
+            vErrors.push(err68);
+          }
+          errors++;
+        }
+        if (typeof data31 == 'number' && isFinite(data31)) {
+          if (data31 > 3600 || isNaN(data31)) {
+            const err69 = {
+              instancePath: instancePath + '/ps1-client-play-timeout',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-play-timeout/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 3600 },
+              message: 'must be <= 3600',
+              schema: 3600,
+              parentSchema: schema64.properties['ps1-client-play-timeout'],
+              data: data31,
+            };
+            if (vErrors === null) {
+              vErrors = [err69];
+            } else {
+              vErrors.push(err69);
+            }
+            errors++;
+          }
+          if (data31 < 5 || isNaN(data31)) {
+            const err70 = {
+              instancePath: instancePath + '/ps1-client-play-timeout',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-play-timeout/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 5 },
+              message: 'must be >= 5',
+              schema: 5,
+              parentSchema: schema64.properties['ps1-client-play-timeout'],
+              data: data31,
+            };
+            if (vErrors === null) {
+              vErrors = [err70];
+            } else {
+              vErrors.push(err70);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['ps1-client-rtt-ms'] !== undefined) {
+        let data32 = data['ps1-client-rtt-ms'];
+        if (!(typeof data32 == 'number' && !(data32 % 1) && !isNaN(data32) && isFinite(data32))) {
+          const err71 = {
+            instancePath: instancePath + '/ps1-client-rtt-ms',
+            schemaPath: '#/$defs/ps1/properties/ps1-client-rtt-ms/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema64.properties['ps1-client-rtt-ms'].type,
+            parentSchema: schema64.properties['ps1-client-rtt-ms'],
+            data: data32,
+          };
+          if (vErrors === null) {
+            vErrors = [err71];
+          } else {
+            vErrors.push(err71);
+          }
+          errors++;
+        }
+        if (typeof data32 == 'number' && isFinite(data32)) {
+          if (data32 > 10000 || isNaN(data32)) {
+            const err72 = {
+              instancePath: instancePath + '/ps1-client-rtt-ms',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-rtt-ms/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 10000 },
+              message: 'must be <= 10000',
+              schema: 10000,
+              parentSchema: schema64.properties['ps1-client-rtt-ms'],
+              data: data32,
             };
             if (vErrors === null) {
               vErrors = [err72];
@@ -9087,37 +9839,38 @@ function validate31(
             }
             errors++;
           }
-        } else {
-          const err73 = {
-            instancePath: instancePath + '/address',
-            schemaPath: '#/$defs/ps1/properties/address/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema63.properties.address.type,
-            parentSchema: schema63.properties.address,
-            data: data33,
-          };
-          if (vErrors === null) {
-            vErrors = [err73];
-          } else {
-            vErrors.push(err73);
+          if (data32 < 40 || isNaN(data32)) {
+            const err73 = {
+              instancePath: instancePath + '/ps1-client-rtt-ms',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-rtt-ms/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 40 },
+              message: 'must be >= 40',
+              schema: 40,
+              parentSchema: schema64.properties['ps1-client-rtt-ms'],
+              data: data32,
+            };
+            if (vErrors === null) {
+              vErrors = [err73];
+            } else {
+              vErrors.push(err73);
+            }
+            errors++;
           }
-          errors++;
         }
       }
-      if (data.port !== undefined) {
-        let data34 = data.port;
-        if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+      if (data['ps1-client-latency-ms'] !== undefined) {
+        let data33 = data['ps1-client-latency-ms'];
+        if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
           const err74 = {
-            instancePath: instancePath + '/port',
-            schemaPath: '#/$defs/ps1/properties/port/type',
+            instancePath: instancePath + '/ps1-client-latency-ms',
+            schemaPath: '#/$defs/ps1/properties/ps1-client-latency-ms/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema63.properties.port.type,
-            parentSchema: schema63.properties.port,
-            data: data34,
+            schema: schema64.properties['ps1-client-latency-ms'].type,
+            parentSchema: schema64.properties['ps1-client-latency-ms'],
+            data: data33,
           };
           if (vErrors === null) {
             vErrors = [err74];
@@ -9126,17 +9879,17 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data34 == 'number' && isFinite(data34)) {
-          if (data34 > 65535 || isNaN(data34)) {
+        if (typeof data33 == 'number' && isFinite(data33)) {
+          if (data33 > 10000 || isNaN(data33)) {
             const err75 = {
-              instancePath: instancePath + '/port',
-              schemaPath: '#/$defs/ps1/properties/port/maximum',
+              instancePath: instancePath + '/ps1-client-latency-ms',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-latency-ms/maximum',
               keyword: 'maximum',
-              params: { comparison: '<=', limit: 65535 },
-              message: 'must be <= 65535',
-              schema: 65535,
-              parentSchema: schema63.properties.port,
-              data: data34,
+              params: { comparison: '<=', limit: 10000 },
+              message: 'must be <= 10000',
+              schema: 10000,
+              parentSchema: schema64.properties['ps1-client-latency-ms'],
+              data: data33,
             };
             if (vErrors === null) {
               vErrors = [err75];
@@ -9145,16 +9898,16 @@ function validate31(
             }
             errors++;
           }
-          if (data34 < 1 || isNaN(data34)) {
+          if (data33 < 250 || isNaN(data33)) {
             const err76 = {
-              instancePath: instancePath + '/port',
-              schemaPath: '#/$defs/ps1/properties/port/minimum',
+              instancePath: instancePath + '/ps1-client-latency-ms',
+              schemaPath: '#/$defs/ps1/properties/ps1-client-latency-ms/minimum',
               keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema63.properties.port,
-              data: data34,
+              params: { comparison: '>=', limit: 250 },
+              message: 'must be >= 250',
+              schema: 250,
+              parentSchema: schema64.properties['ps1-client-latency-ms'],
+              data: data33,
             };
             if (vErrors === null) {
               vErrors = [err76];
@@ -9165,39 +9918,37 @@ function validate31(
           }
         }
       }
-      if (data['ps1-client-login'] !== undefined) {
-        let data35 = data['ps1-client-login'];
-        if (typeof data35 !== 'string') {
-          const err77 = {
-            instancePath: instancePath + '/ps1-client-login',
-            schemaPath: '#/$defs/ps1/properties/ps1-client-login/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema63.properties['ps1-client-login'].type,
-            parentSchema: schema63.properties['ps1-client-login'],
-            data: data35,
-          };
-          if (vErrors === null) {
-            vErrors = [err77];
-          } else {
-            vErrors.push(err77);
+      if (data.passphrase !== undefined) {
+        let data34 = data.passphrase;
+        if (typeof data34 === 'string') {
+          if (!pattern6.test(data34)) {
+            const err77 = {
+              instancePath: instancePath + '/passphrase',
+              schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^$|^[\\s\\S]{10,64}$' },
+              message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
+              schema: '^$|^[\\s\\S]{10,64}$',
+              parentSchema: schema64.properties.passphrase,
+              data: data34,
+            };
+            if (vErrors === null) {
+              vErrors = [err77];
+            } else {
+              vErrors.push(err77);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-      if (data['ps1-client-password'] !== undefined) {
-        let data36 = data['ps1-client-password'];
-        if (typeof data36 !== 'string') {
+        } else {
           const err78 = {
-            instancePath: instancePath + '/ps1-client-password',
-            schemaPath: '#/$defs/ps1/properties/ps1-client-password/type',
+            instancePath: instancePath + '/passphrase',
+            schemaPath: '#/$defs/ps1/properties/passphrase/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema63.properties['ps1-client-password'].type,
-            parentSchema: schema63.properties['ps1-client-password'],
-            data: data36,
+            schema: schema64.properties.passphrase.type,
+            parentSchema: schema64.properties.passphrase,
+            data: data34,
           };
           if (vErrors === null) {
             vErrors = [err78];
@@ -9207,37 +9958,37 @@ function validate31(
           errors++;
         }
       }
-      if (data['ps1-client-start-timeout'] !== undefined) {
-        let data37 = data['ps1-client-start-timeout'];
-        if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
-          const err79 = {
-            instancePath: instancePath + '/ps1-client-start-timeout',
-            schemaPath: '#/$defs/ps1/properties/ps1-client-start-timeout/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema63.properties['ps1-client-start-timeout'].type,
-            parentSchema: schema63.properties['ps1-client-start-timeout'],
-            data: data37,
-          };
-          if (vErrors === null) {
-            vErrors = [err79];
-          } else {
-            vErrors.push(err79);
-          }
-          errors++;
-        }
-        if (typeof data37 == 'number' && isFinite(data37)) {
-          if (data37 > 3600 || isNaN(data37)) {
-            const err80 = {
-              instancePath: instancePath + '/ps1-client-start-timeout',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-start-timeout/maximum',
+      if (data['check-lost'] !== undefined) {
+        let data35 = data['check-lost'];
+        if (typeof data35 == 'number' && isFinite(data35)) {
+          if (data35 > 99 || isNaN(data35)) {
+            const err79 = {
+              instancePath: instancePath + '/check-lost',
+              schemaPath: '#/$defs/ps1/properties/check-lost/maximum',
               keyword: 'maximum',
-              params: { comparison: '<=', limit: 3600 },
-              message: 'must be <= 3600',
-              schema: 3600,
-              parentSchema: schema63.properties['ps1-client-start-timeout'],
-              data: data37,
+              params: { comparison: '<=', limit: 99 },
+              message: 'must be <= 99',
+              schema: 99,
+              parentSchema: schema64.properties['check-lost'],
+              data: data35,
+            };
+            if (vErrors === null) {
+              vErrors = [err79];
+            } else {
+              vErrors.push(err79);
+            }
+            errors++;
+          }
+          if (data35 < 0 || isNaN(data35)) {
+            const err80 = {
+              instancePath: instancePath + '/check-lost',
+              schemaPath: '#/$defs/ps1/properties/check-lost/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema64.properties['check-lost'],
+              data: data35,
             };
             if (vErrors === null) {
               vErrors = [err80];
@@ -9246,38 +9997,37 @@ function validate31(
             }
             errors++;
           }
-          if (data37 < 5 || isNaN(data37)) {
-            const err81 = {
-              instancePath: instancePath + '/ps1-client-start-timeout',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-start-timeout/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 5 },
-              message: 'must be >= 5',
-              schema: 5,
-              parentSchema: schema63.properties['ps1-client-start-timeout'],
-              data: data37,
-            };
-            if (vErrors === null) {
-              vErrors = [err81];
-            } else {
-              vErrors.push(err81);
-            }
-            errors++;
+        } else {
+          const err81 = {
+            instancePath: instancePath + '/check-lost',
+            schemaPath: '#/$defs/ps1/properties/check-lost/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+            schema: schema64.properties['check-lost'].type,
+            parentSchema: schema64.properties['check-lost'],
+            data: data35,
+          };
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
           }
+          errors++;
         }
       }
-      if (data['ps1-client-play-timeout'] !== undefined) {
-        let data38 = data['ps1-client-play-timeout'];
-        if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+      if (data['peer-auth'] !== undefined) {
+        let data36 = data['peer-auth'];
+        if (typeof data36 !== 'boolean') {
           const err82 = {
-            instancePath: instancePath + '/ps1-client-play-timeout',
-            schemaPath: '#/$defs/ps1/properties/ps1-client-play-timeout/type',
+            instancePath: instancePath + '/peer-auth',
+            schemaPath: '#/$defs/ps1/properties/peer-auth/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema63.properties['ps1-client-play-timeout'].type,
-            parentSchema: schema63.properties['ps1-client-play-timeout'],
-            data: data38,
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema64.properties['peer-auth'].type,
+            parentSchema: schema64.properties['peer-auth'],
+            data: data36,
           };
           if (vErrors === null) {
             vErrors = [err82];
@@ -9286,286 +10036,11 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data38 == 'number' && isFinite(data38)) {
-          if (data38 > 3600 || isNaN(data38)) {
-            const err83 = {
-              instancePath: instancePath + '/ps1-client-play-timeout',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-play-timeout/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 3600 },
-              message: 'must be <= 3600',
-              schema: 3600,
-              parentSchema: schema63.properties['ps1-client-play-timeout'],
-              data: data38,
-            };
-            if (vErrors === null) {
-              vErrors = [err83];
-            } else {
-              vErrors.push(err83);
-            }
-            errors++;
-          }
-          if (data38 < 5 || isNaN(data38)) {
-            const err84 = {
-              instancePath: instancePath + '/ps1-client-play-timeout',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-play-timeout/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 5 },
-              message: 'must be >= 5',
-              schema: 5,
-              parentSchema: schema63.properties['ps1-client-play-timeout'],
-              data: data38,
-            };
-            if (vErrors === null) {
-              vErrors = [err84];
-            } else {
-              vErrors.push(err84);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['ps1-client-rtt-ms'] !== undefined) {
-        let data39 = data['ps1-client-rtt-ms'];
-        if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
-          const err85 = {
-            instancePath: instancePath + '/ps1-client-rtt-ms',
-            schemaPath: '#/$defs/ps1/properties/ps1-client-rtt-ms/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema63.properties['ps1-client-rtt-ms'].type,
-            parentSchema: schema63.properties['ps1-client-rtt-ms'],
-            data: data39,
-          };
-          if (vErrors === null) {
-            vErrors = [err85];
-          } else {
-            vErrors.push(err85);
-          }
-          errors++;
-        }
-        if (typeof data39 == 'number' && isFinite(data39)) {
-          if (data39 > 10000 || isNaN(data39)) {
-            const err86 = {
-              instancePath: instancePath + '/ps1-client-rtt-ms',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-rtt-ms/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 10000 },
-              message: 'must be <= 10000',
-              schema: 10000,
-              parentSchema: schema63.properties['ps1-client-rtt-ms'],
-              data: data39,
-            };
-            if (vErrors === null) {
-              vErrors = [err86];
-            } else {
-              vErrors.push(err86);
-            }
-            errors++;
-          }
-          if (data39 < 40 || isNaN(data39)) {
-            const err87 = {
-              instancePath: instancePath + '/ps1-client-rtt-ms',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-rtt-ms/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 40 },
-              message: 'must be >= 40',
-              schema: 40,
-              parentSchema: schema63.properties['ps1-client-rtt-ms'],
-              data: data39,
-            };
-            if (vErrors === null) {
-              vErrors = [err87];
-            } else {
-              vErrors.push(err87);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['ps1-client-latency-ms'] !== undefined) {
-        let data40 = data['ps1-client-latency-ms'];
-        if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
-          const err88 = {
-            instancePath: instancePath + '/ps1-client-latency-ms',
-            schemaPath: '#/$defs/ps1/properties/ps1-client-latency-ms/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema63.properties['ps1-client-latency-ms'].type,
-            parentSchema: schema63.properties['ps1-client-latency-ms'],
-            data: data40,
-          };
-          if (vErrors === null) {
-            vErrors = [err88];
-          } else {
-            vErrors.push(err88);
-          }
-          errors++;
-        }
-        if (typeof data40 == 'number' && isFinite(data40)) {
-          if (data40 > 10000 || isNaN(data40)) {
-            const err89 = {
-              instancePath: instancePath + '/ps1-client-latency-ms',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-latency-ms/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 10000 },
-              message: 'must be <= 10000',
-              schema: 10000,
-              parentSchema: schema63.properties['ps1-client-latency-ms'],
-              data: data40,
-            };
-            if (vErrors === null) {
-              vErrors = [err89];
-            } else {
-              vErrors.push(err89);
-            }
-            errors++;
-          }
-          if (data40 < 250 || isNaN(data40)) {
-            const err90 = {
-              instancePath: instancePath + '/ps1-client-latency-ms',
-              schemaPath: '#/$defs/ps1/properties/ps1-client-latency-ms/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 250 },
-              message: 'must be >= 250',
-              schema: 250,
-              parentSchema: schema63.properties['ps1-client-latency-ms'],
-              data: data40,
-            };
-            if (vErrors === null) {
-              vErrors = [err90];
-            } else {
-              vErrors.push(err90);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data.passphrase !== undefined) {
-        let data41 = data.passphrase;
-        if (typeof data41 === 'string') {
-          if (!pattern6.test(data41)) {
-            const err91 = {
-              instancePath: instancePath + '/passphrase',
-              schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
-              keyword: 'pattern',
-              params: { pattern: '^$|^[\\s\\S]{10,64}$' },
-              message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
-              schema: '^$|^[\\s\\S]{10,64}$',
-              parentSchema: schema63.properties.passphrase,
-              data: data41,
-            };
-            if (vErrors === null) {
-              vErrors = [err91];
-            } else {
-              vErrors.push(err91);
-            }
-            errors++;
-          }
-        } else {
-          const err92 = {
-            instancePath: instancePath + '/passphrase',
-            schemaPath: '#/$defs/ps1/properties/passphrase/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema63.properties.passphrase.type,
-            parentSchema: schema63.properties.passphrase,
-            data: data41,
-          };
-          if (vErrors === null) {
-            vErrors = [err92];
-          } else {
-            vErrors.push(err92);
-          }
-          errors++;
-        }
-      }
-      if (data['check-lost'] !== undefined) {
-        let data42 = data['check-lost'];
-        if (typeof data42 == 'number' && isFinite(data42)) {
-          if (data42 > 99 || isNaN(data42)) {
-            const err93 = {
-              instancePath: instancePath + '/check-lost',
-              schemaPath: '#/$defs/ps1/properties/check-lost/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 99 },
-              message: 'must be <= 99',
-              schema: 99,
-              parentSchema: schema63.properties['check-lost'],
-              data: data42,
-            };
-            if (vErrors === null) {
-              vErrors = [err93];
-            } else {
-              vErrors.push(err93);
-            }
-            errors++;
-          }
-          if (data42 < 0 || isNaN(data42)) {
-            const err94 = {
-              instancePath: instancePath + '/check-lost',
-              schemaPath: '#/$defs/ps1/properties/check-lost/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema63.properties['check-lost'],
-              data: data42,
-            };
-            if (vErrors === null) {
-              vErrors = [err94];
-            } else {
-              vErrors.push(err94);
-            }
-            errors++;
-          }
-        } else {
-          const err95 = {
-            instancePath: instancePath + '/check-lost',
-            schemaPath: '#/$defs/ps1/properties/check-lost/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-            schema: schema63.properties['check-lost'].type,
-            parentSchema: schema63.properties['check-lost'],
-            data: data42,
-          };
-          if (vErrors === null) {
-            vErrors = [err95];
-          } else {
-            vErrors.push(err95);
-          }
-          errors++;
-        }
-      }
-      if (data['peer-auth'] !== undefined) {
-        let data43 = data['peer-auth'];
-        if (typeof data43 !== 'boolean') {
-          const err96 = {
-            instancePath: instancePath + '/peer-auth',
-            schemaPath: '#/$defs/ps1/properties/peer-auth/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-            schema: schema63.properties['peer-auth'].type,
-            parentSchema: schema63.properties['peer-auth'],
-            data: data43,
-          };
-          if (vErrors === null) {
-            vErrors = [err96];
-          } else {
-            vErrors.push(err96);
-          }
-          errors++;
-        }
       }
     }
-    var _valid7 = _errs96 === errors;
-    valid27 = _valid7;
-    if (valid27) {
+    var _valid7 = _errs81 === errors;
+    valid25 = _valid7;
+    if (valid25) {
       var props7 = {};
       props7.address = true;
       props7.port = true;
@@ -9581,8 +10056,8 @@ function validate31(
       props7.type = true;
     }
   }
-  if (!valid27) {
-    const err97 = {
+  if (!valid25) {
+    const err83 = {
       instancePath,
       schemaPath: '#/allOf/7/if',
       keyword: 'if',
@@ -9593,9 +10068,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err97];
+      vErrors = [err83];
     } else {
-      vErrors.push(err97);
+      vErrors.push(err83);
     }
     errors++;
   }
@@ -9607,23 +10082,335 @@ function validate31(
       Object.assign(props0, props7);
     }
   }
-  const _errs121 = errors;
-  let valid31 = true;
-  const _errs122 = errors;
+  const _errs106 = errors;
+  let valid29 = true;
+  const _errs107 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing8;
     if (data.type === undefined && (missing8 = 'type')) {
-      const err98 = {};
+      const err84 = {};
       if (vErrors === null) {
-        vErrors = [err98];
+        vErrors = [err84];
       } else {
-        vErrors.push(err98);
+        vErrors.push(err84);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('rist' !== data.type) {
-          const err99 = {};
+          const err85 = {};
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
+      }
+    }
+  }
+  var _valid8 = _errs107 === errors;
+  errors = _errs106;
+  if (vErrors !== null) {
+    if (_errs106) {
+      vErrors.length = _errs106;
+    } else {
+      vErrors = null;
+    }
+  }
+  if (_valid8) {
+    const _errs109 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data['rist-profile'] !== undefined) {
+        let data38 = data['rist-profile'];
+        if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+          const err86 = {
+            instancePath: instancePath + '/rist-profile',
+            schemaPath: '#/$defs/rist/properties/rist-profile/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema65.properties['rist-profile'].type,
+            parentSchema: schema65.properties['rist-profile'],
+            data: data38,
+          };
+          if (vErrors === null) {
+            vErrors = [err86];
+          } else {
+            vErrors.push(err86);
+          }
+          errors++;
+        }
+        if (!(data38 === 0 || data38 === 1)) {
+          const err87 = {
+            instancePath: instancePath + '/rist-profile',
+            schemaPath: '#/$defs/rist/properties/rist-profile/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema65.properties['rist-profile'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema65.properties['rist-profile'].enum,
+            parentSchema: schema65.properties['rist-profile'],
+            data: data38,
+          };
+          if (vErrors === null) {
+            vErrors = [err87];
+          } else {
+            vErrors.push(err87);
+          }
+          errors++;
+        }
+      }
+      if (data['allow-conn-ip'] !== undefined) {
+        let data39 = data['allow-conn-ip'];
+        if (typeof data39 !== 'string') {
+          const err88 = {
+            instancePath: instancePath + '/allow-conn-ip',
+            schemaPath: '#/$defs/rist/properties/allow-conn-ip/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema65.properties['allow-conn-ip'].type,
+            parentSchema: schema65.properties['allow-conn-ip'],
+            data: data39,
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
+      }
+      if (data['rist-addr-address'] !== undefined) {
+        let data40 = data['rist-addr-address'];
+        if (Array.isArray(data40)) {
+          const len0 = data40.length;
+          for (let i0 = 0; i0 < len0; i0++) {
+            let data41 = data40[i0];
+            if (typeof data41 !== 'string') {
+              const err89 = {
+                instancePath: instancePath + '/rist-addr-address/' + i0,
+                schemaPath: '#/$defs/rist/properties/rist-addr-address/items/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+                schema: schema65.properties['rist-addr-address'].items.type,
+                parentSchema: schema65.properties['rist-addr-address'].items,
+                data: data41,
+              };
+              if (vErrors === null) {
+                vErrors = [err89];
+              } else {
+                vErrors.push(err89);
+              }
+              errors++;
+            }
+          }
+        } else {
+          const err90 = {
+            instancePath: instancePath + '/rist-addr-address',
+            schemaPath: '#/$defs/rist/properties/rist-addr-address/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema65.properties['rist-addr-address'].type,
+            parentSchema: schema65.properties['rist-addr-address'],
+            data: data40,
+          };
+          if (vErrors === null) {
+            vErrors = [err90];
+          } else {
+            vErrors.push(err90);
+          }
+          errors++;
+        }
+      }
+      if (data['rist-addr-port'] !== undefined) {
+        let data42 = data['rist-addr-port'];
+        if (Array.isArray(data42)) {
+          const len1 = data42.length;
+          for (let i1 = 0; i1 < len1; i1++) {
+            let data43 = data42[i1];
+            if (
+              !(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))
+            ) {
+              const err91 = {
+                instancePath: instancePath + '/rist-addr-port/' + i1,
+                schemaPath: '#/$defs/rist/properties/rist-addr-port/items/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+                schema: schema65.properties['rist-addr-port'].items.type,
+                parentSchema: schema65.properties['rist-addr-port'].items,
+                data: data43,
+              };
+              if (vErrors === null) {
+                vErrors = [err91];
+              } else {
+                vErrors.push(err91);
+              }
+              errors++;
+            }
+            if (typeof data43 == 'number' && isFinite(data43)) {
+              if (data43 > 65535 || isNaN(data43)) {
+                const err92 = {
+                  instancePath: instancePath + '/rist-addr-port/' + i1,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-port/items/maximum',
+                  keyword: 'maximum',
+                  params: { comparison: '<=', limit: 65535 },
+                  message: 'must be <= 65535',
+                  schema: 65535,
+                  parentSchema: schema65.properties['rist-addr-port'].items,
+                  data: data43,
+                };
+                if (vErrors === null) {
+                  vErrors = [err92];
+                } else {
+                  vErrors.push(err92);
+                }
+                errors++;
+              }
+              if (data43 < 1 || isNaN(data43)) {
+                const err93 = {
+                  instancePath: instancePath + '/rist-addr-port/' + i1,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-port/items/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 1 },
+                  message: 'must be >= 1',
+                  schema: 1,
+                  parentSchema: schema65.properties['rist-addr-port'].items,
+                  data: data43,
+                };
+                if (vErrors === null) {
+                  vErrors = [err93];
+                } else {
+                  vErrors.push(err93);
+                }
+                errors++;
+              }
+            }
+          }
+        } else {
+          const err94 = {
+            instancePath: instancePath + '/rist-addr-port',
+            schemaPath: '#/$defs/rist/properties/rist-addr-port/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema65.properties['rist-addr-port'].type,
+            parentSchema: schema65.properties['rist-addr-port'],
+            data: data42,
+          };
+          if (vErrors === null) {
+            vErrors = [err94];
+          } else {
+            vErrors.push(err94);
+          }
+          errors++;
+        }
+      }
+      if (data['rist-addr-intf'] !== undefined) {
+        let data44 = data['rist-addr-intf'];
+        if (Array.isArray(data44)) {
+          const len2 = data44.length;
+          for (let i2 = 0; i2 < len2; i2++) {
+            let data45 = data44[i2];
+            if (typeof data45 !== 'string') {
+              const err95 = {
+                instancePath: instancePath + '/rist-addr-intf/' + i2,
+                schemaPath: '#/$defs/rist/properties/rist-addr-intf/items/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+                schema: schema65.properties['rist-addr-intf'].items.type,
+                parentSchema: schema65.properties['rist-addr-intf'].items,
+                data: data45,
+              };
+              if (vErrors === null) {
+                vErrors = [err95];
+              } else {
+                vErrors.push(err95);
+              }
+              errors++;
+            }
+          }
+        } else {
+          const err96 = {
+            instancePath: instancePath + '/rist-addr-intf',
+            schemaPath: '#/$defs/rist/properties/rist-addr-intf/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema65.properties['rist-addr-intf'].type,
+            parentSchema: schema65.properties['rist-addr-intf'],
+            data: data44,
+          };
+          if (vErrors === null) {
+            vErrors = [err96];
+          } else {
+            vErrors.push(err96);
+          }
+          errors++;
+        }
+      }
+      if (data['rist-addr-weight'] !== undefined) {
+        let data46 = data['rist-addr-weight'];
+        if (Array.isArray(data46)) {
+          const len3 = data46.length;
+          for (let i3 = 0; i3 < len3; i3++) {
+            let data47 = data46[i3];
+            if (
+              !(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))
+            ) {
+              const err97 = {
+                instancePath: instancePath + '/rist-addr-weight/' + i3,
+                schemaPath: '#/$defs/rist/properties/rist-addr-weight/items/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+                schema: schema65.properties['rist-addr-weight'].items.type,
+                parentSchema: schema65.properties['rist-addr-weight'].items,
+                data: data47,
+              };
+              if (vErrors === null) {
+                vErrors = [err97];
+              } else {
+                vErrors.push(err97);
+              }
+              errors++;
+            }
+            if (typeof data47 == 'number' && isFinite(data47)) {
+              if (data47 < 0 || isNaN(data47)) {
+                const err98 = {
+                  instancePath: instancePath + '/rist-addr-weight/' + i3,
+                  schemaPath: '#/$defs/rist/properties/rist-addr-weight/items/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 0 },
+                  message: 'must be >= 0',
+                  schema: 0,
+                  parentSchema: schema65.properties['rist-addr-weight'].items,
+                  data: data47,
+                };
+                if (vErrors === null) {
+                  vErrors = [err98];
+                } else {
+                  vErrors.push(err98);
+                }
+                errors++;
+              }
+            }
+          }
+        } else {
+          const err99 = {
+            instancePath: instancePath + '/rist-addr-weight',
+            schemaPath: '#/$defs/rist/properties/rist-addr-weight/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+            schema: schema65.properties['rist-addr-weight'].type,
+            parentSchema: schema65.properties['rist-addr-weight'],
+            data: data46,
+          };
           if (vErrors === null) {
             vErrors = [err99];
           } else {
@@ -9632,32 +10419,18 @@ function validate31(
           errors++;
         }
       }
-    }
-  }
-  var _valid8 = _errs122 === errors;
-  errors = _errs121;
-  if (vErrors !== null) {
-    if (_errs121) {
-      vErrors.length = _errs121;
-    } else {
-      vErrors = null;
-    }
-  }
-  if (_valid8) {
-    const _errs124 = errors;
-    if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data['rist-profile'] !== undefined) {
-        let data45 = data['rist-profile'];
-        if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+      if (data['rist-session-timeout'] !== undefined) {
+        let data48 = data['rist-session-timeout'];
+        if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
           const err100 = {
-            instancePath: instancePath + '/rist-profile',
-            schemaPath: '#/$defs/rist/properties/rist-profile/type',
+            instancePath: instancePath + '/rist-session-timeout',
+            schemaPath: '#/$defs/rist/properties/rist-session-timeout/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema64.properties['rist-profile'].type,
-            parentSchema: schema64.properties['rist-profile'],
-            data: data45,
+            schema: schema65.properties['rist-session-timeout'].type,
+            parentSchema: schema65.properties['rist-session-timeout'],
+            data: data48,
           };
           if (vErrors === null) {
             vErrors = [err100];
@@ -9666,37 +10439,39 @@ function validate31(
           }
           errors++;
         }
-        if (!(data45 === 0 || data45 === 1)) {
-          const err101 = {
-            instancePath: instancePath + '/rist-profile',
-            schemaPath: '#/$defs/rist/properties/rist-profile/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema64.properties['rist-profile'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema64.properties['rist-profile'].enum,
-            parentSchema: schema64.properties['rist-profile'],
-            data: data45,
-          };
-          if (vErrors === null) {
-            vErrors = [err101];
-          } else {
-            vErrors.push(err101);
+        if (typeof data48 == 'number' && isFinite(data48)) {
+          if (data48 < 100 || isNaN(data48)) {
+            const err101 = {
+              instancePath: instancePath + '/rist-session-timeout',
+              schemaPath: '#/$defs/rist/properties/rist-session-timeout/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 100 },
+              message: 'must be >= 100',
+              schema: 100,
+              parentSchema: schema65.properties['rist-session-timeout'],
+              data: data48,
+            };
+            if (vErrors === null) {
+              vErrors = [err101];
+            } else {
+              vErrors.push(err101);
+            }
+            errors++;
           }
-          errors++;
         }
       }
-      if (data['allow-conn-ip'] !== undefined) {
-        let data46 = data['allow-conn-ip'];
-        if (typeof data46 !== 'string') {
+      if (data['rist-recovery-rtt-min'] !== undefined) {
+        let data49 = data['rist-recovery-rtt-min'];
+        if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
           const err102 = {
-            instancePath: instancePath + '/allow-conn-ip',
-            schemaPath: '#/$defs/rist/properties/allow-conn-ip/type',
+            instancePath: instancePath + '/rist-recovery-rtt-min',
+            schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-min/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema64.properties['allow-conn-ip'].type,
-            parentSchema: schema64.properties['allow-conn-ip'],
-            data: data46,
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema65.properties['rist-recovery-rtt-min'].type,
+            parentSchema: schema65.properties['rist-recovery-rtt-min'],
+            data: data49,
           };
           if (vErrors === null) {
             vErrors = [err102];
@@ -9705,42 +10480,39 @@ function validate31(
           }
           errors++;
         }
-      }
-      if (data['rist-addr-address'] !== undefined) {
-        let data47 = data['rist-addr-address'];
-        if (Array.isArray(data47)) {
-          const len0 = data47.length;
-          for (let i0 = 0; i0 < len0; i0++) {
-            let data48 = data47[i0];
-            if (typeof data48 !== 'string') {
-              const err103 = {
-                instancePath: instancePath + '/rist-addr-address/' + i0,
-                schemaPath: '#/$defs/rist/properties/rist-addr-address/items/type',
-                keyword: 'type',
-                params: { type: 'string' },
-                message: 'must be string',
-                schema: schema64.properties['rist-addr-address'].items.type,
-                parentSchema: schema64.properties['rist-addr-address'].items,
-                data: data48,
-              };
-              if (vErrors === null) {
-                vErrors = [err103];
-              } else {
-                vErrors.push(err103);
-              }
-              errors++;
+        if (typeof data49 == 'number' && isFinite(data49)) {
+          if (data49 < 10 || isNaN(data49)) {
+            const err103 = {
+              instancePath: instancePath + '/rist-recovery-rtt-min',
+              schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-min/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 10 },
+              message: 'must be >= 10',
+              schema: 10,
+              parentSchema: schema65.properties['rist-recovery-rtt-min'],
+              data: data49,
+            };
+            if (vErrors === null) {
+              vErrors = [err103];
+            } else {
+              vErrors.push(err103);
             }
+            errors++;
           }
-        } else {
+        }
+      }
+      if (data['rist-recovery-rtt-max'] !== undefined) {
+        let data50 = data['rist-recovery-rtt-max'];
+        if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
           const err104 = {
-            instancePath: instancePath + '/rist-addr-address',
-            schemaPath: '#/$defs/rist/properties/rist-addr-address/type',
+            instancePath: instancePath + '/rist-recovery-rtt-max',
+            schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-max/type',
             keyword: 'type',
-            params: { type: 'array' },
-            message: 'must be array',
-            schema: schema64.properties['rist-addr-address'].type,
-            parentSchema: schema64.properties['rist-addr-address'],
-            data: data47,
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema65.properties['rist-recovery-rtt-max'].type,
+            parentSchema: schema65.properties['rist-recovery-rtt-max'],
+            data: data50,
           };
           if (vErrors === null) {
             vErrors = [err104];
@@ -9749,370 +10521,73 @@ function validate31(
           }
           errors++;
         }
-      }
-      if (data['rist-addr-port'] !== undefined) {
-        let data49 = data['rist-addr-port'];
-        if (Array.isArray(data49)) {
-          const len1 = data49.length;
-          for (let i1 = 0; i1 < len1; i1++) {
-            let data50 = data49[i1];
-            if (
-              !(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))
-            ) {
-              const err105 = {
-                instancePath: instancePath + '/rist-addr-port/' + i1,
-                schemaPath: '#/$defs/rist/properties/rist-addr-port/items/type',
-                keyword: 'type',
-                params: { type: 'integer' },
-                message: 'must be integer',
-                schema: schema64.properties['rist-addr-port'].items.type,
-                parentSchema: schema64.properties['rist-addr-port'].items,
-                data: data50,
-              };
-              if (vErrors === null) {
-                vErrors = [err105];
-              } else {
-                vErrors.push(err105);
-              }
-              errors++;
-            }
-            if (typeof data50 == 'number' && isFinite(data50)) {
-              if (data50 > 65535 || isNaN(data50)) {
-                const err106 = {
-                  instancePath: instancePath + '/rist-addr-port/' + i1,
-                  schemaPath: '#/$defs/rist/properties/rist-addr-port/items/maximum',
-                  keyword: 'maximum',
-                  params: { comparison: '<=', limit: 65535 },
-                  message: 'must be <= 65535',
-                  schema: 65535,
-                  parentSchema: schema64.properties['rist-addr-port'].items,
-                  data: data50,
-                };
-                if (vErrors === null) {
-                  vErrors = [err106];
-                } else {
-                  vErrors.push(err106);
-                }
-                errors++;
-              }
-              if (data50 < 1 || isNaN(data50)) {
-                const err107 = {
-                  instancePath: instancePath + '/rist-addr-port/' + i1,
-                  schemaPath: '#/$defs/rist/properties/rist-addr-port/items/minimum',
-                  keyword: 'minimum',
-                  params: { comparison: '>=', limit: 1 },
-                  message: 'must be >= 1',
-                  schema: 1,
-                  parentSchema: schema64.properties['rist-addr-port'].items,
-                  data: data50,
-                };
-                if (vErrors === null) {
-                  vErrors = [err107];
-                } else {
-                  vErrors.push(err107);
-                }
-                errors++;
-              }
-            }
-          }
-        } else {
-          const err108 = {
-            instancePath: instancePath + '/rist-addr-port',
-            schemaPath: '#/$defs/rist/properties/rist-addr-port/type',
-            keyword: 'type',
-            params: { type: 'array' },
-            message: 'must be array',
-            schema: schema64.properties['rist-addr-port'].type,
-            parentSchema: schema64.properties['rist-addr-port'],
-            data: data49,
-          };
-          if (vErrors === null) {
-            vErrors = [err108];
-          } else {
-            vErrors.push(err108);
-          }
-          errors++;
-        }
-      }
-      if (data['rist-addr-intf'] !== undefined) {
-        let data51 = data['rist-addr-intf'];
-        if (Array.isArray(data51)) {
-          const len2 = data51.length;
-          for (let i2 = 0; i2 < len2; i2++) {
-            let data52 = data51[i2];
-            if (typeof data52 !== 'string') {
-              const err109 = {
-                instancePath: instancePath + '/rist-addr-intf/' + i2,
-                schemaPath: '#/$defs/rist/properties/rist-addr-intf/items/type',
-                keyword: 'type',
-                params: { type: 'string' },
-                message: 'must be string',
-                schema: schema64.properties['rist-addr-intf'].items.type,
-                parentSchema: schema64.properties['rist-addr-intf'].items,
-                data: data52,
-              };
-              if (vErrors === null) {
-                vErrors = [err109];
-              } else {
-                vErrors.push(err109);
-              }
-              errors++;
-            }
-          }
-        } else {
-          const err110 = {
-            instancePath: instancePath + '/rist-addr-intf',
-            schemaPath: '#/$defs/rist/properties/rist-addr-intf/type',
-            keyword: 'type',
-            params: { type: 'array' },
-            message: 'must be array',
-            schema: schema64.properties['rist-addr-intf'].type,
-            parentSchema: schema64.properties['rist-addr-intf'],
-            data: data51,
-          };
-          if (vErrors === null) {
-            vErrors = [err110];
-          } else {
-            vErrors.push(err110);
-          }
-          errors++;
-        }
-      }
-      if (data['rist-addr-weight'] !== undefined) {
-        let data53 = data['rist-addr-weight'];
-        if (Array.isArray(data53)) {
-          const len3 = data53.length;
-          for (let i3 = 0; i3 < len3; i3++) {
-            let data54 = data53[i3];
-            if (
-              !(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))
-            ) {
-              const err111 = {
-                instancePath: instancePath + '/rist-addr-weight/' + i3,
-                schemaPath: '#/$defs/rist/properties/rist-addr-weight/items/type',
-                keyword: 'type',
-                params: { type: 'integer' },
-                message: 'must be integer',
-                schema: schema64.properties['rist-addr-weight'].items.type,
-                parentSchema: schema64.properties['rist-addr-weight'].items,
-                data: data54,
-              };
-              if (vErrors === null) {
-                vErrors = [err111];
-              } else {
-                vErrors.push(err111);
-              }
-              errors++;
-            }
-            if (typeof data54 == 'number' && isFinite(data54)) {
-              if (data54 < 0 || isNaN(data54)) {
-                const err112 = {
-                  instancePath: instancePath + '/rist-addr-weight/' + i3,
-                  schemaPath: '#/$defs/rist/properties/rist-addr-weight/items/minimum',
-                  keyword: 'minimum',
-                  params: { comparison: '>=', limit: 0 },
-                  message: 'must be >= 0',
-                  schema: 0,
-                  parentSchema: schema64.properties['rist-addr-weight'].items,
-                  data: data54,
-                };
-                if (vErrors === null) {
-                  vErrors = [err112];
-                } else {
-                  vErrors.push(err112);
-                }
-                errors++;
-              }
-            }
-          }
-        } else {
-          const err113 = {
-            instancePath: instancePath + '/rist-addr-weight',
-            schemaPath: '#/$defs/rist/properties/rist-addr-weight/type',
-            keyword: 'type',
-            params: { type: 'array' },
-            message: 'must be array',
-            schema: schema64.properties['rist-addr-weight'].type,
-            parentSchema: schema64.properties['rist-addr-weight'],
-            data: data53,
-          };
-          if (vErrors === null) {
-            vErrors = [err113];
-          } else {
-            vErrors.push(err113);
-          }
-          errors++;
-        }
-      }
-      if (data['rist-session-timeout'] !== undefined) {
-        let data55 = data['rist-session-timeout'];
-        if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
-          const err114 = {
-            instancePath: instancePath + '/rist-session-timeout',
-            schemaPath: '#/$defs/rist/properties/rist-session-timeout/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema64.properties['rist-session-timeout'].type,
-            parentSchema: schema64.properties['rist-session-timeout'],
-            data: data55,
-          };
-          if (vErrors === null) {
-            vErrors = [err114];
-          } else {
-            vErrors.push(err114);
-          }
-          errors++;
-        }
-        if (typeof data55 == 'number' && isFinite(data55)) {
-          if (data55 < 100 || isNaN(data55)) {
-            const err115 = {
-              instancePath: instancePath + '/rist-session-timeout',
-              schemaPath: '#/$defs/rist/properties/rist-session-timeout/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 100 },
-              message: 'must be >= 100',
-              schema: 100,
-              parentSchema: schema64.properties['rist-session-timeout'],
-              data: data55,
-            };
-            if (vErrors === null) {
-              vErrors = [err115];
-            } else {
-              vErrors.push(err115);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['rist-recovery-rtt-min'] !== undefined) {
-        let data56 = data['rist-recovery-rtt-min'];
-        if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
-          const err116 = {
-            instancePath: instancePath + '/rist-recovery-rtt-min',
-            schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-min/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema64.properties['rist-recovery-rtt-min'].type,
-            parentSchema: schema64.properties['rist-recovery-rtt-min'],
-            data: data56,
-          };
-          if (vErrors === null) {
-            vErrors = [err116];
-          } else {
-            vErrors.push(err116);
-          }
-          errors++;
-        }
-        if (typeof data56 == 'number' && isFinite(data56)) {
-          if (data56 < 10 || isNaN(data56)) {
-            const err117 = {
-              instancePath: instancePath + '/rist-recovery-rtt-min',
-              schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-min/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 10 },
-              message: 'must be >= 10',
-              schema: 10,
-              parentSchema: schema64.properties['rist-recovery-rtt-min'],
-              data: data56,
-            };
-            if (vErrors === null) {
-              vErrors = [err117];
-            } else {
-              vErrors.push(err117);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['rist-recovery-rtt-max'] !== undefined) {
-        let data57 = data['rist-recovery-rtt-max'];
-        if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
-          const err118 = {
-            instancePath: instancePath + '/rist-recovery-rtt-max',
-            schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-max/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema64.properties['rist-recovery-rtt-max'].type,
-            parentSchema: schema64.properties['rist-recovery-rtt-max'],
-            data: data57,
-          };
-          if (vErrors === null) {
-            vErrors = [err118];
-          } else {
-            vErrors.push(err118);
-          }
-          errors++;
-        }
-        if (typeof data57 == 'number' && isFinite(data57)) {
-          if (data57 < 10 || isNaN(data57)) {
-            const err119 = {
+        if (typeof data50 == 'number' && isFinite(data50)) {
+          if (data50 < 10 || isNaN(data50)) {
+            const err105 = {
               instancePath: instancePath + '/rist-recovery-rtt-max',
               schemaPath: '#/$defs/rist/properties/rist-recovery-rtt-max/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 10 },
               message: 'must be >= 10',
               schema: 10,
-              parentSchema: schema64.properties['rist-recovery-rtt-max'],
-              data: data57,
+              parentSchema: schema65.properties['rist-recovery-rtt-max'],
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err119];
+              vErrors = [err105];
             } else {
-              vErrors.push(err119);
+              vErrors.push(err105);
             }
             errors++;
           }
         }
       }
       if (data.passphrase !== undefined) {
-        let data58 = data.passphrase;
-        if (typeof data58 !== 'string') {
-          const err120 = {
+        let data51 = data.passphrase;
+        if (typeof data51 !== 'string') {
+          const err106 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/$defs/rist/properties/passphrase/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema64.properties.passphrase.type,
-            parentSchema: schema64.properties.passphrase,
-            data: data58,
+            schema: schema65.properties.passphrase.type,
+            parentSchema: schema65.properties.passphrase,
+            data: data51,
           };
           if (vErrors === null) {
-            vErrors = [err120];
+            vErrors = [err106];
           } else {
-            vErrors.push(err120);
+            vErrors.push(err106);
           }
           errors++;
         }
       }
       if (data.trace !== undefined) {
-        let data59 = data.trace;
-        if (typeof data59 !== 'boolean') {
-          const err121 = {
+        let data52 = data.trace;
+        if (typeof data52 !== 'boolean') {
+          const err107 = {
             instancePath: instancePath + '/trace',
             schemaPath: '#/$defs/rist/properties/trace/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema64.properties.trace.type,
-            parentSchema: schema64.properties.trace,
-            data: data59,
+            schema: schema65.properties.trace.type,
+            parentSchema: schema65.properties.trace,
+            data: data52,
           };
           if (vErrors === null) {
-            vErrors = [err121];
+            vErrors = [err107];
           } else {
-            vErrors.push(err121);
+            vErrors.push(err107);
           }
           errors++;
         }
       }
     }
-    var _valid8 = _errs124 === errors;
-    valid31 = _valid8;
-    if (valid31) {
+    var _valid8 = _errs109 === errors;
+    valid29 = _valid8;
+    if (valid29) {
       var props8 = {};
       props8['rist-profile'] = true;
       props8['allow-conn-ip'] = true;
@@ -10128,8 +10603,8 @@ function validate31(
       props8.type = true;
     }
   }
-  if (!valid31) {
-    const err122 = {
+  if (!valid29) {
+    const err108 = {
       instancePath,
       schemaPath: '#/allOf/8/if',
       keyword: 'if',
@@ -10140,9 +10615,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err122];
+      vErrors = [err108];
     } else {
-      vErrors.push(err122);
+      vErrors.push(err108);
     }
     errors++;
   }
@@ -10154,229 +10629,229 @@ function validate31(
       Object.assign(props0, props8);
     }
   }
-  const _errs157 = errors;
-  let valid43 = true;
-  const _errs158 = errors;
+  const _errs142 = errors;
+  let valid41 = true;
+  const _errs143 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing9;
     if (data.type === undefined && (missing9 = 'type')) {
-      const err123 = {};
+      const err109 = {};
       if (vErrors === null) {
-        vErrors = [err123];
+        vErrors = [err109];
       } else {
-        vErrors.push(err123);
+        vErrors.push(err109);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('rtmp' !== data.type) {
-          const err124 = {};
+          const err110 = {};
           if (vErrors === null) {
-            vErrors = [err124];
+            vErrors = [err110];
           } else {
-            vErrors.push(err124);
+            vErrors.push(err110);
           }
           errors++;
         }
       }
     }
   }
-  var _valid9 = _errs158 === errors;
-  errors = _errs157;
+  var _valid9 = _errs143 === errors;
+  errors = _errs142;
   if (vErrors !== null) {
-    if (_errs157) {
-      vErrors.length = _errs157;
+    if (_errs142) {
+      vErrors.length = _errs142;
     } else {
       vErrors = null;
     }
   }
   if (_valid9) {
-    const _errs160 = errors;
+    const _errs145 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.url === undefined) {
-        const err125 = {
+        const err111 = {
           instancePath,
           schemaPath: '#/$defs/rtmp/required',
           keyword: 'required',
           params: { missingProperty: 'url' },
           message: "must have required property '" + 'url' + "'",
-          schema: schema65.required,
-          parentSchema: schema65,
+          schema: schema66.required,
+          parentSchema: schema66,
           data,
         };
         if (vErrors === null) {
-          vErrors = [err125];
+          vErrors = [err111];
         } else {
-          vErrors.push(err125);
+          vErrors.push(err111);
         }
         errors++;
       }
       if (data.url !== undefined) {
-        let data61 = data.url;
-        if (typeof data61 === 'string') {
-          if (func2(data61) < 1) {
-            const err126 = {
+        let data54 = data.url;
+        if (typeof data54 === 'string') {
+          if (func2(data54) < 1) {
+            const err112 = {
               instancePath: instancePath + '/url',
               schemaPath: '#/$defs/rtmp/properties/url/minLength',
               keyword: 'minLength',
               params: { limit: 1 },
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
-              parentSchema: schema65.properties.url,
-              data: data61,
+              parentSchema: schema66.properties.url,
+              data: data54,
             };
             if (vErrors === null) {
-              vErrors = [err126];
+              vErrors = [err112];
             } else {
-              vErrors.push(err126);
+              vErrors.push(err112);
             }
             errors++;
           }
         } else {
-          const err127 = {
+          const err113 = {
             instancePath: instancePath + '/url',
             schemaPath: '#/$defs/rtmp/properties/url/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema65.properties.url.type,
-            parentSchema: schema65.properties.url,
-            data: data61,
+            schema: schema66.properties.url.type,
+            parentSchema: schema66.properties.url,
+            data: data54,
           };
           if (vErrors === null) {
-            vErrors = [err127];
+            vErrors = [err113];
           } else {
-            vErrors.push(err127);
+            vErrors.push(err113);
           }
           errors++;
         }
       }
       if (data['bind-if'] !== undefined) {
-        let data62 = data['bind-if'];
-        if (typeof data62 !== 'string') {
-          const err128 = {
+        let data55 = data['bind-if'];
+        if (typeof data55 !== 'string') {
+          const err114 = {
             instancePath: instancePath + '/bind-if',
             schemaPath: '#/$defs/rtmp/properties/bind-if/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema65.properties['bind-if'].type,
-            parentSchema: schema65.properties['bind-if'],
-            data: data62,
+            schema: schema66.properties['bind-if'].type,
+            parentSchema: schema66.properties['bind-if'],
+            data: data55,
           };
           if (vErrors === null) {
-            vErrors = [err128];
+            vErrors = [err114];
           } else {
-            vErrors.push(err128);
+            vErrors.push(err114);
           }
           errors++;
         }
       }
       if (data['client-timeout'] !== undefined) {
-        let data63 = data['client-timeout'];
-        if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
-          const err129 = {
+        let data56 = data['client-timeout'];
+        if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+          const err115 = {
             instancePath: instancePath + '/client-timeout',
             schemaPath: '#/$defs/rtmp/properties/client-timeout/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema65.properties['client-timeout'].type,
-            parentSchema: schema65.properties['client-timeout'],
-            data: data63,
+            schema: schema66.properties['client-timeout'].type,
+            parentSchema: schema66.properties['client-timeout'],
+            data: data56,
           };
           if (vErrors === null) {
-            vErrors = [err129];
+            vErrors = [err115];
           } else {
-            vErrors.push(err129);
+            vErrors.push(err115);
           }
           errors++;
         }
-        if (typeof data63 == 'number' && isFinite(data63)) {
-          if (data63 > 120 || isNaN(data63)) {
-            const err130 = {
+        if (typeof data56 == 'number' && isFinite(data56)) {
+          if (data56 > 120 || isNaN(data56)) {
+            const err116 = {
               instancePath: instancePath + '/client-timeout',
               schemaPath: '#/$defs/rtmp/properties/client-timeout/maximum',
               keyword: 'maximum',
               params: { comparison: '<=', limit: 120 },
               message: 'must be <= 120',
               schema: 120,
-              parentSchema: schema65.properties['client-timeout'],
-              data: data63,
+              parentSchema: schema66.properties['client-timeout'],
+              data: data56,
             };
             if (vErrors === null) {
-              vErrors = [err130];
+              vErrors = [err116];
             } else {
-              vErrors.push(err130);
+              vErrors.push(err116);
             }
             errors++;
           }
-          if (data63 < 1 || isNaN(data63)) {
-            const err131 = {
+          if (data56 < 1 || isNaN(data56)) {
+            const err117 = {
               instancePath: instancePath + '/client-timeout',
               schemaPath: '#/$defs/rtmp/properties/client-timeout/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema65.properties['client-timeout'],
-              data: data63,
+              parentSchema: schema66.properties['client-timeout'],
+              data: data56,
             };
             if (vErrors === null) {
-              vErrors = [err131];
+              vErrors = [err117];
             } else {
-              vErrors.push(err131);
+              vErrors.push(err117);
             }
             errors++;
           }
         }
       }
       if (data['tls-verify'] !== undefined) {
-        let data64 = data['tls-verify'];
-        if (typeof data64 !== 'boolean') {
-          const err132 = {
+        let data57 = data['tls-verify'];
+        if (typeof data57 !== 'boolean') {
+          const err118 = {
             instancePath: instancePath + '/tls-verify',
             schemaPath: '#/$defs/rtmp/properties/tls-verify/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema65.properties['tls-verify'].type,
-            parentSchema: schema65.properties['tls-verify'],
-            data: data64,
+            schema: schema66.properties['tls-verify'].type,
+            parentSchema: schema66.properties['tls-verify'],
+            data: data57,
           };
           if (vErrors === null) {
-            vErrors = [err132];
+            vErrors = [err118];
           } else {
-            vErrors.push(err132);
+            vErrors.push(err118);
           }
           errors++;
         }
       }
       if (data.trace !== undefined) {
-        let data65 = data.trace;
-        if (typeof data65 !== 'boolean') {
-          const err133 = {
+        let data58 = data.trace;
+        if (typeof data58 !== 'boolean') {
+          const err119 = {
             instancePath: instancePath + '/trace',
             schemaPath: '#/$defs/rtmp/properties/trace/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema65.properties.trace.type,
-            parentSchema: schema65.properties.trace,
-            data: data65,
+            schema: schema66.properties.trace.type,
+            parentSchema: schema66.properties.trace,
+            data: data58,
           };
           if (vErrors === null) {
-            vErrors = [err133];
+            vErrors = [err119];
           } else {
-            vErrors.push(err133);
+            vErrors.push(err119);
           }
           errors++;
         }
       }
     }
-    var _valid9 = _errs160 === errors;
-    valid43 = _valid9;
-    if (valid43) {
+    var _valid9 = _errs145 === errors;
+    valid41 = _valid9;
+    if (valid41) {
       var props9 = {};
       props9.url = true;
       props9['bind-if'] = true;
@@ -10386,8 +10861,8 @@ function validate31(
       props9.type = true;
     }
   }
-  if (!valid43) {
-    const err134 = {
+  if (!valid41) {
+    const err120 = {
       instancePath,
       schemaPath: '#/allOf/9/if',
       keyword: 'if',
@@ -10398,9 +10873,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err134];
+      vErrors = [err120];
     } else {
-      vErrors.push(err134);
+      vErrors.push(err120);
     }
     errors++;
   }
@@ -10412,53 +10887,53 @@ function validate31(
       Object.assign(props0, props9);
     }
   }
-  const _errs173 = errors;
-  let valid47 = true;
-  const _errs174 = errors;
+  const _errs158 = errors;
+  let valid45 = true;
+  const _errs159 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing10;
     if (data.type === undefined && (missing10 = 'type')) {
-      const err135 = {};
+      const err121 = {};
       if (vErrors === null) {
-        vErrors = [err135];
+        vErrors = [err121];
       } else {
-        vErrors.push(err135);
+        vErrors.push(err121);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('rtp' !== data.type) {
-          const err136 = {};
+          const err122 = {};
           if (vErrors === null) {
-            vErrors = [err136];
+            vErrors = [err122];
           } else {
-            vErrors.push(err136);
+            vErrors.push(err122);
           }
           errors++;
         }
       }
     }
   }
-  var _valid10 = _errs174 === errors;
-  errors = _errs173;
+  var _valid10 = _errs159 === errors;
+  errors = _errs158;
   if (vErrors !== null) {
-    if (_errs173) {
-      vErrors.length = _errs173;
+    if (_errs158) {
+      vErrors.length = _errs158;
     } else {
       vErrors = null;
     }
   }
   if (_valid10) {
-    const _errs176 = errors;
+    const _errs161 = errors;
     if (
-      !validate33(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+      !validate35(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
     ) {
-      vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+      vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
       errors = vErrors.length;
     }
-    var _valid10 = _errs176 === errors;
-    valid47 = _valid10;
-    if (valid47) {
+    var _valid10 = _errs161 === errors;
+    valid45 = _valid10;
+    if (valid45) {
       var props10 = {};
       props10['rtp-reorder'] = true;
       props10.address = true;
@@ -10470,8 +10945,8 @@ function validate31(
       props10.type = true;
     }
   }
-  if (!valid47) {
-    const err137 = {
+  if (!valid45) {
+    const err123 = {
       instancePath,
       schemaPath: '#/allOf/10/if',
       keyword: 'if',
@@ -10482,9 +10957,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err137];
+      vErrors = [err123];
     } else {
-      vErrors.push(err137);
+      vErrors.push(err123);
     }
     errors++;
   }
@@ -10496,292 +10971,292 @@ function validate31(
       Object.assign(props0, props10);
     }
   }
-  const _errs178 = errors;
-  let valid49 = true;
-  const _errs179 = errors;
+  const _errs163 = errors;
+  let valid47 = true;
+  const _errs164 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing11;
     if (data.type === undefined && (missing11 = 'type')) {
-      const err138 = {};
+      const err124 = {};
       if (vErrors === null) {
-        vErrors = [err138];
+        vErrors = [err124];
       } else {
-        vErrors.push(err138);
+        vErrors.push(err124);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('rtsp' !== data.type) {
-          const err139 = {};
+          const err125 = {};
           if (vErrors === null) {
-            vErrors = [err139];
+            vErrors = [err125];
           } else {
-            vErrors.push(err139);
+            vErrors.push(err125);
           }
           errors++;
         }
       }
     }
   }
-  var _valid11 = _errs179 === errors;
-  errors = _errs178;
+  var _valid11 = _errs164 === errors;
+  errors = _errs163;
   if (vErrors !== null) {
-    if (_errs178) {
-      vErrors.length = _errs178;
+    if (_errs163) {
+      vErrors.length = _errs163;
     } else {
       vErrors = null;
     }
   }
   if (_valid11) {
-    const _errs181 = errors;
+    const _errs166 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.uri === undefined) {
-        const err140 = {
+        const err126 = {
           instancePath,
           schemaPath: '#/$defs/rtsp/required',
           keyword: 'required',
           params: { missingProperty: 'uri' },
           message: "must have required property '" + 'uri' + "'",
-          schema: schema66.required,
-          parentSchema: schema66,
+          schema: schema67.required,
+          parentSchema: schema67,
           data,
         };
         if (vErrors === null) {
-          vErrors = [err140];
+          vErrors = [err126];
         } else {
-          vErrors.push(err140);
+          vErrors.push(err126);
         }
         errors++;
       }
       if (data.uri !== undefined) {
-        let data68 = data.uri;
-        if (typeof data68 === 'string') {
-          if (func2(data68) < 1) {
-            const err141 = {
+        let data61 = data.uri;
+        if (typeof data61 === 'string') {
+          if (func2(data61) < 1) {
+            const err127 = {
               instancePath: instancePath + '/uri',
               schemaPath: '#/$defs/rtsp/properties/uri/minLength',
               keyword: 'minLength',
               params: { limit: 1 },
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
-              parentSchema: schema66.properties.uri,
-              data: data68,
+              parentSchema: schema67.properties.uri,
+              data: data61,
             };
             if (vErrors === null) {
-              vErrors = [err141];
+              vErrors = [err127];
             } else {
-              vErrors.push(err141);
+              vErrors.push(err127);
             }
             errors++;
           }
         } else {
-          const err142 = {
+          const err128 = {
             instancePath: instancePath + '/uri',
             schemaPath: '#/$defs/rtsp/properties/uri/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema66.properties.uri.type,
-            parentSchema: schema66.properties.uri,
-            data: data68,
+            schema: schema67.properties.uri.type,
+            parentSchema: schema67.properties.uri,
+            data: data61,
           };
           if (vErrors === null) {
-            vErrors = [err142];
+            vErrors = [err128];
           } else {
-            vErrors.push(err142);
+            vErrors.push(err128);
           }
           errors++;
         }
       }
       if (data.cookies !== undefined) {
-        let data69 = data.cookies;
-        if (typeof data69 !== 'string') {
-          const err143 = {
+        let data62 = data.cookies;
+        if (typeof data62 !== 'string') {
+          const err129 = {
             instancePath: instancePath + '/cookies',
             schemaPath: '#/$defs/rtsp/properties/cookies/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema66.properties.cookies.type,
-            parentSchema: schema66.properties.cookies,
-            data: data69,
+            schema: schema67.properties.cookies.type,
+            parentSchema: schema67.properties.cookies,
+            data: data62,
           };
           if (vErrors === null) {
-            vErrors = [err143];
+            vErrors = [err129];
           } else {
-            vErrors.push(err143);
+            vErrors.push(err129);
           }
           errors++;
         }
       }
       if (data['user-agent'] !== undefined) {
-        let data70 = data['user-agent'];
-        if (typeof data70 !== 'string') {
-          const err144 = {
+        let data63 = data['user-agent'];
+        if (typeof data63 !== 'string') {
+          const err130 = {
             instancePath: instancePath + '/user-agent',
             schemaPath: '#/$defs/rtsp/properties/user-agent/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema66.properties['user-agent'].type,
-            parentSchema: schema66.properties['user-agent'],
-            data: data70,
+            schema: schema67.properties['user-agent'].type,
+            parentSchema: schema67.properties['user-agent'],
+            data: data63,
           };
           if (vErrors === null) {
-            vErrors = [err144];
+            vErrors = [err130];
           } else {
-            vErrors.push(err144);
+            vErrors.push(err130);
           }
           errors++;
         }
       }
       if (data['rtsp-login'] !== undefined) {
-        let data71 = data['rtsp-login'];
-        if (typeof data71 !== 'string') {
-          const err145 = {
+        let data64 = data['rtsp-login'];
+        if (typeof data64 !== 'string') {
+          const err131 = {
             instancePath: instancePath + '/rtsp-login',
             schemaPath: '#/$defs/rtsp/properties/rtsp-login/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema66.properties['rtsp-login'].type,
-            parentSchema: schema66.properties['rtsp-login'],
-            data: data71,
+            schema: schema67.properties['rtsp-login'].type,
+            parentSchema: schema67.properties['rtsp-login'],
+            data: data64,
           };
           if (vErrors === null) {
-            vErrors = [err145];
+            vErrors = [err131];
           } else {
-            vErrors.push(err145);
+            vErrors.push(err131);
           }
           errors++;
         }
       }
       if (data['rtsp-password'] !== undefined) {
-        let data72 = data['rtsp-password'];
-        if (typeof data72 !== 'string') {
-          const err146 = {
+        let data65 = data['rtsp-password'];
+        if (typeof data65 !== 'string') {
+          const err132 = {
             instancePath: instancePath + '/rtsp-password',
             schemaPath: '#/$defs/rtsp/properties/rtsp-password/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema66.properties['rtsp-password'].type,
-            parentSchema: schema66.properties['rtsp-password'],
-            data: data72,
+            schema: schema67.properties['rtsp-password'].type,
+            parentSchema: schema67.properties['rtsp-password'],
+            data: data65,
           };
           if (vErrors === null) {
-            vErrors = [err146];
+            vErrors = [err132];
           } else {
-            vErrors.push(err146);
+            vErrors.push(err132);
           }
           errors++;
         }
       }
       if (data.transport !== undefined) {
-        let data73 = data.transport;
-        if (!(typeof data73 == 'number' && !(data73 % 1) && !isNaN(data73) && isFinite(data73))) {
-          const err147 = {
+        let data66 = data.transport;
+        if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66) && isFinite(data66))) {
+          const err133 = {
             instancePath: instancePath + '/transport',
             schemaPath: '#/$defs/rtsp/properties/transport/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema66.properties.transport.type,
-            parentSchema: schema66.properties.transport,
-            data: data73,
+            schema: schema67.properties.transport.type,
+            parentSchema: schema67.properties.transport,
+            data: data66,
           };
           if (vErrors === null) {
-            vErrors = [err147];
+            vErrors = [err133];
           } else {
-            vErrors.push(err147);
+            vErrors.push(err133);
           }
           errors++;
         }
-        if (!(data73 === 0 || data73 === 1 || data73 === 2)) {
-          const err148 = {
+        if (!(data66 === 0 || data66 === 1 || data66 === 2)) {
+          const err134 = {
             instancePath: instancePath + '/transport',
             schemaPath: '#/$defs/rtsp/properties/transport/enum',
             keyword: 'enum',
-            params: { allowedValues: schema66.properties.transport.enum },
+            params: { allowedValues: schema67.properties.transport.enum },
             message: 'must be equal to one of the allowed values',
-            schema: schema66.properties.transport.enum,
-            parentSchema: schema66.properties.transport,
-            data: data73,
+            schema: schema67.properties.transport.enum,
+            parentSchema: schema67.properties.transport,
+            data: data66,
           };
           if (vErrors === null) {
-            vErrors = [err148];
+            vErrors = [err134];
           } else {
-            vErrors.push(err148);
+            vErrors.push(err134);
           }
           errors++;
         }
       }
       if (data['client-timeout'] !== undefined) {
-        let data74 = data['client-timeout'];
-        if (!(typeof data74 == 'number' && !(data74 % 1) && !isNaN(data74) && isFinite(data74))) {
-          const err149 = {
+        let data67 = data['client-timeout'];
+        if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67) && isFinite(data67))) {
+          const err135 = {
             instancePath: instancePath + '/client-timeout',
             schemaPath: '#/$defs/rtsp/properties/client-timeout/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema66.properties['client-timeout'].type,
-            parentSchema: schema66.properties['client-timeout'],
-            data: data74,
+            schema: schema67.properties['client-timeout'].type,
+            parentSchema: schema67.properties['client-timeout'],
+            data: data67,
           };
           if (vErrors === null) {
-            vErrors = [err149];
+            vErrors = [err135];
           } else {
-            vErrors.push(err149);
+            vErrors.push(err135);
           }
           errors++;
         }
-        if (typeof data74 == 'number' && isFinite(data74)) {
-          if (data74 < 1 || isNaN(data74)) {
-            const err150 = {
+        if (typeof data67 == 'number' && isFinite(data67)) {
+          if (data67 < 1 || isNaN(data67)) {
+            const err136 = {
               instancePath: instancePath + '/client-timeout',
               schemaPath: '#/$defs/rtsp/properties/client-timeout/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema66.properties['client-timeout'],
-              data: data74,
+              parentSchema: schema67.properties['client-timeout'],
+              data: data67,
             };
             if (vErrors === null) {
-              vErrors = [err150];
+              vErrors = [err136];
             } else {
-              vErrors.push(err150);
+              vErrors.push(err136);
             }
             errors++;
           }
         }
       }
       if (data.trace !== undefined) {
-        let data75 = data.trace;
-        if (typeof data75 !== 'boolean') {
-          const err151 = {
+        let data68 = data.trace;
+        if (typeof data68 !== 'boolean') {
+          const err137 = {
             instancePath: instancePath + '/trace',
             schemaPath: '#/$defs/rtsp/properties/trace/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema66.properties.trace.type,
-            parentSchema: schema66.properties.trace,
-            data: data75,
+            schema: schema67.properties.trace.type,
+            parentSchema: schema67.properties.trace,
+            data: data68,
           };
           if (vErrors === null) {
-            vErrors = [err151];
+            vErrors = [err137];
           } else {
-            vErrors.push(err151);
+            vErrors.push(err137);
           }
           errors++;
         }
       }
     }
-    var _valid11 = _errs181 === errors;
-    valid49 = _valid11;
-    if (valid49) {
+    var _valid11 = _errs166 === errors;
+    valid47 = _valid11;
+    if (valid47) {
       var props11 = {};
       props11.uri = true;
       props11.cookies = true;
@@ -10794,8 +11269,8 @@ function validate31(
       props11.type = true;
     }
   }
-  if (!valid49) {
-    const err152 = {
+  if (!valid47) {
+    const err138 = {
       instancePath,
       schemaPath: '#/allOf/11/if',
       keyword: 'if',
@@ -10806,9 +11281,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err152];
+      vErrors = [err138];
     } else {
-      vErrors.push(err152);
+      vErrors.push(err138);
     }
     errors++;
   }
@@ -10820,78 +11295,363 @@ function validate31(
       Object.assign(props0, props11);
     }
   }
-  const _errs200 = errors;
-  let valid53 = true;
-  const _errs201 = errors;
+  const _errs185 = errors;
+  let valid51 = true;
+  const _errs186 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing12;
     if (data.type === undefined && (missing12 = 'type')) {
-      const err153 = {};
+      const err139 = {};
       if (vErrors === null) {
-        vErrors = [err153];
+        vErrors = [err139];
       } else {
-        vErrors.push(err153);
+        vErrors.push(err139);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('srt' !== data.type) {
-          const err154 = {};
+          const err140 = {};
           if (vErrors === null) {
-            vErrors = [err154];
+            vErrors = [err140];
           } else {
-            vErrors.push(err154);
+            vErrors.push(err140);
           }
           errors++;
         }
       }
     }
   }
-  var _valid12 = _errs201 === errors;
-  errors = _errs200;
+  var _valid12 = _errs186 === errors;
+  errors = _errs185;
   if (vErrors !== null) {
-    if (_errs200) {
-      vErrors.length = _errs200;
+    if (_errs185) {
+      vErrors.length = _errs185;
     } else {
       vErrors = null;
     }
   }
   if (_valid12) {
-    const _errs203 = errors;
+    const _errs188 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data['listen-mode'] !== undefined) {
-        let data77 = data['listen-mode'];
-        if (typeof data77 !== 'boolean') {
-          const err155 = {
+        let data70 = data['listen-mode'];
+        if (typeof data70 !== 'boolean') {
+          const err141 = {
             instancePath: instancePath + '/listen-mode',
             schemaPath: '#/$defs/srt/properties/listen-mode/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema67.properties['listen-mode'].type,
-            parentSchema: schema67.properties['listen-mode'],
-            data: data77,
+            schema: schema68.properties['listen-mode'].type,
+            parentSchema: schema68.properties['listen-mode'],
+            data: data70,
           };
           if (vErrors === null) {
-            vErrors = [err155];
+            vErrors = [err141];
           } else {
-            vErrors.push(err155);
+            vErrors.push(err141);
           }
           errors++;
         }
       }
       if (data.address !== undefined) {
-        let data78 = data.address;
-        if (typeof data78 !== 'string') {
-          const err156 = {
+        let data71 = data.address;
+        if (typeof data71 !== 'string') {
+          const err142 = {
             instancePath: instancePath + '/address',
             schemaPath: '#/$defs/srt/properties/address/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema67.properties.address.type,
-            parentSchema: schema67.properties.address,
+            schema: schema68.properties.address.type,
+            parentSchema: schema68.properties.address,
+            data: data71,
+          };
+          if (vErrors === null) {
+            vErrors = [err142];
+          } else {
+            vErrors.push(err142);
+          }
+          errors++;
+        }
+      }
+      if (data.port !== undefined) {
+        let data72 = data.port;
+        if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72) && isFinite(data72))) {
+          const err143 = {
+            instancePath: instancePath + '/port',
+            schemaPath: '#/$defs/srt/properties/port/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties.port.type,
+            parentSchema: schema68.properties.port,
+            data: data72,
+          };
+          if (vErrors === null) {
+            vErrors = [err143];
+          } else {
+            vErrors.push(err143);
+          }
+          errors++;
+        }
+        if (typeof data72 == 'number' && isFinite(data72)) {
+          if (data72 > 65535 || isNaN(data72)) {
+            const err144 = {
+              instancePath: instancePath + '/port',
+              schemaPath: '#/$defs/srt/properties/port/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 65535 },
+              message: 'must be <= 65535',
+              schema: 65535,
+              parentSchema: schema68.properties.port,
+              data: data72,
+            };
+            if (vErrors === null) {
+              vErrors = [err144];
+            } else {
+              vErrors.push(err144);
+            }
+            errors++;
+          }
+          if (data72 < 1 || isNaN(data72)) {
+            const err145 = {
+              instancePath: instancePath + '/port',
+              schemaPath: '#/$defs/srt/properties/port/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema68.properties.port,
+              data: data72,
+            };
+            if (vErrors === null) {
+              vErrors = [err145];
+            } else {
+              vErrors.push(err145);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['bind-if'] !== undefined) {
+        let data73 = data['bind-if'];
+        if (typeof data73 !== 'string') {
+          const err146 = {
+            instancePath: instancePath + '/bind-if',
+            schemaPath: '#/$defs/srt/properties/bind-if/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema68.properties['bind-if'].type,
+            parentSchema: schema68.properties['bind-if'],
+            data: data73,
+          };
+          if (vErrors === null) {
+            vErrors = [err146];
+          } else {
+            vErrors.push(err146);
+          }
+          errors++;
+        }
+      }
+      if (data['srt-client-login'] !== undefined) {
+        let data74 = data['srt-client-login'];
+        if (typeof data74 !== 'string') {
+          const err147 = {
+            instancePath: instancePath + '/srt-client-login',
+            schemaPath: '#/$defs/srt/properties/srt-client-login/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema68.properties['srt-client-login'].type,
+            parentSchema: schema68.properties['srt-client-login'],
+            data: data74,
+          };
+          if (vErrors === null) {
+            vErrors = [err147];
+          } else {
+            vErrors.push(err147);
+          }
+          errors++;
+        }
+      }
+      if (data['srt-client-password'] !== undefined) {
+        let data75 = data['srt-client-password'];
+        if (typeof data75 !== 'string') {
+          const err148 = {
+            instancePath: instancePath + '/srt-client-password',
+            schemaPath: '#/$defs/srt/properties/srt-client-password/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema68.properties['srt-client-password'].type,
+            parentSchema: schema68.properties['srt-client-password'],
+            data: data75,
+          };
+          if (vErrors === null) {
+            vErrors = [err148];
+          } else {
+            vErrors.push(err148);
+          }
+          errors++;
+        }
+      }
+      if (data['peer-auth'] !== undefined) {
+        let data76 = data['peer-auth'];
+        if (typeof data76 !== 'boolean') {
+          const err149 = {
+            instancePath: instancePath + '/peer-auth',
+            schemaPath: '#/$defs/srt/properties/peer-auth/type',
+            keyword: 'type',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema68.properties['peer-auth'].type,
+            parentSchema: schema68.properties['peer-auth'],
+            data: data76,
+          };
+          if (vErrors === null) {
+            vErrors = [err149];
+          } else {
+            vErrors.push(err149);
+          }
+          errors++;
+        }
+      }
+      if (data['srt-client-latency-ms'] !== undefined) {
+        let data77 = data['srt-client-latency-ms'];
+        if (!(typeof data77 == 'number' && !(data77 % 1) && !isNaN(data77) && isFinite(data77))) {
+          const err150 = {
+            instancePath: instancePath + '/srt-client-latency-ms',
+            schemaPath: '#/$defs/srt/properties/srt-client-latency-ms/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties['srt-client-latency-ms'].type,
+            parentSchema: schema68.properties['srt-client-latency-ms'],
+            data: data77,
+          };
+          if (vErrors === null) {
+            vErrors = [err150];
+          } else {
+            vErrors.push(err150);
+          }
+          errors++;
+        }
+        if (typeof data77 == 'number' && isFinite(data77)) {
+          if (data77 < 120 || isNaN(data77)) {
+            const err151 = {
+              instancePath: instancePath + '/srt-client-latency-ms',
+              schemaPath: '#/$defs/srt/properties/srt-client-latency-ms/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 120 },
+              message: 'must be >= 120',
+              schema: 120,
+              parentSchema: schema68.properties['srt-client-latency-ms'],
+              data: data77,
+            };
+            if (vErrors === null) {
+              vErrors = [err151];
+            } else {
+              vErrors.push(err151);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['srt-client-reorder'] !== undefined) {
+        let data78 = data['srt-client-reorder'];
+        if (!(typeof data78 == 'number' && !(data78 % 1) && !isNaN(data78) && isFinite(data78))) {
+          const err152 = {
+            instancePath: instancePath + '/srt-client-reorder',
+            schemaPath: '#/$defs/srt/properties/srt-client-reorder/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties['srt-client-reorder'].type,
+            parentSchema: schema68.properties['srt-client-reorder'],
             data: data78,
+          };
+          if (vErrors === null) {
+            vErrors = [err152];
+          } else {
+            vErrors.push(err152);
+          }
+          errors++;
+        }
+      }
+      if (data['srt-client-overhead-pc'] !== undefined) {
+        let data79 = data['srt-client-overhead-pc'];
+        if (!(typeof data79 == 'number' && !(data79 % 1) && !isNaN(data79) && isFinite(data79))) {
+          const err153 = {
+            instancePath: instancePath + '/srt-client-overhead-pc',
+            schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties['srt-client-overhead-pc'].type,
+            parentSchema: schema68.properties['srt-client-overhead-pc'],
+            data: data79,
+          };
+          if (vErrors === null) {
+            vErrors = [err153];
+          } else {
+            vErrors.push(err153);
+          }
+          errors++;
+        }
+        if (typeof data79 == 'number' && isFinite(data79)) {
+          if (data79 > 100 || isNaN(data79)) {
+            const err154 = {
+              instancePath: instancePath + '/srt-client-overhead-pc',
+              schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 100 },
+              message: 'must be <= 100',
+              schema: 100,
+              parentSchema: schema68.properties['srt-client-overhead-pc'],
+              data: data79,
+            };
+            if (vErrors === null) {
+              vErrors = [err154];
+            } else {
+              vErrors.push(err154);
+            }
+            errors++;
+          }
+          if (data79 < 5 || isNaN(data79)) {
+            const err155 = {
+              instancePath: instancePath + '/srt-client-overhead-pc',
+              schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 5 },
+              message: 'must be >= 5',
+              schema: 5,
+              parentSchema: schema68.properties['srt-client-overhead-pc'],
+              data: data79,
+            };
+            if (vErrors === null) {
+              vErrors = [err155];
+            } else {
+              vErrors.push(err155);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['srt-client-maxbw-Bs'] !== undefined) {
+        let data80 = data['srt-client-maxbw-Bs'];
+        if (!(typeof data80 == 'number' && !(data80 % 1) && !isNaN(data80) && isFinite(data80))) {
+          const err156 = {
+            instancePath: instancePath + '/srt-client-maxbw-Bs',
+            schemaPath: '#/$defs/srt/properties/srt-client-maxbw-Bs/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties['srt-client-maxbw-Bs'].type,
+            parentSchema: schema68.properties['srt-client-maxbw-Bs'],
+            data: data80,
           };
           if (vErrors === null) {
             vErrors = [err156];
@@ -10900,56 +11660,58 @@ function validate31(
           }
           errors++;
         }
-      }
-      if (data.port !== undefined) {
-        let data79 = data.port;
-        if (!(typeof data79 == 'number' && !(data79 % 1) && !isNaN(data79) && isFinite(data79))) {
-          const err157 = {
-            instancePath: instancePath + '/port',
-            schemaPath: '#/$defs/srt/properties/port/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties.port.type,
-            parentSchema: schema67.properties.port,
-            data: data79,
-          };
-          if (vErrors === null) {
-            vErrors = [err157];
-          } else {
-            vErrors.push(err157);
-          }
-          errors++;
-        }
-        if (typeof data79 == 'number' && isFinite(data79)) {
-          if (data79 > 65535 || isNaN(data79)) {
-            const err158 = {
-              instancePath: instancePath + '/port',
-              schemaPath: '#/$defs/srt/properties/port/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 65535 },
-              message: 'must be <= 65535',
-              schema: 65535,
-              parentSchema: schema67.properties.port,
-              data: data79,
+        if (typeof data80 == 'number' && isFinite(data80)) {
+          if (data80 < -1 || isNaN(data80)) {
+            const err157 = {
+              instancePath: instancePath + '/srt-client-maxbw-Bs',
+              schemaPath: '#/$defs/srt/properties/srt-client-maxbw-Bs/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: -1 },
+              message: 'must be >= -1',
+              schema: -1,
+              parentSchema: schema68.properties['srt-client-maxbw-Bs'],
+              data: data80,
             };
             if (vErrors === null) {
-              vErrors = [err158];
+              vErrors = [err157];
             } else {
-              vErrors.push(err158);
+              vErrors.push(err157);
             }
             errors++;
           }
-          if (data79 < 1 || isNaN(data79)) {
+        }
+      }
+      if (data['srt-client-timeout-ms'] !== undefined) {
+        let data81 = data['srt-client-timeout-ms'];
+        if (!(typeof data81 == 'number' && !(data81 % 1) && !isNaN(data81) && isFinite(data81))) {
+          const err158 = {
+            instancePath: instancePath + '/srt-client-timeout-ms',
+            schemaPath: '#/$defs/srt/properties/srt-client-timeout-ms/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties['srt-client-timeout-ms'].type,
+            parentSchema: schema68.properties['srt-client-timeout-ms'],
+            data: data81,
+          };
+          if (vErrors === null) {
+            vErrors = [err158];
+          } else {
+            vErrors.push(err158);
+          }
+          errors++;
+        }
+        if (typeof data81 == 'number' && isFinite(data81)) {
+          if (data81 < 0 || isNaN(data81)) {
             const err159 = {
-              instancePath: instancePath + '/port',
-              schemaPath: '#/$defs/srt/properties/port/minimum',
+              instancePath: instancePath + '/srt-client-timeout-ms',
+              schemaPath: '#/$defs/srt/properties/srt-client-timeout-ms/minimum',
               keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema67.properties.port,
-              data: data79,
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema68.properties['srt-client-timeout-ms'],
+              data: data81,
             };
             if (vErrors === null) {
               vErrors = [err159];
@@ -10960,39 +11722,37 @@ function validate31(
           }
         }
       }
-      if (data['bind-if'] !== undefined) {
-        let data80 = data['bind-if'];
-        if (typeof data80 !== 'string') {
-          const err160 = {
-            instancePath: instancePath + '/bind-if',
-            schemaPath: '#/$defs/srt/properties/bind-if/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema67.properties['bind-if'].type,
-            parentSchema: schema67.properties['bind-if'],
-            data: data80,
-          };
-          if (vErrors === null) {
-            vErrors = [err160];
-          } else {
-            vErrors.push(err160);
+      if (data.passphrase !== undefined) {
+        let data82 = data.passphrase;
+        if (typeof data82 === 'string') {
+          if (!pattern8.test(data82)) {
+            const err160 = {
+              instancePath: instancePath + '/passphrase',
+              schemaPath: '#/$defs/srt/properties/passphrase/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^$|^[\\s\\S]{10,79}$' },
+              message: 'must match pattern "' + '^$|^[\\s\\S]{10,79}$' + '"',
+              schema: '^$|^[\\s\\S]{10,79}$',
+              parentSchema: schema68.properties.passphrase,
+              data: data82,
+            };
+            if (vErrors === null) {
+              vErrors = [err160];
+            } else {
+              vErrors.push(err160);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-      if (data['srt-client-login'] !== undefined) {
-        let data81 = data['srt-client-login'];
-        if (typeof data81 !== 'string') {
+        } else {
           const err161 = {
-            instancePath: instancePath + '/srt-client-login',
-            schemaPath: '#/$defs/srt/properties/srt-client-login/type',
+            instancePath: instancePath + '/passphrase',
+            schemaPath: '#/$defs/srt/properties/passphrase/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema67.properties['srt-client-login'].type,
-            parentSchema: schema67.properties['srt-client-login'],
-            data: data81,
+            schema: schema68.properties.passphrase.type,
+            parentSchema: schema68.properties.passphrase,
+            data: data82,
           };
           if (vErrors === null) {
             vErrors = [err161];
@@ -11002,18 +11762,18 @@ function validate31(
           errors++;
         }
       }
-      if (data['srt-client-password'] !== undefined) {
-        let data82 = data['srt-client-password'];
-        if (typeof data82 !== 'string') {
+      if (data['aes-type'] !== undefined) {
+        let data83 = data['aes-type'];
+        if (!(typeof data83 == 'number' && !(data83 % 1) && !isNaN(data83) && isFinite(data83))) {
           const err162 = {
-            instancePath: instancePath + '/srt-client-password',
-            schemaPath: '#/$defs/srt/properties/srt-client-password/type',
+            instancePath: instancePath + '/aes-type',
+            schemaPath: '#/$defs/srt/properties/aes-type/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema67.properties['srt-client-password'].type,
-            parentSchema: schema67.properties['srt-client-password'],
-            data: data82,
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema68.properties['aes-type'].type,
+            parentSchema: schema68.properties['aes-type'],
+            data: data83,
           };
           if (vErrors === null) {
             vErrors = [err162];
@@ -11022,18 +11782,15 @@ function validate31(
           }
           errors++;
         }
-      }
-      if (data['peer-auth'] !== undefined) {
-        let data83 = data['peer-auth'];
-        if (typeof data83 !== 'boolean') {
+        if (!(data83 === 0 || data83 === 1 || data83 === 2)) {
           const err163 = {
-            instancePath: instancePath + '/peer-auth',
-            schemaPath: '#/$defs/srt/properties/peer-auth/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-            schema: schema67.properties['peer-auth'].type,
-            parentSchema: schema67.properties['peer-auth'],
+            instancePath: instancePath + '/aes-type',
+            schemaPath: '#/$defs/srt/properties/aes-type/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema68.properties['aes-type'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema68.properties['aes-type'].enum,
+            parentSchema: schema68.properties['aes-type'],
             data: data83,
           };
           if (vErrors === null) {
@@ -11044,17 +11801,17 @@ function validate31(
           errors++;
         }
       }
-      if (data['srt-client-latency-ms'] !== undefined) {
-        let data84 = data['srt-client-latency-ms'];
-        if (!(typeof data84 == 'number' && !(data84 % 1) && !isNaN(data84) && isFinite(data84))) {
+      if (data['disable-tsbpd'] !== undefined) {
+        let data84 = data['disable-tsbpd'];
+        if (typeof data84 !== 'boolean') {
           const err164 = {
-            instancePath: instancePath + '/srt-client-latency-ms',
-            schemaPath: '#/$defs/srt/properties/srt-client-latency-ms/type',
+            instancePath: instancePath + '/disable-tsbpd',
+            schemaPath: '#/$defs/srt/properties/disable-tsbpd/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties['srt-client-latency-ms'].type,
-            parentSchema: schema67.properties['srt-client-latency-ms'],
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema68.properties['disable-tsbpd'].type,
+            parentSchema: schema68.properties['disable-tsbpd'],
             data: data84,
           };
           if (vErrors === null) {
@@ -11064,293 +11821,11 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data84 == 'number' && isFinite(data84)) {
-          if (data84 < 120 || isNaN(data84)) {
-            const err165 = {
-              instancePath: instancePath + '/srt-client-latency-ms',
-              schemaPath: '#/$defs/srt/properties/srt-client-latency-ms/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 120 },
-              message: 'must be >= 120',
-              schema: 120,
-              parentSchema: schema67.properties['srt-client-latency-ms'],
-              data: data84,
-            };
-            if (vErrors === null) {
-              vErrors = [err165];
-            } else {
-              vErrors.push(err165);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['srt-client-reorder'] !== undefined) {
-        let data85 = data['srt-client-reorder'];
-        if (!(typeof data85 == 'number' && !(data85 % 1) && !isNaN(data85) && isFinite(data85))) {
-          const err166 = {
-            instancePath: instancePath + '/srt-client-reorder',
-            schemaPath: '#/$defs/srt/properties/srt-client-reorder/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties['srt-client-reorder'].type,
-            parentSchema: schema67.properties['srt-client-reorder'],
-            data: data85,
-          };
-          if (vErrors === null) {
-            vErrors = [err166];
-          } else {
-            vErrors.push(err166);
-          }
-          errors++;
-        }
-      }
-      if (data['srt-client-overhead-pc'] !== undefined) {
-        let data86 = data['srt-client-overhead-pc'];
-        if (!(typeof data86 == 'number' && !(data86 % 1) && !isNaN(data86) && isFinite(data86))) {
-          const err167 = {
-            instancePath: instancePath + '/srt-client-overhead-pc',
-            schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties['srt-client-overhead-pc'].type,
-            parentSchema: schema67.properties['srt-client-overhead-pc'],
-            data: data86,
-          };
-          if (vErrors === null) {
-            vErrors = [err167];
-          } else {
-            vErrors.push(err167);
-          }
-          errors++;
-        }
-        if (typeof data86 == 'number' && isFinite(data86)) {
-          if (data86 > 100 || isNaN(data86)) {
-            const err168 = {
-              instancePath: instancePath + '/srt-client-overhead-pc',
-              schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 100 },
-              message: 'must be <= 100',
-              schema: 100,
-              parentSchema: schema67.properties['srt-client-overhead-pc'],
-              data: data86,
-            };
-            if (vErrors === null) {
-              vErrors = [err168];
-            } else {
-              vErrors.push(err168);
-            }
-            errors++;
-          }
-          if (data86 < 5 || isNaN(data86)) {
-            const err169 = {
-              instancePath: instancePath + '/srt-client-overhead-pc',
-              schemaPath: '#/$defs/srt/properties/srt-client-overhead-pc/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 5 },
-              message: 'must be >= 5',
-              schema: 5,
-              parentSchema: schema67.properties['srt-client-overhead-pc'],
-              data: data86,
-            };
-            if (vErrors === null) {
-              vErrors = [err169];
-            } else {
-              vErrors.push(err169);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['srt-client-maxbw-Bs'] !== undefined) {
-        let data87 = data['srt-client-maxbw-Bs'];
-        if (!(typeof data87 == 'number' && !(data87 % 1) && !isNaN(data87) && isFinite(data87))) {
-          const err170 = {
-            instancePath: instancePath + '/srt-client-maxbw-Bs',
-            schemaPath: '#/$defs/srt/properties/srt-client-maxbw-Bs/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties['srt-client-maxbw-Bs'].type,
-            parentSchema: schema67.properties['srt-client-maxbw-Bs'],
-            data: data87,
-          };
-          if (vErrors === null) {
-            vErrors = [err170];
-          } else {
-            vErrors.push(err170);
-          }
-          errors++;
-        }
-        if (typeof data87 == 'number' && isFinite(data87)) {
-          if (data87 < -1 || isNaN(data87)) {
-            const err171 = {
-              instancePath: instancePath + '/srt-client-maxbw-Bs',
-              schemaPath: '#/$defs/srt/properties/srt-client-maxbw-Bs/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: -1 },
-              message: 'must be >= -1',
-              schema: -1,
-              parentSchema: schema67.properties['srt-client-maxbw-Bs'],
-              data: data87,
-            };
-            if (vErrors === null) {
-              vErrors = [err171];
-            } else {
-              vErrors.push(err171);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['srt-client-timeout-ms'] !== undefined) {
-        let data88 = data['srt-client-timeout-ms'];
-        if (!(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88) && isFinite(data88))) {
-          const err172 = {
-            instancePath: instancePath + '/srt-client-timeout-ms',
-            schemaPath: '#/$defs/srt/properties/srt-client-timeout-ms/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties['srt-client-timeout-ms'].type,
-            parentSchema: schema67.properties['srt-client-timeout-ms'],
-            data: data88,
-          };
-          if (vErrors === null) {
-            vErrors = [err172];
-          } else {
-            vErrors.push(err172);
-          }
-          errors++;
-        }
-        if (typeof data88 == 'number' && isFinite(data88)) {
-          if (data88 < 0 || isNaN(data88)) {
-            const err173 = {
-              instancePath: instancePath + '/srt-client-timeout-ms',
-              schemaPath: '#/$defs/srt/properties/srt-client-timeout-ms/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema67.properties['srt-client-timeout-ms'],
-              data: data88,
-            };
-            if (vErrors === null) {
-              vErrors = [err173];
-            } else {
-              vErrors.push(err173);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data.passphrase !== undefined) {
-        let data89 = data.passphrase;
-        if (typeof data89 === 'string') {
-          if (!pattern8.test(data89)) {
-            const err174 = {
-              instancePath: instancePath + '/passphrase',
-              schemaPath: '#/$defs/srt/properties/passphrase/pattern',
-              keyword: 'pattern',
-              params: { pattern: '^$|^[\\s\\S]{10,79}$' },
-              message: 'must match pattern "' + '^$|^[\\s\\S]{10,79}$' + '"',
-              schema: '^$|^[\\s\\S]{10,79}$',
-              parentSchema: schema67.properties.passphrase,
-              data: data89,
-            };
-            if (vErrors === null) {
-              vErrors = [err174];
-            } else {
-              vErrors.push(err174);
-            }
-            errors++;
-          }
-        } else {
-          const err175 = {
-            instancePath: instancePath + '/passphrase',
-            schemaPath: '#/$defs/srt/properties/passphrase/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema67.properties.passphrase.type,
-            parentSchema: schema67.properties.passphrase,
-            data: data89,
-          };
-          if (vErrors === null) {
-            vErrors = [err175];
-          } else {
-            vErrors.push(err175);
-          }
-          errors++;
-        }
-      }
-      if (data['aes-type'] !== undefined) {
-        let data90 = data['aes-type'];
-        if (!(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90) && isFinite(data90))) {
-          const err176 = {
-            instancePath: instancePath + '/aes-type',
-            schemaPath: '#/$defs/srt/properties/aes-type/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema67.properties['aes-type'].type,
-            parentSchema: schema67.properties['aes-type'],
-            data: data90,
-          };
-          if (vErrors === null) {
-            vErrors = [err176];
-          } else {
-            vErrors.push(err176);
-          }
-          errors++;
-        }
-        if (!(data90 === 0 || data90 === 1 || data90 === 2)) {
-          const err177 = {
-            instancePath: instancePath + '/aes-type',
-            schemaPath: '#/$defs/srt/properties/aes-type/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema67.properties['aes-type'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema67.properties['aes-type'].enum,
-            parentSchema: schema67.properties['aes-type'],
-            data: data90,
-          };
-          if (vErrors === null) {
-            vErrors = [err177];
-          } else {
-            vErrors.push(err177);
-          }
-          errors++;
-        }
-      }
-      if (data['disable-tsbpd'] !== undefined) {
-        let data91 = data['disable-tsbpd'];
-        if (typeof data91 !== 'boolean') {
-          const err178 = {
-            instancePath: instancePath + '/disable-tsbpd',
-            schemaPath: '#/$defs/srt/properties/disable-tsbpd/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-            schema: schema67.properties['disable-tsbpd'].type,
-            parentSchema: schema67.properties['disable-tsbpd'],
-            data: data91,
-          };
-          if (vErrors === null) {
-            vErrors = [err178];
-          } else {
-            vErrors.push(err178);
-          }
-          errors++;
-        }
       }
     }
-    var _valid12 = _errs203 === errors;
-    valid53 = _valid12;
-    if (valid53) {
+    var _valid12 = _errs188 === errors;
+    valid51 = _valid12;
+    if (valid51) {
       var props12 = {};
       props12['listen-mode'] = true;
       props12.address = true;
@@ -11370,8 +11845,8 @@ function validate31(
       props12.type = true;
     }
   }
-  if (!valid53) {
-    const err179 = {
+  if (!valid51) {
+    const err165 = {
       instancePath,
       schemaPath: '#/allOf/12/if',
       keyword: 'if',
@@ -11382,9 +11857,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err179];
+      vErrors = [err165];
     } else {
-      vErrors.push(err179);
+      vErrors.push(err165);
     }
     errors++;
   }
@@ -11396,254 +11871,254 @@ function validate31(
       Object.assign(props0, props12);
     }
   }
-  const _errs236 = errors;
-  let valid57 = true;
-  const _errs237 = errors;
+  const _errs221 = errors;
+  let valid55 = true;
+  const _errs222 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing13;
     if (data.type === undefined && (missing13 = 'type')) {
-      const err180 = {};
+      const err166 = {};
       if (vErrors === null) {
-        vErrors = [err180];
+        vErrors = [err166];
       } else {
-        vErrors.push(err180);
+        vErrors.push(err166);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('std' !== data.type) {
-          const err181 = {};
+          const err167 = {};
           if (vErrors === null) {
-            vErrors = [err181];
+            vErrors = [err167];
           } else {
-            vErrors.push(err181);
+            vErrors.push(err167);
           }
           errors++;
         }
       }
     }
   }
-  var _valid13 = _errs237 === errors;
-  errors = _errs236;
+  var _valid13 = _errs222 === errors;
+  errors = _errs221;
   if (vErrors !== null) {
-    if (_errs236) {
-      vErrors.length = _errs236;
+    if (_errs221) {
+      vErrors.length = _errs221;
     } else {
       vErrors = null;
     }
   }
   if (_valid13) {
-    const _errs239 = errors;
+    const _errs224 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data['std-cmd'] === undefined) {
-        const err182 = {
+        const err168 = {
           instancePath,
           schemaPath: '#/$defs/std/required',
           keyword: 'required',
           params: { missingProperty: 'std-cmd' },
           message: "must have required property '" + 'std-cmd' + "'",
-          schema: schema68.required,
-          parentSchema: schema68,
+          schema: schema69.required,
+          parentSchema: schema69,
           data,
         };
         if (vErrors === null) {
-          vErrors = [err182];
+          vErrors = [err168];
         } else {
-          vErrors.push(err182);
+          vErrors.push(err168);
         }
         errors++;
       }
       if (data['std-cmd'] !== undefined) {
-        let data93 = data['std-cmd'];
-        if (typeof data93 === 'string') {
-          if (func2(data93) < 1) {
-            const err183 = {
+        let data86 = data['std-cmd'];
+        if (typeof data86 === 'string') {
+          if (func2(data86) < 1) {
+            const err169 = {
               instancePath: instancePath + '/std-cmd',
               schemaPath: '#/$defs/std/properties/std-cmd/minLength',
               keyword: 'minLength',
               params: { limit: 1 },
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
-              parentSchema: schema68.properties['std-cmd'],
-              data: data93,
+              parentSchema: schema69.properties['std-cmd'],
+              data: data86,
             };
             if (vErrors === null) {
-              vErrors = [err183];
+              vErrors = [err169];
             } else {
-              vErrors.push(err183);
+              vErrors.push(err169);
             }
             errors++;
           }
         } else {
-          const err184 = {
+          const err170 = {
             instancePath: instancePath + '/std-cmd',
             schemaPath: '#/$defs/std/properties/std-cmd/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema68.properties['std-cmd'].type,
-            parentSchema: schema68.properties['std-cmd'],
-            data: data93,
+            schema: schema69.properties['std-cmd'].type,
+            parentSchema: schema69.properties['std-cmd'],
+            data: data86,
           };
           if (vErrors === null) {
-            vErrors = [err184];
+            vErrors = [err170];
           } else {
-            vErrors.push(err184);
+            vErrors.push(err170);
           }
           errors++;
         }
       }
       if (data['std-args'] !== undefined) {
-        let data94 = data['std-args'];
-        if (typeof data94 !== 'string') {
-          const err185 = {
+        let data87 = data['std-args'];
+        if (typeof data87 !== 'string') {
+          const err171 = {
             instancePath: instancePath + '/std-args',
             schemaPath: '#/$defs/std/properties/std-args/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema68.properties['std-args'].type,
-            parentSchema: schema68.properties['std-args'],
-            data: data94,
+            schema: schema69.properties['std-args'].type,
+            parentSchema: schema69.properties['std-args'],
+            data: data87,
           };
           if (vErrors === null) {
-            vErrors = [err185];
+            vErrors = [err171];
           } else {
-            vErrors.push(err185);
+            vErrors.push(err171);
           }
           errors++;
         }
       }
       if (data['std-environment-name'] !== undefined) {
-        let data95 = data['std-environment-name'];
-        if (Array.isArray(data95)) {
-          const len4 = data95.length;
+        let data88 = data['std-environment-name'];
+        if (Array.isArray(data88)) {
+          const len4 = data88.length;
           for (let i4 = 0; i4 < len4; i4++) {
-            let data96 = data95[i4];
-            if (typeof data96 === 'string') {
-              if (func2(data96) < 1) {
-                const err186 = {
+            let data89 = data88[i4];
+            if (typeof data89 === 'string') {
+              if (func2(data89) < 1) {
+                const err172 = {
                   instancePath: instancePath + '/std-environment-name/' + i4,
                   schemaPath: '#/$defs/std/properties/std-environment-name/items/minLength',
                   keyword: 'minLength',
                   params: { limit: 1 },
                   message: 'must NOT have fewer than 1 characters',
                   schema: 1,
-                  parentSchema: schema68.properties['std-environment-name'].items,
-                  data: data96,
+                  parentSchema: schema69.properties['std-environment-name'].items,
+                  data: data89,
                 };
                 if (vErrors === null) {
-                  vErrors = [err186];
+                  vErrors = [err172];
                 } else {
-                  vErrors.push(err186);
+                  vErrors.push(err172);
                 }
                 errors++;
               }
             } else {
-              const err187 = {
+              const err173 = {
                 instancePath: instancePath + '/std-environment-name/' + i4,
                 schemaPath: '#/$defs/std/properties/std-environment-name/items/type',
                 keyword: 'type',
                 params: { type: 'string' },
                 message: 'must be string',
-                schema: schema68.properties['std-environment-name'].items.type,
-                parentSchema: schema68.properties['std-environment-name'].items,
-                data: data96,
+                schema: schema69.properties['std-environment-name'].items.type,
+                parentSchema: schema69.properties['std-environment-name'].items,
+                data: data89,
               };
               if (vErrors === null) {
-                vErrors = [err187];
+                vErrors = [err173];
               } else {
-                vErrors.push(err187);
+                vErrors.push(err173);
               }
               errors++;
             }
           }
         } else {
-          const err188 = {
+          const err174 = {
             instancePath: instancePath + '/std-environment-name',
             schemaPath: '#/$defs/std/properties/std-environment-name/type',
             keyword: 'type',
             params: { type: 'array' },
             message: 'must be array',
-            schema: schema68.properties['std-environment-name'].type,
-            parentSchema: schema68.properties['std-environment-name'],
-            data: data95,
+            schema: schema69.properties['std-environment-name'].type,
+            parentSchema: schema69.properties['std-environment-name'],
+            data: data88,
           };
           if (vErrors === null) {
-            vErrors = [err188];
+            vErrors = [err174];
           } else {
-            vErrors.push(err188);
+            vErrors.push(err174);
           }
           errors++;
         }
       }
       if (data['std-environment-value'] !== undefined) {
-        let data97 = data['std-environment-value'];
-        if (Array.isArray(data97)) {
-          const len5 = data97.length;
+        let data90 = data['std-environment-value'];
+        if (Array.isArray(data90)) {
+          const len5 = data90.length;
           for (let i5 = 0; i5 < len5; i5++) {
-            let data98 = data97[i5];
-            if (typeof data98 === 'string') {
-              if (func2(data98) < 1) {
-                const err189 = {
+            let data91 = data90[i5];
+            if (typeof data91 === 'string') {
+              if (func2(data91) < 1) {
+                const err175 = {
                   instancePath: instancePath + '/std-environment-value/' + i5,
                   schemaPath: '#/$defs/std/properties/std-environment-value/items/minLength',
                   keyword: 'minLength',
                   params: { limit: 1 },
                   message: 'must NOT have fewer than 1 characters',
                   schema: 1,
-                  parentSchema: schema68.properties['std-environment-value'].items,
-                  data: data98,
+                  parentSchema: schema69.properties['std-environment-value'].items,
+                  data: data91,
                 };
                 if (vErrors === null) {
-                  vErrors = [err189];
+                  vErrors = [err175];
                 } else {
-                  vErrors.push(err189);
+                  vErrors.push(err175);
                 }
                 errors++;
               }
             } else {
-              const err190 = {
+              const err176 = {
                 instancePath: instancePath + '/std-environment-value/' + i5,
                 schemaPath: '#/$defs/std/properties/std-environment-value/items/type',
                 keyword: 'type',
                 params: { type: 'string' },
                 message: 'must be string',
-                schema: schema68.properties['std-environment-value'].items.type,
-                parentSchema: schema68.properties['std-environment-value'].items,
-                data: data98,
+                schema: schema69.properties['std-environment-value'].items.type,
+                parentSchema: schema69.properties['std-environment-value'].items,
+                data: data91,
               };
               if (vErrors === null) {
-                vErrors = [err190];
+                vErrors = [err176];
               } else {
-                vErrors.push(err190);
+                vErrors.push(err176);
               }
               errors++;
             }
           }
         } else {
-          const err191 = {
+          const err177 = {
             instancePath: instancePath + '/std-environment-value',
             schemaPath: '#/$defs/std/properties/std-environment-value/type',
             keyword: 'type',
             params: { type: 'array' },
             message: 'must be array',
-            schema: schema68.properties['std-environment-value'].type,
-            parentSchema: schema68.properties['std-environment-value'],
-            data: data97,
+            schema: schema69.properties['std-environment-value'].type,
+            parentSchema: schema69.properties['std-environment-value'],
+            data: data90,
           };
           if (vErrors === null) {
-            vErrors = [err191];
+            vErrors = [err177];
           } else {
-            vErrors.push(err191);
+            vErrors.push(err177);
           }
           errors++;
         }
       }
     }
-    var _valid13 = _errs239 === errors;
-    valid57 = _valid13;
-    if (valid57) {
+    var _valid13 = _errs224 === errors;
+    valid55 = _valid13;
+    if (valid55) {
       var props13 = {};
       props13['std-cmd'] = true;
       props13['std-args'] = true;
@@ -11652,8 +12127,8 @@ function validate31(
       props13.type = true;
     }
   }
-  if (!valid57) {
-    const err192 = {
+  if (!valid55) {
+    const err178 = {
       instancePath,
       schemaPath: '#/allOf/13/if',
       keyword: 'if',
@@ -11664,9 +12139,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err192];
+      vErrors = [err178];
     } else {
-      vErrors.push(err192);
+      vErrors.push(err178);
     }
     errors++;
   }
@@ -11678,58 +12153,343 @@ function validate31(
       Object.assign(props0, props13);
     }
   }
-  const _errs254 = errors;
-  let valid65 = true;
-  const _errs255 = errors;
+  const _errs239 = errors;
+  let valid63 = true;
+  const _errs240 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing14;
     if (data.type === undefined && (missing14 = 'type')) {
-      const err193 = {};
+      const err179 = {};
       if (vErrors === null) {
-        vErrors = [err193];
+        vErrors = [err179];
       } else {
-        vErrors.push(err193);
+        vErrors.push(err179);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('test' !== data.type) {
-          const err194 = {};
+          const err180 = {};
           if (vErrors === null) {
-            vErrors = [err194];
+            vErrors = [err180];
           } else {
-            vErrors.push(err194);
+            vErrors.push(err180);
           }
           errors++;
         }
       }
     }
   }
-  var _valid14 = _errs255 === errors;
-  errors = _errs254;
+  var _valid14 = _errs240 === errors;
+  errors = _errs239;
   if (vErrors !== null) {
-    if (_errs254) {
-      vErrors.length = _errs254;
+    if (_errs239) {
+      vErrors.length = _errs239;
     } else {
       vErrors = null;
     }
   }
   if (_valid14) {
-    const _errs257 = errors;
+    const _errs242 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.bitrate !== undefined) {
-        let data100 = data.bitrate;
-        if (
-          !(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100) && isFinite(data100))
-        ) {
-          const err195 = {
+        let data93 = data.bitrate;
+        if (!(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93) && isFinite(data93))) {
+          const err181 = {
             instancePath: instancePath + '/bitrate',
             schemaPath: '#/$defs/test/properties/bitrate/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties.bitrate.type,
-            parentSchema: schema69.properties.bitrate,
+            schema: schema70.properties.bitrate.type,
+            parentSchema: schema70.properties.bitrate,
+            data: data93,
+          };
+          if (vErrors === null) {
+            vErrors = [err181];
+          } else {
+            vErrors.push(err181);
+          }
+          errors++;
+        }
+        if (typeof data93 == 'number' && isFinite(data93)) {
+          if (data93 < 0 || isNaN(data93)) {
+            const err182 = {
+              instancePath: instancePath + '/bitrate',
+              schemaPath: '#/$defs/test/properties/bitrate/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema70.properties.bitrate,
+              data: data93,
+            };
+            if (vErrors === null) {
+              vErrors = [err182];
+            } else {
+              vErrors.push(err182);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['video-enc'] !== undefined) {
+        let data94 = data['video-enc'];
+        if (!(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94) && isFinite(data94))) {
+          const err183 = {
+            instancePath: instancePath + '/video-enc',
+            schemaPath: '#/$defs/test/properties/video-enc/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties['video-enc'].type,
+            parentSchema: schema70.properties['video-enc'],
+            data: data94,
+          };
+          if (vErrors === null) {
+            vErrors = [err183];
+          } else {
+            vErrors.push(err183);
+          }
+          errors++;
+        }
+        if (!(data94 === 0 || data94 === 1 || data94 === 2)) {
+          const err184 = {
+            instancePath: instancePath + '/video-enc',
+            schemaPath: '#/$defs/test/properties/video-enc/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema70.properties['video-enc'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema70.properties['video-enc'].enum,
+            parentSchema: schema70.properties['video-enc'],
+            data: data94,
+          };
+          if (vErrors === null) {
+            vErrors = [err184];
+          } else {
+            vErrors.push(err184);
+          }
+          errors++;
+        }
+      }
+      if (data['video-bitrate'] !== undefined) {
+        let data95 = data['video-bitrate'];
+        if (!(typeof data95 == 'number' && !(data95 % 1) && !isNaN(data95) && isFinite(data95))) {
+          const err185 = {
+            instancePath: instancePath + '/video-bitrate',
+            schemaPath: '#/$defs/test/properties/video-bitrate/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties['video-bitrate'].type,
+            parentSchema: schema70.properties['video-bitrate'],
+            data: data95,
+          };
+          if (vErrors === null) {
+            vErrors = [err185];
+          } else {
+            vErrors.push(err185);
+          }
+          errors++;
+        }
+        if (typeof data95 == 'number' && isFinite(data95)) {
+          if (data95 < 100 || isNaN(data95)) {
+            const err186 = {
+              instancePath: instancePath + '/video-bitrate',
+              schemaPath: '#/$defs/test/properties/video-bitrate/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 100 },
+              message: 'must be >= 100',
+              schema: 100,
+              parentSchema: schema70.properties['video-bitrate'],
+              data: data95,
+            };
+            if (vErrors === null) {
+              vErrors = [err186];
+            } else {
+              vErrors.push(err186);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data.width !== undefined) {
+        let data96 = data.width;
+        if (!(typeof data96 == 'number' && !(data96 % 1) && !isNaN(data96) && isFinite(data96))) {
+          const err187 = {
+            instancePath: instancePath + '/width',
+            schemaPath: '#/$defs/test/properties/width/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties.width.type,
+            parentSchema: schema70.properties.width,
+            data: data96,
+          };
+          if (vErrors === null) {
+            vErrors = [err187];
+          } else {
+            vErrors.push(err187);
+          }
+          errors++;
+        }
+        if (typeof data96 == 'number' && isFinite(data96)) {
+          if (data96 < 64 || isNaN(data96)) {
+            const err188 = {
+              instancePath: instancePath + '/width',
+              schemaPath: '#/$defs/test/properties/width/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 64 },
+              message: 'must be >= 64',
+              schema: 64,
+              parentSchema: schema70.properties.width,
+              data: data96,
+            };
+            if (vErrors === null) {
+              vErrors = [err188];
+            } else {
+              vErrors.push(err188);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data.height !== undefined) {
+        let data97 = data.height;
+        if (!(typeof data97 == 'number' && !(data97 % 1) && !isNaN(data97) && isFinite(data97))) {
+          const err189 = {
+            instancePath: instancePath + '/height',
+            schemaPath: '#/$defs/test/properties/height/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties.height.type,
+            parentSchema: schema70.properties.height,
+            data: data97,
+          };
+          if (vErrors === null) {
+            vErrors = [err189];
+          } else {
+            vErrors.push(err189);
+          }
+          errors++;
+        }
+        if (typeof data97 == 'number' && isFinite(data97)) {
+          if (data97 < 64 || isNaN(data97)) {
+            const err190 = {
+              instancePath: instancePath + '/height',
+              schemaPath: '#/$defs/test/properties/height/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 64 },
+              message: 'must be >= 64',
+              schema: 64,
+              parentSchema: schema70.properties.height,
+              data: data97,
+            };
+            if (vErrors === null) {
+              vErrors = [err190];
+            } else {
+              vErrors.push(err190);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['width-par'] !== undefined) {
+        let data98 = data['width-par'];
+        if (!(typeof data98 == 'number' && !(data98 % 1) && !isNaN(data98) && isFinite(data98))) {
+          const err191 = {
+            instancePath: instancePath + '/width-par',
+            schemaPath: '#/$defs/test/properties/width-par/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties['width-par'].type,
+            parentSchema: schema70.properties['width-par'],
+            data: data98,
+          };
+          if (vErrors === null) {
+            vErrors = [err191];
+          } else {
+            vErrors.push(err191);
+          }
+          errors++;
+        }
+        if (typeof data98 == 'number' && isFinite(data98)) {
+          if (data98 < 1 || isNaN(data98)) {
+            const err192 = {
+              instancePath: instancePath + '/width-par',
+              schemaPath: '#/$defs/test/properties/width-par/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema70.properties['width-par'],
+              data: data98,
+            };
+            if (vErrors === null) {
+              vErrors = [err192];
+            } else {
+              vErrors.push(err192);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['height-par'] !== undefined) {
+        let data99 = data['height-par'];
+        if (!(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99) && isFinite(data99))) {
+          const err193 = {
+            instancePath: instancePath + '/height-par',
+            schemaPath: '#/$defs/test/properties/height-par/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties['height-par'].type,
+            parentSchema: schema70.properties['height-par'],
+            data: data99,
+          };
+          if (vErrors === null) {
+            vErrors = [err193];
+          } else {
+            vErrors.push(err193);
+          }
+          errors++;
+        }
+        if (typeof data99 == 'number' && isFinite(data99)) {
+          if (data99 < 1 || isNaN(data99)) {
+            const err194 = {
+              instancePath: instancePath + '/height-par',
+              schemaPath: '#/$defs/test/properties/height-par/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema70.properties['height-par'],
+              data: data99,
+            };
+            if (vErrors === null) {
+              vErrors = [err194];
+            } else {
+              vErrors.push(err194);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['frame-rate'] !== undefined) {
+        let data100 = data['frame-rate'];
+        if (
+          !(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100) && isFinite(data100))
+        ) {
+          const err195 = {
+            instancePath: instancePath + '/frame-rate',
+            schemaPath: '#/$defs/test/properties/frame-rate/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties['frame-rate'].type,
+            parentSchema: schema70.properties['frame-rate'],
             data: data100,
           };
           if (vErrors === null) {
@@ -11740,15 +12500,15 @@ function validate31(
           errors++;
         }
         if (typeof data100 == 'number' && isFinite(data100)) {
-          if (data100 < 0 || isNaN(data100)) {
+          if (data100 < 1 || isNaN(data100)) {
             const err196 = {
-              instancePath: instancePath + '/bitrate',
-              schemaPath: '#/$defs/test/properties/bitrate/minimum',
+              instancePath: instancePath + '/frame-rate',
+              schemaPath: '#/$defs/test/properties/frame-rate/minimum',
               keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema69.properties.bitrate,
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema70.properties['frame-rate'],
               data: data100,
             };
             if (vErrors === null) {
@@ -11760,19 +12520,19 @@ function validate31(
           }
         }
       }
-      if (data['video-enc'] !== undefined) {
-        let data101 = data['video-enc'];
+      if (data['gop-interval'] !== undefined) {
+        let data101 = data['gop-interval'];
         if (
           !(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101) && isFinite(data101))
         ) {
           const err197 = {
-            instancePath: instancePath + '/video-enc',
-            schemaPath: '#/$defs/test/properties/video-enc/type',
+            instancePath: instancePath + '/gop-interval',
+            schemaPath: '#/$defs/test/properties/gop-interval/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties['video-enc'].type,
-            parentSchema: schema69.properties['video-enc'],
+            schema: schema70.properties['gop-interval'].type,
+            parentSchema: schema70.properties['gop-interval'],
             data: data101,
           };
           if (vErrors === null) {
@@ -11782,38 +12542,40 @@ function validate31(
           }
           errors++;
         }
-        if (!(data101 === 0 || data101 === 1 || data101 === 2)) {
-          const err198 = {
-            instancePath: instancePath + '/video-enc',
-            schemaPath: '#/$defs/test/properties/video-enc/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema69.properties['video-enc'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema69.properties['video-enc'].enum,
-            parentSchema: schema69.properties['video-enc'],
-            data: data101,
-          };
-          if (vErrors === null) {
-            vErrors = [err198];
-          } else {
-            vErrors.push(err198);
+        if (typeof data101 == 'number' && isFinite(data101)) {
+          if (data101 < 1 || isNaN(data101)) {
+            const err198 = {
+              instancePath: instancePath + '/gop-interval',
+              schemaPath: '#/$defs/test/properties/gop-interval/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema70.properties['gop-interval'],
+              data: data101,
+            };
+            if (vErrors === null) {
+              vErrors = [err198];
+            } else {
+              vErrors.push(err198);
+            }
+            errors++;
           }
-          errors++;
         }
       }
-      if (data['video-bitrate'] !== undefined) {
-        let data102 = data['video-bitrate'];
+      if (data['video-pattern'] !== undefined) {
+        let data102 = data['video-pattern'];
         if (
           !(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102) && isFinite(data102))
         ) {
           const err199 = {
-            instancePath: instancePath + '/video-bitrate',
-            schemaPath: '#/$defs/test/properties/video-bitrate/type',
+            instancePath: instancePath + '/video-pattern',
+            schemaPath: '#/$defs/test/properties/video-pattern/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties['video-bitrate'].type,
-            parentSchema: schema69.properties['video-bitrate'],
+            schema: schema70.properties['video-pattern'].type,
+            parentSchema: schema70.properties['video-pattern'],
             data: data102,
           };
           if (vErrors === null) {
@@ -11824,15 +12586,15 @@ function validate31(
           errors++;
         }
         if (typeof data102 == 'number' && isFinite(data102)) {
-          if (data102 < 100 || isNaN(data102)) {
+          if (data102 > 25 || isNaN(data102)) {
             const err200 = {
-              instancePath: instancePath + '/video-bitrate',
-              schemaPath: '#/$defs/test/properties/video-bitrate/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 100 },
-              message: 'must be >= 100',
-              schema: 100,
-              parentSchema: schema69.properties['video-bitrate'],
+              instancePath: instancePath + '/video-pattern',
+              schemaPath: '#/$defs/test/properties/video-pattern/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 25 },
+              message: 'must be <= 25',
+              schema: 25,
+              parentSchema: schema70.properties['video-pattern'],
               data: data102,
             };
             if (vErrors === null) {
@@ -11842,65 +12604,58 @@ function validate31(
             }
             errors++;
           }
-        }
-      }
-      if (data.width !== undefined) {
-        let data103 = data.width;
-        if (
-          !(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103) && isFinite(data103))
-        ) {
-          const err201 = {
-            instancePath: instancePath + '/width',
-            schemaPath: '#/$defs/test/properties/width/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties.width.type,
-            parentSchema: schema69.properties.width,
-            data: data103,
-          };
-          if (vErrors === null) {
-            vErrors = [err201];
-          } else {
-            vErrors.push(err201);
-          }
-          errors++;
-        }
-        if (typeof data103 == 'number' && isFinite(data103)) {
-          if (data103 < 64 || isNaN(data103)) {
-            const err202 = {
-              instancePath: instancePath + '/width',
-              schemaPath: '#/$defs/test/properties/width/minimum',
+          if (data102 < 0 || isNaN(data102)) {
+            const err201 = {
+              instancePath: instancePath + '/video-pattern',
+              schemaPath: '#/$defs/test/properties/video-pattern/minimum',
               keyword: 'minimum',
-              params: { comparison: '>=', limit: 64 },
-              message: 'must be >= 64',
-              schema: 64,
-              parentSchema: schema69.properties.width,
-              data: data103,
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema70.properties['video-pattern'],
+              data: data102,
             };
             if (vErrors === null) {
-              vErrors = [err202];
+              vErrors = [err201];
             } else {
-              vErrors.push(err202);
+              vErrors.push(err201);
             }
             errors++;
           }
         }
       }
-      if (data.height !== undefined) {
-        let data104 = data.height;
+      if (data['audio-enc'] !== undefined) {
+        let data103 = data['audio-enc'];
         if (
-          !(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104) && isFinite(data104))
+          !(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103) && isFinite(data103))
         ) {
-          const err203 = {
-            instancePath: instancePath + '/height',
-            schemaPath: '#/$defs/test/properties/height/type',
+          const err202 = {
+            instancePath: instancePath + '/audio-enc',
+            schemaPath: '#/$defs/test/properties/audio-enc/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties.height.type,
-            parentSchema: schema69.properties.height,
-            data: data104,
+            schema: schema70.properties['audio-enc'].type,
+            parentSchema: schema70.properties['audio-enc'],
+            data: data103,
+          };
+          if (vErrors === null) {
+            vErrors = [err202];
+          } else {
+            vErrors.push(err202);
+          }
+          errors++;
+        }
+        if (!(data103 === 0 || data103 === 1)) {
+          const err203 = {
+            instancePath: instancePath + '/audio-enc',
+            schemaPath: '#/$defs/test/properties/audio-enc/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema70.properties['audio-enc'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema70.properties['audio-enc'].enum,
+            parentSchema: schema70.properties['audio-enc'],
+            data: data103,
           };
           if (vErrors === null) {
             vErrors = [err203];
@@ -11909,60 +12664,58 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data104 == 'number' && isFinite(data104)) {
-          if (data104 < 64 || isNaN(data104)) {
-            const err204 = {
-              instancePath: instancePath + '/height',
-              schemaPath: '#/$defs/test/properties/height/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 64 },
-              message: 'must be >= 64',
-              schema: 64,
-              parentSchema: schema69.properties.height,
-              data: data104,
-            };
-            if (vErrors === null) {
-              vErrors = [err204];
-            } else {
-              vErrors.push(err204);
-            }
-            errors++;
-          }
-        }
       }
-      if (data['width-par'] !== undefined) {
-        let data105 = data['width-par'];
+      if (data['audio-wave'] !== undefined) {
+        let data104 = data['audio-wave'];
         if (
-          !(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105) && isFinite(data105))
+          !(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104) && isFinite(data104))
         ) {
-          const err205 = {
-            instancePath: instancePath + '/width-par',
-            schemaPath: '#/$defs/test/properties/width-par/type',
+          const err204 = {
+            instancePath: instancePath + '/audio-wave',
+            schemaPath: '#/$defs/test/properties/audio-wave/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties['width-par'].type,
-            parentSchema: schema69.properties['width-par'],
-            data: data105,
+            schema: schema70.properties['audio-wave'].type,
+            parentSchema: schema70.properties['audio-wave'],
+            data: data104,
           };
           if (vErrors === null) {
-            vErrors = [err205];
+            vErrors = [err204];
           } else {
-            vErrors.push(err205);
+            vErrors.push(err204);
           }
           errors++;
         }
-        if (typeof data105 == 'number' && isFinite(data105)) {
-          if (data105 < 1 || isNaN(data105)) {
+        if (typeof data104 == 'number' && isFinite(data104)) {
+          if (data104 > 12 || isNaN(data104)) {
+            const err205 = {
+              instancePath: instancePath + '/audio-wave',
+              schemaPath: '#/$defs/test/properties/audio-wave/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 12 },
+              message: 'must be <= 12',
+              schema: 12,
+              parentSchema: schema70.properties['audio-wave'],
+              data: data104,
+            };
+            if (vErrors === null) {
+              vErrors = [err205];
+            } else {
+              vErrors.push(err205);
+            }
+            errors++;
+          }
+          if (data104 < 0 || isNaN(data104)) {
             const err206 = {
-              instancePath: instancePath + '/width-par',
-              schemaPath: '#/$defs/test/properties/width-par/minimum',
+              instancePath: instancePath + '/audio-wave',
+              schemaPath: '#/$defs/test/properties/audio-wave/minimum',
               keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema69.properties['width-par'],
-              data: data105,
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema70.properties['audio-wave'],
+              data: data104,
             };
             if (vErrors === null) {
               vErrors = [err206];
@@ -11973,82 +12726,77 @@ function validate31(
           }
         }
       }
-      if (data['height-par'] !== undefined) {
-        let data106 = data['height-par'];
-        if (
-          !(typeof data106 == 'number' && !(data106 % 1) && !isNaN(data106) && isFinite(data106))
-        ) {
-          const err207 = {
-            instancePath: instancePath + '/height-par',
-            schemaPath: '#/$defs/test/properties/height-par/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties['height-par'].type,
-            parentSchema: schema69.properties['height-par'],
-            data: data106,
-          };
-          if (vErrors === null) {
-            vErrors = [err207];
-          } else {
-            vErrors.push(err207);
-          }
-          errors++;
-        }
-        if (typeof data106 == 'number' && isFinite(data106)) {
-          if (data106 < 1 || isNaN(data106)) {
-            const err208 = {
-              instancePath: instancePath + '/height-par',
-              schemaPath: '#/$defs/test/properties/height-par/minimum',
+      if (data['audio-freq'] !== undefined) {
+        let data105 = data['audio-freq'];
+        if (typeof data105 == 'number' && isFinite(data105)) {
+          if (data105 < 1 || isNaN(data105)) {
+            const err207 = {
+              instancePath: instancePath + '/audio-freq',
+              schemaPath: '#/$defs/test/properties/audio-freq/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema69.properties['height-par'],
-              data: data106,
+              parentSchema: schema70.properties['audio-freq'],
+              data: data105,
             };
             if (vErrors === null) {
-              vErrors = [err208];
+              vErrors = [err207];
             } else {
-              vErrors.push(err208);
+              vErrors.push(err207);
             }
             errors++;
           }
-        }
-      }
-      if (data['frame-rate'] !== undefined) {
-        let data107 = data['frame-rate'];
-        if (
-          !(typeof data107 == 'number' && !(data107 % 1) && !isNaN(data107) && isFinite(data107))
-        ) {
-          const err209 = {
-            instancePath: instancePath + '/frame-rate',
-            schemaPath: '#/$defs/test/properties/frame-rate/type',
+        } else {
+          const err208 = {
+            instancePath: instancePath + '/audio-freq',
+            schemaPath: '#/$defs/test/properties/audio-freq/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties['frame-rate'].type,
-            parentSchema: schema69.properties['frame-rate'],
-            data: data107,
+            params: { type: 'number' },
+            message: 'must be number',
+            schema: schema70.properties['audio-freq'].type,
+            parentSchema: schema70.properties['audio-freq'],
+            data: data105,
           };
           if (vErrors === null) {
-            vErrors = [err209];
+            vErrors = [err208];
           } else {
-            vErrors.push(err209);
+            vErrors.push(err208);
           }
           errors++;
         }
-        if (typeof data107 == 'number' && isFinite(data107)) {
-          if (data107 < 1 || isNaN(data107)) {
-            const err210 = {
-              instancePath: instancePath + '/frame-rate',
-              schemaPath: '#/$defs/test/properties/frame-rate/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+      }
+      if (data['audio-volume'] !== undefined) {
+        let data106 = data['audio-volume'];
+        if (typeof data106 == 'number' && isFinite(data106)) {
+          if (data106 > 1 || isNaN(data106)) {
+            const err209 = {
+              instancePath: instancePath + '/audio-volume',
+              schemaPath: '#/$defs/test/properties/audio-volume/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 1 },
+              message: 'must be <= 1',
               schema: 1,
-              parentSchema: schema69.properties['frame-rate'],
-              data: data107,
+              parentSchema: schema70.properties['audio-volume'],
+              data: data106,
+            };
+            if (vErrors === null) {
+              vErrors = [err209];
+            } else {
+              vErrors.push(err209);
+            }
+            errors++;
+          }
+          if (data106 < 0 || isNaN(data106)) {
+            const err210 = {
+              instancePath: instancePath + '/audio-volume',
+              schemaPath: '#/$defs/test/properties/audio-volume/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema70.properties['audio-volume'],
+              data: data106,
             };
             if (vErrors === null) {
               vErrors = [err210];
@@ -12057,22 +12805,16 @@ function validate31(
             }
             errors++;
           }
-        }
-      }
-      if (data['gop-interval'] !== undefined) {
-        let data108 = data['gop-interval'];
-        if (
-          !(typeof data108 == 'number' && !(data108 % 1) && !isNaN(data108) && isFinite(data108))
-        ) {
+        } else {
           const err211 = {
-            instancePath: instancePath + '/gop-interval',
-            schemaPath: '#/$defs/test/properties/gop-interval/type',
+            instancePath: instancePath + '/audio-volume',
+            schemaPath: '#/$defs/test/properties/audio-volume/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties['gop-interval'].type,
-            parentSchema: schema69.properties['gop-interval'],
-            data: data108,
+            params: { type: 'number' },
+            message: 'must be number',
+            schema: schema70.properties['audio-volume'].type,
+            parentSchema: schema70.properties['audio-volume'],
+            data: data106,
           };
           if (vErrors === null) {
             vErrors = [err211];
@@ -12081,41 +12823,40 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data108 == 'number' && isFinite(data108)) {
-          if (data108 < 1 || isNaN(data108)) {
-            const err212 = {
-              instancePath: instancePath + '/gop-interval',
-              schemaPath: '#/$defs/test/properties/gop-interval/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema69.properties['gop-interval'],
-              data: data108,
-            };
-            if (vErrors === null) {
-              vErrors = [err212];
-            } else {
-              vErrors.push(err212);
-            }
-            errors++;
+      }
+      if (data['enable-overlay'] !== undefined) {
+        let data107 = data['enable-overlay'];
+        if (typeof data107 !== 'boolean') {
+          const err212 = {
+            instancePath: instancePath + '/enable-overlay',
+            schemaPath: '#/$defs/test/properties/enable-overlay/type',
+            keyword: 'type',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema70.properties['enable-overlay'].type,
+            parentSchema: schema70.properties['enable-overlay'],
+            data: data107,
+          };
+          if (vErrors === null) {
+            vErrors = [err212];
+          } else {
+            vErrors.push(err212);
           }
+          errors++;
         }
       }
-      if (data['video-pattern'] !== undefined) {
-        let data109 = data['video-pattern'];
-        if (
-          !(typeof data109 == 'number' && !(data109 % 1) && !isNaN(data109) && isFinite(data109))
-        ) {
+      if (data['text-overlay'] !== undefined) {
+        let data108 = data['text-overlay'];
+        if (typeof data108 !== 'string') {
           const err213 = {
-            instancePath: instancePath + '/video-pattern',
-            schemaPath: '#/$defs/test/properties/video-pattern/type',
+            instancePath: instancePath + '/text-overlay',
+            schemaPath: '#/$defs/test/properties/text-overlay/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties['video-pattern'].type,
-            parentSchema: schema69.properties['video-pattern'],
-            data: data109,
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema70.properties['text-overlay'].type,
+            parentSchema: schema70.properties['text-overlay'],
+            data: data108,
           };
           if (vErrors === null) {
             vErrors = [err213];
@@ -12124,99 +12865,102 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data109 == 'number' && isFinite(data109)) {
-          if (data109 > 25 || isNaN(data109)) {
-            const err214 = {
-              instancePath: instancePath + '/video-pattern',
-              schemaPath: '#/$defs/test/properties/video-pattern/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 25 },
-              message: 'must be <= 25',
-              schema: 25,
-              parentSchema: schema69.properties['video-pattern'],
-              data: data109,
-            };
-            if (vErrors === null) {
-              vErrors = [err214];
-            } else {
-              vErrors.push(err214);
-            }
-            errors++;
+      }
+      if (data['time-format'] !== undefined) {
+        let data109 = data['time-format'];
+        if (typeof data109 !== 'string') {
+          const err214 = {
+            instancePath: instancePath + '/time-format',
+            schemaPath: '#/$defs/test/properties/time-format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema70.properties['time-format'].type,
+            parentSchema: schema70.properties['time-format'],
+            data: data109,
+          };
+          if (vErrors === null) {
+            vErrors = [err214];
+          } else {
+            vErrors.push(err214);
           }
-          if (data109 < 0 || isNaN(data109)) {
-            const err215 = {
-              instancePath: instancePath + '/video-pattern',
-              schemaPath: '#/$defs/test/properties/video-pattern/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema69.properties['video-pattern'],
-              data: data109,
-            };
-            if (vErrors === null) {
-              vErrors = [err215];
-            } else {
-              vErrors.push(err215);
-            }
-            errors++;
-          }
+          errors++;
         }
       }
-      if (data['audio-enc'] !== undefined) {
-        let data110 = data['audio-enc'];
+      if (data.pnr !== undefined) {
+        let data110 = data.pnr;
         if (
           !(typeof data110 == 'number' && !(data110 % 1) && !isNaN(data110) && isFinite(data110))
         ) {
-          const err216 = {
-            instancePath: instancePath + '/audio-enc',
-            schemaPath: '#/$defs/test/properties/audio-enc/type',
+          const err215 = {
+            instancePath: instancePath + '/pnr',
+            schemaPath: '#/$defs/test/properties/pnr/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties['audio-enc'].type,
-            parentSchema: schema69.properties['audio-enc'],
+            schema: schema70.properties.pnr.type,
+            parentSchema: schema70.properties.pnr,
             data: data110,
           };
           if (vErrors === null) {
-            vErrors = [err216];
+            vErrors = [err215];
           } else {
-            vErrors.push(err216);
+            vErrors.push(err215);
           }
           errors++;
         }
-        if (!(data110 === 0 || data110 === 1)) {
-          const err217 = {
-            instancePath: instancePath + '/audio-enc',
-            schemaPath: '#/$defs/test/properties/audio-enc/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema69.properties['audio-enc'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema69.properties['audio-enc'].enum,
-            parentSchema: schema69.properties['audio-enc'],
-            data: data110,
-          };
-          if (vErrors === null) {
-            vErrors = [err217];
-          } else {
-            vErrors.push(err217);
+        if (typeof data110 == 'number' && isFinite(data110)) {
+          if (data110 > 65535 || isNaN(data110)) {
+            const err216 = {
+              instancePath: instancePath + '/pnr',
+              schemaPath: '#/$defs/test/properties/pnr/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 65535 },
+              message: 'must be <= 65535',
+              schema: 65535,
+              parentSchema: schema70.properties.pnr,
+              data: data110,
+            };
+            if (vErrors === null) {
+              vErrors = [err216];
+            } else {
+              vErrors.push(err216);
+            }
+            errors++;
           }
-          errors++;
+          if (data110 < 1 || isNaN(data110)) {
+            const err217 = {
+              instancePath: instancePath + '/pnr',
+              schemaPath: '#/$defs/test/properties/pnr/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema70.properties.pnr,
+              data: data110,
+            };
+            if (vErrors === null) {
+              vErrors = [err217];
+            } else {
+              vErrors.push(err217);
+            }
+            errors++;
+          }
         }
       }
-      if (data['audio-wave'] !== undefined) {
-        let data111 = data['audio-wave'];
+      if (data['pmt-pid'] !== undefined) {
+        let data111 = data['pmt-pid'];
         if (
           !(typeof data111 == 'number' && !(data111 % 1) && !isNaN(data111) && isFinite(data111))
         ) {
           const err218 = {
-            instancePath: instancePath + '/audio-wave',
-            schemaPath: '#/$defs/test/properties/audio-wave/type',
+            instancePath: instancePath + '/pmt-pid',
+            schemaPath: '#/$defs/test/properties/pmt-pid/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties['audio-wave'].type,
-            parentSchema: schema69.properties['audio-wave'],
+            schema: schema70.properties['pmt-pid'].type,
+            parentSchema: schema70.properties['pmt-pid'],
             data: data111,
           };
           if (vErrors === null) {
@@ -12227,15 +12971,15 @@ function validate31(
           errors++;
         }
         if (typeof data111 == 'number' && isFinite(data111)) {
-          if (data111 > 12 || isNaN(data111)) {
+          if (data111 > 8190 || isNaN(data111)) {
             const err219 = {
-              instancePath: instancePath + '/audio-wave',
-              schemaPath: '#/$defs/test/properties/audio-wave/maximum',
+              instancePath: instancePath + '/pmt-pid',
+              schemaPath: '#/$defs/test/properties/pmt-pid/maximum',
               keyword: 'maximum',
-              params: { comparison: '<=', limit: 12 },
-              message: 'must be <= 12',
-              schema: 12,
-              parentSchema: schema69.properties['audio-wave'],
+              params: { comparison: '<=', limit: 8190 },
+              message: 'must be <= 8190',
+              schema: 8190,
+              parentSchema: schema70.properties['pmt-pid'],
               data: data111,
             };
             if (vErrors === null) {
@@ -12245,15 +12989,15 @@ function validate31(
             }
             errors++;
           }
-          if (data111 < 0 || isNaN(data111)) {
+          if (data111 < 32 || isNaN(data111)) {
             const err220 = {
-              instancePath: instancePath + '/audio-wave',
-              schemaPath: '#/$defs/test/properties/audio-wave/minimum',
+              instancePath: instancePath + '/pmt-pid',
+              schemaPath: '#/$defs/test/properties/pmt-pid/minimum',
               keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema69.properties['audio-wave'],
+              params: { comparison: '>=', limit: 32 },
+              message: 'must be >= 32',
+              schema: 32,
+              parentSchema: schema70.properties['pmt-pid'],
               data: data111,
             };
             if (vErrors === null) {
@@ -12265,59 +13009,57 @@ function validate31(
           }
         }
       }
-      if (data['audio-freq'] !== undefined) {
-        let data112 = data['audio-freq'];
-        if (typeof data112 == 'number' && isFinite(data112)) {
-          if (data112 < 1 || isNaN(data112)) {
-            const err221 = {
-              instancePath: instancePath + '/audio-freq',
-              schemaPath: '#/$defs/test/properties/audio-freq/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema69.properties['audio-freq'],
-              data: data112,
-            };
-            if (vErrors === null) {
-              vErrors = [err221];
-            } else {
-              vErrors.push(err221);
-            }
-            errors++;
-          }
-        } else {
-          const err222 = {
-            instancePath: instancePath + '/audio-freq',
-            schemaPath: '#/$defs/test/properties/audio-freq/type',
+      if (data['video-pid'] !== undefined) {
+        let data112 = data['video-pid'];
+        if (
+          !(typeof data112 == 'number' && !(data112 % 1) && !isNaN(data112) && isFinite(data112))
+        ) {
+          const err221 = {
+            instancePath: instancePath + '/video-pid',
+            schemaPath: '#/$defs/test/properties/video-pid/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-            schema: schema69.properties['audio-freq'].type,
-            parentSchema: schema69.properties['audio-freq'],
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema70.properties['video-pid'].type,
+            parentSchema: schema70.properties['video-pid'],
             data: data112,
           };
           if (vErrors === null) {
-            vErrors = [err222];
+            vErrors = [err221];
           } else {
-            vErrors.push(err222);
+            vErrors.push(err221);
           }
           errors++;
         }
-      }
-      if (data['audio-volume'] !== undefined) {
-        let data113 = data['audio-volume'];
-        if (typeof data113 == 'number' && isFinite(data113)) {
-          if (data113 > 1 || isNaN(data113)) {
-            const err223 = {
-              instancePath: instancePath + '/audio-volume',
-              schemaPath: '#/$defs/test/properties/audio-volume/maximum',
+        if (typeof data112 == 'number' && isFinite(data112)) {
+          if (data112 > 8190 || isNaN(data112)) {
+            const err222 = {
+              instancePath: instancePath + '/video-pid',
+              schemaPath: '#/$defs/test/properties/video-pid/maximum',
               keyword: 'maximum',
-              params: { comparison: '<=', limit: 1 },
-              message: 'must be <= 1',
-              schema: 1,
-              parentSchema: schema69.properties['audio-volume'],
-              data: data113,
+              params: { comparison: '<=', limit: 8190 },
+              message: 'must be <= 8190',
+              schema: 8190,
+              parentSchema: schema70.properties['video-pid'],
+              data: data112,
+            };
+            if (vErrors === null) {
+              vErrors = [err222];
+            } else {
+              vErrors.push(err222);
+            }
+            errors++;
+          }
+          if (data112 < 32 || isNaN(data112)) {
+            const err223 = {
+              instancePath: instancePath + '/video-pid',
+              schemaPath: '#/$defs/test/properties/video-pid/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 32 },
+              message: 'must be >= 32',
+              schema: 32,
+              parentSchema: schema70.properties['video-pid'],
+              data: data112,
             };
             if (vErrors === null) {
               vErrors = [err223];
@@ -12326,354 +13068,73 @@ function validate31(
             }
             errors++;
           }
-          if (data113 < 0 || isNaN(data113)) {
-            const err224 = {
-              instancePath: instancePath + '/audio-volume',
-              schemaPath: '#/$defs/test/properties/audio-volume/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema69.properties['audio-volume'],
-              data: data113,
-            };
-            if (vErrors === null) {
-              vErrors = [err224];
-            } else {
-              vErrors.push(err224);
-            }
-            errors++;
-          }
-        } else {
-          const err225 = {
-            instancePath: instancePath + '/audio-volume',
-            schemaPath: '#/$defs/test/properties/audio-volume/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-            schema: schema69.properties['audio-volume'].type,
-            parentSchema: schema69.properties['audio-volume'],
-            data: data113,
-          };
-          if (vErrors === null) {
-            vErrors = [err225];
-          } else {
-            vErrors.push(err225);
-          }
-          errors++;
-        }
-      }
-      if (data['enable-overlay'] !== undefined) {
-        let data114 = data['enable-overlay'];
-        if (typeof data114 !== 'boolean') {
-          const err226 = {
-            instancePath: instancePath + '/enable-overlay',
-            schemaPath: '#/$defs/test/properties/enable-overlay/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-            schema: schema69.properties['enable-overlay'].type,
-            parentSchema: schema69.properties['enable-overlay'],
-            data: data114,
-          };
-          if (vErrors === null) {
-            vErrors = [err226];
-          } else {
-            vErrors.push(err226);
-          }
-          errors++;
-        }
-      }
-      if (data['text-overlay'] !== undefined) {
-        let data115 = data['text-overlay'];
-        if (typeof data115 !== 'string') {
-          const err227 = {
-            instancePath: instancePath + '/text-overlay',
-            schemaPath: '#/$defs/test/properties/text-overlay/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema69.properties['text-overlay'].type,
-            parentSchema: schema69.properties['text-overlay'],
-            data: data115,
-          };
-          if (vErrors === null) {
-            vErrors = [err227];
-          } else {
-            vErrors.push(err227);
-          }
-          errors++;
-        }
-      }
-      if (data['time-format'] !== undefined) {
-        let data116 = data['time-format'];
-        if (typeof data116 !== 'string') {
-          const err228 = {
-            instancePath: instancePath + '/time-format',
-            schemaPath: '#/$defs/test/properties/time-format/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema69.properties['time-format'].type,
-            parentSchema: schema69.properties['time-format'],
-            data: data116,
-          };
-          if (vErrors === null) {
-            vErrors = [err228];
-          } else {
-            vErrors.push(err228);
-          }
-          errors++;
-        }
-      }
-      if (data.pnr !== undefined) {
-        let data117 = data.pnr;
-        if (
-          !(typeof data117 == 'number' && !(data117 % 1) && !isNaN(data117) && isFinite(data117))
-        ) {
-          const err229 = {
-            instancePath: instancePath + '/pnr',
-            schemaPath: '#/$defs/test/properties/pnr/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties.pnr.type,
-            parentSchema: schema69.properties.pnr,
-            data: data117,
-          };
-          if (vErrors === null) {
-            vErrors = [err229];
-          } else {
-            vErrors.push(err229);
-          }
-          errors++;
-        }
-        if (typeof data117 == 'number' && isFinite(data117)) {
-          if (data117 > 65535 || isNaN(data117)) {
-            const err230 = {
-              instancePath: instancePath + '/pnr',
-              schemaPath: '#/$defs/test/properties/pnr/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 65535 },
-              message: 'must be <= 65535',
-              schema: 65535,
-              parentSchema: schema69.properties.pnr,
-              data: data117,
-            };
-            if (vErrors === null) {
-              vErrors = [err230];
-            } else {
-              vErrors.push(err230);
-            }
-            errors++;
-          }
-          if (data117 < 1 || isNaN(data117)) {
-            const err231 = {
-              instancePath: instancePath + '/pnr',
-              schemaPath: '#/$defs/test/properties/pnr/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema69.properties.pnr,
-              data: data117,
-            };
-            if (vErrors === null) {
-              vErrors = [err231];
-            } else {
-              vErrors.push(err231);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['pmt-pid'] !== undefined) {
-        let data118 = data['pmt-pid'];
-        if (
-          !(typeof data118 == 'number' && !(data118 % 1) && !isNaN(data118) && isFinite(data118))
-        ) {
-          const err232 = {
-            instancePath: instancePath + '/pmt-pid',
-            schemaPath: '#/$defs/test/properties/pmt-pid/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties['pmt-pid'].type,
-            parentSchema: schema69.properties['pmt-pid'],
-            data: data118,
-          };
-          if (vErrors === null) {
-            vErrors = [err232];
-          } else {
-            vErrors.push(err232);
-          }
-          errors++;
-        }
-        if (typeof data118 == 'number' && isFinite(data118)) {
-          if (data118 > 8190 || isNaN(data118)) {
-            const err233 = {
-              instancePath: instancePath + '/pmt-pid',
-              schemaPath: '#/$defs/test/properties/pmt-pid/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 8190 },
-              message: 'must be <= 8190',
-              schema: 8190,
-              parentSchema: schema69.properties['pmt-pid'],
-              data: data118,
-            };
-            if (vErrors === null) {
-              vErrors = [err233];
-            } else {
-              vErrors.push(err233);
-            }
-            errors++;
-          }
-          if (data118 < 32 || isNaN(data118)) {
-            const err234 = {
-              instancePath: instancePath + '/pmt-pid',
-              schemaPath: '#/$defs/test/properties/pmt-pid/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 32 },
-              message: 'must be >= 32',
-              schema: 32,
-              parentSchema: schema69.properties['pmt-pid'],
-              data: data118,
-            };
-            if (vErrors === null) {
-              vErrors = [err234];
-            } else {
-              vErrors.push(err234);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['video-pid'] !== undefined) {
-        let data119 = data['video-pid'];
-        if (
-          !(typeof data119 == 'number' && !(data119 % 1) && !isNaN(data119) && isFinite(data119))
-        ) {
-          const err235 = {
-            instancePath: instancePath + '/video-pid',
-            schemaPath: '#/$defs/test/properties/video-pid/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema69.properties['video-pid'].type,
-            parentSchema: schema69.properties['video-pid'],
-            data: data119,
-          };
-          if (vErrors === null) {
-            vErrors = [err235];
-          } else {
-            vErrors.push(err235);
-          }
-          errors++;
-        }
-        if (typeof data119 == 'number' && isFinite(data119)) {
-          if (data119 > 8190 || isNaN(data119)) {
-            const err236 = {
-              instancePath: instancePath + '/video-pid',
-              schemaPath: '#/$defs/test/properties/video-pid/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 8190 },
-              message: 'must be <= 8190',
-              schema: 8190,
-              parentSchema: schema69.properties['video-pid'],
-              data: data119,
-            };
-            if (vErrors === null) {
-              vErrors = [err236];
-            } else {
-              vErrors.push(err236);
-            }
-            errors++;
-          }
-          if (data119 < 32 || isNaN(data119)) {
-            const err237 = {
-              instancePath: instancePath + '/video-pid',
-              schemaPath: '#/$defs/test/properties/video-pid/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 32 },
-              message: 'must be >= 32',
-              schema: 32,
-              parentSchema: schema69.properties['video-pid'],
-              data: data119,
-            };
-            if (vErrors === null) {
-              vErrors = [err237];
-            } else {
-              vErrors.push(err237);
-            }
-            errors++;
-          }
         }
       }
       if (data['audio-pid'] !== undefined) {
-        let data120 = data['audio-pid'];
+        let data113 = data['audio-pid'];
         if (
-          !(typeof data120 == 'number' && !(data120 % 1) && !isNaN(data120) && isFinite(data120))
+          !(typeof data113 == 'number' && !(data113 % 1) && !isNaN(data113) && isFinite(data113))
         ) {
-          const err238 = {
+          const err224 = {
             instancePath: instancePath + '/audio-pid',
             schemaPath: '#/$defs/test/properties/audio-pid/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema69.properties['audio-pid'].type,
-            parentSchema: schema69.properties['audio-pid'],
-            data: data120,
+            schema: schema70.properties['audio-pid'].type,
+            parentSchema: schema70.properties['audio-pid'],
+            data: data113,
           };
           if (vErrors === null) {
-            vErrors = [err238];
+            vErrors = [err224];
           } else {
-            vErrors.push(err238);
+            vErrors.push(err224);
           }
           errors++;
         }
-        if (typeof data120 == 'number' && isFinite(data120)) {
-          if (data120 > 8190 || isNaN(data120)) {
-            const err239 = {
+        if (typeof data113 == 'number' && isFinite(data113)) {
+          if (data113 > 8190 || isNaN(data113)) {
+            const err225 = {
               instancePath: instancePath + '/audio-pid',
               schemaPath: '#/$defs/test/properties/audio-pid/maximum',
               keyword: 'maximum',
               params: { comparison: '<=', limit: 8190 },
               message: 'must be <= 8190',
               schema: 8190,
-              parentSchema: schema69.properties['audio-pid'],
-              data: data120,
+              parentSchema: schema70.properties['audio-pid'],
+              data: data113,
             };
             if (vErrors === null) {
-              vErrors = [err239];
+              vErrors = [err225];
             } else {
-              vErrors.push(err239);
+              vErrors.push(err225);
             }
             errors++;
           }
-          if (data120 < 32 || isNaN(data120)) {
-            const err240 = {
+          if (data113 < 32 || isNaN(data113)) {
+            const err226 = {
               instancePath: instancePath + '/audio-pid',
               schemaPath: '#/$defs/test/properties/audio-pid/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 32 },
               message: 'must be >= 32',
               schema: 32,
-              parentSchema: schema69.properties['audio-pid'],
-              data: data120,
+              parentSchema: schema70.properties['audio-pid'],
+              data: data113,
             };
             if (vErrors === null) {
-              vErrors = [err240];
+              vErrors = [err226];
             } else {
-              vErrors.push(err240);
+              vErrors.push(err226);
             }
             errors++;
           }
         }
       }
     }
-    var _valid14 = _errs257 === errors;
-    valid65 = _valid14;
-    if (valid65) {
+    var _valid14 = _errs242 === errors;
+    valid63 = _valid14;
+    if (valid63) {
       var props14 = {};
       props14.bitrate = true;
       props14['video-enc'] = true;
@@ -12699,8 +13160,8 @@ function validate31(
       props14.type = true;
     }
   }
-  if (!valid65) {
-    const err241 = {
+  if (!valid63) {
+    const err227 = {
       instancePath,
       schemaPath: '#/allOf/14/if',
       keyword: 'if',
@@ -12711,9 +13172,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err241];
+      vErrors = [err227];
     } else {
-      vErrors.push(err241);
+      vErrors.push(err227);
     }
     errors++;
   }
@@ -12725,23 +13186,330 @@ function validate31(
       Object.assign(props0, props14);
     }
   }
-  const _errs302 = errors;
-  let valid69 = true;
-  const _errs303 = errors;
+  const _errs287 = errors;
+  let valid67 = true;
+  const _errs288 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing15;
     if (data.type === undefined && (missing15 = 'type')) {
-      const err242 = {};
+      const err228 = {};
       if (vErrors === null) {
-        vErrors = [err242];
+        vErrors = [err228];
       } else {
-        vErrors.push(err242);
+        vErrors.push(err228);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('transcoder' !== data.type) {
-          const err243 = {};
+          const err229 = {};
+          if (vErrors === null) {
+            vErrors = [err229];
+          } else {
+            vErrors.push(err229);
+          }
+          errors++;
+        }
+      }
+    }
+  }
+  var _valid15 = _errs288 === errors;
+  errors = _errs287;
+  if (vErrors !== null) {
+    if (_errs287) {
+      vErrors.length = _errs287;
+    } else {
+      vErrors = null;
+    }
+  }
+  if (_valid15) {
+    const _errs290 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data['decoder-id'] === undefined) {
+        const err230 = {
+          instancePath,
+          schemaPath: '#/$defs/transcoder/required',
+          keyword: 'required',
+          params: { missingProperty: 'decoder-id' },
+          message: "must have required property '" + 'decoder-id' + "'",
+          schema: schema71.required,
+          parentSchema: schema71,
+          data,
+        };
+        if (vErrors === null) {
+          vErrors = [err230];
+        } else {
+          vErrors.push(err230);
+        }
+        errors++;
+      }
+      if (data['decoder-id'] !== undefined) {
+        let data115 = data['decoder-id'];
+        if (
+          !(typeof data115 == 'number' && !(data115 % 1) && !isNaN(data115) && isFinite(data115))
+        ) {
+          const err231 = {
+            instancePath: instancePath + '/decoder-id',
+            schemaPath: '#/$defs/transcoder/properties/decoder-id/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['decoder-id'].type,
+            parentSchema: schema71.properties['decoder-id'],
+            data: data115,
+          };
+          if (vErrors === null) {
+            vErrors = [err231];
+          } else {
+            vErrors.push(err231);
+          }
+          errors++;
+        }
+        if (typeof data115 == 'number' && isFinite(data115)) {
+          if (data115 < 1 || isNaN(data115)) {
+            const err232 = {
+              instancePath: instancePath + '/decoder-id',
+              schemaPath: '#/$defs/transcoder/properties/decoder-id/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema71.properties['decoder-id'],
+              data: data115,
+            };
+            if (vErrors === null) {
+              vErrors = [err232];
+            } else {
+              vErrors.push(err232);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['enc-type'] !== undefined) {
+        let data116 = data['enc-type'];
+        if (
+          !(typeof data116 == 'number' && !(data116 % 1) && !isNaN(data116) && isFinite(data116))
+        ) {
+          const err233 = {
+            instancePath: instancePath + '/enc-type',
+            schemaPath: '#/$defs/transcoder/properties/enc-type/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-type'].type,
+            parentSchema: schema71.properties['enc-type'],
+            data: data116,
+          };
+          if (vErrors === null) {
+            vErrors = [err233];
+          } else {
+            vErrors.push(err233);
+          }
+          errors++;
+        }
+        if (!(data116 === 0 || data116 === 1 || data116 === 2)) {
+          const err234 = {
+            instancePath: instancePath + '/enc-type',
+            schemaPath: '#/$defs/transcoder/properties/enc-type/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema71.properties['enc-type'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema71.properties['enc-type'].enum,
+            parentSchema: schema71.properties['enc-type'],
+            data: data116,
+          };
+          if (vErrors === null) {
+            vErrors = [err234];
+          } else {
+            vErrors.push(err234);
+          }
+          errors++;
+        }
+      }
+      if (data['enc-video-profile'] !== undefined) {
+        let data117 = data['enc-video-profile'];
+        if (
+          !(typeof data117 == 'number' && !(data117 % 1) && !isNaN(data117) && isFinite(data117))
+        ) {
+          const err235 = {
+            instancePath: instancePath + '/enc-video-profile',
+            schemaPath: '#/$defs/transcoder/properties/enc-video-profile/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-video-profile'].type,
+            parentSchema: schema71.properties['enc-video-profile'],
+            data: data117,
+          };
+          if (vErrors === null) {
+            vErrors = [err235];
+          } else {
+            vErrors.push(err235);
+          }
+          errors++;
+        }
+        if (!(data117 === 0 || data117 === 1)) {
+          const err236 = {
+            instancePath: instancePath + '/enc-video-profile',
+            schemaPath: '#/$defs/transcoder/properties/enc-video-profile/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema71.properties['enc-video-profile'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema71.properties['enc-video-profile'].enum,
+            parentSchema: schema71.properties['enc-video-profile'],
+            data: data117,
+          };
+          if (vErrors === null) {
+            vErrors = [err236];
+          } else {
+            vErrors.push(err236);
+          }
+          errors++;
+        }
+      }
+      if (data['enc-bitrate'] !== undefined) {
+        let data118 = data['enc-bitrate'];
+        if (
+          !(typeof data118 == 'number' && !(data118 % 1) && !isNaN(data118) && isFinite(data118))
+        ) {
+          const err237 = {
+            instancePath: instancePath + '/enc-bitrate',
+            schemaPath: '#/$defs/transcoder/properties/enc-bitrate/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-bitrate'].type,
+            parentSchema: schema71.properties['enc-bitrate'],
+            data: data118,
+          };
+          if (vErrors === null) {
+            vErrors = [err237];
+          } else {
+            vErrors.push(err237);
+          }
+          errors++;
+        }
+        if (typeof data118 == 'number' && isFinite(data118)) {
+          if (data118 < 0 || isNaN(data118)) {
+            const err238 = {
+              instancePath: instancePath + '/enc-bitrate',
+              schemaPath: '#/$defs/transcoder/properties/enc-bitrate/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema71.properties['enc-bitrate'],
+              data: data118,
+            };
+            if (vErrors === null) {
+              vErrors = [err238];
+            } else {
+              vErrors.push(err238);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['enc-video-bitrate'] !== undefined) {
+        let data119 = data['enc-video-bitrate'];
+        if (
+          !(typeof data119 == 'number' && !(data119 % 1) && !isNaN(data119) && isFinite(data119))
+        ) {
+          const err239 = {
+            instancePath: instancePath + '/enc-video-bitrate',
+            schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-video-bitrate'].type,
+            parentSchema: schema71.properties['enc-video-bitrate'],
+            data: data119,
+          };
+          if (vErrors === null) {
+            vErrors = [err239];
+          } else {
+            vErrors.push(err239);
+          }
+          errors++;
+        }
+        if (typeof data119 == 'number' && isFinite(data119)) {
+          if (data119 < 100 || isNaN(data119)) {
+            const err240 = {
+              instancePath: instancePath + '/enc-video-bitrate',
+              schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 100 },
+              message: 'must be >= 100',
+              schema: 100,
+              parentSchema: schema71.properties['enc-video-bitrate'],
+              data: data119,
+            };
+            if (vErrors === null) {
+              vErrors = [err240];
+            } else {
+              vErrors.push(err240);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['enc-video-bitrate-mode'] !== undefined) {
+        let data120 = data['enc-video-bitrate-mode'];
+        if (
+          !(typeof data120 == 'number' && !(data120 % 1) && !isNaN(data120) && isFinite(data120))
+        ) {
+          const err241 = {
+            instancePath: instancePath + '/enc-video-bitrate-mode',
+            schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate-mode/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-video-bitrate-mode'].type,
+            parentSchema: schema71.properties['enc-video-bitrate-mode'],
+            data: data120,
+          };
+          if (vErrors === null) {
+            vErrors = [err241];
+          } else {
+            vErrors.push(err241);
+          }
+          errors++;
+        }
+        if (!(data120 === 0 || data120 === 1 || data120 === 2)) {
+          const err242 = {
+            instancePath: instancePath + '/enc-video-bitrate-mode',
+            schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate-mode/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema71.properties['enc-video-bitrate-mode'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema71.properties['enc-video-bitrate-mode'].enum,
+            parentSchema: schema71.properties['enc-video-bitrate-mode'],
+            data: data120,
+          };
+          if (vErrors === null) {
+            vErrors = [err242];
+          } else {
+            vErrors.push(err242);
+          }
+          errors++;
+        }
+      }
+      if (data['enc-speed-preset'] !== undefined) {
+        let data121 = data['enc-speed-preset'];
+        if (
+          !(typeof data121 == 'number' && !(data121 % 1) && !isNaN(data121) && isFinite(data121))
+        ) {
+          const err243 = {
+            instancePath: instancePath + '/enc-speed-preset',
+            schemaPath: '#/$defs/transcoder/properties/enc-speed-preset/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-speed-preset'].type,
+            parentSchema: schema71.properties['enc-speed-preset'],
+            data: data121,
+          };
           if (vErrors === null) {
             vErrors = [err243];
           } else {
@@ -12749,113 +13517,101 @@ function validate31(
           }
           errors++;
         }
-      }
-    }
-  }
-  var _valid15 = _errs303 === errors;
-  errors = _errs302;
-  if (vErrors !== null) {
-    if (_errs302) {
-      vErrors.length = _errs302;
-    } else {
-      vErrors = null;
-    }
-  }
-  if (_valid15) {
-    const _errs305 = errors;
-    if (data && typeof data == 'object' && !Array.isArray(data)) {
-      if (data['decoder-id'] === undefined) {
-        const err244 = {
-          instancePath,
-          schemaPath: '#/$defs/transcoder/required',
-          keyword: 'required',
-          params: { missingProperty: 'decoder-id' },
-          message: "must have required property '" + 'decoder-id' + "'",
-          schema: schema70.required,
-          parentSchema: schema70,
-          data,
-        };
-        if (vErrors === null) {
-          vErrors = [err244];
-        } else {
-          vErrors.push(err244);
-        }
-        errors++;
-      }
-      if (data['decoder-id'] !== undefined) {
-        let data122 = data['decoder-id'];
-        if (
-          !(typeof data122 == 'number' && !(data122 % 1) && !isNaN(data122) && isFinite(data122))
-        ) {
-          const err245 = {
-            instancePath: instancePath + '/decoder-id',
-            schemaPath: '#/$defs/transcoder/properties/decoder-id/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['decoder-id'].type,
-            parentSchema: schema70.properties['decoder-id'],
-            data: data122,
-          };
-          if (vErrors === null) {
-            vErrors = [err245];
-          } else {
-            vErrors.push(err245);
+        if (typeof data121 == 'number' && isFinite(data121)) {
+          if (data121 > 7 || isNaN(data121)) {
+            const err244 = {
+              instancePath: instancePath + '/enc-speed-preset',
+              schemaPath: '#/$defs/transcoder/properties/enc-speed-preset/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 7 },
+              message: 'must be <= 7',
+              schema: 7,
+              parentSchema: schema71.properties['enc-speed-preset'],
+              data: data121,
+            };
+            if (vErrors === null) {
+              vErrors = [err244];
+            } else {
+              vErrors.push(err244);
+            }
+            errors++;
           }
-          errors++;
-        }
-        if (typeof data122 == 'number' && isFinite(data122)) {
-          if (data122 < 1 || isNaN(data122)) {
-            const err246 = {
-              instancePath: instancePath + '/decoder-id',
-              schemaPath: '#/$defs/transcoder/properties/decoder-id/minimum',
+          if (data121 < 1 || isNaN(data121)) {
+            const err245 = {
+              instancePath: instancePath + '/enc-speed-preset',
+              schemaPath: '#/$defs/transcoder/properties/enc-speed-preset/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema70.properties['decoder-id'],
-              data: data122,
+              parentSchema: schema71.properties['enc-speed-preset'],
+              data: data121,
             };
             if (vErrors === null) {
-              vErrors = [err246];
+              vErrors = [err245];
             } else {
-              vErrors.push(err246);
+              vErrors.push(err245);
             }
             errors++;
           }
         }
       }
-      if (data['enc-type'] !== undefined) {
-        let data123 = data['enc-type'];
+      if (data['enc-gop-interval'] !== undefined) {
+        let data122 = data['enc-gop-interval'];
         if (
-          !(typeof data123 == 'number' && !(data123 % 1) && !isNaN(data123) && isFinite(data123))
+          !(typeof data122 == 'number' && !(data122 % 1) && !isNaN(data122) && isFinite(data122))
         ) {
-          const err247 = {
-            instancePath: instancePath + '/enc-type',
-            schemaPath: '#/$defs/transcoder/properties/enc-type/type',
+          const err246 = {
+            instancePath: instancePath + '/enc-gop-interval',
+            schemaPath: '#/$defs/transcoder/properties/enc-gop-interval/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-type'].type,
-            parentSchema: schema70.properties['enc-type'],
-            data: data123,
+            schema: schema71.properties['enc-gop-interval'].type,
+            parentSchema: schema71.properties['enc-gop-interval'],
+            data: data122,
           };
           if (vErrors === null) {
-            vErrors = [err247];
+            vErrors = [err246];
           } else {
-            vErrors.push(err247);
+            vErrors.push(err246);
           }
           errors++;
         }
-        if (!(data123 === 0 || data123 === 1 || data123 === 2)) {
+        if (typeof data122 == 'number' && isFinite(data122)) {
+          if (data122 < 1 || isNaN(data122)) {
+            const err247 = {
+              instancePath: instancePath + '/enc-gop-interval',
+              schemaPath: '#/$defs/transcoder/properties/enc-gop-interval/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+              schema: 1,
+              parentSchema: schema71.properties['enc-gop-interval'],
+              data: data122,
+            };
+            if (vErrors === null) {
+              vErrors = [err247];
+            } else {
+              vErrors.push(err247);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data['enc-bframe'] !== undefined) {
+        let data123 = data['enc-bframe'];
+        if (
+          !(typeof data123 == 'number' && !(data123 % 1) && !isNaN(data123) && isFinite(data123))
+        ) {
           const err248 = {
-            instancePath: instancePath + '/enc-type',
-            schemaPath: '#/$defs/transcoder/properties/enc-type/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema70.properties['enc-type'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['enc-type'].enum,
-            parentSchema: schema70.properties['enc-type'],
+            instancePath: instancePath + '/enc-bframe',
+            schemaPath: '#/$defs/transcoder/properties/enc-bframe/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['enc-bframe'].type,
+            parentSchema: schema71.properties['enc-bframe'],
             data: data123,
           };
           if (vErrors === null) {
@@ -12865,62 +13621,59 @@ function validate31(
           }
           errors++;
         }
+        if (typeof data123 == 'number' && isFinite(data123)) {
+          if (data123 > 8 || isNaN(data123)) {
+            const err249 = {
+              instancePath: instancePath + '/enc-bframe',
+              schemaPath: '#/$defs/transcoder/properties/enc-bframe/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 8 },
+              message: 'must be <= 8',
+              schema: 8,
+              parentSchema: schema71.properties['enc-bframe'],
+              data: data123,
+            };
+            if (vErrors === null) {
+              vErrors = [err249];
+            } else {
+              vErrors.push(err249);
+            }
+            errors++;
+          }
+          if (data123 < -1 || isNaN(data123)) {
+            const err250 = {
+              instancePath: instancePath + '/enc-bframe',
+              schemaPath: '#/$defs/transcoder/properties/enc-bframe/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: -1 },
+              message: 'must be >= -1',
+              schema: -1,
+              parentSchema: schema71.properties['enc-bframe'],
+              data: data123,
+            };
+            if (vErrors === null) {
+              vErrors = [err250];
+            } else {
+              vErrors.push(err250);
+            }
+            errors++;
+          }
+        }
       }
-      if (data['enc-video-profile'] !== undefined) {
-        let data124 = data['enc-video-profile'];
+      if (data['enc-lookahead'] !== undefined) {
+        let data124 = data['enc-lookahead'];
         if (
           !(typeof data124 == 'number' && !(data124 % 1) && !isNaN(data124) && isFinite(data124))
         ) {
-          const err249 = {
-            instancePath: instancePath + '/enc-video-profile',
-            schemaPath: '#/$defs/transcoder/properties/enc-video-profile/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['enc-video-profile'].type,
-            parentSchema: schema70.properties['enc-video-profile'],
-            data: data124,
-          };
-          if (vErrors === null) {
-            vErrors = [err249];
-          } else {
-            vErrors.push(err249);
-          }
-          errors++;
-        }
-        if (!(data124 === 0 || data124 === 1)) {
-          const err250 = {
-            instancePath: instancePath + '/enc-video-profile',
-            schemaPath: '#/$defs/transcoder/properties/enc-video-profile/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema70.properties['enc-video-profile'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['enc-video-profile'].enum,
-            parentSchema: schema70.properties['enc-video-profile'],
-            data: data124,
-          };
-          if (vErrors === null) {
-            vErrors = [err250];
-          } else {
-            vErrors.push(err250);
-          }
-          errors++;
-        }
-      }
-      if (data['enc-bitrate'] !== undefined) {
-        let data125 = data['enc-bitrate'];
-        if (
-          !(typeof data125 == 'number' && !(data125 % 1) && !isNaN(data125) && isFinite(data125))
-        ) {
           const err251 = {
-            instancePath: instancePath + '/enc-bitrate',
-            schemaPath: '#/$defs/transcoder/properties/enc-bitrate/type',
+            instancePath: instancePath + '/enc-lookahead',
+            schemaPath: '#/$defs/transcoder/properties/enc-lookahead/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-bitrate'].type,
-            parentSchema: schema70.properties['enc-bitrate'],
-            data: data125,
+            schema: schema71.properties['enc-lookahead'].type,
+            parentSchema: schema71.properties['enc-lookahead'],
+            data: data124,
           };
           if (vErrors === null) {
             vErrors = [err251];
@@ -12929,17 +13682,17 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data125 == 'number' && isFinite(data125)) {
-          if (data125 < 0 || isNaN(data125)) {
+        if (typeof data124 == 'number' && isFinite(data124)) {
+          if (data124 < 0 || isNaN(data124)) {
             const err252 = {
-              instancePath: instancePath + '/enc-bitrate',
-              schemaPath: '#/$defs/transcoder/properties/enc-bitrate/minimum',
+              instancePath: instancePath + '/enc-lookahead',
+              schemaPath: '#/$defs/transcoder/properties/enc-lookahead/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema70.properties['enc-bitrate'],
-              data: data125,
+              parentSchema: schema71.properties['enc-lookahead'],
+              data: data124,
             };
             if (vErrors === null) {
               vErrors = [err252];
@@ -12950,20 +13703,18 @@ function validate31(
           }
         }
       }
-      if (data['enc-video-bitrate'] !== undefined) {
-        let data126 = data['enc-video-bitrate'];
-        if (
-          !(typeof data126 == 'number' && !(data126 % 1) && !isNaN(data126) && isFinite(data126))
-        ) {
+      if (data['enc-deinterlace'] !== undefined) {
+        let data125 = data['enc-deinterlace'];
+        if (typeof data125 !== 'boolean') {
           const err253 = {
-            instancePath: instancePath + '/enc-video-bitrate',
-            schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate/type',
+            instancePath: instancePath + '/enc-deinterlace',
+            schemaPath: '#/$defs/transcoder/properties/enc-deinterlace/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['enc-video-bitrate'].type,
-            parentSchema: schema70.properties['enc-video-bitrate'],
-            data: data126,
+            params: { type: 'boolean' },
+            message: 'must be boolean',
+            schema: schema71.properties['enc-deinterlace'].type,
+            parentSchema: schema71.properties['enc-deinterlace'],
+            data: data125,
           };
           if (vErrors === null) {
             vErrors = [err253];
@@ -12972,40 +13723,41 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data126 == 'number' && isFinite(data126)) {
-          if (data126 < 100 || isNaN(data126)) {
-            const err254 = {
-              instancePath: instancePath + '/enc-video-bitrate',
-              schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 100 },
-              message: 'must be >= 100',
-              schema: 100,
-              parentSchema: schema70.properties['enc-video-bitrate'],
-              data: data126,
-            };
-            if (vErrors === null) {
-              vErrors = [err254];
-            } else {
-              vErrors.push(err254);
-            }
-            errors++;
+      }
+      if (data['enc-resize'] !== undefined) {
+        let data126 = data['enc-resize'];
+        if (typeof data126 !== 'string') {
+          const err254 = {
+            instancePath: instancePath + '/enc-resize',
+            schemaPath: '#/$defs/transcoder/properties/enc-resize/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema71.properties['enc-resize'].type,
+            parentSchema: schema71.properties['enc-resize'],
+            data: data126,
+          };
+          if (vErrors === null) {
+            vErrors = [err254];
+          } else {
+            vErrors.push(err254);
           }
+          errors++;
         }
       }
-      if (data['enc-video-bitrate-mode'] !== undefined) {
-        let data127 = data['enc-video-bitrate-mode'];
+      if (data['enc-height'] !== undefined) {
+        let data127 = data['enc-height'];
         if (
           !(typeof data127 == 'number' && !(data127 % 1) && !isNaN(data127) && isFinite(data127))
         ) {
           const err255 = {
-            instancePath: instancePath + '/enc-video-bitrate-mode',
-            schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate-mode/type',
+            instancePath: instancePath + '/enc-height',
+            schemaPath: '#/$defs/transcoder/properties/enc-height/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-video-bitrate-mode'].type,
-            parentSchema: schema70.properties['enc-video-bitrate-mode'],
+            schema: schema71.properties['enc-height'].type,
+            parentSchema: schema71.properties['enc-height'],
             data: data127,
           };
           if (vErrors === null) {
@@ -13015,38 +13767,40 @@ function validate31(
           }
           errors++;
         }
-        if (!(data127 === 0 || data127 === 1 || data127 === 2)) {
-          const err256 = {
-            instancePath: instancePath + '/enc-video-bitrate-mode',
-            schemaPath: '#/$defs/transcoder/properties/enc-video-bitrate-mode/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema70.properties['enc-video-bitrate-mode'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['enc-video-bitrate-mode'].enum,
-            parentSchema: schema70.properties['enc-video-bitrate-mode'],
-            data: data127,
-          };
-          if (vErrors === null) {
-            vErrors = [err256];
-          } else {
-            vErrors.push(err256);
+        if (typeof data127 == 'number' && isFinite(data127)) {
+          if (data127 < 0 || isNaN(data127)) {
+            const err256 = {
+              instancePath: instancePath + '/enc-height',
+              schemaPath: '#/$defs/transcoder/properties/enc-height/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema71.properties['enc-height'],
+              data: data127,
+            };
+            if (vErrors === null) {
+              vErrors = [err256];
+            } else {
+              vErrors.push(err256);
+            }
+            errors++;
           }
-          errors++;
         }
       }
-      if (data['enc-speed-preset'] !== undefined) {
-        let data128 = data['enc-speed-preset'];
+      if (data['enc-width'] !== undefined) {
+        let data128 = data['enc-width'];
         if (
           !(typeof data128 == 'number' && !(data128 % 1) && !isNaN(data128) && isFinite(data128))
         ) {
           const err257 = {
-            instancePath: instancePath + '/enc-speed-preset',
-            schemaPath: '#/$defs/transcoder/properties/enc-speed-preset/type',
+            instancePath: instancePath + '/enc-width',
+            schemaPath: '#/$defs/transcoder/properties/enc-width/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-speed-preset'].type,
-            parentSchema: schema70.properties['enc-speed-preset'],
+            schema: schema71.properties['enc-width'].type,
+            parentSchema: schema71.properties['enc-width'],
             data: data128,
           };
           if (vErrors === null) {
@@ -13057,15 +13811,15 @@ function validate31(
           errors++;
         }
         if (typeof data128 == 'number' && isFinite(data128)) {
-          if (data128 > 7 || isNaN(data128)) {
+          if (data128 < 0 || isNaN(data128)) {
             const err258 = {
-              instancePath: instancePath + '/enc-speed-preset',
-              schemaPath: '#/$defs/transcoder/properties/enc-speed-preset/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 7 },
-              message: 'must be <= 7',
-              schema: 7,
-              parentSchema: schema70.properties['enc-speed-preset'],
+              instancePath: instancePath + '/enc-width',
+              schemaPath: '#/$defs/transcoder/properties/enc-width/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema71.properties['enc-width'],
               data: data128,
             };
             if (vErrors === null) {
@@ -13075,82 +13829,88 @@ function validate31(
             }
             errors++;
           }
-          if (data128 < 1 || isNaN(data128)) {
-            const err259 = {
-              instancePath: instancePath + '/enc-speed-preset',
-              schemaPath: '#/$defs/transcoder/properties/enc-speed-preset/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema70.properties['enc-speed-preset'],
-              data: data128,
-            };
-            if (vErrors === null) {
-              vErrors = [err259];
-            } else {
-              vErrors.push(err259);
-            }
-            errors++;
-          }
         }
       }
-      if (data['enc-gop-interval'] !== undefined) {
-        let data129 = data['enc-gop-interval'];
+      if (data['enc-aud-bitrate'] !== undefined) {
+        let data129 = data['enc-aud-bitrate'];
         if (
           !(typeof data129 == 'number' && !(data129 % 1) && !isNaN(data129) && isFinite(data129))
         ) {
-          const err260 = {
-            instancePath: instancePath + '/enc-gop-interval',
-            schemaPath: '#/$defs/transcoder/properties/enc-gop-interval/type',
+          const err259 = {
+            instancePath: instancePath + '/enc-aud-bitrate',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-bitrate/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-gop-interval'].type,
-            parentSchema: schema70.properties['enc-gop-interval'],
+            schema: schema71.properties['enc-aud-bitrate'].type,
+            parentSchema: schema71.properties['enc-aud-bitrate'],
             data: data129,
           };
           if (vErrors === null) {
-            vErrors = [err260];
+            vErrors = [err259];
           } else {
-            vErrors.push(err260);
+            vErrors.push(err259);
           }
           errors++;
         }
         if (typeof data129 == 'number' && isFinite(data129)) {
           if (data129 < 1 || isNaN(data129)) {
-            const err261 = {
-              instancePath: instancePath + '/enc-gop-interval',
-              schemaPath: '#/$defs/transcoder/properties/enc-gop-interval/minimum',
+            const err260 = {
+              instancePath: instancePath + '/enc-aud-bitrate',
+              schemaPath: '#/$defs/transcoder/properties/enc-aud-bitrate/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema70.properties['enc-gop-interval'],
+              parentSchema: schema71.properties['enc-aud-bitrate'],
               data: data129,
             };
             if (vErrors === null) {
-              vErrors = [err261];
+              vErrors = [err260];
             } else {
-              vErrors.push(err261);
+              vErrors.push(err260);
             }
             errors++;
           }
         }
       }
-      if (data['enc-bframe'] !== undefined) {
-        let data130 = data['enc-bframe'];
+      if (data['enc-aud-rule-mpeg'] !== undefined) {
+        let data130 = data['enc-aud-rule-mpeg'];
+        if (typeof data130 !== 'string') {
+          const err261 = {
+            instancePath: instancePath + '/enc-aud-rule-mpeg',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-mpeg/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema71.properties['enc-aud-rule-mpeg'].type,
+            parentSchema: schema71.properties['enc-aud-rule-mpeg'],
+            data: data130,
+          };
+          if (vErrors === null) {
+            vErrors = [err261];
+          } else {
+            vErrors.push(err261);
+          }
+          errors++;
+        }
         if (
-          !(typeof data130 == 'number' && !(data130 % 1) && !isNaN(data130) && isFinite(data130))
+          !(
+            data130 === '' ||
+            data130 === 'skip' ||
+            data130 === 'mpeg' ||
+            data130 === 'aac' ||
+            data130 === 'ac3'
+          )
         ) {
           const err262 = {
-            instancePath: instancePath + '/enc-bframe',
-            schemaPath: '#/$defs/transcoder/properties/enc-bframe/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['enc-bframe'].type,
-            parentSchema: schema70.properties['enc-bframe'],
+            instancePath: instancePath + '/enc-aud-rule-mpeg',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-mpeg/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema71.properties['enc-aud-rule-mpeg'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema71.properties['enc-aud-rule-mpeg'].enum,
+            parentSchema: schema71.properties['enc-aud-rule-mpeg'],
             data: data130,
           };
           if (vErrors === null) {
@@ -13160,59 +13920,66 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data130 == 'number' && isFinite(data130)) {
-          if (data130 > 8 || isNaN(data130)) {
-            const err263 = {
-              instancePath: instancePath + '/enc-bframe',
-              schemaPath: '#/$defs/transcoder/properties/enc-bframe/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 8 },
-              message: 'must be <= 8',
-              schema: 8,
-              parentSchema: schema70.properties['enc-bframe'],
-              data: data130,
-            };
-            if (vErrors === null) {
-              vErrors = [err263];
-            } else {
-              vErrors.push(err263);
-            }
-            errors++;
+      }
+      if (data['enc-aud-rule-aac'] !== undefined) {
+        let data131 = data['enc-aud-rule-aac'];
+        if (typeof data131 !== 'string') {
+          const err263 = {
+            instancePath: instancePath + '/enc-aud-rule-aac',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-aac/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema71.properties['enc-aud-rule-aac'].type,
+            parentSchema: schema71.properties['enc-aud-rule-aac'],
+            data: data131,
+          };
+          if (vErrors === null) {
+            vErrors = [err263];
+          } else {
+            vErrors.push(err263);
           }
-          if (data130 < -1 || isNaN(data130)) {
-            const err264 = {
-              instancePath: instancePath + '/enc-bframe',
-              schemaPath: '#/$defs/transcoder/properties/enc-bframe/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: -1 },
-              message: 'must be >= -1',
-              schema: -1,
-              parentSchema: schema70.properties['enc-bframe'],
-              data: data130,
-            };
-            if (vErrors === null) {
-              vErrors = [err264];
-            } else {
-              vErrors.push(err264);
-            }
-            errors++;
+          errors++;
+        }
+        if (
+          !(
+            data131 === '' ||
+            data131 === 'skip' ||
+            data131 === 'mpeg' ||
+            data131 === 'aac' ||
+            data131 === 'ac3'
+          )
+        ) {
+          const err264 = {
+            instancePath: instancePath + '/enc-aud-rule-aac',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-aac/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema71.properties['enc-aud-rule-aac'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema71.properties['enc-aud-rule-aac'].enum,
+            parentSchema: schema71.properties['enc-aud-rule-aac'],
+            data: data131,
+          };
+          if (vErrors === null) {
+            vErrors = [err264];
+          } else {
+            vErrors.push(err264);
           }
+          errors++;
         }
       }
-      if (data['enc-lookahead'] !== undefined) {
-        let data131 = data['enc-lookahead'];
-        if (
-          !(typeof data131 == 'number' && !(data131 % 1) && !isNaN(data131) && isFinite(data131))
-        ) {
+      if (data['enc-aud-rule-ac3'] !== undefined) {
+        let data132 = data['enc-aud-rule-ac3'];
+        if (typeof data132 !== 'string') {
           const err265 = {
-            instancePath: instancePath + '/enc-lookahead',
-            schemaPath: '#/$defs/transcoder/properties/enc-lookahead/type',
+            instancePath: instancePath + '/enc-aud-rule-ac3',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-ac3/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['enc-lookahead'].type,
-            parentSchema: schema70.properties['enc-lookahead'],
-            data: data131,
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema71.properties['enc-aud-rule-ac3'].type,
+            parentSchema: schema71.properties['enc-aud-rule-ac3'],
+            data: data132,
           };
           if (vErrors === null) {
             vErrors = [err265];
@@ -13221,59 +13988,63 @@ function validate31(
           }
           errors++;
         }
-        if (typeof data131 == 'number' && isFinite(data131)) {
-          if (data131 < 0 || isNaN(data131)) {
-            const err266 = {
-              instancePath: instancePath + '/enc-lookahead',
-              schemaPath: '#/$defs/transcoder/properties/enc-lookahead/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema70.properties['enc-lookahead'],
-              data: data131,
-            };
-            if (vErrors === null) {
-              vErrors = [err266];
-            } else {
-              vErrors.push(err266);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['enc-deinterlace'] !== undefined) {
-        let data132 = data['enc-deinterlace'];
-        if (typeof data132 !== 'boolean') {
-          const err267 = {
-            instancePath: instancePath + '/enc-deinterlace',
-            schemaPath: '#/$defs/transcoder/properties/enc-deinterlace/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-            schema: schema70.properties['enc-deinterlace'].type,
-            parentSchema: schema70.properties['enc-deinterlace'],
+        if (
+          !(
+            data132 === '' ||
+            data132 === 'skip' ||
+            data132 === 'mpeg' ||
+            data132 === 'aac' ||
+            data132 === 'ac3'
+          )
+        ) {
+          const err266 = {
+            instancePath: instancePath + '/enc-aud-rule-ac3',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-ac3/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema71.properties['enc-aud-rule-ac3'].enum },
+            message: 'must be equal to one of the allowed values',
+            schema: schema71.properties['enc-aud-rule-ac3'].enum,
+            parentSchema: schema71.properties['enc-aud-rule-ac3'],
             data: data132,
           };
           if (vErrors === null) {
-            vErrors = [err267];
+            vErrors = [err266];
           } else {
-            vErrors.push(err267);
+            vErrors.push(err266);
           }
           errors++;
         }
       }
-      if (data['enc-resize'] !== undefined) {
-        let data133 = data['enc-resize'];
-        if (typeof data133 !== 'string') {
+      if (data['enc-aud-volume-51'] !== undefined) {
+        let data133 = data['enc-aud-volume-51'];
+        if (typeof data133 == 'number' && isFinite(data133)) {
+          if (data133 < 0 || isNaN(data133)) {
+            const err267 = {
+              instancePath: instancePath + '/enc-aud-volume-51',
+              schemaPath: '#/$defs/transcoder/properties/enc-aud-volume-51/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 0 },
+              message: 'must be >= 0',
+              schema: 0,
+              parentSchema: schema71.properties['enc-aud-volume-51'],
+              data: data133,
+            };
+            if (vErrors === null) {
+              vErrors = [err267];
+            } else {
+              vErrors.push(err267);
+            }
+            errors++;
+          }
+        } else {
           const err268 = {
-            instancePath: instancePath + '/enc-resize',
-            schemaPath: '#/$defs/transcoder/properties/enc-resize/type',
+            instancePath: instancePath + '/enc-aud-volume-51',
+            schemaPath: '#/$defs/transcoder/properties/enc-aud-volume-51/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema70.properties['enc-resize'].type,
-            parentSchema: schema70.properties['enc-resize'],
+            params: { type: 'number' },
+            message: 'must be number',
+            schema: schema71.properties['enc-aud-volume-51'].type,
+            parentSchema: schema71.properties['enc-aud-volume-51'],
             data: data133,
           };
           if (vErrors === null) {
@@ -13284,19 +14055,19 @@ function validate31(
           errors++;
         }
       }
-      if (data['enc-height'] !== undefined) {
-        let data134 = data['enc-height'];
+      if (data['enc-pmt-pid'] !== undefined) {
+        let data134 = data['enc-pmt-pid'];
         if (
           !(typeof data134 == 'number' && !(data134 % 1) && !isNaN(data134) && isFinite(data134))
         ) {
           const err269 = {
-            instancePath: instancePath + '/enc-height',
-            schemaPath: '#/$defs/transcoder/properties/enc-height/type',
+            instancePath: instancePath + '/enc-pmt-pid',
+            schemaPath: '#/$defs/transcoder/properties/enc-pmt-pid/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-height'].type,
-            parentSchema: schema70.properties['enc-height'],
+            schema: schema71.properties['enc-pmt-pid'].type,
+            parentSchema: schema71.properties['enc-pmt-pid'],
             data: data134,
           };
           if (vErrors === null) {
@@ -13307,15 +14078,15 @@ function validate31(
           errors++;
         }
         if (typeof data134 == 'number' && isFinite(data134)) {
-          if (data134 < 0 || isNaN(data134)) {
+          if (data134 > 8190 || isNaN(data134)) {
             const err270 = {
-              instancePath: instancePath + '/enc-height',
-              schemaPath: '#/$defs/transcoder/properties/enc-height/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema70.properties['enc-height'],
+              instancePath: instancePath + '/enc-pmt-pid',
+              schemaPath: '#/$defs/transcoder/properties/enc-pmt-pid/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 8190 },
+              message: 'must be <= 8190',
+              schema: 8190,
+              parentSchema: schema71.properties['enc-pmt-pid'],
               data: data134,
             };
             if (vErrors === null) {
@@ -13325,64 +14096,60 @@ function validate31(
             }
             errors++;
           }
-        }
-      }
-      if (data['enc-width'] !== undefined) {
-        let data135 = data['enc-width'];
-        if (
-          !(typeof data135 == 'number' && !(data135 % 1) && !isNaN(data135) && isFinite(data135))
-        ) {
-          const err271 = {
-            instancePath: instancePath + '/enc-width',
-            schemaPath: '#/$defs/transcoder/properties/enc-width/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['enc-width'].type,
-            parentSchema: schema70.properties['enc-width'],
-            data: data135,
-          };
-          if (vErrors === null) {
-            vErrors = [err271];
-          } else {
-            vErrors.push(err271);
-          }
-          errors++;
-        }
-        if (typeof data135 == 'number' && isFinite(data135)) {
-          if (data135 < 0 || isNaN(data135)) {
-            const err272 = {
-              instancePath: instancePath + '/enc-width',
-              schemaPath: '#/$defs/transcoder/properties/enc-width/minimum',
+          if (data134 < 0 || isNaN(data134)) {
+            const err271 = {
+              instancePath: instancePath + '/enc-pmt-pid',
+              schemaPath: '#/$defs/transcoder/properties/enc-pmt-pid/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema70.properties['enc-width'],
-              data: data135,
+              parentSchema: schema71.properties['enc-pmt-pid'],
+              data: data134,
             };
             if (vErrors === null) {
-              vErrors = [err272];
+              vErrors = [err271];
             } else {
-              vErrors.push(err272);
+              vErrors.push(err271);
             }
             errors++;
           }
         }
       }
-      if (data['enc-aud-bitrate'] !== undefined) {
-        let data136 = data['enc-aud-bitrate'];
+      if (data['enc-opt'] !== undefined) {
+        let data135 = data['enc-opt'];
+        if (typeof data135 !== 'string') {
+          const err272 = {
+            instancePath: instancePath + '/enc-opt',
+            schemaPath: '#/$defs/transcoder/properties/enc-opt/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+            schema: schema71.properties['enc-opt'].type,
+            parentSchema: schema71.properties['enc-opt'],
+            data: data135,
+          };
+          if (vErrors === null) {
+            vErrors = [err272];
+          } else {
+            vErrors.push(err272);
+          }
+          errors++;
+        }
+      }
+      if (data['patpmt-interval'] !== undefined) {
+        let data136 = data['patpmt-interval'];
         if (
           !(typeof data136 == 'number' && !(data136 % 1) && !isNaN(data136) && isFinite(data136))
         ) {
           const err273 = {
-            instancePath: instancePath + '/enc-aud-bitrate',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-bitrate/type',
+            instancePath: instancePath + '/patpmt-interval',
+            schemaPath: '#/$defs/transcoder/properties/patpmt-interval/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema70.properties['enc-aud-bitrate'].type,
-            parentSchema: schema70.properties['enc-aud-bitrate'],
+            schema: schema71.properties['patpmt-interval'].type,
+            parentSchema: schema71.properties['patpmt-interval'],
             data: data136,
           };
           if (vErrors === null) {
@@ -13395,13 +14162,13 @@ function validate31(
         if (typeof data136 == 'number' && isFinite(data136)) {
           if (data136 < 1 || isNaN(data136)) {
             const err274 = {
-              instancePath: instancePath + '/enc-aud-bitrate',
-              schemaPath: '#/$defs/transcoder/properties/enc-aud-bitrate/minimum',
+              instancePath: instancePath + '/patpmt-interval',
+              schemaPath: '#/$defs/transcoder/properties/patpmt-interval/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema70.properties['enc-aud-bitrate'],
+              parentSchema: schema71.properties['patpmt-interval'],
               data: data136,
             };
             if (vErrors === null) {
@@ -13413,17 +14180,19 @@ function validate31(
           }
         }
       }
-      if (data['enc-aud-rule-mpeg'] !== undefined) {
-        let data137 = data['enc-aud-rule-mpeg'];
-        if (typeof data137 !== 'string') {
+      if (data['framerate-resample'] !== undefined) {
+        let data137 = data['framerate-resample'];
+        if (
+          !(typeof data137 == 'number' && !(data137 % 1) && !isNaN(data137) && isFinite(data137))
+        ) {
           const err275 = {
-            instancePath: instancePath + '/enc-aud-rule-mpeg',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-mpeg/type',
+            instancePath: instancePath + '/framerate-resample',
+            schemaPath: '#/$defs/transcoder/properties/framerate-resample/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema70.properties['enc-aud-rule-mpeg'].type,
-            parentSchema: schema70.properties['enc-aud-rule-mpeg'],
+            params: { type: 'integer' },
+            message: 'must be integer',
+            schema: schema71.properties['framerate-resample'].type,
+            parentSchema: schema71.properties['framerate-resample'],
             data: data137,
           };
           if (vErrors === null) {
@@ -13433,23 +14202,15 @@ function validate31(
           }
           errors++;
         }
-        if (
-          !(
-            data137 === '' ||
-            data137 === 'skip' ||
-            data137 === 'mpeg' ||
-            data137 === 'aac' ||
-            data137 === 'ac3'
-          )
-        ) {
+        if (!(data137 === 0 || data137 === 1 || data137 === 2)) {
           const err276 = {
-            instancePath: instancePath + '/enc-aud-rule-mpeg',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-mpeg/enum',
+            instancePath: instancePath + '/framerate-resample',
+            schemaPath: '#/$defs/transcoder/properties/framerate-resample/enum',
             keyword: 'enum',
-            params: { allowedValues: schema70.properties['enc-aud-rule-mpeg'].enum },
+            params: { allowedValues: schema71.properties['framerate-resample'].enum },
             message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['enc-aud-rule-mpeg'].enum,
-            parentSchema: schema70.properties['enc-aud-rule-mpeg'],
+            schema: schema71.properties['framerate-resample'].enum,
+            parentSchema: schema71.properties['framerate-resample'],
             data: data137,
           };
           if (vErrors === null) {
@@ -13460,310 +14221,10 @@ function validate31(
           errors++;
         }
       }
-      if (data['enc-aud-rule-aac'] !== undefined) {
-        let data138 = data['enc-aud-rule-aac'];
-        if (typeof data138 !== 'string') {
-          const err277 = {
-            instancePath: instancePath + '/enc-aud-rule-aac',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-aac/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema70.properties['enc-aud-rule-aac'].type,
-            parentSchema: schema70.properties['enc-aud-rule-aac'],
-            data: data138,
-          };
-          if (vErrors === null) {
-            vErrors = [err277];
-          } else {
-            vErrors.push(err277);
-          }
-          errors++;
-        }
-        if (
-          !(
-            data138 === '' ||
-            data138 === 'skip' ||
-            data138 === 'mpeg' ||
-            data138 === 'aac' ||
-            data138 === 'ac3'
-          )
-        ) {
-          const err278 = {
-            instancePath: instancePath + '/enc-aud-rule-aac',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-aac/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema70.properties['enc-aud-rule-aac'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['enc-aud-rule-aac'].enum,
-            parentSchema: schema70.properties['enc-aud-rule-aac'],
-            data: data138,
-          };
-          if (vErrors === null) {
-            vErrors = [err278];
-          } else {
-            vErrors.push(err278);
-          }
-          errors++;
-        }
-      }
-      if (data['enc-aud-rule-ac3'] !== undefined) {
-        let data139 = data['enc-aud-rule-ac3'];
-        if (typeof data139 !== 'string') {
-          const err279 = {
-            instancePath: instancePath + '/enc-aud-rule-ac3',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-ac3/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema70.properties['enc-aud-rule-ac3'].type,
-            parentSchema: schema70.properties['enc-aud-rule-ac3'],
-            data: data139,
-          };
-          if (vErrors === null) {
-            vErrors = [err279];
-          } else {
-            vErrors.push(err279);
-          }
-          errors++;
-        }
-        if (
-          !(
-            data139 === '' ||
-            data139 === 'skip' ||
-            data139 === 'mpeg' ||
-            data139 === 'aac' ||
-            data139 === 'ac3'
-          )
-        ) {
-          const err280 = {
-            instancePath: instancePath + '/enc-aud-rule-ac3',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-rule-ac3/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema70.properties['enc-aud-rule-ac3'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['enc-aud-rule-ac3'].enum,
-            parentSchema: schema70.properties['enc-aud-rule-ac3'],
-            data: data139,
-          };
-          if (vErrors === null) {
-            vErrors = [err280];
-          } else {
-            vErrors.push(err280);
-          }
-          errors++;
-        }
-      }
-      if (data['enc-aud-volume-51'] !== undefined) {
-        let data140 = data['enc-aud-volume-51'];
-        if (typeof data140 == 'number' && isFinite(data140)) {
-          if (data140 < 0 || isNaN(data140)) {
-            const err281 = {
-              instancePath: instancePath + '/enc-aud-volume-51',
-              schemaPath: '#/$defs/transcoder/properties/enc-aud-volume-51/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema70.properties['enc-aud-volume-51'],
-              data: data140,
-            };
-            if (vErrors === null) {
-              vErrors = [err281];
-            } else {
-              vErrors.push(err281);
-            }
-            errors++;
-          }
-        } else {
-          const err282 = {
-            instancePath: instancePath + '/enc-aud-volume-51',
-            schemaPath: '#/$defs/transcoder/properties/enc-aud-volume-51/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-            schema: schema70.properties['enc-aud-volume-51'].type,
-            parentSchema: schema70.properties['enc-aud-volume-51'],
-            data: data140,
-          };
-          if (vErrors === null) {
-            vErrors = [err282];
-          } else {
-            vErrors.push(err282);
-          }
-          errors++;
-        }
-      }
-      if (data['enc-pmt-pid'] !== undefined) {
-        let data141 = data['enc-pmt-pid'];
-        if (
-          !(typeof data141 == 'number' && !(data141 % 1) && !isNaN(data141) && isFinite(data141))
-        ) {
-          const err283 = {
-            instancePath: instancePath + '/enc-pmt-pid',
-            schemaPath: '#/$defs/transcoder/properties/enc-pmt-pid/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['enc-pmt-pid'].type,
-            parentSchema: schema70.properties['enc-pmt-pid'],
-            data: data141,
-          };
-          if (vErrors === null) {
-            vErrors = [err283];
-          } else {
-            vErrors.push(err283);
-          }
-          errors++;
-        }
-        if (typeof data141 == 'number' && isFinite(data141)) {
-          if (data141 > 8190 || isNaN(data141)) {
-            const err284 = {
-              instancePath: instancePath + '/enc-pmt-pid',
-              schemaPath: '#/$defs/transcoder/properties/enc-pmt-pid/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 8190 },
-              message: 'must be <= 8190',
-              schema: 8190,
-              parentSchema: schema70.properties['enc-pmt-pid'],
-              data: data141,
-            };
-            if (vErrors === null) {
-              vErrors = [err284];
-            } else {
-              vErrors.push(err284);
-            }
-            errors++;
-          }
-          if (data141 < 0 || isNaN(data141)) {
-            const err285 = {
-              instancePath: instancePath + '/enc-pmt-pid',
-              schemaPath: '#/$defs/transcoder/properties/enc-pmt-pid/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 0 },
-              message: 'must be >= 0',
-              schema: 0,
-              parentSchema: schema70.properties['enc-pmt-pid'],
-              data: data141,
-            };
-            if (vErrors === null) {
-              vErrors = [err285];
-            } else {
-              vErrors.push(err285);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['enc-opt'] !== undefined) {
-        let data142 = data['enc-opt'];
-        if (typeof data142 !== 'string') {
-          const err286 = {
-            instancePath: instancePath + '/enc-opt',
-            schemaPath: '#/$defs/transcoder/properties/enc-opt/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-            schema: schema70.properties['enc-opt'].type,
-            parentSchema: schema70.properties['enc-opt'],
-            data: data142,
-          };
-          if (vErrors === null) {
-            vErrors = [err286];
-          } else {
-            vErrors.push(err286);
-          }
-          errors++;
-        }
-      }
-      if (data['patpmt-interval'] !== undefined) {
-        let data143 = data['patpmt-interval'];
-        if (
-          !(typeof data143 == 'number' && !(data143 % 1) && !isNaN(data143) && isFinite(data143))
-        ) {
-          const err287 = {
-            instancePath: instancePath + '/patpmt-interval',
-            schemaPath: '#/$defs/transcoder/properties/patpmt-interval/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['patpmt-interval'].type,
-            parentSchema: schema70.properties['patpmt-interval'],
-            data: data143,
-          };
-          if (vErrors === null) {
-            vErrors = [err287];
-          } else {
-            vErrors.push(err287);
-          }
-          errors++;
-        }
-        if (typeof data143 == 'number' && isFinite(data143)) {
-          if (data143 < 1 || isNaN(data143)) {
-            const err288 = {
-              instancePath: instancePath + '/patpmt-interval',
-              schemaPath: '#/$defs/transcoder/properties/patpmt-interval/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-              schema: 1,
-              parentSchema: schema70.properties['patpmt-interval'],
-              data: data143,
-            };
-            if (vErrors === null) {
-              vErrors = [err288];
-            } else {
-              vErrors.push(err288);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data['framerate-resample'] !== undefined) {
-        let data144 = data['framerate-resample'];
-        if (
-          !(typeof data144 == 'number' && !(data144 % 1) && !isNaN(data144) && isFinite(data144))
-        ) {
-          const err289 = {
-            instancePath: instancePath + '/framerate-resample',
-            schemaPath: '#/$defs/transcoder/properties/framerate-resample/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-            schema: schema70.properties['framerate-resample'].type,
-            parentSchema: schema70.properties['framerate-resample'],
-            data: data144,
-          };
-          if (vErrors === null) {
-            vErrors = [err289];
-          } else {
-            vErrors.push(err289);
-          }
-          errors++;
-        }
-        if (!(data144 === 0 || data144 === 1 || data144 === 2)) {
-          const err290 = {
-            instancePath: instancePath + '/framerate-resample',
-            schemaPath: '#/$defs/transcoder/properties/framerate-resample/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema70.properties['framerate-resample'].enum },
-            message: 'must be equal to one of the allowed values',
-            schema: schema70.properties['framerate-resample'].enum,
-            parentSchema: schema70.properties['framerate-resample'],
-            data: data144,
-          };
-          if (vErrors === null) {
-            vErrors = [err290];
-          } else {
-            vErrors.push(err290);
-          }
-          errors++;
-        }
-      }
     }
-    var _valid15 = _errs305 === errors;
-    valid69 = _valid15;
-    if (valid69) {
+    var _valid15 = _errs290 === errors;
+    valid67 = _valid15;
+    if (valid67) {
       var props15 = {};
       props15['decoder-id'] = true;
       props15['enc-type'] = true;
@@ -13791,8 +14252,8 @@ function validate31(
       props15.type = true;
     }
   }
-  if (!valid69) {
-    const err291 = {
+  if (!valid67) {
+    const err277 = {
       instancePath,
       schemaPath: '#/allOf/15/if',
       keyword: 'if',
@@ -13803,9 +14264,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err291];
+      vErrors = [err277];
     } else {
-      vErrors.push(err291);
+      vErrors.push(err277);
     }
     errors++;
   }
@@ -13817,174 +14278,174 @@ function validate31(
       Object.assign(props0, props15);
     }
   }
-  const _errs354 = errors;
-  let valid73 = true;
-  const _errs355 = errors;
+  const _errs339 = errors;
+  let valid71 = true;
+  const _errs340 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing16;
     if (data.type === undefined && (missing16 = 'type')) {
-      const err292 = {};
+      const err278 = {};
       if (vErrors === null) {
-        vErrors = [err292];
+        vErrors = [err278];
       } else {
-        vErrors.push(err292);
+        vErrors.push(err278);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('tcp' !== data.type) {
-          const err293 = {};
+          const err279 = {};
           if (vErrors === null) {
-            vErrors = [err293];
+            vErrors = [err279];
           } else {
-            vErrors.push(err293);
+            vErrors.push(err279);
           }
           errors++;
         }
       }
     }
   }
-  var _valid16 = _errs355 === errors;
-  errors = _errs354;
+  var _valid16 = _errs340 === errors;
+  errors = _errs339;
   if (vErrors !== null) {
-    if (_errs354) {
-      vErrors.length = _errs354;
+    if (_errs339) {
+      vErrors.length = _errs339;
     } else {
       vErrors = null;
     }
   }
   if (_valid16) {
-    const _errs357 = errors;
+    const _errs342 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.address !== undefined) {
-        let data146 = data.address;
-        if (typeof data146 !== 'string') {
-          const err294 = {
+        let data139 = data.address;
+        if (typeof data139 !== 'string') {
+          const err280 = {
             instancePath: instancePath + '/address',
             schemaPath: '#/$defs/tcp/properties/address/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema71.properties.address.type,
-            parentSchema: schema71.properties.address,
-            data: data146,
+            schema: schema72.properties.address.type,
+            parentSchema: schema72.properties.address,
+            data: data139,
           };
           if (vErrors === null) {
-            vErrors = [err294];
+            vErrors = [err280];
           } else {
-            vErrors.push(err294);
+            vErrors.push(err280);
           }
           errors++;
         }
       }
       if (data.port !== undefined) {
-        let data147 = data.port;
+        let data140 = data.port;
         if (
-          !(typeof data147 == 'number' && !(data147 % 1) && !isNaN(data147) && isFinite(data147))
+          !(typeof data140 == 'number' && !(data140 % 1) && !isNaN(data140) && isFinite(data140))
         ) {
-          const err295 = {
+          const err281 = {
             instancePath: instancePath + '/port',
             schemaPath: '#/$defs/tcp/properties/port/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema71.properties.port.type,
-            parentSchema: schema71.properties.port,
-            data: data147,
+            schema: schema72.properties.port.type,
+            parentSchema: schema72.properties.port,
+            data: data140,
           };
           if (vErrors === null) {
-            vErrors = [err295];
+            vErrors = [err281];
           } else {
-            vErrors.push(err295);
+            vErrors.push(err281);
           }
           errors++;
         }
-        if (typeof data147 == 'number' && isFinite(data147)) {
-          if (data147 > 65534 || isNaN(data147)) {
-            const err296 = {
+        if (typeof data140 == 'number' && isFinite(data140)) {
+          if (data140 > 65534 || isNaN(data140)) {
+            const err282 = {
               instancePath: instancePath + '/port',
               schemaPath: '#/$defs/tcp/properties/port/maximum',
               keyword: 'maximum',
               params: { comparison: '<=', limit: 65534 },
               message: 'must be <= 65534',
               schema: 65534,
-              parentSchema: schema71.properties.port,
-              data: data147,
+              parentSchema: schema72.properties.port,
+              data: data140,
             };
             if (vErrors === null) {
-              vErrors = [err296];
+              vErrors = [err282];
             } else {
-              vErrors.push(err296);
+              vErrors.push(err282);
             }
             errors++;
           }
-          if (data147 < 1 || isNaN(data147)) {
-            const err297 = {
+          if (data140 < 1 || isNaN(data140)) {
+            const err283 = {
               instancePath: instancePath + '/port',
               schemaPath: '#/$defs/tcp/properties/port/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema71.properties.port,
-              data: data147,
+              parentSchema: schema72.properties.port,
+              data: data140,
             };
             if (vErrors === null) {
-              vErrors = [err297];
+              vErrors = [err283];
             } else {
-              vErrors.push(err297);
+              vErrors.push(err283);
             }
             errors++;
           }
         }
       }
       if (data['client-timeout'] !== undefined) {
-        let data148 = data['client-timeout'];
+        let data141 = data['client-timeout'];
         if (
-          !(typeof data148 == 'number' && !(data148 % 1) && !isNaN(data148) && isFinite(data148))
+          !(typeof data141 == 'number' && !(data141 % 1) && !isNaN(data141) && isFinite(data141))
         ) {
-          const err298 = {
+          const err284 = {
             instancePath: instancePath + '/client-timeout',
             schemaPath: '#/$defs/tcp/properties/client-timeout/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema71.properties['client-timeout'].type,
-            parentSchema: schema71.properties['client-timeout'],
-            data: data148,
+            schema: schema72.properties['client-timeout'].type,
+            parentSchema: schema72.properties['client-timeout'],
+            data: data141,
           };
           if (vErrors === null) {
-            vErrors = [err298];
+            vErrors = [err284];
           } else {
-            vErrors.push(err298);
+            vErrors.push(err284);
           }
           errors++;
         }
-        if (typeof data148 == 'number' && isFinite(data148)) {
-          if (data148 < 1 || isNaN(data148)) {
-            const err299 = {
+        if (typeof data141 == 'number' && isFinite(data141)) {
+          if (data141 < 1 || isNaN(data141)) {
+            const err285 = {
               instancePath: instancePath + '/client-timeout',
               schemaPath: '#/$defs/tcp/properties/client-timeout/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema71.properties['client-timeout'],
-              data: data148,
+              parentSchema: schema72.properties['client-timeout'],
+              data: data141,
             };
             if (vErrors === null) {
-              vErrors = [err299];
+              vErrors = [err285];
             } else {
-              vErrors.push(err299);
+              vErrors.push(err285);
             }
             errors++;
           }
         }
       }
     }
-    var _valid16 = _errs357 === errors;
-    valid73 = _valid16;
-    if (valid73) {
+    var _valid16 = _errs342 === errors;
+    valid71 = _valid16;
+    if (valid71) {
       var props16 = {};
       props16.address = true;
       props16.port = true;
@@ -13992,8 +14453,8 @@ function validate31(
       props16.type = true;
     }
   }
-  if (!valid73) {
-    const err300 = {
+  if (!valid71) {
+    const err286 = {
       instancePath,
       schemaPath: '#/allOf/16/if',
       keyword: 'if',
@@ -14004,9 +14465,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err300];
+      vErrors = [err286];
     } else {
-      vErrors.push(err300);
+      vErrors.push(err286);
     }
     errors++;
   }
@@ -14018,259 +14479,259 @@ function validate31(
       Object.assign(props0, props16);
     }
   }
-  const _errs366 = errors;
-  let valid77 = true;
-  const _errs367 = errors;
+  const _errs351 = errors;
+  let valid75 = true;
+  const _errs352 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     let missing17;
     if (data.type === undefined && (missing17 = 'type')) {
-      const err301 = {};
+      const err287 = {};
       if (vErrors === null) {
-        vErrors = [err301];
+        vErrors = [err287];
       } else {
-        vErrors.push(err301);
+        vErrors.push(err287);
       }
       errors++;
     } else {
       if (data.type !== undefined) {
         if ('udp' !== data.type) {
-          const err302 = {};
+          const err288 = {};
           if (vErrors === null) {
-            vErrors = [err302];
+            vErrors = [err288];
           } else {
-            vErrors.push(err302);
+            vErrors.push(err288);
           }
           errors++;
         }
       }
     }
   }
-  var _valid17 = _errs367 === errors;
-  errors = _errs366;
+  var _valid17 = _errs352 === errors;
+  errors = _errs351;
   if (vErrors !== null) {
-    if (_errs366) {
-      vErrors.length = _errs366;
+    if (_errs351) {
+      vErrors.length = _errs351;
     } else {
       vErrors = null;
     }
   }
   if (_valid17) {
-    const _errs369 = errors;
+    const _errs354 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.address !== undefined) {
-        let data150 = data.address;
-        if (typeof data150 !== 'string') {
-          const err303 = {
+        let data143 = data.address;
+        if (typeof data143 !== 'string') {
+          const err289 = {
             instancePath: instancePath + '/address',
             schemaPath: '#/$defs/udp/properties/address/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema62.properties.address.type,
-            parentSchema: schema62.properties.address,
-            data: data150,
+            schema: schema63.properties.address.type,
+            parentSchema: schema63.properties.address,
+            data: data143,
           };
           if (vErrors === null) {
-            vErrors = [err303];
+            vErrors = [err289];
           } else {
-            vErrors.push(err303);
+            vErrors.push(err289);
           }
           errors++;
         }
       }
       if (data['mcast-rejoin-interval'] !== undefined) {
-        let data151 = data['mcast-rejoin-interval'];
+        let data144 = data['mcast-rejoin-interval'];
         if (
-          !(typeof data151 == 'number' && !(data151 % 1) && !isNaN(data151) && isFinite(data151))
+          !(typeof data144 == 'number' && !(data144 % 1) && !isNaN(data144) && isFinite(data144))
         ) {
-          const err304 = {
+          const err290 = {
             instancePath: instancePath + '/mcast-rejoin-interval',
             schemaPath: '#/$defs/udp/properties/mcast-rejoin-interval/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema62.properties['mcast-rejoin-interval'].type,
-            parentSchema: schema62.properties['mcast-rejoin-interval'],
-            data: data151,
+            schema: schema63.properties['mcast-rejoin-interval'].type,
+            parentSchema: schema63.properties['mcast-rejoin-interval'],
+            data: data144,
           };
           if (vErrors === null) {
-            vErrors = [err304];
+            vErrors = [err290];
           } else {
-            vErrors.push(err304);
+            vErrors.push(err290);
           }
           errors++;
         }
-        if (typeof data151 == 'number' && isFinite(data151)) {
-          if (data151 < 0 || isNaN(data151)) {
-            const err305 = {
+        if (typeof data144 == 'number' && isFinite(data144)) {
+          if (data144 < 0 || isNaN(data144)) {
+            const err291 = {
               instancePath: instancePath + '/mcast-rejoin-interval',
               schemaPath: '#/$defs/udp/properties/mcast-rejoin-interval/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema62.properties['mcast-rejoin-interval'],
-              data: data151,
+              parentSchema: schema63.properties['mcast-rejoin-interval'],
+              data: data144,
             };
             if (vErrors === null) {
-              vErrors = [err305];
+              vErrors = [err291];
             } else {
-              vErrors.push(err305);
+              vErrors.push(err291);
             }
             errors++;
           }
         }
       }
       if (data.port !== undefined) {
-        let data152 = data.port;
+        let data145 = data.port;
         if (
-          !(typeof data152 == 'number' && !(data152 % 1) && !isNaN(data152) && isFinite(data152))
+          !(typeof data145 == 'number' && !(data145 % 1) && !isNaN(data145) && isFinite(data145))
         ) {
-          const err306 = {
+          const err292 = {
             instancePath: instancePath + '/port',
             schemaPath: '#/$defs/udp/properties/port/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema62.properties.port.type,
-            parentSchema: schema62.properties.port,
-            data: data152,
+            schema: schema63.properties.port.type,
+            parentSchema: schema63.properties.port,
+            data: data145,
           };
           if (vErrors === null) {
-            vErrors = [err306];
+            vErrors = [err292];
           } else {
-            vErrors.push(err306);
+            vErrors.push(err292);
           }
           errors++;
         }
-        if (typeof data152 == 'number' && isFinite(data152)) {
-          if (data152 > 65534 || isNaN(data152)) {
-            const err307 = {
+        if (typeof data145 == 'number' && isFinite(data145)) {
+          if (data145 > 65534 || isNaN(data145)) {
+            const err293 = {
               instancePath: instancePath + '/port',
               schemaPath: '#/$defs/udp/properties/port/maximum',
               keyword: 'maximum',
               params: { comparison: '<=', limit: 65534 },
               message: 'must be <= 65534',
               schema: 65534,
-              parentSchema: schema62.properties.port,
-              data: data152,
+              parentSchema: schema63.properties.port,
+              data: data145,
             };
             if (vErrors === null) {
-              vErrors = [err307];
+              vErrors = [err293];
             } else {
-              vErrors.push(err307);
+              vErrors.push(err293);
             }
             errors++;
           }
-          if (data152 < 1 || isNaN(data152)) {
-            const err308 = {
+          if (data145 < 1 || isNaN(data145)) {
+            const err294 = {
               instancePath: instancePath + '/port',
               schemaPath: '#/$defs/udp/properties/port/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema62.properties.port,
-              data: data152,
+              parentSchema: schema63.properties.port,
+              data: data145,
             };
             if (vErrors === null) {
-              vErrors = [err308];
+              vErrors = [err294];
             } else {
-              vErrors.push(err308);
+              vErrors.push(err294);
             }
             errors++;
           }
         }
       }
       if (data['bind-if'] !== undefined) {
-        let data153 = data['bind-if'];
-        if (typeof data153 !== 'string') {
-          const err309 = {
+        let data146 = data['bind-if'];
+        if (typeof data146 !== 'string') {
+          const err295 = {
             instancePath: instancePath + '/bind-if',
             schemaPath: '#/$defs/udp/properties/bind-if/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema62.properties['bind-if'].type,
-            parentSchema: schema62.properties['bind-if'],
-            data: data153,
+            schema: schema63.properties['bind-if'].type,
+            parentSchema: schema63.properties['bind-if'],
+            data: data146,
           };
           if (vErrors === null) {
-            vErrors = [err309];
+            vErrors = [err295];
           } else {
-            vErrors.push(err309);
+            vErrors.push(err295);
           }
           errors++;
         }
       }
       if (data['ssm-address'] !== undefined) {
-        let data154 = data['ssm-address'];
-        if (typeof data154 !== 'string') {
-          const err310 = {
+        let data147 = data['ssm-address'];
+        if (typeof data147 !== 'string') {
+          const err296 = {
             instancePath: instancePath + '/ssm-address',
             schemaPath: '#/$defs/udp/properties/ssm-address/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema62.properties['ssm-address'].type,
-            parentSchema: schema62.properties['ssm-address'],
-            data: data154,
+            schema: schema63.properties['ssm-address'].type,
+            parentSchema: schema63.properties['ssm-address'],
+            data: data147,
           };
           if (vErrors === null) {
-            vErrors = [err310];
+            vErrors = [err296];
           } else {
-            vErrors.push(err310);
+            vErrors.push(err296);
           }
           errors++;
         }
       }
       if (data['socket-buffer-size'] !== undefined) {
-        let data155 = data['socket-buffer-size'];
+        let data148 = data['socket-buffer-size'];
         if (
-          !(typeof data155 == 'number' && !(data155 % 1) && !isNaN(data155) && isFinite(data155))
+          !(typeof data148 == 'number' && !(data148 % 1) && !isNaN(data148) && isFinite(data148))
         ) {
-          const err311 = {
+          const err297 = {
             instancePath: instancePath + '/socket-buffer-size',
             schemaPath: '#/$defs/udp/properties/socket-buffer-size/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema62.properties['socket-buffer-size'].type,
-            parentSchema: schema62.properties['socket-buffer-size'],
-            data: data155,
+            schema: schema63.properties['socket-buffer-size'].type,
+            parentSchema: schema63.properties['socket-buffer-size'],
+            data: data148,
           };
           if (vErrors === null) {
-            vErrors = [err311];
+            vErrors = [err297];
           } else {
-            vErrors.push(err311);
+            vErrors.push(err297);
           }
           errors++;
         }
-        if (typeof data155 == 'number' && isFinite(data155)) {
-          if (data155 < 0 || isNaN(data155)) {
-            const err312 = {
+        if (typeof data148 == 'number' && isFinite(data148)) {
+          if (data148 < 0 || isNaN(data148)) {
+            const err298 = {
               instancePath: instancePath + '/socket-buffer-size',
               schemaPath: '#/$defs/udp/properties/socket-buffer-size/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema62.properties['socket-buffer-size'],
-              data: data155,
+              parentSchema: schema63.properties['socket-buffer-size'],
+              data: data148,
             };
             if (vErrors === null) {
-              vErrors = [err312];
+              vErrors = [err298];
             } else {
-              vErrors.push(err312);
+              vErrors.push(err298);
             }
             errors++;
           }
         }
       }
     }
-    var _valid17 = _errs369 === errors;
-    valid77 = _valid17;
-    if (valid77) {
+    var _valid17 = _errs354 === errors;
+    valid75 = _valid17;
+    if (valid75) {
       var props17 = {};
       props17.address = true;
       props17['mcast-rejoin-interval'] = true;
@@ -14281,8 +14742,8 @@ function validate31(
       props17.type = true;
     }
   }
-  if (!valid77) {
-    const err313 = {
+  if (!valid75) {
+    const err299 = {
       instancePath,
       schemaPath: '#/allOf/17/if',
       keyword: 'if',
@@ -14293,9 +14754,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err313];
+      vErrors = [err299];
     } else {
-      vErrors.push(err313);
+      vErrors.push(err299);
     }
     errors++;
   }
@@ -14309,7 +14770,7 @@ function validate31(
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.type === undefined) {
-      const err314 = {
+      const err300 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -14320,9 +14781,9 @@ function validate31(
         data,
       };
       if (vErrors === null) {
-        vErrors = [err314];
+        vErrors = [err300];
       } else {
-        vErrors.push(err314);
+        vErrors.push(err300);
       }
       errors++;
     }
@@ -14331,9 +14792,9 @@ function validate31(
       props0.type = true;
     }
     if (data.type !== undefined) {
-      let data156 = data.type;
-      if (typeof data156 !== 'string') {
-        const err315 = {
+      let data149 = data.type;
+      if (typeof data149 !== 'string') {
+        const err301 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/type',
           keyword: 'type',
@@ -14341,38 +14802,38 @@ function validate31(
           message: 'must be string',
           schema: schema53.properties.type.type,
           parentSchema: schema53.properties.type,
-          data: data156,
+          data: data149,
         };
         if (vErrors === null) {
-          vErrors = [err315];
+          vErrors = [err301];
         } else {
-          vErrors.push(err315);
+          vErrors.push(err301);
         }
         errors++;
       }
       if (
         !(
-          data156 === 'demuxer' ||
-          data156 === 'dvb' ||
-          data156 === 'file' ||
-          data156 === 'hls' ||
-          data156 === 'muxer' ||
-          data156 === 'pipe' ||
-          data156 === 'prompeg' ||
-          data156 === 'ps1' ||
-          data156 === 'rist' ||
-          data156 === 'rtmp' ||
-          data156 === 'rtp' ||
-          data156 === 'rtsp' ||
-          data156 === 'srt' ||
-          data156 === 'std' ||
-          data156 === 'test' ||
-          data156 === 'transcoder' ||
-          data156 === 'tcp' ||
-          data156 === 'udp'
+          data149 === 'demuxer' ||
+          data149 === 'dvb' ||
+          data149 === 'file' ||
+          data149 === 'hls' ||
+          data149 === 'muxer' ||
+          data149 === 'pipe' ||
+          data149 === 'prompeg' ||
+          data149 === 'ps1' ||
+          data149 === 'rist' ||
+          data149 === 'rtmp' ||
+          data149 === 'rtp' ||
+          data149 === 'rtsp' ||
+          data149 === 'srt' ||
+          data149 === 'std' ||
+          data149 === 'test' ||
+          data149 === 'transcoder' ||
+          data149 === 'tcp' ||
+          data149 === 'udp'
         )
       ) {
-        const err316 = {
+        const err302 = {
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/enum',
           keyword: 'enum',
@@ -14380,18 +14841,18 @@ function validate31(
           message: 'must be equal to one of the allowed values',
           schema: schema53.properties.type.enum,
           parentSchema: schema53.properties.type,
-          data: data156,
+          data: data149,
         };
         if (vErrors === null) {
-          vErrors = [err316];
+          vErrors = [err302];
         } else {
-          vErrors.push(err316);
+          vErrors.push(err302);
         }
         errors++;
       }
     }
   } else {
-    const err317 = {
+    const err303 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -14402,9 +14863,9 @@ function validate31(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err317];
+      vErrors = [err303];
     } else {
-      vErrors.push(err317);
+      vErrors.push(err303);
     }
     errors++;
   }
@@ -14413,7 +14874,7 @@ function validate31(
   return errors === 0;
 }
 validate31.evaluated = { dynamicProps: true, dynamicItems: false };
-const schema73 = {
+const schema74 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'Stream output',
   description:
@@ -14830,7 +15291,7 @@ const schema73 = {
     },
   },
 };
-const schema74 = {
+const schema75 = {
   description: 'fields of a udp output',
   required: ['address', 'port'],
   properties: {
@@ -14873,7 +15334,7 @@ const schema74 = {
     },
   },
 };
-const schema77 = {
+const schema78 = {
   description: 'fields of a srt output',
   required: ['port'],
   properties: {
@@ -14981,7 +15442,7 @@ const schema77 = {
     },
   },
 };
-const schema78 = {
+const schema79 = {
   description: 'fields of a rist output',
   required: ['address', 'port'],
   properties: {
@@ -15050,7 +15511,7 @@ const schema78 = {
     { arrays: ['rist-addr-address', 'rist-addr-weight'], absentIsEmpty: false },
   ],
 };
-const schema80 = {
+const schema81 = {
   description:
     "fields of a ps1 output: the ps1 server (sluice's reliable-UDP protocol, docs/ps1.md) listening on port, one session per admitted client",
   required: ['port'],
@@ -15134,7 +15595,7 @@ const schema80 = {
     },
   },
 };
-const schema75 = {
+const schema76 = {
   description: 'fields of a rtp output',
   allOf: [{ $ref: '#/$defs/udp' }],
   properties: {
@@ -15148,13 +15609,13 @@ const schema75 = {
     },
   },
 };
-function validate39(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15169,8 +15630,8 @@ function validate39(
         keyword: 'required',
         params: { missingProperty: 'address' },
         message: "must have required property '" + 'address' + "'",
-        schema: schema74.required,
-        parentSchema: schema74,
+        schema: schema75.required,
+        parentSchema: schema75,
         data,
       };
       if (vErrors === null) {
@@ -15187,8 +15648,8 @@ function validate39(
         keyword: 'required',
         params: { missingProperty: 'port' },
         message: "must have required property '" + 'port' + "'",
-        schema: schema74.required,
-        parentSchema: schema74,
+        schema: schema75.required,
+        parentSchema: schema75,
         data,
       };
       if (vErrors === null) {
@@ -15209,7 +15670,7 @@ function validate39(
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
             schema: 1,
-            parentSchema: schema74.properties.address,
+            parentSchema: schema75.properties.address,
             data: data0,
           };
           if (vErrors === null) {
@@ -15226,8 +15687,8 @@ function validate39(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema74.properties.address.type,
-          parentSchema: schema74.properties.address,
+          schema: schema75.properties.address.type,
+          parentSchema: schema75.properties.address,
           data: data0,
         };
         if (vErrors === null) {
@@ -15247,8 +15708,8 @@ function validate39(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema74.properties.port.type,
-          parentSchema: schema74.properties.port,
+          schema: schema75.properties.port.type,
+          parentSchema: schema75.properties.port,
           data: data1,
         };
         if (vErrors === null) {
@@ -15267,7 +15728,7 @@ function validate39(
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
             schema: 65535,
-            parentSchema: schema74.properties.port,
+            parentSchema: schema75.properties.port,
             data: data1,
           };
           if (vErrors === null) {
@@ -15285,7 +15746,7 @@ function validate39(
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
             schema: 1,
-            parentSchema: schema74.properties.port,
+            parentSchema: schema75.properties.port,
             data: data1,
           };
           if (vErrors === null) {
@@ -15306,8 +15767,8 @@ function validate39(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema74.properties['bind-if'].type,
-          parentSchema: schema74.properties['bind-if'],
+          schema: schema75.properties['bind-if'].type,
+          parentSchema: schema75.properties['bind-if'],
           data: data2,
         };
         if (vErrors === null) {
@@ -15327,8 +15788,8 @@ function validate39(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema74.properties.ttl.type,
-          parentSchema: schema74.properties.ttl,
+          schema: schema75.properties.ttl.type,
+          parentSchema: schema75.properties.ttl,
           data: data3,
         };
         if (vErrors === null) {
@@ -15347,7 +15808,7 @@ function validate39(
             params: { comparison: '<=', limit: 255 },
             message: 'must be <= 255',
             schema: 255,
-            parentSchema: schema74.properties.ttl,
+            parentSchema: schema75.properties.ttl,
             data: data3,
           };
           if (vErrors === null) {
@@ -15365,7 +15826,7 @@ function validate39(
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema74.properties.ttl,
+            parentSchema: schema75.properties.ttl,
             data: data3,
           };
           if (vErrors === null) {
@@ -15386,8 +15847,8 @@ function validate39(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema74.properties['packets-per-datagram'].type,
-          parentSchema: schema74.properties['packets-per-datagram'],
+          schema: schema75.properties['packets-per-datagram'].type,
+          parentSchema: schema75.properties['packets-per-datagram'],
           data: data4,
         };
         if (vErrors === null) {
@@ -15406,7 +15867,7 @@ function validate39(
             params: { comparison: '<=', limit: 7 },
             message: 'must be <= 7',
             schema: 7,
-            parentSchema: schema74.properties['packets-per-datagram'],
+            parentSchema: schema75.properties['packets-per-datagram'],
             data: data4,
           };
           if (vErrors === null) {
@@ -15424,7 +15885,7 @@ function validate39(
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
             schema: 1,
-            parentSchema: schema74.properties['packets-per-datagram'],
+            parentSchema: schema75.properties['packets-per-datagram'],
             data: data4,
           };
           if (vErrors === null) {
@@ -15447,8 +15908,8 @@ function validate39(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema75.properties['rtp-payload-type'].type,
-          parentSchema: schema75.properties['rtp-payload-type'],
+          schema: schema76.properties['rtp-payload-type'].type,
+          parentSchema: schema76.properties['rtp-payload-type'],
           data: data5,
         };
         if (vErrors === null) {
@@ -15467,7 +15928,7 @@ function validate39(
             params: { comparison: '<=', limit: 127 },
             message: 'must be <= 127',
             schema: 127,
-            parentSchema: schema75.properties['rtp-payload-type'],
+            parentSchema: schema76.properties['rtp-payload-type'],
             data: data5,
           };
           if (vErrors === null) {
@@ -15485,7 +15946,7 @@ function validate39(
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema75.properties['rtp-payload-type'],
+            parentSchema: schema76.properties['rtp-payload-type'],
             data: data5,
           };
           if (vErrors === null) {
@@ -15498,10 +15959,10 @@ function validate39(
       }
     }
   }
-  validate39.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = {
+validate41.evaluated = {
   props: {
     'rtp-payload-type': true,
     address: true,
@@ -15513,7 +15974,7 @@ validate39.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const schema79 = {
+const schema80 = {
   description:
     'fields of a prompeg output: RTP with SMPTE 2022-1 (Pro-MPEG CoP3) FEC; column FEC to port + 2, row FEC to port + 4 (docs/transports.md, Pro-MPEG FEC)',
   allOf: [{ $ref: '#/$defs/rtp' }],
@@ -15567,13 +16028,13 @@ const schema79 = {
     },
   },
 };
-function validate41(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15581,9 +16042,9 @@ function validate41(
     evaluated0.items = undefined;
   }
   if (
-    !validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+    !validate41(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
   ) {
-    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+    vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
     errors = vErrors.length;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
@@ -15596,8 +16057,8 @@ function validate41(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema79.properties['prompeg-columns'].type,
-          parentSchema: schema79.properties['prompeg-columns'],
+          schema: schema80.properties['prompeg-columns'].type,
+          parentSchema: schema80.properties['prompeg-columns'],
           data: data0,
         };
         if (vErrors === null) {
@@ -15616,7 +16077,7 @@ function validate41(
             params: { comparison: '<=', limit: 20 },
             message: 'must be <= 20',
             schema: 20,
-            parentSchema: schema79.properties['prompeg-columns'],
+            parentSchema: schema80.properties['prompeg-columns'],
             data: data0,
           };
           if (vErrors === null) {
@@ -15634,7 +16095,7 @@ function validate41(
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
             schema: 1,
-            parentSchema: schema79.properties['prompeg-columns'],
+            parentSchema: schema80.properties['prompeg-columns'],
             data: data0,
           };
           if (vErrors === null) {
@@ -15655,8 +16116,8 @@ function validate41(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema79.properties['prompeg-rows'].type,
-          parentSchema: schema79.properties['prompeg-rows'],
+          schema: schema80.properties['prompeg-rows'].type,
+          parentSchema: schema80.properties['prompeg-rows'],
           data: data1,
         };
         if (vErrors === null) {
@@ -15675,7 +16136,7 @@ function validate41(
             params: { comparison: '<=', limit: 20 },
             message: 'must be <= 20',
             schema: 20,
-            parentSchema: schema79.properties['prompeg-rows'],
+            parentSchema: schema80.properties['prompeg-rows'],
             data: data1,
           };
           if (vErrors === null) {
@@ -15693,7 +16154,7 @@ function validate41(
             params: { comparison: '>=', limit: 4 },
             message: 'must be >= 4',
             schema: 4,
-            parentSchema: schema79.properties['prompeg-rows'],
+            parentSchema: schema80.properties['prompeg-rows'],
             data: data1,
           };
           if (vErrors === null) {
@@ -15714,8 +16175,8 @@ function validate41(
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema79.properties['prompeg-row-fec'].type,
-          parentSchema: schema79.properties['prompeg-row-fec'],
+          schema: schema80.properties['prompeg-row-fec'].type,
+          parentSchema: schema80.properties['prompeg-row-fec'],
           data: data2,
         };
         if (vErrors === null) {
@@ -15735,8 +16196,8 @@ function validate41(
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema79.properties['prompeg-multiplexing'].type,
-          parentSchema: schema79.properties['prompeg-multiplexing'],
+          schema: schema80.properties['prompeg-multiplexing'].type,
+          parentSchema: schema80.properties['prompeg-multiplexing'],
           data: data3,
         };
         if (vErrors === null) {
@@ -15756,8 +16217,8 @@ function validate41(
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema79.properties['prompeg-header-xor'].type,
-          parentSchema: schema79.properties['prompeg-header-xor'],
+          schema: schema80.properties['prompeg-header-xor'].type,
+          parentSchema: schema80.properties['prompeg-header-xor'],
           data: data4,
         };
         if (vErrors === null) {
@@ -15776,7 +16237,7 @@ function validate41(
             params: { comparison: '<=', limit: 255 },
             message: 'must be <= 255',
             schema: 255,
-            parentSchema: schema79.properties['prompeg-header-xor'],
+            parentSchema: schema80.properties['prompeg-header-xor'],
             data: data4,
           };
           if (vErrors === null) {
@@ -15794,7 +16255,7 @@ function validate41(
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema79.properties['prompeg-header-xor'],
+            parentSchema: schema80.properties['prompeg-header-xor'],
             data: data4,
           };
           if (vErrors === null) {
@@ -15817,7 +16278,7 @@ function validate41(
             params: { pattern: '^$|^[\\s\\S]{10,64}$' },
             message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
             schema: '^$|^[\\s\\S]{10,64}$',
-            parentSchema: schema79.properties.passphrase,
+            parentSchema: schema80.properties.passphrase,
             data: data5,
           };
           if (vErrors === null) {
@@ -15834,8 +16295,8 @@ function validate41(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema79.properties.passphrase.type,
-          parentSchema: schema79.properties.passphrase,
+          schema: schema80.properties.passphrase.type,
+          parentSchema: schema80.properties.passphrase,
           data: data5,
         };
         if (vErrors === null) {
@@ -15847,10 +16308,10 @@ function validate41(
       }
     }
   }
-  validate41.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = {
+validate43.evaluated = {
   props: {
     'prompeg-columns': true,
     'prompeg-rows': true,
@@ -15868,13 +16329,13 @@ validate41.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-function validate38(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15927,8 +16388,8 @@ function validate38(
           keyword: 'required',
           params: { missingProperty: 'address' },
           message: "must have required property '" + 'address' + "'",
-          schema: schema74.required,
-          parentSchema: schema74,
+          schema: schema75.required,
+          parentSchema: schema75,
           data,
         };
         if (vErrors === null) {
@@ -15945,8 +16406,8 @@ function validate38(
           keyword: 'required',
           params: { missingProperty: 'port' },
           message: "must have required property '" + 'port' + "'",
-          schema: schema74.required,
-          parentSchema: schema74,
+          schema: schema75.required,
+          parentSchema: schema75,
           data,
         };
         if (vErrors === null) {
@@ -15967,7 +16428,7 @@ function validate38(
               params: { limit: 1 },
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
-              parentSchema: schema74.properties.address,
+              parentSchema: schema75.properties.address,
               data: data1,
             };
             if (vErrors === null) {
@@ -15984,8 +16445,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema74.properties.address.type,
-            parentSchema: schema74.properties.address,
+            schema: schema75.properties.address.type,
+            parentSchema: schema75.properties.address,
             data: data1,
           };
           if (vErrors === null) {
@@ -16005,8 +16466,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema74.properties.port.type,
-            parentSchema: schema74.properties.port,
+            schema: schema75.properties.port.type,
+            parentSchema: schema75.properties.port,
             data: data2,
           };
           if (vErrors === null) {
@@ -16025,7 +16486,7 @@ function validate38(
               params: { comparison: '<=', limit: 65535 },
               message: 'must be <= 65535',
               schema: 65535,
-              parentSchema: schema74.properties.port,
+              parentSchema: schema75.properties.port,
               data: data2,
             };
             if (vErrors === null) {
@@ -16043,7 +16504,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema74.properties.port,
+              parentSchema: schema75.properties.port,
               data: data2,
             };
             if (vErrors === null) {
@@ -16064,8 +16525,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema74.properties['bind-if'].type,
-            parentSchema: schema74.properties['bind-if'],
+            schema: schema75.properties['bind-if'].type,
+            parentSchema: schema75.properties['bind-if'],
             data: data3,
           };
           if (vErrors === null) {
@@ -16085,8 +16546,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema74.properties.ttl.type,
-            parentSchema: schema74.properties.ttl,
+            schema: schema75.properties.ttl.type,
+            parentSchema: schema75.properties.ttl,
             data: data4,
           };
           if (vErrors === null) {
@@ -16105,7 +16566,7 @@ function validate38(
               params: { comparison: '<=', limit: 255 },
               message: 'must be <= 255',
               schema: 255,
-              parentSchema: schema74.properties.ttl,
+              parentSchema: schema75.properties.ttl,
               data: data4,
             };
             if (vErrors === null) {
@@ -16123,7 +16584,7 @@ function validate38(
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema74.properties.ttl,
+              parentSchema: schema75.properties.ttl,
               data: data4,
             };
             if (vErrors === null) {
@@ -16144,8 +16605,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema74.properties['packets-per-datagram'].type,
-            parentSchema: schema74.properties['packets-per-datagram'],
+            schema: schema75.properties['packets-per-datagram'].type,
+            parentSchema: schema75.properties['packets-per-datagram'],
             data: data5,
           };
           if (vErrors === null) {
@@ -16164,7 +16625,7 @@ function validate38(
               params: { comparison: '<=', limit: 7 },
               message: 'must be <= 7',
               schema: 7,
-              parentSchema: schema74.properties['packets-per-datagram'],
+              parentSchema: schema75.properties['packets-per-datagram'],
               data: data5,
             };
             if (vErrors === null) {
@@ -16182,7 +16643,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema74.properties['packets-per-datagram'],
+              parentSchema: schema75.properties['packets-per-datagram'],
               data: data5,
             };
             if (vErrors === null) {
@@ -16214,8 +16675,8 @@ function validate38(
       keyword: 'if',
       params: { failingKeyword: 'then' },
       message: 'must match "then" schema',
-      schema: schema73.allOf[0].if,
-      parentSchema: schema73.allOf[0],
+      schema: schema74.allOf[0].if,
+      parentSchema: schema74.allOf[0],
       data,
     };
     if (vErrors === null) {
@@ -16264,9 +16725,9 @@ function validate38(
   if (_valid1) {
     const _errs21 = errors;
     if (
-      !validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+      !validate41(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
     ) {
-      vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+      vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
       errors = vErrors.length;
     }
     var _valid1 = _errs21 === errors;
@@ -16289,8 +16750,8 @@ function validate38(
       keyword: 'if',
       params: { failingKeyword: 'then' },
       message: 'must match "then" schema',
-      schema: schema73.allOf[1].if,
-      parentSchema: schema73.allOf[1],
+      schema: schema74.allOf[1].if,
+      parentSchema: schema74.allOf[1],
       data,
     };
     if (vErrors === null) {
@@ -16354,8 +16815,8 @@ function validate38(
           keyword: 'required',
           params: { missingProperty: 'port' },
           message: "must have required property '" + 'port' + "'",
-          schema: schema77.required,
-          parentSchema: schema77,
+          schema: schema78.required,
+          parentSchema: schema78,
           data,
         };
         if (vErrors === null) {
@@ -16374,8 +16835,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema77.properties['listen-mode'].type,
-            parentSchema: schema77.properties['listen-mode'],
+            schema: schema78.properties['listen-mode'].type,
+            parentSchema: schema78.properties['listen-mode'],
             data: data8,
           };
           if (vErrors === null) {
@@ -16395,8 +16856,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema77.properties.address.type,
-            parentSchema: schema77.properties.address,
+            schema: schema78.properties.address.type,
+            parentSchema: schema78.properties.address,
             data: data9,
           };
           if (vErrors === null) {
@@ -16416,8 +16877,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties.port.type,
-            parentSchema: schema77.properties.port,
+            schema: schema78.properties.port.type,
+            parentSchema: schema78.properties.port,
             data: data10,
           };
           if (vErrors === null) {
@@ -16436,7 +16897,7 @@ function validate38(
               params: { comparison: '<=', limit: 65535 },
               message: 'must be <= 65535',
               schema: 65535,
-              parentSchema: schema77.properties.port,
+              parentSchema: schema78.properties.port,
               data: data10,
             };
             if (vErrors === null) {
@@ -16454,7 +16915,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema77.properties.port,
+              parentSchema: schema78.properties.port,
               data: data10,
             };
             if (vErrors === null) {
@@ -16475,8 +16936,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema77.properties['bind-if'].type,
-            parentSchema: schema77.properties['bind-if'],
+            schema: schema78.properties['bind-if'].type,
+            parentSchema: schema78.properties['bind-if'],
             data: data11,
           };
           if (vErrors === null) {
@@ -16496,8 +16957,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema77.properties['srt-client-login'].type,
-            parentSchema: schema77.properties['srt-client-login'],
+            schema: schema78.properties['srt-client-login'].type,
+            parentSchema: schema78.properties['srt-client-login'],
             data: data12,
           };
           if (vErrors === null) {
@@ -16517,8 +16978,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema77.properties['srt-client-password'].type,
-            parentSchema: schema77.properties['srt-client-password'],
+            schema: schema78.properties['srt-client-password'].type,
+            parentSchema: schema78.properties['srt-client-password'],
             data: data13,
           };
           if (vErrors === null) {
@@ -16538,8 +16999,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema77.properties['peer-auth'].type,
-            parentSchema: schema77.properties['peer-auth'],
+            schema: schema78.properties['peer-auth'].type,
+            parentSchema: schema78.properties['peer-auth'],
             data: data14,
           };
           if (vErrors === null) {
@@ -16559,8 +17020,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['max-callers'].type,
-            parentSchema: schema77.properties['max-callers'],
+            schema: schema78.properties['max-callers'].type,
+            parentSchema: schema78.properties['max-callers'],
             data: data15,
           };
           if (vErrors === null) {
@@ -16579,7 +17040,7 @@ function validate38(
               params: { comparison: '<=', limit: 1024 },
               message: 'must be <= 1024',
               schema: 1024,
-              parentSchema: schema77.properties['max-callers'],
+              parentSchema: schema78.properties['max-callers'],
               data: data15,
             };
             if (vErrors === null) {
@@ -16597,7 +17058,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema77.properties['max-callers'],
+              parentSchema: schema78.properties['max-callers'],
               data: data15,
             };
             if (vErrors === null) {
@@ -16618,8 +17079,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['srt-client-overhead-pc'].type,
-            parentSchema: schema77.properties['srt-client-overhead-pc'],
+            schema: schema78.properties['srt-client-overhead-pc'].type,
+            parentSchema: schema78.properties['srt-client-overhead-pc'],
             data: data16,
           };
           if (vErrors === null) {
@@ -16638,7 +17099,7 @@ function validate38(
               params: { comparison: '<=', limit: 100 },
               message: 'must be <= 100',
               schema: 100,
-              parentSchema: schema77.properties['srt-client-overhead-pc'],
+              parentSchema: schema78.properties['srt-client-overhead-pc'],
               data: data16,
             };
             if (vErrors === null) {
@@ -16656,7 +17117,7 @@ function validate38(
               params: { comparison: '>=', limit: 5 },
               message: 'must be >= 5',
               schema: 5,
-              parentSchema: schema77.properties['srt-client-overhead-pc'],
+              parentSchema: schema78.properties['srt-client-overhead-pc'],
               data: data16,
             };
             if (vErrors === null) {
@@ -16677,8 +17138,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['srt-client-maxbw-Bs'].type,
-            parentSchema: schema77.properties['srt-client-maxbw-Bs'],
+            schema: schema78.properties['srt-client-maxbw-Bs'].type,
+            parentSchema: schema78.properties['srt-client-maxbw-Bs'],
             data: data17,
           };
           if (vErrors === null) {
@@ -16697,7 +17158,7 @@ function validate38(
               params: { comparison: '>=', limit: -1 },
               message: 'must be >= -1',
               schema: -1,
-              parentSchema: schema77.properties['srt-client-maxbw-Bs'],
+              parentSchema: schema78.properties['srt-client-maxbw-Bs'],
               data: data17,
             };
             if (vErrors === null) {
@@ -16718,8 +17179,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['srt-client-timeout-ms'].type,
-            parentSchema: schema77.properties['srt-client-timeout-ms'],
+            schema: schema78.properties['srt-client-timeout-ms'].type,
+            parentSchema: schema78.properties['srt-client-timeout-ms'],
             data: data18,
           };
           if (vErrors === null) {
@@ -16738,7 +17199,7 @@ function validate38(
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema77.properties['srt-client-timeout-ms'],
+              parentSchema: schema78.properties['srt-client-timeout-ms'],
               data: data18,
             };
             if (vErrors === null) {
@@ -16761,7 +17222,7 @@ function validate38(
               params: { pattern: '^$|^[\\s\\S]{10,79}$' },
               message: 'must match pattern "' + '^$|^[\\s\\S]{10,79}$' + '"',
               schema: '^$|^[\\s\\S]{10,79}$',
-              parentSchema: schema77.properties.passphrase,
+              parentSchema: schema78.properties.passphrase,
               data: data19,
             };
             if (vErrors === null) {
@@ -16778,8 +17239,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema77.properties.passphrase.type,
-            parentSchema: schema77.properties.passphrase,
+            schema: schema78.properties.passphrase.type,
+            parentSchema: schema78.properties.passphrase,
             data: data19,
           };
           if (vErrors === null) {
@@ -16799,8 +17260,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['aes-type'].type,
-            parentSchema: schema77.properties['aes-type'],
+            schema: schema78.properties['aes-type'].type,
+            parentSchema: schema78.properties['aes-type'],
             data: data20,
           };
           if (vErrors === null) {
@@ -16815,10 +17276,10 @@ function validate38(
             instancePath: instancePath + '/aes-type',
             schemaPath: '#/$defs/srt/properties/aes-type/enum',
             keyword: 'enum',
-            params: { allowedValues: schema77.properties['aes-type'].enum },
+            params: { allowedValues: schema78.properties['aes-type'].enum },
             message: 'must be equal to one of the allowed values',
-            schema: schema77.properties['aes-type'].enum,
-            parentSchema: schema77.properties['aes-type'],
+            schema: schema78.properties['aes-type'].enum,
+            parentSchema: schema78.properties['aes-type'],
             data: data20,
           };
           if (vErrors === null) {
@@ -16838,8 +17299,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema77.properties['srt-latency-ms'].type,
-            parentSchema: schema77.properties['srt-latency-ms'],
+            schema: schema78.properties['srt-latency-ms'].type,
+            parentSchema: schema78.properties['srt-latency-ms'],
             data: data21,
           };
           if (vErrors === null) {
@@ -16858,7 +17319,7 @@ function validate38(
               params: { comparison: '>=', limit: 20 },
               message: 'must be >= 20',
               schema: 20,
-              parentSchema: schema77.properties['srt-latency-ms'],
+              parentSchema: schema78.properties['srt-latency-ms'],
               data: data21,
             };
             if (vErrors === null) {
@@ -16899,8 +17360,8 @@ function validate38(
       keyword: 'if',
       params: { failingKeyword: 'then' },
       message: 'must match "then" schema',
-      schema: schema73.allOf[2].if,
-      parentSchema: schema73.allOf[2],
+      schema: schema74.allOf[2].if,
+      parentSchema: schema74.allOf[2],
       data,
     };
     if (vErrors === null) {
@@ -16964,8 +17425,8 @@ function validate38(
           keyword: 'required',
           params: { missingProperty: 'address' },
           message: "must have required property '" + 'address' + "'",
-          schema: schema78.required,
-          parentSchema: schema78,
+          schema: schema79.required,
+          parentSchema: schema79,
           data,
         };
         if (vErrors === null) {
@@ -16982,8 +17443,8 @@ function validate38(
           keyword: 'required',
           params: { missingProperty: 'port' },
           message: "must have required property '" + 'port' + "'",
-          schema: schema78.required,
-          parentSchema: schema78,
+          schema: schema79.required,
+          parentSchema: schema79,
           data,
         };
         if (vErrors === null) {
@@ -17002,8 +17463,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema78.properties['rist-profile'].type,
-            parentSchema: schema78.properties['rist-profile'],
+            schema: schema79.properties['rist-profile'].type,
+            parentSchema: schema79.properties['rist-profile'],
             data: data23,
           };
           if (vErrors === null) {
@@ -17018,10 +17479,10 @@ function validate38(
             instancePath: instancePath + '/rist-profile',
             schemaPath: '#/$defs/rist/properties/rist-profile/enum',
             keyword: 'enum',
-            params: { allowedValues: schema78.properties['rist-profile'].enum },
+            params: { allowedValues: schema79.properties['rist-profile'].enum },
             message: 'must be equal to one of the allowed values',
-            schema: schema78.properties['rist-profile'].enum,
-            parentSchema: schema78.properties['rist-profile'],
+            schema: schema79.properties['rist-profile'].enum,
+            parentSchema: schema79.properties['rist-profile'],
             data: data23,
           };
           if (vErrors === null) {
@@ -17043,7 +17504,7 @@ function validate38(
               params: { limit: 1 },
               message: 'must NOT have fewer than 1 characters',
               schema: 1,
-              parentSchema: schema78.properties.address,
+              parentSchema: schema79.properties.address,
               data: data24,
             };
             if (vErrors === null) {
@@ -17060,8 +17521,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema78.properties.address.type,
-            parentSchema: schema78.properties.address,
+            schema: schema79.properties.address.type,
+            parentSchema: schema79.properties.address,
             data: data24,
           };
           if (vErrors === null) {
@@ -17081,8 +17542,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema78.properties.port.type,
-            parentSchema: schema78.properties.port,
+            schema: schema79.properties.port.type,
+            parentSchema: schema79.properties.port,
             data: data25,
           };
           if (vErrors === null) {
@@ -17101,7 +17562,7 @@ function validate38(
               params: { comparison: '<=', limit: 65535 },
               message: 'must be <= 65535',
               schema: 65535,
-              parentSchema: schema78.properties.port,
+              parentSchema: schema79.properties.port,
               data: data25,
             };
             if (vErrors === null) {
@@ -17119,7 +17580,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema78.properties.port,
+              parentSchema: schema79.properties.port,
               data: data25,
             };
             if (vErrors === null) {
@@ -17140,8 +17601,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema78.properties.passphrase.type,
-            parentSchema: schema78.properties.passphrase,
+            schema: schema79.properties.passphrase.type,
+            parentSchema: schema79.properties.passphrase,
             data: data26,
           };
           if (vErrors === null) {
@@ -17161,8 +17622,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema78.properties.weight.type,
-            parentSchema: schema78.properties.weight,
+            schema: schema79.properties.weight.type,
+            parentSchema: schema79.properties.weight,
             data: data27,
           };
           if (vErrors === null) {
@@ -17181,7 +17642,7 @@ function validate38(
               params: { comparison: '>=', limit: 0 },
               message: 'must be >= 0',
               schema: 0,
-              parentSchema: schema78.properties.weight,
+              parentSchema: schema79.properties.weight,
               data: data27,
             };
             if (vErrors === null) {
@@ -17204,7 +17665,7 @@ function validate38(
               params: { limit: 31 },
               message: 'must NOT have more than 31 items',
               schema: 31,
-              parentSchema: schema78.properties['rist-addr-address'],
+              parentSchema: schema79.properties['rist-addr-address'],
               data: data28,
             };
             if (vErrors === null) {
@@ -17226,7 +17687,7 @@ function validate38(
                   params: { limit: 1 },
                   message: 'must NOT have fewer than 1 characters',
                   schema: 1,
-                  parentSchema: schema78.properties['rist-addr-address'].items,
+                  parentSchema: schema79.properties['rist-addr-address'].items,
                   data: data29,
                 };
                 if (vErrors === null) {
@@ -17243,8 +17704,8 @@ function validate38(
                 keyword: 'type',
                 params: { type: 'string' },
                 message: 'must be string',
-                schema: schema78.properties['rist-addr-address'].items.type,
-                parentSchema: schema78.properties['rist-addr-address'].items,
+                schema: schema79.properties['rist-addr-address'].items.type,
+                parentSchema: schema79.properties['rist-addr-address'].items,
                 data: data29,
               };
               if (vErrors === null) {
@@ -17262,8 +17723,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'array' },
             message: 'must be array',
-            schema: schema78.properties['rist-addr-address'].type,
-            parentSchema: schema78.properties['rist-addr-address'],
+            schema: schema79.properties['rist-addr-address'].type,
+            parentSchema: schema79.properties['rist-addr-address'],
             data: data28,
           };
           if (vErrors === null) {
@@ -17285,7 +17746,7 @@ function validate38(
               params: { limit: 31 },
               message: 'must NOT have more than 31 items',
               schema: 31,
-              parentSchema: schema78.properties['rist-addr-port'],
+              parentSchema: schema79.properties['rist-addr-port'],
               data: data30,
             };
             if (vErrors === null) {
@@ -17307,8 +17768,8 @@ function validate38(
                 keyword: 'type',
                 params: { type: 'integer' },
                 message: 'must be integer',
-                schema: schema78.properties['rist-addr-port'].items.type,
-                parentSchema: schema78.properties['rist-addr-port'].items,
+                schema: schema79.properties['rist-addr-port'].items.type,
+                parentSchema: schema79.properties['rist-addr-port'].items,
                 data: data31,
               };
               if (vErrors === null) {
@@ -17327,7 +17788,7 @@ function validate38(
                   params: { comparison: '<=', limit: 65535 },
                   message: 'must be <= 65535',
                   schema: 65535,
-                  parentSchema: schema78.properties['rist-addr-port'].items,
+                  parentSchema: schema79.properties['rist-addr-port'].items,
                   data: data31,
                 };
                 if (vErrors === null) {
@@ -17345,7 +17806,7 @@ function validate38(
                   params: { comparison: '>=', limit: 1 },
                   message: 'must be >= 1',
                   schema: 1,
-                  parentSchema: schema78.properties['rist-addr-port'].items,
+                  parentSchema: schema79.properties['rist-addr-port'].items,
                   data: data31,
                 };
                 if (vErrors === null) {
@@ -17364,8 +17825,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'array' },
             message: 'must be array',
-            schema: schema78.properties['rist-addr-port'].type,
-            parentSchema: schema78.properties['rist-addr-port'],
+            schema: schema79.properties['rist-addr-port'].type,
+            parentSchema: schema79.properties['rist-addr-port'],
             data: data30,
           };
           if (vErrors === null) {
@@ -17387,7 +17848,7 @@ function validate38(
               params: { limit: 31 },
               message: 'must NOT have more than 31 items',
               schema: 31,
-              parentSchema: schema78.properties['rist-addr-weight'],
+              parentSchema: schema79.properties['rist-addr-weight'],
               data: data32,
             };
             if (vErrors === null) {
@@ -17409,8 +17870,8 @@ function validate38(
                 keyword: 'type',
                 params: { type: 'integer' },
                 message: 'must be integer',
-                schema: schema78.properties['rist-addr-weight'].items.type,
-                parentSchema: schema78.properties['rist-addr-weight'].items,
+                schema: schema79.properties['rist-addr-weight'].items.type,
+                parentSchema: schema79.properties['rist-addr-weight'].items,
                 data: data33,
               };
               if (vErrors === null) {
@@ -17429,7 +17890,7 @@ function validate38(
                   params: { comparison: '>=', limit: 0 },
                   message: 'must be >= 0',
                   schema: 0,
-                  parentSchema: schema78.properties['rist-addr-weight'].items,
+                  parentSchema: schema79.properties['rist-addr-weight'].items,
                   data: data33,
                 };
                 if (vErrors === null) {
@@ -17448,8 +17909,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'array' },
             message: 'must be array',
-            schema: schema78.properties['rist-addr-weight'].type,
-            parentSchema: schema78.properties['rist-addr-weight'],
+            schema: schema79.properties['rist-addr-weight'].type,
+            parentSchema: schema79.properties['rist-addr-weight'],
             data: data32,
           };
           if (vErrors === null) {
@@ -17483,8 +17944,8 @@ function validate38(
       keyword: 'if',
       params: { failingKeyword: 'then' },
       message: 'must match "then" schema',
-      schema: schema73.allOf[3].if,
-      parentSchema: schema73.allOf[3],
+      schema: schema74.allOf[3].if,
+      parentSchema: schema74.allOf[3],
       data,
     };
     if (vErrors === null) {
@@ -17541,9 +18002,9 @@ function validate38(
   if (_valid4) {
     const _errs88 = errors;
     if (
-      !validate41(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
+      !validate43(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })
     ) {
-      vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+      vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
       errors = vErrors.length;
     }
     var _valid4 = _errs88 === errors;
@@ -17572,8 +18033,8 @@ function validate38(
       keyword: 'if',
       params: { failingKeyword: 'then' },
       message: 'must match "then" schema',
-      schema: schema73.allOf[4].if,
-      parentSchema: schema73.allOf[4],
+      schema: schema74.allOf[4].if,
+      parentSchema: schema74.allOf[4],
       data,
     };
     if (vErrors === null) {
@@ -17637,8 +18098,8 @@ function validate38(
           keyword: 'required',
           params: { missingProperty: 'port' },
           message: "must have required property '" + 'port' + "'",
-          schema: schema80.required,
-          parentSchema: schema80,
+          schema: schema81.required,
+          parentSchema: schema81,
           data,
         };
         if (vErrors === null) {
@@ -17657,8 +18118,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema80.properties.port.type,
-            parentSchema: schema80.properties.port,
+            schema: schema81.properties.port.type,
+            parentSchema: schema81.properties.port,
             data: data36,
           };
           if (vErrors === null) {
@@ -17677,7 +18138,7 @@ function validate38(
               params: { comparison: '<=', limit: 65535 },
               message: 'must be <= 65535',
               schema: 65535,
-              parentSchema: schema80.properties.port,
+              parentSchema: schema81.properties.port,
               data: data36,
             };
             if (vErrors === null) {
@@ -17695,7 +18156,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema80.properties.port,
+              parentSchema: schema81.properties.port,
               data: data36,
             };
             if (vErrors === null) {
@@ -17716,8 +18177,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema80.properties['bind-if'].type,
-            parentSchema: schema80.properties['bind-if'],
+            schema: schema81.properties['bind-if'].type,
+            parentSchema: schema81.properties['bind-if'],
             data: data37,
           };
           if (vErrors === null) {
@@ -17737,8 +18198,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema80.properties['ps1-server-login'].type,
-            parentSchema: schema80.properties['ps1-server-login'],
+            schema: schema81.properties['ps1-server-login'].type,
+            parentSchema: schema81.properties['ps1-server-login'],
             data: data38,
           };
           if (vErrors === null) {
@@ -17758,8 +18219,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema80.properties['ps1-server-password'].type,
-            parentSchema: schema80.properties['ps1-server-password'],
+            schema: schema81.properties['ps1-server-password'].type,
+            parentSchema: schema81.properties['ps1-server-password'],
             data: data39,
           };
           if (vErrors === null) {
@@ -17779,8 +18240,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
-            schema: schema80.properties['peer-auth'].type,
-            parentSchema: schema80.properties['peer-auth'],
+            schema: schema81.properties['peer-auth'].type,
+            parentSchema: schema81.properties['peer-auth'],
             data: data40,
           };
           if (vErrors === null) {
@@ -17802,7 +18263,7 @@ function validate38(
               params: { pattern: '^$|^[\\s\\S]{10,64}$' },
               message: 'must match pattern "' + '^$|^[\\s\\S]{10,64}$' + '"',
               schema: '^$|^[\\s\\S]{10,64}$',
-              parentSchema: schema80.properties.passphrase,
+              parentSchema: schema81.properties.passphrase,
               data: data41,
             };
             if (vErrors === null) {
@@ -17819,8 +18280,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-            schema: schema80.properties.passphrase.type,
-            parentSchema: schema80.properties.passphrase,
+            schema: schema81.properties.passphrase.type,
+            parentSchema: schema81.properties.passphrase,
             data: data41,
           };
           if (vErrors === null) {
@@ -17840,8 +18301,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema80.properties['ps1-server-buffer-ms'].type,
-            parentSchema: schema80.properties['ps1-server-buffer-ms'],
+            schema: schema81.properties['ps1-server-buffer-ms'].type,
+            parentSchema: schema81.properties['ps1-server-buffer-ms'],
             data: data42,
           };
           if (vErrors === null) {
@@ -17860,7 +18321,7 @@ function validate38(
               params: { comparison: '<=', limit: 30000 },
               message: 'must be <= 30000',
               schema: 30000,
-              parentSchema: schema80.properties['ps1-server-buffer-ms'],
+              parentSchema: schema81.properties['ps1-server-buffer-ms'],
               data: data42,
             };
             if (vErrors === null) {
@@ -17878,7 +18339,7 @@ function validate38(
               params: { comparison: '>=', limit: 250 },
               message: 'must be >= 250',
               schema: 250,
-              parentSchema: schema80.properties['ps1-server-buffer-ms'],
+              parentSchema: schema81.properties['ps1-server-buffer-ms'],
               data: data42,
             };
             if (vErrors === null) {
@@ -17899,8 +18360,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema80.properties['ps1-server-overhead-pc'].type,
-            parentSchema: schema80.properties['ps1-server-overhead-pc'],
+            schema: schema81.properties['ps1-server-overhead-pc'].type,
+            parentSchema: schema81.properties['ps1-server-overhead-pc'],
             data: data43,
           };
           if (vErrors === null) {
@@ -17919,7 +18380,7 @@ function validate38(
               params: { comparison: '<=', limit: 100 },
               message: 'must be <= 100',
               schema: 100,
-              parentSchema: schema80.properties['ps1-server-overhead-pc'],
+              parentSchema: schema81.properties['ps1-server-overhead-pc'],
               data: data43,
             };
             if (vErrors === null) {
@@ -17937,7 +18398,7 @@ function validate38(
               params: { comparison: '>=', limit: 5 },
               message: 'must be >= 5',
               schema: 5,
-              parentSchema: schema80.properties['ps1-server-overhead-pc'],
+              parentSchema: schema81.properties['ps1-server-overhead-pc'],
               data: data43,
             };
             if (vErrors === null) {
@@ -17958,8 +18419,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema80.properties['ps1-server-max-sessions'].type,
-            parentSchema: schema80.properties['ps1-server-max-sessions'],
+            schema: schema81.properties['ps1-server-max-sessions'].type,
+            parentSchema: schema81.properties['ps1-server-max-sessions'],
             data: data44,
           };
           if (vErrors === null) {
@@ -17978,7 +18439,7 @@ function validate38(
               params: { comparison: '<=', limit: 256 },
               message: 'must be <= 256',
               schema: 256,
-              parentSchema: schema80.properties['ps1-server-max-sessions'],
+              parentSchema: schema81.properties['ps1-server-max-sessions'],
               data: data44,
             };
             if (vErrors === null) {
@@ -17996,7 +18457,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema80.properties['ps1-server-max-sessions'],
+              parentSchema: schema81.properties['ps1-server-max-sessions'],
               data: data44,
             };
             if (vErrors === null) {
@@ -18017,8 +18478,8 @@ function validate38(
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
-            schema: schema80.properties['packets-per-datagram'].type,
-            parentSchema: schema80.properties['packets-per-datagram'],
+            schema: schema81.properties['packets-per-datagram'].type,
+            parentSchema: schema81.properties['packets-per-datagram'],
             data: data45,
           };
           if (vErrors === null) {
@@ -18037,7 +18498,7 @@ function validate38(
               params: { comparison: '<=', limit: 7 },
               message: 'must be <= 7',
               schema: 7,
-              parentSchema: schema80.properties['packets-per-datagram'],
+              parentSchema: schema81.properties['packets-per-datagram'],
               data: data45,
             };
             if (vErrors === null) {
@@ -18055,7 +18516,7 @@ function validate38(
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
               schema: 1,
-              parentSchema: schema80.properties['packets-per-datagram'],
+              parentSchema: schema81.properties['packets-per-datagram'],
               data: data45,
             };
             if (vErrors === null) {
@@ -18092,8 +18553,8 @@ function validate38(
       keyword: 'if',
       params: { failingKeyword: 'then' },
       message: 'must match "then" schema',
-      schema: schema73.allOf[5].if,
-      parentSchema: schema73.allOf[5],
+      schema: schema74.allOf[5].if,
+      parentSchema: schema74.allOf[5],
       data,
     };
     if (vErrors === null) {
@@ -18119,8 +18580,8 @@ function validate38(
         keyword: 'required',
         params: { missingProperty: 'type' },
         message: "must have required property '" + 'type' + "'",
-        schema: schema73.required,
-        parentSchema: schema73,
+        schema: schema74.required,
+        parentSchema: schema74,
         data,
       };
       if (vErrors === null) {
@@ -18143,8 +18604,8 @@ function validate38(
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema73.properties.type.type,
-          parentSchema: schema73.properties.type,
+          schema: schema74.properties.type.type,
+          parentSchema: schema74.properties.type,
           data: data46,
         };
         if (vErrors === null) {
@@ -18168,10 +18629,10 @@ function validate38(
           instancePath: instancePath + '/type',
           schemaPath: '#/properties/type/enum',
           keyword: 'enum',
-          params: { allowedValues: schema73.properties.type.enum },
+          params: { allowedValues: schema74.properties.type.enum },
           message: 'must be equal to one of the allowed values',
-          schema: schema73.properties.type.enum,
-          parentSchema: schema73.properties.type,
+          schema: schema74.properties.type.enum,
+          parentSchema: schema74.properties.type,
           data: data46,
         };
         if (vErrors === null) {
@@ -18189,8 +18650,8 @@ function validate38(
       keyword: 'type',
       params: { type: 'object' },
       message: 'must be object',
-      schema: schema73.type,
-      parentSchema: schema73,
+      schema: schema74.type,
+      parentSchema: schema74,
       data,
     };
     if (vErrors === null) {
@@ -18200,11 +18661,11 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate40.errors = vErrors;
   evaluated0.props = props0;
   return errors === 0;
 }
-validate38.evaluated = { dynamicProps: true, dynamicItems: false };
+validate40.evaluated = { dynamicProps: true, dynamicItems: false };
 function validate30(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -19390,7 +19851,7 @@ function validate30(
         const len2 = data41.length;
         for (let i2 = 0; i2 < len2; i2++) {
           if (
-            !validate38(data41[i2], {
+            !validate40(data41[i2], {
               instancePath: instancePath + '/output/' + i2,
               parentData: data41,
               parentDataProperty: i2,
@@ -19398,7 +19859,7 @@ function validate30(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+            vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
             errors = vErrors.length;
           }
         }
@@ -24641,8 +25102,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
-                schema: schema81.required,
-                parentSchema: schema81,
+                schema: schema82.required,
+                parentSchema: schema82,
                 data: data133,
               };
               if (vErrors === null) {
@@ -24659,8 +25120,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'stream-name' },
                 message: "must have required property '" + 'stream-name' + "'",
-                schema: schema81.required,
-                parentSchema: schema81,
+                schema: schema82.required,
+                parentSchema: schema82,
                 data: data133,
               };
               if (vErrors === null) {
@@ -24677,8 +25138,8 @@ function validate20(
                 keyword: 'required',
                 params: { missingProperty: 'streams' },
                 message: "must have required property '" + 'streams' + "'",
-                schema: schema81.required,
-                parentSchema: schema81,
+                schema: schema82.required,
+                parentSchema: schema82,
                 data: data133,
               };
               if (vErrors === null) {
@@ -24704,8 +25165,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema81.properties.id.type,
-                  parentSchema: schema81.properties.id,
+                  schema: schema82.properties.id.type,
+                  parentSchema: schema82.properties.id,
                   data: data134,
                 };
                 if (vErrors === null) {
@@ -24724,7 +25185,7 @@ function validate20(
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema81.properties.id,
+                    parentSchema: schema82.properties.id,
                     data: data134,
                   };
                   if (vErrors === null) {
@@ -24747,7 +25208,7 @@ function validate20(
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
-                    parentSchema: schema81.properties['stream-name'],
+                    parentSchema: schema82.properties['stream-name'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -24765,7 +25226,7 @@ function validate20(
                     params: { pattern: '^[A-Za-z0-9._~-]+$' },
                     message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
                     schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema81.properties['stream-name'],
+                    parentSchema: schema82.properties['stream-name'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -24782,8 +25243,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema81.properties['stream-name'].type,
-                  parentSchema: schema81.properties['stream-name'],
+                  schema: schema82.properties['stream-name'].type,
+                  parentSchema: schema82.properties['stream-name'],
                   data: data135,
                 };
                 if (vErrors === null) {
@@ -24803,8 +25264,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema81.properties['display-name'].type,
-                  parentSchema: schema81.properties['display-name'],
+                  schema: schema82.properties['display-name'].type,
+                  parentSchema: schema82.properties['display-name'],
                   data: data136,
                 };
                 if (vErrors === null) {
@@ -24826,7 +25287,7 @@ function validate20(
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
-                    parentSchema: schema81.properties.streams,
+                    parentSchema: schema82.properties.streams,
                     data: data137,
                   };
                   if (vErrors === null) {
@@ -24853,8 +25314,8 @@ function validate20(
                       keyword: 'type',
                       params: { type: 'integer' },
                       message: 'must be integer',
-                      schema: schema81.properties.streams.items.type,
-                      parentSchema: schema81.properties.streams.items,
+                      schema: schema82.properties.streams.items.type,
+                      parentSchema: schema82.properties.streams.items,
                       data: data138,
                     };
                     if (vErrors === null) {
@@ -24873,7 +25334,7 @@ function validate20(
                         params: { comparison: '>=', limit: 1 },
                         message: 'must be >= 1',
                         schema: 1,
-                        parentSchema: schema81.properties.streams.items,
+                        parentSchema: schema82.properties.streams.items,
                         data: data138,
                       };
                       if (vErrors === null) {
@@ -24915,7 +25376,7 @@ function validate20(
                           i9 +
                           ' are identical)',
                         schema: true,
-                        parentSchema: schema81.properties.streams,
+                        parentSchema: schema82.properties.streams,
                         data: data137,
                       };
                       if (vErrors === null) {
@@ -24936,8 +25397,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
-                  schema: schema81.properties.streams.type,
-                  parentSchema: schema81.properties.streams,
+                  schema: schema82.properties.streams.type,
+                  parentSchema: schema82.properties.streams,
                   data: data137,
                 };
                 if (vErrors === null) {
@@ -24964,8 +25425,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema81.properties['ott-hls'].type,
-                  parentSchema: schema81.properties['ott-hls'],
+                  schema: schema82.properties['ott-hls'].type,
+                  parentSchema: schema82.properties['ott-hls'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -24980,10 +25441,10 @@ function validate20(
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema81.properties['ott-hls'].enum },
+                  params: { allowedValues: schema82.properties['ott-hls'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema81.properties['ott-hls'].enum,
-                  parentSchema: schema81.properties['ott-hls'],
+                  schema: schema82.properties['ott-hls'].enum,
+                  parentSchema: schema82.properties['ott-hls'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -25006,7 +25467,7 @@ function validate20(
                     params: { comparison: '<=', limit: 30 },
                     message: 'must be <= 30',
                     schema: 30,
-                    parentSchema: schema81.properties['ott-segment-duration'],
+                    parentSchema: schema82.properties['ott-segment-duration'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -25025,7 +25486,7 @@ function validate20(
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema81.properties['ott-segment-duration'],
+                    parentSchema: schema82.properties['ott-segment-duration'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -25042,8 +25503,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'number' },
                   message: 'must be number',
-                  schema: schema81.properties['ott-segment-duration'].type,
-                  parentSchema: schema81.properties['ott-segment-duration'],
+                  schema: schema82.properties['ott-segment-duration'].type,
+                  parentSchema: schema82.properties['ott-segment-duration'],
                   data: data140,
                 };
                 if (vErrors === null) {
@@ -25070,8 +25531,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema81.properties['ott-window'].type,
-                  parentSchema: schema81.properties['ott-window'],
+                  schema: schema82.properties['ott-window'].type,
+                  parentSchema: schema82.properties['ott-window'],
                   data: data141,
                 };
                 if (vErrors === null) {
@@ -25090,7 +25551,7 @@ function validate20(
                     params: { comparison: '<=', limit: 1000 },
                     message: 'must be <= 1000',
                     schema: 1000,
-                    parentSchema: schema81.properties['ott-window'],
+                    parentSchema: schema82.properties['ott-window'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -25108,7 +25569,7 @@ function validate20(
                     params: { comparison: '>=', limit: 3 },
                     message: 'must be >= 3',
                     schema: 3,
-                    parentSchema: schema81.properties['ott-window'],
+                    parentSchema: schema82.properties['ott-window'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -25136,8 +25597,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema81.properties['dvr-storage'].type,
-                  parentSchema: schema81.properties['dvr-storage'],
+                  schema: schema82.properties['dvr-storage'].type,
+                  parentSchema: schema82.properties['dvr-storage'],
                   data: data142,
                 };
                 if (vErrors === null) {
@@ -25156,7 +25617,7 @@ function validate20(
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema81.properties['dvr-storage'],
+                    parentSchema: schema82.properties['dvr-storage'],
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -25177,8 +25638,8 @@ function validate20(
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema81.properties.note.type,
-                  parentSchema: schema81.properties.note,
+                  schema: schema82.properties.note.type,
+                  parentSchema: schema82.properties.note,
                   data: data143,
                 };
                 if (vErrors === null) {
@@ -25196,8 +25657,8 @@ function validate20(
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
-              schema: schema81.type,
-              parentSchema: schema81,
+              schema: schema82.type,
+              parentSchema: schema82,
               data: data133,
             };
             if (vErrors === null) {
@@ -25249,4 +25710,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '698846dab37a3c2d7573afaffbc5ce94f2ac78d8f976f733143433388c8f15e9';
+module.exports.schemaHash = 'ea5f850f03d5c90b73e8fed647b5961bbdd62ef74bff288311c5808a136f1714';

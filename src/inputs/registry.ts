@@ -5,6 +5,7 @@ import type { InputFactory } from '../engine/input.ts';
 import { DemuxerInput } from './demuxer/input.ts';
 import { FileInput } from './file/input.ts';
 import { HlsInput } from './hls/input.ts';
+import { MuxerInput } from './muxer/input.ts';
 import { PipeInput } from './pipe/input.ts';
 import { PrompegInput } from './prompeg/input.ts';
 import { Ps1Input } from './ps1/input.ts';
@@ -34,4 +35,5 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   srt: (cfg, ctx) => new SrtInput(cfg, ctx),
   test: createTestInput,
   demuxer: (cfg, ctx) => new DemuxerInput(cfg, ctx),
+  muxer: (cfg, ctx) => new MuxerInput(cfg, ctx),
 };

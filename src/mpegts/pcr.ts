@@ -19,3 +19,26 @@ export function readPcr(p: Buffer, o: number): number {
   const ext = ((p[b + 4]! & 0x01) << 8) | p[b + 5]!;
   return base * 300 + ext;
 }
+
+/** PCR values wrap at 2^33 × 300 (27 MHz ticks, about 26.5 hours). */
+export const PCR_WRAP = 2 ** 33 * 300;
+
+/** Overwrite the PCR of the packet at `o` (which carries one: readPcr ≥ 0) with `value`. */
+export function writePcr(p: Buffer, o: number, value: number): void {
+  const v = ((Math.round(value) % PCR_WRAP) + PCR_WRAP) % PCR_WRAP;
+  const base = Math.floor(v / 300);
+  const ext = v - base * 300;
+  const b = o + 6;
+  p[b] = Math.floor(base / 2 ** 25) & 0xff;
+  p[b + 1] = Math.floor(base / 2 ** 17) & 0xff;
+  p[b + 2] = Math.floor(base / 2 ** 9) & 0xff;
+  p[b + 3] = Math.floor(base / 2) & 0xff;
+  p[b + 4] = ((base % 2) << 7) | 0x7e | (ext >> 8);
+  p[b + 5] = ext & 0xff;
+}
+
+/** `a − b` on the PCR circle, in (−PCR_WRAP/2, PCR_WRAP/2]. */
+export function pcrDiff(a: number, b: number): number {
+  const d = (((a - b) % PCR_WRAP) + PCR_WRAP) % PCR_WRAP;
+  return d > PCR_WRAP / 2 ? d - PCR_WRAP : d;
+}

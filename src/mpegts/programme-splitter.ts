@@ -102,7 +102,7 @@ export interface SplitterStats {
 
 /** A version_number of one table of one consumer: kept while the bytes sent stay the same,
  *  moved on when they change. */
-class OwnVersion {
+export class OwnVersion {
   private last: Buffer | null = null;
   private v = -1;
 

@@ -27,7 +27,10 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
         'stream-name': 'a',
         'stream-type': 1,
         'display-name': 'A',
-        input: [{ type: 'udp', port: 5000 }, { type: 'muxer' }],
+        input: [
+          { type: 'udp', port: 5000 },
+          { type: 'transcoder', 'decoder-id': 1 },
+        ],
         // Every output type of the schema (udp, rtp, srt, rist) is implemented: an implemented
         // one is not listed.
         output: [{ type: 'rist', address: '127.0.0.1', port: 9000 }],
@@ -40,7 +43,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       ['/mosaic/columns', 'mosaic.columns'],
       ['/cs/server/0', 'cs.server'],
       ['/stream/0/stream-type', 'stream.stream-type'],
-      ['/stream/0/input/1', 'input type muxer'],
+      ['/stream/0/input/1', 'input type transcoder'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');
@@ -78,7 +81,7 @@ t.test('the real server', async (t) => {
           'enable-mosaic': false,
           input: [
             { type: 'udp', port: await freePort(), 'bind-if': '127.0.0.1' },
-            { type: 'muxer' },
+            { type: 'transcoder', 'decoder-id': 1 },
           ],
         },
       ],
@@ -110,7 +113,7 @@ t.test('the real server', async (t) => {
   const named = status.notYetUsed.map((e) => e.setting);
   t.same(
     named,
-    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type muxer'],
+    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type transcoder'],
     'the settings the config sets that do nothing yet, in document order',
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');

@@ -400,6 +400,57 @@ const CASES: Case[] = [
     message: 'mpts-id 1 closes a loop of demuxer inputs between streams',
     at: '1}]}]',
   },
+  {
+    name: 'muxer programme refers to a missing stream',
+    text: S(
+      '{"id": 1, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 8, "pnr": 1}]}]}',
+    ),
+    rule: 'reference',
+    pointer: '/stream/0/input/0/programmes/0/stream-id',
+    message: 'stream-id 8 refers to no stream (no stream has id 8)',
+    at: '8, "pnr"',
+  },
+  {
+    name: 'muxer programme refers to a multiplex stream (itself)',
+    text: S(
+      '{"id": 1, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 1, "pnr": 1}]}]}',
+    ),
+    rule: 'reference',
+    pointer: '/stream/0/input/0/programmes/0/stream-id',
+    message:
+      'stream-id 1 refers to a multiplex (mpts) stream; a muxer programme is a single-programme stream',
+    at: '1, "pnr"',
+  },
+  {
+    name: 'muxer programme without pnr',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 1}]}]}',
+    ),
+    rule: 'required',
+    pointer: '/stream/1/input/0/programmes/0/pnr',
+    message: 'pnr is required',
+    at: '{"stream-id": 1}',
+  },
+  {
+    name: 'muxer programmes repeat a pnr',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "stream-name": "b"}, {"id": 3, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 1, "pnr": 5}, {"stream-id": 2, "pnr": 5}]}]}',
+    ),
+    rule: 'duplicate',
+    pointer: '/stream/2/input/0/programmes/1/pnr',
+    message: 'pnr 5 is already given to item 0',
+    at: '5}]}]}',
+  },
+  {
+    name: 'loop of a muxer and a demuxer',
+    text: S(
+      '{"id": 1, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 2, "pnr": 1}]}]}, {"id": 2, "stream-name": "d", "input": [{"type": "demuxer", "mpts-id": 1, "pnr": 1}]}',
+    ),
+    rule: 'cycle',
+    pointer: '/stream/1/input/0/mpts-id',
+    message: 'mpts-id 1 closes a loop of demuxer and muxer inputs between streams',
+    at: '1, "pnr": 1}]}]',
+  },
 ];
 
 function position(text: string, at: Case['at']): { line: number; column: number } {

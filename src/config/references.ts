@@ -140,6 +140,23 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
     }
   }
 
+  // A muxer input builds a multiplex: only a multiplex stream can carry one (its output has
+  // several programmes, which a single-programme stream's packager and archive do not expect).
+  for (const { rec, pointer } of listAt(doc, recordDef('stream')!.path)) {
+    const inputs = rec['input'];
+    if (!Array.isArray(inputs) || rec['mpts'] === true) continue;
+    inputs.forEach((input, i) => {
+      if (input && typeof input === 'object' && (input as Rec)['type'] === 'muxer') {
+        err(
+          `${pointer}/input/${i}/type`,
+          'mpts',
+          'a muxer input builds a multiplex: its stream needs "mpts": true',
+          'muxer',
+        );
+      }
+    });
+  }
+
   // Demuxer and muxer chains between streams must not loop.
   const state = new Map<number, 'open' | 'done'>();
   const path: { from: number; edge: BusEdge }[] = [];

@@ -333,25 +333,42 @@ export class Multiplexer {
 
   /** Work out the output PIDs of `s` from its PMT (auto block, or its own PIDs if free). */
   private mapProgramme(s: Source): void {
+    if (!this.settings.autoPid) {
+      this.claimOwnPids();
+      return;
+    }
     const pmt = s.pmt!;
     s.map.fill(-1);
     const streams = pmt.streams.filter((e) => e.pid > LAST_TABLE_PID && e.pid !== NULL_PID);
     const pcrOwn = pmt.pcrPid !== NULL_PID && !streams.some((e) => e.pid === pmt.pcrPid);
-    if (this.settings.autoPid) {
-      if (s.refused) return;
-      const base = s.outPmtPid;
-      const room = AUTO_PID_BLOCK - 1 - (pcrOwn ? 1 : 0);
-      const kept = streams.slice(0, room);
-      kept.forEach((e, k) => {
-        s.map[e.pid] = base + 1 + k;
-      });
-      if (pcrOwn) s.map[pmt.pcrPid] = base + 1 + kept.length;
-      s.outStreams = kept.map((e) => ({ ...e, pid: s.map[e.pid]! }));
-      s.outPcrPid = pmt.pcrPid === NULL_PID ? NULL_PID : s.map[pmt.pcrPid]!;
-      return;
-    }
-    // Own PIDs: each must be free of the multiplex's tables and of every other programme.
-    for (const [p, o] of this.owner) if (o === s) this.owner.delete(p);
+    if (s.refused) return;
+    const base = s.outPmtPid;
+    const room = AUTO_PID_BLOCK - 1 - (pcrOwn ? 1 : 0);
+    const kept = streams.slice(0, room);
+    kept.forEach((e, k) => {
+      s.map[e.pid] = base + 1 + k;
+    });
+    if (pcrOwn) s.map[pmt.pcrPid] = base + 1 + kept.length;
+    s.outStreams = kept.map((e) => ({ ...e, pid: s.map[e.pid]! }));
+    s.outPcrPid = pmt.pcrPid === NULL_PID ? NULL_PID : s.map[pmt.pcrPid]!;
+  }
+
+  /**
+   * Own PIDs: each must be free of the multiplex's tables and of every other programme. The
+   * programmes claim theirs in list order, worked out again whenever a PMT changes: of two that
+   * collide the earlier in the list keeps its PIDs whichever PMT came first, and a later one left
+   * out comes back as soon as the collision goes away.
+   */
+  private claimOwnPids(): void {
+    this.owner.clear();
+    for (const s of this.sources) if (s.pmt) this.claimOwn(s);
+  }
+
+  private claimOwn(s: Source): void {
+    const pmt = s.pmt!;
+    s.map.fill(-1);
+    const streams = pmt.streams.filter((e) => e.pid > LAST_TABLE_PID && e.pid !== NULL_PID);
+    const pcrOwn = pmt.pcrPid !== NULL_PID && !streams.some((e) => e.pid === pmt.pcrPid);
     s.refused = '';
     const wanted = [s.srcPmtPid, ...streams.map((e) => e.pid)];
     if (pcrOwn) wanted.push(pmt.pcrPid);

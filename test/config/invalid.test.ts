@@ -442,6 +442,16 @@ const CASES: Case[] = [
     at: '5}]}]}',
   },
   {
+    name: 'muxer input on a stream that is not a multiplex',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 1, "pnr": 1}]}]}',
+    ),
+    rule: 'mpts',
+    pointer: '/stream/1/input/0/type',
+    message: 'a muxer input builds a multiplex: its stream needs "mpts": true',
+    at: '"muxer", "programmes"',
+  },
+  {
     name: 'loop of a muxer and a demuxer',
     text: S(
       '{"id": 1, "mpts": true, "stream-name": "m", "input": [{"type": "muxer", "programmes": [{"stream-id": 2, "pnr": 1}]}]}, {"id": 2, "stream-name": "d", "input": [{"type": "demuxer", "mpts-id": 1, "pnr": 1}]}',

@@ -360,6 +360,38 @@ t.test('own PIDs: kept when distinct, a collision refused naming both streams', 
 });
 
 t.test(
+  'own PIDs: the list order decides a collision, and a programme left out comes back',
+  async (t) => {
+    const mux = new Multiplexer(settings({ autoPid: false }), () => WALL);
+    const a = source();
+    const c = source({ pmtPid: 0x300, video: 0x301, audio: 0x302 });
+    const x = source({ pmtPid: 0x400, audio: 0x402 }); // video 33, as a's
+    // The later programme's PMT comes first: it still yields to the earlier one in the list.
+    mux.push(2, x.batch(0), 0);
+    mux.push(1, c.batch(0), 0);
+    let ts = run(mux, [a, c, x], 600, { from: 20 });
+    t.same(
+      mux.refusals().map((r) => r.pnr),
+      [103],
+      'programme 103 (third in the list) is left out, not 101',
+    );
+    t.same(
+      parsePat(sectionsOf(ts, 0).at(-1)!).programs.map((p) => p.programNumber),
+      [101, 102],
+    );
+    // Programme 101 moves to other PIDs: 103's are free now and it comes back.
+    const moved = source({ video: 0x501, audio: 0x502 });
+    ts = run(mux, [moved, c, x], 600, { from: 620 });
+    t.same(mux.refusals(), [], 'nothing left out once the collision is gone');
+    t.same(
+      parsePat(sectionsOf(ts, 0).at(-1)!).programs.map((p) => p.programNumber),
+      [101, 102, 103],
+    );
+    t.ok(pidsIn(ts).has(0x400), 'its PMT goes out');
+  },
+);
+
+t.test(
   'a stopped source: its programme stays in the tables, empty; the others go on',
   async (t) => {
     const mux = new Multiplexer(settings(), () => WALL);

@@ -86,3 +86,39 @@ t.test('no start before the first key frame; end() forgets it', async (t) => {
   t.equal(b.written.length, 0);
   t.equal(fan.stats().bufferedBytes, 0);
 });
+
+t.test(
+  'live bytes go out in pooled blocks, reused only once every write of one completed',
+  async (t) => {
+    const fan = new HttpTsFanout();
+    /** A client whose writes complete when the test says so. */
+    const client = () => {
+      const c = fakeReply();
+      const pending: (() => void)[] = [];
+      (c.reply.raw as unknown as { write: unknown }).write = (b: Buffer, cb?: () => void) => {
+        c.written.push(b);
+        if (cb) pending.push(cb);
+        return true;
+      };
+      fan.serve(c.reply);
+      return { ...c, complete: () => pending.splice(0).forEach((cb) => cb()) };
+    };
+    const a = client();
+    const b = client();
+    const first = gop(0x66, 10);
+    fan.packets(first);
+    const sentA = a.written.at(-1)!;
+    t.same(sentA, first, 'both clients get the batch');
+    t.equal(b.written.at(-1), sentA, 'one copy shared by the clients');
+    a.complete(); // b's write of it is still pending: the block is not reused
+    const second = gop(0x77, 10);
+    fan.packets(second);
+    t.not(a.written.at(-1)!.buffer, sentA.buffer, 'a block still being written is not reused');
+    t.same(sentA, first, 'its bytes are intact');
+    a.complete();
+    b.complete(); // every write of both blocks done
+    fan.packets(gop(0x88, 10));
+    const reused = [sentA.buffer, b.written.at(-2)!.buffer];
+    t.ok(reused.includes(a.written.at(-1)!.buffer), 'a completed block is reused');
+  },
+);

@@ -25,6 +25,9 @@ export interface PlpInput {
   npd?: boolean;
   /** High efficiency mode: UPs without their sync byte slot (187 bytes), MODE 1. */
   hem?: boolean;
+  /** Normal mode with ISSYI: an ISSY field after each UP, 2 bytes (ISCRshort) and 3 bytes
+   *  (ISCRlong) in turn. */
+  issy?: boolean;
 }
 
 /** The data field bytes of a PLP: its UPs back to back, and where each UP begins. */
@@ -42,9 +45,12 @@ function userPackets(p: PlpInput): { bytes: Buffer; starts: number[] } {
       continue;
     }
     const body = p.hem ? 0 : 1;
-    const up = Buffer.alloc(body + PKT - 1 + (p.npd ? 1 : 0));
+    const issy = p.issy && !p.hem ? (starts.length % 2 === 0 ? 2 : 3) : 0;
+    const up = Buffer.alloc(body + PKT - 1 + issy + (p.npd ? 1 : 0));
     if (!p.hem) up[0] = prevCrc;
     pk.copy(up, body, 1);
+    if (issy === 2) up.set([0x12, 0x34], PKT); // ISCRshort: first bit 0
+    if (issy === 3) up.set([0x81, 0x23, 0x45], PKT); // ISCRlong: first bits 10
     if (p.npd) {
       up[up.length - 1] = deleted;
       deleted = 0;
@@ -67,7 +73,7 @@ export function bbFrames(p: PlpInput, dfl: number): Buffer[] {
     while (si < starts.length && starts[si]! < o) si++;
     const syncd = si < starts.length && starts[si]! < o + n ? (starts[si]! - o) * 8 : 0xffff;
     const h = Buffer.alloc(10);
-    h[0] = 0xc0 | 0x20 | 0x10 | (p.npd ? 0x04 : 0); // TS, SIS, CCM, no ISSY, NPD
+    h[0] = 0xc0 | 0x20 | 0x10 | (p.issy && !p.hem ? 0x08 : 0) | (p.npd ? 0x04 : 0); // TS, SIS, CCM, ISSYI, NPD
     h[1] = 0;
     h.writeUInt16BE(p.hem ? 0 : PKT * 8, 2); // UPL (HEM: ISSY, none here)
     h.writeUInt16BE(n * 8, 4); // DFL

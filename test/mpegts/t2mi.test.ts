@@ -114,6 +114,33 @@ t.test('two PLPs of one carrier: each byte-exact (NPD, HEM, DFLs that split UPs)
   }
 });
 
+t.test('normal mode with ISSY (2 and 3 bytes) and NPD: byte-exact', async (t) => {
+  for (const dfl of [190, 1000]) {
+    const a = innerTs(7, 1200, 11);
+    const outer = encodeOuter({
+      plps: [{ plp: 2, ts: a, issy: true, npd: true }],
+      dfl,
+      seconds: 1,
+    });
+    const { reader, got } = decap(outer, [2]);
+    t.ok(got.get(2)!.equals(a), `dfl ${dfl}`);
+    t.equal(reader.plpStats(2)!.resyncs, 0);
+  }
+});
+
+t.test('a PMT that moves the carrier is followed', async (t) => {
+  const a = innerTs(1, 400, 12);
+  const b = innerTs(1, 400, 13);
+  const first = encodeOuter({ plps: [{ plp: 0, ts: a }], seconds: 1, carrierPid: 0x1000 });
+  const second = encodeOuter({ plps: [{ plp: 0, ts: b }], seconds: 1, carrierPid: 0x1100 });
+  const { reader, got } = decap(Buffer.concat([first, second]), [0]);
+  t.equal(reader.stats().pid, 0x1100);
+  const out = got.get(0)!;
+  t.ok(out.subarray(0, a.length).equals(a), 'the first carrier');
+  t.ok(subsequence(out.subarray(a.length), b), 'then the second one');
+  t.ok(out.length > a.length + b.length / 2);
+});
+
 t.test('manual carrier PID; a PLP nobody asked for is skipped', async (t) => {
   const a = innerTs(1, 300, 4);
   const b = innerTs(2, 300, 5);

@@ -342,14 +342,11 @@ t.test(
   },
 );
 
-t.test('faults: source not running, tuner adapter, T2-MI pnr', async (t) => {
+t.test('faults: source not running, tuner adapter, programme 0 in a PLP', async (t) => {
   const cases = [
     [{ 'mpts-id': 55, pnr: 1 }, 'multiplex stream 55 is not running'],
     [{ 'mpts-id': 1, src: 1, pnr: 1 }, 'tuner adapters are not supported yet'],
-    [
-      { 'mpts-id': 7, pnr: 65536 + 101 },
-      'T2-MI not supported yet (pnr 65637: programme 101 in PLP 0)',
-    ],
+    [{ 'mpts-id': 7, pnr: 2 * 65536 }, 'pnr 131072: programme 0 in PLP 1'],
   ] as const;
   for (const [i, [fields, message]] of cases.entries()) {
     const s = await stream({ 'stream-name': `fault${i}`, input: [{ type: 'demuxer', ...fields }] });

@@ -5,8 +5,9 @@
 import { int } from '../../config/spec-values.ts';
 import type { StreamBus } from '../../engine/bus.ts';
 import type { BusRef, InputContext, InputTransport } from '../../engine/input.ts';
+import type { ConsumerEvents } from '../../mpegts/programme-splitter.ts';
 import type { Timer } from '../../util/clock.ts';
-import { leaseProgramme, type SplitterLease } from './shared.ts';
+import { leaseProgramme, leaseT2miProgramme, type SplitterLease } from './shared.ts';
 
 /** How often the source bus is looked up again (a source created late, or recreated). */
 const RELOOK_MS = 1000;
@@ -28,6 +29,10 @@ export function encodePnr(plp: number, programme: number): number {
 export class DemuxerInput implements InputTransport {
   private readonly mptsId: number;
   private readonly pnr: number;
+  /** The PLP of a programme inside a T2-MI carrier (null: a programme of the multiplex). */
+  private readonly plp: number | null;
+  /** The programme number in the splitter: `pnr`, or its low 16 bits inside a PLP. */
+  private readonly programme: number;
   private readonly ref: BusRef;
   /** A fault that no retry mends (a configuration this build cannot serve). */
   private readonly refused: string;
@@ -46,6 +51,9 @@ export class DemuxerInput implements InputTransport {
     this.pnr = int(cfg, 'pnr', 0);
     this.ref = { kind: 'stream', key: String(this.mptsId) };
     this.refused = refusal(int(cfg, 'src', 0), this.pnr);
+    const { plp, programme } = decodePnr(this.pnr);
+    this.plp = plp;
+    this.programme = programme;
   }
 
   start(): void {
@@ -64,26 +72,25 @@ export class DemuxerInput implements InputTransport {
     this.bus = bus;
     this.ended = false;
     if (!bus) return;
-    this.lease = leaseProgramme(
-      bus,
-      this.pnr,
-      {
-        packets: (b) => {
-          this.ended = false;
-          this.ctx.onData(b, true);
-        },
-        returned: () => {
-          this.returns++;
-          this.ctx.log.info({ pnr: this.pnr }, 'programme back in the multiplex');
-          this.ctx.onDiscontinuity?.(`programme ${this.pnr} is back in the multiplex`);
-        },
-        discontinuity: (reason) => this.ctx.onDiscontinuity?.(`multiplex: ${reason}`),
-        end: () => {
-          this.ended = true;
-        },
+    const lease = (events: ConsumerEvents) =>
+      this.plp === null
+        ? leaseProgramme(bus, this.pnr, events, {})
+        : leaseT2miProgramme(bus, this.plp, this.programme, events, {});
+    this.lease = lease({
+      packets: (b) => {
+        this.ended = false;
+        this.ctx.onData(b, true);
       },
-      {},
-    );
+      returned: () => {
+        this.returns++;
+        this.ctx.log.info({ pnr: this.pnr }, 'programme back in the multiplex');
+        this.ctx.onDiscontinuity?.(`programme ${this.pnr} is back in the multiplex`);
+      },
+      discontinuity: (reason) => this.ctx.onDiscontinuity?.(`multiplex: ${reason}`),
+      end: () => {
+        this.ended = true;
+      },
+    });
   }
 
   async close(): Promise<void> {
@@ -98,8 +105,14 @@ export class DemuxerInput implements InputTransport {
     if (this.refused) return this.refused;
     if (!this.bus) return `multiplex stream ${this.mptsId} is not running`;
     if (this.ended) return `multiplex stream ${this.mptsId} stopped`;
+    const t2 = this.lease?.t2mi?.();
+    if (t2 && t2.carrier === 'absent') {
+      return `no T2-MI carrier in multiplex stream ${this.mptsId}`;
+    }
     if (this.lease?.consumer.presence === 'absent') {
-      return `programme ${this.pnr} is not in the multiplex`;
+      return this.plp === null
+        ? `programme ${this.pnr} is not in the multiplex`
+        : `programme ${this.programme} is not in PLP ${this.plp} (pnr ${this.pnr})`;
     }
     return '';
   }
@@ -123,6 +136,7 @@ export class DemuxerInput implements InputTransport {
             pmtVersionsFollowed: c.pmtVersionsFollowed,
             badPids: c.badPids,
             multiplex: this.lease!.splitterStats(),
+            ...(this.lease!.t2mi ? { t2mi: this.lease!.t2mi() } : {}),
           }
         : {}),
     };
@@ -134,8 +148,6 @@ function refusal(src: number, pnr: number): string {
   if (src === 1) return 'tuner adapters are not supported yet';
   if (pnr < 1) return 'pnr is not set';
   const { plp, programme } = decodePnr(pnr);
-  if (plp !== null) {
-    return `T2-MI not supported yet (pnr ${pnr}: programme ${programme} in PLP ${plp})`;
-  }
+  if (plp !== null && programme < 1) return `pnr ${pnr}: programme 0 in PLP ${plp}`;
   return '';
 }

@@ -8,6 +8,7 @@
         "native/ts/crc32.cc",
         "native/ts/sections.cc",
         "native/ts/analyzer.cc",
+        "native/ts/pid_router.cc",
         "native/ts/ts_analyzer.cc",
         "native/net/live_http.cc",
         "native/net/udp_hub.cc",

@@ -8,6 +8,7 @@
 #include "transport/rist_sender.h"
 #include "transport/srt_receiver.h"
 #include "transport/srt_sender.h"
+#include "ts/pid_router.h"
 #include "ts/ts_analyzer.h"
 
 namespace {
@@ -41,6 +42,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("SrtReceiver", sluice::SrtReceiverWrap::Define(env));
   exports.Set("SrtSender", sluice::SrtSenderWrap::Define(env));
   exports.Set("srtDrain", Napi::Function::New(env, SrtDrain, "srtDrain"));
+  exports.Set("routePackets", Napi::Function::New(env, sluice::RoutePackets, "routePackets"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));

@@ -19,6 +19,14 @@ import {
   TS_PACKET_SIZE,
 } from './packet.ts';
 import {
+  type PacketRouter,
+  ROUTE_DEFER,
+  ROUTE_MAX_SLOT,
+  ROUTE_STOP,
+  type RouteTables,
+  routePackets,
+} from './pid-router.ts';
+import {
   buildDescriptors,
   buildPat,
   buildPmt,
@@ -160,11 +168,20 @@ export class ProgrammeConsumer {
   private clearRun = 0;
   private seenScrambled = false;
   private ccs = new Map<number, number>();
+  /** Per table PID: the last section given to sendTable() and the packets it became, resent
+   *  with new continuity counters while the multiplex repeats the same bytes (PAT and PMT ten
+   *  times a second per programme: building them anew was most of the demuxer's work). */
+  private lastTable = new Map<number, { body: Buffer; packets: Buffer }>();
+  /** The PAT section last built (for its PMT PID and transport_stream_id). */
+  private patBuilt: { pmtPid: number; tsId: number; section: Buffer } | null = null;
+  /** Bad PIDs counted in the last PMT section parsed (counted again at each repetition). */
+  private pmtBad = 0;
   private patVersion = new OwnVersion();
   private pmtVersion = new OwnVersion();
   private sdtVersion = new OwnVersion();
-  private out = Buffer.allocUnsafe(TS_PACKET_SIZE * 64);
-  private len = 0;
+  /** The splitter's output regions and this consumer's slot in them (see attach()). */
+  private t: RouteTables | null = null;
+  private slot = -1;
   private readonly s: ConsumerStats;
 
   constructor(
@@ -252,17 +269,16 @@ export class ProgrammeConsumer {
       this.clearPmt();
       changed = true;
     }
-    this.sendTable(
-      PAT_PID,
-      buildPat({
+    if (this.patBuilt?.pmtPid !== pmtPid || this.patBuilt.tsId !== tsId) {
+      const section = buildPat({
         transportStreamId: tsId,
         version: 0,
         currentNext: true,
         programs: [{ programNumber: this.pnr, pid: pmtPid }],
-      }),
-      this.patVersion,
-      0,
-    );
+      });
+      this.patBuilt = { pmtPid, tsId, section };
+    }
+    this.sendTable(PAT_PID, this.patBuilt.section, this.patVersion, 0);
     return changed;
   }
 
@@ -275,12 +291,20 @@ export class ProgrammeConsumer {
     this.clearRun = 0;
     this.seenScrambled = false;
     this.pmtVersion.reset();
+    this.lastTable.clear(); // versions start again: nothing cached is sent as it was
   }
 
   /** A PMT section of this programme on its PMT PID. Returns true when the PIDs changed. */
   pmtSeen(section: Buffer): boolean {
     if (this.presence !== 'present') return false;
+    if (this.pmtSection?.equals(section)) {
+      // A repetition: nothing changes but the packets' continuity counters.
+      this.s.badPids += this.pmtBad;
+      this.sendPmt();
+      return false;
+    }
     const pmt = parsePmt(section);
+    const badBefore = this.s.badPids;
     if (this.pmt && pmt.version !== this.pmt.version) this.s.pmtVersionsFollowed++;
     const before = [...this.passPids()].join();
     const bad = (p: number) => p <= LAST_TABLE_PID || p === this.pmtPid || p === NULL_PID;
@@ -295,6 +319,7 @@ export class ProgrammeConsumer {
     if (!bad(pmt.pcrPid)) es.add(pmt.pcrPid);
     else if (pmt.pcrPid !== NULL_PID) this.s.badPids++;
     for (const p of ecm) if (bad(p) || es.has(p)) ecm.delete(p);
+    this.pmtBad = this.s.badPids - badBefore;
     this.pmt = pmt;
     this.pmtSection = section;
     this.esPids = es;
@@ -360,43 +385,88 @@ export class ProgrammeConsumer {
   // ---- output -----------------------------------------------------------------------------
 
   private sendTable(pid: number, section: Buffer, v: OwnVersion, start: number): void {
+    const last = this.lastTable.get(pid);
+    if (last?.body.equals(section)) {
+      // Same bytes, same version (OwnVersion moves only when the bytes sent change).
+      this.sendPackets(pid, last.packets);
+      return;
+    }
     const version = v.next(versionless(section), start);
-    this.sendSection(pid, withVersion(section, version));
+    const packets = this.sendSection(pid, withVersion(section, version));
+    this.lastTable.set(pid, { body: section, packets });
   }
 
-  private sendSection(pid: number, section: Buffer): void {
+  private sendSection(pid: number, section: Buffer): Buffer {
     const first = this.ccs.get(pid) ?? 0;
     const pk = sectionPackets(section, pid, first);
     const n = pk.length / TS_PACKET_SIZE;
     this.ccs.set(pid, (first + n) & 0x0f);
     this.write(pk, 0, pk.length);
     this.s.tablesRewritten++;
+    return pk;
   }
 
-  /** Copy bytes [from, to) of `b` into this batch's output. */
-  write(b: Buffer, from: number, to: number): void {
-    const n = to - from;
-    if (this.len + n > this.out.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.len + n));
-      this.out.copy(bigger, 0, 0, this.len);
-      this.out = bigger;
+  /** A section's packets sent again, on this PID's next continuity counters. */
+  private sendPackets(pid: number, pk: Buffer): void {
+    const t = this.t!;
+    let cc = this.ccs.get(pid) ?? 0;
+    if (t.lens[this.slot]! + pk.length > t.region) this.flush();
+    let at = this.slot * t.region + t.lens[this.slot]!;
+    this.write(pk, 0, pk.length);
+    for (let o = 0; o < pk.length; o += TS_PACKET_SIZE, at += TS_PACKET_SIZE) {
+      t.dst[at + 3] = (t.dst[at + 3]! & 0xf0) | cc;
+      cc = (cc + 1) & 0x0f;
     }
-    b.copy(this.out, this.len, from, to);
-    this.len += n;
+    this.ccs.set(pid, cc);
+    this.s.tablesRewritten++;
+  }
+
+  /** Write into slot `slot` of the splitter's output regions (the router copies there too,
+   *  so a programme's packets keep their order whoever copies them). */
+  attach(t: RouteTables, slot: number): void {
+    this.t = t;
+    this.slot = slot;
+  }
+
+  /** Copy bytes [from, to) of `b` into this batch's output (handed over early when full). */
+  write(b: Buffer, from: number, to: number): void {
+    const t = this.t!;
+    const n = to - from;
+    if (t.lens[this.slot]! + n > t.region) this.flush();
+    b.copy(t.dst, this.slot * t.region + t.lens[this.slot]!, from, to);
+    t.lens[this.slot] = t.lens[this.slot]! + n;
   }
 
   /** Hand this batch's output over. */
   flush(): void {
-    if (this.len === 0) return;
-    const n = this.len;
-    this.len = 0;
+    const t = this.t;
+    if (!t) return;
+    const n = t.lens[this.slot]!;
+    if (n === 0) return;
+    t.lens[this.slot] = 0;
     this.s.packetsOut += n / TS_PACKET_SIZE;
-    this.events.packets(this.out.subarray(0, n));
+    const base = this.slot * t.region;
+    this.events.packets(t.dst.subarray(base, base + n));
   }
 }
 
+/** Bytes of output a consumer gathers before it hands them over (a whole receive batch fits). */
+const REGION_BYTES = 128 * 1024;
+/** Deferred packets (SDT, EIT, TDT) noted per routing pass before they are handled. */
+const DEFERRED_MAX = 1024;
+
 export class ProgrammeSplitter {
   private consumers = new Set<ProgrammeConsumer>();
+  /** Consumers by output slot (a slot is a region of t.dst). */
+  private slots: (ProgrammeConsumer | undefined)[] = [];
+  private t: RouteTables = {
+    codes: new Uint8Array(PID_COUNT),
+    dst: Buffer.alloc(0),
+    region: REGION_BYTES,
+    lens: new Int32Array(0),
+    deferred: new Int32Array(DEFERRED_MAX),
+    state: new Int32Array(1),
+  };
   /** Consumers wanting each PID's packets as they are. */
   private routes: (ProgrammeConsumer[] | undefined)[] = new Array(PID_COUNT);
   /** Table PIDs read section by section (PAT, CAT, SDT, EIT, followed PMTs). */
@@ -413,7 +483,9 @@ export class ProgrammeSplitter {
   private programmes = 0;
   private retired = { crcErrors: 0, dropped: 0 };
 
-  constructor() {
+  /** `router`: the per-packet routing (the native core's, injected by the demuxer; the
+   *  TypeScript reference by default). */
+  constructor(private readonly router: PacketRouter = routePackets) {
     this.reader(PAT_PID, (s) => this.onPat(s));
     this.reader(CAT_PID, (s) => this.onCat(s));
     this.reader(SDT_PID, (s) => this.onSdt(s));
@@ -427,6 +499,7 @@ export class ProgrammeSplitter {
   add(pnr: number, events: ConsumerEvents, opts: ConsumerOptions = {}): ProgrammeConsumer {
     const c = new ProgrammeConsumer(pnr, events, opts);
     this.consumers.add(c);
+    this.attach(c);
     // What is already known of the multiplex applies at once.
     if (this.patComplete()) {
       c.patSeen(this.pmtPidOf(pnr), this.tsId);
@@ -437,7 +510,29 @@ export class ProgrammeSplitter {
   }
 
   remove(c: ProgrammeConsumer): void {
-    if (this.consumers.delete(c)) this.rebuild();
+    if (!this.consumers.delete(c)) return;
+    const k = this.slots.indexOf(c);
+    if (k >= 0) {
+      this.slots[k] = undefined;
+      this.t.lens[k] = 0;
+    }
+    this.rebuild();
+  }
+
+  /** Give `c` the first free output slot, growing the regions when none is left. */
+  private attach(c: ProgrammeConsumer): void {
+    let k = this.slots.indexOf(undefined);
+    if (k < 0) k = this.slots.length;
+    if (k >= this.t.lens.length) {
+      // Output gathered so far goes out before the regions move.
+      for (const other of this.slots) other?.flush();
+      const n = Math.max(4, this.t.lens.length * 2);
+      this.t.dst = Buffer.allocUnsafeSlow(n * this.t.region);
+      this.t.lens = new Int32Array(n);
+      for (const [i, other] of this.slots.entries()) other?.attach(this.t, i);
+    }
+    this.slots[k] = c;
+    c.attach(this.t, k);
   }
 
   stats(): SplitterStats {
@@ -458,38 +553,73 @@ export class ProgrammeSplitter {
     };
   }
 
-  /** Aligned packets of the multiplex (N × 188 bytes). */
+  /**
+   * Aligned packets of the multiplex (N × 188 bytes). The router copies the packets of PIDs one
+   * consumer takes as they are; it stops at the packets that can change the routes (PAT, PMT,
+   * CAT), at PIDs several consumers take or whose scrambling a consumer follows, and those are
+   * handled here in order; SDT, EIT and TDT packets are noted and handled after the batch.
+   */
   push(b: Buffer): void {
     const end = b.length - (b.length % TS_PACKET_SIZE);
-    for (let o = 0; o < end; o += TS_PACKET_SIZE) {
-      this.packetsIn++;
-      const p = pidOf(b, o);
-      const r = this.readers.get(p);
-      if (r) {
-        r.packet(b, o);
+    this.packetsIn += end / TS_PACKET_SIZE;
+    const t = this.t;
+    let o = 0;
+    while (o < end) {
+      o = this.router(b, o, end, t);
+      if (o >= end) break;
+      const code = t.codes[pidOf(b, o)]!;
+      if (code > 0 && code <= ROUTE_MAX_SLOT && t.lens[code - 1]! > 0) {
+        this.flushOne(this.slots[code - 1]); // its region is full
         continue;
       }
-      if (p === TDT_PID) {
-        this.toAll(b, o);
+      if (code === ROUTE_DEFER && t.state[0]! > 0) {
+        this.runDeferred(b); // the list of deferred packets is full
         continue;
       }
-      const to = this.routes[p];
-      if (!to) continue;
-      for (const c of to) {
-        c.write(b, o, o + TS_PACKET_SIZE);
-        if (c.opts.filterCaClear && hasPayload(b, o) && c.isEs(p)) {
-          if (c.esPacket(b[o + 3]! & SCRAMBLING_MASK)) this.rebuild();
-        }
+      this.packet(b, o);
+      o += TS_PACKET_SIZE;
+    }
+    this.runDeferred(b);
+    for (const c of this.consumers) this.flushOne(c);
+  }
+
+  /** One packet the router left to the splitter. */
+  private packet(b: Buffer, o: number): void {
+    const p = pidOf(b, o);
+    const r = this.readers.get(p);
+    if (r) {
+      r.packet(b, o);
+      return;
+    }
+    if (p === TDT_PID) {
+      this.toAll(b, o);
+      return;
+    }
+    const to = this.routes[p];
+    if (!to) return;
+    for (const c of to) {
+      c.write(b, o, o + TS_PACKET_SIZE);
+      if (c.opts.filterCaClear && hasPayload(b, o) && c.isEs(p)) {
+        if (c.esPacket(b[o + 3]! & SCRAMBLING_MASK)) this.rebuild();
       }
     }
-    for (const c of this.consumers) {
-      // One consumer's failure must not stop the others, nor take the splitter off the bus
-      // (the bus drops a sink that throws).
-      try {
-        c.flush();
-      } catch {
-        this.sinkErrors++;
-      }
+  }
+
+  private runDeferred(b: Buffer): void {
+    const t = this.t;
+    const n = t.state[0]!;
+    t.state[0] = 0;
+    for (let i = 0; i < n; i++) this.packet(b, t.deferred[i]!);
+  }
+
+  private flushOne(c: ProgrammeConsumer | undefined): void {
+    if (!c) return;
+    // One consumer's failure must not stop the others, nor take the splitter off the bus (the
+    // bus drops a sink that throws).
+    try {
+      c.flush();
+    } catch {
+      this.sinkErrors++;
     }
   }
 
@@ -621,6 +751,25 @@ export class ProgrammeSplitter {
     // A PID some programme uses as its PMT is read as a table, never passed as packets.
     for (const p of pmtPids) routes[p] = undefined;
     this.routes = routes;
+    this.recode();
+  }
+
+  /** The router's code per PID from the routes and the tables read (see push()). */
+  private recode(): void {
+    const codes = this.t.codes;
+    codes.fill(0);
+    this.routes.forEach((to, p) => {
+      if (!to) return;
+      const only = to.length === 1 ? to[0]! : undefined;
+      const slot = only ? this.slots.indexOf(only) : -1;
+      const plain = only !== undefined && !(only.opts.filterCaClear && only.isEs(p));
+      codes[p] = plain && slot >= 0 && slot < ROUTE_MAX_SLOT ? slot + 1 : ROUTE_STOP;
+    });
+    // Tables that change the routes are read in order; the others after the batch.
+    for (const p of this.readers.keys()) {
+      codes[p] = p === SDT_PID || p === EIT_PID ? ROUTE_DEFER : ROUTE_STOP;
+    }
+    codes[TDT_PID] = ROUTE_DEFER;
   }
 
   private isTablePid(p: number, pmtPids: Set<number>): boolean {

@@ -246,6 +246,18 @@ export interface NativeAddon {
   SrtSender: new (opts: RawSrtSocketOptions & { maxCallers: number }) => NativeSrtSender;
   /** One drain slice of the SRT receive hub (src/native/srt.ts: the pump). */
   srtDrain(): void;
+  /** The demuxer's per-packet routing (src/mpegts/pid-router.ts says what it does). */
+  routePackets(
+    src: Buffer,
+    from: number,
+    end: number,
+    codes: Uint8Array,
+    dst: Buffer,
+    region: number,
+    lens: Int32Array,
+    deferred: Int32Array,
+    state: Int32Array,
+  ): number;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
 }

@@ -11,6 +11,7 @@ import {
   type SplitterStats,
 } from '../../mpegts/programme-splitter.ts';
 import { type PlpStats, T2miReader, type T2miReaderStats } from '../../mpegts/t2mi.ts';
+import { nativeRoutePackets } from '../../native/pid-router.ts';
 
 interface Shared {
   splitter: ProgrammeSplitter;
@@ -42,7 +43,7 @@ export function leaseProgramme(
 ): SplitterLease {
   let shared = byBus.get(bus);
   if (!shared) {
-    const splitter = new ProgrammeSplitter();
+    const splitter = new ProgrammeSplitter(nativeRoutePackets);
     const off = bus.subscribe({
       packets: (b) => splitter.push(b),
       discontinuity: (reason) => splitter.discontinuity(reason),
@@ -112,7 +113,7 @@ export function leaseT2miProgramme(
   const s = shared;
   let splitter = s.plps.get(plp);
   if (!splitter) {
-    const sp = new ProgrammeSplitter();
+    const sp = new ProgrammeSplitter(nativeRoutePackets);
     splitter = sp;
     s.plps.set(plp, sp);
     s.reader.addPlp(plp, (ts) => sp.push(ts));

@@ -1,0 +1,18 @@
+// Per-packet routing of a multiplex to its programme consumers (src/mpegts/programme-splitter.ts
+// drives it): the hot loop of the demuxer, a PID lookup and a 188-byte copy per packet.
+#pragma once
+#include <napi.h>
+
+namespace sluice {
+
+/**
+ * routePackets(src, from, end, codes, dst, region, lens, deferred, state) → offset.
+ * From byte `from` up to `end` of `src` (whole packets), each packet's PID picks a code in
+ * `codes` (Uint8Array of 8192): 0 drop; 1..kMaxRouteSlot copy into slot code−1's region of
+ * `dst` ([slot × region, +region), its fill in lens[slot]); kRouteDefer note the offset in
+ * `deferred` (count in state[0]); kRouteStop return here. Also returns at a packet whose slot
+ * region is full or when `deferred` is full; returns `end` when every packet was routed.
+ */
+Napi::Value RoutePackets(const Napi::CallbackInfo& info);
+
+}  // namespace sluice

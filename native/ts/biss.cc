@@ -46,19 +46,27 @@ unsigned BissDescrambler::BatchSize() { return dvbcsa_bs_batch_size(); }
 BissDescrambler::BissDescrambler(const std::vector<BissTargetConfig>& targets)
     : targets_(targets.size()), pids_(kPids), es_(targets.size()) {
   batchSize_ = dvbcsa_bs_batch_size();
+  slots_.reserve(targets.size());
   for (size_t i = 0; i < targets.size(); i++) {
     Target& t = targets_[i];
     t.st.pnr = targets[i].pnr;
-    t.key = dvbcsa_bs_key_alloc();
-    dvbcsa_bs_key_set(targets[i].cw, t.key);
-    t.batch.assign(batchSize_ + 1, dvbcsa_bs_batch_s{nullptr, 0});
-    t.meta.assign(batchSize_, 0);
+    size_t k = 0;
+    while (k < slots_.size() && std::memcmp(slots_[k].cw, targets[i].cw, 8) != 0) k++;
+    if (k == slots_.size()) {
+      KeySlot& slot = slots_.emplace_back();
+      std::memcpy(slot.cw, targets[i].cw, 8);
+      slot.key = dvbcsa_bs_key_alloc();
+      dvbcsa_bs_key_set(slot.cw, slot.key);
+      slot.batch.assign(batchSize_ + 1, dvbcsa_bs_batch_s{nullptr, 0});
+      slot.meta.assign(batchSize_, 0);
+    }
+    t.slot = k;
   }
   pids_[0].psi = true;
 }
 
 BissDescrambler::~BissDescrambler() {
-  for (Target& t : targets_) dvbcsa_bs_key_free(t.key);
+  for (KeySlot& k : slots_) dvbcsa_bs_key_free(k.key);
 }
 
 void BissDescrambler::Process(uint8_t* data, size_t count) {
@@ -90,36 +98,41 @@ void BissDescrambler::Process(uint8_t* data, size_t count) {
       ps.scrambledOut = true;
       continue;
     }
-    Target& t = targets_[ps.target];
+    KeySlot& k = slots_[targets_[ps.target].slot];
     p[3] &= 0x3F;  // clear: it leaves descrambled
     const size_t off = PayloadOffset(p);
     if (off >= kPacket) continue;  // no payload: nothing to descramble
-    t.batch[t.n] = dvbcsa_bs_batch_s{p + off, static_cast<unsigned>(kPacket - off)};
-    t.meta[t.n] = pid | ((p[1] & 0x40) ? kUnitStart : 0);
-    if (++t.n == batchSize_) Flush(t);
+    k.batch[k.n] = dvbcsa_bs_batch_s{p + off, static_cast<unsigned>(kPacket - off)};
+    k.meta[k.n] = pid | ((p[1] & 0x40) ? kUnitStart : 0);
+    if (++k.n == batchSize_) Flush(k);
   }
-  for (Target& t : targets_) {
-    if (t.n) Flush(t);
+  for (KeySlot& k : slots_) {
+    if (k.n) Flush(k);
   }
 }
 
-void BissDescrambler::Flush(Target& t) {
-  t.batch[t.n] = dvbcsa_bs_batch_s{nullptr, 0};
-  dvbcsa_bs_decrypt(t.key, t.batch.data(), kMaxPayload);
-  stats_.descrambled += t.n;
-  t.st.descrambled += t.n;
-  for (size_t k = 0; k < t.n; k++) {
-    PidState& ps = pids_[t.meta[k] & 0x1FFF];
-    if ((t.meta[k] & kUnitStart) && ps.pes && t.batch[k].len >= 3) {
-      const uint8_t* d = t.batch[k].data;
+void BissDescrambler::Flush(KeySlot& k) {
+  k.batch[k.n] = dvbcsa_bs_batch_s{nullptr, 0};
+  dvbcsa_bs_decrypt(k.key, k.batch.data(), kMaxPayload);
+  stats_.descrambled += k.n;
+  for (size_t e = 0; e < k.n; e++) {
+    PidState& ps = pids_[k.meta[e] & 0x1FFF];
+    // The PID's target now: a PMT change earlier in this call may have moved the PID, then the
+    // packet counts for its new target, or for none.
+    BissTargetStats* st = ps.target >= 0 ? &targets_[ps.target].st : nullptr;
+    if (st) st->descrambled++;
+    if ((k.meta[e] & kUnitStart) && ps.pes && k.batch[e].len >= 3) {
+      const uint8_t* d = k.batch[e].data;
       ps.bad = !(d[0] == 0 && d[1] == 0 && d[2] == 1);
-      t.st.checked = true;
-      (ps.bad ? t.st.pesBad : t.st.pesOk)++;
+      if (st) {
+        st->checked = true;
+        (ps.bad ? st->pesBad : st->pesOk)++;
+      }
     }
-    if (ps.bad) t.st.stillScrambled++;
+    if (ps.bad && st) st->stillScrambled++;
     ps.scrambledOut = ps.bad;
   }
-  t.n = 0;
+  k.n = 0;
 }
 
 void BissDescrambler::OnPsi(uint16_t pid, const uint8_t* p) {

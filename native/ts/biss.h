@@ -75,12 +75,18 @@ class BissDescrambler {
   static unsigned BatchSize();
 
  private:
-  struct Target {
-    BissTargetStats st;
+  /** One control word and its batch: targets with the same key share it, so their packets
+   *  fill one bitslice batch (whose cost is the same however few packets it holds). */
+  struct KeySlot {
+    uint8_t cw[8] = {};
     dvbcsa_bs_key_s* key = nullptr;
     std::vector<dvbcsa_bs_batch_s> batch;  // n entries + the NULL terminator
     std::vector<uint16_t> meta;            // per entry: pid | 0x8000 when unit start
     size_t n = 0;
+  };
+  struct Target {
+    BissTargetStats st;
+    size_t slot = 0;
   };
   struct PidState {
     int16_t target = -1;   // index into targets_ of the ES PID, -1 none
@@ -91,12 +97,13 @@ class BissDescrambler {
     uint8_t cc = 0xFF;     // last continuity counter of a PSI PID (section reassembly)
   };
 
-  void Flush(Target& t);
+  void Flush(KeySlot& k);
   void OnPsi(uint16_t pid, const uint8_t* pkt);
   void OnSection(uint16_t pid, const uint8_t* s, size_t len);
   void Remap();
 
   std::vector<Target> targets_;
+  std::vector<KeySlot> slots_;
   std::vector<PidState> pids_;
   std::unordered_map<uint16_t, SectionAssembler> asm_;
   std::vector<PatEntry> pat_;

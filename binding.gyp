@@ -10,6 +10,8 @@
         "native/ts/analyzer.cc",
         "native/ts/pid_router.cc",
         "native/ts/ts_analyzer.cc",
+        "native/ts/biss.cc",
+        "native/ts/biss_wrap.cc",
         "native/net/live_http.cc",
         "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc",
@@ -30,7 +32,8 @@
       ],
       "libraries": [
         "<!@(pkg-config --libs librist)",
-        "<!@(pkg-config --libs srt)"
+        "<!@(pkg-config --libs srt)",
+        "-ldvbcsa"
       ],
       "defines": [
         "NAPI_VERSION=8",

@@ -9,6 +9,7 @@
 #include "transport/srt_receiver.h"
 #include "transport/srt_sender.h"
 #include "ts/pid_router.h"
+#include "ts/biss_wrap.h"
 #include "ts/ts_analyzer.h"
 
 namespace {
@@ -46,6 +47,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));
+  exports.Set("BissDescrambler", sluice::BissDescramblerWrap::Define(env));
+  exports.Set("bissScramble", Napi::Function::New(env, sluice::BissScramble, "bissScramble"));
   return exports;
 }
 

@@ -49,6 +49,9 @@ function constraints(name: string, s: SchemaNode, required: Set<string>): string
     const ir = range(items);
     if (ir) out.push(`each ${ir}`);
     if (items['minLength'] !== undefined) out.push(`each minLength ${items['minLength']}`);
+    if (typeof items['pattern'] === 'string') {
+      out.push(`each ${String(items['x-pattern-text'] ?? `pattern \`${items['pattern']}\``)}`);
+    }
     if (s['minItems'] !== undefined) out.push(`at least ${s['minItems']} item(s)`);
     if (s['uniqueItems']) out.push('unique');
   }

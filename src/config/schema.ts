@@ -56,6 +56,7 @@ export const ANNOTATIONS = [
   'x-ref',
   'x-when',
   'x-pattern-text',
+  'x-minimum-text',
   'x-same-length',
   'x-unique-member',
 ];

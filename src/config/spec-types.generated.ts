@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'ea5f850f03d5c90b73e8fed647b5961bbdd62ef74bff288311c5808a136f1714';
+  '2fa3d389ef68bbbf26d3d72337db3d3634e2362282e9512ced8d7b3d84993e88';
 
 /** Server */
 export interface ServerSpec {
@@ -1036,6 +1036,14 @@ export interface StreamSpec {
    * @default ""
    */
   note?: string;
+  /**
+   * BISS descrambling targets of a multiplex stream (an extension beyond spec 1, which puts it on tuner adapters): programme numbers whose elementary streams are descrambled before the stream's bus
+   */
+  'biss-pnr'?: number[];
+  /**
+   * hex key per target, same length as biss-pnr: 12 digits = BISS-1, 16 digits = BISS-E (the control word as written)
+   */
+  'biss-key'?: string[];
   /**
    * inputs: the first is the primary, the rest are backups in order
    */

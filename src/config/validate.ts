@@ -83,8 +83,13 @@ function translate(
         'type',
         `${name} must be ${TYPE_WORDS[String(p['type'])] ?? p['type']}, got ${show(v)}`,
       );
-    case 'minimum':
-      return issue('minimum', `${name} must be at least ${p['limit']}, got ${show(v)}`);
+    case 'minimum': {
+      const why = parent['x-minimum-text'] as string | undefined;
+      return issue(
+        'minimum',
+        `${name} must be at least ${p['limit']}, got ${show(v)}${why ? ` (${why})` : ''}`,
+      );
+    }
     case 'maximum':
       return issue('maximum', `${name} must be at most ${p['limit']}, got ${show(v)}`);
     case 'enum': {

@@ -557,7 +557,12 @@ const schema49 = {
       description:
         'hex key per target, same length as biss-pnr: 12 digits = BISS-1, 16 digits = BISS-E',
       type: 'array',
-      items: { type: 'string', minLength: 1 },
+      items: {
+        type: 'string',
+        minLength: 1,
+        pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+        'x-pattern-text': '12 hex digits (BISS-1) or 16 hex digits (BISS-E)',
+      },
       'x-secret': true,
       'x-apply': 'restart',
       'x-when': 'mode 0 and type 3, 5, 6 or 16',
@@ -814,7 +819,8 @@ const schema82 = {
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^/.*/$', 'u');
-const pattern12 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern6 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
+const pattern14 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -4720,6 +4726,33 @@ const schema52 = {
       'x-apply': 'hot',
     },
     note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
+    'biss-pnr': {
+      description:
+        "BISS descrambling targets of a multiplex stream (an extension beyond spec 1, which puts it on tuner adapters): programme numbers whose elementary streams are descrambled before the stream's bus",
+      type: 'array',
+      items: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 65535,
+        'x-minimum-text':
+          'a programme number; T2-MI carrier targets (-(n+1)) come with T2-MI decapsulation',
+      },
+      'x-apply': 'restart',
+      'x-when': 'mpts is true',
+    },
+    'biss-key': {
+      description:
+        'hex key per target, same length as biss-pnr: 12 digits = BISS-1, 16 digits = BISS-E (the control word as written)',
+      type: 'array',
+      items: {
+        type: 'string',
+        pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+        'x-pattern-text': '12 hex digits (BISS-1) or 16 hex digits (BISS-E)',
+      },
+      'x-secret': true,
+      'x-apply': 'restart',
+      'x-when': 'mpts is true',
+    },
     input: {
       description: 'inputs: the first is the primary, the rest are backups in order',
       type: 'array',
@@ -4869,7 +4902,9 @@ const schema52 = {
       'epg-channel-set': false,
       'enable-mosaic': { default: false },
     },
+    'x-same-length': { arrays: ['biss-pnr', 'biss-key'], absentIsEmpty: true },
   },
+  else: { properties: { 'biss-pnr': false, 'biss-key': false } },
 };
 const schema53 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -8082,7 +8117,7 @@ validate35.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern6 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
+const pattern8 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
 function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -8186,7 +8221,7 @@ function validate34(
     if (data.passphrase !== undefined) {
       let data2 = data.passphrase;
       if (typeof data2 === 'string') {
-        if (!pattern6.test(data2)) {
+        if (!pattern8.test(data2)) {
           const err4 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -8243,7 +8278,7 @@ validate34.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern8 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
+const pattern10 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
 function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -9921,7 +9956,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data34 = data.passphrase;
         if (typeof data34 === 'string') {
-          if (!pattern6.test(data34)) {
+          if (!pattern8.test(data34)) {
             const err77 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -11725,7 +11760,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data82 = data.passphrase;
         if (typeof data82 === 'string') {
-          if (!pattern8.test(data82)) {
+          if (!pattern10.test(data82)) {
             const err160 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -16270,7 +16305,7 @@ function validate43(
     if (data.passphrase !== undefined) {
       let data5 = data.passphrase;
       if (typeof data5 === 'string') {
-        if (!pattern6.test(data5)) {
+        if (!pattern8.test(data5)) {
           const err11 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -17214,7 +17249,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data19 = data.passphrase;
         if (typeof data19 === 'string') {
-          if (!pattern8.test(data19)) {
+          if (!pattern10.test(data19)) {
             const err42 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -18255,7 +18290,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data41 = data.passphrase;
         if (typeof data41 === 'string') {
-          if (!pattern6.test(data41)) {
+          if (!pattern8.test(data41)) {
             const err90 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -18715,6 +18750,7 @@ function validate30(
       vErrors = null;
     }
   }
+  let ifClause0;
   if (_valid0) {
     const _errs4 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
@@ -18992,28 +19028,79 @@ function validate30(
       props0['enable-mosaic'] = true;
       props0.mpts = true;
     }
+    ifClause0 = 'then';
+  } else {
+    const _errs5 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data['biss-pnr'] !== undefined) {
+        const err16 = {
+          instancePath: instancePath + '/biss-pnr',
+          schemaPath: '#/else/properties/biss-pnr/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+          schema: false,
+          parentSchema: schema52.else.properties['biss-pnr'],
+          data: data['biss-pnr'],
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+      if (data['biss-key'] !== undefined) {
+        const err17 = {
+          instancePath: instancePath + '/biss-key',
+          schemaPath: '#/else/properties/biss-key/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+          schema: false,
+          parentSchema: schema52.else.properties['biss-key'],
+          data: data['biss-key'],
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    var _valid0 = _errs5 === errors;
+    valid0 = _valid0;
+    if (valid0) {
+      if (props0 !== true) {
+        props0 = props0 || {};
+        props0['biss-pnr'] = true;
+        props0['biss-key'] = true;
+      }
+    }
+    ifClause0 = 'else';
   }
   if (!valid0) {
-    const err16 = {
+    const err18 = {
       instancePath,
       schemaPath: '#/if',
       keyword: 'if',
-      params: { failingKeyword: 'then' },
-      message: 'must match "then" schema',
+      params: { failingKeyword: ifClause0 },
+      message: 'must match "' + ifClause0 + '" schema',
       schema: schema52.if,
       parentSchema: schema52,
       data,
     };
     if (vErrors === null) {
-      vErrors = [err16];
+      vErrors = [err18];
     } else {
-      vErrors.push(err16);
+      vErrors.push(err18);
     }
     errors++;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data['stream-name'] === undefined) {
-      const err17 = {
+      const err19 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -19024,9 +19111,9 @@ function validate30(
         data,
       };
       if (vErrors === null) {
-        vErrors = [err17];
+        vErrors = [err19];
       } else {
-        vErrors.push(err17);
+        vErrors.push(err19);
       }
       errors++;
     }
@@ -19055,6 +19142,8 @@ function validate30(
       props0['failover-error-window'] = true;
       props0.tag = true;
       props0.note = true;
+      props0['biss-pnr'] = true;
+      props0['biss-key'] = true;
       props0.input = true;
       props0.output = true;
       props0['stream-type'] = true;
@@ -19073,9 +19162,9 @@ function validate30(
       props0['epg-channel-set'] = true;
     }
     if (data.id !== undefined) {
-      let data15 = data.id;
-      if (!(typeof data15 == 'number' && !(data15 % 1) && !isNaN(data15) && isFinite(data15))) {
-        const err18 = {
+      let data17 = data.id;
+      if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17) && isFinite(data17))) {
+        const err20 = {
           instancePath: instancePath + '/id',
           schemaPath: '#/properties/id/type',
           keyword: 'type',
@@ -19083,48 +19172,7 @@ function validate30(
           message: 'must be integer',
           schema: schema52.properties.id.type,
           parentSchema: schema52.properties.id,
-          data: data15,
-        };
-        if (vErrors === null) {
-          vErrors = [err18];
-        } else {
-          vErrors.push(err18);
-        }
-        errors++;
-      }
-      if (typeof data15 == 'number' && isFinite(data15)) {
-        if (data15 < 0 || isNaN(data15)) {
-          const err19 = {
-            instancePath: instancePath + '/id',
-            schemaPath: '#/properties/id/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties.id,
-            data: data15,
-          };
-          if (vErrors === null) {
-            vErrors = [err19];
-          } else {
-            vErrors.push(err19);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.mpts !== undefined) {
-      let data16 = data.mpts;
-      if (typeof data16 !== 'boolean') {
-        const err20 = {
-          instancePath: instancePath + '/mpts',
-          schemaPath: '#/properties/mpts/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties.mpts.type,
-          parentSchema: schema52.properties.mpts,
-          data: data16,
+          data: data17,
         };
         if (vErrors === null) {
           vErrors = [err20];
@@ -19133,19 +19181,16 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data['stream-name'] !== undefined) {
-      let data17 = data['stream-name'];
-      if (typeof data17 === 'string') {
-        if (func2(data17) < 1) {
+      if (typeof data17 == 'number' && isFinite(data17)) {
+        if (data17 < 0 || isNaN(data17)) {
           const err21 = {
-            instancePath: instancePath + '/stream-name',
-            schemaPath: '#/properties/stream-name/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-            schema: 1,
-            parentSchema: schema52.properties['stream-name'],
+            instancePath: instancePath + '/id',
+            schemaPath: '#/properties/id/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties.id,
             data: data17,
           };
           if (vErrors === null) {
@@ -19155,16 +19200,20 @@ function validate30(
           }
           errors++;
         }
-      } else {
+      }
+    }
+    if (data.mpts !== undefined) {
+      let data18 = data.mpts;
+      if (typeof data18 !== 'boolean') {
         const err22 = {
-          instancePath: instancePath + '/stream-name',
-          schemaPath: '#/properties/stream-name/type',
+          instancePath: instancePath + '/mpts',
+          schemaPath: '#/properties/mpts/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-          schema: schema52.properties['stream-name'].type,
-          parentSchema: schema52.properties['stream-name'],
-          data: data17,
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties.mpts.type,
+          parentSchema: schema52.properties.mpts,
+          data: data18,
         };
         if (vErrors === null) {
           vErrors = [err22];
@@ -19174,38 +19223,36 @@ function validate30(
         errors++;
       }
     }
-    if (data['display-name'] !== undefined) {
-      let data18 = data['display-name'];
-      if (typeof data18 !== 'string') {
-        const err23 = {
-          instancePath: instancePath + '/display-name',
-          schemaPath: '#/properties/display-name/type',
+    if (data['stream-name'] !== undefined) {
+      let data19 = data['stream-name'];
+      if (typeof data19 === 'string') {
+        if (func2(data19) < 1) {
+          const err23 = {
+            instancePath: instancePath + '/stream-name',
+            schemaPath: '#/properties/stream-name/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+            schema: 1,
+            parentSchema: schema52.properties['stream-name'],
+            data: data19,
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/stream-name',
+          schemaPath: '#/properties/stream-name/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema52.properties['display-name'].type,
-          parentSchema: schema52.properties['display-name'],
-          data: data18,
-        };
-        if (vErrors === null) {
-          vErrors = [err23];
-        } else {
-          vErrors.push(err23);
-        }
-        errors++;
-      }
-    }
-    if (data.order !== undefined) {
-      let data19 = data.order;
-      if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
-        const err24 = {
-          instancePath: instancePath + '/order',
-          schemaPath: '#/properties/order/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties.order.type,
-          parentSchema: schema52.properties.order,
+          schema: schema52.properties['stream-name'].type,
+          parentSchema: schema52.properties['stream-name'],
           data: data19,
         };
         if (vErrors === null) {
@@ -19216,17 +19263,17 @@ function validate30(
         errors++;
       }
     }
-    if (data.pause !== undefined) {
-      let data20 = data.pause;
-      if (typeof data20 !== 'boolean') {
+    if (data['display-name'] !== undefined) {
+      let data20 = data['display-name'];
+      if (typeof data20 !== 'string') {
         const err25 = {
-          instancePath: instancePath + '/pause',
-          schemaPath: '#/properties/pause/type',
+          instancePath: instancePath + '/display-name',
+          schemaPath: '#/properties/display-name/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties.pause.type,
-          parentSchema: schema52.properties.pause,
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema52.properties['display-name'].type,
+          parentSchema: schema52.properties['display-name'],
           data: data20,
         };
         if (vErrors === null) {
@@ -19237,17 +19284,17 @@ function validate30(
         errors++;
       }
     }
-    if (data.trace !== undefined) {
-      let data21 = data.trace;
-      if (typeof data21 !== 'boolean') {
+    if (data.order !== undefined) {
+      let data21 = data.order;
+      if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
         const err26 = {
-          instancePath: instancePath + '/trace',
-          schemaPath: '#/properties/trace/type',
+          instancePath: instancePath + '/order',
+          schemaPath: '#/properties/order/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties.trace.type,
-          parentSchema: schema52.properties.trace,
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties.order.type,
+          parentSchema: schema52.properties.order,
           data: data21,
         };
         if (vErrors === null) {
@@ -19258,17 +19305,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['mpegts-trace'] !== undefined) {
-      let data22 = data['mpegts-trace'];
+    if (data.pause !== undefined) {
+      let data22 = data.pause;
       if (typeof data22 !== 'boolean') {
         const err27 = {
-          instancePath: instancePath + '/mpegts-trace',
-          schemaPath: '#/properties/mpegts-trace/type',
+          instancePath: instancePath + '/pause',
+          schemaPath: '#/properties/pause/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema52.properties['mpegts-trace'].type,
-          parentSchema: schema52.properties['mpegts-trace'],
+          schema: schema52.properties.pause.type,
+          parentSchema: schema52.properties.pause,
           data: data22,
         };
         if (vErrors === null) {
@@ -19279,17 +19326,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['mpegts-tr101290'] !== undefined) {
-      let data23 = data['mpegts-tr101290'];
+    if (data.trace !== undefined) {
+      let data23 = data.trace;
       if (typeof data23 !== 'boolean') {
         const err28 = {
-          instancePath: instancePath + '/mpegts-tr101290',
-          schemaPath: '#/properties/mpegts-tr101290/type',
+          instancePath: instancePath + '/trace',
+          schemaPath: '#/properties/trace/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema52.properties['mpegts-tr101290'].type,
-          parentSchema: schema52.properties['mpegts-tr101290'],
+          schema: schema52.properties.trace.type,
+          parentSchema: schema52.properties.trace,
           data: data23,
         };
         if (vErrors === null) {
@@ -19300,17 +19347,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['enable-alert'] !== undefined) {
-      let data24 = data['enable-alert'];
+    if (data['mpegts-trace'] !== undefined) {
+      let data24 = data['mpegts-trace'];
       if (typeof data24 !== 'boolean') {
         const err29 = {
-          instancePath: instancePath + '/enable-alert',
-          schemaPath: '#/properties/enable-alert/type',
+          instancePath: instancePath + '/mpegts-trace',
+          schemaPath: '#/properties/mpegts-trace/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema52.properties['enable-alert'].type,
-          parentSchema: schema52.properties['enable-alert'],
+          schema: schema52.properties['mpegts-trace'].type,
+          parentSchema: schema52.properties['mpegts-trace'],
           data: data24,
         };
         if (vErrors === null) {
@@ -19321,17 +19368,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['alert-delay'] !== undefined) {
-      let data25 = data['alert-delay'];
-      if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+    if (data['mpegts-tr101290'] !== undefined) {
+      let data25 = data['mpegts-tr101290'];
+      if (typeof data25 !== 'boolean') {
         const err30 = {
-          instancePath: instancePath + '/alert-delay',
-          schemaPath: '#/properties/alert-delay/type',
+          instancePath: instancePath + '/mpegts-tr101290',
+          schemaPath: '#/properties/mpegts-tr101290/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['alert-delay'].type,
-          parentSchema: schema52.properties['alert-delay'],
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['mpegts-tr101290'].type,
+          parentSchema: schema52.properties['mpegts-tr101290'],
           data: data25,
         };
         if (vErrors === null) {
@@ -19341,9 +19388,51 @@ function validate30(
         }
         errors++;
       }
-      if (typeof data25 == 'number' && isFinite(data25)) {
-        if (data25 > 86400 || isNaN(data25)) {
-          const err31 = {
+    }
+    if (data['enable-alert'] !== undefined) {
+      let data26 = data['enable-alert'];
+      if (typeof data26 !== 'boolean') {
+        const err31 = {
+          instancePath: instancePath + '/enable-alert',
+          schemaPath: '#/properties/enable-alert/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['enable-alert'].type,
+          parentSchema: schema52.properties['enable-alert'],
+          data: data26,
+        };
+        if (vErrors === null) {
+          vErrors = [err31];
+        } else {
+          vErrors.push(err31);
+        }
+        errors++;
+      }
+    }
+    if (data['alert-delay'] !== undefined) {
+      let data27 = data['alert-delay'];
+      if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+        const err32 = {
+          instancePath: instancePath + '/alert-delay',
+          schemaPath: '#/properties/alert-delay/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['alert-delay'].type,
+          parentSchema: schema52.properties['alert-delay'],
+          data: data27,
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+      if (typeof data27 == 'number' && isFinite(data27)) {
+        if (data27 > 86400 || isNaN(data27)) {
+          const err33 = {
             instancePath: instancePath + '/alert-delay',
             schemaPath: '#/properties/alert-delay/maximum',
             keyword: 'maximum',
@@ -19351,17 +19440,17 @@ function validate30(
             message: 'must be <= 86400',
             schema: 86400,
             parentSchema: schema52.properties['alert-delay'],
-            data: data25,
+            data: data27,
           };
           if (vErrors === null) {
-            vErrors = [err31];
+            vErrors = [err33];
           } else {
-            vErrors.push(err31);
+            vErrors.push(err33);
           }
           errors++;
         }
-        if (data25 < 0 || isNaN(data25)) {
-          const err32 = {
+        if (data27 < 0 || isNaN(data27)) {
+          const err34 = {
             instancePath: instancePath + '/alert-delay',
             schemaPath: '#/properties/alert-delay/minimum',
             keyword: 'minimum',
@@ -19369,48 +19458,7 @@ function validate30(
             message: 'must be >= 0',
             schema: 0,
             parentSchema: schema52.properties['alert-delay'],
-            data: data25,
-          };
-          if (vErrors === null) {
-            vErrors = [err32];
-          } else {
-            vErrors.push(err32);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data['stream-timeout'] !== undefined) {
-      let data26 = data['stream-timeout'];
-      if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
-        const err33 = {
-          instancePath: instancePath + '/stream-timeout',
-          schemaPath: '#/properties/stream-timeout/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['stream-timeout'].type,
-          parentSchema: schema52.properties['stream-timeout'],
-          data: data26,
-        };
-        if (vErrors === null) {
-          vErrors = [err33];
-        } else {
-          vErrors.push(err33);
-        }
-        errors++;
-      }
-      if (typeof data26 == 'number' && isFinite(data26)) {
-        if (data26 < 1000000 || isNaN(data26)) {
-          const err34 = {
-            instancePath: instancePath + '/stream-timeout',
-            schemaPath: '#/properties/stream-timeout/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1000000 },
-            message: 'must be >= 1000000',
-            schema: 1000000,
-            parentSchema: schema52.properties['stream-timeout'],
-            data: data26,
+            data: data27,
           };
           if (vErrors === null) {
             vErrors = [err34];
@@ -19421,18 +19469,18 @@ function validate30(
         }
       }
     }
-    if (data['check-interval'] !== undefined) {
-      let data27 = data['check-interval'];
-      if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+    if (data['stream-timeout'] !== undefined) {
+      let data28 = data['stream-timeout'];
+      if (!(typeof data28 == 'number' && !(data28 % 1) && !isNaN(data28) && isFinite(data28))) {
         const err35 = {
-          instancePath: instancePath + '/check-interval',
-          schemaPath: '#/properties/check-interval/type',
+          instancePath: instancePath + '/stream-timeout',
+          schemaPath: '#/properties/stream-timeout/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['check-interval'].type,
-          parentSchema: schema52.properties['check-interval'],
-          data: data27,
+          schema: schema52.properties['stream-timeout'].type,
+          parentSchema: schema52.properties['stream-timeout'],
+          data: data28,
         };
         if (vErrors === null) {
           vErrors = [err35];
@@ -19441,17 +19489,17 @@ function validate30(
         }
         errors++;
       }
-      if (typeof data27 == 'number' && isFinite(data27)) {
-        if (data27 < 10000000 || isNaN(data27)) {
+      if (typeof data28 == 'number' && isFinite(data28)) {
+        if (data28 < 1000000 || isNaN(data28)) {
           const err36 = {
-            instancePath: instancePath + '/check-interval',
-            schemaPath: '#/properties/check-interval/minimum',
+            instancePath: instancePath + '/stream-timeout',
+            schemaPath: '#/properties/stream-timeout/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 10000000 },
-            message: 'must be >= 10000000',
-            schema: 10000000,
-            parentSchema: schema52.properties['check-interval'],
-            data: data27,
+            params: { comparison: '>=', limit: 1000000 },
+            message: 'must be >= 1000000',
+            schema: 1000000,
+            parentSchema: schema52.properties['stream-timeout'],
+            data: data28,
           };
           if (vErrors === null) {
             vErrors = [err36];
@@ -19462,18 +19510,18 @@ function validate30(
         }
       }
     }
-    if (data['fallback-check'] !== undefined) {
-      let data28 = data['fallback-check'];
-      if (typeof data28 !== 'boolean') {
+    if (data['check-interval'] !== undefined) {
+      let data29 = data['check-interval'];
+      if (!(typeof data29 == 'number' && !(data29 % 1) && !isNaN(data29) && isFinite(data29))) {
         const err37 = {
-          instancePath: instancePath + '/fallback-check',
-          schemaPath: '#/properties/fallback-check/type',
+          instancePath: instancePath + '/check-interval',
+          schemaPath: '#/properties/check-interval/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['fallback-check'].type,
-          parentSchema: schema52.properties['fallback-check'],
-          data: data28,
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['check-interval'].type,
+          parentSchema: schema52.properties['check-interval'],
+          data: data29,
         };
         if (vErrors === null) {
           vErrors = [err37];
@@ -19482,39 +19530,38 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data['enable-mosaic'] !== undefined) {
-      let data29 = data['enable-mosaic'];
-      if (typeof data29 !== 'boolean') {
-        const err38 = {
-          instancePath: instancePath + '/enable-mosaic',
-          schemaPath: '#/properties/enable-mosaic/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['enable-mosaic'].type,
-          parentSchema: schema52.properties['enable-mosaic'],
-          data: data29,
-        };
-        if (vErrors === null) {
-          vErrors = [err38];
-        } else {
-          vErrors.push(err38);
+      if (typeof data29 == 'number' && isFinite(data29)) {
+        if (data29 < 10000000 || isNaN(data29)) {
+          const err38 = {
+            instancePath: instancePath + '/check-interval',
+            schemaPath: '#/properties/check-interval/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 10000000 },
+            message: 'must be >= 10000000',
+            schema: 10000000,
+            parentSchema: schema52.properties['check-interval'],
+            data: data29,
+          };
+          if (vErrors === null) {
+            vErrors = [err38];
+          } else {
+            vErrors.push(err38);
+          }
+          errors++;
         }
-        errors++;
       }
     }
-    if (data['scrambled-channel'] !== undefined) {
-      let data30 = data['scrambled-channel'];
+    if (data['fallback-check'] !== undefined) {
+      let data30 = data['fallback-check'];
       if (typeof data30 !== 'boolean') {
         const err39 = {
-          instancePath: instancePath + '/scrambled-channel',
-          schemaPath: '#/properties/scrambled-channel/type',
+          instancePath: instancePath + '/fallback-check',
+          schemaPath: '#/properties/fallback-check/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema52.properties['scrambled-channel'].type,
-          parentSchema: schema52.properties['scrambled-channel'],
+          schema: schema52.properties['fallback-check'].type,
+          parentSchema: schema52.properties['fallback-check'],
           data: data30,
         };
         if (vErrors === null) {
@@ -19525,17 +19572,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['epg-export'] !== undefined) {
-      let data31 = data['epg-export'];
+    if (data['enable-mosaic'] !== undefined) {
+      let data31 = data['enable-mosaic'];
       if (typeof data31 !== 'boolean') {
         const err40 = {
-          instancePath: instancePath + '/epg-export',
-          schemaPath: '#/properties/epg-export/type',
+          instancePath: instancePath + '/enable-mosaic',
+          schemaPath: '#/properties/enable-mosaic/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-          schema: schema52.properties['epg-export'].type,
-          parentSchema: schema52.properties['epg-export'],
+          schema: schema52.properties['enable-mosaic'].type,
+          parentSchema: schema52.properties['enable-mosaic'],
           data: data31,
         };
         if (vErrors === null) {
@@ -19546,17 +19593,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['bitrate-mode'] !== undefined) {
-      let data32 = data['bitrate-mode'];
-      if (!(typeof data32 == 'number' && !(data32 % 1) && !isNaN(data32) && isFinite(data32))) {
+    if (data['scrambled-channel'] !== undefined) {
+      let data32 = data['scrambled-channel'];
+      if (typeof data32 !== 'boolean') {
         const err41 = {
-          instancePath: instancePath + '/bitrate-mode',
-          schemaPath: '#/properties/bitrate-mode/type',
+          instancePath: instancePath + '/scrambled-channel',
+          schemaPath: '#/properties/scrambled-channel/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['bitrate-mode'].type,
-          parentSchema: schema52.properties['bitrate-mode'],
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['scrambled-channel'].type,
+          parentSchema: schema52.properties['scrambled-channel'],
           data: data32,
         };
         if (vErrors === null) {
@@ -19566,16 +19613,19 @@ function validate30(
         }
         errors++;
       }
-      if (!(data32 === 0 || data32 === 1 || data32 === 2 || data32 === 3)) {
+    }
+    if (data['epg-export'] !== undefined) {
+      let data33 = data['epg-export'];
+      if (typeof data33 !== 'boolean') {
         const err42 = {
-          instancePath: instancePath + '/bitrate-mode',
-          schemaPath: '#/properties/bitrate-mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['bitrate-mode'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['bitrate-mode'].enum,
-          parentSchema: schema52.properties['bitrate-mode'],
-          data: data32,
+          instancePath: instancePath + '/epg-export',
+          schemaPath: '#/properties/epg-export/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['epg-export'].type,
+          parentSchema: schema52.properties['epg-export'],
+          data: data33,
         };
         if (vErrors === null) {
           vErrors = [err42];
@@ -19585,37 +19635,36 @@ function validate30(
         errors++;
       }
     }
-    if (data['mpegts-bitrate'] !== undefined) {
-      let data33 = data['mpegts-bitrate'];
-      if (typeof data33 == 'number' && isFinite(data33)) {
-        if (data33 < 0 || isNaN(data33)) {
-          const err43 = {
-            instancePath: instancePath + '/mpegts-bitrate',
-            schemaPath: '#/properties/mpegts-bitrate/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties['mpegts-bitrate'],
-            data: data33,
-          };
-          if (vErrors === null) {
-            vErrors = [err43];
-          } else {
-            vErrors.push(err43);
-          }
-          errors++;
-        }
-      } else {
-        const err44 = {
-          instancePath: instancePath + '/mpegts-bitrate',
-          schemaPath: '#/properties/mpegts-bitrate/type',
+    if (data['bitrate-mode'] !== undefined) {
+      let data34 = data['bitrate-mode'];
+      if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+        const err43 = {
+          instancePath: instancePath + '/bitrate-mode',
+          schemaPath: '#/properties/bitrate-mode/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
-          schema: schema52.properties['mpegts-bitrate'].type,
-          parentSchema: schema52.properties['mpegts-bitrate'],
-          data: data33,
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['bitrate-mode'].type,
+          parentSchema: schema52.properties['bitrate-mode'],
+          data: data34,
+        };
+        if (vErrors === null) {
+          vErrors = [err43];
+        } else {
+          vErrors.push(err43);
+        }
+        errors++;
+      }
+      if (!(data34 === 0 || data34 === 1 || data34 === 2 || data34 === 3)) {
+        const err44 = {
+          instancePath: instancePath + '/bitrate-mode',
+          schemaPath: '#/properties/bitrate-mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['bitrate-mode'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['bitrate-mode'].enum,
+          parentSchema: schema52.properties['bitrate-mode'],
+          data: data34,
         };
         if (vErrors === null) {
           vErrors = [err44];
@@ -19625,19 +19674,19 @@ function validate30(
         errors++;
       }
     }
-    if (data['failover-error-rate'] !== undefined) {
-      let data34 = data['failover-error-rate'];
-      if (typeof data34 == 'number' && isFinite(data34)) {
-        if (data34 < 0 || isNaN(data34)) {
+    if (data['mpegts-bitrate'] !== undefined) {
+      let data35 = data['mpegts-bitrate'];
+      if (typeof data35 == 'number' && isFinite(data35)) {
+        if (data35 < 0 || isNaN(data35)) {
           const err45 = {
-            instancePath: instancePath + '/failover-error-rate',
-            schemaPath: '#/properties/failover-error-rate/minimum',
+            instancePath: instancePath + '/mpegts-bitrate',
+            schemaPath: '#/properties/mpegts-bitrate/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema52.properties['failover-error-rate'],
-            data: data34,
+            parentSchema: schema52.properties['mpegts-bitrate'],
+            data: data35,
           };
           if (vErrors === null) {
             vErrors = [err45];
@@ -19648,14 +19697,14 @@ function validate30(
         }
       } else {
         const err46 = {
-          instancePath: instancePath + '/failover-error-rate',
-          schemaPath: '#/properties/failover-error-rate/type',
+          instancePath: instancePath + '/mpegts-bitrate',
+          schemaPath: '#/properties/mpegts-bitrate/type',
           keyword: 'type',
           params: { type: 'number' },
           message: 'must be number',
-          schema: schema52.properties['failover-error-rate'].type,
-          parentSchema: schema52.properties['failover-error-rate'],
-          data: data34,
+          schema: schema52.properties['mpegts-bitrate'].type,
+          parentSchema: schema52.properties['mpegts-bitrate'],
+          data: data35,
         };
         if (vErrors === null) {
           vErrors = [err46];
@@ -19665,10 +19714,50 @@ function validate30(
         errors++;
       }
     }
+    if (data['failover-error-rate'] !== undefined) {
+      let data36 = data['failover-error-rate'];
+      if (typeof data36 == 'number' && isFinite(data36)) {
+        if (data36 < 0 || isNaN(data36)) {
+          const err47 = {
+            instancePath: instancePath + '/failover-error-rate',
+            schemaPath: '#/properties/failover-error-rate/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties['failover-error-rate'],
+            data: data36,
+          };
+          if (vErrors === null) {
+            vErrors = [err47];
+          } else {
+            vErrors.push(err47);
+          }
+          errors++;
+        }
+      } else {
+        const err48 = {
+          instancePath: instancePath + '/failover-error-rate',
+          schemaPath: '#/properties/failover-error-rate/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+          schema: schema52.properties['failover-error-rate'].type,
+          parentSchema: schema52.properties['failover-error-rate'],
+          data: data36,
+        };
+        if (vErrors === null) {
+          vErrors = [err48];
+        } else {
+          vErrors.push(err48);
+        }
+        errors++;
+      }
+    }
     if (data['failover-error-window'] !== undefined) {
-      let data35 = data['failover-error-window'];
-      if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
-        const err47 = {
+      let data37 = data['failover-error-window'];
+      if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
+        const err49 = {
           instancePath: instancePath + '/failover-error-window',
           schemaPath: '#/properties/failover-error-window/type',
           keyword: 'type',
@@ -19676,18 +19765,18 @@ function validate30(
           message: 'must be integer',
           schema: schema52.properties['failover-error-window'].type,
           parentSchema: schema52.properties['failover-error-window'],
-          data: data35,
+          data: data37,
         };
         if (vErrors === null) {
-          vErrors = [err47];
+          vErrors = [err49];
         } else {
-          vErrors.push(err47);
+          vErrors.push(err49);
         }
         errors++;
       }
-      if (typeof data35 == 'number' && isFinite(data35)) {
-        if (data35 > 600 || isNaN(data35)) {
-          const err48 = {
+      if (typeof data37 == 'number' && isFinite(data37)) {
+        if (data37 > 600 || isNaN(data37)) {
+          const err50 = {
             instancePath: instancePath + '/failover-error-window',
             schemaPath: '#/properties/failover-error-window/maximum',
             keyword: 'maximum',
@@ -19695,17 +19784,17 @@ function validate30(
             message: 'must be <= 600',
             schema: 600,
             parentSchema: schema52.properties['failover-error-window'],
-            data: data35,
+            data: data37,
           };
           if (vErrors === null) {
-            vErrors = [err48];
+            vErrors = [err50];
           } else {
-            vErrors.push(err48);
+            vErrors.push(err50);
           }
           errors++;
         }
-        if (data35 < 1 || isNaN(data35)) {
-          const err49 = {
+        if (data37 < 1 || isNaN(data37)) {
+          const err51 = {
             instancePath: instancePath + '/failover-error-window',
             schemaPath: '#/properties/failover-error-window/minimum',
             keyword: 'minimum',
@@ -19713,26 +19802,26 @@ function validate30(
             message: 'must be >= 1',
             schema: 1,
             parentSchema: schema52.properties['failover-error-window'],
-            data: data35,
+            data: data37,
           };
           if (vErrors === null) {
-            vErrors = [err49];
+            vErrors = [err51];
           } else {
-            vErrors.push(err49);
+            vErrors.push(err51);
           }
           errors++;
         }
       }
     }
     if (data.tag !== undefined) {
-      let data36 = data.tag;
-      if (Array.isArray(data36)) {
-        const len0 = data36.length;
+      let data38 = data.tag;
+      if (Array.isArray(data38)) {
+        const len0 = data38.length;
         for (let i0 = 0; i0 < len0; i0++) {
-          let data37 = data36[i0];
-          if (typeof data37 === 'string') {
-            if (func2(data37) < 1) {
-              const err50 = {
+          let data39 = data38[i0];
+          if (typeof data39 === 'string') {
+            if (func2(data39) < 1) {
+              const err52 = {
                 instancePath: instancePath + '/tag/' + i0,
                 schemaPath: '#/properties/tag/items/minLength',
                 keyword: 'minLength',
@@ -19740,17 +19829,17 @@ function validate30(
                 message: 'must NOT have fewer than 1 characters',
                 schema: 1,
                 parentSchema: schema52.properties.tag.items,
-                data: data37,
+                data: data39,
               };
               if (vErrors === null) {
-                vErrors = [err50];
+                vErrors = [err52];
               } else {
-                vErrors.push(err50);
+                vErrors.push(err52);
               }
               errors++;
             }
           } else {
-            const err51 = {
+            const err53 = {
               instancePath: instancePath + '/tag/' + i0,
               schemaPath: '#/properties/tag/items/type',
               keyword: 'type',
@@ -19758,18 +19847,18 @@ function validate30(
               message: 'must be string',
               schema: schema52.properties.tag.items.type,
               parentSchema: schema52.properties.tag.items,
-              data: data37,
+              data: data39,
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err53];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err53);
             }
             errors++;
           }
         }
       } else {
-        const err52 = {
+        const err54 = {
           instancePath: instancePath + '/tag',
           schemaPath: '#/properties/tag/type',
           keyword: 'type',
@@ -19777,65 +19866,7 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties.tag.type,
           parentSchema: schema52.properties.tag,
-          data: data36,
-        };
-        if (vErrors === null) {
-          vErrors = [err52];
-        } else {
-          vErrors.push(err52);
-        }
-        errors++;
-      }
-    }
-    if (data.note !== undefined) {
-      let data38 = data.note;
-      if (typeof data38 !== 'string') {
-        const err53 = {
-          instancePath: instancePath + '/note',
-          schemaPath: '#/properties/note/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-          schema: schema52.properties.note.type,
-          parentSchema: schema52.properties.note,
           data: data38,
-        };
-        if (vErrors === null) {
-          vErrors = [err53];
-        } else {
-          vErrors.push(err53);
-        }
-        errors++;
-      }
-    }
-    if (data.input !== undefined) {
-      let data39 = data.input;
-      if (Array.isArray(data39)) {
-        const len1 = data39.length;
-        for (let i1 = 0; i1 < len1; i1++) {
-          if (
-            !validate31(data39[i1], {
-              instancePath: instancePath + '/input/' + i1,
-              parentData: data39,
-              parentDataProperty: i1,
-              rootData,
-              dynamicAnchors,
-            })
-          ) {
-            vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
-            errors = vErrors.length;
-          }
-        }
-      } else {
-        const err54 = {
-          instancePath: instancePath + '/input',
-          schemaPath: '#/properties/input/type',
-          keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-          schema: schema52.properties.input.type,
-          parentSchema: schema52.properties.input,
-          data: data39,
         };
         if (vErrors === null) {
           vErrors = [err54];
@@ -19845,34 +19876,18 @@ function validate30(
         errors++;
       }
     }
-    if (data.output !== undefined) {
-      let data41 = data.output;
-      if (Array.isArray(data41)) {
-        const len2 = data41.length;
-        for (let i2 = 0; i2 < len2; i2++) {
-          if (
-            !validate40(data41[i2], {
-              instancePath: instancePath + '/output/' + i2,
-              parentData: data41,
-              parentDataProperty: i2,
-              rootData,
-              dynamicAnchors,
-            })
-          ) {
-            vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-            errors = vErrors.length;
-          }
-        }
-      } else {
+    if (data.note !== undefined) {
+      let data40 = data.note;
+      if (typeof data40 !== 'string') {
         const err55 = {
-          instancePath: instancePath + '/output',
-          schemaPath: '#/properties/output/type',
+          instancePath: instancePath + '/note',
+          schemaPath: '#/properties/note/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-          schema: schema52.properties.output.type,
-          parentSchema: schema52.properties.output,
-          data: data41,
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema52.properties.note.type,
+          parentSchema: schema52.properties.note,
+          data: data40,
         };
         if (vErrors === null) {
           vErrors = [err55];
@@ -19882,75 +19897,79 @@ function validate30(
         errors++;
       }
     }
-    if (data['stream-type'] !== undefined) {
-      let data43 = data['stream-type'];
-      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
-        const err56 = {
-          instancePath: instancePath + '/stream-type',
-          schemaPath: '#/properties/stream-type/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['stream-type'].type,
-          parentSchema: schema52.properties['stream-type'],
-          data: data43,
-        };
-        if (vErrors === null) {
-          vErrors = [err56];
-        } else {
-          vErrors.push(err56);
+    if (data['biss-pnr'] !== undefined) {
+      let data41 = data['biss-pnr'];
+      if (Array.isArray(data41)) {
+        const len1 = data41.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          let data42 = data41[i1];
+          if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+            const err56 = {
+              instancePath: instancePath + '/biss-pnr/' + i1,
+              schemaPath: '#/properties/biss-pnr/items/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema52.properties['biss-pnr'].items.type,
+              parentSchema: schema52.properties['biss-pnr'].items,
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
+          }
+          if (typeof data42 == 'number' && isFinite(data42)) {
+            if (data42 > 65535 || isNaN(data42)) {
+              const err57 = {
+                instancePath: instancePath + '/biss-pnr/' + i1,
+                schemaPath: '#/properties/biss-pnr/items/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema52.properties['biss-pnr'].items,
+                data: data42,
+              };
+              if (vErrors === null) {
+                vErrors = [err57];
+              } else {
+                vErrors.push(err57);
+              }
+              errors++;
+            }
+            if (data42 < 1 || isNaN(data42)) {
+              const err58 = {
+                instancePath: instancePath + '/biss-pnr/' + i1,
+                schemaPath: '#/properties/biss-pnr/items/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema52.properties['biss-pnr'].items,
+                data: data42,
+              };
+              if (vErrors === null) {
+                vErrors = [err58];
+              } else {
+                vErrors.push(err58);
+              }
+              errors++;
+            }
+          }
         }
-        errors++;
-      }
-      if (!(data43 === 0 || data43 === 1 || data43 === 2)) {
-        const err57 = {
-          instancePath: instancePath + '/stream-type',
-          schemaPath: '#/properties/stream-type/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['stream-type'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['stream-type'].enum,
-          parentSchema: schema52.properties['stream-type'],
-          data: data43,
-        };
-        if (vErrors === null) {
-          vErrors = [err57];
-        } else {
-          vErrors.push(err57);
-        }
-        errors++;
-      }
-    }
-    if (data['ott-http'] !== undefined) {
-      let data44 = data['ott-http'];
-      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-        const err58 = {
-          instancePath: instancePath + '/ott-http',
-          schemaPath: '#/properties/ott-http/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-http'].type,
-          parentSchema: schema52.properties['ott-http'],
-          data: data44,
-        };
-        if (vErrors === null) {
-          vErrors = [err58];
-        } else {
-          vErrors.push(err58);
-        }
-        errors++;
-      }
-      if (!(data44 === 0 || data44 === 1)) {
+      } else {
         const err59 = {
-          instancePath: instancePath + '/ott-http',
-          schemaPath: '#/properties/ott-http/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['ott-http'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['ott-http'].enum,
-          parentSchema: schema52.properties['ott-http'],
-          data: data44,
+          instancePath: instancePath + '/biss-pnr',
+          schemaPath: '#/properties/biss-pnr/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema52.properties['biss-pnr'].type,
+          parentSchema: schema52.properties['biss-pnr'],
+          data: data41,
         };
         if (vErrors === null) {
           vErrors = [err59];
@@ -19960,57 +19979,60 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-http-trace'] !== undefined) {
-      let data45 = data['ott-http-trace'];
-      if (typeof data45 !== 'boolean') {
-        const err60 = {
-          instancePath: instancePath + '/ott-http-trace',
-          schemaPath: '#/properties/ott-http-trace/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['ott-http-trace'].type,
-          parentSchema: schema52.properties['ott-http-trace'],
-          data: data45,
-        };
-        if (vErrors === null) {
-          vErrors = [err60];
-        } else {
-          vErrors.push(err60);
+    if (data['biss-key'] !== undefined) {
+      let data43 = data['biss-key'];
+      if (Array.isArray(data43)) {
+        const len2 = data43.length;
+        for (let i2 = 0; i2 < len2; i2++) {
+          let data44 = data43[i2];
+          if (typeof data44 === 'string') {
+            if (!pattern6.test(data44)) {
+              const err60 = {
+                instancePath: instancePath + '/biss-key/' + i2,
+                schemaPath: '#/properties/biss-key/items/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
+                message: 'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
+                schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+                parentSchema: schema52.properties['biss-key'].items,
+                data: data44,
+              };
+              if (vErrors === null) {
+                vErrors = [err60];
+              } else {
+                vErrors.push(err60);
+              }
+              errors++;
+            }
+          } else {
+            const err61 = {
+              instancePath: instancePath + '/biss-key/' + i2,
+              schemaPath: '#/properties/biss-key/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema52.properties['biss-key'].items.type,
+              parentSchema: schema52.properties['biss-key'].items,
+              data: data44,
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-    }
-    if (data['ott-hls'] !== undefined) {
-      let data46 = data['ott-hls'];
-      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
-        const err61 = {
-          instancePath: instancePath + '/ott-hls',
-          schemaPath: '#/properties/ott-hls/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-hls'].type,
-          parentSchema: schema52.properties['ott-hls'],
-          data: data46,
-        };
-        if (vErrors === null) {
-          vErrors = [err61];
-        } else {
-          vErrors.push(err61);
-        }
-        errors++;
-      }
-      if (!(data46 === 0 || data46 === 1 || data46 === 2 || data46 === 3)) {
+      } else {
         const err62 = {
-          instancePath: instancePath + '/ott-hls',
-          schemaPath: '#/properties/ott-hls/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['ott-hls'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['ott-hls'].enum,
-          parentSchema: schema52.properties['ott-hls'],
-          data: data46,
+          instancePath: instancePath + '/biss-key',
+          schemaPath: '#/properties/biss-key/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema52.properties['biss-key'].type,
+          parentSchema: schema52.properties['biss-key'],
+          data: data43,
         };
         if (vErrors === null) {
           vErrors = [err62];
@@ -20020,18 +20042,34 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-webvtt'] !== undefined) {
-      let data47 = data['ott-webvtt'];
-      if (typeof data47 !== 'boolean') {
+    if (data.input !== undefined) {
+      let data45 = data.input;
+      if (Array.isArray(data45)) {
+        const len3 = data45.length;
+        for (let i3 = 0; i3 < len3; i3++) {
+          if (
+            !validate31(data45[i3], {
+              instancePath: instancePath + '/input/' + i3,
+              parentData: data45,
+              parentDataProperty: i3,
+              rootData,
+              dynamicAnchors,
+            })
+          ) {
+            vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+            errors = vErrors.length;
+          }
+        }
+      } else {
         const err63 = {
-          instancePath: instancePath + '/ott-webvtt',
-          schemaPath: '#/properties/ott-webvtt/type',
+          instancePath: instancePath + '/input',
+          schemaPath: '#/properties/input/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['ott-webvtt'].type,
-          parentSchema: schema52.properties['ott-webvtt'],
-          data: data47,
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema52.properties.input.type,
+          parentSchema: schema52.properties.input,
+          data: data45,
         };
         if (vErrors === null) {
           vErrors = [err63];
@@ -20041,55 +20079,73 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-segment-duration'] !== undefined) {
-      let data48 = data['ott-segment-duration'];
-      if (typeof data48 == 'number' && isFinite(data48)) {
-        if (data48 > 30 || isNaN(data48)) {
-          const err64 = {
-            instancePath: instancePath + '/ott-segment-duration',
-            schemaPath: '#/properties/ott-segment-duration/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 30 },
-            message: 'must be <= 30',
-            schema: 30,
-            parentSchema: schema52.properties['ott-segment-duration'],
-            data: data48,
-          };
-          if (vErrors === null) {
-            vErrors = [err64];
-          } else {
-            vErrors.push(err64);
+    if (data.output !== undefined) {
+      let data47 = data.output;
+      if (Array.isArray(data47)) {
+        const len4 = data47.length;
+        for (let i4 = 0; i4 < len4; i4++) {
+          if (
+            !validate40(data47[i4], {
+              instancePath: instancePath + '/output/' + i4,
+              parentData: data47,
+              parentDataProperty: i4,
+              rootData,
+              dynamicAnchors,
+            })
+          ) {
+            vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+            errors = vErrors.length;
           }
-          errors++;
-        }
-        if (data48 < 1 || isNaN(data48)) {
-          const err65 = {
-            instancePath: instancePath + '/ott-segment-duration',
-            schemaPath: '#/properties/ott-segment-duration/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-            schema: 1,
-            parentSchema: schema52.properties['ott-segment-duration'],
-            data: data48,
-          };
-          if (vErrors === null) {
-            vErrors = [err65];
-          } else {
-            vErrors.push(err65);
-          }
-          errors++;
         }
       } else {
-        const err66 = {
-          instancePath: instancePath + '/ott-segment-duration',
-          schemaPath: '#/properties/ott-segment-duration/type',
+        const err64 = {
+          instancePath: instancePath + '/output',
+          schemaPath: '#/properties/output/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
-          schema: schema52.properties['ott-segment-duration'].type,
-          parentSchema: schema52.properties['ott-segment-duration'],
-          data: data48,
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema52.properties.output.type,
+          parentSchema: schema52.properties.output,
+          data: data47,
+        };
+        if (vErrors === null) {
+          vErrors = [err64];
+        } else {
+          vErrors.push(err64);
+        }
+        errors++;
+      }
+    }
+    if (data['stream-type'] !== undefined) {
+      let data49 = data['stream-type'];
+      if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
+        const err65 = {
+          instancePath: instancePath + '/stream-type',
+          schemaPath: '#/properties/stream-type/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['stream-type'].type,
+          parentSchema: schema52.properties['stream-type'],
+          data: data49,
+        };
+        if (vErrors === null) {
+          vErrors = [err65];
+        } else {
+          vErrors.push(err65);
+        }
+        errors++;
+      }
+      if (!(data49 === 0 || data49 === 1 || data49 === 2)) {
+        const err66 = {
+          instancePath: instancePath + '/stream-type',
+          schemaPath: '#/properties/stream-type/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['stream-type'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['stream-type'].enum,
+          parentSchema: schema52.properties['stream-type'],
+          data: data49,
         };
         if (vErrors === null) {
           vErrors = [err66];
@@ -20099,55 +20155,57 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-part-duration'] !== undefined) {
-      let data49 = data['ott-part-duration'];
-      if (typeof data49 == 'number' && isFinite(data49)) {
-        if (data49 > 2 || isNaN(data49)) {
-          const err67 = {
-            instancePath: instancePath + '/ott-part-duration',
-            schemaPath: '#/properties/ott-part-duration/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 2 },
-            message: 'must be <= 2',
-            schema: 2,
-            parentSchema: schema52.properties['ott-part-duration'],
-            data: data49,
-          };
-          if (vErrors === null) {
-            vErrors = [err67];
-          } else {
-            vErrors.push(err67);
-          }
-          errors++;
-        }
-        if (data49 < 0.1 || isNaN(data49)) {
-          const err68 = {
-            instancePath: instancePath + '/ott-part-duration',
-            schemaPath: '#/properties/ott-part-duration/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0.1 },
-            message: 'must be >= 0.1',
-            schema: 0.1,
-            parentSchema: schema52.properties['ott-part-duration'],
-            data: data49,
-          };
-          if (vErrors === null) {
-            vErrors = [err68];
-          } else {
-            vErrors.push(err68);
-          }
-          errors++;
-        }
-      } else {
-        const err69 = {
-          instancePath: instancePath + '/ott-part-duration',
-          schemaPath: '#/properties/ott-part-duration/type',
+    if (data['ott-http'] !== undefined) {
+      let data50 = data['ott-http'];
+      if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+        const err67 = {
+          instancePath: instancePath + '/ott-http',
+          schemaPath: '#/properties/ott-http/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
-          schema: schema52.properties['ott-part-duration'].type,
-          parentSchema: schema52.properties['ott-part-duration'],
-          data: data49,
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['ott-http'].type,
+          parentSchema: schema52.properties['ott-http'],
+          data: data50,
+        };
+        if (vErrors === null) {
+          vErrors = [err67];
+        } else {
+          vErrors.push(err67);
+        }
+        errors++;
+      }
+      if (!(data50 === 0 || data50 === 1)) {
+        const err68 = {
+          instancePath: instancePath + '/ott-http',
+          schemaPath: '#/properties/ott-http/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['ott-http'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['ott-http'].enum,
+          parentSchema: schema52.properties['ott-http'],
+          data: data50,
+        };
+        if (vErrors === null) {
+          vErrors = [err68];
+        } else {
+          vErrors.push(err68);
+        }
+        errors++;
+      }
+    }
+    if (data['ott-http-trace'] !== undefined) {
+      let data51 = data['ott-http-trace'];
+      if (typeof data51 !== 'boolean') {
+        const err69 = {
+          instancePath: instancePath + '/ott-http-trace',
+          schemaPath: '#/properties/ott-http-trace/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['ott-http-trace'].type,
+          parentSchema: schema52.properties['ott-http-trace'],
+          data: data51,
         };
         if (vErrors === null) {
           vErrors = [err69];
@@ -20157,18 +20215,18 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-window'] !== undefined) {
-      let data50 = data['ott-window'];
-      if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+    if (data['ott-hls'] !== undefined) {
+      let data52 = data['ott-hls'];
+      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
         const err70 = {
-          instancePath: instancePath + '/ott-window',
-          schemaPath: '#/properties/ott-window/type',
+          instancePath: instancePath + '/ott-hls',
+          schemaPath: '#/properties/ott-hls/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['ott-window'].type,
-          parentSchema: schema52.properties['ott-window'],
-          data: data50,
+          schema: schema52.properties['ott-hls'].type,
+          parentSchema: schema52.properties['ott-hls'],
+          data: data52,
         };
         if (vErrors === null) {
           vErrors = [err70];
@@ -20177,76 +20235,77 @@ function validate30(
         }
         errors++;
       }
-      if (typeof data50 == 'number' && isFinite(data50)) {
-        if (data50 > 1000 || isNaN(data50)) {
-          const err71 = {
-            instancePath: instancePath + '/ott-window',
-            schemaPath: '#/properties/ott-window/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 1000 },
-            message: 'must be <= 1000',
-            schema: 1000,
-            parentSchema: schema52.properties['ott-window'],
-            data: data50,
-          };
-          if (vErrors === null) {
-            vErrors = [err71];
-          } else {
-            vErrors.push(err71);
-          }
-          errors++;
-        }
-        if (data50 < 3 || isNaN(data50)) {
-          const err72 = {
-            instancePath: instancePath + '/ott-window',
-            schemaPath: '#/properties/ott-window/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 3 },
-            message: 'must be >= 3',
-            schema: 3,
-            parentSchema: schema52.properties['ott-window'],
-            data: data50,
-          };
-          if (vErrors === null) {
-            vErrors = [err72];
-          } else {
-            vErrors.push(err72);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data['dvr-storage'] !== undefined) {
-      let data51 = data['dvr-storage'];
-      if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
-        const err73 = {
-          instancePath: instancePath + '/dvr-storage',
-          schemaPath: '#/properties/dvr-storage/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['dvr-storage'].type,
-          parentSchema: schema52.properties['dvr-storage'],
-          data: data51,
+      if (!(data52 === 0 || data52 === 1 || data52 === 2 || data52 === 3)) {
+        const err71 = {
+          instancePath: instancePath + '/ott-hls',
+          schemaPath: '#/properties/ott-hls/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['ott-hls'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['ott-hls'].enum,
+          parentSchema: schema52.properties['ott-hls'],
+          data: data52,
         };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err71];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err71);
         }
         errors++;
       }
-      if (typeof data51 == 'number' && isFinite(data51)) {
-        if (data51 < 0 || isNaN(data51)) {
+    }
+    if (data['ott-webvtt'] !== undefined) {
+      let data53 = data['ott-webvtt'];
+      if (typeof data53 !== 'boolean') {
+        const err72 = {
+          instancePath: instancePath + '/ott-webvtt',
+          schemaPath: '#/properties/ott-webvtt/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['ott-webvtt'].type,
+          parentSchema: schema52.properties['ott-webvtt'],
+          data: data53,
+        };
+        if (vErrors === null) {
+          vErrors = [err72];
+        } else {
+          vErrors.push(err72);
+        }
+        errors++;
+      }
+    }
+    if (data['ott-segment-duration'] !== undefined) {
+      let data54 = data['ott-segment-duration'];
+      if (typeof data54 == 'number' && isFinite(data54)) {
+        if (data54 > 30 || isNaN(data54)) {
+          const err73 = {
+            instancePath: instancePath + '/ott-segment-duration',
+            schemaPath: '#/properties/ott-segment-duration/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 30 },
+            message: 'must be <= 30',
+            schema: 30,
+            parentSchema: schema52.properties['ott-segment-duration'],
+            data: data54,
+          };
+          if (vErrors === null) {
+            vErrors = [err73];
+          } else {
+            vErrors.push(err73);
+          }
+          errors++;
+        }
+        if (data54 < 1 || isNaN(data54)) {
           const err74 = {
-            instancePath: instancePath + '/dvr-storage',
-            schemaPath: '#/properties/dvr-storage/minimum',
+            instancePath: instancePath + '/ott-segment-duration',
+            schemaPath: '#/properties/ott-segment-duration/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties['dvr-storage'],
-            data: data51,
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema52.properties['ott-segment-duration'],
+            data: data54,
           };
           if (vErrors === null) {
             vErrors = [err74];
@@ -20255,20 +20314,16 @@ function validate30(
           }
           errors++;
         }
-      }
-    }
-    if (data['dvr-hours'] !== undefined) {
-      let data52 = data['dvr-hours'];
-      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+      } else {
         const err75 = {
-          instancePath: instancePath + '/dvr-hours',
-          schemaPath: '#/properties/dvr-hours/type',
+          instancePath: instancePath + '/ott-segment-duration',
+          schemaPath: '#/properties/ott-segment-duration/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['dvr-hours'].type,
-          parentSchema: schema52.properties['dvr-hours'],
-          data: data52,
+          params: { type: 'number' },
+          message: 'must be number',
+          schema: schema52.properties['ott-segment-duration'].type,
+          parentSchema: schema52.properties['ott-segment-duration'],
+          data: data54,
         };
         if (vErrors === null) {
           vErrors = [err75];
@@ -20277,17 +20332,20 @@ function validate30(
         }
         errors++;
       }
-      if (typeof data52 == 'number' && isFinite(data52)) {
-        if (data52 > 2160 || isNaN(data52)) {
+    }
+    if (data['ott-part-duration'] !== undefined) {
+      let data55 = data['ott-part-duration'];
+      if (typeof data55 == 'number' && isFinite(data55)) {
+        if (data55 > 2 || isNaN(data55)) {
           const err76 = {
-            instancePath: instancePath + '/dvr-hours',
-            schemaPath: '#/properties/dvr-hours/maximum',
+            instancePath: instancePath + '/ott-part-duration',
+            schemaPath: '#/properties/ott-part-duration/maximum',
             keyword: 'maximum',
-            params: { comparison: '<=', limit: 2160 },
-            message: 'must be <= 2160',
-            schema: 2160,
-            parentSchema: schema52.properties['dvr-hours'],
-            data: data52,
+            params: { comparison: '<=', limit: 2 },
+            message: 'must be <= 2',
+            schema: 2,
+            parentSchema: schema52.properties['ott-part-duration'],
+            data: data55,
           };
           if (vErrors === null) {
             vErrors = [err76];
@@ -20296,16 +20354,16 @@ function validate30(
           }
           errors++;
         }
-        if (data52 < 1 || isNaN(data52)) {
+        if (data55 < 0.1 || isNaN(data55)) {
           const err77 = {
-            instancePath: instancePath + '/dvr-hours',
-            schemaPath: '#/properties/dvr-hours/minimum',
+            instancePath: instancePath + '/ott-part-duration',
+            schemaPath: '#/properties/ott-part-duration/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-            schema: 1,
-            parentSchema: schema52.properties['dvr-hours'],
-            data: data52,
+            params: { comparison: '>=', limit: 0.1 },
+            message: 'must be >= 0.1',
+            schema: 0.1,
+            parentSchema: schema52.properties['ott-part-duration'],
+            data: data55,
           };
           if (vErrors === null) {
             vErrors = [err77];
@@ -20314,20 +20372,16 @@ function validate30(
           }
           errors++;
         }
-      }
-    }
-    if (data['dvr-min-hours'] !== undefined) {
-      let data53 = data['dvr-min-hours'];
-      if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
+      } else {
         const err78 = {
-          instancePath: instancePath + '/dvr-min-hours',
-          schemaPath: '#/properties/dvr-min-hours/type',
+          instancePath: instancePath + '/ott-part-duration',
+          schemaPath: '#/properties/ott-part-duration/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['dvr-min-hours'].type,
-          parentSchema: schema52.properties['dvr-min-hours'],
-          data: data53,
+          params: { type: 'number' },
+          message: 'must be number',
+          schema: schema52.properties['ott-part-duration'].type,
+          parentSchema: schema52.properties['ott-part-duration'],
+          data: data55,
         };
         if (vErrors === null) {
           vErrors = [err78];
@@ -20336,58 +20390,56 @@ function validate30(
         }
         errors++;
       }
-      if (typeof data53 == 'number' && isFinite(data53)) {
-        if (data53 < 0 || isNaN(data53)) {
-          const err79 = {
-            instancePath: instancePath + '/dvr-min-hours',
-            schemaPath: '#/properties/dvr-min-hours/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties['dvr-min-hours'],
-            data: data53,
-          };
-          if (vErrors === null) {
-            vErrors = [err79];
-          } else {
-            vErrors.push(err79);
-          }
-          errors++;
-        }
-      }
     }
-    if (data['epg-source'] !== undefined) {
-      let data54 = data['epg-source'];
-      if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))) {
-        const err80 = {
-          instancePath: instancePath + '/epg-source',
-          schemaPath: '#/properties/epg-source/type',
+    if (data['ott-window'] !== undefined) {
+      let data56 = data['ott-window'];
+      if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+        const err79 = {
+          instancePath: instancePath + '/ott-window',
+          schemaPath: '#/properties/ott-window/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['epg-source'].type,
-          parentSchema: schema52.properties['epg-source'],
-          data: data54,
+          schema: schema52.properties['ott-window'].type,
+          parentSchema: schema52.properties['ott-window'],
+          data: data56,
         };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err79];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err79);
         }
         errors++;
       }
-      if (typeof data54 == 'number' && isFinite(data54)) {
-        if (data54 < 0 || isNaN(data54)) {
+      if (typeof data56 == 'number' && isFinite(data56)) {
+        if (data56 > 1000 || isNaN(data56)) {
+          const err80 = {
+            instancePath: instancePath + '/ott-window',
+            schemaPath: '#/properties/ott-window/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 1000 },
+            message: 'must be <= 1000',
+            schema: 1000,
+            parentSchema: schema52.properties['ott-window'],
+            data: data56,
+          };
+          if (vErrors === null) {
+            vErrors = [err80];
+          } else {
+            vErrors.push(err80);
+          }
+          errors++;
+        }
+        if (data56 < 3 || isNaN(data56)) {
           const err81 = {
-            instancePath: instancePath + '/epg-source',
-            schemaPath: '#/properties/epg-source/minimum',
+            instancePath: instancePath + '/ott-window',
+            schemaPath: '#/properties/ott-window/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties['epg-source'],
-            data: data54,
+            params: { comparison: '>=', limit: 3 },
+            message: 'must be >= 3',
+            schema: 3,
+            parentSchema: schema52.properties['ott-window'],
+            data: data56,
           };
           if (vErrors === null) {
             vErrors = [err81];
@@ -20398,18 +20450,18 @@ function validate30(
         }
       }
     }
-    if (data['epg-channel'] !== undefined) {
-      let data55 = data['epg-channel'];
-      if (typeof data55 !== 'string') {
+    if (data['dvr-storage'] !== undefined) {
+      let data57 = data['dvr-storage'];
+      if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
         const err82 = {
-          instancePath: instancePath + '/epg-channel',
-          schemaPath: '#/properties/epg-channel/type',
+          instancePath: instancePath + '/dvr-storage',
+          schemaPath: '#/properties/dvr-storage/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-          schema: schema52.properties['epg-channel'].type,
-          parentSchema: schema52.properties['epg-channel'],
-          data: data55,
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['dvr-storage'].type,
+          parentSchema: schema52.properties['dvr-storage'],
+          data: data57,
         };
         if (vErrors === null) {
           vErrors = [err82];
@@ -20418,91 +20470,273 @@ function validate30(
         }
         errors++;
       }
+      if (typeof data57 == 'number' && isFinite(data57)) {
+        if (data57 < 0 || isNaN(data57)) {
+          const err83 = {
+            instancePath: instancePath + '/dvr-storage',
+            schemaPath: '#/properties/dvr-storage/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties['dvr-storage'],
+            data: data57,
+          };
+          if (vErrors === null) {
+            vErrors = [err83];
+          } else {
+            vErrors.push(err83);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['dvr-hours'] !== undefined) {
+      let data58 = data['dvr-hours'];
+      if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
+        const err84 = {
+          instancePath: instancePath + '/dvr-hours',
+          schemaPath: '#/properties/dvr-hours/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['dvr-hours'].type,
+          parentSchema: schema52.properties['dvr-hours'],
+          data: data58,
+        };
+        if (vErrors === null) {
+          vErrors = [err84];
+        } else {
+          vErrors.push(err84);
+        }
+        errors++;
+      }
+      if (typeof data58 == 'number' && isFinite(data58)) {
+        if (data58 > 2160 || isNaN(data58)) {
+          const err85 = {
+            instancePath: instancePath + '/dvr-hours',
+            schemaPath: '#/properties/dvr-hours/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 2160 },
+            message: 'must be <= 2160',
+            schema: 2160,
+            parentSchema: schema52.properties['dvr-hours'],
+            data: data58,
+          };
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
+        if (data58 < 1 || isNaN(data58)) {
+          const err86 = {
+            instancePath: instancePath + '/dvr-hours',
+            schemaPath: '#/properties/dvr-hours/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema52.properties['dvr-hours'],
+            data: data58,
+          };
+          if (vErrors === null) {
+            vErrors = [err86];
+          } else {
+            vErrors.push(err86);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['dvr-min-hours'] !== undefined) {
+      let data59 = data['dvr-min-hours'];
+      if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+        const err87 = {
+          instancePath: instancePath + '/dvr-min-hours',
+          schemaPath: '#/properties/dvr-min-hours/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['dvr-min-hours'].type,
+          parentSchema: schema52.properties['dvr-min-hours'],
+          data: data59,
+        };
+        if (vErrors === null) {
+          vErrors = [err87];
+        } else {
+          vErrors.push(err87);
+        }
+        errors++;
+      }
+      if (typeof data59 == 'number' && isFinite(data59)) {
+        if (data59 < 0 || isNaN(data59)) {
+          const err88 = {
+            instancePath: instancePath + '/dvr-min-hours',
+            schemaPath: '#/properties/dvr-min-hours/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties['dvr-min-hours'],
+            data: data59,
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['epg-source'] !== undefined) {
+      let data60 = data['epg-source'];
+      if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
+        const err89 = {
+          instancePath: instancePath + '/epg-source',
+          schemaPath: '#/properties/epg-source/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['epg-source'].type,
+          parentSchema: schema52.properties['epg-source'],
+          data: data60,
+        };
+        if (vErrors === null) {
+          vErrors = [err89];
+        } else {
+          vErrors.push(err89);
+        }
+        errors++;
+      }
+      if (typeof data60 == 'number' && isFinite(data60)) {
+        if (data60 < 0 || isNaN(data60)) {
+          const err90 = {
+            instancePath: instancePath + '/epg-source',
+            schemaPath: '#/properties/epg-source/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties['epg-source'],
+            data: data60,
+          };
+          if (vErrors === null) {
+            vErrors = [err90];
+          } else {
+            vErrors.push(err90);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['epg-channel'] !== undefined) {
+      let data61 = data['epg-channel'];
+      if (typeof data61 !== 'string') {
+        const err91 = {
+          instancePath: instancePath + '/epg-channel',
+          schemaPath: '#/properties/epg-channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema52.properties['epg-channel'].type,
+          parentSchema: schema52.properties['epg-channel'],
+          data: data61,
+        };
+        if (vErrors === null) {
+          vErrors = [err91];
+        } else {
+          vErrors.push(err91);
+        }
+        errors++;
+      }
     }
     if (data['epg-channel-set'] !== undefined) {
-      let data56 = data['epg-channel-set'];
-      if (Array.isArray(data56)) {
-        const len3 = data56.length;
-        for (let i3 = 0; i3 < len3; i3++) {
-          let data57 = data56[i3];
-          if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
-            const err83 = {
-              instancePath: instancePath + '/epg-channel-set/' + i3,
+      let data62 = data['epg-channel-set'];
+      if (Array.isArray(data62)) {
+        const len5 = data62.length;
+        for (let i5 = 0; i5 < len5; i5++) {
+          let data63 = data62[i5];
+          if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
+            const err92 = {
+              instancePath: instancePath + '/epg-channel-set/' + i5,
               schemaPath: '#/properties/epg-channel-set/items/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
               schema: schema52.properties['epg-channel-set'].items.type,
               parentSchema: schema52.properties['epg-channel-set'].items,
-              data: data57,
+              data: data63,
             };
             if (vErrors === null) {
-              vErrors = [err83];
+              vErrors = [err92];
             } else {
-              vErrors.push(err83);
+              vErrors.push(err92);
             }
             errors++;
           }
-          if (typeof data57 == 'number' && isFinite(data57)) {
-            if (data57 < 1 || isNaN(data57)) {
-              const err84 = {
-                instancePath: instancePath + '/epg-channel-set/' + i3,
+          if (typeof data63 == 'number' && isFinite(data63)) {
+            if (data63 < 1 || isNaN(data63)) {
+              const err93 = {
+                instancePath: instancePath + '/epg-channel-set/' + i5,
                 schemaPath: '#/properties/epg-channel-set/items/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema52.properties['epg-channel-set'].items,
-                data: data57,
+                data: data63,
               };
               if (vErrors === null) {
-                vErrors = [err84];
+                vErrors = [err93];
               } else {
-                vErrors.push(err84);
+                vErrors.push(err93);
               }
               errors++;
             }
           }
         }
-        let i4 = data56.length;
+        let i6 = data62.length;
         let j0;
-        if (i4 > 1) {
+        if (i6 > 1) {
           const indices0 = {};
-          for (; i4--; ) {
-            let item0 = data56[i4];
+          for (; i6--; ) {
+            let item0 = data62[i6];
             if (!(typeof item0 == 'number' && !(item0 % 1) && !isNaN(item0) && isFinite(item0))) {
               continue;
             }
             if (typeof indices0[item0] == 'number') {
               j0 = indices0[item0];
-              const err85 = {
+              const err94 = {
                 instancePath: instancePath + '/epg-channel-set',
                 schemaPath: '#/properties/epg-channel-set/uniqueItems',
                 keyword: 'uniqueItems',
-                params: { i: i4, j: j0 },
+                params: { i: i6, j: j0 },
                 message:
                   'must NOT have duplicate items (items ## ' +
                   j0 +
                   ' and ' +
-                  i4 +
+                  i6 +
                   ' are identical)',
                 schema: true,
                 parentSchema: schema52.properties['epg-channel-set'],
-                data: data56,
+                data: data62,
               };
               if (vErrors === null) {
-                vErrors = [err85];
+                vErrors = [err94];
               } else {
-                vErrors.push(err85);
+                vErrors.push(err94);
               }
               errors++;
               break;
             }
-            indices0[item0] = i4;
+            indices0[item0] = i6;
           }
         }
       } else {
-        const err86 = {
+        const err95 = {
           instancePath: instancePath + '/epg-channel-set',
           schemaPath: '#/properties/epg-channel-set/type',
           keyword: 'type',
@@ -20510,18 +20744,18 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties['epg-channel-set'].type,
           parentSchema: schema52.properties['epg-channel-set'],
-          data: data56,
+          data: data62,
         };
         if (vErrors === null) {
-          vErrors = [err86];
+          vErrors = [err95];
         } else {
-          vErrors.push(err86);
+          vErrors.push(err95);
         }
         errors++;
       }
     }
   } else {
-    const err87 = {
+    const err96 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -20532,9 +20766,9 @@ function validate30(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err87];
+      vErrors = [err96];
     } else {
-      vErrors.push(err87);
+      vErrors.push(err96);
     }
     errors++;
   }
@@ -24185,8 +24419,27 @@ function validate20(
                       }
                       errors++;
                     }
+                    if (!pattern6.test(data113)) {
+                      const err164 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
+                        message:
+                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
+                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data113,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err164];
+                      } else {
+                        vErrors.push(err164);
+                      }
+                      errors++;
+                    }
                   } else {
-                    const err164 = {
+                    const err165 = {
                       instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
                       keyword: 'type',
@@ -24197,15 +24450,15 @@ function validate20(
                       data: data113,
                     };
                     if (vErrors === null) {
-                      vErrors = [err164];
+                      vErrors = [err165];
                     } else {
-                      vErrors.push(err164);
+                      vErrors.push(err165);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err165 = {
+                const err166 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
@@ -24216,9 +24469,9 @@ function validate20(
                   data: data112,
                 };
                 if (vErrors === null) {
-                  vErrors = [err165];
+                  vErrors = [err166];
                 } else {
-                  vErrors.push(err165);
+                  vErrors.push(err166);
                 }
                 errors++;
               }
@@ -24233,7 +24486,7 @@ function validate20(
                   isFinite(data114)
                 )
               ) {
-                const err166 = {
+                const err167 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
@@ -24244,14 +24497,14 @@ function validate20(
                   data: data114,
                 };
                 if (vErrors === null) {
-                  vErrors = [err166];
+                  vErrors = [err167];
                 } else {
-                  vErrors.push(err166);
+                  vErrors.push(err167);
                 }
                 errors++;
               }
               if (!(data114 === 0 || data114 === 1 || data114 === 2)) {
-                const err167 = {
+                const err168 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
                   keyword: 'enum',
@@ -24262,9 +24515,9 @@ function validate20(
                   data: data114,
                 };
                 if (vErrors === null) {
-                  vErrors = [err167];
+                  vErrors = [err168];
                 } else {
-                  vErrors.push(err167);
+                  vErrors.push(err168);
                 }
                 errors++;
               }
@@ -24279,7 +24532,7 @@ function validate20(
                   isFinite(data115)
                 )
               ) {
-                const err168 = {
+                const err169 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
@@ -24290,15 +24543,15 @@ function validate20(
                   data: data115,
                 };
                 if (vErrors === null) {
-                  vErrors = [err168];
+                  vErrors = [err169];
                 } else {
-                  vErrors.push(err168);
+                  vErrors.push(err169);
                 }
                 errors++;
               }
               if (typeof data115 == 'number' && isFinite(data115)) {
                 if (data115 > 8191 || isNaN(data115)) {
-                  const err169 = {
+                  const err170 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
                     keyword: 'maximum',
@@ -24309,14 +24562,14 @@ function validate20(
                     data: data115,
                   };
                   if (vErrors === null) {
-                    vErrors = [err169];
+                    vErrors = [err170];
                   } else {
-                    vErrors.push(err169);
+                    vErrors.push(err170);
                   }
                   errors++;
                 }
                 if (data115 < 0 || isNaN(data115)) {
-                  const err170 = {
+                  const err171 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
                     keyword: 'minimum',
@@ -24327,9 +24580,9 @@ function validate20(
                     data: data115,
                   };
                   if (vErrors === null) {
-                    vErrors = [err170];
+                    vErrors = [err171];
                   } else {
-                    vErrors.push(err170);
+                    vErrors.push(err171);
                   }
                   errors++;
                 }
@@ -24345,7 +24598,7 @@ function validate20(
                   isFinite(data116)
                 )
               ) {
-                const err171 = {
+                const err172 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
@@ -24356,15 +24609,15 @@ function validate20(
                   data: data116,
                 };
                 if (vErrors === null) {
-                  vErrors = [err171];
+                  vErrors = [err172];
                 } else {
-                  vErrors.push(err171);
+                  vErrors.push(err172);
                 }
                 errors++;
               }
               if (typeof data116 == 'number' && isFinite(data116)) {
                 if (data116 > 255 || isNaN(data116)) {
-                  const err172 = {
+                  const err173 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
                     keyword: 'maximum',
@@ -24375,14 +24628,14 @@ function validate20(
                     data: data116,
                   };
                   if (vErrors === null) {
-                    vErrors = [err172];
+                    vErrors = [err173];
                   } else {
-                    vErrors.push(err172);
+                    vErrors.push(err173);
                   }
                   errors++;
                 }
                 if (data116 < 0 || isNaN(data116)) {
-                  const err173 = {
+                  const err174 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
                     keyword: 'minimum',
@@ -24393,9 +24646,9 @@ function validate20(
                     data: data116,
                   };
                   if (vErrors === null) {
-                    vErrors = [err173];
+                    vErrors = [err174];
                   } else {
-                    vErrors.push(err173);
+                    vErrors.push(err174);
                   }
                   errors++;
                 }
@@ -24411,7 +24664,7 @@ function validate20(
                   isFinite(data117)
                 )
               ) {
-                const err174 = {
+                const err175 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
@@ -24422,15 +24675,15 @@ function validate20(
                   data: data117,
                 };
                 if (vErrors === null) {
-                  vErrors = [err174];
+                  vErrors = [err175];
                 } else {
-                  vErrors.push(err174);
+                  vErrors.push(err175);
                 }
                 errors++;
               }
               if (typeof data117 == 'number' && isFinite(data117)) {
                 if (data117 > 255 || isNaN(data117)) {
-                  const err175 = {
+                  const err176 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
@@ -24441,14 +24694,14 @@ function validate20(
                     data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err175];
+                    vErrors = [err176];
                   } else {
-                    vErrors.push(err175);
+                    vErrors.push(err176);
                   }
                   errors++;
                 }
                 if (data117 < -1 || isNaN(data117)) {
-                  const err176 = {
+                  const err177 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
                     keyword: 'minimum',
@@ -24459,9 +24712,9 @@ function validate20(
                     data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err176];
+                    vErrors = [err177];
                   } else {
-                    vErrors.push(err176);
+                    vErrors.push(err177);
                   }
                   errors++;
                 }
@@ -24477,7 +24730,7 @@ function validate20(
                   isFinite(data118)
                 )
               ) {
-                const err177 = {
+                const err178 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
                   schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
@@ -24488,15 +24741,15 @@ function validate20(
                   data: data118,
                 };
                 if (vErrors === null) {
-                  vErrors = [err177];
+                  vErrors = [err178];
                 } else {
-                  vErrors.push(err177);
+                  vErrors.push(err178);
                 }
                 errors++;
               }
               if (typeof data118 == 'number' && isFinite(data118)) {
                 if (data118 > 8000 || isNaN(data118)) {
-                  const err178 = {
+                  const err179 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
                     schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
                     keyword: 'maximum',
@@ -24507,14 +24760,14 @@ function validate20(
                     data: data118,
                   };
                   if (vErrors === null) {
-                    vErrors = [err178];
+                    vErrors = [err179];
                   } else {
-                    vErrors.push(err178);
+                    vErrors.push(err179);
                   }
                   errors++;
                 }
                 if (data118 < 6000 || isNaN(data118)) {
-                  const err179 = {
+                  const err180 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
                     schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
                     keyword: 'minimum',
@@ -24525,9 +24778,9 @@ function validate20(
                     data: data118,
                   };
                   if (vErrors === null) {
-                    vErrors = [err179];
+                    vErrors = [err180];
                   } else {
-                    vErrors.push(err179);
+                    vErrors.push(err180);
                   }
                   errors++;
                 }
@@ -24543,7 +24796,7 @@ function validate20(
                   isFinite(data119)
                 )
               ) {
-                const err180 = {
+                const err181 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
@@ -24554,9 +24807,9 @@ function validate20(
                   data: data119,
                 };
                 if (vErrors === null) {
-                  vErrors = [err180];
+                  vErrors = [err181];
                 } else {
-                  vErrors.push(err180);
+                  vErrors.push(err181);
                 }
                 errors++;
               }
@@ -24573,7 +24826,7 @@ function validate20(
                   data119 === 8
                 )
               ) {
-                const err181 = {
+                const err182 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
                   keyword: 'enum',
@@ -24584,9 +24837,9 @@ function validate20(
                   data: data119,
                 };
                 if (vErrors === null) {
-                  vErrors = [err181];
+                  vErrors = [err182];
                 } else {
-                  vErrors.push(err181);
+                  vErrors.push(err182);
                 }
                 errors++;
               }
@@ -24601,7 +24854,7 @@ function validate20(
                   isFinite(data120)
                 )
               ) {
-                const err182 = {
+                const err183 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
                   schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
                   keyword: 'type',
@@ -24612,9 +24865,9 @@ function validate20(
                   data: data120,
                 };
                 if (vErrors === null) {
-                  vErrors = [err182];
+                  vErrors = [err183];
                 } else {
-                  vErrors.push(err182);
+                  vErrors.push(err183);
                 }
                 errors++;
               }
@@ -24633,7 +24886,7 @@ function validate20(
                   data120 === 10
                 )
               ) {
-                const err183 = {
+                const err184 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
                   schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
                   keyword: 'enum',
@@ -24644,9 +24897,9 @@ function validate20(
                   data: data120,
                 };
                 if (vErrors === null) {
-                  vErrors = [err183];
+                  vErrors = [err184];
                 } else {
-                  vErrors.push(err183);
+                  vErrors.push(err184);
                 }
                 errors++;
               }
@@ -24661,7 +24914,7 @@ function validate20(
                   isFinite(data121)
                 )
               ) {
-                const err184 = {
+                const err185 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
                   schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
                   keyword: 'type',
@@ -24672,16 +24925,16 @@ function validate20(
                   data: data121,
                 };
                 if (vErrors === null) {
-                  vErrors = [err184];
+                  vErrors = [err185];
                 } else {
-                  vErrors.push(err184);
+                  vErrors.push(err185);
                 }
                 errors++;
               }
               if (
                 !(data121 === 0 || data121 === 1 || data121 === 2 || data121 === 3 || data121 === 4)
               ) {
-                const err185 = {
+                const err186 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
                   schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
                   keyword: 'enum',
@@ -24692,9 +24945,9 @@ function validate20(
                   data: data121,
                 };
                 if (vErrors === null) {
-                  vErrors = [err185];
+                  vErrors = [err186];
                 } else {
-                  vErrors.push(err185);
+                  vErrors.push(err186);
                 }
                 errors++;
               }
@@ -24709,7 +24962,7 @@ function validate20(
                   isFinite(data122)
                 )
               ) {
-                const err186 = {
+                const err187 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
                   keyword: 'type',
@@ -24720,15 +24973,15 @@ function validate20(
                   data: data122,
                 };
                 if (vErrors === null) {
-                  vErrors = [err186];
+                  vErrors = [err187];
                 } else {
-                  vErrors.push(err186);
+                  vErrors.push(err187);
                 }
                 errors++;
               }
               if (typeof data122 == 'number' && isFinite(data122)) {
                 if (data122 < 0 || isNaN(data122)) {
-                  const err187 = {
+                  const err188 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
                     keyword: 'minimum',
@@ -24739,9 +24992,9 @@ function validate20(
                     data: data122,
                   };
                   if (vErrors === null) {
-                    vErrors = [err187];
+                    vErrors = [err188];
                   } else {
-                    vErrors.push(err187);
+                    vErrors.push(err188);
                   }
                   errors++;
                 }
@@ -24757,7 +25010,7 @@ function validate20(
                   isFinite(data123)
                 )
               ) {
-                const err188 = {
+                const err189 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
                   keyword: 'type',
@@ -24768,15 +25021,15 @@ function validate20(
                   data: data123,
                 };
                 if (vErrors === null) {
-                  vErrors = [err188];
+                  vErrors = [err189];
                 } else {
-                  vErrors.push(err188);
+                  vErrors.push(err189);
                 }
                 errors++;
               }
               if (typeof data123 == 'number' && isFinite(data123)) {
                 if (data123 < 0 || isNaN(data123)) {
-                  const err189 = {
+                  const err190 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
                     keyword: 'minimum',
@@ -24787,9 +25040,9 @@ function validate20(
                     data: data123,
                   };
                   if (vErrors === null) {
-                    vErrors = [err189];
+                    vErrors = [err190];
                   } else {
-                    vErrors.push(err189);
+                    vErrors.push(err190);
                   }
                   errors++;
                 }
@@ -24805,7 +25058,7 @@ function validate20(
                   isFinite(data124)
                 )
               ) {
-                const err190 = {
+                const err191 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
                   keyword: 'type',
@@ -24816,15 +25069,15 @@ function validate20(
                   data: data124,
                 };
                 if (vErrors === null) {
-                  vErrors = [err190];
+                  vErrors = [err191];
                 } else {
-                  vErrors.push(err190);
+                  vErrors.push(err191);
                 }
                 errors++;
               }
               if (typeof data124 == 'number' && isFinite(data124)) {
                 if (data124 < 0 || isNaN(data124)) {
-                  const err191 = {
+                  const err192 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
                     keyword: 'minimum',
@@ -24835,9 +25088,9 @@ function validate20(
                     data: data124,
                   };
                   if (vErrors === null) {
-                    vErrors = [err191];
+                    vErrors = [err192];
                   } else {
-                    vErrors.push(err191);
+                    vErrors.push(err192);
                   }
                   errors++;
                 }
@@ -24846,7 +25099,7 @@ function validate20(
             if (data50['lnb-sharing'] !== undefined) {
               let data125 = data50['lnb-sharing'];
               if (typeof data125 !== 'boolean') {
-                const err192 = {
+                const err193 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
                   keyword: 'type',
@@ -24857,9 +25110,9 @@ function validate20(
                   data: data125,
                 };
                 if (vErrors === null) {
-                  vErrors = [err192];
+                  vErrors = [err193];
                 } else {
-                  vErrors.push(err192);
+                  vErrors.push(err193);
                 }
                 errors++;
               }
@@ -24874,7 +25127,7 @@ function validate20(
                   isFinite(data126)
                 )
               ) {
-                const err193 = {
+                const err194 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
                   keyword: 'type',
@@ -24885,15 +25138,15 @@ function validate20(
                   data: data126,
                 };
                 if (vErrors === null) {
-                  vErrors = [err193];
+                  vErrors = [err194];
                 } else {
-                  vErrors.push(err193);
+                  vErrors.push(err194);
                 }
                 errors++;
               }
               if (typeof data126 == 'number' && isFinite(data126)) {
                 if (data126 > 1 || isNaN(data126)) {
-                  const err194 = {
+                  const err195 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
                     keyword: 'maximum',
@@ -24904,14 +25157,14 @@ function validate20(
                     data: data126,
                   };
                   if (vErrors === null) {
-                    vErrors = [err194];
+                    vErrors = [err195];
                   } else {
-                    vErrors.push(err194);
+                    vErrors.push(err195);
                   }
                   errors++;
                 }
                 if (data126 < -1 || isNaN(data126)) {
-                  const err195 = {
+                  const err196 = {
                     instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
                     keyword: 'minimum',
@@ -24922,9 +25175,9 @@ function validate20(
                     data: data126,
                   };
                   if (vErrors === null) {
-                    vErrors = [err195];
+                    vErrors = [err196];
                   } else {
-                    vErrors.push(err195);
+                    vErrors.push(err196);
                   }
                   errors++;
                 }
@@ -24933,7 +25186,7 @@ function validate20(
             if (data50['lnb-force-tone'] !== undefined) {
               let data127 = data50['lnb-force-tone'];
               if (typeof data127 !== 'boolean') {
-                const err196 = {
+                const err197 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
                   keyword: 'type',
@@ -24944,9 +25197,9 @@ function validate20(
                   data: data127,
                 };
                 if (vErrors === null) {
-                  vErrors = [err196];
+                  vErrors = [err197];
                 } else {
-                  vErrors.push(err196);
+                  vErrors.push(err197);
                 }
                 errors++;
               }
@@ -24961,7 +25214,7 @@ function validate20(
                   isFinite(data128)
                 )
               ) {
-                const err197 = {
+                const err198 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
                   keyword: 'type',
@@ -24972,16 +25225,16 @@ function validate20(
                   data: data128,
                 };
                 if (vErrors === null) {
-                  vErrors = [err197];
+                  vErrors = [err198];
                 } else {
-                  vErrors.push(err197);
+                  vErrors.push(err198);
                 }
                 errors++;
               }
               if (
                 !(data128 === 0 || data128 === 1 || data128 === 2 || data128 === 3 || data128 === 4)
               ) {
-                const err198 = {
+                const err199 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
                   keyword: 'enum',
@@ -24992,15 +25245,15 @@ function validate20(
                   data: data128,
                 };
                 if (vErrors === null) {
-                  vErrors = [err198];
+                  vErrors = [err199];
                 } else {
-                  vErrors.push(err198);
+                  vErrors.push(err199);
                 }
                 errors++;
               }
             }
           } else {
-            const err199 = {
+            const err200 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -25011,15 +25264,15 @@ function validate20(
               data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err199];
+              vErrors = [err200];
             } else {
-              vErrors.push(err199);
+              vErrors.push(err200);
             }
             errors++;
           }
         }
       } else {
-        const err200 = {
+        const err201 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -25030,9 +25283,9 @@ function validate20(
           data: data49,
         };
         if (vErrors === null) {
-          vErrors = [err200];
+          vErrors = [err201];
         } else {
-          vErrors.push(err200);
+          vErrors.push(err201);
         }
         errors++;
       }
@@ -25070,7 +25323,7 @@ function validate20(
           }
         }
       } else {
-        const err201 = {
+        const err202 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -25081,9 +25334,9 @@ function validate20(
           data: data130,
         };
         if (vErrors === null) {
-          vErrors = [err201];
+          vErrors = [err202];
         } else {
-          vErrors.push(err201);
+          vErrors.push(err202);
         }
         errors++;
       }
@@ -25096,30 +25349,12 @@ function validate20(
           let data133 = data132[i7];
           if (data133 && typeof data133 == 'object' && !Array.isArray(data133)) {
             if (data133.id === undefined) {
-              const err202 = {
+              const err203 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
-                schema: schema82.required,
-                parentSchema: schema82,
-                data: data133,
-              };
-              if (vErrors === null) {
-                vErrors = [err202];
-              } else {
-                vErrors.push(err202);
-              }
-              errors++;
-            }
-            if (data133['stream-name'] === undefined) {
-              const err203 = {
-                instancePath: instancePath + '/stream-adaptive/' + i7,
-                schemaPath: 'stream-adaptive.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'stream-name' },
-                message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
                 data: data133,
@@ -25131,8 +25366,26 @@ function validate20(
               }
               errors++;
             }
-            if (data133.streams === undefined) {
+            if (data133['stream-name'] === undefined) {
               const err204 = {
+                instancePath: instancePath + '/stream-adaptive/' + i7,
+                schemaPath: 'stream-adaptive.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'stream-name' },
+                message: "must have required property '" + 'stream-name' + "'",
+                schema: schema82.required,
+                parentSchema: schema82,
+                data: data133,
+              };
+              if (vErrors === null) {
+                vErrors = [err204];
+              } else {
+                vErrors.push(err204);
+              }
+              errors++;
+            }
+            if (data133.streams === undefined) {
+              const err205 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -25143,9 +25396,9 @@ function validate20(
                 data: data133,
               };
               if (vErrors === null) {
-                vErrors = [err204];
+                vErrors = [err205];
               } else {
-                vErrors.push(err204);
+                vErrors.push(err205);
               }
               errors++;
             }
@@ -25159,7 +25412,7 @@ function validate20(
                   isFinite(data134)
                 )
               ) {
-                const err205 = {
+                const err206 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -25170,15 +25423,15 @@ function validate20(
                   data: data134,
                 };
                 if (vErrors === null) {
-                  vErrors = [err205];
+                  vErrors = [err206];
                 } else {
-                  vErrors.push(err205);
+                  vErrors.push(err206);
                 }
                 errors++;
               }
               if (typeof data134 == 'number' && isFinite(data134)) {
                 if (data134 < 1 || isNaN(data134)) {
-                  const err206 = {
+                  const err207 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -25189,9 +25442,9 @@ function validate20(
                     data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err206];
+                    vErrors = [err207];
                   } else {
-                    vErrors.push(err206);
+                    vErrors.push(err207);
                   }
                   errors++;
                 }
@@ -25201,7 +25454,7 @@ function validate20(
               let data135 = data133['stream-name'];
               if (typeof data135 === 'string') {
                 if (func2(data135) < 1) {
-                  const err207 = {
+                  const err208 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
@@ -25212,14 +25465,14 @@ function validate20(
                     data: data135,
                   };
                   if (vErrors === null) {
-                    vErrors = [err207];
+                    vErrors = [err208];
                   } else {
-                    vErrors.push(err207);
+                    vErrors.push(err208);
                   }
                   errors++;
                 }
-                if (!pattern12.test(data135)) {
-                  const err208 = {
+                if (!pattern14.test(data135)) {
+                  const err209 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
                     keyword: 'pattern',
@@ -25230,14 +25483,14 @@ function validate20(
                     data: data135,
                   };
                   if (vErrors === null) {
-                    vErrors = [err208];
+                    vErrors = [err209];
                   } else {
-                    vErrors.push(err208);
+                    vErrors.push(err209);
                   }
                   errors++;
                 }
               } else {
-                const err209 = {
+                const err210 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
                   keyword: 'type',
@@ -25248,9 +25501,9 @@ function validate20(
                   data: data135,
                 };
                 if (vErrors === null) {
-                  vErrors = [err209];
+                  vErrors = [err210];
                 } else {
-                  vErrors.push(err209);
+                  vErrors.push(err210);
                 }
                 errors++;
               }
@@ -25258,7 +25511,7 @@ function validate20(
             if (data133['display-name'] !== undefined) {
               let data136 = data133['display-name'];
               if (typeof data136 !== 'string') {
-                const err210 = {
+                const err211 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
@@ -25269,9 +25522,9 @@ function validate20(
                   data: data136,
                 };
                 if (vErrors === null) {
-                  vErrors = [err210];
+                  vErrors = [err211];
                 } else {
-                  vErrors.push(err210);
+                  vErrors.push(err211);
                 }
                 errors++;
               }
@@ -25280,7 +25533,7 @@ function validate20(
               let data137 = data133.streams;
               if (Array.isArray(data137)) {
                 if (data137.length < 1) {
-                  const err211 = {
+                  const err212 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -25291,9 +25544,9 @@ function validate20(
                     data: data137,
                   };
                   if (vErrors === null) {
-                    vErrors = [err211];
+                    vErrors = [err212];
                   } else {
-                    vErrors.push(err211);
+                    vErrors.push(err212);
                   }
                   errors++;
                 }
@@ -25308,7 +25561,7 @@ function validate20(
                       isFinite(data138)
                     )
                   ) {
-                    const err212 = {
+                    const err213 = {
                       instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -25319,15 +25572,15 @@ function validate20(
                       data: data138,
                     };
                     if (vErrors === null) {
-                      vErrors = [err212];
+                      vErrors = [err213];
                     } else {
-                      vErrors.push(err212);
+                      vErrors.push(err213);
                     }
                     errors++;
                   }
                   if (typeof data138 == 'number' && isFinite(data138)) {
                     if (data138 < 1 || isNaN(data138)) {
-                      const err213 = {
+                      const err214 = {
                         instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -25338,9 +25591,9 @@ function validate20(
                         data: data138,
                       };
                       if (vErrors === null) {
-                        vErrors = [err213];
+                        vErrors = [err214];
                       } else {
-                        vErrors.push(err213);
+                        vErrors.push(err214);
                       }
                       errors++;
                     }
@@ -25364,7 +25617,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err214 = {
+                      const err215 = {
                         instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -25380,9 +25633,9 @@ function validate20(
                         data: data137,
                       };
                       if (vErrors === null) {
-                        vErrors = [err214];
+                        vErrors = [err215];
                       } else {
-                        vErrors.push(err214);
+                        vErrors.push(err215);
                       }
                       errors++;
                       break;
@@ -25391,7 +25644,7 @@ function validate20(
                   }
                 }
               } else {
-                const err215 = {
+                const err216 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -25402,9 +25655,9 @@ function validate20(
                   data: data137,
                 };
                 if (vErrors === null) {
-                  vErrors = [err215];
+                  vErrors = [err216];
                 } else {
-                  vErrors.push(err215);
+                  vErrors.push(err216);
                 }
                 errors++;
               }
@@ -25419,7 +25672,7 @@ function validate20(
                   isFinite(data139)
                 )
               ) {
-                const err216 = {
+                const err217 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
@@ -25430,14 +25683,14 @@ function validate20(
                   data: data139,
                 };
                 if (vErrors === null) {
-                  vErrors = [err216];
+                  vErrors = [err217];
                 } else {
-                  vErrors.push(err216);
+                  vErrors.push(err217);
                 }
                 errors++;
               }
               if (!(data139 === 0 || data139 === 1 || data139 === 2 || data139 === 3)) {
-                const err217 = {
+                const err218 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
@@ -25448,9 +25701,9 @@ function validate20(
                   data: data139,
                 };
                 if (vErrors === null) {
-                  vErrors = [err217];
+                  vErrors = [err218];
                 } else {
-                  vErrors.push(err217);
+                  vErrors.push(err218);
                 }
                 errors++;
               }
@@ -25459,7 +25712,7 @@ function validate20(
               let data140 = data133['ott-segment-duration'];
               if (typeof data140 == 'number' && isFinite(data140)) {
                 if (data140 > 30 || isNaN(data140)) {
-                  const err218 = {
+                  const err219 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
@@ -25471,14 +25724,14 @@ function validate20(
                     data: data140,
                   };
                   if (vErrors === null) {
-                    vErrors = [err218];
+                    vErrors = [err219];
                   } else {
-                    vErrors.push(err218);
+                    vErrors.push(err219);
                   }
                   errors++;
                 }
                 if (data140 < 1 || isNaN(data140)) {
-                  const err219 = {
+                  const err220 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
@@ -25490,14 +25743,14 @@ function validate20(
                     data: data140,
                   };
                   if (vErrors === null) {
-                    vErrors = [err219];
+                    vErrors = [err220];
                   } else {
-                    vErrors.push(err219);
+                    vErrors.push(err220);
                   }
                   errors++;
                 }
               } else {
-                const err220 = {
+                const err221 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
                   keyword: 'type',
@@ -25508,9 +25761,9 @@ function validate20(
                   data: data140,
                 };
                 if (vErrors === null) {
-                  vErrors = [err220];
+                  vErrors = [err221];
                 } else {
-                  vErrors.push(err220);
+                  vErrors.push(err221);
                 }
                 errors++;
               }
@@ -25525,7 +25778,7 @@ function validate20(
                   isFinite(data141)
                 )
               ) {
-                const err221 = {
+                const err222 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
@@ -25536,15 +25789,15 @@ function validate20(
                   data: data141,
                 };
                 if (vErrors === null) {
-                  vErrors = [err221];
+                  vErrors = [err222];
                 } else {
-                  vErrors.push(err221);
+                  vErrors.push(err222);
                 }
                 errors++;
               }
               if (typeof data141 == 'number' && isFinite(data141)) {
                 if (data141 > 1000 || isNaN(data141)) {
-                  const err222 = {
+                  const err223 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
                     keyword: 'maximum',
@@ -25555,14 +25808,14 @@ function validate20(
                     data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err222];
+                    vErrors = [err223];
                   } else {
-                    vErrors.push(err222);
+                    vErrors.push(err223);
                   }
                   errors++;
                 }
                 if (data141 < 3 || isNaN(data141)) {
-                  const err223 = {
+                  const err224 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
                     keyword: 'minimum',
@@ -25573,9 +25826,9 @@ function validate20(
                     data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err223];
+                    vErrors = [err224];
                   } else {
-                    vErrors.push(err223);
+                    vErrors.push(err224);
                   }
                   errors++;
                 }
@@ -25591,7 +25844,7 @@ function validate20(
                   isFinite(data142)
                 )
               ) {
-                const err224 = {
+                const err225 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
                   schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
                   keyword: 'type',
@@ -25602,15 +25855,15 @@ function validate20(
                   data: data142,
                 };
                 if (vErrors === null) {
-                  vErrors = [err224];
+                  vErrors = [err225];
                 } else {
-                  vErrors.push(err224);
+                  vErrors.push(err225);
                 }
                 errors++;
               }
               if (typeof data142 == 'number' && isFinite(data142)) {
                 if (data142 < 0 || isNaN(data142)) {
-                  const err225 = {
+                  const err226 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
                     schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
                     keyword: 'minimum',
@@ -25621,9 +25874,9 @@ function validate20(
                     data: data142,
                   };
                   if (vErrors === null) {
-                    vErrors = [err225];
+                    vErrors = [err226];
                   } else {
-                    vErrors.push(err225);
+                    vErrors.push(err226);
                   }
                   errors++;
                 }
@@ -25632,7 +25885,7 @@ function validate20(
             if (data133.note !== undefined) {
               let data143 = data133.note;
               if (typeof data143 !== 'string') {
-                const err226 = {
+                const err227 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
@@ -25643,15 +25896,15 @@ function validate20(
                   data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err226];
+                  vErrors = [err227];
                 } else {
-                  vErrors.push(err226);
+                  vErrors.push(err227);
                 }
                 errors++;
               }
             }
           } else {
-            const err227 = {
+            const err228 = {
               instancePath: instancePath + '/stream-adaptive/' + i7,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -25662,15 +25915,15 @@ function validate20(
               data: data133,
             };
             if (vErrors === null) {
-              vErrors = [err227];
+              vErrors = [err228];
             } else {
-              vErrors.push(err227);
+              vErrors.push(err228);
             }
             errors++;
           }
         }
       } else {
-        const err228 = {
+        const err229 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -25681,15 +25934,15 @@ function validate20(
           data: data132,
         };
         if (vErrors === null) {
-          vErrors = [err228];
+          vErrors = [err229];
         } else {
-          vErrors.push(err228);
+          vErrors.push(err229);
         }
         errors++;
       }
     }
   } else {
-    const err229 = {
+    const err230 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -25700,9 +25953,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err229];
+      vErrors = [err230];
     } else {
-      vErrors.push(err229);
+      vErrors.push(err230);
     }
     errors++;
   }
@@ -25710,4 +25963,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'ea5f850f03d5c90b73e8fed647b5961bbdd62ef74bff288311c5808a136f1714';
+module.exports.schemaHash = '2fa3d389ef68bbbf26d3d72337db3d3634e2362282e9512ced8d7b3d84993e88';

@@ -5,6 +5,7 @@
 
 import type { Logger } from 'pino';
 import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
+import { BissDescrambler, type BissStats, type BissTarget } from '../native/biss.ts';
 import { type Program, type Section, TsAnalyzer, type TsStats } from '../native/ts.ts';
 import type { Clock } from '../util/clock.ts';
 import type { StreamBus } from './bus.ts';
@@ -35,6 +36,9 @@ export interface RunnerOptions {
   streamName: string;
   /** Hand out EIT/TDT/TOT sections (epg-export). */
   wantSections: () => boolean;
+  /** BISS targets (a multiplex stream's biss-pnr / biss-key): the active input's packets are
+   *  descrambled before they go on. Empty or absent: none. */
+  biss?: readonly BissTarget[];
   /** `owned`: nobody else holds `packets` (the splicer may rewrite them without a copy). */
   onPackets(runner: InputRunner, packets: Buffer, owned: boolean): void;
   onSections(runner: InputRunner, sections: Section[]): void;
@@ -73,6 +77,8 @@ export class InputRunner {
   private lastStats: TsStats | null = null;
   private lastPrograms: Program[] = [];
   private validity = new TsValidity();
+  private biss: BissDescrambler | null = null;
+  private lastBiss: BissStats | null = null;
 
   constructor(private readonly o: RunnerOptions) {
     this.index = o.index;
@@ -106,6 +112,8 @@ export class InputRunner {
     // Sections are always taken: PAT/PMT decide validity; EIT/TDT/TOT go on with epg-export.
     this.analyzer = new TsAnalyzer({ tr101290: true, clock: this.o.clock, psiPids: 'all' });
     this.validity = new TsValidity();
+    this.biss = this.o.biss?.length ? new BissDescrambler(this.o.biss) : null;
+    this.lastBiss = null;
     this.lastSample = -1;
     this.lastValid = -1;
     this.openedAt = this.o.clock.monotonic();
@@ -141,6 +149,8 @@ export class InputRunner {
     this.transport = null;
     if (this.analyzer) this.lastStats = this.analyzer.stats();
     this.analyzer = null;
+    if (this.biss) this.lastBiss = this.biss.stats();
+    this.biss = null;
     await t?.close();
   }
 
@@ -164,7 +174,14 @@ export class InputRunner {
     if (packets.length > 0 && this.validity.verdict(now) === 'valid') this.lastValid = now;
     // push() returns `buf` (or part of it) or a new Buffer: either way owned when `buf` was.
     if (this.mode === 'active' && packets.length > 0) {
-      this.o.onPackets(this, packets, owned || packets.buffer !== buf.buffer);
+      let mine = owned || packets.buffer !== buf.buffer;
+      if (this.biss) {
+        // Descrambled in place: a buffer the transport keeps is copied first.
+        if (!mine) packets = Buffer.from(packets);
+        mine = true;
+        this.biss.process(packets);
+      }
+      this.o.onPackets(this, packets, mine);
     }
   }
 
@@ -183,6 +200,21 @@ export class InputRunner {
       this.validity.syncLossCount(this.lastStats.tr101290.tsSyncLoss, now);
     }
     return this.lastStats;
+  }
+
+  /** The BISS descrambler's figures (null without targets). */
+  bissStats(): BissStats | null {
+    if (this.biss) this.lastBiss = this.biss.stats();
+    return this.lastBiss;
+  }
+
+  /** PIDs whose packets this input delivers scrambled: after BISS descrambling when the stream
+   *  has targets (a wrong key leaves its PIDs here), else as the analyzer saw them. */
+  scrambledPids(): number[] {
+    const b = this.bissStats();
+    if (b) return b.stillScrambledPids;
+    const pids = this.stats()?.pids ?? [];
+    return pids.filter((p) => p.scrambled !== 0).map((p) => p.pid);
   }
 
   programs(): Program[] {
@@ -263,6 +295,7 @@ export class InputRunner {
             scrambledPids: st.pids.filter((p) => p.scrambledPackets > 0).map((p) => p.pid),
           }
         : {}),
+      ...(this.o.biss?.length ? { biss: this.bissStats() } : {}),
     };
   }
 }

@@ -14,7 +14,8 @@ import {
   TOT_TABLE_ID,
 } from '../mpegts/psi.ts';
 import { Splicer, type SplicerStats } from '../mpegts/splicer.ts';
-import type { PidStats, Program, Section, Tr101290Counters } from '../native/ts.ts';
+import type { BissTarget } from '../native/biss.ts';
+import type { Program, Section, Tr101290Counters } from '../native/ts.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import { type Alert, AlertGate } from './alerts.ts';
 import type { EitSink, StreamBus } from './bus.ts';
@@ -56,6 +57,8 @@ export interface StreamSettings {
   epgExport: boolean;
   /** Scrambled content is expected: no alert for it. */
   scrambledChannel: boolean;
+  /** BISS descrambling targets (a multiplex stream's biss-pnr / biss-key); empty: none. */
+  biss?: readonly BissTarget[];
   enableAlert: boolean;
   alertDelayMs: number;
   trace: boolean;
@@ -222,6 +225,7 @@ export class StreamEngine {
       dataDir: this.deps.dataDir,
       streamName: this.settings.name,
       wantSections: () => this.settings.epgExport,
+      ...(this.settings.biss?.length ? { biss: this.settings.biss } : {}),
       onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),
       onDiscontinuity: (r, reason) => {
@@ -511,10 +515,15 @@ export class StreamEngine {
       `stream ${name}: on backup input ${this.active}` +
         (primary ? ` (primary: ${primary.problem() || primary.validityNow()})` : ''),
     );
+    const still = (this.runners[this.active]?.bissStats()?.targets ?? []).filter(
+      (x) => x.state === 'still scrambled',
+    );
     this.alerts.set(
       'scrambled',
       this.scrambledPids().length > 0 && !this.settings.scrambledChannel,
-      `stream ${name}: scrambled content on the active input`,
+      still.length > 0
+        ? `stream ${name}: still scrambled after BISS descrambling: programme ${still.map((x) => x.pnr).join(', ')} (wrong key?)`
+        : `stream ${name}: scrambled content on the active input`,
     );
   }
 
@@ -532,10 +541,9 @@ export class StreamEngine {
     return 'no-signal';
   }
 
-  /** PIDs of the active input with scrambled packets. */
+  /** PIDs of the active input with scrambled packets (after BISS descrambling, if any). */
   scrambledPids(): number[] {
-    const pids: PidStats[] = this.runners[this.active]?.stats()?.pids ?? [];
-    return pids.filter((p) => p.scrambled !== 0).map((p) => p.pid);
+    return this.runners[this.active]?.scrambledPids() ?? [];
   }
 
   metrics(): StreamMetrics {

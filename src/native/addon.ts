@@ -45,6 +45,12 @@ export interface RawProgram {
   streams: RawStream[];
 }
 
+export interface NativeBissDescrambler {
+  /** Descrambles in place; returns the packets descrambled. */
+  process(packets: Buffer): number;
+  stats(): Record<string, unknown>;
+}
+
 export interface NativeTsAnalyzer {
   /** Returns a new Buffer, or undefined when the output is chunk[meta[0], meta[1]). */
   push(chunk: Buffer, nowMs: number): Buffer | undefined;
@@ -258,6 +264,11 @@ export interface NativeAddon {
     deferred: Int32Array,
     state: Int32Array,
   ): number;
+  BissDescrambler: {
+    new (targets: { pnr: number; cw: Buffer }[]): NativeBissDescrambler;
+    readonly batchSize: number;
+  };
+  bissScramble(packets: Buffer, cw: Buffer, pids: number[], tsc: number): number;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
 }

@@ -1,5 +1,6 @@
 // The native core's public surface: import from here (or from ts.ts / udp.ts directly).
 
+export * from './biss.ts';
 export { codecOf, type StreamKind } from './codecs.ts';
 export { NativeError, type NativeErrorCode } from './errors.ts';
 export { writeDurable, writeDurableStats } from './fs.ts';

@@ -282,6 +282,59 @@ const CASES: Case[] = [
     at: '{"id": 1',
   },
   {
+    name: 'multiplex stream: unequal biss arrays',
+    text: S(
+      '{"stream-name": "m", "mpts": true, "biss-pnr": [101, 102], "biss-key": ["112233445566"]}',
+    ),
+    rule: 'same-length',
+    pointer: '/stream/0',
+    message:
+      'biss-pnr, biss-key must have the same number of items (biss-pnr has 2, biss-key has 1)',
+    at: '{"stream-name": "m"',
+  },
+  {
+    name: 'multiplex stream: a biss key of the wrong length',
+    text: S('{"stream-name": "m", "mpts": true, "biss-pnr": [101], "biss-key": ["1122334455"]}'),
+    rule: 'pattern',
+    pointer: '/stream/0/biss-key/0',
+    message:
+      'biss-key[0] must be 12 hex digits (BISS-1) or 16 hex digits (BISS-E), got "1122334455"',
+    at: '"1122334455"',
+  },
+  {
+    name: 'multiplex stream: a biss key that is not hex',
+    text: S('{"stream-name": "m", "mpts": true, "biss-pnr": [101], "biss-key": ["11223344556G"]}'),
+    rule: 'pattern',
+    pointer: '/stream/0/biss-key/0',
+    message: /^biss-key\[0\] must be 12 hex digits/,
+    at: '"11223344556G"',
+  },
+  {
+    name: 'multiplex stream: a T2-MI carrier target',
+    text: S('{"stream-name": "m", "mpts": true, "biss-pnr": [-1], "biss-key": ["112233445566"]}'),
+    rule: 'minimum',
+    pointer: '/stream/0/biss-pnr/0',
+    message:
+      'biss-pnr[0] must be at least 1, got -1 (a programme number; T2-MI carrier targets (-(n+1)) come with T2-MI decapsulation)',
+    at: '-1]',
+  },
+  {
+    name: 'biss on a stream that is not a multiplex',
+    text: S('{"stream-name": "a", "biss-pnr": [101]}'),
+    rule: 'not-allowed',
+    pointer: '/stream/0/biss-pnr',
+    message: 'biss-pnr is not allowed here: only when mpts is true',
+    at: '"biss-pnr"',
+  },
+  {
+    name: 'adapter: a biss key of the wrong length',
+    text: `{${V}, "dvb-adapter": [{"id": 1, "name": "s", "type": 5, "lnb-polarization": 1, "biss-pnr": [101], "biss-key": ["11223344"]}]}`,
+    rule: 'pattern',
+    pointer: '/dvb-adapter/0/biss-key/0',
+    message: 'biss-key[0] must be 12 hex digits (BISS-1) or 16 hex digits (BISS-E), got "11223344"',
+    at: '"11223344"',
+  },
+  {
     name: 'repeated channel-set id in a stream',
     text: `{${V}, "epg-server": {"channel-set": [{"id": 1, "name": "a"}]}, "stream": [{"stream-name": "a", "epg-channel-set": [1, 1]}]}`,
     rule: 'uniqueItems',

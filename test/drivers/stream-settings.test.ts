@@ -31,11 +31,27 @@ t.test(
   async (t) => {
     const s = engineSettings(applied({ 'stream-name': 'b' }));
     for (const [k, v] of Object.entries(s)) {
-      if (k === 'inputs' || k === 'outputs' || k === 'name') continue;
+      if (k === 'inputs' || k === 'outputs' || k === 'name' || k === 'biss') continue;
       t.ok(typeof v === 'number' ? Number.isFinite(v) : typeof v === 'boolean', `${k} = ${v}`);
     }
   },
 );
+
+t.test('biss targets: a multiplex stream pairs biss-pnr with biss-key', async (t) => {
+  t.same(engineSettings(applied({ 'stream-name': 'a' })).biss, []);
+  const s = engineSettings(
+    applied({
+      'stream-name': 'm',
+      mpts: true,
+      'biss-pnr': [101, 102],
+      'biss-key': ['123456ABCDEF', '0F1E2D3C4B5A6978'],
+    }),
+  );
+  t.same(s.biss, [
+    { pnr: 101, key: '123456ABCDEF' },
+    { pnr: 102, key: '0F1E2D3C4B5A6978' },
+  ]);
+});
 
 t.test('set members win over defaults, converted the same way', async (t) => {
   const s = engineSettings(

@@ -34,6 +34,14 @@ export type { StreamState };
 export type StreamRecord = StreamApplied;
 type Rec = Record<string, unknown>;
 
+/** A multiplex stream's BISS targets: biss-pnr and biss-key pairwise (validated: equal
+ *  lengths, keys of 12 or 16 hex digits, programme numbers 1..65535). */
+function bissTargets(spec: StreamRecord): { pnr: number; key: string }[] {
+  if (!spec.mpts) return [];
+  const keys = spec['biss-key'] ?? [];
+  return (spec['biss-pnr'] ?? []).map((pnr, i) => ({ pnr, key: keys[i] ?? '' }));
+}
+
 /** The engine's settings from a stream record (µs and s of the config → ms). */
 export function engineSettings(spec: StreamRecord): StreamSettings {
   return {
@@ -49,6 +57,7 @@ export function engineSettings(spec: StreamRecord): StreamSettings {
     fixedRateKbps: spec['mpegts-bitrate'],
     epgExport: spec['epg-export'],
     scrambledChannel: spec['scrambled-channel'],
+    biss: bissTargets(spec),
     enableAlert: spec['enable-alert'],
     alertDelayMs: spec['alert-delay'] * 1000,
     trace: spec.trace,

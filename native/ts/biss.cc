@@ -1,0 +1,276 @@
+// BISS descrambling over libdvbcsa's bitslice batches (see biss.h).
+#include "ts/biss.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ts/crc32.h"
+
+namespace sluice::ts {
+namespace {
+
+constexpr size_t kPacket = 188;
+constexpr size_t kPids = 8192;
+constexpr uint16_t kUnitStart = 0x8000;
+/** dvbcsa_bs_decrypt's maxlen: the largest payload of a TS packet, a multiple of 8. */
+constexpr unsigned kMaxPayload = 184;
+
+/** Stream types whose packets carry sections, not PES (the 00 00 01 check does not apply). */
+bool CarriesPes(uint8_t streamType) {
+  switch (streamType) {
+    case 0x05:  // private sections
+    case 0x0A:  // DSM-CC multiprotocol encapsulation
+    case 0x0B:  // DSM-CC U-N messages
+    case 0x0C:  // DSM-CC stream descriptors
+    case 0x0D:  // DSM-CC sections
+    case 0x86:  // SCTE-35 splice information
+      return false;
+    default:
+      return true;
+  }
+}
+
+/** Offset of the payload of a packet (188 when it has none). */
+size_t PayloadOffset(const uint8_t* p) {
+  const uint8_t afc = (p[3] >> 4) & 3;
+  if (!(afc & 1)) return kPacket;
+  if (!(afc & 2)) return 4;
+  const size_t off = 5 + static_cast<size_t>(p[4]);
+  return off < kPacket ? off : kPacket;
+}
+
+}  // namespace
+
+unsigned BissDescrambler::BatchSize() { return dvbcsa_bs_batch_size(); }
+
+BissDescrambler::BissDescrambler(const std::vector<BissTargetConfig>& targets)
+    : targets_(targets.size()), pids_(kPids), es_(targets.size()) {
+  batchSize_ = dvbcsa_bs_batch_size();
+  slots_.reserve(targets.size());
+  for (size_t i = 0; i < targets.size(); i++) {
+    Target& t = targets_[i];
+    t.st.pnr = targets[i].pnr;
+    size_t k = 0;
+    while (k < slots_.size() && std::memcmp(slots_[k].cw, targets[i].cw, 8) != 0) k++;
+    if (k == slots_.size()) {
+      KeySlot& slot = slots_.emplace_back();
+      std::memcpy(slot.cw, targets[i].cw, 8);
+      slot.key = dvbcsa_bs_key_alloc();
+      dvbcsa_bs_key_set(slot.cw, slot.key);
+      slot.batch.assign(batchSize_ + 1, dvbcsa_bs_batch_s{nullptr, 0});
+      slot.meta.assign(batchSize_, 0);
+    }
+    t.slot = k;
+  }
+  pids_[0].psi = true;
+}
+
+BissDescrambler::~BissDescrambler() {
+  for (KeySlot& k : slots_) dvbcsa_bs_key_free(k.key);
+}
+
+void BissDescrambler::Process(uint8_t* data, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    uint8_t* p = data + i * kPacket;
+    if (p[0] != 0x47) continue;
+    stats_.packets++;
+    const uint16_t pid = static_cast<uint16_t>(((p[1] & 0x1F) << 8) | p[2]);
+    PidState& ps = pids_[pid];
+    const uint8_t tsc = p[3] >> 6;
+    if (tsc == 0) {
+      if (ps.psi) OnPsi(pid, p);
+      if (ps.target >= 0 && (p[3] & 0x10)) {
+        targets_[ps.target].st.clear++;
+        ps.scrambledOut = false;
+      } else if (p[3] & 0x10) {
+        ps.scrambledOut = false;
+      }
+      continue;
+    }
+    stats_.scrambled++;
+    if (tsc == 1) {
+      stats_.reserved++;
+      ps.scrambledOut = true;
+      continue;
+    }
+    if (ps.target < 0) {
+      stats_.notTargeted++;
+      ps.scrambledOut = true;
+      continue;
+    }
+    KeySlot& k = slots_[targets_[ps.target].slot];
+    p[3] &= 0x3F;  // clear: it leaves descrambled
+    const size_t off = PayloadOffset(p);
+    if (off >= kPacket) continue;  // no payload: nothing to descramble
+    k.batch[k.n] = dvbcsa_bs_batch_s{p + off, static_cast<unsigned>(kPacket - off)};
+    k.meta[k.n] = pid | ((p[1] & 0x40) ? kUnitStart : 0);
+    if (++k.n == batchSize_) Flush(k);
+  }
+  for (KeySlot& k : slots_) {
+    if (k.n) Flush(k);
+  }
+}
+
+void BissDescrambler::Flush(KeySlot& k) {
+  k.batch[k.n] = dvbcsa_bs_batch_s{nullptr, 0};
+  dvbcsa_bs_decrypt(k.key, k.batch.data(), kMaxPayload);
+  stats_.descrambled += k.n;
+  for (size_t e = 0; e < k.n; e++) {
+    PidState& ps = pids_[k.meta[e] & 0x1FFF];
+    // The PID's target now: a PMT change earlier in this call may have moved the PID, then the
+    // packet counts for its new target, or for none.
+    BissTargetStats* st = ps.target >= 0 ? &targets_[ps.target].st : nullptr;
+    if (st) st->descrambled++;
+    if ((k.meta[e] & kUnitStart) && ps.pes && k.batch[e].len >= 3) {
+      const uint8_t* d = k.batch[e].data;
+      ps.bad = !(d[0] == 0 && d[1] == 0 && d[2] == 1);
+      if (st) {
+        st->checked = true;
+        (ps.bad ? st->pesBad : st->pesOk)++;
+      }
+    }
+    if (ps.bad && st) st->stillScrambled++;
+    ps.scrambledOut = ps.bad;
+  }
+  k.n = 0;
+}
+
+void BissDescrambler::OnPsi(uint16_t pid, const uint8_t* p) {
+  if (!(p[3] & 0x10)) return;
+  PidState& ps = pids_[pid];
+  const uint8_t cc = p[3] & 0x0F;
+  SectionAssembler& a = asm_[pid];
+  if (ps.cc != 0xFF && cc == ps.cc) return;  // a duplicate
+  if (ps.cc != 0xFF && cc != ((ps.cc + 1) & 0x0F)) a.Reset();
+  ps.cc = cc;
+  const size_t off = PayloadOffset(p);
+  if (off >= kPacket) return;
+  a.Feed(p + off, kPacket - off, (p[1] & 0x40) != 0,
+         [this, pid](const uint8_t* s, size_t len) { OnSection(pid, s, len); });
+}
+
+void BissDescrambler::OnSection(uint16_t pid, const uint8_t* s, size_t len) {
+  if (len < 12 || Crc32Mpeg(s, len) != 0) {
+    stats_.crcErrors++;
+    return;
+  }
+  if (pid == 0 && s[0] == 0x00) {
+    // PAT: the entries of every section of one version, complete once 0..last are in.
+    const uint8_t version = (s[5] >> 1) & 0x1F;
+    const uint8_t number = s[6], last = s[7];
+    if (!(s[5] & 1)) return;  // not yet applicable
+    if (version != patVersion_ || last != patLast_) {
+      patSections_.assign(static_cast<size_t>(last) + 1, {});
+      patHave_.assign(static_cast<size_t>(last) + 1, false);
+      patVersion_ = version;
+      patLast_ = last;
+    }
+    if (number > last) return;
+    std::vector<PatEntry> entries;
+    uint8_t v = 0;
+    if (!ParsePat(s, len, &v, &entries)) return;
+    patSections_[number] = std::move(entries);
+    patHave_[number] = true;
+    if (!std::all_of(patHave_.begin(), patHave_.end(), [](bool b) { return b; })) return;
+    std::vector<PatEntry> all;
+    for (const auto& sec : patSections_) all.insert(all.end(), sec.begin(), sec.end());
+    if (patSeen_ && all.size() == pat_.size() &&
+        std::equal(all.begin(), all.end(), pat_.begin(), [](const PatEntry& a, const PatEntry& b) {
+          return a.pnr == b.pnr && a.pid == b.pid;
+        })) {
+      return;
+    }
+    pat_ = std::move(all);
+    patSeen_ = true;
+    stats_.patSeen = true;
+    Remap();
+    return;
+  }
+  if (s[0] != 0x02) return;
+  PmtInfo pmt;
+  if (!ParsePmt(s, len, &pmt)) return;
+  for (size_t i = 0; i < targets_.size(); i++) {
+    if (targets_[i].st.pnr != pmt.pnr || targets_[i].st.pmtPid != pid) continue;
+    std::vector<std::pair<uint16_t, bool>> es;
+    for (const EsInfo& e : pmt.streams) {
+      if (e.pid < 0x20 || e.pid >= 0x1FFF || e.pid == pid) continue;  // never a table PID
+      es.emplace_back(e.pid, CarriesPes(e.streamType));
+    }
+    if (es != es_[i]) {
+      es_[i] = std::move(es);
+      Remap();
+    }
+  }
+}
+
+/** Rebuilds the PID roles from the PAT and the targets' PMTs. */
+void BissDescrambler::Remap() {
+  for (PidState& ps : pids_) {
+    ps.target = -1;
+    ps.pes = false;
+    ps.psi = false;
+  }
+  pids_[0].psi = true;
+  for (size_t i = 0; i < targets_.size(); i++) {
+    BissTargetStats& st = targets_[i].st;
+    int pmtPid = -1;
+    for (const PatEntry& e : pat_) {
+      if (e.pnr == st.pnr && e.pnr != 0 && e.pid >= 0x20 && e.pid < 0x1FFF) pmtPid = e.pid;
+    }
+    st.inPat = pmtPid >= 0;
+    if (pmtPid != st.pmtPid) {
+      // A new PMT PID: its streams are read again from there.
+      es_[i].clear();
+      if (st.pmtPid >= 0) asm_.erase(static_cast<uint16_t>(st.pmtPid));
+      st.pmtPid = pmtPid;
+    }
+    if (pmtPid >= 0) pids_[pmtPid].psi = true;
+    st.pids.clear();
+    for (const auto& [pid, pes] : es_[i]) {
+      pids_[pid].target = static_cast<int16_t>(i);
+      pids_[pid].pes = pes;
+      st.pids.push_back(pid);
+    }
+  }
+}
+
+std::vector<BissTargetStats> BissDescrambler::TargetStats() const {
+  std::vector<BissTargetStats> out;
+  for (const Target& t : targets_) {
+    BissTargetStats st = t.st;
+    st.lastBad = false;
+    for (uint16_t pid : st.pids) st.lastBad = st.lastBad || pids_[pid].bad;
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+std::vector<uint16_t> BissDescrambler::StillScrambledPids() const {
+  std::vector<uint16_t> out;
+  for (size_t pid = 0; pid < kPids; pid++) {
+    if (pids_[pid].scrambledOut) out.push_back(static_cast<uint16_t>(pid));
+  }
+  return out;
+}
+
+size_t BissScramble(uint8_t* data, size_t count, const uint8_t cw[8], const std::vector<bool>& pids,
+                    uint8_t tsc) {
+  dvbcsa_key_s* key = dvbcsa_key_alloc();
+  dvbcsa_key_set(cw, key);
+  size_t n = 0;
+  for (size_t i = 0; i < count; i++) {
+    uint8_t* p = data + i * kPacket;
+    if (p[0] != 0x47) continue;
+    const uint16_t pid = static_cast<uint16_t>(((p[1] & 0x1F) << 8) | p[2]);
+    if (!pids[pid] || (p[3] >> 6) != 0) continue;
+    const size_t off = PayloadOffset(p);
+    if (off >= kPacket) continue;
+    dvbcsa_encrypt(key, p + off, static_cast<unsigned>(kPacket - off));
+    p[3] = static_cast<uint8_t>((p[3] & 0x3F) | (tsc << 6));
+    n++;
+  }
+  dvbcsa_key_free(key);
+  return n;
+}
+
+}  // namespace sluice::ts

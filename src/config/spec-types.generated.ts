@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '2fa3d389ef68bbbf26d3d72337db3d3634e2362282e9512ced8d7b3d84993e88';
+  '914cee4b2e48febf693fa79af96e312c3e183099b7a6cec7d433cc278e328e76';
 
 /** Server */
 export interface ServerSpec {

@@ -4735,7 +4735,7 @@ const schema52 = {
         minimum: 1,
         maximum: 65535,
         'x-minimum-text':
-          'a programme number; T2-MI carrier targets (-(n+1)) come with T2-MI decapsulation',
+          'a programme number; descrambling inside a T2-MI carrier (-(n+1)) is not supported yet',
       },
       'x-apply': 'restart',
       'x-when': 'mpts is true',
@@ -25963,4 +25963,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '2fa3d389ef68bbbf26d3d72337db3d3634e2362282e9512ced8d7b3d84993e88';
+module.exports.schemaHash = '914cee4b2e48febf693fa79af96e312c3e183099b7a6cec7d433cc278e328e76';

@@ -315,7 +315,7 @@ const CASES: Case[] = [
     rule: 'minimum',
     pointer: '/stream/0/biss-pnr/0',
     message:
-      'biss-pnr[0] must be at least 1, got -1 (a programme number; T2-MI carrier targets (-(n+1)) come with T2-MI decapsulation)',
+      'biss-pnr[0] must be at least 1, got -1 (a programme number; descrambling inside a T2-MI carrier (-(n+1)) is not supported yet)',
     at: '-1]',
   },
   {

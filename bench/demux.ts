@@ -6,6 +6,7 @@
 // reassembles and checks every table, rebuilds PAT, PMT and SDT per programme and re-cuts EIT,
 // so the ratio is a floor. Figure: CPU per Gbit/s of multiplex (one core, single thread).
 // Run: npx tsx bench/demux.ts [seconds-per-contender, default 6]
+// Env: SLUICE_BENCH_KINDS=native,ts,c (default all; e.g. `native` alone while profiling).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,7 @@ const ROUNDS = 3;
 const PROGRAMMES = 25;
 const DEMUXED = 20;
 const RATE_BPS = 80_000_000;
+const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'native,ts,c').split(',');
 
 interface Prog {
   pnr: number;
@@ -112,18 +114,23 @@ function main(): void {
     const best = { js: 0, ts: 0, c: 0 };
     const slice = SECONDS / ROUNDS;
     for (let r = 0; r < ROUNDS; r++) {
-      best.js = Math.max(
-        best.js,
-        measure(slice, ts.length, () => {
-          for (const b of batches) splitter.push(b);
-        }),
-      );
-      best.ts = Math.max(
-        best.ts,
-        measure(slice, ts.length, () => {
-          for (const b of batches) tsSplitter.push(b);
-        }),
-      );
+      if (KINDS.includes('native')) {
+        best.js = Math.max(
+          best.js,
+          measure(slice, ts.length, () => {
+            for (const b of batches) splitter.push(b);
+          }),
+        );
+      }
+      if (KINDS.includes('ts')) {
+        best.ts = Math.max(
+          best.ts,
+          measure(slice, ts.length, () => {
+            for (const b of batches) tsSplitter.push(b);
+          }),
+        );
+      }
+      if (!KINDS.includes('c')) continue;
       const c = JSON.parse(
         execFileSync(bound, [file, String(slice), map], { encoding: 'utf8' }),
       ) as {

@@ -56,3 +56,29 @@ export function unescapeRbsp(nal: Buffer): Buffer {
   }
   return out.subarray(0, n);
 }
+
+/** H.264 7.3.2.1.1.1 scaling_list(): read past one list of `size` deltas. */
+export function skipScalingList(r: BitReader, size: number): void {
+  let last = 8;
+  let next = 8;
+  for (let j = 0; j < size; j++) {
+    if (next !== 0) next = (last + r.se() + 256) % 256;
+    last = next === 0 ? last : next;
+  }
+}
+
+/** HEVC 7.3.3 profile_tier_level(1, maxSubLayersMinus1) after the 96 general bits: read past
+ *  the sub-layer flags, their alignment and the sub-layer profiles and levels. */
+export function skipSubLayers(r: BitReader, maxSubLayersMinus1: number): void {
+  const subProfile: boolean[] = [];
+  const subLevel: boolean[] = [];
+  for (let i = 0; i < maxSubLayersMinus1; i++) {
+    subProfile.push(r.flag());
+    subLevel.push(r.flag());
+  }
+  if (maxSubLayersMinus1 > 0) for (let i = maxSubLayersMinus1; i < 8; i++) r.skip(2);
+  for (let i = 0; i < maxSubLayersMinus1; i++) {
+    if (subProfile[i]) r.skip(88);
+    if (subLevel[i]) r.skip(8);
+  }
+}

@@ -103,6 +103,21 @@ export function installDefaultMetrics(registry: Registry): void {
   for (const name of DEFAULT_METRICS_DROPPED) registry.removeSingleMetric(name);
 }
 
+/** A counter whose total is kept elsewhere (`read`), brought up to it at each scrape. */
+function totalCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const v = read();
+      if (v > seen) this.inc(v - seen);
+      seen = v;
+    },
+  });
+}
+
 /** The native live engine's counters (src/native/live-http.ts), read at each scrape. */
 export function installLiveDeliveryMetrics(
   registry: Registry,
@@ -117,19 +132,8 @@ export function installLiveDeliveryMetrics(
       this.set(stats().connections);
     },
   });
-  const counter = (name: string, help: string, key: keyof LiveDeliveryStats) => {
-    let seen = 0;
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        const v = stats()[key];
-        if (v > seen) this.inc(v - seen);
-        seen = v;
-      },
-    });
-  };
+  const counter = (name: string, help: string, key: keyof LiveDeliveryStats) =>
+    totalCounter(registry, name, help, () => stats()[key]);
   counter(
     'sluice_live_delivery_responses_total',
     'Responses sent by the native live delivery engine',
@@ -165,19 +169,8 @@ export function installSegmentPoolMetrics(registry: Registry, stats: () => PoolS
       this.set(stats().freeBytes);
     },
   });
-  const counter = (name: string, help: string, key: 'allocated' | 'reused') => {
-    let seen = 0;
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        const v = stats()[key];
-        if (v > seen) this.inc(v - seen);
-        seen = v;
-      },
-    });
-  };
+  const counter = (name: string, help: string, key: 'allocated' | 'reused') =>
+    totalCounter(registry, name, help, () => stats()[key]);
   counter(
     'sluice_ott_segment_pool_allocated_total',
     'Segment blocks allocated (no free block of the size was at hand)',

@@ -1,5 +1,4 @@
 // Annex B helpers for codec headers; the bit reader itself is src/util/bits.ts.
-export { BitReader, unescapeRbsp } from '../../util/bits.ts';
 
 /** Split an Annex B byte stream into NAL units (start codes removed). The start codes are
  *  found with Buffer.indexOf (native search), not a byte loop: slices are most of the bytes. */

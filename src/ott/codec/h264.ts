@@ -1,6 +1,6 @@
 // H.264 access units: NAL types that matter for segmenting (IDR, recovery point SEI), the SPS
 // fields a playlist and an avcC need (profile, level, size, frame rate), and the avcC box body.
-import { BitReader, unescapeRbsp } from './bits.ts';
+import { BitReader, skipScalingList, unescapeRbsp } from '../../util/bits.ts';
 
 export const NAL_SLICE = 1;
 export const NAL_IDR = 5;
@@ -32,15 +32,6 @@ export function h264IsRandomAccess(nals: Buffer[]): boolean {
     if (t === NAL_SEI && nal[1] === SEI_RECOVERY_POINT) return true;
   }
   return false;
-}
-
-function skipScalingList(r: BitReader, size: number): void {
-  let last = 8;
-  let next = 8;
-  for (let j = 0; j < size; j++) {
-    if (next !== 0) next = (last + r.se() + 256) % 256;
-    last = next === 0 ? last : next;
-  }
 }
 
 export function parseH264Sps(nal: Buffer): VideoParams {

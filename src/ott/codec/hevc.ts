@@ -1,6 +1,6 @@
 // HEVC access units: NAL types for random access (IDR/CRA/BLA), the SPS fields for playlists
 // and the sample entry, and the hvcC box body (ISO/IEC 14496-15 8.3.3.1).
-import { BitReader, unescapeRbsp } from './bits.ts';
+import { BitReader, skipSubLayers, unescapeRbsp } from '../../util/bits.ts';
 import type { VideoParams } from './h264.ts';
 
 export const HEVC_IRAP_FIRST = 16; // BLA_W_LP
@@ -40,17 +40,7 @@ export function parseHevcSps(nal: Buffer): HevcSps {
   const temporalIdNested = r.flag();
   const ptl = Buffer.from(rbsp.subarray(1, 13));
   r.skip(96); // general profile_tier_level
-  const subProfile: boolean[] = [];
-  const subLevel: boolean[] = [];
-  for (let i = 0; i < maxSubLayersMinus1; i++) {
-    subProfile.push(r.flag());
-    subLevel.push(r.flag());
-  }
-  if (maxSubLayersMinus1 > 0) for (let i = maxSubLayersMinus1; i < 8; i++) r.skip(2);
-  for (let i = 0; i < maxSubLayersMinus1; i++) {
-    if (subProfile[i]) r.skip(88);
-    if (subLevel[i]) r.skip(8);
-  }
+  skipSubLayers(r, maxSubLayersMinus1);
   r.ue(); // sps id
   const chromaFormat = r.ue();
   if (chromaFormat === 3) r.skip(1);

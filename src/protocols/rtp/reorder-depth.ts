@@ -4,7 +4,7 @@
 // that cannot have B-frames (Baseline, the intra profiles), else unknown. HEVC: the SPS's
 // sps_max_num_reorder_pics of the highest sub-layer (always present). Used to give RTP video,
 // which carries presentation times only, decoding times (src/protocols/rtp/dts.ts).
-import { BitReader, unescapeRbsp } from '../../util/bits.ts';
+import { BitReader, skipScalingList, skipSubLayers, unescapeRbsp } from '../../util/bits.ts';
 
 const H264_NAL_SPS = 7;
 const HEVC_NAL_SPS = 33;
@@ -82,7 +82,7 @@ function h264(nal: Uint8Array): number | undefined {
     r.skip(1);
     if (r.flag()) {
       for (let i = 0; i < (chroma === 3 ? 12 : 8); i++) {
-        if (r.flag()) scalingList(r, i < 6 ? 16 : 64);
+        if (r.flag()) skipScalingList(r, i < 6 ? 16 : 64);
       }
     }
   }
@@ -111,15 +111,6 @@ function h264(nal: Uint8Array): number | undefined {
   if (profile === H264_BASELINE || profile === H264_CAVLC444_INTRA) return 0;
   if ((constraints & 0x10) !== 0 && [100, 110, 122, 244].includes(profile)) return 0;
   return undefined;
-}
-
-function scalingList(r: BitReader, size: number): void {
-  let last = 8;
-  let next = 8;
-  for (let j = 0; j < size; j++) {
-    if (next !== 0) next = (last + r.se() + 256) % 256;
-    last = next === 0 ? last : next;
-  }
 }
 
 /** E.1.1 vui_parameters() up to max_num_reorder_frames. */
@@ -170,17 +161,7 @@ function hevc(nal: Uint8Array): number | undefined {
   const maxSubLayersMinus1 = r.u(3);
   r.skip(1); // temporal_id_nesting
   r.skip(96); // general profile, tier, level
-  const subProfile: boolean[] = [];
-  const subLevel: boolean[] = [];
-  for (let i = 0; i < maxSubLayersMinus1; i++) {
-    subProfile.push(r.flag());
-    subLevel.push(r.flag());
-  }
-  if (maxSubLayersMinus1 > 0) for (let i = maxSubLayersMinus1; i < 8; i++) r.skip(2);
-  for (let i = 0; i < maxSubLayersMinus1; i++) {
-    if (subProfile[i]) r.skip(88);
-    if (subLevel[i]) r.skip(8);
-  }
+  skipSubLayers(r, maxSubLayersMinus1);
   r.ue(); // sps_seq_parameter_set_id
   if (r.ue() === 3) r.skip(1); // chroma_format_idc, separate_colour_plane_flag
   r.ue(); // width

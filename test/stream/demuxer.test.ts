@@ -3,9 +3,6 @@
 // `mpts: true` stream; three demuxer streams, one per programme, read over HTTP-TS and probed
 // by ffprobe. Then a crafted multiplex driven by hand: a PMT version change followed, a
 // programme that leaves the PAT faults the input, and its return is spliced.
-import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
@@ -14,10 +11,10 @@ import { BusHub } from '../../src/engine/hub.ts';
 import { splitterConsumers } from '../../src/inputs/demuxer/shared.ts';
 import { crc32 } from '../../src/mpegts/crc.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
+import { captureHttp, makeMpts, probePrograms } from '../helpers/mpts.ts';
 import { httpFor, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { packet, pat, pmt, psiPackets, section } from '../helpers/ts-craft.ts';
 
-const PKT = 188;
 const dir = tempDir(t, 'sluice-demux-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
@@ -61,149 +58,32 @@ function eitSection(service: number, name: string): Buffer {
 
 /** ffmpeg's MPTS (101: H.264 + AAC, 102: MPEG-2 + MP2, 103: H.264 + AC-3) with EIT for each
  *  service woven in after every PAT. */
-function makeMpts(seconds: number): string {
-  const raw = join(dir, 'raw.ts');
-  const lavfi = (i: number) => [
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=size=160x120:rate=25:duration=${seconds}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=frequency=${400 + i * 100}:sample_rate=48000:duration=${seconds}`,
-  ];
-  const r = spawnSync('ffmpeg', [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-y',
-    ...lavfi(0),
-    ...lavfi(1),
-    ...lavfi(2),
-    '-map',
-    '0',
-    '-map',
-    '1',
-    '-map',
-    '2',
-    '-map',
-    '3',
-    '-map',
-    '4',
-    '-map',
-    '5',
-    '-c:v:0',
-    'libx264',
-    '-c:v:1',
-    'mpeg2video',
-    '-c:v:2',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-g',
-    '25',
-    '-c:a:0',
-    'aac',
-    '-c:a:1',
-    'mp2',
-    '-c:a:2',
-    'ac3',
-    '-program',
-    'program_num=101:title=Channel One:st=0:st=1',
-    '-program',
-    'program_num=102:title=Channel Two:st=2:st=3',
-    '-program',
-    'program_num=103:title=Channel Three:st=4:st=5',
-    '-metadata',
-    'service_provider=Sluice',
-    '-f',
-    'mpegts',
-    raw,
-  ]);
-  if (r.status !== 0) throw new Error(`ffmpeg: ${r.stderr}`);
-  const ts = readFileSync(raw);
-  const cc = { n: 0 };
-  const eit = [
-    eitSection(101, 'News at one'),
-    eitSection(102, 'Film at two'),
-    eitSection(103, 'Sport at three'),
-  ];
-  const out: Buffer[] = [];
-  for (let o = 0; o + PKT <= ts.length; o += PKT) {
-    out.push(ts.subarray(o, o + PKT));
-    const pid = ((ts[o + 1]! & 0x1f) << 8) | ts[o + 2]!;
-    if (pid === 0 && (ts[o + 1]! & 0x40) !== 0) out.push(...psiPackets(0x12, eit, cc));
-  }
+function mpts(seconds: number): string {
   const file = join(dir, 'mpts.ts');
-  writeFileSync(file, Buffer.concat(out));
+  makeMpts(
+    file,
+    [
+      { pnr: 101, title: 'Channel One', video: 'libx264', audio: 'aac' },
+      { pnr: 102, title: 'Channel Two', video: 'mpeg2video', audio: 'mp2' },
+      { pnr: 103, title: 'Channel Three', video: 'libx264', audio: 'ac3' },
+    ],
+    seconds,
+    [
+      eitSection(101, 'News at one'),
+      eitSection(102, 'Film at two'),
+      eitSection(103, 'Sport at three'),
+    ],
+  );
   return file;
 }
 
-interface Probe {
-  programs: {
-    program_num: number;
-    tags?: { service_name?: string };
-    streams: { codec_name: string }[];
-  }[];
-}
-
-async function probe(url: string): Promise<Probe> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(
-      'ffprobe',
-      [
-        '-v',
-        'error',
-        '-show_programs',
-        '-of',
-        'json',
-        '-rw_timeout',
-        '8000000',
-        '-analyzeduration',
-        '3000000',
-        url,
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`ffprobe ${url}: ${code} ${err}`));
-      else resolve(JSON.parse(out) as Probe);
-    });
-  });
-}
-
-/** About `bytes` of a stream's HTTP-TS output. */
-async function capture(name: string, bytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let n = 0;
-    const req = http.get(`${base}/${name}/mpegts`, (res) =>
-      res.on('data', (d: Buffer) => {
-        parts.push(d);
-        n += d.length;
-        if (n >= bytes) {
-          req.destroy();
-          resolve(Buffer.concat(parts));
-        }
-      }),
-    );
-    req.on('error', reject);
-  });
-}
+const probe = probePrograms;
+const capture = (name: string, bytes: number) => captureHttp(`${base}/${name}/mpegts`, bytes);
 
 t.test(
   'three demuxers on one ffmpeg MPTS: one programme each, its codecs, SDT and EIT',
   async (t) => {
-    const file = makeMpts(4);
+    const file = mpts(4);
     const src = await stream({
       id: 7,
       'stream-name': 'mux',
@@ -231,9 +111,9 @@ t.test(
     t.equal(splitterConsumers(src.hub), 3, 'one shared splitter with three consumers');
     t.equal(src.hub.size, 2, 'the multiplex bus has one splitter subscribed (plus HTTP-TS)');
     for (const w of want) {
-      const p = await probe(`${base}/ch${w.pnr}/mpegts`);
-      t.equal(p.programs.length, 1, `ch${w.pnr}: exactly one programme`);
-      const prog = p.programs[0]!;
+      const programs = await probe(`${base}/ch${w.pnr}/mpegts`);
+      t.equal(programs.length, 1, `ch${w.pnr}: exactly one programme`);
+      const prog = programs[0]!;
       t.equal(prog.program_num, w.pnr);
       t.equal(prog.tags?.service_name, w.name, `ch${w.pnr}: its service name from the SDT`);
       t.same(prog.streams.map((s) => s.codec_name).sort(), w.codecs, `ch${w.pnr}: its codecs`);

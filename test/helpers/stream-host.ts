@@ -155,6 +155,42 @@ export async function openStream(
   return inst;
 }
 
+/**
+ * Streams that read each other's buses (demuxer, muxer, transcoder): each stream opened by
+ * `open` is found by `host.lookup('stream', id)`, as the stream driver registry finds it in the
+ * server, and closed (and forgotten) when `t` ends or by `close`. `extra` answers keys of its
+ * own first (a crafted bus standing in for a stream).
+ */
+export function streamSet(
+  t: TapLike,
+  host: Host,
+  extra?: (key: string) => unknown,
+): {
+  open(spec: Record<string, unknown>): Promise<StreamInstance>;
+  close(key: string, s: StreamInstance): Promise<void>;
+} {
+  const instances = new Map<string, StreamInstance>();
+  host.lookup = (<T>(kind: string, key: string) =>
+    kind === 'stream'
+      ? ((extra?.(key) ?? instances.get(key)) as T)
+      : undefined) as typeof host.lookup;
+  const close = async (key: string, s: StreamInstance) => {
+    if (instances.get(key) === s) instances.delete(key);
+    await s.close();
+  };
+  return {
+    async open(spec) {
+      const res = streamResource(spec);
+      if (typeof spec['id'] === 'number') res.key = String(spec['id']);
+      const s = (await streamDriver.create(res, host)) as StreamInstance;
+      instances.set(res.key, s);
+      t.teardown(() => close(res.key, s));
+      return s;
+    },
+    close,
+  };
+}
+
 /** Start a peer process, killed on teardown. */
 export function peer(t: TapLike, cmd: string, args: string[]): ChildProcess {
   const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });

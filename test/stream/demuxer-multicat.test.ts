@@ -13,8 +13,6 @@ import Fastify from 'fastify';
 import t from 'tap';
 import { epgRoutes } from '../../src/api/routes/epg.ts';
 import { epgDriver } from '../../src/drivers/epg.ts';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
-import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { EPG_SERVICE } from '../../src/epg/runtime.ts';
 import { applied } from '../helpers/desired.ts';
 import { eitSection, shortEvent } from '../helpers/epg-eit.ts';
@@ -29,7 +27,7 @@ import {
   freePort,
   httpFor,
   makeHost,
-  streamResource,
+  streamSet,
   tempDir,
   waitFor,
 } from '../helpers/stream-host.ts';
@@ -45,21 +43,7 @@ const NEW_PID = 0x150;
 const dir = tempDir(t, 'sluice-demux-mc-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream' ? (instances.get(key) as T) : undefined) as typeof host.lookup;
-
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  if (typeof spec['id'] === 'number') res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(async () => {
-    instances.delete(res.key);
-    await s.close();
-  });
-  return s;
-}
+const { open: stream } = streamSet(t, host);
 
 /** HEVC for the fourth programme when this ffmpeg has libx265, else H.264 + MP2. */
 const HAS_X265 = spawnSync('ffmpeg', ['-hide_banner', '-encoders'], {

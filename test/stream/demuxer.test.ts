@@ -5,37 +5,21 @@
 // programme that leaves the PAT faults the input, and its return is spliced.
 import { join } from 'node:path';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
-import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { BusHub } from '../../src/engine/hub.ts';
 import { splitterConsumers } from '../../src/inputs/demuxer/shared.ts';
 import { crc32 } from '../../src/mpegts/crc.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
 import { captureHttp, makeMpts, probePrograms } from '../helpers/mpts.ts';
-import { httpFor, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
+import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { packet, pat, pmt, psiPackets, section } from '../helpers/ts-craft.ts';
 
 const dir = tempDir(t, 'sluice-demux-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
 const crafted = new Map<string, BusHub>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream'
-    ? ((crafted.has(key) ? { hub: crafted.get(key) } : instances.get(key)) as T)
-    : undefined) as typeof host.lookup;
-
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  if (typeof spec['id'] === 'number') res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(async () => {
-    instances.delete(res.key);
-    await s.close();
-  });
-  return s;
-}
+const { open: stream } = streamSet(t, host, (key) =>
+  crafted.has(key) ? { hub: crafted.get(key) } : undefined,
+);
 
 /** An EIT p/f actual section for `service` with one event named `name`. */
 function eitSection(service: number, name: string): Buffer {

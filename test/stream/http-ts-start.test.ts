@@ -101,7 +101,12 @@ t.test(
         return true;
       };
       fan.serve(c.reply);
-      return { ...c, complete: () => pending.splice(0).forEach((cb) => cb()) };
+      return {
+        ...c,
+        complete: () => {
+          for (const cb of pending.splice(0)) cb();
+        },
+      };
     };
     const a = client();
     const b = client();

@@ -8,14 +8,12 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
-import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { parseNit } from '../../src/mpegts/nit.ts';
 import { NULL_PID, pid as pidOf, TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
 import { parseDescriptors, parsePat, parsePmt } from '../../src/mpegts/psi.ts';
 import { parseSdt } from '../../src/mpegts/sdt.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
-import { httpFor, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
+import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { pcrAccuracy, sectionsOf } from '../helpers/ts-measure.ts';
 
 const RATE_KBPS = 2100;
@@ -23,23 +21,7 @@ const CBR_WINDOW_MS = 10_000;
 const dir = tempDir(t, 'sluice-muxer-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream' ? (instances.get(key) as T) : undefined) as typeof host.lookup;
-
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  if (typeof spec['id'] === 'number') res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(() => stop(res.key, s));
-  return s;
-}
-
-async function stop(key: string, s: StreamInstance): Promise<void> {
-  if (instances.get(key) === s) instances.delete(key);
-  await s.close();
-}
+const { open: stream, close: stop } = streamSet(t, host);
 
 interface Probe {
   programs: {

@@ -8,32 +8,16 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
-import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { encodePnr } from '../../src/inputs/demuxer/input.ts';
 import { splitterConsumers, t2miPlps } from '../../src/inputs/demuxer/shared.ts';
 import { makeLavfiTs } from '../helpers/ffmpeg.ts';
-import { httpFor, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
+import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { encodeOuter } from '../helpers/t2mi-encode.ts';
 
 const dir = tempDir(t, 'sluice-t2mi-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream' ? (instances.get(key) as T) : undefined) as typeof host.lookup;
-
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  if (typeof spec['id'] === 'number') res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(async () => {
-    instances.delete(res.key);
-    await s.close();
-  });
-  return s;
-}
+const { open: stream } = streamSet(t, host);
 
 interface Probe {
   programs: { program_num: number; streams: { codec_name: string }[] }[];

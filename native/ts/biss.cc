@@ -333,7 +333,8 @@ void BissDescrambler::Remap() {
     ChooseCarrier();
   }
   // Carrier targets first: the carrier PID is theirs even when a programme target's PMT lists
-  // it too (that programme goes without it).
+  // it too (that programme goes without it). Every PLP shares the one carrier: the first
+  // carrier target takes it, a later one is left without PIDs.
   for (size_t i = 0; i < targets_.size(); i++) {
     BissTargetStats& st = targets_[i].st;
     if (st.pnr >= 0) continue;
@@ -343,6 +344,7 @@ void BissDescrambler::Remap() {
     st.pids.clear();
     if (carrier_ < 0) continue;
     PidState& ps = pids_[carrier_];
+    if (ps.carrier) continue;  // an earlier carrier target has it (one carrier, one key)
     ps.target = static_cast<int16_t>(i);
     ps.pes = false;
     ps.carrier = true;

@@ -193,6 +193,21 @@ t.test('a T2-MI carrier target (-(n+1)): the carrier PID descrambled byte-exact'
   t.ok(st.targets[0]!.pesBad > 20 && st.targets[0]!.pesOk < 3, 'T2-MI headers are noise');
   t.same(st.stillScrambledPids, [0x1000]);
   t.notOk(buf.equals(outer));
+  // Two carrier targets: the first takes the one carrier with its key, the second gets none.
+  const two = new BissDescrambler([
+    { pnr: -1, key: KEY1 },
+    { pnr: -2, key: KEYE },
+  ]);
+  const b2 = Buffer.from(s);
+  two.process(b2);
+  t.ok(b2.equals(outer), 'descrambled with the first carrier target’s key');
+  t.same(
+    two.stats().targets.map((x) => [x.pnr, x.state, x.pids, x.descrambled > 0]),
+    [
+      [-1, 'descrambling', [0x1000], true],
+      [-2, 'waiting', [], false],
+    ],
+  );
   // No carrier in the multiplex: "not in multiplex" once every PMT was read.
   const plain = new BissDescrambler([{ pnr: -1, key: KEY1 }]);
   const c = Buffer.from(clear);

@@ -48,6 +48,8 @@ function constraints(name: string, s: SchemaNode, required: Set<string>): string
     const items = (s['items'] ?? {}) as SchemaNode;
     const ir = range(items);
     if (ir) out.push(`each ${ir}`);
+    const not = items['not'] as SchemaNode | undefined;
+    if (not && 'const' in not) out.push(`each not ${String(not['const'])}`);
     if (items['minLength'] !== undefined) out.push(`each minLength ${items['minLength']}`);
     if (typeof items['pattern'] === 'string') {
       out.push(`each ${String(items['x-pattern-text'] ?? `pattern \`${items['pattern']}\``)}`);

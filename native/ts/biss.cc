@@ -39,6 +39,62 @@ size_t PayloadOffset(const uint8_t* p) {
   return off < kPacket ? off : kPacket;
 }
 
+/** A T2-MI carrier in a PMT (as src/mpegts/t2mi.ts reads it): stream_type 0x06 with an
+ *  extension descriptor (0x7F) whose descriptor_tag_extension is 0x11 (T2MI_descriptor). */
+constexpr uint8_t kT2miStreamType = 0x06;
+constexpr uint8_t kExtensionDescriptor = 0x7F;
+constexpr uint8_t kExtensionT2mi = 0x11;
+
+/** The T2-MI carrier PIDs a PMT section (CRC checked) signals. */
+std::vector<uint16_t> T2miCarriers(const uint8_t* s, size_t len) {
+  std::vector<uint16_t> out;
+  if (len < 16) return out;
+  const size_t end = len - 4;  // before the CRC
+  size_t i = 12 + (((s[10] & 0x0F) << 8) | s[11]);
+  while (i + 5 <= end) {
+    const uint8_t type = s[i];
+    const uint16_t pid = static_cast<uint16_t>(((s[i + 1] & 0x1F) << 8) | s[i + 2]);
+    const size_t infoEnd = i + 5 + (((s[i + 3] & 0x0F) << 8) | s[i + 4]);
+    if (infoEnd > end) break;
+    bool t2mi = false;
+    for (size_t d = i + 5; d + 2 <= infoEnd;) {
+      const size_t dl = s[d + 1];
+      if (d + 2 + dl > infoEnd) break;
+      if (s[d] == kExtensionDescriptor && dl >= 1 && s[d + 2] == kExtensionT2mi) t2mi = true;
+      d += 2 + dl;
+    }
+    if (type == kT2miStreamType && t2mi && pid > 0x1F && pid != 0x1FFF) out.push_back(pid);
+    i = infoEnd;
+  }
+  return out;
+}
+
+/** T2-MI packet_type values of ETSI TS 102 773 (table 2). */
+bool KnownT2miType(uint8_t t) {
+  switch (t) {
+    case 0x00: case 0x01: case 0x02:              // BBFrame, auxiliary I/Q, cell insertion
+    case 0x10: case 0x11: case 0x12:              // L1-current, L1-future, P2 bias balancing
+    case 0x20: case 0x21:                         // timestamp, individual addressing
+    case 0x30: case 0x31: case 0x32: case 0x33:   // FEF parts
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The check of a carrier's unit-start packet after descrambling (payload = pointer_field and
+ *  on): 1 when a plausible T2-MI header starts where the pointer_field says (a known
+ *  packet_type, the rfu bits around t2mi_stream_id zero), 0 when not or when the pointer_field
+ *  points past the packet, -1 when the header runs past the packet (not judged). */
+int T2miHeadCheck(const uint8_t* d, size_t len) {
+  if (len < 1) return -1;
+  const size_t at = 1 + static_cast<size_t>(d[0]);
+  if (at >= len) return 0;
+  if (at + 4 > len) return -1;
+  const uint8_t* h = d + at;
+  return KnownT2miType(h[0]) && (h[2] & 0x0F) == 0 && (h[3] & 0xF8) == 0 ? 1 : 0;
+}
+
 }  // namespace
 
 unsigned BissDescrambler::BatchSize() { return dvbcsa_bs_batch_size(); }
@@ -61,6 +117,7 @@ BissDescrambler::BissDescrambler(const std::vector<BissTargetConfig>& targets)
       slot.meta.assign(batchSize_, 0);
     }
     t.slot = k;
+    if (t.st.pnr < 0) wantCarrier_ = true;
   }
   pids_[0].psi = true;
 }
@@ -128,6 +185,15 @@ void BissDescrambler::Flush(KeySlot& k) {
         st->checked = true;
         (ps.bad ? st->pesBad : st->pesOk)++;
       }
+    } else if ((k.meta[e] & kUnitStart) && ps.carrier) {
+      const int ok = T2miHeadCheck(k.batch[e].data, k.batch[e].len);
+      if (ok >= 0) {
+        ps.bad = ok == 0;
+        if (st) {
+          st->checked = true;
+          (ps.bad ? st->pesBad : st->pesOk)++;
+        }
+      }
     }
     if (ps.bad && st) st->stillScrambled++;
     ps.scrambledOut = ps.bad;
@@ -189,6 +255,17 @@ void BissDescrambler::OnSection(uint16_t pid, const uint8_t* s, size_t len) {
   if (s[0] != 0x02) return;
   PmtInfo pmt;
   if (!ParsePmt(s, len, &pmt)) return;
+  if (wantCarrier_ && (s[5] & 1)) {
+    auto pmtIt = carriers_.find(pid);
+    if (pmtIt != carriers_.end()) {
+      std::vector<uint16_t> found = T2miCarriers(s, len);
+      auto it = pmtIt->second.find(pmt.pnr);
+      if (it == pmtIt->second.end() || it->second != found) {
+        pmtIt->second[pmt.pnr] = std::move(found);
+        Remap();
+      }
+    }
+  }
   for (size_t i = 0; i < targets_.size(); i++) {
     if (targets_[i].st.pnr != pmt.pnr || targets_[i].st.pmtPid != pid) continue;
     std::vector<std::pair<uint16_t, bool>> es;
@@ -203,16 +280,79 @@ void BissDescrambler::OnSection(uint16_t pid, const uint8_t* s, size_t len) {
   }
 }
 
+/** The carrier from the PMTs read, as the T2-MI reader picks it: the lowest PID any PMT of the
+ *  PAT signals. Absent once every PMT of the (complete) PAT was read without one. */
+void BissDescrambler::ChooseCarrier() {
+  carrier_ = -1;
+  carrierPmt_ = -1;
+  bool allRead = patSeen_;
+  for (const PatEntry& e : pat_) {
+    if (e.pnr == 0 || e.pid < 0x20 || e.pid >= 0x1FFF) continue;
+    auto it = carriers_.find(e.pid);
+    if (it == carriers_.end() || it->second.empty()) {
+      allRead = false;
+      continue;
+    }
+    for (const auto& [pnr, list] : it->second) {
+      for (uint16_t c : list) {
+        if (carrier_ < 0 || c < carrier_) {
+          carrier_ = c;
+          carrierPmt_ = e.pid;
+        }
+      }
+    }
+  }
+  carrierAbsent_ = allRead && carrier_ < 0;
+}
+
 /** Rebuilds the PID roles from the PAT and the targets' PMTs. */
 void BissDescrambler::Remap() {
   for (PidState& ps : pids_) {
     ps.target = -1;
     ps.pes = false;
+    ps.carrier = false;
     ps.psi = false;
   }
   pids_[0].psi = true;
+  if (wantCarrier_) {
+    // Every PMT of the PAT is read for the carrier; PMT PIDs gone from it are forgotten.
+    std::unordered_map<uint16_t, std::unordered_map<uint16_t, std::vector<uint16_t>>> kept;
+    for (const PatEntry& e : pat_) {
+      if (e.pnr == 0 || e.pid < 0x20 || e.pid >= 0x1FFF) continue;
+      auto it = carriers_.find(e.pid);
+      if (it != carriers_.end()) {
+        kept[e.pid] = std::move(it->second);
+        carriers_.erase(it);
+      } else {
+        kept[e.pid];
+      }
+      pids_[e.pid].psi = true;
+    }
+    for (const auto& [pid, m] : carriers_) asm_.erase(pid);
+    carriers_ = std::move(kept);
+    ChooseCarrier();
+  }
+  // Carrier targets first: the carrier PID is theirs even when a programme target's PMT lists
+  // it too (that programme goes without it). Every PLP shares the one carrier: the first
+  // carrier target takes it, a later one is left without PIDs.
   for (size_t i = 0; i < targets_.size(); i++) {
     BissTargetStats& st = targets_[i].st;
+    if (st.pnr >= 0) continue;
+    st.inPat = carrier_ >= 0;
+    st.absent = carrierAbsent_;
+    st.pmtPid = carrierPmt_;
+    st.pids.clear();
+    if (carrier_ < 0) continue;
+    PidState& ps = pids_[carrier_];
+    if (ps.carrier) continue;  // an earlier carrier target has it (one carrier, one key)
+    ps.target = static_cast<int16_t>(i);
+    ps.pes = false;
+    ps.carrier = true;
+    st.pids.push_back(static_cast<uint16_t>(carrier_));
+  }
+  for (size_t i = 0; i < targets_.size(); i++) {
+    BissTargetStats& st = targets_[i].st;
+    if (st.pnr < 0) continue;
     int pmtPid = -1;
     for (const PatEntry& e : pat_) {
       if (e.pnr == st.pnr && e.pnr != 0 && e.pid >= 0x20 && e.pid < 0x1FFF) pmtPid = e.pid;
@@ -227,6 +367,7 @@ void BissDescrambler::Remap() {
     if (pmtPid >= 0) pids_[pmtPid].psi = true;
     st.pids.clear();
     for (const auto& [pid, pes] : es_[i]) {
+      if (pids_[pid].carrier) continue;
       pids_[pid].target = static_cast<int16_t>(i);
       pids_[pid].pes = pes;
       st.pids.push_back(pid);

@@ -2,7 +2,10 @@
 // control word per programme, the same for even and odd packets, over libdvbcsa's bitslice
 // batch API. The descrambler follows the PAT and the targets' PMTs itself, so it finds each
 // programme's elementary PIDs without help; a caller feeds it aligned 188-byte packets and it
-// descrambles their payloads in place. No N-API here (biss_wrap.{h,cc} is the class over it).
+// descrambles their payloads in place. A target may also be the T2-MI carrier of the multiplex
+// (pnr -(n+1), spec 1's form for PLP n): it takes the carrier PID found as the T2-MI reader
+// finds it (src/mpegts/t2mi.ts: the lowest PID of stream_type 0x06 with a T2MI_descriptor
+// across every PMT of the PAT). No N-API here (biss_wrap.{h,cc} is the class over it).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,22 +19,26 @@
 
 namespace sluice::ts {
 
-/** One descrambling target: a programme number and its 8-byte control word. */
+/** One descrambling target: a programme number (1..65535) or a T2-MI carrier (-(n+1) for
+ *  PLP n; every PLP of a carrier shares it) and its 8-byte control word. */
 struct BissTargetConfig {
-  uint16_t pnr = 0;
+  int32_t pnr = 0;
   uint8_t cw[8] = {};
 };
 
 /** What one target saw (counters since the descrambler was made). */
 struct BissTargetStats {
-  uint16_t pnr = 0;
-  /** PMT PID from the PAT; -1 while unknown. */
+  int32_t pnr = 0;
+  /** PMT PID from the PAT; -1 while unknown. A carrier: the PMT PID that signals it. */
   int pmtPid = -1;
-  /** The programme is in the last PAT (false also before the first PAT). */
+  /** The programme is in the last PAT (false also before the first PAT). A carrier: found. */
   bool inPat = false;
+  /** A carrier target: every PMT of a complete PAT was read and none signals a carrier. */
+  bool absent = false;
   std::vector<uint16_t> pids;
   uint64_t descrambled = 0;
-  /** PES starts (unit-start packets of a PES PID) checked after descrambling: 00 00 01 or not. */
+  /** PES starts (unit-start packets of a PES PID) checked after descrambling: 00 00 01 or not.
+   *  A carrier: T2-MI packet headers where the pointer_field says one starts (see IsT2miHead). */
   uint64_t pesOk = 0;
   uint64_t pesBad = 0;
   /** Packets descrambled into no PES start (a wrong key), the one that failed and the rest
@@ -91,6 +98,7 @@ class BissDescrambler {
   struct PidState {
     int16_t target = -1;   // index into targets_ of the ES PID, -1 none
     bool pes = false;      // the PMT's stream type carries PES (the 00 00 01 check applies)
+    bool carrier = false;  // a carrier target's PID (the T2-MI header check applies)
     bool psi = false;      // PAT or a target's PMT PID
     bool bad = false;      // the last PES start on it did not descramble
     bool scrambledOut = false;  // the last payload packet left scrambled
@@ -114,6 +122,13 @@ class BissDescrambler {
   std::vector<std::vector<PatEntry>> patSections_;
   /** Per target: its PMT's streams (pid, carries PES). */
   std::vector<std::vector<std::pair<uint16_t, bool>>> es_;
+  /** With a carrier target: PMT PID → programme → the T2-MI carriers its PMT signals (every
+   *  PMT of the PAT is read), and the carrier chosen from them (-1 none) with its PMT PID. */
+  bool wantCarrier_ = false;
+  std::unordered_map<uint16_t, std::unordered_map<uint16_t, std::vector<uint16_t>>> carriers_;
+  int carrier_ = -1, carrierPmt_ = -1;
+  bool carrierAbsent_ = false;
+  void ChooseCarrier();
   BissStats stats_;
   unsigned batchSize_ = 0;
 };

@@ -36,7 +36,7 @@ Napi::Function BissDescramblerWrap::Define(Napi::Env env) {
                      });
 }
 
-// new BissDescrambler([{ pnr, cw: Buffer(8) }, …])
+// new BissDescrambler([{ pnr, cw: Buffer(8) }, …]); pnr < 0: the T2-MI carrier
 BissDescramblerWrap::BissDescramblerWrap(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<BissDescramblerWrap>(info) {
   Napi::Env env = info.Env();
@@ -52,7 +52,8 @@ BissDescramblerWrap::BissDescramblerWrap(const Napi::CallbackInfo& info)
     ts::BissTargetConfig t;
     Napi::Value pnr = o.Get("pnr");
     if (!pnr.IsNumber()) throw CodedError(env, "ERR_NATIVE_ARG", "a target needs a pnr");
-    t.pnr = static_cast<uint16_t>(pnr.As<Napi::Number>().Uint32Value());
+    // 1..65535 a programme, -(n+1) the T2-MI carrier (checked by the façade).
+    t.pnr = pnr.As<Napi::Number>().Int32Value();
     ControlWord(env, o.Get("cw"), t.cw);
     targets.push_back(t);
   }
@@ -92,6 +93,7 @@ Napi::Value BissDescramblerWrap::Stats(const Napi::CallbackInfo& info) {
     x.Set("pnr", Napi::Number::New(env, t.pnr));
     x.Set("pmtPid", Napi::Number::New(env, t.pmtPid));
     x.Set("inPat", Napi::Boolean::New(env, t.inPat));
+    x.Set("absent", Napi::Boolean::New(env, t.absent));
     x.Set("pids", PidArray(env, t.pids));
     x.Set("descrambled", Napi::Number::New(env, static_cast<double>(t.descrambled)));
     x.Set("pesOk", Napi::Number::New(env, static_cast<double>(t.pesOk)));

@@ -57,6 +57,7 @@ export const ANNOTATIONS = [
   'x-when',
   'x-pattern-text',
   'x-minimum-text',
+  'x-not-text',
   'x-same-length',
   'x-unique-member',
 ];

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '914cee4b2e48febf693fa79af96e312c3e183099b7a6cec7d433cc278e328e76';
+  'e622004a9f9c5715783201e45d6f58bbf0fdf3580243526278fdefb75a00bb58';
 
 /** Server */
 export interface ServerSpec {
@@ -1037,7 +1037,7 @@ export interface StreamSpec {
    */
   note?: string;
   /**
-   * BISS descrambling targets of a multiplex stream (an extension beyond spec 1, which puts it on tuner adapters): programme numbers whose elementary streams are descrambled before the stream's bus
+   * BISS descrambling targets of a multiplex stream (an extension beyond spec 1, which puts it on tuner adapters): positive = programme number whose elementary streams are descrambled, -(n+1) = the T2-MI carrier that brings PLP n (its carrier PID is descrambled); before the stream's bus
    */
   'biss-pnr'?: number[];
   /**

@@ -148,6 +148,11 @@ function translate(
         `${name} must be ${text ?? `text matching ${p['pattern']}`}, got ${show(v)}`,
       );
     }
+    case 'not': {
+      // `"not": { "const": x }` with the words of what is allowed instead.
+      const text = parent['x-not-text'] as string | undefined;
+      return issue('not', `${name} must be ${text ?? 'something else'}, got ${show(v)}`);
+    }
     case 'minItems':
       return issue('minItems', `${name} must have at least ${p['limit']} item(s)`);
     case 'maxItems':

@@ -4728,14 +4728,15 @@ const schema52 = {
     note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
     'biss-pnr': {
       description:
-        "BISS descrambling targets of a multiplex stream (an extension beyond spec 1, which puts it on tuner adapters): programme numbers whose elementary streams are descrambled before the stream's bus",
+        "BISS descrambling targets of a multiplex stream (an extension beyond spec 1, which puts it on tuner adapters): positive = programme number whose elementary streams are descrambled, -(n+1) = the T2-MI carrier that brings PLP n (its carrier PID is descrambled); before the stream's bus",
       type: 'array',
       items: {
         type: 'integer',
-        minimum: 1,
+        minimum: -256,
         maximum: 65535,
-        'x-minimum-text':
-          'a programme number; descrambling inside a T2-MI carrier (-(n+1)) is not supported yet',
+        'x-minimum-text': '-(n+1) is the T2-MI carrier of PLP n, n 0..255',
+        not: { const: 0 },
+        'x-not-text': 'a programme number (1..65535) or a T2-MI carrier target (-(n+1))',
       },
       'x-apply': 'restart',
       'x-when': 'mpts is true',
@@ -19921,9 +19922,48 @@ function validate30(
             }
             errors++;
           }
+          const _errs58 = errors;
+          const _errs59 = errors;
+          if (0 !== data42) {
+            const err57 = {};
+            if (vErrors === null) {
+              vErrors = [err57];
+            } else {
+              vErrors.push(err57);
+            }
+            errors++;
+          }
+          var valid9 = _errs59 === errors;
+          if (valid9) {
+            const err58 = {
+              instancePath: instancePath + '/biss-pnr/' + i1,
+              schemaPath: '#/properties/biss-pnr/items/not',
+              keyword: 'not',
+              params: {},
+              message: 'must NOT be valid',
+              schema: schema52.properties['biss-pnr'].items.not,
+              parentSchema: schema52.properties['biss-pnr'].items,
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          } else {
+            errors = _errs58;
+            if (vErrors !== null) {
+              if (_errs58) {
+                vErrors.length = _errs58;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
           if (typeof data42 == 'number' && isFinite(data42)) {
             if (data42 > 65535 || isNaN(data42)) {
-              const err57 = {
+              const err59 = {
                 instancePath: instancePath + '/biss-pnr/' + i1,
                 schemaPath: '#/properties/biss-pnr/items/maximum',
                 keyword: 'maximum',
@@ -19934,34 +19974,34 @@ function validate30(
                 data: data42,
               };
               if (vErrors === null) {
-                vErrors = [err57];
+                vErrors = [err59];
               } else {
-                vErrors.push(err57);
+                vErrors.push(err59);
               }
               errors++;
             }
-            if (data42 < 1 || isNaN(data42)) {
-              const err58 = {
+            if (data42 < -256 || isNaN(data42)) {
+              const err60 = {
                 instancePath: instancePath + '/biss-pnr/' + i1,
                 schemaPath: '#/properties/biss-pnr/items/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
+                params: { comparison: '>=', limit: -256 },
+                message: 'must be >= -256',
+                schema: -256,
                 parentSchema: schema52.properties['biss-pnr'].items,
                 data: data42,
               };
               if (vErrors === null) {
-                vErrors = [err58];
+                vErrors = [err60];
               } else {
-                vErrors.push(err58);
+                vErrors.push(err60);
               }
               errors++;
             }
           }
         }
       } else {
-        const err59 = {
+        const err61 = {
           instancePath: instancePath + '/biss-pnr',
           schemaPath: '#/properties/biss-pnr/type',
           keyword: 'type',
@@ -19972,9 +20012,9 @@ function validate30(
           data: data41,
         };
         if (vErrors === null) {
-          vErrors = [err59];
+          vErrors = [err61];
         } else {
-          vErrors.push(err59);
+          vErrors.push(err61);
         }
         errors++;
       }
@@ -19987,7 +20027,7 @@ function validate30(
           let data44 = data43[i2];
           if (typeof data44 === 'string') {
             if (!pattern6.test(data44)) {
-              const err60 = {
+              const err62 = {
                 instancePath: instancePath + '/biss-key/' + i2,
                 schemaPath: '#/properties/biss-key/items/pattern',
                 keyword: 'pattern',
@@ -19998,14 +20038,14 @@ function validate30(
                 data: data44,
               };
               if (vErrors === null) {
-                vErrors = [err60];
+                vErrors = [err62];
               } else {
-                vErrors.push(err60);
+                vErrors.push(err62);
               }
               errors++;
             }
           } else {
-            const err61 = {
+            const err63 = {
               instancePath: instancePath + '/biss-key/' + i2,
               schemaPath: '#/properties/biss-key/items/type',
               keyword: 'type',
@@ -20016,15 +20056,15 @@ function validate30(
               data: data44,
             };
             if (vErrors === null) {
-              vErrors = [err61];
+              vErrors = [err63];
             } else {
-              vErrors.push(err61);
+              vErrors.push(err63);
             }
             errors++;
           }
         }
       } else {
-        const err62 = {
+        const err64 = {
           instancePath: instancePath + '/biss-key',
           schemaPath: '#/properties/biss-key/type',
           keyword: 'type',
@@ -20035,9 +20075,9 @@ function validate30(
           data: data43,
         };
         if (vErrors === null) {
-          vErrors = [err62];
+          vErrors = [err64];
         } else {
-          vErrors.push(err62);
+          vErrors.push(err64);
         }
         errors++;
       }
@@ -20061,7 +20101,7 @@ function validate30(
           }
         }
       } else {
-        const err63 = {
+        const err65 = {
           instancePath: instancePath + '/input',
           schemaPath: '#/properties/input/type',
           keyword: 'type',
@@ -20072,9 +20112,9 @@ function validate30(
           data: data45,
         };
         if (vErrors === null) {
-          vErrors = [err63];
+          vErrors = [err65];
         } else {
-          vErrors.push(err63);
+          vErrors.push(err65);
         }
         errors++;
       }
@@ -20098,7 +20138,7 @@ function validate30(
           }
         }
       } else {
-        const err64 = {
+        const err66 = {
           instancePath: instancePath + '/output',
           schemaPath: '#/properties/output/type',
           keyword: 'type',
@@ -20109,9 +20149,9 @@ function validate30(
           data: data47,
         };
         if (vErrors === null) {
-          vErrors = [err64];
+          vErrors = [err66];
         } else {
-          vErrors.push(err64);
+          vErrors.push(err66);
         }
         errors++;
       }
@@ -20119,7 +20159,7 @@ function validate30(
     if (data['stream-type'] !== undefined) {
       let data49 = data['stream-type'];
       if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
-        const err65 = {
+        const err67 = {
           instancePath: instancePath + '/stream-type',
           schemaPath: '#/properties/stream-type/type',
           keyword: 'type',
@@ -20130,14 +20170,14 @@ function validate30(
           data: data49,
         };
         if (vErrors === null) {
-          vErrors = [err65];
+          vErrors = [err67];
         } else {
-          vErrors.push(err65);
+          vErrors.push(err67);
         }
         errors++;
       }
       if (!(data49 === 0 || data49 === 1 || data49 === 2)) {
-        const err66 = {
+        const err68 = {
           instancePath: instancePath + '/stream-type',
           schemaPath: '#/properties/stream-type/enum',
           keyword: 'enum',
@@ -20148,9 +20188,9 @@ function validate30(
           data: data49,
         };
         if (vErrors === null) {
-          vErrors = [err66];
+          vErrors = [err68];
         } else {
-          vErrors.push(err66);
+          vErrors.push(err68);
         }
         errors++;
       }
@@ -20158,7 +20198,7 @@ function validate30(
     if (data['ott-http'] !== undefined) {
       let data50 = data['ott-http'];
       if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
-        const err67 = {
+        const err69 = {
           instancePath: instancePath + '/ott-http',
           schemaPath: '#/properties/ott-http/type',
           keyword: 'type',
@@ -20169,14 +20209,14 @@ function validate30(
           data: data50,
         };
         if (vErrors === null) {
-          vErrors = [err67];
+          vErrors = [err69];
         } else {
-          vErrors.push(err67);
+          vErrors.push(err69);
         }
         errors++;
       }
       if (!(data50 === 0 || data50 === 1)) {
-        const err68 = {
+        const err70 = {
           instancePath: instancePath + '/ott-http',
           schemaPath: '#/properties/ott-http/enum',
           keyword: 'enum',
@@ -20187,9 +20227,9 @@ function validate30(
           data: data50,
         };
         if (vErrors === null) {
-          vErrors = [err68];
+          vErrors = [err70];
         } else {
-          vErrors.push(err68);
+          vErrors.push(err70);
         }
         errors++;
       }
@@ -20197,7 +20237,7 @@ function validate30(
     if (data['ott-http-trace'] !== undefined) {
       let data51 = data['ott-http-trace'];
       if (typeof data51 !== 'boolean') {
-        const err69 = {
+        const err71 = {
           instancePath: instancePath + '/ott-http-trace',
           schemaPath: '#/properties/ott-http-trace/type',
           keyword: 'type',
@@ -20208,9 +20248,9 @@ function validate30(
           data: data51,
         };
         if (vErrors === null) {
-          vErrors = [err69];
+          vErrors = [err71];
         } else {
-          vErrors.push(err69);
+          vErrors.push(err71);
         }
         errors++;
       }
@@ -20218,7 +20258,7 @@ function validate30(
     if (data['ott-hls'] !== undefined) {
       let data52 = data['ott-hls'];
       if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
-        const err70 = {
+        const err72 = {
           instancePath: instancePath + '/ott-hls',
           schemaPath: '#/properties/ott-hls/type',
           keyword: 'type',
@@ -20229,14 +20269,14 @@ function validate30(
           data: data52,
         };
         if (vErrors === null) {
-          vErrors = [err70];
+          vErrors = [err72];
         } else {
-          vErrors.push(err70);
+          vErrors.push(err72);
         }
         errors++;
       }
       if (!(data52 === 0 || data52 === 1 || data52 === 2 || data52 === 3)) {
-        const err71 = {
+        const err73 = {
           instancePath: instancePath + '/ott-hls',
           schemaPath: '#/properties/ott-hls/enum',
           keyword: 'enum',
@@ -20247,9 +20287,9 @@ function validate30(
           data: data52,
         };
         if (vErrors === null) {
-          vErrors = [err71];
+          vErrors = [err73];
         } else {
-          vErrors.push(err71);
+          vErrors.push(err73);
         }
         errors++;
       }
@@ -20257,7 +20297,7 @@ function validate30(
     if (data['ott-webvtt'] !== undefined) {
       let data53 = data['ott-webvtt'];
       if (typeof data53 !== 'boolean') {
-        const err72 = {
+        const err74 = {
           instancePath: instancePath + '/ott-webvtt',
           schemaPath: '#/properties/ott-webvtt/type',
           keyword: 'type',
@@ -20268,9 +20308,9 @@ function validate30(
           data: data53,
         };
         if (vErrors === null) {
-          vErrors = [err72];
+          vErrors = [err74];
         } else {
-          vErrors.push(err72);
+          vErrors.push(err74);
         }
         errors++;
       }
@@ -20279,7 +20319,7 @@ function validate30(
       let data54 = data['ott-segment-duration'];
       if (typeof data54 == 'number' && isFinite(data54)) {
         if (data54 > 30 || isNaN(data54)) {
-          const err73 = {
+          const err75 = {
             instancePath: instancePath + '/ott-segment-duration',
             schemaPath: '#/properties/ott-segment-duration/maximum',
             keyword: 'maximum',
@@ -20290,14 +20330,14 @@ function validate30(
             data: data54,
           };
           if (vErrors === null) {
-            vErrors = [err73];
+            vErrors = [err75];
           } else {
-            vErrors.push(err73);
+            vErrors.push(err75);
           }
           errors++;
         }
         if (data54 < 1 || isNaN(data54)) {
-          const err74 = {
+          const err76 = {
             instancePath: instancePath + '/ott-segment-duration',
             schemaPath: '#/properties/ott-segment-duration/minimum',
             keyword: 'minimum',
@@ -20308,14 +20348,14 @@ function validate30(
             data: data54,
           };
           if (vErrors === null) {
-            vErrors = [err74];
+            vErrors = [err76];
           } else {
-            vErrors.push(err74);
+            vErrors.push(err76);
           }
           errors++;
         }
       } else {
-        const err75 = {
+        const err77 = {
           instancePath: instancePath + '/ott-segment-duration',
           schemaPath: '#/properties/ott-segment-duration/type',
           keyword: 'type',
@@ -20326,9 +20366,9 @@ function validate30(
           data: data54,
         };
         if (vErrors === null) {
-          vErrors = [err75];
+          vErrors = [err77];
         } else {
-          vErrors.push(err75);
+          vErrors.push(err77);
         }
         errors++;
       }
@@ -20337,7 +20377,7 @@ function validate30(
       let data55 = data['ott-part-duration'];
       if (typeof data55 == 'number' && isFinite(data55)) {
         if (data55 > 2 || isNaN(data55)) {
-          const err76 = {
+          const err78 = {
             instancePath: instancePath + '/ott-part-duration',
             schemaPath: '#/properties/ott-part-duration/maximum',
             keyword: 'maximum',
@@ -20348,14 +20388,14 @@ function validate30(
             data: data55,
           };
           if (vErrors === null) {
-            vErrors = [err76];
+            vErrors = [err78];
           } else {
-            vErrors.push(err76);
+            vErrors.push(err78);
           }
           errors++;
         }
         if (data55 < 0.1 || isNaN(data55)) {
-          const err77 = {
+          const err79 = {
             instancePath: instancePath + '/ott-part-duration',
             schemaPath: '#/properties/ott-part-duration/minimum',
             keyword: 'minimum',
@@ -20366,14 +20406,14 @@ function validate30(
             data: data55,
           };
           if (vErrors === null) {
-            vErrors = [err77];
+            vErrors = [err79];
           } else {
-            vErrors.push(err77);
+            vErrors.push(err79);
           }
           errors++;
         }
       } else {
-        const err78 = {
+        const err80 = {
           instancePath: instancePath + '/ott-part-duration',
           schemaPath: '#/properties/ott-part-duration/type',
           keyword: 'type',
@@ -20384,9 +20424,9 @@ function validate30(
           data: data55,
         };
         if (vErrors === null) {
-          vErrors = [err78];
+          vErrors = [err80];
         } else {
-          vErrors.push(err78);
+          vErrors.push(err80);
         }
         errors++;
       }
@@ -20394,7 +20434,7 @@ function validate30(
     if (data['ott-window'] !== undefined) {
       let data56 = data['ott-window'];
       if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
-        const err79 = {
+        const err81 = {
           instancePath: instancePath + '/ott-window',
           schemaPath: '#/properties/ott-window/type',
           keyword: 'type',
@@ -20405,15 +20445,15 @@ function validate30(
           data: data56,
         };
         if (vErrors === null) {
-          vErrors = [err79];
+          vErrors = [err81];
         } else {
-          vErrors.push(err79);
+          vErrors.push(err81);
         }
         errors++;
       }
       if (typeof data56 == 'number' && isFinite(data56)) {
         if (data56 > 1000 || isNaN(data56)) {
-          const err80 = {
+          const err82 = {
             instancePath: instancePath + '/ott-window',
             schemaPath: '#/properties/ott-window/maximum',
             keyword: 'maximum',
@@ -20424,14 +20464,14 @@ function validate30(
             data: data56,
           };
           if (vErrors === null) {
-            vErrors = [err80];
+            vErrors = [err82];
           } else {
-            vErrors.push(err80);
+            vErrors.push(err82);
           }
           errors++;
         }
         if (data56 < 3 || isNaN(data56)) {
-          const err81 = {
+          const err83 = {
             instancePath: instancePath + '/ott-window',
             schemaPath: '#/properties/ott-window/minimum',
             keyword: 'minimum',
@@ -20442,9 +20482,9 @@ function validate30(
             data: data56,
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err83];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err83);
           }
           errors++;
         }
@@ -20453,7 +20493,7 @@ function validate30(
     if (data['dvr-storage'] !== undefined) {
       let data57 = data['dvr-storage'];
       if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
-        const err82 = {
+        const err84 = {
           instancePath: instancePath + '/dvr-storage',
           schemaPath: '#/properties/dvr-storage/type',
           keyword: 'type',
@@ -20464,15 +20504,15 @@ function validate30(
           data: data57,
         };
         if (vErrors === null) {
-          vErrors = [err82];
+          vErrors = [err84];
         } else {
-          vErrors.push(err82);
+          vErrors.push(err84);
         }
         errors++;
       }
       if (typeof data57 == 'number' && isFinite(data57)) {
         if (data57 < 0 || isNaN(data57)) {
-          const err83 = {
+          const err85 = {
             instancePath: instancePath + '/dvr-storage',
             schemaPath: '#/properties/dvr-storage/minimum',
             keyword: 'minimum',
@@ -20483,9 +20523,9 @@ function validate30(
             data: data57,
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err85];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err85);
           }
           errors++;
         }
@@ -20494,7 +20534,7 @@ function validate30(
     if (data['dvr-hours'] !== undefined) {
       let data58 = data['dvr-hours'];
       if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-        const err84 = {
+        const err86 = {
           instancePath: instancePath + '/dvr-hours',
           schemaPath: '#/properties/dvr-hours/type',
           keyword: 'type',
@@ -20505,15 +20545,15 @@ function validate30(
           data: data58,
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err86];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err86);
         }
         errors++;
       }
       if (typeof data58 == 'number' && isFinite(data58)) {
         if (data58 > 2160 || isNaN(data58)) {
-          const err85 = {
+          const err87 = {
             instancePath: instancePath + '/dvr-hours',
             schemaPath: '#/properties/dvr-hours/maximum',
             keyword: 'maximum',
@@ -20524,14 +20564,14 @@ function validate30(
             data: data58,
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err87];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err87);
           }
           errors++;
         }
         if (data58 < 1 || isNaN(data58)) {
-          const err86 = {
+          const err88 = {
             instancePath: instancePath + '/dvr-hours',
             schemaPath: '#/properties/dvr-hours/minimum',
             keyword: 'minimum',
@@ -20542,9 +20582,9 @@ function validate30(
             data: data58,
           };
           if (vErrors === null) {
-            vErrors = [err86];
+            vErrors = [err88];
           } else {
-            vErrors.push(err86);
+            vErrors.push(err88);
           }
           errors++;
         }
@@ -20553,7 +20593,7 @@ function validate30(
     if (data['dvr-min-hours'] !== undefined) {
       let data59 = data['dvr-min-hours'];
       if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
-        const err87 = {
+        const err89 = {
           instancePath: instancePath + '/dvr-min-hours',
           schemaPath: '#/properties/dvr-min-hours/type',
           keyword: 'type',
@@ -20564,15 +20604,15 @@ function validate30(
           data: data59,
         };
         if (vErrors === null) {
-          vErrors = [err87];
+          vErrors = [err89];
         } else {
-          vErrors.push(err87);
+          vErrors.push(err89);
         }
         errors++;
       }
       if (typeof data59 == 'number' && isFinite(data59)) {
         if (data59 < 0 || isNaN(data59)) {
-          const err88 = {
+          const err90 = {
             instancePath: instancePath + '/dvr-min-hours',
             schemaPath: '#/properties/dvr-min-hours/minimum',
             keyword: 'minimum',
@@ -20583,9 +20623,9 @@ function validate30(
             data: data59,
           };
           if (vErrors === null) {
-            vErrors = [err88];
+            vErrors = [err90];
           } else {
-            vErrors.push(err88);
+            vErrors.push(err90);
           }
           errors++;
         }
@@ -20594,7 +20634,7 @@ function validate30(
     if (data['epg-source'] !== undefined) {
       let data60 = data['epg-source'];
       if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
-        const err89 = {
+        const err91 = {
           instancePath: instancePath + '/epg-source',
           schemaPath: '#/properties/epg-source/type',
           keyword: 'type',
@@ -20605,15 +20645,15 @@ function validate30(
           data: data60,
         };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err91];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err91);
         }
         errors++;
       }
       if (typeof data60 == 'number' && isFinite(data60)) {
         if (data60 < 0 || isNaN(data60)) {
-          const err90 = {
+          const err92 = {
             instancePath: instancePath + '/epg-source',
             schemaPath: '#/properties/epg-source/minimum',
             keyword: 'minimum',
@@ -20624,9 +20664,9 @@ function validate30(
             data: data60,
           };
           if (vErrors === null) {
-            vErrors = [err90];
+            vErrors = [err92];
           } else {
-            vErrors.push(err90);
+            vErrors.push(err92);
           }
           errors++;
         }
@@ -20635,7 +20675,7 @@ function validate30(
     if (data['epg-channel'] !== undefined) {
       let data61 = data['epg-channel'];
       if (typeof data61 !== 'string') {
-        const err91 = {
+        const err93 = {
           instancePath: instancePath + '/epg-channel',
           schemaPath: '#/properties/epg-channel/type',
           keyword: 'type',
@@ -20646,9 +20686,9 @@ function validate30(
           data: data61,
         };
         if (vErrors === null) {
-          vErrors = [err91];
+          vErrors = [err93];
         } else {
-          vErrors.push(err91);
+          vErrors.push(err93);
         }
         errors++;
       }
@@ -20660,7 +20700,7 @@ function validate30(
         for (let i5 = 0; i5 < len5; i5++) {
           let data63 = data62[i5];
           if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
-            const err92 = {
+            const err94 = {
               instancePath: instancePath + '/epg-channel-set/' + i5,
               schemaPath: '#/properties/epg-channel-set/items/type',
               keyword: 'type',
@@ -20671,15 +20711,15 @@ function validate30(
               data: data63,
             };
             if (vErrors === null) {
-              vErrors = [err92];
+              vErrors = [err94];
             } else {
-              vErrors.push(err92);
+              vErrors.push(err94);
             }
             errors++;
           }
           if (typeof data63 == 'number' && isFinite(data63)) {
             if (data63 < 1 || isNaN(data63)) {
-              const err93 = {
+              const err95 = {
                 instancePath: instancePath + '/epg-channel-set/' + i5,
                 schemaPath: '#/properties/epg-channel-set/items/minimum',
                 keyword: 'minimum',
@@ -20690,9 +20730,9 @@ function validate30(
                 data: data63,
               };
               if (vErrors === null) {
-                vErrors = [err93];
+                vErrors = [err95];
               } else {
-                vErrors.push(err93);
+                vErrors.push(err95);
               }
               errors++;
             }
@@ -20709,7 +20749,7 @@ function validate30(
             }
             if (typeof indices0[item0] == 'number') {
               j0 = indices0[item0];
-              const err94 = {
+              const err96 = {
                 instancePath: instancePath + '/epg-channel-set',
                 schemaPath: '#/properties/epg-channel-set/uniqueItems',
                 keyword: 'uniqueItems',
@@ -20725,9 +20765,9 @@ function validate30(
                 data: data62,
               };
               if (vErrors === null) {
-                vErrors = [err94];
+                vErrors = [err96];
               } else {
-                vErrors.push(err94);
+                vErrors.push(err96);
               }
               errors++;
               break;
@@ -20736,7 +20776,7 @@ function validate30(
           }
         }
       } else {
-        const err95 = {
+        const err97 = {
           instancePath: instancePath + '/epg-channel-set',
           schemaPath: '#/properties/epg-channel-set/type',
           keyword: 'type',
@@ -20747,15 +20787,15 @@ function validate30(
           data: data62,
         };
         if (vErrors === null) {
-          vErrors = [err95];
+          vErrors = [err97];
         } else {
-          vErrors.push(err95);
+          vErrors.push(err97);
         }
         errors++;
       }
     }
   } else {
-    const err96 = {
+    const err98 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -20766,9 +20806,9 @@ function validate30(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err96];
+      vErrors = [err98];
     } else {
-      vErrors.push(err96);
+      vErrors.push(err98);
     }
     errors++;
   }
@@ -25963,4 +26003,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '914cee4b2e48febf693fa79af96e312c3e183099b7a6cec7d433cc278e328e76';
+module.exports.schemaHash = 'e622004a9f9c5715783201e45d6f58bbf0fdf3580243526278fdefb75a00bb58';

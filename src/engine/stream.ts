@@ -121,6 +121,16 @@ const EIT_TABLES = (tid: number) =>
 /** bitrate-mode 2: the constant rate is this much above the measured peak. */
 const AUTO_CBR_HEADROOM = 1.1;
 
+/** BISS targets in words: `programme 101, 102`, `the T2-MI carrier (PLP 0)`. */
+function bissWhat(pnrs: number[]): string {
+  const progs = pnrs.filter((p) => p > 0);
+  const carriers = pnrs.filter((p) => p < 0).map((p) => -p - 1);
+  return [
+    ...(progs.length ? [`programme ${progs.join(', ')}`] : []),
+    ...(carriers.length ? [`the T2-MI carrier (PLP ${carriers.join(', ')})`] : []),
+  ].join(', ');
+}
+
 export class StreamEngine {
   readonly hub: BusHub;
   /** Replaced by the driver when the record changes; read at each use. */
@@ -522,7 +532,7 @@ export class StreamEngine {
       'scrambled',
       this.scrambledPids().length > 0 && !this.settings.scrambledChannel,
       still.length > 0
-        ? `stream ${name}: still scrambled after BISS descrambling: programme ${still.map((x) => x.pnr).join(', ')} (wrong key?)`
+        ? `stream ${name}: still scrambled after BISS descrambling: ${bissWhat(still.map((x) => x.pnr))} (wrong key?)`
         : `stream ${name}: scrambled content on the active input`,
     );
   }

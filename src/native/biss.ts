@@ -36,8 +36,17 @@ export function bissControlWord(key: string): Buffer {
   return cw;
 }
 
+/** The most negative target: the carrier of PLP 255. */
+export const BISS_MIN_CARRIER_TARGET = -256;
+
+/** The PLP a carrier target -(n+1) names (n), or undefined for a programme number. */
+export function bissCarrierPlp(pnr: number): number | undefined {
+  return pnr < 0 ? -pnr - 1 : undefined;
+}
+
 export interface BissTarget {
-  /** Programme number (PAT program_number), 1..65535. */
+  /** Programme number (PAT program_number), 1..65535; or -(n+1): the T2-MI carrier that
+   *  brings PLP n (one carrier holds every PLP, so any n takes the same carrier PID). */
   pnr: number;
   /** 12 or 16 hex digits. */
   key: string;
@@ -52,15 +61,19 @@ export type BissState =
   | 'still scrambled';
 
 export interface BissTargetStatus {
+  /** As configured: a programme number, or -(n+1) for the T2-MI carrier (of PLP n). */
   pnr: number;
   key: BissKeyKind;
   state: BissState;
-  /** PMT PID from the PAT; -1 while unknown. */
+  /** PMT PID from the PAT; -1 while unknown. A carrier: the PMT PID that signals it. */
   pmtPid: number;
-  /** The elementary PIDs descrambled (from its PMT). */
+  /** The elementary PIDs descrambled (from its PMT). A carrier: its carrier PID. */
   pids: number[];
+  /** A carrier target: the carrier PID (-1 while none is found); absent for a programme. */
+  carrierPid?: number;
   descrambled: number;
-  /** PES starts checked after descrambling: 00 00 01 (ok) or not (bad: a wrong key). */
+  /** PES starts checked after descrambling: 00 00 01 (ok) or not (bad: a wrong key). A
+   *  carrier: T2-MI headers where a unit start's pointer_field says one begins. */
   pesOk: number;
   pesBad: number;
   /** Packets descrambled into no PES start, with the rest of their PES packet. */
@@ -87,6 +100,8 @@ interface RawTarget {
   pnr: number;
   pmtPid: number;
   inPat: boolean;
+  /** A carrier target: every PMT of a complete PAT read, none signals a carrier. */
+  absent: boolean;
   pids: number[];
   descrambled: number;
   pesOk: number;
@@ -98,6 +113,7 @@ interface RawTarget {
 }
 
 function stateOf(t: RawTarget, patSeen: boolean): BissState {
+  if (t.pnr < 0 && !t.inPat) return t.absent ? 'not in multiplex' : 'waiting';
   if (!t.inPat) return patSeen ? 'not in multiplex' : 'waiting';
   if (t.pids.length === 0) return 'waiting';
   if (t.lastBad) return 'still scrambled';
@@ -107,7 +123,8 @@ function stateOf(t: RawTarget, patSeen: boolean): BissState {
 
 /**
  * Descrambles BISS programmes of a transport stream in place. It reads the PAT and the
- * targets' PMTs from the packets it is given, so it needs nothing but the packets. Not thread
+ * targets' PMTs from the packets it is given (every PMT with a T2-MI carrier target, to find
+ * the carrier as src/mpegts/t2mi.ts does), so it needs nothing but the packets. Not thread
  * safe; one per stream.
  */
 export class BissDescrambler {
@@ -122,8 +139,13 @@ export class BissDescrambler {
   constructor(targets: readonly BissTarget[]) {
     if (!Array.isArray(targets)) throw argError('targets must be an array');
     const raw = targets.map((t, i) => {
-      if (!Number.isInteger(t.pnr) || t.pnr < 1 || t.pnr > 0xffff) {
-        throw argError(`target ${i}: pnr must be 1..65535`);
+      if (
+        !Number.isInteger(t.pnr) ||
+        t.pnr < BISS_MIN_CARRIER_TARGET ||
+        t.pnr === 0 ||
+        t.pnr > 0xffff
+      ) {
+        throw argError(`target ${i}: pnr must be 1..65535, or -256..-1 for a T2-MI carrier`);
       }
       return { pnr: t.pnr, cw: bissControlWord(t.key) };
     });
@@ -165,6 +187,7 @@ export class BissDescrambler {
         state: stateOf(t, s.patSeen),
         pmtPid: t.pmtPid,
         pids: t.pids,
+        ...(t.pnr < 0 ? { carrierPid: t.pids[0] ?? -1 } : {}),
         descrambled: t.descrambled,
         pesOk: t.pesOk,
         pesBad: t.pesBad,

@@ -310,13 +310,24 @@ const CASES: Case[] = [
     at: '"11223344556G"',
   },
   {
-    name: 'multiplex stream: a T2-MI carrier target',
-    text: S('{"stream-name": "m", "mpts": true, "biss-pnr": [-1], "biss-key": ["112233445566"]}'),
+    name: 'multiplex stream: a T2-MI carrier target past PLP 255',
+    text: S('{"stream-name": "m", "mpts": true, "biss-pnr": [-257], "biss-key": ["112233445566"]}'),
     rule: 'minimum',
     pointer: '/stream/0/biss-pnr/0',
     message:
-      'biss-pnr[0] must be at least 1, got -1 (a programme number; descrambling inside a T2-MI carrier (-(n+1)) is not supported yet)',
-    at: '-1]',
+      'biss-pnr[0] must be at least -256, got -257 (-(n+1) is the T2-MI carrier of PLP n, n 0..255)',
+    at: '-257]',
+  },
+  {
+    name: 'multiplex stream: a biss target 0',
+    text: S(
+      '{"stream-name": "m", "mpts": true, "biss-pnr": [101, 0], "biss-key": ["112233445566", "112233445566"]}',
+    ),
+    rule: 'not',
+    pointer: '/stream/0/biss-pnr/1',
+    message:
+      'biss-pnr[1] must be a programme number (1..65535) or a T2-MI carrier target (-(n+1)), got 0',
+    at: '0]',
   },
   {
     name: 'biss on a stream that is not a multiplex',

@@ -1,7 +1,8 @@
 // The BISS descrambler (native/ts/biss.{h,cc} over libdvbcsa, façade src/native/biss.ts): key
 // forms, a two-programme MPTS scrambled with libdvbcsa and descrambled byte-exact (BISS-1 and
 // the 16-digit form, packets with adaptation fields included), a wrong key shown as still
-// scrambled, and VLC's own DVB-CSA as a second descrambler of our fixture.
+// scrambled, VLC's own DVB-CSA as a second descrambler of our fixture, and a T2-MI carrier
+// target (-(n+1)): the carrier PID of an outer TS descrambled byte-exact.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -15,6 +16,7 @@ import {
   vlcDescramble,
 } from '../helpers/biss.ts';
 import { tempDir } from '../helpers/stream-host.ts';
+import { encodeOuter } from '../helpers/t2mi-encode.ts';
 
 const PKT = 188;
 const KEY1 = '123456ABCDEF'; // BISS-1 → CW 12 34 56 9C AB CD EF 67
@@ -140,6 +142,84 @@ t.test('targets: not in the multiplex, clear programme, PSI packets left alone',
   const fresh = new BissDescrambler([{ pnr: 101, key: KEY1 }]);
   t.equal(fresh.stats().targets[0]!.state, 'waiting', 'before a PAT');
   t.equal(fresh.process(Buffer.alloc(100)), 0, 'less than a packet: nothing');
+});
+
+t.test('a T2-MI carrier target (-(n+1)): the carrier PID descrambled byte-exact', async (t) => {
+  // The clear two-programme TS as PLP 0 and PLP 1's inner stream, on carrier PID 0x1000
+  // (signalled by programme 1's PMT on 0x100; PCR on 0x1001).
+  const outer = encodeOuter({
+    plps: [
+      { plp: 0, ts: clear },
+      { plp: 1, ts: clear.subarray(0, PKT * 200) },
+    ],
+    dfl: 3000,
+    seconds: 2,
+  });
+  const s = Buffer.from(outer);
+  const n = bissScramble(s, KEY1, [0x1000], 3);
+  t.ok(n > 500, `${n} carrier packets scrambled`);
+  for (const chunk of [1, 64, 1000]) {
+    const d = new BissDescrambler([{ pnr: -1, key: KEY1 }]);
+    const buf = Buffer.from(s);
+    feed(d, buf, chunk);
+    t.ok(buf.equals(outer), `byte-exact in chunks of ${chunk} packets`);
+    const st = d.stats();
+    t.equal(st.descrambled, n);
+    t.same(st.stillScrambledPids, []);
+    const x = st.targets[0]!;
+    t.same(
+      [x.pnr, x.key, x.state, x.pmtPid, x.pids, x.carrierPid, x.pesBad, x.stillScrambled],
+      [-1, 'BISS-1', 'descrambling', 0x100, [0x1000], 0x1000, 0, 0],
+    );
+    t.ok(x.pesOk > 20, `${x.pesOk} T2-MI headers checked`);
+  }
+  // PLP 1's target takes the same carrier (one carrier holds every PLP); a programme target
+  // beside it still works on its own PIDs.
+  const d = new BissDescrambler([
+    { pnr: -2, key: KEYE },
+    { pnr: 1, key: KEYE },
+  ]);
+  const buf = Buffer.from(s);
+  d.process(buf);
+  const st = d.stats();
+  t.same(
+    st.targets.map((x) => [x.pnr, x.state, x.pids]),
+    [
+      [-2, 'still scrambled', [0x1000]],
+      [1, 'waiting', []],
+    ],
+    'a wrong key on the carrier: still scrambled (the carrier is the carrier target’s)',
+  );
+  t.ok(st.targets[0]!.pesBad > 20 && st.targets[0]!.pesOk < 3, 'T2-MI headers are noise');
+  t.same(st.stillScrambledPids, [0x1000]);
+  t.notOk(buf.equals(outer));
+  // Two carrier targets: the first takes the one carrier with its key, the second gets none.
+  const two = new BissDescrambler([
+    { pnr: -1, key: KEY1 },
+    { pnr: -2, key: KEYE },
+  ]);
+  const b2 = Buffer.from(s);
+  two.process(b2);
+  t.ok(b2.equals(outer), 'descrambled with the first carrier target’s key');
+  t.same(
+    two.stats().targets.map((x) => [x.pnr, x.state, x.pids, x.descrambled > 0]),
+    [
+      [-1, 'descrambling', [0x1000], true],
+      [-2, 'waiting', [], false],
+    ],
+  );
+  // No carrier in the multiplex: "not in multiplex" once every PMT was read.
+  const plain = new BissDescrambler([{ pnr: -1, key: KEY1 }]);
+  const c = Buffer.from(clear);
+  plain.process(c);
+  t.ok(c.equals(clear));
+  const p = plain.stats().targets[0]!;
+  t.same([p.state, p.pids, p.carrierPid], ['not in multiplex', [], -1]);
+  const fresh = new BissDescrambler([{ pnr: -256, key: KEY1 }]);
+  t.equal(fresh.stats().targets[0]!.state, 'waiting', 'before a PAT');
+  for (const bad of [0, -257, 65536]) {
+    t.throws(() => new BissDescrambler([{ pnr: bad, key: KEY1 }]), { code: 'ERR_NATIVE_ARG' });
+  }
 });
 
 t.test('VLC (--ts-csa-ck) descrambles our fixture into the source frames', async (t) => {

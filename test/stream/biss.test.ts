@@ -114,11 +114,12 @@ t.test('scrambled MPTS → biss keys → demuxers decode the source frames', asy
     const file = join(dir, `ch${pnr}.ts`);
     writeFileSync(file, ts);
     const want = new Set(frameHashes(clearFile, `0:p:${pnr}:v:0`));
-    const got = frameHashes(file, '0:v:0');
+    // The capture ends mid-PES: its last picture is decoded from a cut access unit, not judged.
+    const got = frameHashes(file, '0:v:0').slice(0, -1);
     t.ok(got.length >= 10, `ch${pnr}: ffmpeg decoded ${got.length} frames`);
     t.ok(
       got.every((h) => want.has(h)),
-      `ch${pnr}: every decoded frame is a frame of the clear source`,
+      `ch${pnr}: every decoded frame (the last, cut, aside) is a frame of the clear source`,
     );
     t.equal(ch[i]!.state(), 'running');
   }

@@ -32,11 +32,11 @@ import {
   TS_PACKET_SIZE,
 } from './packet.ts';
 import { PCR_PER_MS, readPcr, writePcr } from './pcr.ts';
-import { OwnVersion } from './programme-splitter.ts';
 import {
   buildPat,
   buildPmt,
   DESCRIPTOR_SERVICE,
+  OwnVersion,
   type Pmt,
   type PmtStream,
   parseDescriptors,
@@ -45,6 +45,7 @@ import {
   parseSectionHeader,
   SDT_ACTUAL_TABLE_ID,
   sectionPackets,
+  versionless,
 } from './psi.ts';
 import {
   buildSdt,
@@ -682,13 +683,6 @@ export class Multiplexer {
       refused: s.refused,
     }));
   }
-}
-
-/** A section's bytes without what changes with the version (version byte and CRC). */
-function versionless(s: Buffer): Buffer {
-  const b = Buffer.from(s.subarray(0, s.length - 4));
-  b[5] = b[5]! & 0xc1;
-  return b;
 }
 
 /** An adaptation-only packet of `pid` carrying a PCR (written by the caller). */

@@ -36,6 +36,7 @@ import {
   EIT_SCHEDULE_ACTUAL_LAST_TABLE_ID,
   finishSection,
   LONG_HEADER_SIZE,
+  OwnVersion,
   PAT_TABLE_ID,
   PMT_TABLE_ID,
   type Pmt,
@@ -45,6 +46,7 @@ import {
   parseSectionHeader,
   SDT_ACTUAL_TABLE_ID,
   sectionPackets,
+  versionless,
 } from './psi.ts';
 import { buildSdt, parseSdt } from './sdt.ts';
 import { SectionReader } from './section-reader.ts';
@@ -108,33 +110,6 @@ export interface SplitterStats {
   consumers: number;
 }
 
-/** A version_number of one table of one consumer: kept while the bytes sent stay the same,
- *  moved on when they change. */
-export class OwnVersion {
-  private last: Buffer | null = null;
-  private v = -1;
-
-  /** The version for a section whose versionless body is `body`; `start` is used first. */
-  next(body: Buffer, start: number): number {
-    if (this.v < 0) this.v = start & 0x1f;
-    else if (this.last && !this.last.equals(body)) this.v = (this.v + 1) & 0x1f;
-    this.last = body;
-    return this.v;
-  }
-
-  reset(): void {
-    this.last = null;
-    this.v = -1;
-  }
-}
-
-/** A section's bytes without what changes with the version (version byte and CRC). */
-function versionless(s: Buffer): Buffer {
-  const b = Buffer.from(s.subarray(0, s.length - 4));
-  b[5] = b[5]! & 0xc1;
-  return b;
-}
-
 function withVersion(s: Buffer, v: number): Buffer {
   const out = Buffer.from(s);
   out[5] = (out[5]! & 0xc1) | ((v & 0x1f) << 1);
@@ -174,6 +149,9 @@ export class ProgrammeConsumer {
   private lastTable = new Map<number, { body: Buffer; packets: Buffer }>();
   /** The PAT section last built (for its PMT PID and transport_stream_id). */
   private patBuilt: { pmtPid: number; tsId: number; section: Buffer } | null = null;
+  /** The last SDT actual section read, and the one-service section made from it (if any). */
+  private sdtIn: Buffer | null = null;
+  private sdtOut: { body: Buffer; start: number } | null = null;
   /** Bad PIDs counted in the last PMT section parsed (counted again at each repetition). */
   private pmtBad = 0;
   private patVersion = new OwnVersion();
@@ -346,13 +324,22 @@ export class ProgrammeConsumer {
   /** An SDT actual section: the consumer sends its own with its service only. */
   sdtSeen(section: Buffer): void {
     if (this.presence !== 'present') return;
+    // A repetition of the last SDT section read: the same one-service section (or none).
+    if (this.sdtIn?.equals(section)) {
+      if (this.sdtOut)
+        this.sendTable(SDT_PID, this.sdtOut.body, this.sdtVersion, this.sdtOut.start);
+      return;
+    }
     const sdt = parseSdt(section);
+    this.sdtIn = section;
+    this.sdtOut = null;
     const service = sdt.services.find((sv) => sv.serviceId === this.pnr);
     if (!service) return;
     const one = buildSdt({ ...sdt, actual: true, services: [service] });
     one[6] = 0; // section_number, last_section_number: one section
     one[7] = 0;
-    this.sendTable(SDT_PID, finishSection(one), this.sdtVersion, sdt.version);
+    this.sdtOut = { body: finishSection(one), start: sdt.version };
+    this.sendTable(SDT_PID, this.sdtOut.body, this.sdtVersion, sdt.version);
   }
 
   /** An EIT actual section of this service, sent as it is. */

@@ -330,3 +330,30 @@ export function sectionPackets(section: Uint8Array, pid: number, firstCc: number
   }
   return out;
 }
+
+/** A version_number of one table as a rewriter sends it (the demuxer's consumers, the muxer): kept while the bytes sent stay the same,
+ *  moved on when they change. */
+export class OwnVersion {
+  private last: Buffer | null = null;
+  private v = -1;
+
+  /** The version for a section whose versionless body is `body`; `start` is used first. */
+  next(body: Buffer, start: number): number {
+    if (this.v < 0) this.v = start & 0x1f;
+    else if (this.last && !this.last.equals(body)) this.v = (this.v + 1) & 0x1f;
+    this.last = body;
+    return this.v;
+  }
+
+  reset(): void {
+    this.last = null;
+    this.v = -1;
+  }
+}
+
+/** A section's bytes without what changes with the version (version byte and CRC). */
+export function versionless(s: Buffer): Buffer {
+  const b = Buffer.from(s.subarray(0, s.length - 4));
+  b[5] = b[5]! & 0xc1;
+  return b;
+}

@@ -31,6 +31,8 @@ export class SectionReader {
   private have = -1;
   private need = 0;
   private lastCc = -1;
+  /** The last section that passed its CRC check (handed on again when repeated). */
+  private last: Buffer | null = null;
 
   constructor(private readonly onSection: (section: Buffer) => void) {}
 
@@ -99,14 +101,27 @@ export class SectionReader {
   }
 
   private complete(): void {
-    const s = Buffer.from(this.buf.subarray(0, this.need));
     this.have = -1;
+    // Tables repeat (a PAT or PMT ten times a second): bytes equal to the last good section are
+    // that section again, handed on without a copy or a CRC check.
+    const last = this.last;
+    if (
+      last &&
+      last.length === this.need &&
+      this.buf.compare(last, 0, last.length, 0, this.need) === 0
+    ) {
+      this.stats.sections++;
+      this.onSection(last);
+      return;
+    }
+    const s = Buffer.from(this.buf.subarray(0, this.need));
     // Short-form sections (TDT) carry no CRC; every section this reader is used for is long.
     if ((s[1]! & SYNTAX_INDICATOR) !== 0 && !sectionCrcOk(s)) {
       this.stats.crcErrors++;
       return;
     }
     this.stats.sections++;
+    this.last = s;
     this.onSection(s);
   }
 }

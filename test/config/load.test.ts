@@ -116,7 +116,7 @@ t.test('conditional defaults follow the record', async (t) => {
 t.test('desired state: keys, labels, pointers, defaults, deps', async (t) => {
   const { desired } = loadConfigText(FULL);
   const r = desired.resources;
-  t.equal(r.size, 12 + 2 + 1 + 1 + 2 + 2 + 3 + 1 + 4 + 1);
+  t.equal(r.size, 12 + 2 + 1 + 1 + 2 + 2 + 3 + 1 + 5 + 1);
   t.match(desired.hash, /^[0-9a-f]{64}$/);
   const http = r.get('http-server/http-server')!;
   t.equal(http.spec['port'], 8080);

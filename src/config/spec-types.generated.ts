@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '914cee4b2e48febf693fa79af96e312c3e183099b7a6cec7d433cc278e328e76';
+  'c4fe1940ee9967d82c273297f95a54789a0fede4874944302106b186a9a87367';
 
 /** Server */
 export interface ServerSpec {
@@ -1711,7 +1711,7 @@ export interface StreamInputSpec {
    */
   'audio-pid'?: number;
   /**
-   * decoder to attach to
+   * decoder to attach to: the id of the stream whose output is decoded and re-encoded (a single-programme stream, not this one)
    * @default 0
    */
   'decoder-id'?: number;

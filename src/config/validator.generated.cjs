@@ -5890,11 +5890,18 @@ const schema53 = {
       required: ['decoder-id'],
       properties: {
         'decoder-id': {
-          description: 'decoder to attach to',
+          description:
+            'decoder to attach to: the id of the stream whose output is decoded and re-encoded (a single-programme stream, not this one)',
           type: 'integer',
           default: 0,
           minimum: 1,
           'x-apply': 'restart',
+          'x-ref': {
+            kind: 'stream',
+            what: 'stream',
+            mpts: false,
+            need: 'a transcoder decodes a single-programme stream (take one programme out with a demuxer stream first)',
+          },
         },
         'enc-type': {
           description: '0 MPEG-2, 1 H.264, 2 HEVC',
@@ -6839,11 +6846,18 @@ const schema71 = {
   required: ['decoder-id'],
   properties: {
     'decoder-id': {
-      description: 'decoder to attach to',
+      description:
+        'decoder to attach to: the id of the stream whose output is decoded and re-encoded (a single-programme stream, not this one)',
       type: 'integer',
       default: 0,
       minimum: 1,
       'x-apply': 'restart',
+      'x-ref': {
+        kind: 'stream',
+        what: 'stream',
+        mpts: false,
+        need: 'a transcoder decodes a single-programme stream (take one programme out with a demuxer stream first)',
+      },
     },
     'enc-type': {
       description: '0 MPEG-2, 1 H.264, 2 HEVC',
@@ -25963,4 +25977,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '914cee4b2e48febf693fa79af96e312c3e183099b7a6cec7d433cc278e328e76';
+module.exports.schemaHash = 'c4fe1940ee9967d82c273297f95a54789a0fede4874944302106b186a9a87367';

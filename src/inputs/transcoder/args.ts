@@ -50,6 +50,9 @@ const AUDIO_ENCODERS: Readonly<Record<string, string>> = { mpeg: 'mp2', aac: 'aa
 /** PCR interval asked of the muxer, ms (TR 101 290's PCR_repetition limit is 40 ms). */
 const PCR_PERIOD_MS = 20;
 const TICKS_PER_SECOND = 90_000;
+/** How long the encoder analyses its input before it starts, µs, and at most how many bytes. */
+export const ANALYZE_US = 2_000_000;
+const PROBE_BYTES = 5_000_000;
 /** Constant mode: VBV buffer of one second at the rate; variable modes: cap is 1.5× average. */
 const VBR_CAP = 1.5;
 const MAX_TO_AVERAGE = 2 / 3;
@@ -115,6 +118,9 @@ export function transcoderArgs(
 
   const args = ['-hide_banner', '-loglevel', 'warning', '-nostdin', '-nostats'];
   args.push('-progress', 'pipe:3', '-stats_period', '1');
+  // The input is live: probe it for ANALYZE_US (ffmpeg's 5 s default is 5 s of delay added to
+  // the output, for good), enough for the codec parameters and one key frame of a usual GOP.
+  args.push('-analyzeduration', String(ANALYZE_US), '-probesize', String(PROBE_BYTES));
   args.push('-fflags', '+genpts+discardcorrupt', '-f', 'mpegts', '-i', 'pipe:0');
 
   // Video: the source's video stream, by PID; its PID is kept.

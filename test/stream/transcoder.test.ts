@@ -169,31 +169,31 @@ t.test('rule skip drops the audio; enc-bframe 0 has none', async (t) => {
 });
 
 t.test('progress in the status and /metrics; the encoder restarts when killed', async (t) => {
-  const before = await waitFor(
+  const before = (await waitFor(
     () => {
       const tr = transport(aac);
       const e = tr['encoder'] as { fps: number; frames: number } | undefined;
-      return e && e.frames > 0 ? tr : undefined;
+      return e && e.frames > 0 ? tr : false;
     },
     10_000,
     'encoder progress',
-  );
+  )) as Record<string, unknown>;
   t.match(before['source'], { programNumber: 1, audio: [{ codec: 'mpeg' }] });
   const m = aac.metricsSnapshot().encoder;
   t.ok(m && m.frames > 0 && m.bitrate > 0, 'metrics: frames and bitrate');
   t.equal(m?.restarts, 0);
   const pid = before['pid'] as number;
   process.kill(pid, 'SIGKILL');
-  const after = await waitFor(
+  const after = (await waitFor(
     () => {
       const tr = transport(aac);
       return tr['restarts'] === 1 && typeof tr['pid'] === 'number' && tr['pid'] !== pid
         ? tr
-        : undefined;
+        : false;
     },
     10_000,
     'the encoder to restart',
-  );
+  )) as Record<string, unknown>;
   t.equal(after['lastExit'], 'killed by SIGKILL');
   const outBefore = after['bytesOut'] as number;
   await waitFor(

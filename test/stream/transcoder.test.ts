@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
+import { metricsRegistry } from '../../src/drivers/stream/metrics.ts';
 import { TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
 import {
   ffprobe,
@@ -182,6 +183,9 @@ t.test('progress in the status and /metrics; the encoder restarts when killed', 
   const m = aac.metricsSnapshot().encoder;
   t.ok(m && m.frames > 0 && m.bitrate > 0, 'metrics: frames and bitrate');
   t.equal(m?.restarts, 0);
+  const text = await metricsRegistry(host.services).metrics();
+  t.match(text, /\nsluice_stream_encoder_fps\{stream="h264aac"\} [1-9]/, '/metrics: encoder fps');
+  t.match(text, /\nsluice_stream_encoder_restarts\{stream="h264aac"\} 0\n/);
   const pid = before['pid'] as number;
   process.kill(pid, 'SIGKILL');
   const after = (await waitFor(

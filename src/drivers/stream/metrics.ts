@@ -177,9 +177,9 @@ export function ensureStreamMetrics(services: Services): void {
     (e) => e.speed,
   );
   encoder(
-    'sluice_stream_encoder_bitrate_bits_per_second',
-    'Output bit rate the encoder reports',
-    (e) => e.bitrate,
+    'sluice_stream_encoder_output_rate_bytes_per_second',
+    'Output rate the encoder reports, bytes per second',
+    (e) => e.bitrate / BITS_PER_BYTE,
   );
   encoder(
     'sluice_stream_encoder_frames',

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { parseEncOpt } from '../../src/config/enc-opt.ts';
 import { type SourceProgramme, transcoderArgs } from '../../src/inputs/transcoder/args.ts';
-import { parseProgress } from '../../src/inputs/transcoder/input.ts';
+import { LineRateLimit, parseProgress } from '../../src/inputs/transcoder/input.ts';
 import { classify, programmeOf } from '../../src/inputs/transcoder/probe.ts';
 import { buildPmt } from '../../src/mpegts/psi.ts';
 
@@ -267,4 +267,18 @@ t.test('source programme from the PMT; progress lines', async (t) => {
     },
   );
   t.same(parseProgress({ bitrate: 'N/A', speed: 'N/A' }).bitrate, 0);
+});
+
+t.test('stderr: at most N lines a window, the rest counted once', async (t) => {
+  const limit = new LineRateLimit(3, 10_000);
+  const at = (now: number, n: number) => Array.from({ length: n }, () => limit.take(now));
+  t.same(
+    at(0, 5).map((r) => r.log),
+    [true, true, true, false, false],
+  );
+  t.same(at(9_999, 1), [{ log: false, suppressed: 0 }], 'same window');
+  t.same(at(10_000, 2), [
+    { log: true, suppressed: 3 },
+    { log: true, suppressed: 0 },
+  ]);
 });

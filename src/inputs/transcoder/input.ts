@@ -75,9 +75,7 @@ export class TranscoderInput implements InputTransport {
   private droppedBytes = 0;
   private progress: EncoderProgress | null = null;
   private stderrTail: string[] = [];
-  private stderrWindowStart = 0;
-  private stderrInWindow = 0;
-  private stderrSuppressed = 0;
+  private readonly stderrLimit = new LineRateLimit(STDERR_LINES_PER_WINDOW, STDERR_WINDOW_MS);
 
   constructor(
     private readonly cfg: Record<string, unknown>,
@@ -127,6 +125,8 @@ export class TranscoderInput implements InputTransport {
   /** A programme description, first or changed: (re)start the encoder with its argv. */
   private programmeFound(p: SourceProgramme): void {
     const first = this.programme === null;
+    // A source recreated (a new bus, a new probe) describes the same programme again.
+    if (!first && JSON.stringify(p) === JSON.stringify(this.programme)) return;
     this.programme = p;
     if (first) {
       this.spawnEncoder();
@@ -183,21 +183,11 @@ export class TranscoderInput implements InputTransport {
   private stderrLine(l: string): void {
     this.stderrTail.push(l);
     if (this.stderrTail.length > STDERR_KEEP) this.stderrTail.shift();
-    const now = this.ctx.clock.monotonic();
-    if (now - this.stderrWindowStart >= STDERR_WINDOW_MS) {
-      if (this.stderrSuppressed > 0) {
-        this.ctx.log.warn(
-          { suppressed: this.stderrSuppressed },
-          'transcoder encoder stderr lines not logged (rate limit)',
-        );
-      }
-      this.stderrWindowStart = now;
-      this.stderrInWindow = 0;
-      this.stderrSuppressed = 0;
+    const { log, suppressed } = this.stderrLimit.take(this.ctx.clock.monotonic());
+    if (suppressed > 0) {
+      this.ctx.log.warn({ suppressed }, 'transcoder encoder stderr lines not logged (rate limit)');
     }
-    if (this.stderrInWindow++ < STDERR_LINES_PER_WINDOW) {
-      this.ctx.log.info({ stderr: l }, 'transcoder encoder stderr');
-    } else this.stderrSuppressed++;
+    if (log) this.ctx.log.info({ stderr: l }, 'transcoder encoder stderr');
   }
 
   async close(): Promise<void> {
@@ -261,6 +251,35 @@ export class TranscoderInput implements InputTransport {
       duplicatedFrames: p?.duplicatedFrames ?? 0,
       restarts: Math.max(0, this.starts - 1),
     };
+  }
+}
+
+/** At most `limit` lines per window of `windowMs`; the lines refused in a window are reported
+ *  (`suppressed`) with the first line of a later window. */
+export class LineRateLimit {
+  private windowStart = -Infinity;
+  private inWindow = 0;
+  private refused = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  take(now: number): { log: boolean; suppressed: number } {
+    let suppressed = 0;
+    if (now - this.windowStart >= this.windowMs) {
+      suppressed = this.refused;
+      this.windowStart = now;
+      this.inWindow = 0;
+      this.refused = 0;
+    }
+    if (this.inWindow < this.limit) {
+      this.inWindow++;
+      return { log: true, suppressed };
+    }
+    this.refused++;
+    return { log: false, suppressed };
   }
 }
 

@@ -2,6 +2,7 @@
 // warnings → desired state. Throws ConfigError with every issue.
 import type { LoadedConfig } from './contracts.ts';
 import { buildDesired } from './desired.ts';
+import { encOptIssues } from './enc-opt.ts';
 import { formatIssues } from './issues.ts';
 import { JsonSyntaxError, parseJsonWithPositions } from './json.ts';
 import { referenceIssues } from './references.ts';
@@ -83,6 +84,7 @@ export function loadConfigText(text: string, opts: { source?: string } = {}): Lo
     ...schemaIssues(doc, positions),
     ...walked.filter((i) => i.severity === 'error'),
     ...referenceIssues(doc, positions),
+    ...encOptIssues(doc, positions),
   ];
   const warnings = [
     ...walked.filter((i) => i.severity === 'warning'),

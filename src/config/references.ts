@@ -1,6 +1,6 @@
 // Cross-record checks the schema cannot express: every id a record refers to (`x-ref`) exists
 // and is of the right sort, ids and names are unique per kind (src/config/kinds.ts), and
-// demuxer and muxer chains have no cycle. Defensive about types: it also runs on invalid documents.
+// demuxer, muxer and transcoder chains have no cycle. Defensive about types: it also runs on invalid documents.
 import type { PositionIndex } from './json.ts';
 import { RECORD_DEFS, type RecordKind, recordDef } from './kinds.ts';
 import { type FoundRef, refsOf } from './refs.ts';
@@ -121,8 +121,11 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
               `${member} ${value} refers to a multiplex (mpts) stream; ${why}`,
               value,
             );
+          } else if (kind === 'stream' && target === rec) {
+            err(ref.pointer, 'reference', `${member} ${value} refers to the stream itself`, value);
           } else if (kind === 'stream') {
-            addEdge(rec, { to: value as number, pointer: ref.pointer, member, input: 'muxer' });
+            const input = inputTypeAt(rec, ref.pointer, pointer) ?? 'muxer';
+            addEdge(rec, { to: value as number, pointer: ref.pointer, member, input });
           }
         } else if (target['mpts'] !== true) {
           err(
@@ -157,7 +160,7 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
     });
   }
 
-  // Demuxer and muxer chains between streams must not loop.
+  // Demuxer, muxer and transcoder chains between streams must not loop.
   const state = new Map<number, 'open' | 'done'>();
   const path: { from: number; edge: BusEdge }[] = [];
   const visit = (id: number): void => {
@@ -190,5 +193,15 @@ interface BusEdge {
   to: number;
   pointer: string;
   member: string;
-  input: 'demuxer' | 'muxer';
+  /** The type of the input holding the reference (errors name it). */
+  input: string;
+}
+
+/** The `type` of the input of stream `rec` (at `base`) that holds the member at `pointer`. */
+function inputTypeAt(rec: Rec, pointer: string, base: string): string | undefined {
+  const m = /^\/input\/(\d+)\//.exec(pointer.slice(base.length));
+  if (!m) return undefined;
+  const input = Array.isArray(rec['input']) ? rec['input'][Number(m[1])] : undefined;
+  const type = isPlainObject(input) ? input['type'] : undefined;
+  return typeof type === 'string' ? type : undefined;
 }

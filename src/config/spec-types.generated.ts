@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'e622004a9f9c5715783201e45d6f58bbf0fdf3580243526278fdefb75a00bb58';
+  '0d7ae4d4151a085eb6e092e6350294760af874c91e043be899517c02f30d2380';
 
 /** Server */
 export interface ServerSpec {
@@ -1711,7 +1711,7 @@ export interface StreamInputSpec {
    */
   'audio-pid'?: number;
   /**
-   * decoder to attach to
+   * decoder to attach to: the id of the stream whose output is decoded and re-encoded (a single-programme stream, not this one)
    * @default 0
    */
   'decoder-id'?: number;

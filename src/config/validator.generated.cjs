@@ -5891,11 +5891,18 @@ const schema53 = {
       required: ['decoder-id'],
       properties: {
         'decoder-id': {
-          description: 'decoder to attach to',
+          description:
+            'decoder to attach to: the id of the stream whose output is decoded and re-encoded (a single-programme stream, not this one)',
           type: 'integer',
           default: 0,
           minimum: 1,
           'x-apply': 'restart',
+          'x-ref': {
+            kind: 'stream',
+            what: 'stream',
+            mpts: false,
+            need: 'a transcoder decodes a single-programme stream (take one programme out with a demuxer stream first)',
+          },
         },
         'enc-type': {
           description: '0 MPEG-2, 1 H.264, 2 HEVC',
@@ -6840,11 +6847,18 @@ const schema71 = {
   required: ['decoder-id'],
   properties: {
     'decoder-id': {
-      description: 'decoder to attach to',
+      description:
+        'decoder to attach to: the id of the stream whose output is decoded and re-encoded (a single-programme stream, not this one)',
       type: 'integer',
       default: 0,
       minimum: 1,
       'x-apply': 'restart',
+      'x-ref': {
+        kind: 'stream',
+        what: 'stream',
+        mpts: false,
+        need: 'a transcoder decodes a single-programme stream (take one programme out with a demuxer stream first)',
+      },
     },
     'enc-type': {
       description: '0 MPEG-2, 1 H.264, 2 HEVC',
@@ -26003,4 +26017,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'e622004a9f9c5715783201e45d6f58bbf0fdf3580243526278fdefb75a00bb58';
+module.exports.schemaHash = '0d7ae4d4151a085eb6e092e6350294760af874c91e043be899517c02f30d2380';

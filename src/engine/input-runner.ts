@@ -12,6 +12,7 @@ import type { StreamBus } from './bus.ts';
 import type { ClusterIdentity } from './cluster.ts';
 import {
   type BusRef,
+  type EncoderMetrics,
   type InputFactory,
   type InputTransport,
   NOT_SUPPORTED_YET,
@@ -188,6 +189,11 @@ export class InputRunner {
   /** The transport's link counters for /metrics (RIST, SRT), when it has any. */
   transportMetrics(): TransportMetrics | null {
     return this.transport?.metrics?.() ?? null;
+  }
+
+  /** The transport's encoder progress for /metrics (the transcoder), when it has one. */
+  encoderMetrics(): EncoderMetrics | null {
+    return this.transport?.encoder?.() ?? null;
   }
 
   /** Current analyzer statistics (cached for a short while: stats() crosses into C++). */

@@ -49,6 +49,21 @@ export interface InputTransport {
   fault?(): string;
   /** Link counters of a transport that recovers loss (RIST, SRT), for /metrics. */
   metrics?(): TransportMetrics;
+  /** Progress of an encoder child (the transcoder input), for /metrics. */
+  encoder?(): EncoderMetrics;
+}
+
+/** What /metrics shows of an input's encoder: its last progress report, and its restarts. */
+export interface EncoderMetrics {
+  fps: number;
+  /** Encoding speed against real time (1 = real time). */
+  speed: number;
+  /** Output bit rate, bit/s. */
+  bitrate: number;
+  frames: number;
+  droppedFrames: number;
+  duplicatedFrames: number;
+  restarts: number;
 }
 
 /** What /metrics shows of a recovering transport: packet counters since the input opened, by

@@ -24,6 +24,7 @@ import { checkActive, checkPrimary, type FailoverSettings, type InputHealth } fr
 import { BusHub } from './hub.ts';
 import {
   type BusRef,
+  type EncoderMetrics,
   type InputFactory,
   NOT_SUPPORTED_YET,
   type TransportMetrics,
@@ -108,6 +109,8 @@ export interface StreamMetrics {
   bytesOut: number;
   /** Link counters of the active input's transport (RIST, SRT), null for the others. */
   transport: TransportMetrics | null;
+  /** Encoder progress of the active input (a transcoder), null for the others. */
+  encoder: EncoderMetrics | null;
   /** Link counters of the outputs that have them (RIST, SRT), with their position. */
   outputTransports: (TransportMetrics & { output: number })[];
 }
@@ -568,6 +571,7 @@ export class StreamEngine {
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
       transport: this.runners[this.active]?.transportMetrics() ?? null,
+      encoder: this.runners[this.active]?.encoderMetrics() ?? null,
       outputTransports: this.outputs.flatMap((o, output) => {
         const m = o?.out.metrics?.();
         return m ? [{ ...m, output }] : [];

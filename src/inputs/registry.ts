@@ -17,6 +17,7 @@ import { SrtInput } from './srt/input.ts';
 import { createStdInput } from './std/input.ts';
 import { TcpInput } from './tcp/input.ts';
 import { createTestInput } from './test/input.ts';
+import { TranscoderInput } from './transcoder/input.ts';
 import { UdpInput } from './udp/input.ts';
 
 export const INPUT_FACTORIES: Record<string, InputFactory> = {
@@ -36,4 +37,5 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   test: createTestInput,
   demuxer: (cfg, ctx) => new DemuxerInput(cfg, ctx),
   muxer: (cfg, ctx) => new MuxerInput(cfg, ctx),
+  transcoder: (cfg, ctx) => new TranscoderInput(cfg, ctx),
 };

@@ -29,7 +29,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
         'display-name': 'A',
         input: [
           { type: 'udp', port: 5000 },
-          { type: 'transcoder', 'decoder-id': 1 },
+          { type: 'dvb', 'adapter-id': 1 },
         ],
         // Every output type of the schema (udp, rtp, srt, rist) is implemented: an implemented
         // one is not listed.
@@ -43,7 +43,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       ['/mosaic/columns', 'mosaic.columns'],
       ['/cs/server/0', 'cs.server'],
       ['/stream/0/stream-type', 'stream.stream-type'],
-      ['/stream/0/input/1', 'input type transcoder'],
+      ['/stream/0/input/1', 'input type dvb'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');
@@ -70,6 +70,7 @@ t.test('the real server', async (t) => {
     config: {
       'http-server': { realm: 'studio' },
       mosaic: { columns: 6 },
+      'dvb-adapter': [{ id: 1, name: 'tuner', type: 3 }],
       'dvr-storage-list': {
         storage: [{ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }],
       },
@@ -81,7 +82,7 @@ t.test('the real server', async (t) => {
           'enable-mosaic': false,
           input: [
             { type: 'udp', port: await freePort(), 'bind-if': '127.0.0.1' },
-            { type: 'transcoder', 'decoder-id': 1 },
+            { type: 'dvb', 'adapter-id': 1 },
           ],
         },
       ],
@@ -113,7 +114,13 @@ t.test('the real server', async (t) => {
   const named = status.notYetUsed.map((e) => e.setting);
   t.same(
     named,
-    ['mosaic.columns', 'stream.stream-type', 'stream.enable-mosaic', 'input type transcoder'],
+    [
+      'mosaic.columns',
+      'dvb-adapter',
+      'stream.stream-type',
+      'stream.enable-mosaic',
+      'input type dvb',
+    ],
     'the settings the config sets that do nothing yet, in document order',
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');

@@ -372,6 +372,76 @@ const CASES: Case[] = [
     at: '1}]',
   },
   {
+    name: 'transcoder refers to a missing stream',
+    text: S('{"stream-name": "a", "input": [{"type": "transcoder", "decoder-id": 9}]}'),
+    rule: 'reference',
+    pointer: '/stream/0/input/0/decoder-id',
+    message: 'decoder-id 9 refers to no stream (no stream has id 9)',
+    at: '9}',
+  },
+  {
+    name: 'transcoder refers to a multiplex stream',
+    text: S(
+      '{"id": 1, "mpts": true, "stream-name": "a"}, {"id": 2, "stream-name": "b", "input": [{"type": "transcoder", "decoder-id": 1}]}',
+    ),
+    rule: 'reference',
+    pointer: '/stream/1/input/0/decoder-id',
+    message:
+      'decoder-id 1 refers to a multiplex (mpts) stream; a transcoder decodes a single-programme stream (take one programme out with a demuxer stream first)',
+    at: '1}]',
+  },
+  {
+    name: 'transcoder refers to its own stream',
+    text: S('{"id": 3, "stream-name": "a", "input": [{"type": "transcoder", "decoder-id": 3}]}'),
+    rule: 'reference',
+    pointer: '/stream/0/input/0/decoder-id',
+    message: 'decoder-id 3 refers to the stream itself',
+    at: '3}]',
+  },
+  {
+    name: 'loop of transcoders between streams',
+    text: S(
+      '{"id": 1, "stream-name": "a", "input": [{"type": "transcoder", "decoder-id": 2}]}, {"id": 2, "stream-name": "b", "input": [{"type": "transcoder", "decoder-id": 1}]}',
+    ),
+    rule: 'cycle',
+    pointer: '/stream/1/input/0/decoder-id',
+    message: 'decoder-id 1 closes a loop of transcoder inputs between streams',
+    at: '1}]}]',
+  },
+  {
+    name: 'transcoder enc-opt naming an output file',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "stream-name": "b", "input": [{"type": "transcoder", "decoder-id": 1, "enc-opt": "preset=fast:stats=/tmp/x"}]}',
+    ),
+    rule: 'enc-opt',
+    pointer: '/stream/1/input/0/enc-opt',
+    message:
+      'enc-opt: preset is not an allowed H.264 (x264) option (only encoder settings that add no input, output, filter, file or protocol: docs/transcoder.md)',
+    at: '"preset=fast',
+  },
+  {
+    name: 'transcoder enc-opt value with a path',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "stream-name": "b", "input": [{"type": "transcoder", "decoder-id": 1, "enc-opt": "aq-mode=1:me=/dev/x"}]}',
+    ),
+    rule: 'enc-opt',
+    pointer: '/stream/1/input/0/enc-opt',
+    message:
+      'enc-opt: the value of me must be 1 to 64 of letters, digits and . , + - (got "/dev/x")',
+    at: '"aq-mode',
+  },
+  {
+    name: 'transcoder enc-opt option injection (MPEG-2)',
+    text: S(
+      '{"id": 1, "stream-name": "a"}, {"id": 2, "stream-name": "b", "input": [{"type": "transcoder", "decoder-id": 1, "enc-type": 0, "enc-opt": "i=x.ts"}]}',
+    ),
+    rule: 'enc-opt',
+    pointer: '/stream/1/input/0/enc-opt',
+    message:
+      'enc-opt: i is not an allowed MPEG-2 option (only encoder settings that add no input, output, filter, file or protocol: docs/transcoder.md)',
+    at: '"i=x.ts"',
+  },
+  {
     name: 'demuxer (src 1) refers to a missing adapter',
     text: S('{"stream-name": "a", "input": [{"type": "demuxer", "src": 1, "mpts-id": 4}]}'),
     rule: 'reference',

@@ -4,7 +4,7 @@
 // Names follow Prometheus' conventions (`promtool check metrics` passes, test/api/metrics-
 // promtool.test.ts): base units (bytes, seconds), `_total` only on counters.
 import { Counter, Gauge, type Registry, register } from 'prom-client';
-import type { TransportMetrics } from '../../engine/input.ts';
+import type { EncoderMetrics, TransportMetrics } from '../../engine/input.ts';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
 import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamMetricsSnapshot } from './instance.ts';
@@ -153,6 +153,53 @@ export function ensureStreamMetrics(services: Services): void {
   );
   links('output', "an output's", (m) =>
     m.outputTransports.map(({ output, ...tm }) => ({ labels: { output }, tm })),
+  );
+  // The encoder of a transcoder input (the active input): its last progress report.
+  const encoder = (name: string, help: string, pick: (e: EncoderMetrics) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['stream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of streams()) if (s.m.encoder) this.set({ stream: s.name }, pick(s.m.encoder));
+      },
+    });
+  encoder(
+    'sluice_stream_encoder_fps',
+    "Frames per second the active input's encoder makes",
+    (e) => e.fps,
+  );
+  encoder(
+    'sluice_stream_encoder_speed_ratio',
+    'Encoding speed against real time (1 = real time)',
+    (e) => e.speed,
+  );
+  encoder(
+    'sluice_stream_encoder_output_rate_bytes_per_second',
+    'Output rate the encoder reports, bytes per second',
+    (e) => e.bitrate / BITS_PER_BYTE,
+  );
+  encoder(
+    'sluice_stream_encoder_frames',
+    'Frames encoded by the current encoder run',
+    (e) => e.frames,
+  );
+  encoder(
+    'sluice_stream_encoder_dropped_frames',
+    'Frames the current encoder run dropped',
+    (e) => e.droppedFrames,
+  );
+  encoder(
+    'sluice_stream_encoder_duplicated_frames',
+    'Frames the current encoder run duplicated',
+    (e) => e.duplicatedFrames,
+  );
+  encoder(
+    'sluice_stream_encoder_restarts',
+    'Times the encoder was restarted since the input opened',
+    (e) => e.restarts,
   );
   new Gauge({
     name: 'sluice_stream_tr101290_errors',

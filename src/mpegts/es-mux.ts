@@ -57,7 +57,8 @@ export interface EsFrame {
 }
 
 export interface EsMuxerOptions {
-  /** Called with whole packets (a multiple of 188 bytes); the buffer is the sink's to keep. */
+  /** Called with whole packets (a multiple of 188 bytes); the buffer is the sink's to keep
+   *  (batches are cut one after another from a larger block whose bytes are never reused). */
   sink: (packets: Buffer) => void;
   programNumber?: number;
   transportStreamId?: number;
@@ -96,6 +97,11 @@ const STREAM_ID_VIDEO = 0xe0;
 const STREAM_ID_AUDIO = 0xc0;
 const STREAM_ID_PRIVATE_1 = 0xbd;
 const MAX_PES_LENGTH = 0xffff;
+/** Output batches are cut from blocks of this many batches (at least BLOCK_MIN_BYTES): one
+ *  allocation for many batches. */
+const BLOCK_BATCHES = 8;
+const BLOCK_MIN_BYTES = 128 * 1024;
+const EMPTY = Buffer.alloc(0);
 /** A frame bigger than this is refused (no access unit of a real stream is near it). */
 export const ES_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** ADTS sampling_frequency_index table (ISO/IEC 14496-3 1.6.3.4). */
@@ -222,7 +228,10 @@ export class EsMuxer {
   private readonly pcrInterval: number;
   private readonly pcrDelay: number;
   private readonly batchBytes: number;
+  private readonly blockBytes: number;
+  /** The block packets are written into: the batch being gathered is out[start…used). */
   private out: Buffer;
+  private start = 0;
   private used = 0;
   private pmtVersion = 0;
   private pat: Buffer | null = null;
@@ -252,7 +261,9 @@ export class EsMuxer {
     this.pcrInterval = ((opts.pcrIntervalMs ?? 40) * CLOCK) / 1000;
     this.pcrDelay = ((opts.pcrDelayMs ?? 500) * CLOCK) / 1000;
     this.batchBytes = Math.max(1, opts.batchPackets ?? 64) * TS_PACKET_SIZE;
-    this.out = Buffer.allocUnsafe(this.batchBytes);
+    this.blockBytes =
+      this.batchBytes * Math.max(BLOCK_BATCHES, Math.ceil(BLOCK_MIN_BYTES / this.batchBytes));
+    this.out = EMPTY;
   }
 
   /** Add a track; its index is what write() takes. A track added after output started bumps
@@ -344,10 +355,9 @@ export class EsMuxer {
 
   /** Hand over the packets gathered so far. */
   flush(): void {
-    if (this.used === 0) return;
-    const b = this.out.subarray(0, this.used);
-    this.out = Buffer.allocUnsafe(this.batchBytes);
-    this.used = 0;
+    if (this.used === this.start) return;
+    const b = this.out.subarray(this.start, this.used);
+    this.start = this.used;
     this.sink(b);
   }
 
@@ -388,7 +398,7 @@ export class EsMuxer {
       this.lastPcr = pcrNow;
     }
     this.writePes(s, pts, dts, esLen, key, pcr);
-    if (this.used + TS_PACKET_SIZE > this.batchBytes) this.flush();
+    if (this.used - this.start + TS_PACKET_SIZE > this.batchBytes) this.flush();
     return true;
   }
 
@@ -419,21 +429,15 @@ export class EsMuxer {
     }
     const hevc = s.codec === 'hevc';
     const aud = hevc ? HEVC_AUD : H264_AUD;
-    const nalType = (b: number): number => (hevc ? (b >> 1) & 0x3f : b & 0x1f);
-    const isAud = (b: number): boolean => nalType(b) === (hevc ? HEVC_NAL_AUD : H264_NAL_AUD);
-    const isParam = (b: number): boolean => {
-      const t = nalType(b);
-      return hevc ? t === HEVC_NAL_VPS || t === HEVC_NAL_SPS : t === H264_NAL_SPS;
-    };
     if (s.lengthSize === 0) {
       // Annex B: find the first NAL and whether the access unit carries its parameter sets.
       const first = nalStart(data, 0);
       if (first < 0) return -1;
-      const hasAud = isAud(data[first]!);
+      const hasAud = isAud(hevc, data[first]!);
       let hasParams = false;
       if (key && s.paramSets.length > 0) {
         for (let o = first; o >= 0 && !hasParams; o = nalStart(data, o + 1)) {
-          hasParams = isParam(data[o]!);
+          hasParams = isParam(hevc, data[o]!);
         }
       }
       const lead = (hasAud ? 0 : aud.length) + (key && !hasParams ? s.paramSets.length : 0);
@@ -457,8 +461,8 @@ export class EsMuxer {
       o += ls;
       if (len === 0) continue;
       if (o + len > data.length) return -1;
-      if (n === 0 && isAud(data[o]!)) hasAud = true;
-      if (isParam(data[o]!)) hasParams = true;
+      if (n === 0 && isAud(hevc, data[o]!)) hasAud = true;
+      if (isParam(hevc, data[o]!)) hasParams = true;
       size += 4 + len;
       n++;
       o += len;
@@ -526,7 +530,13 @@ export class EsMuxer {
   }
 
   private slot(): number {
-    if (this.used + TS_PACKET_SIZE > this.out.length) this.flush();
+    if (this.used - this.start + TS_PACKET_SIZE > this.batchBytes) this.flush();
+    if (this.used + TS_PACKET_SIZE > this.out.length) {
+      this.flush();
+      this.out = Buffer.allocUnsafeSlow(this.blockBytes);
+      this.start = 0;
+      this.used = 0;
+    }
     const o = this.used;
     this.used += TS_PACKET_SIZE;
     this.counters.packets++;
@@ -671,6 +681,19 @@ function languageDescriptor(lang: string): Buffer {
   return Buffer.from([DESCRIPTOR_ISO639_LANGUAGE, 4, ...Buffer.from(lang.toLowerCase()), 0]);
 }
 
+/** Whether a NAL unit (its first header byte) is an access unit delimiter. */
+function isAud(hevc: boolean, b: number): boolean {
+  return hevc ? ((b >> 1) & 0x3f) === HEVC_NAL_AUD : (b & 0x1f) === H264_NAL_AUD;
+}
+
+/** Whether a NAL unit is the parameter set that says the access unit carries its own (SPS;
+ *  HEVC: VPS or SPS). */
+function isParam(hevc: boolean, b: number): boolean {
+  if (!hevc) return (b & 0x1f) === H264_NAL_SPS;
+  const t = (b >> 1) & 0x3f;
+  return t === HEVC_NAL_VPS || t === HEVC_NAL_SPS;
+}
+
 /** Offset of the first NAL header byte after a start code at or after `from`, or -1. */
 function nalStart(d: Uint8Array, from: number): number {
   for (let i = from; i + 2 < d.length; i++) {
@@ -697,7 +720,10 @@ function writeTimestamp(b: Buffer, o: number, prefix: number, ts: number): void 
 function writePcr(b: Buffer, o: number, pcr90: number): number {
   const base = mod33(pcr90);
   const hi = Math.floor(base / 2); // 32 bits
-  b.writeUInt32BE(hi >>> 0, o);
+  b[o] = hi >>> 24;
+  b[o + 1] = (hi >>> 16) & 0xff;
+  b[o + 2] = (hi >>> 8) & 0xff;
+  b[o + 3] = hi & 0xff;
   b[o + 4] = ((base & 1) << 7) | 0x7e;
   b[o + 5] = 0;
   return o + 6;

@@ -38,3 +38,58 @@ t.test('packets wait for their PCR; a jump re-anchors; bytes since PCR counted',
   t.equal(pacer.bytesSincePcr, 5 * 188);
   pacer.close();
 });
+
+t.test('pacers of one clock share their wake-ups (one timer per tick)', async (t) => {
+  const clock = new ManualClock();
+  let timers = 0;
+  const counting = {
+    now: () => clock.now(),
+    monotonic: () => clock.monotonic(),
+    setTimeout: (fn: () => void, ms: number) => {
+      timers++;
+      return clock.setTimeout(fn, ms);
+    },
+    setInterval: (fn: () => void, ms: number) => clock.setInterval(fn, ms),
+  };
+  const outs: number[][] = [[], [], [], []];
+  const pacers = outs.map((o) => new PcrPacer(counting, (b) => o.push(b.length / 188)));
+  // Each: PCR 0, then a PCR 495–510 ms later (due less the lead: 475–490 ms).
+  const done = pacers.map((p, i) =>
+    p.play(Buffer.concat([at(0), plain(), at(495 + 5 * i), plain()])),
+  );
+  await turns();
+  t.same(outs, [[2], [2], [2], [2]], 'up to the second PCR at once');
+  clock.advance(474);
+  await turns();
+  t.same(outs, [[2], [2], [2], [2]], 'none before its time less the lead');
+  t.equal(timers, 1, 'one timer for four sleeping pacers (the tick at 480 ms)');
+  clock.advance(6); // 480 ms
+  await turns();
+  t.same(outs, [[2, 2], [2, 2], [2], [2]], 'the two due by 480 ms, at one wake-up');
+  clock.advance(20); // 500 ms
+  await Promise.all(done);
+  t.same(
+    outs,
+    [
+      [2, 2],
+      [2, 2],
+      [2, 2],
+      [2, 2],
+    ],
+    'the rest at the next tick, none after its PCR',
+  );
+  for (const p of pacers) p.close();
+});
+
+t.test('a closed pacer wakes at once and is not called back', async (t) => {
+  const clock = new ManualClock();
+  const out: number[] = [];
+  const pacer = new PcrPacer(clock, (b) => out.push(b.length / 188));
+  const done = pacer.play(Buffer.concat([at(0), plain(), at(1000), plain()]));
+  await turns();
+  pacer.close();
+  await done;
+  clock.advance(2000);
+  await turns();
+  t.same(out, [2], 'nothing after close');
+});

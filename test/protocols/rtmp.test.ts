@@ -11,6 +11,8 @@ import {
   MSG_COMMAND_AMF0,
   MSG_VIDEO,
   type RtmpMessage,
+  SLAB_BYTES,
+  SLAB_PIECE_BYTES,
   setChunkSize,
 } from '../../src/protocols/rtmp/chunk.ts';
 import { parseAudioTag, parseVideoTag } from '../../src/protocols/rtmp/flv.ts';
@@ -303,3 +305,40 @@ t.test('remux: HEVC over enhanced RTMP (hvc1) → stream_type 0x24', async (t) =
   t.equal(pmtType, 0x24, 'HEVC stream_type');
   t.same(pesTimes(ts)[0], { pid: 0x100, pts: 80 * 90, dts: 40 * 90 });
 });
+
+t.test(
+  'message payloads: small ones share one block, each kept intact, big ones apart',
+  async (t) => {
+    const w = new ChunkWriter();
+    w.chunkSize = 4096;
+    const msgs = Array.from({ length: 40 }, (_, i) => ({
+      csid: 6 + (i & 1),
+      type: i & 1 ? MSG_AUDIO : MSG_VIDEO,
+      streamId: 1,
+      timestamp: i * 20,
+      payload: payload(i === 20 ? SLAB_PIECE_BYTES + 1 : 300 + i * 100, i),
+    }));
+    const { r, got } = collect();
+    r.push(new ChunkWriter().write(setChunkSize(4096)));
+    // One read buffer, reused: nothing kept may point into it.
+    const read = Buffer.alloc(64 * 1024);
+    for (const m of msgs) {
+      const b = w.write(m);
+      for (let i = 0; i < b.length; i += read.length) {
+        const n = b.copy(read, 0, i, i + read.length);
+        r.push(read.subarray(0, n));
+        read.fill(0);
+      }
+    }
+    const media = got.slice(1);
+    t.same(
+      media.map((m) => m.payload.toString('hex')),
+      msgs.map((m) => m.payload.toString('hex')),
+      'every payload kept intact after later messages',
+    );
+    const blocks = new Set(media.filter((_, i) => i !== 20).map((m) => m.payload.buffer));
+    t.ok(blocks.size <= 2, `small payloads from ${blocks.size} block(s), not one each`);
+    t.notOk(blocks.has(media[20]!.payload.buffer), 'a payload over the piece size stands alone');
+    t.ok(SLAB_BYTES >= 4 * SLAB_PIECE_BYTES);
+  },
+);

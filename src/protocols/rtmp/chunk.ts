@@ -39,6 +39,12 @@ export const MAX_MESSAGE_LENGTH = 0xffffff;
 export const MAX_OPEN_STREAMS = 64;
 /** Payload bytes of all messages in progress at once. */
 export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
+/** Message payloads up to SLAB_PIECE_BYTES are cut one after another from a shared block of
+ *  SLAB_BYTES (one ArrayBuffer for many messages, not one each: far less allocation and GC at
+ *  tens of messages a second per stream); bigger ones get their own. A payload is still the
+ *  receiver's to keep: a block's bytes are never handed out twice. */
+export const SLAB_BYTES = 256 * 1024;
+export const SLAB_PIECE_BYTES = 32 * 1024;
 
 export interface RtmpMessage {
   csid: number;
@@ -72,6 +78,8 @@ export class ChunkReader {
   private curCsid = 0;
   private curLeft = 0;
   private pending = 0;
+  private slab: Buffer | null = null;
+  private slabUsed = 0;
   bytesIn = 0;
 
   constructor(
@@ -205,8 +213,19 @@ export class ChunkReader {
       throw new RtmpProtocolError('too many message bytes in progress');
     }
     this.pending += s.length;
-    s.buf = Buffer.allocUnsafe(s.length);
+    s.buf = this.alloc(s.length);
     s.filled = 0;
+  }
+
+  private alloc(n: number): Buffer {
+    if (n > SLAB_PIECE_BYTES) return Buffer.allocUnsafe(n);
+    if (!this.slab || this.slabUsed + n > this.slab.length) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.slabUsed = 0;
+    }
+    const b = this.slab.subarray(this.slabUsed, this.slabUsed + n);
+    this.slabUsed += n;
+    return b;
   }
 
   private payload(b: Buffer, pos: number): number {

@@ -1,0 +1,307 @@
+// Benchmark: HLS pull of N live streams into MPEG-TS — sluice's `hls` input (N inputs in one
+// process: playlist reload about every target duration, media-sequence tracking, segments
+// fetched over HTTP/1.1 keep-alive, TS checked and handed on at real time by its PCR to a sink
+// that counts it) beside N `ffmpeg -i http://…/index.m3u8 -c copy -f mpegts /dev/null` doing
+// the same N (ffmpeg's HLS demuxer: the same reloads and fetches, its TS demuxed and muxed
+// again as fast as it arrives). Both sides join each live playlist 3 segments from its end and
+// then take every new segment once: the same playlists and segment bytes fetched from the same
+// origin, the same audio and video delivered as TS — the work is equal (sluice passes the
+// segments' TS on and paces it, as its inputs do; ffmpeg demuxes and muxes it again and writes
+// it as it comes; neither is charged for the origin).
+// The origin is nginx serving one directory (our own child, temporary prefix, `master_process
+// off`, sendfile on), fed by N `ffmpeg -re -stream_loop -1 -i src.ts -c copy -f hls` writers
+// (2 s segments, 6 in the playlist, old ones deleted) of one 2 Mbit/s H.264 + AAC file;
+// origin and writers run for both sides alike and are not measured.
+// CPU: utime + stime from /proc/<pid>/stat (the sluice child; the sum of the N ffmpeg
+// processes) over the same window, after every pull delivers and a warm-up; the sides run one
+// after the other, twice (sluice, ffmpeg, sluice, ffmpeg) so load drift hits both.
+// Run: [SLUICE_BENCH_WARMUP_S=5] npx tsx bench/hls-pull.ts [N=8] [seconds=20]
+// Figures: printed; copy them to bench/RESULTS.md.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+/** Before each measured window (SLUICE_BENCH_WARMUP_S, default 5): connections up, the
+ *  segments of the join (3 at once) fetched, code warm. */
+const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 5) * 1000;
+const SEGMENT_S = 2;
+/** SLUICE_BENCH_PROF=<dir>: the sluice child writes a V8 CPU profile there. */
+const PROF = process.env['SLUICE_BENCH_PROF']
+  ? ['--cpu-prof', '--cpu-prof-dir', process.env['SLUICE_BENCH_PROF']]
+  : [];
+const live = new Set<ChildProcess>();
+let work = '';
+
+function track(cp: ChildProcess): ChildProcess {
+  live.add(cp);
+  cp.on('exit', () => live.delete(cp));
+  return cp;
+}
+
+function cleanUp(): void {
+  for (const cp of live) cp.kill('SIGKILL');
+  live.clear();
+  if (work) rmSync(work, { recursive: true, force: true });
+  work = '';
+}
+
+/** CPU seconds of a process, all threads: user + system (system alone with `sys`). */
+function procCpu(pid: number, sys = false): number {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return ((sys ? 0 : Number(f[11])) + Number(f[12])) / HZ;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds per thread name of a process (main thread, V8 workers, libuv pool …). */
+function threadCpu(pid: number): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      m.set(name, (m.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / HZ);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return m;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** Child: N hls inputs pulling http://127.0.0.1:port/s<i>/index.m3u8; prints `ready` once
+ *  every input delivered TS, then on `report` a JSON line of TS bytes and segments. */
+async function child(port: number, n: number): Promise<void> {
+  const { HlsInput } = await import('../src/inputs/hls/input.ts');
+  const { silentLogger } = await import('../src/log.ts');
+  const { systemClock } = await import('../src/util/clock.ts');
+  const bytes = new Array<number>(n).fill(0);
+  const inputs = Array.from({ length: n }, (_, i) => {
+    const inp = new HlsInput(
+      { uri: `http://127.0.0.1:${port}/s${i}/index.m3u8`, 'client-timeout': 10 },
+      {
+        log: silentLogger,
+        clock: systemClock,
+        dataDir: tmpdir(),
+        streamName: `s${i}`,
+        index: 0,
+        onData: (b: Buffer) => {
+          bytes[i]! += b.length;
+        },
+        bus: () => undefined,
+      },
+    );
+    inp.start();
+    return inp;
+  });
+  while (bytes.some((b) => b === 0)) await sleep(50);
+  console.log('ready');
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line !== 'report') return;
+    let segments = 0;
+    let errors = 0;
+    for (const inp of inputs) {
+      const s = inp.status() as Record<string, number>;
+      segments += s['segments'] ?? 0;
+      errors += (s['notFound'] ?? 0) + (s['segmentErrors'] ?? 0) + (s['reloadErrors'] ?? 0);
+    }
+    console.log(JSON.stringify({ tsBytes: bytes.reduce((a, b) => a + b, 0), segments, errors }));
+    process.exit(0);
+  });
+}
+
+async function sluiceSide(port: number, n: number, seconds: number): Promise<number> {
+  const cp = track(
+    spawn(
+      process.execPath,
+      [...PROF, '--import', 'tsx', import.meta.filename, 'child', String(port), String(n)],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    ),
+  );
+  const lines = createInterface({ input: cp.stdout! })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.value !== 'ready') throw new Error(`sluice child: ${first.value}`);
+  await sleep(WARMUP_MS);
+  const c0 = procCpu(cp.pid!);
+  const k0 = procCpu(cp.pid!, true);
+  const t0 = threadCpu(cp.pid!);
+  await sleep(seconds * 1000);
+  const t1 = threadCpu(cp.pid!);
+  const threads = [...t1]
+    .map(([name, v]) => [name, v - (t0.get(name) ?? 0)] as const)
+    .filter(([, v]) => v > 0)
+    .map(([name, v]) => `${name} ${v.toFixed(2)}`);
+  console.log(`  sluice threads (s): ${threads.join(', ')}`);
+  const cpu = procCpu(cp.pid!) - c0;
+  const sys = procCpu(cp.pid!, true) - k0;
+  console.log(`  sluice: ${cpu.toFixed(2)} s CPU, of which system ${sys.toFixed(2)} s`);
+  cp.stdin!.write('report\n');
+  const r = await lines.next();
+  console.log(`  sluice: ${r.value}`);
+  const exited = new Promise((res) => cp.once('exit', res));
+  const timer = setTimeout(() => cp.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+  return cpu;
+}
+
+async function ffmpegSide(port: number, n: number, seconds: number): Promise<number> {
+  const procs = Array.from({ length: n }, (_, i) =>
+    track(
+      spawn(
+        'ffmpeg',
+        [
+          ...['-hide_banner', '-loglevel', 'error', '-nostats'],
+          ...[
+            '-i',
+            `http://127.0.0.1:${port}/s${i}/index.m3u8`,
+            '-c',
+            'copy',
+            '-f',
+            'mpegts',
+            '-y',
+            '/dev/null',
+          ],
+        ],
+        { stdio: 'ignore' },
+      ),
+    ),
+  );
+  await sleep(WARMUP_MS);
+  const c0 = procs.map((p) => procCpu(p.pid!));
+  const k0 = procs.map((p) => procCpu(p.pid!, true));
+  await sleep(seconds * 1000);
+  const cpu = procs.reduce((a, p, i) => a + procCpu(p.pid!) - c0[i]!, 0);
+  const sys = procs.reduce((a, p, i) => a + procCpu(p.pid!, true) - k0[i]!, 0);
+  console.log(`  ffmpeg: ${cpu.toFixed(2)} s CPU, of which system ${sys.toFixed(2)} s`);
+  const dead = procs.filter((p) => p.exitCode !== null).length;
+  if (dead) console.log(`  ffmpeg: ${dead} of ${n} exited early`);
+  for (const p of procs) p.kill('SIGKILL');
+  return cpu;
+}
+
+async function main(): Promise<void> {
+  const n = Number(process.argv[2] ?? 8);
+  const seconds = Number(process.argv[3] ?? 20);
+  work = mkdtempSync(join(tmpdir(), 'sluice-bench-hls-'));
+  process.on('exit', cleanUp);
+  process.on('SIGINT', () => process.exit(130));
+  const src = join(work, 'src.ts');
+  execFileSync('ffmpeg', [
+    ...['-hide_banner', '-loglevel', 'error', '-y'],
+    ...['-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=25:duration=20'],
+    ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=20'],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-b:v', '2M', '-maxrate', '2M'],
+    ...['-bufsize', '2M', '-c:a', 'aac', '-b:a', '128k', '-f', 'mpegts', src],
+  ]);
+  const root = join(work, 'www');
+  const tmp = join(work, 'tmp');
+  for (let i = 0; i < n; i++) mkdirSync(join(root, `s${i}`), { recursive: true });
+  mkdirSync(tmp);
+  const port = await freePort();
+  const conf = join(work, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off;
+master_process off;
+${process.getuid?.() === 0 ? 'user root;' : ''}
+worker_processes 1;
+pid ${join(work, 'nginx.pid')};
+error_log ${join(work, 'error.log')} warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path ${tmp};
+  proxy_temp_path ${tmp};
+  fastcgi_temp_path ${tmp};
+  uwsgi_temp_path ${tmp};
+  scgi_temp_path ${tmp};
+  types { video/mp2t ts; application/vnd.apple.mpegurl m3u8; }
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:${port};
+    root ${root};
+    location / { add_header Cache-Control no-cache; }
+  }
+}
+`,
+  );
+  track(
+    spawn('nginx', ['-p', work, '-c', conf, '-e', join(work, 'error.log')], { stdio: 'ignore' }),
+  );
+  for (let i = 0; i < n; i++) {
+    track(
+      spawn(
+        'ffmpeg',
+        [
+          ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', src],
+          ...['-c', 'copy', '-f', 'hls', '-hls_time', String(SEGMENT_S), '-hls_list_size', '6'],
+          ...['-hls_flags', 'delete_segments', join(root, `s${i}`, 'index.m3u8')],
+        ],
+        { stdio: 'ignore' },
+      ),
+    );
+  }
+  // Every playlist holds the 3 segments a live join starts from.
+  const deadline = Date.now() + 30_000;
+  const segmentsOf = (i: number): number => {
+    try {
+      return (readFileSync(join(root, `s${i}`, 'index.m3u8'), 'utf8').match(/#EXTINF/g) ?? [])
+        .length;
+    } catch {
+      return 0;
+    }
+  };
+  while (Array.from({ length: n }, (_, i) => segmentsOf(i)).some((c) => c < 4)) {
+    if (Date.now() > deadline) throw new Error('HLS writers did not make 4 segments in 30 s');
+    await sleep(250);
+  }
+  console.log(
+    `HLS pull → TS, N = ${n}, ${seconds} s per side, 2 Mbit/s H.264 + 128k AAC each, ${SEGMENT_S} s segments`,
+  );
+  const rows: [string, number, number][] = [];
+  for (let round = 1; round <= 2; round++) {
+    const s = await sluiceSide(port, n, seconds);
+    const f = await ffmpegSide(port, n, seconds);
+    rows.push([`round ${round}`, s, f]);
+  }
+  console.log('| run | N | sluice CPU % per stream | ffmpeg CPU % per stream | ratio |');
+  console.log('|---|---|---|---|---|');
+  for (const [name, s, f] of rows) {
+    const ps = (100 * s) / seconds / n;
+    const pf = (100 * f) / seconds / n;
+    console.log(
+      `| ${name} | ${n} | ${ps.toFixed(2)} | ${pf.toFixed(2)} | ${(ps / pf).toFixed(2)} |`,
+    );
+  }
+  cleanUp();
+  process.exit(0);
+}
+
+if (process.argv[2] === 'child') {
+  await child(Number(process.argv[3]), Number(process.argv[4]));
+} else {
+  await main();
+}

@@ -83,6 +83,7 @@ export class WebVttWriter implements SegmenterSink {
   renditions: VttRendition[] = [];
   private decoders = new Map<number, TeletextDecoder>();
   private dvb = new Map<number, DvbSubtitleDecoder[]>();
+  private waiters: (() => void)[] = [];
   private seg?: Boundary;
   private origin = 0;
 
@@ -189,6 +190,12 @@ export class WebVttWriter implements SegmenterSink {
     });
   }
 
+  /** Resolves once no DVB subtitle cue waits for OCR (every segment cut is written). */
+  settled(): Promise<void> {
+    if (this.renditions.every((r) => !r.queue?.length)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
   /** Apply a DVB rendition's actions in order, up to the first cue still being read. */
   private drain(r: VttRendition): void {
     const q = r.queue!;
@@ -207,6 +214,8 @@ export class WebVttWriter implements SegmenterSink {
         r.expireAt = undefined;
       } else this.commitOne(r, a.b, a.end, a.origin);
     }
+    if (this.waiters.length && this.renditions.every((x) => !x.queue?.length))
+      for (const w of this.waiters.splice(0)) w();
   }
 
   subtitle(track: Track, data: Buffer, pts: number): void {

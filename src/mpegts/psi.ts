@@ -33,6 +33,8 @@ export const DESCRIPTOR_REGISTRATION = 0x05;
 export const DESCRIPTOR_ISO639_LANGUAGE = 0x0a;
 export const DESCRIPTOR_SERVICE = 0x48;
 export const DESCRIPTOR_TELETEXT = 0x56;
+/** subtitling_descriptor (EN 300 468 6.2.41): DVB subtitles (EN 300 743). */
+export const DESCRIPTOR_SUBTITLING = 0x59;
 export const DESCRIPTOR_AC3 = 0x6a;
 
 /** table_id and the 2 bytes holding section_length: what section_length does not count. */

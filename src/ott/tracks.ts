@@ -99,7 +99,7 @@ export class Track {
     this.type =
       k === 'h264' || k === 'hevc' || k === 'mpeg2'
         ? 'video'
-        : k === 'teletext'
+        : k === 'teletext' || k === 'dvbsub'
           ? 'subtitle'
           : 'audio';
   }

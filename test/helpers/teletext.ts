@@ -100,7 +100,7 @@ export function pagePackets(magazine: number, pageByte: number, p: SubtitlePage)
   return out;
 }
 
-function pts5(pts: number, marker: number): Buffer {
+export function pts5(pts: number, marker: number): Buffer {
   const b = Buffer.alloc(5);
   b[0] = (marker << 4) | ((Math.floor(pts / 2 ** 30) & 0x7) << 1) | 1;
   const mid = Math.floor(pts / 2 ** 15) & 0x7fff;
@@ -167,12 +167,38 @@ export interface MuxOptions {
 
 /** Add a teletext ES to an ffmpeg TS: new PMT entry + PES inserted by PTS order. */
 export function muxTeletext(ts: Buffer, o: MuxOptions): { ts: Buffer; firstVideoPts: number } {
+  const lang = Buffer.from(o.language, 'latin1');
+  return muxPrivatePes(ts, {
+    pid: o.pid,
+    descriptors: Buffer.from([0x56, 5, ...lang, (2 << 3) | (o.magazine & 7), o.pageByte]),
+    pes: o.pages.map((page) => ({
+      at: page.at,
+      build: (pts: number) =>
+        teletextPes(pagePackets(o.magazine, o.pageByte, { ...page, pts }), pts),
+    })),
+  });
+}
+
+export interface PrivatePesOptions {
+  pid: number;
+  /** ES_info descriptors of the new PMT entry (stream_type 0x06). */
+  descriptors: Buffer;
+  /** PES to insert, `at` seconds after the first video PTS, built for their PTS. */
+  pes: { at: number; build: (pts: number) => Buffer }[];
+}
+
+/** Add a private-data ES (stream_type 0x06) to an ffmpeg TS: new PMT entry + PES inserted
+ *  by PTS order. */
+export function muxPrivatePes(
+  ts: Buffer,
+  o: PrivatePesOptions,
+): { ts: Buffer; firstVideoPts: number } {
   let pmtPid = -1;
   let videoPid = -1;
   let firstVideoPts = -1;
   const cc = { n: 0 };
   const out: Buffer[] = [];
-  const queue = [...o.pages].sort((a, b) => a.at - b.at);
+  const queue = [...o.pes].sort((a, b) => a.at - b.at);
   for (let i = 0; i + TS <= ts.length; i += TS) {
     const p = ts.subarray(i, i + TS);
     const pid = ((p[1]! & 0x1f) << 8) | p[2]!;
@@ -196,10 +222,9 @@ export function muxTeletext(ts: Buffer, o: MuxOptions): { ts: Buffer; firstVideo
         const pts = readPts(p, payload + 9);
         if (firstVideoPts < 0) firstVideoPts = pts;
         while (queue.length && firstVideoPts + queue[0]!.at * 90000 <= pts) {
-          const page = queue.shift()!;
-          const at = firstVideoPts + Math.round(page.at * 90000);
-          const pes = teletextPes(pagePackets(o.magazine, o.pageByte, { ...page, pts: at }), at);
-          out.push(...tsPackets(o.pid, pes, cc));
+          const item = queue.shift()!;
+          const at = firstVideoPts + Math.round(item.at * 90000);
+          out.push(...tsPackets(o.pid, item.build(at), cc));
         }
       }
     }
@@ -208,22 +233,13 @@ export function muxTeletext(ts: Buffer, o: MuxOptions): { ts: Buffer; firstVideo
   return { ts: Buffer.concat(out), firstVideoPts };
 }
 
-function rewritePmt(p: Buffer, payload: number, o: MuxOptions): Buffer {
+function rewritePmt(p: Buffer, payload: number, o: PrivatePesOptions): Buffer {
   const s = payload + 1 + p[payload]!;
   const len = ((p[s + 1]! & 0x0f) << 8) | p[s + 2]!;
   const body = Buffer.from(p.subarray(s, s + 3 + len - 4)); // without CRC
-  const lang = Buffer.from(o.language, 'latin1');
-  const es = Buffer.from([
-    0x06,
-    0xe0 | (o.pid >> 8),
-    o.pid & 0xff,
-    0xf0,
-    7,
-    0x56,
-    5,
-    ...lang,
-    (2 << 3) | (o.magazine & 7),
-    o.pageByte,
+  const es = Buffer.concat([
+    Buffer.from([0x06, 0xe0 | (o.pid >> 8), o.pid & 0xff, 0xf0, o.descriptors.length]),
+    o.descriptors,
   ]);
   const section = Buffer.concat([body, es]);
   const newLen = section.length + 4 - 3;

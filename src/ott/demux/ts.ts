@@ -31,6 +31,7 @@ import {
   DESCRIPTOR_AC3,
   DESCRIPTOR_ISO639_LANGUAGE,
   DESCRIPTOR_REGISTRATION,
+  DESCRIPTOR_SUBTITLING,
   DESCRIPTOR_TELETEXT,
   PAT_TABLE_ID,
   PMT_TABLE_ID,
@@ -70,7 +71,16 @@ export const PICTURE_HEAD_BYTES = 16;
  *  NAL unit, an MPEG-2 picture header): a head-only PES needs nothing past it. */
 export type PictureStart = (byteAfterStartCode: number) => boolean;
 
-export type EsKind = 'h264' | 'hevc' | 'mpeg2' | 'aac' | 'ac3' | 'mpa' | 'teletext' | 'other';
+export type EsKind =
+  | 'h264'
+  | 'hevc'
+  | 'mpeg2'
+  | 'aac'
+  | 'ac3'
+  | 'mpa'
+  | 'teletext'
+  | 'dvbsub'
+  | 'other';
 
 export interface TeletextPage {
   language: string;
@@ -80,12 +90,22 @@ export interface TeletextPage {
   page: number;
 }
 
+export interface SubtitlingPage {
+  language: string;
+  /** subtitling_type (EN 300 468 table 26): 0x10..0x15 normal, 0x20..0x25 hard of hearing. */
+  type: number;
+  compositionPage: number;
+  ancillaryPage: number;
+}
+
 export interface EsInfo {
   pid: number;
   streamType: number;
   kind: EsKind;
   language?: string;
   teletext?: TeletextPage[];
+  /** DVB subtitle services (subtitling_descriptor). */
+  subtitling?: SubtitlingPage[];
 }
 
 export interface Pes {
@@ -162,6 +182,7 @@ export function esKind(
     case STREAM_TYPE_PRIVATE_PES:
       if (descriptorTags.includes(DESCRIPTOR_AC3) || registration === 'AC-3') return 'ac3';
       if (descriptorTags.includes(DESCRIPTOR_TELETEXT)) return 'teletext';
+      if (descriptorTags.includes(DESCRIPTOR_SUBTITLING)) return 'dvbsub';
       return 'other';
     default:
       return 'other';
@@ -177,6 +198,7 @@ function readEsDescriptors(loop: Buffer, info: EsInfo): number[] {
       info.language = d.data.toString('latin1', 0, 3);
     if (d.tag === DESCRIPTOR_TELETEXT)
       info.teletext = parseTeletextDescriptor(d.data, 0, d.data.length);
+    if (d.tag === DESCRIPTOR_SUBTITLING) info.subtitling = parseSubtitlingDescriptor(d.data);
   }
   return tags;
 }
@@ -192,6 +214,19 @@ function parseTeletextDescriptor(b: Buffer, start: number, end: number): Teletex
       page: b[o + 4]!,
     });
   }
+  return pages;
+}
+
+/** subtitling_descriptor entries: language, type, composition and ancillary page ids. */
+function parseSubtitlingDescriptor(b: Buffer): SubtitlingPage[] {
+  const pages: SubtitlingPage[] = [];
+  for (let o = 0; o + 8 <= b.length; o += 8)
+    pages.push({
+      language: b.toString('latin1', o, o + 3),
+      type: b[o + 3]!,
+      compositionPage: b.readUInt16BE(o + 4),
+      ancillaryPage: b.readUInt16BE(o + 6),
+    });
   return pages;
 }
 

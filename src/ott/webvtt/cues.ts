@@ -34,7 +34,7 @@ interface Run {
   text: string;
 }
 
-function escapeVtt(s: string): string {
+export function escapeVtt(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

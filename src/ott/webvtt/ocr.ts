@@ -2,7 +2,7 @@
 // process per new picture, argv only, the picture on stdin as PGM. Bounded: a few processes at
 // a time for the whole server, a queue with a cap (pictures past it are skipped and counted),
 // and results cached by the picture's hash so a repeated display set costs nothing.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 
 /** tesseract processes at once, for the whole server. */
@@ -41,33 +41,36 @@ export interface OcrEngine {
   recognise(pgm: Buffer, language: string): Promise<string>;
 }
 
-let installed: Set<string> | undefined;
+let installed: Promise<Set<string>> | undefined;
 
-/** The tesseract languages installed (`tesseract --list-langs`), read once. */
-export function installedLanguages(): Set<string> {
-  if (installed) return installed;
-  try {
-    const out = execFileSync('tesseract', ['--list-langs'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      timeout: OCR_TIMEOUT_MS,
-    });
-    installed = new Set(
-      out
-        .split('\n')
-        .slice(1)
-        .map((l) => l.trim())
-        .filter(Boolean),
+/** The tesseract languages installed (`tesseract --list-langs`), asked once, off the event loop
+ *  (a blocking call here would stall every stream for the time tesseract takes to start). */
+export function installedLanguages(): Promise<Set<string>> {
+  installed ??= new Promise((resolve) => {
+    execFile(
+      'tesseract',
+      ['--list-langs'],
+      { encoding: 'utf8', timeout: OCR_TIMEOUT_MS },
+      (err, out) => {
+        if (err) return resolve(new Set());
+        resolve(
+          new Set(
+            out
+              .split('\n')
+              .slice(1)
+              .map((l) => l.trim())
+              .filter(Boolean),
+          ),
+        );
+      },
     );
-  } catch {
-    installed = new Set();
-  }
+  });
   return installed;
 }
 
 /** The tesseract language for a subtitling descriptor's ISO 639 code: itself (or its /T form)
  *  when installed, else English. */
-export function tesseractLanguage(iso639: string | undefined, have = installedLanguages()): string {
+export function tesseractLanguage(iso639: string | undefined, have: Set<string>): string {
   const code = (iso639 ?? '').toLowerCase();
   const t = BIBLIOGRAPHIC[code] ?? code;
   return have.has(t) ? t : FALLBACK_LANGUAGE;

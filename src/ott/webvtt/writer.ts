@@ -8,7 +8,7 @@ import { PTS_HZ, PTS_WRAP } from '../timeline.ts';
 import type { Track } from '../tracks.ts';
 import { type CueContent, CueTrack, escapeVtt, pageToCue } from './cues.ts';
 import { type DisplaySet, DvbSubtitleDecoder, toPgm } from './dvbsub.ts';
-import { type OcrEngine, sharedOcr, tesseractLanguage } from './ocr.ts';
+import { installedLanguages, type OcrEngine, sharedOcr, tesseractLanguage } from './ocr.ts';
 import { pageAddress, pageLabel, TeletextDecoder } from './teletext.ts';
 
 /** Teletext descriptor page types that are subtitles (EN 300 468 table 94). */
@@ -183,11 +183,13 @@ export class WebVttWriter implements SegmenterSink {
       return;
     }
     const ocr = this.opts.ocr ?? sharedOcr();
-    void ocr.recognise(toPgm(img), tesseractLanguage(r.language)).then((text) => {
-      action.content = cue(text);
-      action.ready = true;
-      this.drain(r);
-    });
+    void installedLanguages()
+      .then((have) => ocr.recognise(toPgm(img), tesseractLanguage(r.language, have)))
+      .then((text) => {
+        action.content = cue(text);
+        action.ready = true;
+        this.drain(r);
+      });
   }
 
   /** Resolves once no DVB subtitle cue waits for OCR (every segment cut is written). */

@@ -18,13 +18,12 @@
 // Run: [SLUICE_BENCH_WARMUP_S=5] npx tsx bench/hls-pull.ts [N=8] [seconds=20]
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { BenchProcs, freePort, procCpu, sleep, threadCpu } from './lib/proc.ts';
 
-const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 /** Before each measured window (SLUICE_BENCH_WARMUP_S, default 5): connections up, the
  *  segments of the join (3 at once) fetched, code warm. */
 const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 5) * 1000;
@@ -33,60 +32,9 @@ const SEGMENT_S = 2;
 const PROF = process.env['SLUICE_BENCH_PROF']
   ? ['--cpu-prof', '--cpu-prof-dir', process.env['SLUICE_BENCH_PROF']]
   : [];
-const live = new Set<ChildProcess>();
-let work = '';
-
-function track(cp: ChildProcess): ChildProcess {
-  live.add(cp);
-  cp.on('exit', () => live.delete(cp));
-  return cp;
-}
-
-function cleanUp(): void {
-  for (const cp of live) cp.kill('SIGKILL');
-  live.clear();
-  if (work) rmSync(work, { recursive: true, force: true });
-  work = '';
-}
-
-/** CPU seconds of a process, all threads: user + system (system alone with `sys`). */
-function procCpu(pid: number, sys = false): number {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return ((sys ? 0 : Number(f[11])) + Number(f[12])) / HZ;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds per thread name of a process (main thread, V8 workers, libuv pool …). */
-function threadCpu(pid: number): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      m.set(name, (m.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / HZ);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return m;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
+const procs = new BenchProcs();
+const track = (cp: ChildProcess) => procs.track(cp);
+const cleanUp = () => procs.cleanUp();
 
 /** Child: N hls inputs pulling http://127.0.0.1:port/s<i>/index.m3u8; prints `ready` once
  *  every input delivered TS, then on `report` a JSON line of TS bytes and segments. */
@@ -204,10 +152,10 @@ async function ffmpegSide(port: number, n: number, seconds: number): Promise<num
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 8);
   const seconds = Number(process.argv[3] ?? 20);
-  work = mkdtempSync(join(tmpdir(), 'sluice-bench-hls-'));
+  procs.work = mkdtempSync(join(tmpdir(), 'sluice-bench-hls-'));
   process.on('exit', cleanUp);
   process.on('SIGINT', () => process.exit(130));
-  const src = join(work, 'src.ts');
+  const src = join(procs.work, 'src.ts');
   execFileSync('ffmpeg', [
     ...['-hide_banner', '-loglevel', 'error', '-y'],
     ...['-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=25:duration=20'],
@@ -215,20 +163,20 @@ async function main(): Promise<void> {
     ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-b:v', '2M', '-maxrate', '2M'],
     ...['-bufsize', '2M', '-c:a', 'aac', '-b:a', '128k', '-f', 'mpegts', src],
   ]);
-  const root = join(work, 'www');
-  const tmp = join(work, 'tmp');
+  const root = join(procs.work, 'www');
+  const tmp = join(procs.work, 'tmp');
   for (let i = 0; i < n; i++) mkdirSync(join(root, `s${i}`), { recursive: true });
   mkdirSync(tmp);
   const port = await freePort();
-  const conf = join(work, 'nginx.conf');
+  const conf = join(procs.work, 'nginx.conf');
   writeFileSync(
     conf,
     `daemon off;
 master_process off;
 ${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 1;
-pid ${join(work, 'nginx.pid')};
-error_log ${join(work, 'error.log')} warn;
+pid ${join(procs.work, 'nginx.pid')};
+error_log ${join(procs.work, 'error.log')} warn;
 events { worker_connections 1024; }
 http {
   access_log off;
@@ -249,7 +197,9 @@ http {
 `,
   );
   track(
-    spawn('nginx', ['-p', work, '-c', conf, '-e', join(work, 'error.log')], { stdio: 'ignore' }),
+    spawn('nginx', ['-p', procs.work, '-c', conf, '-e', join(procs.work, 'error.log')], {
+      stdio: 'ignore',
+    }),
   );
   for (let i = 0; i < n; i++) {
     track(

@@ -1,22 +1,14 @@
-// BISS on a T2-MI carrier end to end: an inner TS made by ffmpeg (H.264 + AAC, programme 101)
-// put into PLP 0 of a T2-MI carrier by our test encoder, the carrier PID scrambled with
-// libdvbcsa. A `file` input of an `mpts: true` stream with `biss-pnr: [-1]` descrambles the
-// carrier, a demuxer with pnr = 65536 + 101 decapsulates PLP 0 from the stream's bus: ffprobe
-// finds the programme with its codecs and every frame decoded is a frame of the source. A wrong
-// key shows as "still scrambled" on the carrier target and in the scrambled alert.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfigText } from '../../src/config/store.ts';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { encodePnr } from '../../src/inputs/demuxer/input.ts';
 import { bissScramble } from '../../src/native/biss.ts';
 import { frameHashes } from '../helpers/biss.ts';
 import { makeLavfiTs } from '../helpers/ffmpeg.ts';
-import { httpFor, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
+import { captureHttp, probePrograms } from '../helpers/mpts.ts';
+import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { encodeOuter } from '../helpers/t2mi-encode.ts';
 
 const KEY = '123456ABCDEF';
@@ -24,9 +16,6 @@ const CARRIER = 0x1000;
 const dir = tempDir(t, 'sluice-biss-t2mi-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream' ? (instances.get(key) as T) : undefined) as typeof host.lookup;
 
 const seconds = 4;
 const inner = join(dir, 'plp0.ts');
@@ -37,63 +26,13 @@ const nScrambled = bissScramble(scrambled, KEY, [CARRIER], 2);
 const scrambledFile = join(dir, 'outer-scrambled.ts');
 writeFileSync(scrambledFile, scrambled);
 
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  if (typeof spec['id'] === 'number') res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(async () => {
-    instances.delete(res.key);
-    await s.close();
-  });
-  return s;
-}
+const { open: stream } = streamSet(t, host);
 
-interface Probe {
-  programs: { program_num: number; streams: { codec_name: string }[] }[];
-}
-
-async function probe(url: string): Promise<Probe> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(
-      'ffprobe',
-      [
-        ...['-v', 'error', '-show_programs', '-of', 'json'],
-        ...['-rw_timeout', '8000000', '-analyzeduration', '3000000', url],
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`ffprobe ${url}: ${code} ${err}`));
-      else resolve(JSON.parse(out) as Probe);
-    });
-  });
-}
+/** ffprobe's programmes of a URL, as `{ programs }`. */
+const probe = async (url: string) => ({ programs: await probePrograms(url) });
 
 /** About `bytes` of a stream's HTTP-TS output. */
-async function capture(name: string, bytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let n = 0;
-    const req = http.get(`${base}/${name}/mpegts`, (res) =>
-      res.on('data', (d: Buffer) => {
-        parts.push(d);
-        n += d.length;
-        if (n >= bytes) {
-          req.destroy();
-          resolve(Buffer.concat(parts));
-        }
-      }),
-    );
-    req.on('error', reject);
-  });
-}
+const capture = (name: string, bytes: number) => captureHttp(`${base}/${name}/mpegts`, bytes);
 
 interface BissTargetStatus {
   pnr: number;

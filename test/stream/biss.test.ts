@@ -5,24 +5,20 @@
 // alert, while the stream keeps running.
 
 import { writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfigText } from '../../src/config/store.ts';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { bissScramble } from '../../src/native/biss.ts';
 import { frameHashes, makeTwoProgrammeTs, P101, P102 } from '../helpers/biss.ts';
-import { httpFor, makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
+import { captureHttp } from '../helpers/mpts.ts';
+import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 const KEY1 = '123456ABCDEF';
 const KEYE = '0F1E2D3C4B5A6978';
 const dir = tempDir(t, 'sluice-biss-e2e-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream' ? (instances.get(key) as T) : undefined) as typeof host.lookup;
 
 const clearFile = join(dir, 'clear.ts');
 const clear = makeTwoProgrammeTs(clearFile, 3);
@@ -32,36 +28,10 @@ bissScramble(scrambled, KEYE, P102.pids, 3);
 const scrambledFile = join(dir, 'scrambled.ts');
 writeFileSync(scrambledFile, scrambled);
 
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  if (typeof spec['id'] === 'number') res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(async () => {
-    instances.delete(res.key);
-    await s.close();
-  });
-  return s;
-}
+const { open: stream } = streamSet(t, host);
 
 /** About `bytes` of a stream's HTTP-TS output. */
-async function capture(name: string, bytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let n = 0;
-    const req = http.get(`${base}/${name}/mpegts`, (res) =>
-      res.on('data', (d: Buffer) => {
-        parts.push(d);
-        n += d.length;
-        if (n >= bytes) {
-          req.destroy();
-          resolve(Buffer.concat(parts));
-        }
-      }),
-    );
-    req.on('error', reject);
-  });
-}
+const capture = (name: string, bytes: number) => captureHttp(`${base}/${name}/mpegts`, bytes);
 
 interface BissTargetStatus {
   pnr: number;

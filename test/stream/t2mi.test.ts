@@ -1,16 +1,10 @@
-// Programmes inside a T2-MI carrier end to end: two inner TS files made by ffmpeg (PLP 0:
-// H.264 + AAC as programme 101; PLP 1: MPEG-2 + MP2 as programme 202 at a constant mux rate,
-// its null packets deleted on the way), put into BBFrames and T2-MI packets on a carrier PID
-// by our test encoder, with a PMT that signals the carrier. The outer TS plays from a `file`
-// input of an `mpts: true` stream; two demuxers with pnr = (PLP + 1) × 65536 + programme read
-// it over HTTP-TS, ffprobe sees one programme each with its codecs.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { encodePnr } from '../../src/inputs/demuxer/input.ts';
 import { splitterConsumers, t2miPlps } from '../../src/inputs/demuxer/shared.ts';
 import { makeLavfiTs } from '../helpers/ffmpeg.ts';
+import { probePrograms } from '../helpers/mpts.ts';
 import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { encodeOuter } from '../helpers/t2mi-encode.ts';
 
@@ -19,32 +13,8 @@ const host = makeHost(dir);
 const base = await httpFor(t, host.router);
 const { open: stream } = streamSet(t, host);
 
-interface Probe {
-  programs: { program_num: number; streams: { codec_name: string }[] }[];
-}
-
-async function probe(url: string): Promise<Probe> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(
-      'ffprobe',
-      [
-        ...['-v', 'error', '-show_programs', '-of', 'json'],
-        ...['-rw_timeout', '8000000', '-analyzeduration', '3000000', url],
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`ffprobe ${url}: ${code} ${err}`));
-      else resolve(JSON.parse(out) as Probe);
-    });
-  });
-}
+/** ffprobe's programmes of a URL, as `{ programs }`. */
+const probe = async (url: string) => ({ programs: await probePrograms(url) });
 
 t.test('two PLPs of a T2-MI carrier: one demuxer each, decoded by ffprobe', async (t) => {
   const seconds = 4;

@@ -8,38 +8,17 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { metricsRegistry } from '../../src/drivers/stream/metrics.ts';
 import { TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
-import {
-  ffprobe,
-  httpFor,
-  makeHost,
-  streamResource,
-  tempDir,
-  waitFor,
-} from '../helpers/stream-host.ts';
+import { ffprobe, httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 const GOP = 10;
 const dir = tempDir(t, 'sluice-transcoder-');
 const host = makeHost(dir);
 const base = await httpFor(t, host.router);
-const instances = new Map<string, StreamInstance>();
-host.lookup = (<T>(kind: string, key: string) =>
-  kind === 'stream' ? (instances.get(key) as T) : undefined) as typeof host.lookup;
 
-async function stream(spec: Record<string, unknown>): Promise<StreamInstance> {
-  const res = streamResource(spec);
-  res.key = String(spec['id']);
-  const s = (await new StreamDriver().create(res, host)) as StreamInstance;
-  instances.set(res.key, s);
-  t.teardown(async () => {
-    instances.delete(res.key);
-    await s.close();
-  });
-  return s;
-}
+const { open: stream } = streamSet(t, host);
 
 /** `ms` of a stream's HTTP-TS output, written to a file for ffprobe. */
 async function capture(name: string, ms: number): Promise<string> {

@@ -1,0 +1,224 @@
+// The mosaic (docs/mosaic.md): a thumbnail per stream, refreshed every `refresh-sec` from the
+// stream's latest key frame only (HttpTsFanout.keyFrame(): PAT + PMT + one access unit, decoded
+// by an ffmpeg child: no continuous decode), and the grid of all of them. Refreshes are spread
+// over the period and go through a small pool of children. A stream that is not running, or has
+// no key frame yet, shows the "no signal" card (made once per thumbnail size).
+import type { Logger } from 'pino';
+import type { Clock, Timer } from '../util/clock.ts';
+import {
+  type ChildResult,
+  type GridLayout,
+  gridArgs,
+  gridLayout,
+  JobPool,
+  noSignalArgs,
+  runFfmpeg,
+  thumbnailArgs,
+  thumbnailSize,
+} from './thumbnail.ts';
+
+/** A stream as the mosaic sees it. */
+export interface MosaicSource {
+  name: string;
+  /** Running with a valid signal (a dead input shows the card). */
+  live(): boolean;
+  keyFrame(): { ts: Buffer; count: number } | null;
+}
+
+export interface MosaicSettings {
+  columns: number;
+  thumbnailWidth: number;
+  refreshMs: number;
+  /** ffmpeg children running at once. */
+  workers: number;
+}
+
+export interface MosaicStats {
+  thumbnails: number;
+  failures: number;
+  /** CPU seconds of the decoding children (thumbnails and grids). */
+  cpuSec: number;
+}
+
+interface Thumb {
+  jpeg: Buffer;
+  /** Wall-clock ms of the key frame's decode. */
+  at: number;
+  /** Key-frame count it was made from (the same count is not decoded twice). */
+  count: number;
+}
+
+export type RunChild = (args: string[], input: Buffer | null) => Promise<ChildResult>;
+
+export class Mosaic {
+  readonly stats: MosaicStats = { thumbnails: 0, failures: 0, cpuSec: 0 };
+  private thumbs = new Map<string, Thumb>();
+  private card: Promise<Buffer> | null = null;
+  private grid: { key: string; jpeg: Promise<Buffer> } | null = null;
+  private pool: JobPool;
+  private timer: Timer | null = null;
+  private pendingTimers = new Set<Timer>();
+  private inFlight = new Set<string>();
+  private gen = 0;
+
+  constructor(
+    private settings: MosaicSettings,
+    private readonly deps: {
+      clock: Clock;
+      log: Logger;
+      streams: () => MosaicSource[];
+      run?: RunChild;
+    },
+  ) {
+    this.pool = new JobPool(settings.workers);
+  }
+
+  private get run(): RunChild {
+    return this.deps.run ?? ((a, i) => runFfmpeg(a, i));
+  }
+
+  private get size() {
+    return thumbnailSize(this.settings.thumbnailWidth);
+  }
+
+  start(): void {
+    this.refreshAll();
+    this.timer = this.deps.clock.setInterval(() => this.refreshAll(), this.settings.refreshMs);
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = null;
+    for (const t of this.pendingTimers) t.cancel();
+    this.pendingTimers.clear();
+  }
+
+  update(next: MosaicSettings): void {
+    const resized = next.thumbnailWidth !== this.settings.thumbnailWidth;
+    const retimed = next.refreshMs !== this.settings.refreshMs;
+    this.settings = next;
+    this.pool = next.workers === this.pool.size ? this.pool : new JobPool(next.workers);
+    this.grid = null;
+    if (resized) {
+      this.thumbs.clear();
+      this.card = null;
+      this.gen++;
+    }
+    if (resized || retimed) {
+      this.stop();
+      this.start();
+    }
+  }
+
+  /** One refresh pass: each stream's turn spread evenly over the period (staggered). */
+  refreshAll(): void {
+    const list = this.deps.streams();
+    const names = new Set(list.map((s) => s.name));
+    for (const n of this.thumbs.keys()) if (!names.has(n)) this.thumbs.delete(n);
+    const step = list.length ? this.settings.refreshMs / list.length : 0;
+    list.forEach((s, i) => {
+      if (i === 0) {
+        void this.refresh(s);
+        return;
+      }
+      const t = this.deps.clock.setTimeout(() => {
+        this.pendingTimers.delete(t);
+        void this.refresh(s);
+      }, i * step);
+      this.pendingTimers.add(t);
+    });
+  }
+
+  /** Decode the stream's latest key frame if it is new; failures are counted and logged. */
+  async refresh(s: MosaicSource): Promise<void> {
+    if (this.inFlight.has(s.name) || !s.live()) return;
+    const kf = s.keyFrame();
+    if (!kf || this.thumbs.get(s.name)?.count === kf.count) return;
+    const gen = this.gen;
+    const { width, height } = this.size;
+    this.inFlight.add(s.name);
+    try {
+      const r = await this.pool.run(() => this.run(thumbnailArgs(width, height), kf.ts));
+      this.stats.cpuSec += r.cpuSec;
+      if (gen !== this.gen) return;
+      this.stats.thumbnails++;
+      this.thumbs.set(s.name, { jpeg: r.out, at: this.deps.clock.now(), count: kf.count });
+      this.grid = null;
+    } catch (err) {
+      this.stats.failures++;
+      this.stats.cpuSec += (err as { cpuSec?: number }).cpuSec ?? 0;
+      this.deps.log.warn(
+        { stream: s.name, err: (err as Error).message },
+        'mosaic thumbnail failed',
+      );
+    } finally {
+      this.inFlight.delete(s.name);
+    }
+  }
+
+  /** The "no signal" card at the current size (made once). */
+  noSignal(): Promise<Buffer> {
+    if (!this.card) {
+      const { width, height } = this.size;
+      const card = this.pool.run(() => this.run(noSignalArgs(width, height), null));
+      this.card = card.then((r) => {
+        this.stats.cpuSec += r.cpuSec;
+        return r.out;
+      });
+      this.card.catch(() => {
+        this.card = null;
+      });
+    }
+    return this.card;
+  }
+
+  /** What a stream shows now: its latest thumbnail while live, else the card. */
+  private picture(s: MosaicSource): Promise<Buffer> {
+    const t = this.thumbs.get(s.name);
+    return t && s.live() ? Promise.resolve(t.jpeg) : this.noSignal();
+  }
+
+  /** One stream's thumbnail, or null when the stream is not in the mosaic. */
+  async preview(name: string): Promise<Buffer | null> {
+    const s = this.deps.streams().find((x) => x.name === name);
+    return s ? this.picture(s) : null;
+  }
+
+  /** The grid of every stream in the mosaic, `columns` per row; remade when a picture changed. */
+  async image(): Promise<Buffer> {
+    const list = this.deps.streams();
+    const key = list
+      .map((s) => `${s.name}:${s.live() ? (this.thumbs.get(s.name)?.count ?? '-') : '-'}`)
+      .join('/');
+    if (this.grid?.key !== key) {
+      const jpeg = this.compose(list);
+      this.grid = { key, jpeg };
+      jpeg.catch(() => {
+        if (this.grid?.jpeg === jpeg) this.grid = null;
+      });
+    }
+    return this.grid.jpeg;
+  }
+
+  private async compose(list: MosaicSource[]): Promise<Buffer> {
+    if (list.length === 0) return this.noSignal();
+    const pictures = await Promise.all(list.map((s) => this.picture(s)));
+    const { width, height } = this.size;
+    const layout: GridLayout = gridLayout(list.length, this.settings.columns, width, height);
+    const r = await this.pool.run(() => this.run(gridArgs(layout), Buffer.concat(pictures)));
+    this.stats.cpuSec += r.cpuSec;
+    return r.out;
+  }
+
+  /** Per stream: when its thumbnail was last made (ISO time), and whether it shows the card. */
+  status(): { name: string; lastThumbnail: string | null; noSignal: boolean }[] {
+    return this.deps.streams().map((s) => {
+      const t = this.thumbs.get(s.name);
+      return {
+        name: s.name,
+        lastThumbnail: t ? new Date(t.at).toISOString() : null,
+        noSignal: !t || !s.live(),
+      };
+    });
+  }
+}

@@ -1,0 +1,176 @@
+// Stream thumbnails for the mosaic (docs/mosaic.md): one key frame (HttpTsFanout.keyFrame())
+// decoded to a JPEG by an ffmpeg child, the "no signal" card, and the grid of all thumbnails
+// tiled by one more ffmpeg child. Children are spawned with argv only (never a shell) through
+// a small pool that bounds how many run at once; each reports its CPU time (`-benchmark`).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+export const FFMPEG = 'ffmpeg';
+/** The card's colour (RGB): a dark slate blue no test pattern or picture averages to. */
+export const NO_SIGNAL_RGB: readonly [number, number, number] = [0x20, 0x28, 0x50];
+const NO_SIGNAL_HEX = '0x202850';
+const CARD_FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+/** A child that takes longer than this is killed (a broken input must not hold a slot). */
+const CHILD_TIMEOUT_MS = 10_000;
+/** stderr kept of a child, for the failure message and the CPU figures. */
+const MAX_STDERR = 8 * 1024;
+
+/** Size of a thumbnail: `width` wide, 16:9, both even (4:2:0 JPEG). */
+export function thumbnailSize(width: number): { width: number; height: number } {
+  const w = Math.max(2, Math.round(width / 2) * 2);
+  return { width: w, height: Math.max(2, Math.round((w * 9) / 16 / 2) * 2) };
+}
+
+export interface GridLayout {
+  columns: number;
+  rows: number;
+  /** Top-left pixel of each cell, in order (row by row). */
+  cells: { x: number; y: number }[];
+  width: number;
+  height: number;
+}
+
+/** Cells of `n` thumbnails of `w`×`h`, `columns` per row (fewer when there are fewer). */
+export function gridLayout(n: number, columns: number, w: number, h: number): GridLayout {
+  const cols = Math.max(1, Math.min(columns, n));
+  const rows = Math.max(1, Math.ceil(n / cols));
+  const cells = Array.from({ length: n }, (_, i) => ({
+    x: (i % cols) * w,
+    y: Math.floor(i / cols) * h,
+  }));
+  return { columns: cols, rows, cells, width: cols * w, height: rows * h };
+}
+
+const COMMON = ['-hide_banner', '-nostats', '-loglevel', 'info', '-benchmark', '-threads', '1'];
+const JPEG_OUT = ['-q:v', '5', '-f', 'mjpeg', 'pipe:1'];
+
+/** Scale into w×h keeping the aspect ratio, padded with black. */
+function fit(w: number, h: number): string {
+  return `scale=${w}:${h}:force_original_aspect_ratio=decrease,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2`;
+}
+
+/** Decode the first video frame of a TS on stdin (PAT, PMT, one key frame) to a JPEG. */
+export function thumbnailArgs(w: number, h: number): string[] {
+  return [
+    ...COMMON,
+    '-f',
+    'mpegts',
+    '-i',
+    'pipe:0',
+    '-map',
+    '0:v:0',
+    '-frames:v',
+    '1',
+    '-vf',
+    fit(w, h),
+    ...JPEG_OUT,
+  ];
+}
+
+/** The "no signal" card: the card colour, with the words when the font is there. */
+export function noSignalArgs(w: number, h: number, font = CARD_FONT): string[] {
+  const size = Math.max(8, Math.round(h / 8));
+  const text = existsSync(font)
+    ? `drawtext=fontfile=${font}:text=NO SIGNAL:fontcolor=0xb0b0b0:fontsize=${size}:x=(w-tw)/2:y=(h-th)/2`
+    : 'null';
+  return [
+    ...COMMON,
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=${NO_SIGNAL_HEX}:s=${w}x${h}`,
+    '-frames:v',
+    '1',
+    '-vf',
+    text,
+    ...JPEG_OUT,
+  ];
+}
+
+/** The grid: every thumbnail (same size, JPEGs one after the other on stdin) tiled. */
+export function gridArgs(layout: GridLayout): string[] {
+  const tile = `tile=${layout.columns}x${layout.rows}`;
+  return [
+    ...COMMON,
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    '-i',
+    'pipe:0',
+    '-frames:v',
+    '1',
+    '-vf',
+    tile,
+    ...JPEG_OUT,
+  ];
+}
+
+export interface ChildResult {
+  out: Buffer;
+  /** CPU seconds of the child (user + system), from its `-benchmark` line; 0 if absent. */
+  cpuSec: number;
+}
+
+/** Run ffmpeg with `args`, `input` on its stdin; resolves with its stdout. */
+export function runFfmpeg(
+  args: string[],
+  input: Buffer | null,
+  bin = FFMPEG,
+): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => {
+      err = (err + d.toString()).slice(-MAX_STDERR);
+    });
+    child.stdin.on('error', () => {}); // the child may exit before reading everything
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const m = /utime=([\d.]+)s stime=([\d.]+)s/.exec(err);
+      const cpuSec = m ? Number(m[1]) + Number(m[2]) : 0;
+      const body = Buffer.concat(out);
+      if (code === 0 && body.length > 0) return resolve({ out: body, cpuSec });
+      const last =
+        err
+          .trim()
+          .split('\n')
+          .filter((l) => !l.startsWith('bench:'))
+          .pop() ?? '';
+      reject(Object.assign(new Error(`ffmpeg ${signal ?? code}: ${last}`), { cpuSec }));
+    });
+    child.stdin.end(input ?? undefined);
+  });
+}
+
+/** At most `size` jobs at once; the rest wait in order. */
+export class JobPool {
+  private running = 0;
+  private waiting: (() => void)[] = [];
+
+  constructor(readonly size: number) {}
+
+  get pending(): number {
+    return this.running + this.waiting.length;
+  }
+
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    // A finishing job hands its slot straight to the next waiting one.
+    if (this.running < this.size) this.running++;
+    else await new Promise<void>((r) => this.waiting.push(r));
+    try {
+      return await job();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}

@@ -1,0 +1,172 @@
+// The mosaic's parts without a server: the key-frame tap of the HTTP-TS start buffer (PAT +
+// PMT + the key frame's packets only, in any batching), the grid layout, the bounded pool of
+// children, and the Mosaic's refresh (staggered, a key frame decoded once, the card for a dead
+// stream) with a fake ffmpeg and the manual clock.
+import pino from 'pino';
+import t from 'tap';
+import { HttpTsFanout } from '../../src/ott/http-ts.ts';
+import { Mosaic, type MosaicSource } from '../../src/ott/mosaic.ts';
+import { gridLayout, JobPool, thumbnailArgs, thumbnailSize } from '../../src/ott/thumbnail.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { PMT_PID, packet, pat, pmt, psiPackets, VIDEO_PID } from '../helpers/ts-craft.ts';
+
+const psi = Buffer.concat([
+  ...psiPackets(0, [pat([{ pnr: 1, pid: PMT_PID }])]),
+  ...psiPackets(PMT_PID, [pmt(1, VIDEO_PID, [{ type: 0x1b, pid: VIDEO_PID }])]),
+]);
+
+/** A video packet: `start` begins a PES (PUSI), `key` also flags random access. */
+function video(fill: number, start: boolean, key = false): Buffer {
+  const p = packet({
+    pid: VIDEO_PID,
+    pusi: start,
+    adaptation: key,
+    payload: Buffer.alloc(170, fill),
+  });
+  if (key) p[5]! |= 0x40;
+  return p;
+}
+
+/** A key frame of `n` packets, then `m` frames of 3 packets each. */
+function gop(fill: number, n: number, m: number): { all: Buffer; key: Buffer } {
+  const key = Buffer.concat([
+    video(fill, true, true),
+    ...Array.from({ length: n - 1 }, () => video(fill, false)),
+  ]);
+  const rest = Array.from({ length: m }, (_, i) =>
+    Buffer.concat([
+      video(fill + i + 1, true),
+      video(fill + i + 1, false),
+      video(fill + i + 1, false),
+    ]),
+  );
+  return { all: Buffer.concat([key, ...rest]), key };
+}
+
+t.test('key-frame tap: PAT + PMT + the key frame up to the next video PES', async (t) => {
+  for (const batch of [188, 188 * 7, 188 * 1000]) {
+    const fan = new HttpTsFanout();
+    fan.packets(psi);
+    t.equal(fan.keyFrame(), null, 'nothing before a key frame');
+    const g = gop(0x10, 9, 4);
+    // The key frame alone (not yet followed by a frame) is not complete.
+    fan.packets(g.key);
+    t.equal(fan.keyFrame(), null, `batch ${batch}: the key frame is not complete yet`);
+    const rest = g.all.subarray(g.key.length);
+    for (let o = 0; o < rest.length; o += batch) fan.packets(rest.subarray(o, o + batch));
+    const k = fan.keyFrame();
+    t.ok(k, `batch ${batch}: a key frame`);
+    t.same(k?.ts, Buffer.concat([psi, g.key]), `batch ${batch}: PSI then exactly the key frame`);
+    t.equal(k?.count, 1);
+    const g2 = gop(0x40, 3, 2);
+    for (let o = 0; o < g2.all.length; o += batch) fan.packets(g2.all.subarray(o, o + batch));
+    t.same(fan.keyFrame()?.ts, Buffer.concat([psi, g2.key]), `batch ${batch}: the latest one`);
+    t.equal(fan.keyFrame()?.count, 2, 'counted');
+    fan.end();
+    t.equal(fan.keyFrame(), null, 'end() forgets it');
+  }
+});
+
+t.test('a key frame and the next frame in one batch', async (t) => {
+  const fan = new HttpTsFanout();
+  const g = gop(0x20, 2, 1);
+  fan.packets(Buffer.concat([psi, g.all]));
+  t.same(fan.keyFrame()?.ts, Buffer.concat([psi, g.key]));
+});
+
+t.test('grid layout and thumbnail size', async (t) => {
+  t.same(thumbnailSize(320), { width: 320, height: 180 });
+  t.same(thumbnailSize(97), { width: 98, height: 56 }, 'even sizes');
+  const g = gridLayout(6, 4, 100, 50);
+  t.same([g.columns, g.rows, g.width, g.height], [4, 2, 400, 100]);
+  t.same(g.cells[4], { x: 0, y: 50 });
+  t.same(g.cells[5], { x: 100, y: 50 });
+  const few = gridLayout(2, 4, 100, 50);
+  t.same([few.columns, few.rows], [2, 1], 'no empty columns for fewer streams');
+  t.same(gridLayout(0, 4, 10, 10).cells, []);
+  const args = thumbnailArgs(96, 54);
+  t.ok(args.includes('pipe:0') && args.includes('pipe:1'), 'stdin to stdout');
+  t.equal(args[args.indexOf('-frames:v') + 1], '1', 'one frame decoded');
+});
+
+t.test('the pool bounds how many jobs run at once', async (t) => {
+  const pool = new JobPool(2);
+  let running = 0;
+  let most = 0;
+  const job = async () => {
+    running++;
+    most = Math.max(most, running);
+    await new Promise((r) => setImmediate(r));
+    running--;
+  };
+  await Promise.all(Array.from({ length: 7 }, () => pool.run(job)));
+  t.equal(most, 2);
+  t.equal(pool.pending, 0);
+});
+
+t.test('refresh: staggered, each key frame decoded once, the card for a dead stream', async (t) => {
+  const clock = new ManualClock();
+  const calls: string[] = [];
+  const run = async (args: string[], input: Buffer | null) => {
+    const what = args.includes('lavfi') ? 'card' : args.includes('image2pipe') ? 'grid' : 'thumb';
+    calls.push(what === 'thumb' ? `thumb:${input?.toString()}` : what);
+    return {
+      out: Buffer.from(
+        what === 'grid'
+          ? `grid[${input?.toString()}]`
+          : what === 'card'
+            ? 'CARD'
+            : `jpg:${input?.toString()}`,
+      ),
+      cpuSec: 0.01,
+    };
+  };
+  let count = 1;
+  let aliveB = true;
+  const streams: MosaicSource[] = [
+    { name: 'a', live: () => true, keyFrame: () => ({ ts: Buffer.from(`a${count}`), count }) },
+    { name: 'b', live: () => aliveB, keyFrame: () => ({ ts: Buffer.from('b1'), count: 1 }) },
+    { name: 'c', live: () => true, keyFrame: () => null },
+  ];
+  const m = new Mosaic(
+    { columns: 2, thumbnailWidth: 96, refreshMs: 3000, workers: 2 },
+    { clock, log: pino({ level: 'silent' }), streams: () => streams, run },
+  );
+  t.teardown(() => m.stop());
+  const settle = () => new Promise((r) => setImmediate(r));
+  m.start();
+  await settle();
+  t.same(calls, ['thumb:a1'], 'the first stream at once');
+  clock.advance(1000);
+  await settle();
+  t.same(calls, ['thumb:a1', 'thumb:b1'], 'the next one a third of the period later');
+  clock.advance(1000);
+  await settle();
+  t.same(calls.length, 2, 'no key frame yet: nothing decoded');
+  clock.advance(1000); // the next period: a has the same key frame, b too
+  await settle();
+  clock.advance(2000);
+  await settle();
+  t.same(calls.length, 2, 'a key frame already decoded is not decoded again');
+  count = 2;
+  clock.advance(1000);
+  await settle();
+  t.same(calls.slice(2), ['thumb:a2'], 'a new key frame is');
+  t.same(await m.preview('a'), Buffer.from('jpg:a2'));
+  t.same(await m.preview('c'), Buffer.from('CARD'), 'no key frame: the card');
+  aliveB = false;
+  t.same(await m.preview('b'), Buffer.from('CARD'), 'a dead stream: the card');
+  t.equal(await m.preview('x'), null, 'not in the mosaic');
+  t.same(await m.image(), Buffer.from('grid[jpg:a2CARDCARD]'), 'the grid, in order');
+  await m.image();
+  t.equal(calls.filter((c) => c === 'grid').length, 1, 'the grid is remade only on a change');
+  t.equal(calls.filter((c) => c === 'card').length, 1, 'the card is made once');
+  t.equal(m.stats.thumbnails, 3);
+  const st = m.status();
+  t.equal(st[0]?.lastThumbnail, new Date(clock.now()).toISOString(), 'when it was made');
+  t.equal(st[2]?.lastThumbnail, null);
+  t.same(
+    st.map((s) => s.noSignal),
+    [false, true, true],
+  );
+});

@@ -177,12 +177,10 @@ export class StreamInstance implements Instance<StreamRecord> {
       return reply.code(503).send({ status: 503, message: 'the thumbnail could not be made' });
     }
     if (!jpeg) {
-      return reply
-        .code(404)
-        .send({
-          status: 404,
-          message: `${this.name} is not in the mosaic (mosaic.enable, enable-mosaic)`,
-        });
+      return reply.code(404).send({
+        status: 404,
+        message: `${this.name} is not in the mosaic (mosaic.enable, enable-mosaic)`,
+      });
     }
     return reply.type('image/jpeg').header('Cache-Control', 'no-cache').send(jpeg);
   }

@@ -15,6 +15,8 @@ type Spec = SpecOf<'mosaic'>;
 export const MOSAIC_SERVICE = new ServiceKey<Mosaic>('mosaic');
 /** ffmpeg children the mosaic runs at once (thumbnails and grid). */
 export const MOSAIC_WORKERS = 2;
+/** Streams one thumbnail child decodes (its start-up is most of a lone thumbnail's cost). */
+export const MOSAIC_BATCH = 10;
 
 export function mosaicSettings(spec: Spec): MosaicSettings {
   return {
@@ -22,6 +24,7 @@ export function mosaicSettings(spec: Spec): MosaicSettings {
     thumbnailWidth: spec['thumbnail-width'],
     refreshMs: spec['refresh-sec'] * 1000,
     workers: MOSAIC_WORKERS,
+    batch: MOSAIC_BATCH,
   };
 }
 

@@ -1,7 +1,7 @@
 // The mosaic (docs/mosaic.md): a thumbnail per stream, refreshed every `refresh-sec` from the
 // stream's latest key frame only (HttpTsFanout.keyFrame(): PAT + PMT + one access unit, decoded
-// by an ffmpeg child: no continuous decode), and the grid of all of them. Refreshes are spread
-// over the period and go through a small pool of children. A stream that is not running, or has
+// by an ffmpeg child for a batch of streams: no continuous decode), and the grid of all of
+// them. Refreshes are spread over the period and go through a small pool of children. A stream that is not running, or has
 // no key frame yet, shows the "no signal" card (made once per thumbnail size).
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
@@ -31,6 +31,8 @@ export interface MosaicSettings {
   refreshMs: number;
   /** ffmpeg children running at once. */
   workers: number;
+  /** Streams whose key frames one child decodes. */
+  batch: number;
 }
 
 export interface MosaicStats {
@@ -48,7 +50,7 @@ interface Thumb {
   count: number;
 }
 
-export type RunChild = (args: string[], input: Buffer | null) => Promise<ChildResult>;
+export type RunChild = (args: string[], inputs: Buffer[], outputs: number) => Promise<ChildResult>;
 
 export class Mosaic {
   readonly stats: MosaicStats = { thumbnails: 0, failures: 0, cpuSec: 0 };
@@ -74,7 +76,7 @@ export class Mosaic {
   }
 
   private get run(): RunChild {
-    return this.deps.run ?? ((a, i) => runFfmpeg(a, i));
+    return this.deps.run ?? ((a, i, o) => runFfmpeg(a, i, o));
   }
 
   private get size() {
@@ -110,60 +112,100 @@ export class Mosaic {
     }
   }
 
-  /** One refresh pass: each stream's turn spread evenly over the period (staggered). */
+  /** One refresh pass: the streams in batches of `batch`, each batch's turn at its own offset
+   *  in the period (staggered: a hundred streams do not start their children at once). */
   refreshAll(): void {
     const list = this.deps.streams();
     const names = new Set(list.map((s) => s.name));
     for (const n of this.thumbs.keys()) if (!names.has(n)) this.thumbs.delete(n);
-    const step = list.length ? this.settings.refreshMs / list.length : 0;
-    list.forEach((s, i) => {
+    const batches: MosaicSource[][] = [];
+    for (let i = 0; i < list.length; i += this.settings.batch) {
+      batches.push(list.slice(i, i + this.settings.batch));
+    }
+    const step = batches.length ? this.settings.refreshMs / batches.length : 0;
+    batches.forEach((batch, i) => {
       if (i === 0) {
-        void this.refresh(s);
+        void this.refresh(batch);
         return;
       }
       const t = this.deps.clock.setTimeout(() => {
         this.pendingTimers.delete(t);
-        void this.refresh(s);
+        void this.refresh(batch);
       }, i * step);
       this.pendingTimers.add(t);
     });
   }
 
-  /** Decode the stream's latest key frame if it is new; failures are counted and logged. */
-  async refresh(s: MosaicSource): Promise<void> {
-    if (this.inFlight.has(s.name) || !s.live()) return;
-    const kf = s.keyFrame();
-    if (!kf || this.thumbs.get(s.name)?.count === kf.count) return;
+  /** Decode the new key frames of `streams` (live ones whose latest key frame is not the one
+   *  decoded already) in one child; when that child fails, each alone, so one broken stream
+   *  does not cost the others their thumbnails. Failures are counted and logged. */
+  async refresh(streams: MosaicSource[]): Promise<void> {
+    const due: { s: MosaicSource; kf: { ts: Buffer; count: number } }[] = [];
+    for (const s of streams) {
+      if (this.inFlight.has(s.name) || !s.live()) continue;
+      const kf = s.keyFrame();
+      if (kf && this.thumbs.get(s.name)?.count !== kf.count) due.push({ s, kf });
+    }
+    if (due.length === 0) return;
+    for (const d of due) this.inFlight.add(d.s.name);
+    try {
+      if (!(await this.decode(due, due.length === 1)) && due.length > 1) {
+        for (const d of due) await this.decode([d], true);
+      }
+    } finally {
+      for (const d of due) this.inFlight.delete(d.s.name);
+    }
+  }
+
+  /** One child for `due`; false when it failed as a whole (`final`: count that as failures). */
+  private async decode(
+    due: { s: MosaicSource; kf: { ts: Buffer; count: number } }[],
+    final: boolean,
+  ): Promise<boolean> {
     const gen = this.gen;
     const { width, height } = this.size;
-    this.inFlight.add(s.name);
+    const args = thumbnailArgs(due.length, width, height);
+    const inputs = due.map((d) => d.kf.ts);
+    let r: ChildResult;
     try {
-      const r = await this.pool.run(() => this.run(thumbnailArgs(width, height), kf.ts));
-      this.stats.cpuSec += r.cpuSec;
-      if (gen !== this.gen) return;
-      this.stats.thumbnails++;
-      this.thumbs.set(s.name, { jpeg: r.out, at: this.deps.clock.now(), count: kf.count });
-      this.grid = null;
+      r = await this.pool.run(() => this.run(args, inputs, due.length));
     } catch (err) {
-      this.stats.failures++;
       this.stats.cpuSec += (err as { cpuSec?: number }).cpuSec ?? 0;
-      this.deps.log.warn(
-        { stream: s.name, err: (err as Error).message },
-        'mosaic thumbnail failed',
-      );
-    } finally {
-      this.inFlight.delete(s.name);
+      if (final) {
+        this.stats.failures += due.length;
+        const names = due.map((d) => d.s.name);
+        this.deps.log.warn(
+          { streams: names, err: (err as Error).message },
+          'mosaic thumbnail failed',
+        );
+      }
+      return false;
     }
+    this.stats.cpuSec += r.cpuSec;
+    if (gen !== this.gen) return true;
+    due.forEach(({ s, kf }, i) => {
+      const jpeg = r.outs[i];
+      if (!jpeg?.length) {
+        this.stats.failures++;
+        this.deps.log.warn({ stream: s.name }, 'mosaic thumbnail: no picture decoded');
+        return;
+      }
+      this.stats.thumbnails++;
+      this.thumbs.set(s.name, { jpeg, at: this.deps.clock.now(), count: kf.count });
+      this.grid = null;
+    });
+    return true;
   }
 
   /** The "no signal" card at the current size (made once). */
   noSignal(): Promise<Buffer> {
     if (!this.card) {
       const { width, height } = this.size;
-      const card = this.pool.run(() => this.run(noSignalArgs(width, height), null));
+      const card = this.pool.run(() => this.run(noSignalArgs(width, height), [], 1));
       this.card = card.then((r) => {
         this.stats.cpuSec += r.cpuSec;
-        return r.out;
+        if (!r.outs[0]?.length) throw new Error('ffmpeg made no card');
+        return r.outs[0];
       });
       this.card.catch(() => {
         this.card = null;
@@ -205,9 +247,10 @@ export class Mosaic {
     const pictures = await Promise.all(list.map((s) => this.picture(s)));
     const { width, height } = this.size;
     const layout: GridLayout = gridLayout(list.length, this.settings.columns, width, height);
-    const r = await this.pool.run(() => this.run(gridArgs(layout), Buffer.concat(pictures)));
+    const r = await this.pool.run(() => this.run(gridArgs(layout), [Buffer.concat(pictures)], 1));
     this.stats.cpuSec += r.cpuSec;
-    return r.out;
+    if (!r.outs[0]?.length) throw new Error('ffmpeg made no grid');
+    return r.outs[0];
   }
 
   /** Per stream: when its thumbnail was last made (ISO time), and whether it shows the card. */

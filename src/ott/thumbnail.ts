@@ -1,9 +1,11 @@
-// Stream thumbnails for the mosaic (docs/mosaic.md): one key frame (HttpTsFanout.keyFrame())
-// decoded to a JPEG by an ffmpeg child, the "no signal" card, and the grid of all thumbnails
-// tiled by one more ffmpeg child. Children are spawned with argv only (never a shell) through
-// a small pool that bounds how many run at once; each reports its CPU time (`-benchmark`).
+// Stream thumbnails for the mosaic (docs/mosaic.md): streams' key frames
+// (HttpTsFanout.keyFrame()) decoded to JPEGs by one ffmpeg child per batch of streams, the
+// "no signal" card, and the grid of all thumbnails tiled by one more ffmpeg child. Children are
+// spawned with argv only (never a shell), data on descriptors 3 and up, through a small pool
+// that bounds how many run at once; each reports its CPU time (`-benchmark`).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
 
 export const FFMPEG = 'ffmpeg';
 /** The card's colour (RGB): a dark slate blue no test pattern or picture averages to. */
@@ -42,92 +44,100 @@ export function gridLayout(n: number, columns: number, w: number, h: number): Gr
 }
 
 const COMMON = ['-hide_banner', '-nostats', '-loglevel', 'info', '-benchmark', '-threads', '1'];
-const JPEG_OUT = ['-q:v', '5', '-f', 'mjpeg', 'pipe:1'];
+const JPEG = ['-q:v', '5', '-f', 'mjpeg'];
+/** The first file descriptor of a child's inputs; its outputs follow them. */
+const FIRST_FD = 3;
 
 /** Scale into w×h keeping the aspect ratio, padded with black. */
 function fit(w: number, h: number): string {
   return `scale=${w}:${h}:force_original_aspect_ratio=decrease,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2`;
 }
 
-/** Decode the first video frame of a TS on stdin (PAT, PMT, one key frame) to a JPEG. */
-export function thumbnailArgs(w: number, h: number): string[] {
-  return [
-    ...COMMON,
-    '-f',
-    'mpegts',
-    '-i',
-    'pipe:0',
-    '-map',
-    '0:v:0',
-    '-frames:v',
-    '1',
-    '-vf',
-    fit(w, h),
-    ...JPEG_OUT,
-  ];
+/**
+ * Decode `k` streams' key frames in one child (its start-up, tens of ms of CPU for the
+ * libraries, is most of a single thumbnail's cost): input i (PAT, PMT, one key frame) on
+ * descriptor 3+i, the first video frame of each to a w×h JPEG on descriptor 3+k+i.
+ */
+export function thumbnailArgs(k: number, w: number, h: number): string[] {
+  const args = [...COMMON];
+  for (let i = 0; i < k; i++) args.push('-f', 'mpegts', '-i', `pipe:${FIRST_FD + i}`);
+  for (let i = 0; i < k; i++) {
+    args.push('-map', `${i}:v:0`, '-frames:v', '1', '-vf', fit(w, h), ...JPEG);
+    args.push(`pipe:${FIRST_FD + k + i}`);
+  }
+  return args;
 }
 
-/** The "no signal" card: the card colour, with the words when the font is there. */
+/** The "no signal" card: the card colour, with the words when the font is there (no input;
+ *  the JPEG on descriptor 3). */
 export function noSignalArgs(w: number, h: number, font = CARD_FONT): string[] {
   const size = Math.max(8, Math.round(h / 8));
   const text = existsSync(font)
     ? `drawtext=fontfile=${font}:text=NO SIGNAL:fontcolor=0xb0b0b0:fontsize=${size}:x=(w-tw)/2:y=(h-th)/2`
     : 'null';
+  const color = `color=c=${NO_SIGNAL_HEX}:s=${w}x${h}`;
   return [
     ...COMMON,
     '-f',
     'lavfi',
     '-i',
-    `color=c=${NO_SIGNAL_HEX}:s=${w}x${h}`,
+    color,
     '-frames:v',
     '1',
     '-vf',
     text,
-    ...JPEG_OUT,
+    ...JPEG,
+    `pipe:${FIRST_FD}`,
   ];
 }
 
-/** The grid: every thumbnail (same size, JPEGs one after the other on stdin) tiled. */
+/** The grid: every thumbnail (same size, JPEGs one after the other on descriptor 3) tiled;
+ *  the JPEG on descriptor 4. */
 export function gridArgs(layout: GridLayout): string[] {
   const tile = `tile=${layout.columns}x${layout.rows}`;
-  return [
-    ...COMMON,
-    '-f',
-    'image2pipe',
-    '-c:v',
-    'mjpeg',
-    '-i',
-    'pipe:0',
-    '-frames:v',
-    '1',
-    '-vf',
-    tile,
-    ...JPEG_OUT,
-  ];
+  const input = ['-f', 'image2pipe', '-c:v', 'mjpeg', '-i', `pipe:${FIRST_FD}`];
+  return [...COMMON, ...input, '-frames:v', '1', '-vf', tile, ...JPEG, `pipe:${FIRST_FD + 1}`];
 }
 
 export interface ChildResult {
-  out: Buffer;
-  /** CPU seconds of the child (user + system), from its `-benchmark` line; 0 if absent. */
+  /** What the child wrote on each output descriptor, in order (empty: nothing made). */
+  outs: Buffer[];
+  /** CPU seconds of the child's work (user + system) from its `-benchmark` line, 0 if absent:
+   *  the decode, not the process start-up (bench/mosaic.ts measures both). */
   cpuSec: number;
 }
 
-/** Run ffmpeg with `args`, `input` on its stdin; resolves with its stdout. */
+/**
+ * Run ffmpeg with `args` (argv, no shell): `inputs[i]` written to descriptor 3+i, `outputs`
+ * descriptors read after them. Resolves when it exits 0 (some outputs may be empty), rejects
+ * otherwise or when it outlives CHILD_TIMEOUT_MS.
+ */
 export function runFfmpeg(
   args: string[],
-  input: Buffer | null,
+  inputs: Buffer[],
+  outputs: number,
   bin = FFMPEG,
 ): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
+    const fds = inputs.length + outputs;
+    const child = spawn(bin, args, {
+      stdio: ['ignore', 'ignore', 'pipe', ...Array(fds).fill('pipe')],
+    });
+    const outs: Buffer[][] = Array.from({ length: outputs }, () => []);
     let err = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr?.on('data', (d: Buffer) => {
       err = (err + d.toString()).slice(-MAX_STDERR);
     });
-    child.stdin.on('error', () => {}); // the child may exit before reading everything
+    inputs.forEach((buf, i) => {
+      const w = child.stdio[FIRST_FD + i] as Writable;
+      w.on('error', () => {}); // the child may exit before reading everything
+      w.end(buf);
+    });
+    outs.forEach((parts, j) => {
+      const r = child.stdio[FIRST_FD + inputs.length + j] as Readable;
+      r.on('data', (d: Buffer) => parts.push(d));
+    });
     child.on('error', (e) => {
       clearTimeout(timer);
       reject(e);
@@ -136,8 +146,7 @@ export function runFfmpeg(
       clearTimeout(timer);
       const m = /utime=([\d.]+)s stime=([\d.]+)s/.exec(err);
       const cpuSec = m ? Number(m[1]) + Number(m[2]) : 0;
-      const body = Buffer.concat(out);
-      if (code === 0 && body.length > 0) return resolve({ out: body, cpuSec });
+      if (code === 0) return resolve({ outs: outs.map((p) => Buffer.concat(p)), cpuSec });
       const last =
         err
           .trim()
@@ -146,7 +155,6 @@ export function runFfmpeg(
           .pop() ?? '';
       reject(Object.assign(new Error(`ffmpeg ${signal ?? code}: ${last}`), { cpuSec }));
     });
-    child.stdin.end(input ?? undefined);
   });
 }
 

@@ -84,9 +84,21 @@ t.test('grid layout and thumbnail size', async (t) => {
   const few = gridLayout(2, 4, 100, 50);
   t.same([few.columns, few.rows], [2, 1], 'no empty columns for fewer streams');
   t.same(gridLayout(0, 4, 10, 10).cells, []);
-  const args = thumbnailArgs(96, 54);
-  t.ok(args.includes('pipe:0') && args.includes('pipe:1'), 'stdin to stdout');
-  t.equal(args[args.indexOf('-frames:v') + 1], '1', 'one frame decoded');
+  const args = thumbnailArgs(2, 96, 54);
+  t.same(
+    args.filter((a) => a.startsWith('pipe:')),
+    ['pipe:3', 'pipe:4', 'pipe:5', 'pipe:6'],
+    'two inputs on descriptors 3 and 4, their pictures on 5 and 6',
+  );
+  t.same(
+    args.flatMap((a, i) => (a === '-frames:v' ? [args[i + 1]] : [])),
+    ['1', '1'],
+    'one frame decoded per stream',
+  );
+  t.notOk(
+    args.some((a) => /[;|&`$]/.test(a)),
+    'nothing a shell would read',
+  );
 });
 
 t.test('the pool bounds how many jobs run at once', async (t) => {
@@ -104,69 +116,86 @@ t.test('the pool bounds how many jobs run at once', async (t) => {
   t.equal(pool.pending, 0);
 });
 
-t.test('refresh: staggered, each key frame decoded once, the card for a dead stream', async (t) => {
-  const clock = new ManualClock();
-  const calls: string[] = [];
-  const run = async (args: string[], input: Buffer | null) => {
-    const what = args.includes('lavfi') ? 'card' : args.includes('image2pipe') ? 'grid' : 'thumb';
-    calls.push(what === 'thumb' ? `thumb:${input?.toString()}` : what);
-    return {
-      out: Buffer.from(
+t.test(
+  'refresh: batched, staggered, each key frame decoded once, the card for a dead stream',
+  async (t) => {
+    const clock = new ManualClock();
+    const calls: string[] = [];
+    let failBatch = false;
+    const run = async (args: string[], inputs: Buffer[], outputs: number) => {
+      const what = args.includes('lavfi') ? 'card' : args.includes('image2pipe') ? 'grid' : 'thumb';
+      const ins = inputs.map((b) => b.toString());
+      calls.push(what === 'thumb' ? `thumb:${ins.join(',')}` : what);
+      if (what === 'thumb' && failBatch && inputs.length > 1) throw new Error('broken input');
+      if (what === 'thumb' && ins.includes('bad')) throw new Error('broken input');
+      const outs =
         what === 'grid'
-          ? `grid[${input?.toString()}]`
+          ? [Buffer.from(`grid[${ins[0]}]`)]
           : what === 'card'
-            ? 'CARD'
-            : `jpg:${input?.toString()}`,
-      ),
-      cpuSec: 0.01,
+            ? [Buffer.from('CARD')]
+            : ins.map((i) => Buffer.from(`jpg:${i}`));
+      t.equal(outs.length, outputs);
+      return { outs, cpuSec: 0.01 };
     };
-  };
-  let count = 1;
-  let aliveB = true;
-  const streams: MosaicSource[] = [
-    { name: 'a', live: () => true, keyFrame: () => ({ ts: Buffer.from(`a${count}`), count }) },
-    { name: 'b', live: () => aliveB, keyFrame: () => ({ ts: Buffer.from('b1'), count: 1 }) },
-    { name: 'c', live: () => true, keyFrame: () => null },
-  ];
-  const m = new Mosaic(
-    { columns: 2, thumbnailWidth: 96, refreshMs: 3000, workers: 2 },
-    { clock, log: pino({ level: 'silent' }), streams: () => streams, run },
-  );
-  t.teardown(() => m.stop());
-  const settle = () => new Promise((r) => setImmediate(r));
-  m.start();
-  await settle();
-  t.same(calls, ['thumb:a1'], 'the first stream at once');
-  clock.advance(1000);
-  await settle();
-  t.same(calls, ['thumb:a1', 'thumb:b1'], 'the next one a third of the period later');
-  clock.advance(1000);
-  await settle();
-  t.same(calls.length, 2, 'no key frame yet: nothing decoded');
-  clock.advance(1000); // the next period: a has the same key frame, b too
-  await settle();
-  clock.advance(2000);
-  await settle();
-  t.same(calls.length, 2, 'a key frame already decoded is not decoded again');
-  count = 2;
-  clock.advance(1000);
-  await settle();
-  t.same(calls.slice(2), ['thumb:a2'], 'a new key frame is');
-  t.same(await m.preview('a'), Buffer.from('jpg:a2'));
-  t.same(await m.preview('c'), Buffer.from('CARD'), 'no key frame: the card');
-  aliveB = false;
-  t.same(await m.preview('b'), Buffer.from('CARD'), 'a dead stream: the card');
-  t.equal(await m.preview('x'), null, 'not in the mosaic');
-  t.same(await m.image(), Buffer.from('grid[jpg:a2CARDCARD]'), 'the grid, in order');
-  await m.image();
-  t.equal(calls.filter((c) => c === 'grid').length, 1, 'the grid is remade only on a change');
-  t.equal(calls.filter((c) => c === 'card').length, 1, 'the card is made once');
-  t.equal(m.stats.thumbnails, 3);
-  const st = m.status();
-  t.equal(st[0]?.lastThumbnail, new Date(clock.now()).toISOString(), 'when it was made');
-  t.equal(st[2]?.lastThumbnail, null);
-  t.same(
-    st.map((s) => s.noSignal),
-    [false, true, true],
-  );
-});
+    let count = 1;
+    let aliveB = true;
+    let bTs = 'b1';
+    const streams: MosaicSource[] = [
+      { name: 'a', live: () => true, keyFrame: () => ({ ts: Buffer.from(`a${count}`), count }) },
+      { name: 'b', live: () => aliveB, keyFrame: () => ({ ts: Buffer.from(bTs), count }) },
+      { name: 'c', live: () => true, keyFrame: () => null },
+    ];
+    const m = new Mosaic(
+      { columns: 2, thumbnailWidth: 96, refreshMs: 3000, workers: 2, batch: 2 },
+      { clock, log: pino({ level: 'silent' }), streams: () => streams, run },
+    );
+    t.teardown(() => m.stop());
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    };
+    m.start();
+    await settle();
+    t.same(calls, ['thumb:a1,b1'], 'the first batch (a, b) at once, in one child');
+    clock.advance(1500);
+    await settle();
+    t.same(calls.length, 1, 'the second batch half a period later: c has no key frame yet');
+    clock.advance(1500); // the next period: the same key frames
+    await settle();
+    t.same(calls.length, 1, 'a key frame already decoded is not decoded again');
+    count = 2;
+    bTs = 'b2';
+    failBatch = true;
+    clock.advance(3000);
+    await settle();
+    t.same(
+      calls.slice(1),
+      ['thumb:a2,b2', 'thumb:a2', 'thumb:b2'],
+      'a batch that fails is retried one stream at a time',
+    );
+    count = 3;
+    bTs = 'bad';
+    failBatch = false;
+    clock.advance(3000);
+    await settle();
+    t.same(calls.slice(4), ['thumb:a3,bad', 'thumb:a3', 'thumb:bad'], 'a broken stream alone');
+    t.equal(m.stats.failures, 1, 'counted');
+    t.same(await m.preview('a'), Buffer.from('jpg:a3'));
+    t.same(await m.preview('b'), Buffer.from('jpg:b2'), 'a failed decode keeps the last picture');
+    t.same(await m.preview('c'), Buffer.from('CARD'), 'no key frame: the card');
+    aliveB = false;
+    t.same(await m.preview('b'), Buffer.from('CARD'), 'a dead stream: the card');
+    t.equal(await m.preview('x'), null, 'not in the mosaic');
+    t.same(await m.image(), Buffer.from('grid[jpg:a3CARDCARD]'), 'the grid, in order');
+    await m.image();
+    t.equal(calls.filter((c) => c === 'grid').length, 1, 'the grid is remade only on a change');
+    t.equal(calls.filter((c) => c === 'card').length, 1, 'the card is made once');
+    t.equal(m.stats.thumbnails, 5);
+    const st = m.status();
+    t.equal(st[0]?.lastThumbnail, new Date(clock.now()).toISOString(), 'when it was made');
+    t.equal(st[2]?.lastThumbnail, null);
+    t.same(
+      st.map((s) => s.noSignal),
+      [false, true, true],
+    );
+  },
+);

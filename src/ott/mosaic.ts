@@ -42,6 +42,12 @@ export interface MosaicStats {
   cpuSec: number;
 }
 
+export interface MosaicStreamStatus {
+  name: string;
+  lastThumbnail: string | null;
+  noSignal: boolean;
+}
+
 interface Thumb {
   jpeg: Buffer;
   /** Wall-clock ms of the key frame's decode. */
@@ -254,14 +260,22 @@ export class Mosaic {
   }
 
   /** Per stream: when its thumbnail was last made (ISO time), and whether it shows the card. */
-  status(): { name: string; lastThumbnail: string | null; noSignal: boolean }[] {
-    return this.deps.streams().map((s) => {
-      const t = this.thumbs.get(s.name);
-      return {
-        name: s.name,
-        lastThumbnail: t ? new Date(t.at).toISOString() : null,
-        noSignal: !t || !s.live(),
-      };
-    });
+  status(): MosaicStreamStatus[] {
+    return this.deps.streams().map((s) => this.streamStatus(s));
+  }
+
+  /** One stream's part of status(), or undefined when it is not in the mosaic. */
+  statusOf(name: string): MosaicStreamStatus | undefined {
+    const s = this.deps.streams().find((x) => x.name === name);
+    return s && this.streamStatus(s);
+  }
+
+  private streamStatus(s: MosaicSource): MosaicStreamStatus {
+    const t = this.thumbs.get(s.name);
+    return {
+      name: s.name,
+      lastThumbnail: t ? new Date(t.at).toISOString() : null,
+      noSignal: !t || !s.live(),
+    };
   }
 }

@@ -153,6 +153,15 @@ t.test('mosaic of six streams, one dead', async (t) => {
   // The streams' order (`order`, then name): a, b, c, d, dead, e.
   t.same(isCard, [false, false, false, false, true, false], 'five pictures and one no-signal card');
 
+  const streamMosaic = async (id: string) =>
+    ((await (await fetch(`${srv.url}/data/stream/${id}`)).json()) as { mosaic?: unknown }).mosaic;
+  t.match(
+    await streamMosaic('a'),
+    { lastThumbnail: /^\d{4}-/, noSignal: false },
+    'in the stream status',
+  );
+  t.same(await streamMosaic('dead'), { lastThumbnail: null, noSignal: true });
+
   const metrics = await (await fetch(`${srv.url}/metrics`)).text();
   const made = /^sluice_mosaic_thumbnails_total (\d+)/m.exec(metrics);
   t.ok(made && Number(made[1]) >= 5, 'thumbnails counted in /metrics');

@@ -169,6 +169,12 @@ export class StreamInstance implements Instance<StreamRecord> {
     return reply.code(404).send({ status: 404, message: `no ${rest} for stream ${this.name}` });
   }
 
+  /** The stream's thumbnail in the mosaic (docs/mosaic.md), when it is in it. */
+  private mosaicStatus(): { mosaic?: { lastThumbnail: string | null; noSignal: boolean } } {
+    const st = this.host.services.get(MOSAIC_SERVICE)?.statusOf(this.name);
+    return st ? { mosaic: { lastThumbnail: st.lastThumbnail, noSignal: st.noSignal } } : {};
+  }
+
   /** `GET /{name}/preview.jpg`: the stream's mosaic thumbnail (or its "no signal" card). */
   private async preview(reply: OttReply): Promise<OttReply> {
     const mosaic = this.host.services.get(MOSAIC_SERVICE);
@@ -296,6 +302,7 @@ export class StreamInstance implements Instance<StreamRecord> {
       ...engine,
       httpTs: this.httpTs.stats(),
       ...(this.ott ? { ott: this.ott.status() } : {}),
+      ...this.mosaicStatus(),
     };
   }
 }

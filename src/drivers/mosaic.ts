@@ -98,7 +98,7 @@ class MosaicInstance implements Instance<Spec> {
   }
 
   private stop(): void {
-    this.mosaic?.stop();
+    this.mosaic?.close();
     if (this.mosaic && this.host.services.get(MOSAIC_SERVICE) === this.mosaic) {
       this.host.services.delete(MOSAIC_SERVICE);
     }

@@ -68,6 +68,8 @@ export class Mosaic {
   private pendingTimers = new Set<Timer>();
   private inFlight = new Set<string>();
   private gen = 0;
+  /** Aborted by close(): the children still running are killed. */
+  private readonly abort = new AbortController();
 
   constructor(
     private settings: MosaicSettings,
@@ -82,7 +84,8 @@ export class Mosaic {
   }
 
   private get run(): RunChild {
-    return this.deps.run ?? ((a, i, o) => runFfmpeg(a, i, o));
+    const signal = this.abort.signal;
+    return this.deps.run ?? ((a, i, o) => runFfmpeg(a, i, o, { signal }));
   }
 
   private get size() {
@@ -99,6 +102,12 @@ export class Mosaic {
     this.timer = null;
     for (const t of this.pendingTimers) t.cancel();
     this.pendingTimers.clear();
+  }
+
+  /** Stop for good: timers cancelled, children killed. */
+  close(): void {
+    this.stop();
+    this.abort.abort();
   }
 
   update(next: MosaicSettings): void {

@@ -110,18 +110,20 @@ export interface ChildResult {
 /**
  * Run ffmpeg with `args` (argv, no shell): `inputs[i]` written to descriptor 3+i, `outputs`
  * descriptors read after them. Resolves when it exits 0 (some outputs may be empty), rejects
- * otherwise or when it outlives CHILD_TIMEOUT_MS.
+ * otherwise, when it outlives CHILD_TIMEOUT_MS or when `signal` aborts (the child is killed).
  */
 export function runFfmpeg(
   args: string[],
   inputs: Buffer[],
   outputs: number,
-  bin = FFMPEG,
+  opts: { bin?: string; signal?: AbortSignal } = {},
 ): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const fds = inputs.length + outputs;
-    const child = spawn(bin, args, {
+    const child = spawn(opts.bin ?? FFMPEG, args, {
       stdio: ['ignore', 'ignore', 'pipe', ...Array(fds).fill('pipe')],
+      killSignal: 'SIGKILL',
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
     const outs: Buffer[][] = Array.from({ length: outputs }, () => []);
     let err = '';

@@ -6,7 +6,13 @@ import pino from 'pino';
 import t from 'tap';
 import { HttpTsFanout } from '../../src/ott/http-ts.ts';
 import { Mosaic, type MosaicSource } from '../../src/ott/mosaic.ts';
-import { gridLayout, JobPool, thumbnailArgs, thumbnailSize } from '../../src/ott/thumbnail.ts';
+import {
+  gridLayout,
+  JobPool,
+  runFfmpeg,
+  thumbnailArgs,
+  thumbnailSize,
+} from '../../src/ott/thumbnail.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { PMT_PID, packet, pat, pmt, psiPackets, VIDEO_PID } from '../helpers/ts-craft.ts';
 
@@ -199,3 +205,13 @@ t.test(
     );
   },
 );
+
+t.test('a child is killed when the mosaic closes (abort)', async (t) => {
+  const ac = new AbortController();
+  // An endless source: only the abort ends it.
+  // biome-ignore format: argv
+  const args = ['-v', 'error', '-re', '-f', 'lavfi', '-i', 'color=c=black:s=16x16:r=5', '-f', 'rawvideo', 'pipe:3'];
+  const run = runFfmpeg(args, [], 1, { signal: ac.signal });
+  ac.abort();
+  await t.rejects(run, { name: 'AbortError' });
+});

@@ -95,7 +95,7 @@ t.test('mosaic of six streams, one dead', async (t) => {
           'stream-name': 'dead',
           pause: false,
           'stream-timeout': 1_000_000,
-          input: [{ type: 'udp', port: deadPort }],
+          input: [{ type: 'udp', port: deadPort, 'bind-if': '127.0.0.1' }],
         },
         generator(4, 'c', 17),
         generator(5, 'd', 18),

@@ -8,6 +8,7 @@ import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
 import { epgSourceDriver } from './epg-source.ts';
 import { httpServerDriver } from './http-server.ts';
+import { mosaicDriver } from './mosaic.ts';
 import { storageDriver, storageListDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
 import { streamAdaptiveDriver } from './stream-adaptive.ts';
@@ -27,6 +28,7 @@ export function builtinDrivers(): Driver[] {
     erased(storageDriver),
     erased(streamDriver),
     erased(streamAdaptiveDriver),
+    erased(mosaicDriver),
     // more drivers: one line each
   ];
 }

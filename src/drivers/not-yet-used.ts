@@ -27,7 +27,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
     'stream-type': 'audio-only and video-only streams are not built yet: every component is kept',
     'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
-    'enable-mosaic': 'this build has no mosaic',
     'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
 };

@@ -53,6 +53,11 @@ export class HttpTsFanout implements BusSink {
   private pmtPids: number[] = [];
   private pmtVideo = new Map<number, number[]>();
   private videoPids = new Set<number>();
+  /** Where, in the start buffer, the key frame ends (the next video PES starts); -1 while the
+   *  key frame is not complete yet. The mosaic's thumbnails read just that span (keyFrame()). */
+  private rapEnd = -1;
+  /** Key frames seen so far (the mosaic tells a live picture from a stale one by it). */
+  private rapCount = 0;
   private clients = new Set<ServerResponse>();
   private served = 0;
   private dropped = 0;
@@ -80,6 +85,7 @@ export class HttpTsFanout implements BusSink {
     this.header = null;
     this.bytes = 0;
     this.started = false;
+    this.rapEnd = -1;
     this.psi.clear();
     this.readers.clear();
     this.pmtPids = [];
@@ -121,6 +127,22 @@ export class HttpTsFanout implements BusSink {
     this.clients.clear();
   }
 
+  /**
+   * The key-frame tap: PAT + PMT(s) and the packets of the latest complete video key frame (up
+   * to the next video PES), enough for a decoder to show that one picture; null before the
+   * first complete key frame. A copy: the start buffer is reused. `count` is the number of key
+   * frames seen, so a caller tells a new picture from the one it already has.
+   */
+  keyFrame(): { ts: Buffer; count: number } | null {
+    if (!this.started || !this.header || this.rapEnd <= 0 || this.videoPids.size === 0) {
+      return null;
+    }
+    return {
+      ts: Buffer.concat([this.header, this.start.subarray(0, this.rapEnd)]),
+      count: this.rapCount,
+    };
+  }
+
   stats(): HttpTsStats {
     return {
       clients: this.clients.size,
@@ -147,27 +169,38 @@ export class HttpTsFanout implements BusSink {
   /** Follow PAT/PMT and restart the start buffer at each video random access point. */
   private remember(buf: Buffer): void {
     let from = -1;
+    // The first video PES start after the key frame's in this batch: where the key frame ends.
+    let end = -1;
     for (let o = 0; o + TS_PACKET_SIZE <= buf.length; o += TS_PACKET_SIZE) {
       const p = pid(buf, o);
       if (p === PAT_PID || this.psi.has(p)) {
         this.trackPsi(buf, o, p);
-      } else if (pusi(buf, o) && randomAccess(buf, o) && this.isRapPid(p)) {
-        const header = this.psiSnapshot();
-        if (header) {
-          this.header = header;
-          from = o;
+      } else if (pusi(buf, o) && this.isRapPid(p)) {
+        if (randomAccess(buf, o)) {
+          const header = this.psiSnapshot();
+          if (header) {
+            this.header = header;
+            from = o;
+            end = -1;
+            this.rapCount++;
+            continue;
+          }
         }
+        if (end < 0 && (from >= 0 || (this.started && this.rapEnd < 0))) end = o;
       }
     }
     if (from >= 0) {
       this.bytes = 0;
       this.started = true;
+      this.rapEnd = end > from ? end - from : -1;
       this.keep(buf.subarray(from));
     } else if (this.started) {
       if (this.bytes + buf.length > MAX_START_BUFFER) {
         this.bytes = 0;
         this.started = false;
+        this.rapEnd = -1;
       } else {
+        if (end >= 0 && this.rapEnd < 0) this.rapEnd = this.bytes + end;
         this.keep(buf);
       }
     }

@@ -4,8 +4,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
+import { mosaicRoutes } from './mosaic.ts';
 import { streamRoutes } from './stream.ts';
 
 export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;
 
-export const apiPlugins: ApiPlugin[] = [epgRoutes, streamRoutes, dvrRoutes];
+export const apiPlugins: ApiPlugin[] = [epgRoutes, streamRoutes, dvrRoutes, mosaicRoutes];

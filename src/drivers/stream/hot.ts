@@ -33,7 +33,7 @@ export const STREAM_HOT_EFFECTS: Readonly<Record<string, HotEffect>> = {
   'stream-timeout': 'read',
   'check-interval': 'check-timer',
   'fallback-check': 'read',
-  'enable-mosaic': 'pending',
+  'enable-mosaic': 'read',
   'scrambled-channel': 'read',
   'epg-export': 'read',
   'failover-error-rate': 'read',

@@ -25,6 +25,7 @@ import { OTT_FACTORY_SERVICE, type OttService } from '../../ott/types.ts';
 import { OUTPUT_FACTORIES } from '../../outputs/registry.ts';
 import type { Host, Instance, ResourceStatus } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
+import { MOSAIC_SERVICE } from '../mosaic.ts';
 import { storageById } from '../storage.ts';
 import { readUpdate } from './hot.ts';
 import { streamRegistry } from './registry.ts';
@@ -33,6 +34,8 @@ export type { StreamState };
 /** A stream record as the reconciler hands it over: every default applied. */
 export type StreamRecord = StreamApplied;
 type Rec = Record<string, unknown>;
+/** Where a stream's mosaic thumbnail is served, under `/{stream-name}/`. */
+export const PREVIEW_PATH = 'preview.jpg';
 
 /** A multiplex stream's BISS targets: biss-pnr and biss-key pairwise (validated: equal
  *  lengths, keys of 12 or 16 hex digits, programme numbers 1..65535). */
@@ -111,6 +114,10 @@ export class StreamInstance implements Instance<StreamRecord> {
   get order(): number {
     return this.spec.order;
   }
+  /** In the mosaic (`enable-mosaic`, read at each refresh). */
+  get inMosaic(): boolean {
+    return this.spec['enable-mosaic'];
+  }
 
   /** The stream's EPG binding (epg-source, epg-channel, epg-channel-set) from its current
    *  record; the EPG drivers read it through the stream registry. */
@@ -157,8 +164,31 @@ export class StreamInstance implements Instance<StreamRecord> {
       this.httpTs.serve(reply);
       return reply;
     }
+    if (rest === PREVIEW_PATH) return this.preview(reply);
     if (this.ott) return this.ott.handle(req, reply, rest);
     return reply.code(404).send({ status: 404, message: `no ${rest} for stream ${this.name}` });
+  }
+
+  /** The stream's thumbnail in the mosaic (docs/mosaic.md), when it is in it. */
+  private mosaicStatus(): { mosaic?: { lastThumbnail: string | null; noSignal: boolean } } {
+    const st = this.host.services.get(MOSAIC_SERVICE)?.statusOf(this.name);
+    return st ? { mosaic: { lastThumbnail: st.lastThumbnail, noSignal: st.noSignal } } : {};
+  }
+
+  /** `GET /{name}/preview.jpg`: the stream's mosaic thumbnail (or its "no signal" card). */
+  private async preview(reply: OttReply): Promise<OttReply> {
+    const mosaic = this.host.services.get(MOSAIC_SERVICE);
+    const jpeg = mosaic ? await mosaic.preview(this.name).catch(() => undefined) : null;
+    if (jpeg === undefined) {
+      return reply.code(503).send({ status: 503, message: 'the thumbnail could not be made' });
+    }
+    if (!jpeg) {
+      return reply.code(404).send({
+        status: 404,
+        message: `${this.name} is not in the mosaic (mosaic.enable, enable-mosaic)`,
+      });
+    }
+    return reply.type('image/jpeg').header('Cache-Control', 'no-cache').send(jpeg);
   }
 
   private syncOtt(): void {
@@ -272,6 +302,7 @@ export class StreamInstance implements Instance<StreamRecord> {
       ...engine,
       httpTs: this.httpTs.stats(),
       ...(this.ott ? { ott: this.ott.status() } : {}),
+      ...this.mosaicStatus(),
     };
   }
 }

@@ -175,11 +175,11 @@ void UdpHub::Stop() {
 void UdpHub::Complete(UdpSocketState& s, bool& added) {
   UdpBatch* b = s.cur;
   s.cur = nullptr;
-  s.batches++;
+  Bump(s.batches);
   if (s.queued.load() >= s.opts.queueBatches) {
     // JS is behind on this socket: the newest batch is shed here, where it entered, rather
     // than blocking the thread or growing the queue (the other sockets are not affected).
-    s.queueDrops++;
+    Bump(s.queueDrops);
     delete b;
     return;
   }
@@ -239,7 +239,7 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
     for (int i = 0; i < n; i++) {
       msghdr& h = msgs_[i].msg_hdr;
       size_t len = msgs_[i].msg_len;
-      if (h.msg_flags & MSG_TRUNC) s.truncated++;
+      if (h.msg_flags & MSG_TRUNC) Bump(s.truncated);
       if (len > slot) len = slot;
       const uint8_t* src = scratch_.data() + static_cast<size_t>(i) * slot_;
       s.cur->data.insert(s.cur->data.end(), src, src + len);
@@ -249,8 +249,8 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
       h.msg_flags = 0;
       msgs_[i].msg_len = 0;
     }
-    s.bytes += bytes;
-    s.datagrams += static_cast<uint64_t>(n);
+    Bump(s.bytes, bytes);
+    Bump(s.datagrams, static_cast<uint64_t>(n));
     if (n < room) return;  // drained
     Complete(s, added);    // full: more may be queued
     busy = true;

@@ -2,7 +2,11 @@
 // (docs/transcoder.md), enc-opt's allow-list, the source programme's PIDs and audio rules.
 import t from 'tap';
 import { parseEncOpt } from '../../src/config/enc-opt.ts';
-import { type SourceProgramme, transcoderArgs } from '../../src/inputs/transcoder/args.ts';
+import {
+  gridStartFilter,
+  type SourceProgramme,
+  transcoderArgs,
+} from '../../src/inputs/transcoder/args.ts';
 import { LineRateLimit, parseProgress } from '../../src/inputs/transcoder/input.ts';
 import { classify, programmeOf } from '../../src/inputs/transcoder/probe.ts';
 import { buildPmt } from '../../src/mpegts/psi.ts';
@@ -45,15 +49,15 @@ t.test('defaults: H.264 High, constant 5000k, GOP 25, preset fast, pipes', async
   t.equal(after(defaults, '-x264-params'), 'scenecut=0:nal-hrd=cbr');
   t.equal(
     after(defaults, '-vf'),
-    'yadif=mode=send_frame:parity=auto:deint=interlaced,format=yuv420p',
+    `${gridStartFilter(25)},yadif=mode=send_frame:parity=auto:deint=interlaced,format=yuv420p`,
   );
   t.equal(after(defaults, '-mpegts_service_id'), '7', 'programme number kept');
   t.equal(after(defaults, '-mpegts_pmt_start_pid'), '256', 'enc-pmt-pid 0: source PMT PID');
   t.equal(after(defaults, '-pat_period'), '0.1', 'patpmt-interval 9000 ticks');
   t.notOk(defaults.includes('-muxrate'), 'enc-bitrate 0: no padding');
   t.notOk(
-    defaults.some((a) => a.includes('/')),
-    'no path anywhere',
+    defaults.some((a) => a.includes('/') && !a.startsWith("select='")),
+    'no path anywhere (the grid-start expression divides)',
   );
 });
 
@@ -110,8 +114,34 @@ t.test('GOP, B-frames, look-ahead', async (t) => {
   t.equal(after(transcoderArgs({ 'enc-bframe': 0 }, SRC), '-bf'), '0', '0 = disabled');
 });
 
+t.test('aligned renditions: source timestamps kept, start on the GOP grid', async (t) => {
+  const i = defaults.indexOf('-i');
+  t.ok(defaults.indexOf('-copyts') > 0, '-copyts: no shift to zero');
+  t.equal(after(defaults, '-fps_mode'), 'passthrough', 'no frame dropped or duplicated');
+  t.ok(defaults.indexOf('-fps_mode') > i, '-fps_mode is an output option');
+  t.equal(after(defaults, '-muxdelay'), '0', 'no mux delay added to the PTS');
+  t.equal(after(defaults, '-muxpreload'), '0');
+  t.equal(after(defaults, '-avoid_negative_ts'), 'disabled');
+  t.equal(
+    gridStartFilter(10),
+    "select='if(isnan(prev_selected_t),gt(floor((t+(t-prev_t)/2)/(10*(t-prev_t))),floor((prev_t+(t-prev_t)/2)/(10*(t-prev_t)))),1)'",
+  );
+  const vf = (cfg: Record<string, unknown>) => after(transcoderArgs(cfg, SRC), '-vf') ?? '';
+  t.ok(vf({ 'enc-gop-interval': 50 }).startsWith(`${gridStartFilter(50)},`), 'first in -vf');
+  t.ok(
+    vf({ 'enc-gop-interval': 50, 'framerate-resample': 1 }).startsWith(`${gridStartFilter(100)},`),
+    'framestep 2: the cell is 2 × GOP source frames',
+  );
+  t.ok(
+    vf({ 'enc-gop-interval': 10, 'framerate-resample': 2 }).startsWith(`${gridStartFilter(40)},`),
+    'framestep 4',
+  );
+});
+
 t.test('deinterlace, frame-rate resample, resize', async (t) => {
-  const vf = (cfg: Record<string, unknown>) => after(transcoderArgs(cfg, SRC), '-vf');
+  // The filters after the grid-start select (tested above).
+  const vf = (cfg: Record<string, unknown>) =>
+    after(transcoderArgs(cfg, SRC), '-vf')?.replace(/^select='[^']*',/, '');
   t.equal(vf({ 'enc-deinterlace': false }), 'format=yuv420p');
   t.match(vf({ 'framerate-resample': 1 }), /,framestep=2,/);
   t.match(vf({ 'framerate-resample': 2 }), /,framestep=4,/);

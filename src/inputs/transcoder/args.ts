@@ -67,15 +67,36 @@ export function resizeFilter(cfg: Record<string, unknown>): string {
   return `scale=${w || -2}:${h || -2}`;
 }
 
-/** The video filter chain: deinterlace (frames marked interlaced only), frame-rate resample,
- *  resize, 4:2:0. */
+/** framerate-resample → how many source frames make one encoded frame. */
+export function frameStep(cfg: Record<string, unknown>): number {
+  const resample = num(cfg, 'framerate-resample', 0);
+  return resample === 1 ? 2 : resample === 2 ? 4 : 1;
+}
+
+/**
+ * The select filter that makes the encoder start on the GOP grid of the source's timestamps:
+ * frames are dropped until the first one that opens a cell of `frames` source frames on the
+ * PTS line (origin PTS 0), then all pass. The cell is `frames` times the frame duration, read
+ * from the first two frames' timestamps (t − prev_t); half a frame of slack keeps a frame that
+ * sits exactly on a boundary in its cell despite rounding. So every encoder of one source, begun
+ * at any moment, starts on the same frame of a cell and, counting `-g` frames from there, puts
+ * its key frames on the same source frames (docs/transcoder.md "Adaptive ladders").
+ */
+export function gridStartFilter(frames: number): string {
+  const d = '(t-prev_t)';
+  const cell = `(${frames}*${d})`;
+  const opens = `gt(floor((t+${d}/2)/${cell}),floor((prev_t+${d}/2)/${cell}))`;
+  return `select='if(isnan(prev_selected_t),${opens},1)'`;
+}
+
+/** The video filter chain: start on the GOP grid, deinterlace (frames marked interlaced only),
+ *  frame-rate resample, resize, 4:2:0. */
 export function videoFilters(cfg: Record<string, unknown>): string {
-  const f: string[] = [];
+  const step = frameStep(cfg);
+  const f: string[] = [gridStartFilter(num(cfg, 'enc-gop-interval', 25) * step)];
   if (cfg['enc-deinterlace'] !== false)
     f.push('yadif=mode=send_frame:parity=auto:deint=interlaced');
-  const resample = num(cfg, 'framerate-resample', 0);
-  if (resample === 1) f.push('framestep=2');
-  if (resample === 2) f.push('framestep=4');
+  if (step > 1) f.push(`framestep=${step}`);
   const scale = resizeFilter(cfg);
   if (scale) f.push(scale);
   f.push('format=yuv420p');
@@ -122,6 +143,10 @@ export function transcoderArgs(
   // the output, for good), enough for the codec parameters and one key frame of a usual GOP.
   args.push('-analyzeduration', String(ANALYZE_US), '-probesize', String(PROBE_BYTES));
   args.push('-fflags', '+genpts+discardcorrupt', '-f', 'mpegts', '-i', 'pipe:0');
+  // The source's timestamps are kept (no shift to zero, no mux delay added) and every frame is
+  // encoded once (no drop or duplication to a constant rate): renditions of one source carry
+  // the same PTS for the same picture, whenever each encoder started.
+  args.push('-copyts', '-fps_mode', 'passthrough');
 
   // Video: the source's video stream, by PID; its PID is kept.
   let out = 0;
@@ -139,7 +164,8 @@ export function transcoderArgs(
   else args.push('-preset', SPEED_PRESETS[speed - 1]!);
   args.push('-b:v', `${rc.average}k`, '-maxrate', `${rc.max}k`, '-bufsize', `${rc.buffer}k`);
   if (rc.constant && family === 'mpeg2') args.push('-minrate', `${rc.max}k`);
-  // Aligned GOPs: a key frame every `gop` frames exactly (no scene-cut key frames, closed GOP).
+  // Aligned GOPs: a key frame every `gop` frames exactly (no scene-cut key frames, closed GOP),
+  // counted from the first frame, which the grid-start filter puts on a cell of the PTS line.
   args.push('-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0');
   if (family === 'mpeg2') args.push('-flags', '+cgop');
   if (bframes >= 0) args.push('-bf', String(bframes));
@@ -200,6 +226,7 @@ export function transcoderArgs(
   const total = num(cfg, 'enc-bitrate', 0);
   if (total > 0) args.push('-muxrate', `${total}k`);
   if (serviceName) args.push('-metadata', `service_name=${serviceName}`);
+  args.push('-muxdelay', '0', '-muxpreload', '0', '-avoid_negative_ts', 'disabled');
   args.push('-f', 'mpegts', 'pipe:1');
   return args;
 }

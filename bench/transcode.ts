@@ -18,7 +18,8 @@
 // all. `source only`: the sluice child with the file stream alone (no transcoder, no client),
 // the part of sluice's CPU a server pays for the source stream whether it is transcoded or not;
 // the second ratio takes it off (the transcoder's own overhead).
-// Run: npx tsx bench/transcode.ts [seconds=30] [rounds=2]
+// Run: [SLUICE_BENCH_SPEED=7] [SLUICE_BENCH_WARMUP_S=6] npx tsx bench/transcode.ts [seconds=30]
+//      [rounds=2] — SLUICE_BENCH_SPEED is enc-speed-preset (7 ultrafast … 4 fast, 1 veryslow).
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -37,7 +38,7 @@ const RECORD = {
   type: 'transcoder',
   'decoder-id': 1,
   'enc-type': 1,
-  'enc-speed-preset': 7,
+  'enc-speed-preset': Number(process.env['SLUICE_BENCH_SPEED'] ?? 7),
   'enc-video-bitrate': 2000,
   'enc-video-bitrate-mode': 0,
   'enc-width': 1280,

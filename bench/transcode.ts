@@ -25,7 +25,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 
@@ -112,7 +112,8 @@ async function child(file: string, sourceOnly: boolean): Promise<void> {
   type Inst = import('../src/drivers/stream/instance.ts').StreamInstance;
   const router = new OttRouter();
   const instances = new Map<string, Inst>();
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-tc-'));
+  // Inside the bench's work directory, removed with it.
+  const dataDir = mkdtempSync(join(dirname(file), 'data-'));
   const host = {
     log: silentLogger,
     clock: systemClock,

@@ -1,36 +1,21 @@
-// Adaptive ladder: one tiny test-generator source, three `transcoder` streams of it at different
-// sizes and bitrates, opened one after the other (each once the previous encoder has produced
-// frames, so every encoder starts at a different moment of the source), and a `stream-adaptive`
-// group over them with HLS-TS. The three media playlists must cut at the same source PTS
-// (segment start PTS read from each segment's first video packet by ffprobe), and every segment
-// of every rendition must begin with a key frame (docs/transcoder.md "Adaptive ladders").
+// Adaptive ladder (test/helpers/ladder.ts: one test source, three `transcoder` renditions of it
+// started at different moments, a `stream-adaptive` group over them) with HLS-TS. The three media
+// playlists must cut at the same source PTS (segment start PTS read from each segment's first
+// video packet by ffprobe), and every segment of every rendition must begin with a key frame
+// (docs/transcoder.md "Adaptive ladders").
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import type { Resource } from '../../src/config/types.ts';
-import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import { streamAdaptiveDriver } from '../../src/drivers/stream-adaptive.ts';
-import { createOttService, OTT_FACTORY_SERVICE } from '../../src/ott/index.ts';
-import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
+import {
+  LADDER_RENDITIONS as renditions,
+  LADDER_SEGMENT_S as SEGMENT_S,
+  startLadder,
+} from '../helpers/ladder.ts';
+import { waitFor } from '../helpers/stream-host.ts';
 
-const GOP = 25; // frames: 1 s at 25 frames/s, the segment duration
-const SEGMENT_S = 1;
 const WANT_SEGMENTS = 4;
 const FRAME_TICKS = 90_000 / 25;
 
-const dir = tempDir(t, 'sluice-ladder-');
-const host = makeHost(dir);
-host.services.set(OTT_FACTORY_SERVICE, createOttService);
-const base = await httpFor(t, host.router);
-const { open: stream } = streamSet(t, host);
-
-const ott = { 'ott-hls': 1, 'ott-segment-duration': SEGMENT_S, 'ott-window': 10 };
-
-function encoderFrames(s: StreamInstance): number {
-  const { inputs } = s.status() as unknown as {
-    inputs: { transport?: { encoder?: { frames: number } } }[];
-  };
-  return inputs[0]?.transport?.encoder?.frames ?? 0;
-}
+const { base, group } = await startLadder(t, 1);
 
 /** First video packet of a segment: its PTS and whether it is a key frame. */
 async function firstVideo(url: string): Promise<{ pts: number; key: boolean }> {
@@ -56,62 +41,6 @@ async function segments(url: string): Promise<string[]> {
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => new URL(l, url).href);
 }
-
-await stream({
-  id: 1,
-  'stream-name': 'src',
-  input: [
-    {
-      type: 'test',
-      width: 320,
-      height: 180,
-      'frame-rate': 25,
-      'gop-interval': 50,
-      'video-bitrate': 300,
-      'enable-overlay': false,
-      'audio-enc': 0,
-    },
-  ],
-});
-
-const renditions: [number, string, Record<string, unknown>][] = [
-  [2, 'hi', { 'enc-width': 320, 'enc-height': 180, 'enc-video-bitrate': 200 }],
-  [3, 'mid', { 'enc-resize': '2', 'enc-video-bitrate': 100 }],
-  [4, 'lo', { 'enc-width': 128, 'enc-height': 72, 'enc-video-bitrate': 60 }],
-];
-for (const [id, name, enc] of renditions) {
-  const s = await stream({
-    id,
-    'stream-name': name,
-    ...ott,
-    input: [
-      {
-        type: 'transcoder',
-        'decoder-id': 1,
-        'enc-gop-interval': GOP,
-        'enc-speed-preset': 7,
-        'enc-bframe': 2,
-        'enc-aud-bitrate': 64,
-        'enc-aud-rule-mpeg': 'aac',
-        ...enc,
-      },
-    ],
-  });
-  // The next rendition's encoder starts once this one encodes: a different source moment.
-  await waitFor(() => encoderFrames(s) > 0, 30_000, `${name} encoding`);
-}
-
-const group = await streamAdaptiveDriver.create(
-  {
-    kind: 'stream-adaptive',
-    key: '1',
-    name: 'abr',
-    pointer: '/stream-adaptive/0',
-    spec: { id: 1, 'stream-name': 'abr', streams: [2, 3, 4], 'display-name': '', note: '', ...ott },
-  } as unknown as Resource<never>,
-  host,
-);
-t.teardown(() => group.close());
 
 t.test('three renditions cut at the same PTS, each segment opens on a key frame', async (t) => {
   const playlists = renditions.map(([, name]) => `${base}/abr/${name}/ts.m3u8`);

@@ -250,9 +250,10 @@ t.test('VLC (--ts-csa-ck) descrambles our fixture into the source frames', async
       vlc.every((h) => want.has(h)),
       `${key.length} digits: every frame VLC descrambled is a source frame`,
     );
-    const audio = new Set(frameHashes(clearFile, '0:p:101:a:0'));
-    const vlcAudio = frameHashes(out, '0:a:0');
-    t.ok(vlcAudio.length > 0 && vlcAudio.every((h) => audio.has(h)), 'and every audio frame');
+    // Audio is not compared: VLC's remux re-times its audio unevenly (in one run of three none of
+    // its 39 decoded frames lined up with the source's, in the others all 85 did), so frame
+    // hashes say more about VLC than about the key. Our own output is byte-exact above, audio
+    // PIDs included.
     if (key === KEY1) {
       // The check is not vacuous: VLC with another control word yields no source frame.
       const wrong = frameHashes(vlcDescramble(dir, file, '1234569CABCDEE66'), '0:v:0');

@@ -96,8 +96,9 @@ export function readPmts(ts: Buffer): PmtInfo[] {
 
 export interface ProbedProgramme {
   program_num: number;
+  pmt_pid: number;
   tags?: { service_name?: string; service_provider?: string };
-  streams: { codec_name: string }[];
+  streams: { codec_name: string; id: string }[];
 }
 
 /** ffprobe's `-show_programs` of a URL (3 s analysis, killed after 20 s). */
@@ -141,4 +142,26 @@ export async function captureHttp(url: string, bytes: number): Promise<Buffer> {
     );
     req.on('error', reject);
   });
+}
+
+/**
+ * `ms` of an HTTP response body, cut to whole TS packets and written to `file` (for ffprobe).
+ * A fixed wait by nature: a real duration of live output is what is captured.
+ */
+export async function captureForMs(url: string, ms: number, file: string): Promise<string> {
+  const parts: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      res.on('data', (d: Buffer) => parts.push(d));
+    });
+    req.on('error', reject);
+    // fixed wait: the capture's length is the real duration of output asked for
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, ms);
+  });
+  const all = Buffer.concat(parts);
+  writeFileSync(file, all.subarray(0, all.length - (all.length % PKT)));
+  return file;
 }

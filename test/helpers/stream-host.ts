@@ -279,3 +279,29 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** First audio PTS minus first video PTS (seconds) of the first packets ffprobe reads (run
+ *  asynchronously: the server under test is often in this process). */
+export async function avOffset(url: string): Promise<number> {
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn(
+      'ffprobe',
+      [
+        ...['-v', 'error', '-rw_timeout', '8000000', '-read_intervals', '%+#80'],
+        ...['-show_entries', 'packet=codec_type,pts', '-of', 'json', url],
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let text = '';
+    p.stdout.on('data', (d) => (text += d));
+    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(text);
+      else reject(new Error(`ffprobe ${url}: ${code}`));
+    });
+  });
+  const p = (JSON.parse(out) as { packets: { codec_type: string; pts: number }[] }).packets;
+  const first = (k: string) => Math.min(...p.filter((x) => x.codec_type === k).map((x) => x.pts));
+  return (first('audio') - first('video')) / 90000;
+}

@@ -11,6 +11,7 @@ import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { startNginx } from '../helpers/nginx.ts';
 import {
+  avOffset,
   ffprobe,
   httpFor,
   makeFixture,
@@ -97,37 +98,6 @@ function transport(s: StreamInstance, i = 0): Record<string, unknown> {
 
 function input(s: StreamInstance, i = 0): Record<string, unknown> {
   return (s.status()['inputs'] as Record<string, unknown>[])[i]!;
-}
-
-interface Pkt {
-  codec_type: string;
-  pts: number;
-}
-
-/** First audio PTS minus first video PTS (seconds) of the first packets ffprobe reads (run
- *  asynchronously: the server under test is in this process). */
-async function avOffset(url: string): Promise<number> {
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn(
-      'ffprobe',
-      [
-        ...['-v', 'error', '-rw_timeout', '8000000', '-read_intervals', '%+#80'],
-        ...['-show_entries', 'packet=codec_type,pts', '-of', 'json', url],
-      ],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    let text = '';
-    p.stdout.on('data', (d) => (text += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(text);
-      else reject(new Error(`ffprobe ${url}: ${code}`));
-    });
-  });
-  const p = (JSON.parse(out) as { packets: Pkt[] }).packets;
-  const first = (k: string) => Math.min(...p.filter((x) => x.codec_type === k).map((x) => x.pts));
-  return (first('audio') - first('video')) / 90000;
 }
 
 type Probed = Awaited<ReturnType<typeof ffprobe>>[number] & { width?: number; height?: number };

@@ -3,7 +3,7 @@
 // ffmpeg publishing straight to sluice (`rtmp://@host:port/app/key`), a wrong key refused;
 // failover from a dead RTMP primary to an HLS backup and back with no CC error downstream; hostile peers (a chunk size of 2^31, a
 // malformed AMF packet) on both sides — bounded memory, the reason in words, no crash.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -18,6 +18,7 @@ import { ChunkWriter, MSG_COMMAND_AMF0, setChunkSize } from '../../src/protocols
 import { startNginx } from '../helpers/nginx.ts';
 import { haveNginxRtmp, startNginxRtmp } from '../helpers/nginx-rtmp.ts';
 import {
+  avOffset,
   ffprobe,
   freePort,
   httpFor,
@@ -51,31 +52,6 @@ function publish(t: Test, url: string) {
     ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-b:v', '400k'],
     ...['-c:a', 'aac', '-b:a', '64k', '-f', 'flv', url],
   ]);
-}
-
-/** First audio PTS minus first video PTS (s) of the first packets ffprobe reads. */
-async function avOffset(url: string): Promise<number> {
-  const text = await new Promise<string>((resolve, reject) => {
-    const p = spawn(
-      'ffprobe',
-      [
-        ...['-v', 'error', '-rw_timeout', '8000000', '-read_intervals', '%+#80'],
-        ...['-show_entries', 'packet=codec_type,pts', '-of', 'json', url],
-      ],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`ffprobe ${url}: ${code}`));
-    });
-  });
-  const pk = (JSON.parse(text) as { packets: { codec_type: string; pts: number }[] }).packets;
-  const first = (k: string) => Math.min(...pk.filter((x) => x.codec_type === k).map((x) => x.pts));
-  return (first('audio') - first('video')) / 90000;
 }
 
 function transport(s: StreamInstance, i = 0): Record<string, unknown> {

@@ -12,6 +12,7 @@ import t, { type Test } from 'tap';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import {
+  avOffset,
   ffprobe,
   freePort,
   httpFor,
@@ -81,31 +82,6 @@ async function expectAv(t: Test, name: string): Promise<void> {
   const streams = await ffprobe(`${base}/${name}/mpegts`);
   t.equal(streams.find((s) => s.codec_type === 'video')?.codec_name, 'h264', 'H.264 video');
   t.equal(streams.find((s) => s.codec_type === 'audio')?.codec_name, 'aac', 'AAC audio');
-}
-
-/** First audio PTS minus first video PTS (seconds) of the first packets ffprobe reads. */
-async function avOffset(url: string): Promise<number> {
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn(
-      'ffprobe',
-      [
-        ...['-v', 'error', '-rw_timeout', '8000000', '-read_intervals', '%+#80'],
-        ...['-show_entries', 'packet=codec_type,pts', '-of', 'json', url],
-      ],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    let text = '';
-    p.stdout.on('data', (d) => (text += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(text);
-      else reject(new Error(`ffprobe ${url}: ${code}`));
-    });
-  });
-  const p = (JSON.parse(out) as { packets: { codec_type: string; pts: number }[] }).packets;
-  const first = (k: string) => Math.min(...p.filter((x) => x.codec_type === k).map((x) => x.pts));
-  return (first('audio') - first('video')) / 90000;
 }
 
 t.test('GStreamer H.264 + AAC over UDP', async (t) => {

@@ -1,11 +1,3 @@
-// The muxer input end to end: three test-generator streams (ffmpeg children, all on PIDs 32,
-// 33, 34 and programme 1) multiplexed by a `muxer` input into an `mpts: true` stream read over
-// HTTP-TS. ffprobe sees three programmes with the configured names and provider; our own
-// parsers read the NIT and the PIDs auto-pid gave them; the bitrate is constant over 10 s and
-// every PCR sits on the constant-rate position (TR 101 290 PCR accuracy, measured over the
-// captured bytes); a stopped source leaves its programme in the tables, empty. With
-// auto-pid false the same sources collide, and the status says which with which.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import t from 'tap';
 import { parseNit } from '../../src/mpegts/nit.ts';
@@ -13,6 +5,7 @@ import { NULL_PID, pid as pidOf, TS_PACKET_SIZE } from '../../src/mpegts/packet.
 import { parseDescriptors, parsePat, parsePmt } from '../../src/mpegts/psi.ts';
 import { parseSdt } from '../../src/mpegts/sdt.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
+import { probePrograms } from '../helpers/mpts.ts';
 import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 import { pcrAccuracy, sectionsOf } from '../helpers/ts-measure.ts';
 
@@ -23,31 +16,8 @@ const host = makeHost(dir);
 const base = await httpFor(t, host.router);
 const { open: stream, close: stop } = streamSet(t, host);
 
-interface Probe {
-  programs: {
-    program_num: number;
-    pmt_pid: number;
-    tags?: { service_name?: string; service_provider?: string };
-    streams: { codec_name: string; id: string }[];
-  }[];
-}
-
-async function probe(url: string): Promise<Probe> {
-  return new Promise((resolve, reject) => {
-    const args = ['-v', 'error', '-show_programs', '-of', 'json', '-rw_timeout', '8000000', url];
-    const p = spawn('ffprobe', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`ffprobe ${url}: ${code} ${err}`));
-      else resolve(JSON.parse(out) as Probe);
-    });
-  });
-}
+/** ffprobe's programmes of a URL, as `{ programs }`. */
+const probe = async (url: string) => ({ programs: await probePrograms(url) });
 
 /** START_BURST_MS after the first byte: what HTTP-TS sends a new client at once (the PSI and
  *  the output since the last key frame) has arrived by then. */
@@ -84,6 +54,7 @@ async function capture(
       });
     });
     req.on('error', reject);
+    // fixed wait: the constant rate is measured over this real duration
     setTimeout(() => {
       req.destroy();
       const all = Buffer.concat(parts);

@@ -145,7 +145,8 @@ t.test('bad input at both ends of a live link: counted, the link unharmed', asyn
   for (let i = 0; i < 200; i++) send(randomBytes(1 + (i % 1400)), port);
   for (let i = 0; i < 20; i++) {
     send(randomBytes(9000), port);
-    await new Promise((r) => setTimeout(r, 5)); // one at a time: the socket buffer holds few
+    // fixed wait: paces the junk sender, one at a time (the socket buffer holds few)
+    await new Promise((r) => setTimeout(r, 5));
   }
   // Forged packets of the live session from another address: NACK storms, fake ACKs, a BYE.
   send(encodeNack(session, [{ first: 0, count: 65535 }]), port);
@@ -187,6 +188,7 @@ t.test('bad input at both ends of a live link: counted, the link unharmed', asyn
   // Sent 300 at a time (a burst of thousands would overflow the socket buffer, not the server).
   for (let i = 0; i < 6000; i++) {
     flooders[i % 20]!.send(encodeHello(randomBytes(16), 0), port, '127.0.0.1');
+    // fixed wait: paces the flood (a burst of thousands would overflow the socket buffer)
     if (i % 300 === 299) await new Promise((r) => setTimeout(r, 20));
   }
   await waitFor(

@@ -8,12 +8,10 @@
 // 5.1 AC-3 source with rule `aac` comes out stereo, and the 5.1 gain is applied: gains 2 and
 // 0.5 differ by 12 dB.
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
-import { TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
+import { captureForMs } from '../helpers/mpts.ts';
 import { httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 const GOP = 50;
@@ -84,24 +82,9 @@ async function probe(file: string): Promise<Probed[]> {
   return (JSON.parse(out) as { streams: Probed[] }).streams;
 }
 
-/** `ms` of a stream's HTTP-TS output, written to a file. */
-async function capture(name: string, ms: number): Promise<string> {
-  const parts: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    const req = http.get(`${base}/${name}/mpegts`, (res) => {
-      res.on('data', (d: Buffer) => parts.push(d));
-    });
-    req.on('error', reject);
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, ms);
-  });
-  const all = Buffer.concat(parts);
-  const file = join(dir, `${name}.ts`);
-  writeFileSync(file, all.subarray(0, all.length - (all.length % TS_PACKET_SIZE)));
-  return file;
-}
+/** `ms` of a stream's HTTP-TS output, written to a file for ffprobe. */
+const capture = (name: string, ms: number) =>
+  captureForMs(`${base}/${name}/mpegts`, ms, join(dir, `${name}.ts`));
 
 /** The video packets of a file in decoding order: size, key flag, pts (s). */
 async function videoPackets(file: string): Promise<{ size: number; key: boolean; pts: number }[]> {

@@ -4,13 +4,11 @@
 // (rule `aac`) or dropped (rule `skip`); the encoder's progress in the status and /metrics;
 // the encoder killed comes back (restart with backoff) and the stream delivers again.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { metricsRegistry } from '../../src/drivers/stream/metrics.ts';
-import { TS_PACKET_SIZE } from '../../src/mpegts/packet.ts';
+import { captureForMs } from '../helpers/mpts.ts';
 import { ffprobe, httpFor, makeHost, streamSet, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 const GOP = 10;
@@ -21,23 +19,8 @@ const base = await httpFor(t, host.router);
 const { open: stream } = streamSet(t, host);
 
 /** `ms` of a stream's HTTP-TS output, written to a file for ffprobe. */
-async function capture(name: string, ms: number): Promise<string> {
-  const parts: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    const req = http.get(`${base}/${name}/mpegts`, (res) => {
-      res.on('data', (d: Buffer) => parts.push(d));
-    });
-    req.on('error', reject);
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, ms);
-  });
-  const all = Buffer.concat(parts);
-  const file = join(dir, `${name}.ts`);
-  writeFileSync(file, all.subarray(0, all.length - (all.length % TS_PACKET_SIZE)));
-  return file;
-}
+const capture = (name: string, ms: number) =>
+  captureForMs(`${base}/${name}/mpegts`, ms, join(dir, `${name}.ts`));
 
 /** Picture types of the video frames of a file, in order, and the key-frame flags. */
 async function frames(file: string): Promise<{ key: boolean; type: string }[]> {

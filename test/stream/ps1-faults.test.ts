@@ -122,6 +122,8 @@ t.test('start and play time-outs: the reason in words, then a new attempt', asyn
   await waitFor(() => noData.seen.hellos >= 2, 3000, 'b dials again');
   await waitFor(() => stops.seen.hellos >= 2, 3000, 'c dials again');
   t.ok(stops.seen.byes >= 1, 'the play time-out says BYE');
+  // The new HELLO is seen before the handshake ends: wait for the acceptance itself.
+  await waitFor(() => Number(transport(c)['connects']) >= 2, 3000, 'c accepted again');
   t.equal(transport(c)['connects'], 2, 'and is accepted again');
 });
 

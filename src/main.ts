@@ -17,6 +17,7 @@ import {
 } from './config/store.ts';
 import type { ConfigDocument } from './config/types.ts';
 import { FilePersister, FileWatcher } from './config/watch.ts';
+import { viewerGate } from './drivers/billing.ts';
 import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
 import { PORT_OVERRIDES_SERVICE, type PortOverrides } from './drivers/port-overrides.ts';
@@ -82,6 +83,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   services.set(LIVE_DELIVERY_SERVICE, delivery);
 
   const host = createHost({ log, clock, dataDir, services });
+  // Viewer authorisation (docs/billing.md): made before any stream, so every OTT service
+  // follows it from its start; the `cs` drivers configure it.
+  const gate = viewerGate(host);
   const theLoop = new ReconcileLoop({
     registry: createDriverRegistry(),
     host,
@@ -169,6 +173,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       await service.idle();
       await theLoop.close();
       await app.close();
+      gate.close();
       delivery.close();
     })();
     return closing;

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '0d7ae4d4151a085eb6e092e6350294760af874c91e043be899517c02f30d2380';
+  '0b16e961b6e2ae178cb2edb6a743ecd0180531647ae415aab548605d130f2e1d';
 
 /** Server */
 export interface ServerSpec {
@@ -210,10 +210,60 @@ export type EpgServerApplied = EpgServerSpec &
 /** Billing servers */
 export interface CsSpec {
   /**
+   * seconds a granted verdict is reused for the same viewer, stream and address before billing is asked again
+   * @default 60
+   */
+  'verdict-cache-sec'?: number;
+  /**
+   * seconds a refusal is reused before billing is asked again; 0 = ask every time
+   * @default 10
+   */
+  'denial-cache-sec'?: number;
+  /**
+   * when no billing server gives a verdict (down, time-out, garbage): deny, allow, or keep the last verdict this viewer had for the stream (deny when none)
+   * @default "keep"
+   */
+  'when-unavailable'?: 'deny' | 'allow' | 'keep';
+  /**
+   * a viewer session closes after this many seconds without a request (an open HTTP-TS response keeps it open)
+   * @default 60
+   */
+  'session-idle-sec'?: number;
+  /**
+   * seconds between interim accounting notifications of an open session; 0 = start and stop only
+   * @default 300
+   */
+  'interim-sec'?: number;
+  /**
+   * seconds a viewer ended by DELETE /data/sessions/{id} is refused on that stream
+   * @default 300
+   */
+  'kick-sec'?: number;
+  /**
+   * a request from 127.0.0.1 without viewer credentials plays without asking billing
+   * @default true
+   */
+  'loopback-anonymous'?: boolean;
+  /**
    * billing server records
    */
   server?: CsServerSpec[];
 }
+
+/** Billing servers, as a driver gets it: every unconditional default applied. */
+export type CsApplied = CsSpec &
+  Required<
+    Pick<
+      CsSpec,
+      | 'verdict-cache-sec'
+      | 'denial-cache-sec'
+      | 'when-unavailable'
+      | 'session-idle-sec'
+      | 'interim-sec'
+      | 'kick-sec'
+      | 'loopback-anonymous'
+    >
+  >;
 
 /** Mosaic */
 export interface MosaicSpec {
@@ -2037,7 +2087,7 @@ export interface AppliedSpecByKind {
   'web-server': WebServerApplied;
   'http-server': HttpServerApplied;
   'epg-server': EpgServerApplied;
-  cs: CsSpec;
+  cs: CsApplied;
   mosaic: MosaicApplied;
   epg: EpgApplied;
   alerter: AlerterApplied;

@@ -1924,6 +1924,64 @@ const schema42 = {
   description: 'cs: billing (authorisation) servers.',
   type: 'object',
   properties: {
+    'verdict-cache-sec': {
+      description:
+        'seconds a granted verdict is reused for the same viewer, stream and address before billing is asked again',
+      type: 'integer',
+      default: 60,
+      minimum: 1,
+      maximum: 3600,
+      'x-apply': 'hot',
+    },
+    'denial-cache-sec': {
+      description: 'seconds a refusal is reused before billing is asked again; 0 = ask every time',
+      type: 'integer',
+      default: 10,
+      minimum: 0,
+      maximum: 3600,
+      'x-apply': 'hot',
+    },
+    'when-unavailable': {
+      description:
+        'when no billing server gives a verdict (down, time-out, garbage): deny, allow, or keep the last verdict this viewer had for the stream (deny when none)',
+      type: 'string',
+      default: 'keep',
+      enum: ['deny', 'allow', 'keep'],
+      'x-apply': 'hot',
+    },
+    'session-idle-sec': {
+      description:
+        'a viewer session closes after this many seconds without a request (an open HTTP-TS response keeps it open)',
+      type: 'integer',
+      default: 60,
+      minimum: 5,
+      maximum: 3600,
+      'x-apply': 'hot',
+    },
+    'interim-sec': {
+      description:
+        'seconds between interim accounting notifications of an open session; 0 = start and stop only',
+      type: 'integer',
+      default: 300,
+      minimum: 0,
+      maximum: 86400,
+      'x-apply': 'hot',
+    },
+    'kick-sec': {
+      description: 'seconds a viewer ended by DELETE /data/sessions/{id} is refused on that stream',
+      type: 'integer',
+      default: 300,
+      minimum: 0,
+      maximum: 86400,
+      'x-apply': 'hot',
+    },
+    'loopback-anonymous': {
+      description:
+        'a request from 127.0.0.1 without viewer credentials plays without asking billing',
+      type: 'boolean',
+      default: true,
+      'x-apply': 'hot',
+    },
     server: {
       description: 'billing server records',
       type: 'array',
@@ -2194,15 +2252,370 @@ function validate24(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data['verdict-cache-sec'] !== undefined) {
+      let data0 = data['verdict-cache-sec'];
+      if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
+        const err0 = {
+          instancePath: instancePath + '/verdict-cache-sec',
+          schemaPath: '#/properties/verdict-cache-sec/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema42.properties['verdict-cache-sec'].type,
+          parentSchema: schema42.properties['verdict-cache-sec'],
+          data: data0,
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+      if (typeof data0 == 'number' && isFinite(data0)) {
+        if (data0 > 3600 || isNaN(data0)) {
+          const err1 = {
+            instancePath: instancePath + '/verdict-cache-sec',
+            schemaPath: '#/properties/verdict-cache-sec/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 3600 },
+            message: 'must be <= 3600',
+            schema: 3600,
+            parentSchema: schema42.properties['verdict-cache-sec'],
+            data: data0,
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+        if (data0 < 1 || isNaN(data0)) {
+          const err2 = {
+            instancePath: instancePath + '/verdict-cache-sec',
+            schemaPath: '#/properties/verdict-cache-sec/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema42.properties['verdict-cache-sec'],
+            data: data0,
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['denial-cache-sec'] !== undefined) {
+      let data1 = data['denial-cache-sec'];
+      if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+        const err3 = {
+          instancePath: instancePath + '/denial-cache-sec',
+          schemaPath: '#/properties/denial-cache-sec/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema42.properties['denial-cache-sec'].type,
+          parentSchema: schema42.properties['denial-cache-sec'],
+          data: data1,
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+      if (typeof data1 == 'number' && isFinite(data1)) {
+        if (data1 > 3600 || isNaN(data1)) {
+          const err4 = {
+            instancePath: instancePath + '/denial-cache-sec',
+            schemaPath: '#/properties/denial-cache-sec/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 3600 },
+            message: 'must be <= 3600',
+            schema: 3600,
+            parentSchema: schema42.properties['denial-cache-sec'],
+            data: data1,
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (data1 < 0 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + '/denial-cache-sec',
+            schemaPath: '#/properties/denial-cache-sec/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema42.properties['denial-cache-sec'],
+            data: data1,
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['when-unavailable'] !== undefined) {
+      let data2 = data['when-unavailable'];
+      if (typeof data2 !== 'string') {
+        const err6 = {
+          instancePath: instancePath + '/when-unavailable',
+          schemaPath: '#/properties/when-unavailable/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema42.properties['when-unavailable'].type,
+          parentSchema: schema42.properties['when-unavailable'],
+          data: data2,
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+      if (!(data2 === 'deny' || data2 === 'allow' || data2 === 'keep')) {
+        const err7 = {
+          instancePath: instancePath + '/when-unavailable',
+          schemaPath: '#/properties/when-unavailable/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema42.properties['when-unavailable'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema42.properties['when-unavailable'].enum,
+          parentSchema: schema42.properties['when-unavailable'],
+          data: data2,
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data['session-idle-sec'] !== undefined) {
+      let data3 = data['session-idle-sec'];
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+        const err8 = {
+          instancePath: instancePath + '/session-idle-sec',
+          schemaPath: '#/properties/session-idle-sec/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema42.properties['session-idle-sec'].type,
+          parentSchema: schema42.properties['session-idle-sec'],
+          data: data3,
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+      if (typeof data3 == 'number' && isFinite(data3)) {
+        if (data3 > 3600 || isNaN(data3)) {
+          const err9 = {
+            instancePath: instancePath + '/session-idle-sec',
+            schemaPath: '#/properties/session-idle-sec/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 3600 },
+            message: 'must be <= 3600',
+            schema: 3600,
+            parentSchema: schema42.properties['session-idle-sec'],
+            data: data3,
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (data3 < 5 || isNaN(data3)) {
+          const err10 = {
+            instancePath: instancePath + '/session-idle-sec',
+            schemaPath: '#/properties/session-idle-sec/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
+            schema: 5,
+            parentSchema: schema42.properties['session-idle-sec'],
+            data: data3,
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['interim-sec'] !== undefined) {
+      let data4 = data['interim-sec'];
+      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+        const err11 = {
+          instancePath: instancePath + '/interim-sec',
+          schemaPath: '#/properties/interim-sec/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema42.properties['interim-sec'].type,
+          parentSchema: schema42.properties['interim-sec'],
+          data: data4,
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (typeof data4 == 'number' && isFinite(data4)) {
+        if (data4 > 86400 || isNaN(data4)) {
+          const err12 = {
+            instancePath: instancePath + '/interim-sec',
+            schemaPath: '#/properties/interim-sec/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 86400 },
+            message: 'must be <= 86400',
+            schema: 86400,
+            parentSchema: schema42.properties['interim-sec'],
+            data: data4,
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        if (data4 < 0 || isNaN(data4)) {
+          const err13 = {
+            instancePath: instancePath + '/interim-sec',
+            schemaPath: '#/properties/interim-sec/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema42.properties['interim-sec'],
+            data: data4,
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['kick-sec'] !== undefined) {
+      let data5 = data['kick-sec'];
+      if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+        const err14 = {
+          instancePath: instancePath + '/kick-sec',
+          schemaPath: '#/properties/kick-sec/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema42.properties['kick-sec'].type,
+          parentSchema: schema42.properties['kick-sec'],
+          data: data5,
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 > 86400 || isNaN(data5)) {
+          const err15 = {
+            instancePath: instancePath + '/kick-sec',
+            schemaPath: '#/properties/kick-sec/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 86400 },
+            message: 'must be <= 86400',
+            schema: 86400,
+            parentSchema: schema42.properties['kick-sec'],
+            data: data5,
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+        if (data5 < 0 || isNaN(data5)) {
+          const err16 = {
+            instancePath: instancePath + '/kick-sec',
+            schemaPath: '#/properties/kick-sec/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema42.properties['kick-sec'],
+            data: data5,
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['loopback-anonymous'] !== undefined) {
+      let data6 = data['loopback-anonymous'];
+      if (typeof data6 !== 'boolean') {
+        const err17 = {
+          instancePath: instancePath + '/loopback-anonymous',
+          schemaPath: '#/properties/loopback-anonymous/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema42.properties['loopback-anonymous'].type,
+          parentSchema: schema42.properties['loopback-anonymous'],
+          data: data6,
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
     if (data.server !== undefined) {
-      let data0 = data.server;
-      if (Array.isArray(data0)) {
-        const len0 = data0.length;
+      let data7 = data.server;
+      if (Array.isArray(data7)) {
+        const len0 = data7.length;
         for (let i0 = 0; i0 < len0; i0++) {
-          let data1 = data0[i0];
-          if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
-            if (data1.id === undefined) {
-              const err0 = {
+          let data8 = data7[i0];
+          if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
+            if (data8.id === undefined) {
+              const err18 = {
                 instancePath: instancePath + '/server/' + i0,
                 schemaPath: '#/$defs/server/required',
                 keyword: 'required',
@@ -2210,17 +2623,17 @@ function validate24(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema43.required,
                 parentSchema: schema43,
-                data: data1,
+                data: data8,
               };
               if (vErrors === null) {
-                vErrors = [err0];
+                vErrors = [err18];
               } else {
-                vErrors.push(err0);
+                vErrors.push(err18);
               }
               errors++;
             }
-            if (data1.name === undefined) {
-              const err1 = {
+            if (data8.name === undefined) {
+              const err19 = {
                 instancePath: instancePath + '/server/' + i0,
                 schemaPath: '#/$defs/server/required',
                 keyword: 'required',
@@ -2228,17 +2641,17 @@ function validate24(
                 message: "must have required property '" + 'name' + "'",
                 schema: schema43.required,
                 parentSchema: schema43,
-                data: data1,
+                data: data8,
               };
               if (vErrors === null) {
-                vErrors = [err1];
+                vErrors = [err19];
               } else {
-                vErrors.push(err1);
+                vErrors.push(err19);
               }
               errors++;
             }
-            if (data1.password === undefined) {
-              const err2 = {
+            if (data8.password === undefined) {
+              const err20 = {
                 instancePath: instancePath + '/server/' + i0,
                 schemaPath: '#/$defs/server/required',
                 keyword: 'required',
@@ -2246,17 +2659,17 @@ function validate24(
                 message: "must have required property '" + 'password' + "'",
                 schema: schema43.required,
                 parentSchema: schema43,
-                data: data1,
+                data: data8,
               };
               if (vErrors === null) {
-                vErrors = [err2];
+                vErrors = [err20];
               } else {
-                vErrors.push(err2);
+                vErrors.push(err20);
               }
               errors++;
             }
-            if (data1.url === undefined) {
-              const err3 = {
+            if (data8.url === undefined) {
+              const err21 = {
                 instancePath: instancePath + '/server/' + i0,
                 schemaPath: '#/$defs/server/required',
                 keyword: 'required',
@@ -2264,18 +2677,18 @@ function validate24(
                 message: "must have required property '" + 'url' + "'",
                 schema: schema43.required,
                 parentSchema: schema43,
-                data: data1,
+                data: data8,
               };
               if (vErrors === null) {
-                vErrors = [err3];
+                vErrors = [err21];
               } else {
-                vErrors.push(err3);
+                vErrors.push(err21);
               }
               errors++;
             }
-            for (const key0 in data1) {
+            for (const key0 in data8) {
               if (!func1.call(schema43.properties, key0)) {
-                const err4 = {
+                const err22 = {
                   instancePath: instancePath + '/server/' + i0,
                   schemaPath: '#/$defs/server/additionalProperties',
                   keyword: 'additionalProperties',
@@ -2283,375 +2696,7 @@ function validate24(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema43,
-                  data: data1,
-                };
-                if (vErrors === null) {
-                  vErrors = [err4];
-                } else {
-                  vErrors.push(err4);
-                }
-                errors++;
-              }
-            }
-            if (data1.id !== undefined) {
-              let data2 = data1.id;
-              if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
-                const err5 = {
-                  instancePath: instancePath + '/server/' + i0 + '/id',
-                  schemaPath: '#/$defs/server/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema43.properties.id.type,
-                  parentSchema: schema43.properties.id,
-                  data: data2,
-                };
-                if (vErrors === null) {
-                  vErrors = [err5];
-                } else {
-                  vErrors.push(err5);
-                }
-                errors++;
-              }
-              if (typeof data2 == 'number' && isFinite(data2)) {
-                if (data2 < 1 || isNaN(data2)) {
-                  const err6 = {
-                    instancePath: instancePath + '/server/' + i0 + '/id',
-                    schemaPath: '#/$defs/server/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema43.properties.id,
-                    data: data2,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err6];
-                  } else {
-                    vErrors.push(err6);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1.name !== undefined) {
-              let data3 = data1.name;
-              if (typeof data3 === 'string') {
-                if (func2(data3) < 1) {
-                  const err7 = {
-                    instancePath: instancePath + '/server/' + i0 + '/name',
-                    schemaPath: '#/$defs/server/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema43.properties.name,
-                    data: data3,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err7];
-                  } else {
-                    vErrors.push(err7);
-                  }
-                  errors++;
-                }
-              } else {
-                const err8 = {
-                  instancePath: instancePath + '/server/' + i0 + '/name',
-                  schemaPath: '#/$defs/server/properties/name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties.name.type,
-                  parentSchema: schema43.properties.name,
-                  data: data3,
-                };
-                if (vErrors === null) {
-                  vErrors = [err8];
-                } else {
-                  vErrors.push(err8);
-                }
-                errors++;
-              }
-            }
-            if (data1.password !== undefined) {
-              let data4 = data1.password;
-              if (typeof data4 === 'string') {
-                if (func2(data4) < 1) {
-                  const err9 = {
-                    instancePath: instancePath + '/server/' + i0 + '/password',
-                    schemaPath: '#/$defs/server/properties/password/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema43.properties.password,
-                    data: data4,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err9];
-                  } else {
-                    vErrors.push(err9);
-                  }
-                  errors++;
-                }
-              } else {
-                const err10 = {
-                  instancePath: instancePath + '/server/' + i0 + '/password',
-                  schemaPath: '#/$defs/server/properties/password/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties.password.type,
-                  parentSchema: schema43.properties.password,
-                  data: data4,
-                };
-                if (vErrors === null) {
-                  vErrors = [err10];
-                } else {
-                  vErrors.push(err10);
-                }
-                errors++;
-              }
-            }
-            if (data1.url !== undefined) {
-              let data5 = data1.url;
-              if (typeof data5 === 'string') {
-                if (func2(data5) < 1) {
-                  const err11 = {
-                    instancePath: instancePath + '/server/' + i0 + '/url',
-                    schemaPath: '#/$defs/server/properties/url/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema43.properties.url,
-                    data: data5,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err11];
-                  } else {
-                    vErrors.push(err11);
-                  }
-                  errors++;
-                }
-              } else {
-                const err12 = {
-                  instancePath: instancePath + '/server/' + i0 + '/url',
-                  schemaPath: '#/$defs/server/properties/url/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties.url.type,
-                  parentSchema: schema43.properties.url,
-                  data: data5,
-                };
-                if (vErrors === null) {
-                  vErrors = [err12];
-                } else {
-                  vErrors.push(err12);
-                }
-                errors++;
-              }
-            }
-            if (data1.timeout !== undefined) {
-              let data6 = data1.timeout;
-              if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
-                const err13 = {
-                  instancePath: instancePath + '/server/' + i0 + '/timeout',
-                  schemaPath: '#/$defs/server/properties/timeout/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema43.properties.timeout.type,
-                  parentSchema: schema43.properties.timeout,
-                  data: data6,
-                };
-                if (vErrors === null) {
-                  vErrors = [err13];
-                } else {
-                  vErrors.push(err13);
-                }
-                errors++;
-              }
-              if (typeof data6 == 'number' && isFinite(data6)) {
-                if (data6 > 30 || isNaN(data6)) {
-                  const err14 = {
-                    instancePath: instancePath + '/server/' + i0 + '/timeout',
-                    schemaPath: '#/$defs/server/properties/timeout/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 30 },
-                    message: 'must be <= 30',
-                    schema: 30,
-                    parentSchema: schema43.properties.timeout,
-                    data: data6,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err14];
-                  } else {
-                    vErrors.push(err14);
-                  }
-                  errors++;
-                }
-                if (data6 < 1 || isNaN(data6)) {
-                  const err15 = {
-                    instancePath: instancePath + '/server/' + i0 + '/timeout',
-                    schemaPath: '#/$defs/server/properties/timeout/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema43.properties.timeout,
-                    data: data6,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err15];
-                  } else {
-                    vErrors.push(err15);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1['billing-sess-accounting'] !== undefined) {
-              let data7 = data1['billing-sess-accounting'];
-              if (typeof data7 !== 'boolean') {
-                const err16 = {
-                  instancePath: instancePath + '/server/' + i0 + '/billing-sess-accounting',
-                  schemaPath: '#/$defs/server/properties/billing-sess-accounting/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema43.properties['billing-sess-accounting'].type,
-                  parentSchema: schema43.properties['billing-sess-accounting'],
-                  data: data7,
-                };
-                if (vErrors === null) {
-                  vErrors = [err16];
-                } else {
-                  vErrors.push(err16);
-                }
-                errors++;
-              }
-            }
-            if (data1['login-prefix'] !== undefined) {
-              let data8 = data1['login-prefix'];
-              if (typeof data8 !== 'string') {
-                const err17 = {
-                  instancePath: instancePath + '/server/' + i0 + '/login-prefix',
-                  schemaPath: '#/$defs/server/properties/login-prefix/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties['login-prefix'].type,
-                  parentSchema: schema43.properties['login-prefix'],
                   data: data8,
-                };
-                if (vErrors === null) {
-                  vErrors = [err17];
-                } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-            }
-            if (data1['login-suffix'] !== undefined) {
-              let data9 = data1['login-suffix'];
-              if (typeof data9 !== 'string') {
-                const err18 = {
-                  instancePath: instancePath + '/server/' + i0 + '/login-suffix',
-                  schemaPath: '#/$defs/server/properties/login-suffix/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties['login-suffix'].type,
-                  parentSchema: schema43.properties['login-suffix'],
-                  data: data9,
-                };
-                if (vErrors === null) {
-                  vErrors = [err18];
-                } else {
-                  vErrors.push(err18);
-                }
-                errors++;
-              }
-            }
-            if (data1.trace !== undefined) {
-              let data10 = data1.trace;
-              if (typeof data10 !== 'boolean') {
-                const err19 = {
-                  instancePath: instancePath + '/server/' + i0 + '/trace',
-                  schemaPath: '#/$defs/server/properties/trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema43.properties.trace.type,
-                  parentSchema: schema43.properties.trace,
-                  data: data10,
-                };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
-                }
-                errors++;
-              }
-            }
-            if (data1.order !== undefined) {
-              let data11 = data1.order;
-              if (
-                !(typeof data11 == 'number' && !(data11 % 1) && !isNaN(data11) && isFinite(data11))
-              ) {
-                const err20 = {
-                  instancePath: instancePath + '/server/' + i0 + '/order',
-                  schemaPath: '#/$defs/server/properties/order/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema43.properties.order.type,
-                  parentSchema: schema43.properties.order,
-                  data: data11,
-                };
-                if (vErrors === null) {
-                  vErrors = [err20];
-                } else {
-                  vErrors.push(err20);
-                }
-                errors++;
-              }
-              if (typeof data11 == 'number' && isFinite(data11)) {
-                if (data11 < 0 || isNaN(data11)) {
-                  const err21 = {
-                    instancePath: instancePath + '/server/' + i0 + '/order',
-                    schemaPath: '#/$defs/server/properties/order/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema43.properties.order,
-                    data: data11,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err21];
-                  } else {
-                    vErrors.push(err21);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1.connector !== undefined) {
-              let data12 = data1.connector;
-              if (typeof data12 !== 'string') {
-                const err22 = {
-                  instancePath: instancePath + '/server/' + i0 + '/connector',
-                  schemaPath: '#/$defs/server/properties/connector/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties.connector.type,
-                  parentSchema: schema43.properties.connector,
-                  data: data12,
                 };
                 if (vErrors === null) {
                   vErrors = [err22];
@@ -2660,16 +2705,19 @@ function validate24(
                 }
                 errors++;
               }
-              if (!(data12 === '' || data12 === 'universal')) {
+            }
+            if (data8.id !== undefined) {
+              let data9 = data8.id;
+              if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
                 const err23 = {
-                  instancePath: instancePath + '/server/' + i0 + '/connector',
-                  schemaPath: '#/$defs/server/properties/connector/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema43.properties.connector.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema43.properties.connector.enum,
-                  parentSchema: schema43.properties.connector,
-                  data: data12,
+                  instancePath: instancePath + '/server/' + i0 + '/id',
+                  schemaPath: '#/$defs/server/properties/id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema43.properties.id.type,
+                  parentSchema: schema43.properties.id,
+                  data: data9,
                 };
                 if (vErrors === null) {
                   vErrors = [err23];
@@ -2678,61 +2726,58 @@ function validate24(
                 }
                 errors++;
               }
-            }
-            if (data1['request-query'] !== undefined) {
-              let data13 = data1['request-query'];
-              if (typeof data13 !== 'string') {
-                const err24 = {
-                  instancePath: instancePath + '/server/' + i0 + '/request-query',
-                  schemaPath: '#/$defs/server/properties/request-query/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties['request-query'].type,
-                  parentSchema: schema43.properties['request-query'],
-                  data: data13,
-                };
-                if (vErrors === null) {
-                  vErrors = [err24];
-                } else {
-                  vErrors.push(err24);
+              if (typeof data9 == 'number' && isFinite(data9)) {
+                if (data9 < 1 || isNaN(data9)) {
+                  const err24 = {
+                    instancePath: instancePath + '/server/' + i0 + '/id',
+                    schemaPath: '#/$defs/server/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema43.properties.id,
+                    data: data9,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err24];
+                  } else {
+                    vErrors.push(err24);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data1['request-body'] !== undefined) {
-              let data14 = data1['request-body'];
-              if (typeof data14 !== 'string') {
-                const err25 = {
-                  instancePath: instancePath + '/server/' + i0 + '/request-body',
-                  schemaPath: '#/$defs/server/properties/request-body/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties['request-body'].type,
-                  parentSchema: schema43.properties['request-body'],
-                  data: data14,
-                };
-                if (vErrors === null) {
-                  vErrors = [err25];
-                } else {
-                  vErrors.push(err25);
+            if (data8.name !== undefined) {
+              let data10 = data8.name;
+              if (typeof data10 === 'string') {
+                if (func2(data10) < 1) {
+                  const err25 = {
+                    instancePath: instancePath + '/server/' + i0 + '/name',
+                    schemaPath: '#/$defs/server/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema43.properties.name,
+                    data: data10,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err25];
+                  } else {
+                    vErrors.push(err25);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data1['request-content-type'] !== undefined) {
-              let data15 = data1['request-content-type'];
-              if (typeof data15 !== 'string') {
+              } else {
                 const err26 = {
-                  instancePath: instancePath + '/server/' + i0 + '/request-content-type',
-                  schemaPath: '#/$defs/server/properties/request-content-type/type',
+                  instancePath: instancePath + '/server/' + i0 + '/name',
+                  schemaPath: '#/$defs/server/properties/name/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema43.properties['request-content-type'].type,
-                  parentSchema: schema43.properties['request-content-type'],
-                  data: data15,
+                  schema: schema43.properties.name.type,
+                  parentSchema: schema43.properties.name,
+                  data: data10,
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -2742,39 +2787,37 @@ function validate24(
                 errors++;
               }
             }
-            if (data1['request-header'] !== undefined) {
-              let data16 = data1['request-header'];
-              if (typeof data16 !== 'string') {
-                const err27 = {
-                  instancePath: instancePath + '/server/' + i0 + '/request-header',
-                  schemaPath: '#/$defs/server/properties/request-header/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties['request-header'].type,
-                  parentSchema: schema43.properties['request-header'],
-                  data: data16,
-                };
-                if (vErrors === null) {
-                  vErrors = [err27];
-                } else {
-                  vErrors.push(err27);
+            if (data8.password !== undefined) {
+              let data11 = data8.password;
+              if (typeof data11 === 'string') {
+                if (func2(data11) < 1) {
+                  const err27 = {
+                    instancePath: instancePath + '/server/' + i0 + '/password',
+                    schemaPath: '#/$defs/server/properties/password/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema43.properties.password,
+                    data: data11,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err27];
+                  } else {
+                    vErrors.push(err27);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data1['response-format'] !== undefined) {
-              let data17 = data1['response-format'];
-              if (typeof data17 !== 'string') {
+              } else {
                 const err28 = {
-                  instancePath: instancePath + '/server/' + i0 + '/response-format',
-                  schemaPath: '#/$defs/server/properties/response-format/type',
+                  instancePath: instancePath + '/server/' + i0 + '/password',
+                  schemaPath: '#/$defs/server/properties/password/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema43.properties['response-format'].type,
-                  parentSchema: schema43.properties['response-format'],
-                  data: data17,
+                  schema: schema43.properties.password.type,
+                  parentSchema: schema43.properties.password,
+                  data: data11,
                 };
                 if (vErrors === null) {
                   vErrors = [err28];
@@ -2783,39 +2826,38 @@ function validate24(
                 }
                 errors++;
               }
-              if (
-                !(data17 === '' || data17 === 'status' || data17 === 'json' || data17 === 'xml')
-              ) {
-                const err29 = {
-                  instancePath: instancePath + '/server/' + i0 + '/response-format',
-                  schemaPath: '#/$defs/server/properties/response-format/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema43.properties['response-format'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema43.properties['response-format'].enum,
-                  parentSchema: schema43.properties['response-format'],
-                  data: data17,
-                };
-                if (vErrors === null) {
-                  vErrors = [err29];
-                } else {
-                  vErrors.push(err29);
-                }
-                errors++;
-              }
             }
-            if (data1['response-ok-path'] !== undefined) {
-              let data18 = data1['response-ok-path'];
-              if (typeof data18 !== 'string') {
+            if (data8.url !== undefined) {
+              let data12 = data8.url;
+              if (typeof data12 === 'string') {
+                if (func2(data12) < 1) {
+                  const err29 = {
+                    instancePath: instancePath + '/server/' + i0 + '/url',
+                    schemaPath: '#/$defs/server/properties/url/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema43.properties.url,
+                    data: data12,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err29];
+                  } else {
+                    vErrors.push(err29);
+                  }
+                  errors++;
+                }
+              } else {
                 const err30 = {
-                  instancePath: instancePath + '/server/' + i0 + '/response-ok-path',
-                  schemaPath: '#/$defs/server/properties/response-ok-path/type',
+                  instancePath: instancePath + '/server/' + i0 + '/url',
+                  schemaPath: '#/$defs/server/properties/url/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema43.properties['response-ok-path'].type,
-                  parentSchema: schema43.properties['response-ok-path'],
-                  data: data18,
+                  schema: schema43.properties.url.type,
+                  parentSchema: schema43.properties.url,
+                  data: data12,
                 };
                 if (vErrors === null) {
                   vErrors = [err30];
@@ -2825,18 +2867,20 @@ function validate24(
                 errors++;
               }
             }
-            if (data1['response-ok-value'] !== undefined) {
-              let data19 = data1['response-ok-value'];
-              if (typeof data19 !== 'string') {
+            if (data8.timeout !== undefined) {
+              let data13 = data8.timeout;
+              if (
+                !(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))
+              ) {
                 const err31 = {
-                  instancePath: instancePath + '/server/' + i0 + '/response-ok-value',
-                  schemaPath: '#/$defs/server/properties/response-ok-value/type',
+                  instancePath: instancePath + '/server/' + i0 + '/timeout',
+                  schemaPath: '#/$defs/server/properties/timeout/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema43.properties['response-ok-value'].type,
-                  parentSchema: schema43.properties['response-ok-value'],
-                  data: data19,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema43.properties.timeout.type,
+                  parentSchema: schema43.properties.timeout,
+                  data: data13,
                 };
                 if (vErrors === null) {
                   vErrors = [err31];
@@ -2845,11 +2889,382 @@ function validate24(
                 }
                 errors++;
               }
+              if (typeof data13 == 'number' && isFinite(data13)) {
+                if (data13 > 30 || isNaN(data13)) {
+                  const err32 = {
+                    instancePath: instancePath + '/server/' + i0 + '/timeout',
+                    schemaPath: '#/$defs/server/properties/timeout/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 30 },
+                    message: 'must be <= 30',
+                    schema: 30,
+                    parentSchema: schema43.properties.timeout,
+                    data: data13,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err32];
+                  } else {
+                    vErrors.push(err32);
+                  }
+                  errors++;
+                }
+                if (data13 < 1 || isNaN(data13)) {
+                  const err33 = {
+                    instancePath: instancePath + '/server/' + i0 + '/timeout',
+                    schemaPath: '#/$defs/server/properties/timeout/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema43.properties.timeout,
+                    data: data13,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err33];
+                  } else {
+                    vErrors.push(err33);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data1['response-reason-path'] !== undefined) {
-              let data20 = data1['response-reason-path'];
+            if (data8['billing-sess-accounting'] !== undefined) {
+              let data14 = data8['billing-sess-accounting'];
+              if (typeof data14 !== 'boolean') {
+                const err34 = {
+                  instancePath: instancePath + '/server/' + i0 + '/billing-sess-accounting',
+                  schemaPath: '#/$defs/server/properties/billing-sess-accounting/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema43.properties['billing-sess-accounting'].type,
+                  parentSchema: schema43.properties['billing-sess-accounting'],
+                  data: data14,
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
+              }
+            }
+            if (data8['login-prefix'] !== undefined) {
+              let data15 = data8['login-prefix'];
+              if (typeof data15 !== 'string') {
+                const err35 = {
+                  instancePath: instancePath + '/server/' + i0 + '/login-prefix',
+                  schemaPath: '#/$defs/server/properties/login-prefix/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['login-prefix'].type,
+                  parentSchema: schema43.properties['login-prefix'],
+                  data: data15,
+                };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
+              }
+            }
+            if (data8['login-suffix'] !== undefined) {
+              let data16 = data8['login-suffix'];
+              if (typeof data16 !== 'string') {
+                const err36 = {
+                  instancePath: instancePath + '/server/' + i0 + '/login-suffix',
+                  schemaPath: '#/$defs/server/properties/login-suffix/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['login-suffix'].type,
+                  parentSchema: schema43.properties['login-suffix'],
+                  data: data16,
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
+            if (data8.trace !== undefined) {
+              let data17 = data8.trace;
+              if (typeof data17 !== 'boolean') {
+                const err37 = {
+                  instancePath: instancePath + '/server/' + i0 + '/trace',
+                  schemaPath: '#/$defs/server/properties/trace/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema43.properties.trace.type,
+                  parentSchema: schema43.properties.trace,
+                  data: data17,
+                };
+                if (vErrors === null) {
+                  vErrors = [err37];
+                } else {
+                  vErrors.push(err37);
+                }
+                errors++;
+              }
+            }
+            if (data8.order !== undefined) {
+              let data18 = data8.order;
+              if (
+                !(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))
+              ) {
+                const err38 = {
+                  instancePath: instancePath + '/server/' + i0 + '/order',
+                  schemaPath: '#/$defs/server/properties/order/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema43.properties.order.type,
+                  parentSchema: schema43.properties.order,
+                  data: data18,
+                };
+                if (vErrors === null) {
+                  vErrors = [err38];
+                } else {
+                  vErrors.push(err38);
+                }
+                errors++;
+              }
+              if (typeof data18 == 'number' && isFinite(data18)) {
+                if (data18 < 0 || isNaN(data18)) {
+                  const err39 = {
+                    instancePath: instancePath + '/server/' + i0 + '/order',
+                    schemaPath: '#/$defs/server/properties/order/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema43.properties.order,
+                    data: data18,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err39];
+                  } else {
+                    vErrors.push(err39);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data8.connector !== undefined) {
+              let data19 = data8.connector;
+              if (typeof data19 !== 'string') {
+                const err40 = {
+                  instancePath: instancePath + '/server/' + i0 + '/connector',
+                  schemaPath: '#/$defs/server/properties/connector/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties.connector.type,
+                  parentSchema: schema43.properties.connector,
+                  data: data19,
+                };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+              if (!(data19 === '' || data19 === 'universal')) {
+                const err41 = {
+                  instancePath: instancePath + '/server/' + i0 + '/connector',
+                  schemaPath: '#/$defs/server/properties/connector/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema43.properties.connector.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema43.properties.connector.enum,
+                  parentSchema: schema43.properties.connector,
+                  data: data19,
+                };
+                if (vErrors === null) {
+                  vErrors = [err41];
+                } else {
+                  vErrors.push(err41);
+                }
+                errors++;
+              }
+            }
+            if (data8['request-query'] !== undefined) {
+              let data20 = data8['request-query'];
               if (typeof data20 !== 'string') {
-                const err32 = {
+                const err42 = {
+                  instancePath: instancePath + '/server/' + i0 + '/request-query',
+                  schemaPath: '#/$defs/server/properties/request-query/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['request-query'].type,
+                  parentSchema: schema43.properties['request-query'],
+                  data: data20,
+                };
+                if (vErrors === null) {
+                  vErrors = [err42];
+                } else {
+                  vErrors.push(err42);
+                }
+                errors++;
+              }
+            }
+            if (data8['request-body'] !== undefined) {
+              let data21 = data8['request-body'];
+              if (typeof data21 !== 'string') {
+                const err43 = {
+                  instancePath: instancePath + '/server/' + i0 + '/request-body',
+                  schemaPath: '#/$defs/server/properties/request-body/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['request-body'].type,
+                  parentSchema: schema43.properties['request-body'],
+                  data: data21,
+                };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+            }
+            if (data8['request-content-type'] !== undefined) {
+              let data22 = data8['request-content-type'];
+              if (typeof data22 !== 'string') {
+                const err44 = {
+                  instancePath: instancePath + '/server/' + i0 + '/request-content-type',
+                  schemaPath: '#/$defs/server/properties/request-content-type/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['request-content-type'].type,
+                  parentSchema: schema43.properties['request-content-type'],
+                  data: data22,
+                };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
+                }
+                errors++;
+              }
+            }
+            if (data8['request-header'] !== undefined) {
+              let data23 = data8['request-header'];
+              if (typeof data23 !== 'string') {
+                const err45 = {
+                  instancePath: instancePath + '/server/' + i0 + '/request-header',
+                  schemaPath: '#/$defs/server/properties/request-header/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['request-header'].type,
+                  parentSchema: schema43.properties['request-header'],
+                  data: data23,
+                };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
+                }
+                errors++;
+              }
+            }
+            if (data8['response-format'] !== undefined) {
+              let data24 = data8['response-format'];
+              if (typeof data24 !== 'string') {
+                const err46 = {
+                  instancePath: instancePath + '/server/' + i0 + '/response-format',
+                  schemaPath: '#/$defs/server/properties/response-format/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['response-format'].type,
+                  parentSchema: schema43.properties['response-format'],
+                  data: data24,
+                };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
+                }
+                errors++;
+              }
+              if (
+                !(data24 === '' || data24 === 'status' || data24 === 'json' || data24 === 'xml')
+              ) {
+                const err47 = {
+                  instancePath: instancePath + '/server/' + i0 + '/response-format',
+                  schemaPath: '#/$defs/server/properties/response-format/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema43.properties['response-format'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema43.properties['response-format'].enum,
+                  parentSchema: schema43.properties['response-format'],
+                  data: data24,
+                };
+                if (vErrors === null) {
+                  vErrors = [err47];
+                } else {
+                  vErrors.push(err47);
+                }
+                errors++;
+              }
+            }
+            if (data8['response-ok-path'] !== undefined) {
+              let data25 = data8['response-ok-path'];
+              if (typeof data25 !== 'string') {
+                const err48 = {
+                  instancePath: instancePath + '/server/' + i0 + '/response-ok-path',
+                  schemaPath: '#/$defs/server/properties/response-ok-path/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['response-ok-path'].type,
+                  parentSchema: schema43.properties['response-ok-path'],
+                  data: data25,
+                };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+            }
+            if (data8['response-ok-value'] !== undefined) {
+              let data26 = data8['response-ok-value'];
+              if (typeof data26 !== 'string') {
+                const err49 = {
+                  instancePath: instancePath + '/server/' + i0 + '/response-ok-value',
+                  schemaPath: '#/$defs/server/properties/response-ok-value/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema43.properties['response-ok-value'].type,
+                  parentSchema: schema43.properties['response-ok-value'],
+                  data: data26,
+                };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
+              }
+            }
+            if (data8['response-reason-path'] !== undefined) {
+              let data27 = data8['response-reason-path'];
+              if (typeof data27 !== 'string') {
+                const err50 = {
                   instancePath: instancePath + '/server/' + i0 + '/response-reason-path',
                   schemaPath: '#/$defs/server/properties/response-reason-path/type',
                   keyword: 'type',
@@ -2857,18 +3272,18 @@ function validate24(
                   message: 'must be string',
                   schema: schema43.properties['response-reason-path'].type,
                   parentSchema: schema43.properties['response-reason-path'],
-                  data: data20,
+                  data: data27,
                 };
                 if (vErrors === null) {
-                  vErrors = [err32];
+                  vErrors = [err50];
                 } else {
-                  vErrors.push(err32);
+                  vErrors.push(err50);
                 }
                 errors++;
               }
             }
           } else {
-            const err33 = {
+            const err51 = {
               instancePath: instancePath + '/server/' + i0,
               schemaPath: '#/$defs/server/type',
               keyword: 'type',
@@ -2876,18 +3291,18 @@ function validate24(
               message: 'must be object',
               schema: schema43.type,
               parentSchema: schema43,
-              data: data1,
+              data: data8,
             };
             if (vErrors === null) {
-              vErrors = [err33];
+              vErrors = [err51];
             } else {
-              vErrors.push(err33);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
       } else {
-        const err34 = {
+        const err52 = {
           instancePath: instancePath + '/server',
           schemaPath: '#/properties/server/type',
           keyword: 'type',
@@ -2895,18 +3310,18 @@ function validate24(
           message: 'must be array',
           schema: schema42.properties.server.type,
           parentSchema: schema42.properties.server,
-          data: data0,
+          data: data7,
         };
         if (vErrors === null) {
-          vErrors = [err34];
+          vErrors = [err52];
         } else {
-          vErrors.push(err34);
+          vErrors.push(err52);
         }
         errors++;
       }
     }
   } else {
-    const err35 = {
+    const err53 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2917,16 +3332,29 @@ function validate24(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err35];
+      vErrors = [err53];
     } else {
-      vErrors.push(err35);
+      vErrors.push(err53);
     }
     errors++;
   }
   validate24.errors = vErrors;
   return errors === 0;
 }
-validate24.evaluated = { props: { server: true }, dynamicProps: false, dynamicItems: false };
+validate24.evaluated = {
+  props: {
+    'verdict-cache-sec': true,
+    'denial-cache-sec': true,
+    'when-unavailable': true,
+    'session-idle-sec': true,
+    'interim-sec': true,
+    'kick-sec': true,
+    'loopback-anonymous': true,
+    server: true,
+  },
+  dynamicProps: false,
+  dynamicItems: false,
+};
 const schema45 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG settings',
@@ -26017,4 +26445,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '0d7ae4d4151a085eb6e092e6350294760af874c91e043be899517c02f30d2380';
+module.exports.schemaHash = '0b16e961b6e2ae178cb2edb6a743ecd0180531647ae415aab548605d130f2e1d';

@@ -3,6 +3,7 @@
 // for a store change with a bound (blocking playlist reload, preload hints).
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../util/clock.ts';
+import { documentFor } from './access.ts';
 import type { OttReply, OttRequest } from './request.ts';
 import type { SegmentStore } from './store.ts';
 
@@ -108,14 +109,10 @@ export function sendText(
   type: string,
   cache = CACHE_LIVE,
 ): OttReply {
-  return sendBytes(
-    req,
-    reply,
-    typeof body === 'string' ? Buffer.from(body) : body,
-    type,
-    cache,
-    false,
-  );
+  let data = typeof body === 'string' ? Buffer.from(body) : body;
+  // A gated viewer's credentials go on to every URI the document names (./access.ts).
+  if (type === TYPE_M3U8 || type === TYPE_MPD) data = documentFor(req.raw, data, type === TYPE_MPD);
+  return sendBytes(req, reply, data, type, cache, false);
 }
 
 /**

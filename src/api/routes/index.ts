@@ -5,8 +5,15 @@ import type { AppContext } from '../context.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
+import { sessionRoutes } from './sessions.ts';
 import { streamRoutes } from './stream.ts';
 
 export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;
 
-export const apiPlugins: ApiPlugin[] = [epgRoutes, streamRoutes, dvrRoutes, mosaicRoutes];
+export const apiPlugins: ApiPlugin[] = [
+  epgRoutes,
+  streamRoutes,
+  dvrRoutes,
+  mosaicRoutes,
+  sessionRoutes,
+];

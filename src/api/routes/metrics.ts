@@ -104,7 +104,12 @@ export function installDefaultMetrics(registry: Registry): void {
 }
 
 /** A counter whose total is kept elsewhere (`read`), brought up to it at each scrape. */
-function totalCounter(registry: Registry, name: string, help: string, read: () => number): void {
+export function totalCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number,
+): void {
   let seen = 0;
   new Counter({
     name,

@@ -4,6 +4,7 @@
 // builds its request, logger and hook chain. Anything else goes to the app.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter, Registry } from 'prom-client';
+import { OTT_ACCESS_SERVICE } from '../../ott/access.ts';
 import { ottCachePolicy } from '../../ott/cache-policy.ts';
 import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
 import { LIVE_DELIVERY_SERVICE, PLAIN_NAME_CHARS } from '../../ott/live-publish.ts';
@@ -84,6 +85,9 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
     if (req.method !== 'GET' || req.headers.range !== undefined) return false;
     const m = LIVE_TS_PATH.exec(req.url ?? '');
     if (!m) return false;
+    // A viewer who needs a verdict goes to the app, where the gate is (docs/billing.md).
+    const access = ctx.services.get(OTT_ACCESS_SERVICE);
+    if (access?.active && !access.anonymous(req.socket.remoteAddress ?? '')) return false;
     const name = m[1]!;
     const file = m[2]!;
     // Only a name the stream itself serves (the router holds stream and group names).

@@ -1,7 +1,9 @@
 // Catch-all for per-stream paths (`/{name}/mpegts`, `/{name}/index.m3u8`, …): the stream or
 // adaptive group that registered `name` in the OttRouter answers; anything else is a 404.
 import type { FastifyInstance } from 'fastify';
+import { VIEWER_GATE_SERVICE } from '../../billing/gate.ts';
 import { ERRORS } from '../../errors.ts';
+import { setViewerQuery } from '../../ott/access.ts';
 import type { AppContext } from '../context.ts';
 import { sendError } from '../errors.ts';
 
@@ -25,7 +27,7 @@ const PLAYBACK_LOG_LEVEL = 'warn';
 const skipValidation = () => () => true;
 
 export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
-  const { ottRouter } = opts.ctx;
+  const { ottRouter, services } = opts.ctx;
   const quiet = app.log.level === PLAYBACK_QUIET_LEVEL;
   app.route<{ Params: { name: string; '*': string } }>({
     // HEAD and OPTIONS go to the stream's handler like GET: it answers the CORS preflight and
@@ -50,10 +52,26 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
       },
     },
     handler: (req, reply) => {
-      const handler = ottRouter.lookup(req.params.name);
-      if (!handler)
-        return sendError(reply, ERRORS.NOT_FOUND.status, `No stream ${req.params.name}`);
-      return handler(req, reply, req.params['*']);
+      const name = req.params.name;
+      const handler = ottRouter.lookup(name);
+      if (!handler) return sendError(reply, ERRORS.NOT_FOUND.status, `No stream ${name}`);
+      // While billing servers are configured every request but a CORS preflight needs a
+      // verdict (docs/billing.md); without them this is the whole of the gate.
+      const gate = services.get(VIEWER_GATE_SERVICE);
+      if (!gate?.active || req.method === 'OPTIONS') return handler(req, reply, req.params['*']);
+      return gate
+        .admit({
+          stream: name,
+          ip: req.ip,
+          userAgent: req.headers['user-agent'] ?? '',
+          query: req.query as Record<string, unknown>,
+          res: reply.raw,
+        })
+        .then((a) => {
+          if (!a.ok) return sendError(reply, a.status, a.message);
+          setViewerQuery(req.raw, a.query);
+          return handler(req, reply, req.params['*']);
+        });
     },
   });
 }

@@ -1,0 +1,358 @@
+// The viewer gate: while billing servers are configured, every playback request presents
+// viewer credentials (`?token=`, or `?login=&password=`), gets a verdict (cached, asked of the
+// servers in order, or the `when-unavailable` policy) and belongs to a viewer session.
+// It is the OttAccess of the OTT layer: the native engine and fast path stand aside while it
+// is active. Design and knobs: docs/billing.md.
+import type { Logger } from 'pino';
+import type { OttAccess } from '../ott/access.ts';
+import type { Clock } from '../util/clock.ts';
+import { ServiceKey } from '../util/services.ts';
+import { askServer, type BillingServer, serversFor } from './server.ts';
+import {
+  type CloseReason,
+  type SessionEvent,
+  type TrackedResponse,
+  type ViewerSession,
+  ViewerSessions,
+} from './sessions.ts';
+import type { TemplateValues } from './template.ts';
+
+export const VIEWER_GATE_SERVICE = new ServiceKey<ViewerGate>('viewer-gate');
+
+export interface GateSettings {
+  verdictCacheMs: number;
+  denialCacheMs: number;
+  whenUnavailable: 'deny' | 'allow' | 'keep';
+  idleMs: number;
+  interimMs: number;
+  kickMs: number;
+  loopbackAnonymous: boolean;
+}
+
+/** What a playback request brings to the gate. */
+export interface ViewerRequest {
+  /** The stream or adaptive group name of the URL. */
+  stream: string;
+  ip: string;
+  userAgent: string;
+  query: Record<string, unknown>;
+  res?: TrackedResponse;
+}
+
+export type Admission =
+  | { ok: true; query: string; session?: ViewerSession }
+  | { ok: false; status: 401 | 403; message: string };
+
+interface Decision {
+  allowed: boolean;
+  reason?: string;
+  serverId?: number;
+}
+
+interface Cached extends Decision {
+  untilMono: number;
+}
+
+/** Addresses that may play without credentials when `loopback-anonymous` is on (the same
+ *  rule as the admin API's: the socket's peer, never a forwarded header). */
+const LOOPBACK = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
+/** Verdicts kept at most (oldest dropped first). */
+const CACHE_MAX = 200_000;
+/** A "server gave no verdict" warning per server at most this often. */
+const WARN_EVERY_MS = 10_000;
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+export interface GateStats {
+  asked: number;
+  cacheHits: number;
+  allowed: number;
+  denied: number;
+  unavailable: number;
+  accountingSent: number;
+  accountingFailed: number;
+}
+
+export class ViewerGate implements OttAccess {
+  private servers = new Map<number, BillingServer>();
+  private settings: GateSettings | undefined;
+  maxSessions = 0;
+  private cache = new Map<string, Cached>();
+  /** The last verdict per key, for `when-unavailable: keep`. */
+  private last = new Map<string, Decision>();
+  private inflight = new Map<string, Promise<Decision>>();
+  private kicks = new Map<string, number>();
+  private listeners = new Set<() => void>();
+  private lastWarn = new Map<number, number>();
+  private wasActive = false;
+  readonly sessions: ViewerSessions;
+  readonly stats: GateStats = {
+    asked: 0,
+    cacheHits: 0,
+    allowed: 0,
+    denied: 0,
+    unavailable: 0,
+    accountingSent: 0,
+    accountingFailed: 0,
+  };
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly fetchFn: typeof fetch = fetch,
+  ) {
+    this.sessions = new ViewerSessions(
+      clock,
+      () => ({ idleMs: this.settings?.idleMs ?? 0, interimMs: this.settings?.interimMs ?? 0 }),
+      this.account,
+    );
+  }
+
+  /** Playback needs a verdict: some server is enabled and the `cs` settings are applied. */
+  get active(): boolean {
+    if (!this.settings) return false;
+    for (const s of this.servers.values()) if (s.enabled) return true;
+    return false;
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  configure(settings: GateSettings | undefined): void {
+    this.settings = settings;
+    this.changed();
+  }
+
+  setServer(server: BillingServer): void {
+    this.servers.set(server.id, server);
+    this.changed();
+  }
+
+  deleteServer(id: number): void {
+    this.servers.delete(id);
+    this.changed();
+  }
+
+  /** Verdicts given before a change of servers or settings are not reused. */
+  private changed(): void {
+    this.cache.clear();
+    const active = this.active;
+    if (active === this.wasActive) return;
+    this.wasActive = active;
+    if (!active) this.sessions.closeAll('shutdown');
+    this.log.info({ active }, active ? 'viewer authorisation on' : 'viewer authorisation off');
+    for (const fn of [...this.listeners]) fn();
+  }
+
+  /** A loopback request without credentials that may play without a verdict. */
+  anonymous(ip: string): boolean {
+    return !!this.settings?.loopbackAnonymous && LOOPBACK.has(ip);
+  }
+
+  /** The verdict for one playback request; opens or continues its session. */
+  async admit(r: ViewerRequest): Promise<Admission> {
+    const st = this.settings;
+    if (!st || !this.active) return { ok: true, query: '' };
+    const token = text(r.query.token);
+    const login = text(r.query.login);
+    const password = text(r.query.password);
+    if (!token && !login) {
+      if (this.anonymous(r.ip)) return { ok: true, query: '' };
+      return {
+        ok: false,
+        status: 401,
+        message: 'Viewer credentials required: add ?token=… (or ?login=…&password=…) to the URL',
+      };
+    }
+    const identity = login || token;
+    const kickKey = `${identity}\n${r.stream}`;
+    const kickedUntil = this.kicks.get(kickKey);
+    if (kickedUntil !== undefined) {
+      if (this.clock.monotonic() < kickedUntil)
+        return { ok: false, status: 403, message: 'Session ended by the operator' };
+      this.kicks.delete(kickKey);
+    }
+    const values: TemplateValues = {
+      login: identity,
+      password,
+      token,
+      ip: r.ip,
+      stream: r.stream,
+      user_agent: r.userAgent,
+    };
+    let session = this.sessions.find(identity, r.stream, r.ip);
+    const decision = await this.decide(
+      `${r.stream}\n${r.ip}\n${token}\n${login}\n${password}`,
+      identity,
+      { ...values, session: session?.id ?? '' },
+    );
+    if (!decision.allowed)
+      return {
+        ok: false,
+        status: 403,
+        message: decision.reason ? `Refused by billing: ${decision.reason}` : 'Refused by billing',
+      };
+    // The session may have been opened by a concurrent request meanwhile.
+    session = this.sessions.find(identity, r.stream, r.ip);
+    if (!session) {
+      if (this.maxSessions > 0 && this.sessions.countOf(identity) >= this.maxSessions)
+        return {
+          ok: false,
+          status: 403,
+          message: `Too many sessions for this viewer (user-default.max-sessions ${this.maxSessions})`,
+        };
+      session = this.sessions.open({
+        identity,
+        login,
+        token,
+        ip: r.ip,
+        stream: r.stream,
+        userAgent: r.userAgent,
+        serverId: decision.serverId,
+      });
+    }
+    this.sessions.touch(session, r.res);
+    const q = new URLSearchParams();
+    if (token) q.set('token', token);
+    if (login) {
+      q.set('login', login);
+      q.set('password', password);
+    }
+    return { ok: true, query: q.toString(), session };
+  }
+
+  /** End a session now; its viewer is refused on that stream for `kick-sec`. */
+  kick(id: string): ViewerSession | undefined {
+    const s = this.sessions.get(id);
+    if (!s) return undefined;
+    const kickMs = this.settings?.kickMs ?? 0;
+    if (kickMs > 0) this.kicks.set(`${s.identity}\n${s.stream}`, this.clock.monotonic() + kickMs);
+    // Its verdicts are dropped too: whatever comes next is asked afresh.
+    for (const key of this.cache.keys())
+      if (key.startsWith(`${s.stream}\n${s.ip}\n`)) this.cache.delete(key);
+    this.sessions.close(s, 'kicked');
+    return s;
+  }
+
+  close(): void {
+    this.sessions.closeAll('shutdown');
+    this.listeners.clear();
+  }
+
+  private decide(key: string, identity: string, values: TemplateValues): Promise<Decision> {
+    const now = this.clock.monotonic();
+    const hit = this.cache.get(key);
+    if (hit && hit.untilMono > now) {
+      this.stats.cacheHits++;
+      return Promise.resolve(hit);
+    }
+    let p = this.inflight.get(key);
+    if (!p) {
+      p = this.ask(key, identity, values).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, p);
+    }
+    return p;
+  }
+
+  private async ask(key: string, identity: string, values: TemplateValues): Promise<Decision> {
+    const st = this.settings!;
+    const candidates = serversFor(this.servers.values(), identity);
+    if (candidates.length === 0)
+      return this.remember(key, { allowed: false, reason: 'no billing server serves this login' });
+    for (const server of candidates) {
+      this.stats.asked++;
+      const { judgement } = await askServer(
+        server,
+        { ...values, event: 'auth' },
+        this.log,
+        this.fetchFn,
+      );
+      if (judgement.verdict) {
+        const d: Decision = { allowed: judgement.allowed, serverId: server.id };
+        if (judgement.reason) d.reason = judgement.reason;
+        this.last.set(key, d);
+        if (this.last.size > CACHE_MAX) this.last.delete(this.last.keys().next().value!);
+        return this.remember(key, d);
+      }
+      this.warn(server, judgement.why);
+    }
+    this.stats.unavailable++;
+    const policy = st.whenUnavailable;
+    const kept = this.last.get(key);
+    const d: Decision =
+      policy === 'allow'
+        ? { allowed: true, serverId: candidates[0]!.id }
+        : policy === 'keep' && kept
+          ? kept
+          : { allowed: false, reason: 'billing unavailable' };
+    return this.remember(key, d);
+  }
+
+  private remember(key: string, d: Decision): Decision {
+    const st = this.settings!;
+    if (d.allowed) this.stats.allowed++;
+    else this.stats.denied++;
+    const ttl = d.allowed ? st.verdictCacheMs : st.denialCacheMs;
+    if (ttl > 0) {
+      this.cache.delete(key);
+      this.cache.set(key, { ...d, untilMono: this.clock.monotonic() + ttl });
+      if (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return d;
+  }
+
+  private warn(server: BillingServer, why: string): void {
+    const now = this.clock.monotonic();
+    const last = this.lastWarn.get(server.id);
+    if (last !== undefined && now - last < WARN_EVERY_MS) return;
+    this.lastWarn.set(server.id, now);
+    this.log.warn({ server: server.name, url: server.url, why }, 'billing server gave no verdict');
+  }
+
+  /** Start, interim and stop notifications to the server that authorised the session. */
+  private readonly account = (s: ViewerSession, event: SessionEvent, reason?: CloseReason) => {
+    const bytes = this.sessions.bytesOf(s);
+    const duration = Math.round((this.clock.monotonic() - s.openedMono) / 1000);
+    this.log.info(
+      {
+        session: s.id,
+        viewer: s.identity,
+        stream: s.stream,
+        ip: s.ip,
+        event,
+        bytes,
+        duration,
+        reason,
+      },
+      `viewer session ${event}`,
+    );
+    const server = s.serverId === undefined ? undefined : this.servers.get(s.serverId);
+    if (!server?.accounting) return;
+    const values: TemplateValues = {
+      event,
+      login: s.identity,
+      token: s.token,
+      ip: s.ip,
+      stream: s.stream,
+      session: s.id,
+      user_agent: s.userAgent,
+      bytes: String(bytes),
+      duration: String(duration),
+    };
+    // Delivered when the server answers 2xx; what it says is not a verdict here.
+    void askServer(server, values, this.log, this.fetchFn).then(({ judgement, status }) => {
+      if (status !== undefined && status < 300) this.stats.accountingSent++;
+      else {
+        this.stats.accountingFailed++;
+        this.warn(
+          server,
+          `accounting ${event}: ${judgement.verdict ? `HTTP ${status}` : judgement.why}`,
+        );
+      }
+    });
+  };
+}

@@ -46,7 +46,7 @@ export type Admission =
 interface Decision {
   allowed: boolean;
   reason?: string;
-  serverId?: number;
+  server?: BillingServer;
 }
 
 interface Cached extends Decision {
@@ -212,7 +212,7 @@ export class ViewerGate implements OttAccess {
         ip: r.ip,
         stream: r.stream,
         userAgent: r.userAgent,
-        serverId: decision.serverId,
+        server: decision.server,
       });
     }
     this.sessions.touch(session, r.res);
@@ -272,7 +272,7 @@ export class ViewerGate implements OttAccess {
         this.fetchFn,
       );
       if (judgement.verdict) {
-        const d: Decision = { allowed: judgement.allowed, serverId: server.id };
+        const d: Decision = { allowed: judgement.allowed, server };
         if (judgement.reason) d.reason = judgement.reason;
         this.last.set(key, d);
         if (this.last.size > CACHE_MAX) this.last.delete(this.last.keys().next().value!);
@@ -285,7 +285,7 @@ export class ViewerGate implements OttAccess {
     const kept = this.last.get(key);
     const d: Decision =
       policy === 'allow'
-        ? { allowed: true, serverId: candidates[0]!.id }
+        ? { allowed: true, server: candidates[0]! }
         : policy === 'keep' && kept
           ? kept
           : { allowed: false, reason: 'billing unavailable' };
@@ -330,7 +330,7 @@ export class ViewerGate implements OttAccess {
       },
       `viewer session ${event}`,
     );
-    const server = s.serverId === undefined ? undefined : this.servers.get(s.serverId);
+    const server = s.server && (this.servers.get(s.server.id) ?? s.server);
     if (!server?.accounting) return;
     const values: TemplateValues = {
       event,

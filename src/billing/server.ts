@@ -2,12 +2,7 @@
 // authorisation or an accounting notification — built from its templates and bounded in time
 // and size, so a slow, garbled or looping server costs a player at most `timeout`.
 import type { Logger } from 'pino';
-import {
-  builtinQuery,
-  fillBody,
-  fillTemplate,
-  type TemplateValues,
-} from './template.ts';
+import { builtinQuery, fillBody, fillTemplate, type TemplateValues } from './template.ts';
 import { type Judgement, judgeReply, type ReplyRules } from './verdict.ts';
 
 export interface BillingServer {

@@ -4,6 +4,7 @@
 // sent and has its start, interim and stop notifications sent (docs/billing.md).
 import { randomBytes } from 'node:crypto';
 import type { Clock, Timer } from '../util/clock.ts';
+import type { BillingServer } from './server.ts';
 
 /** A response a session counts: the bytes its socket wrote while it was open. */
 export interface TrackedResponse {
@@ -21,8 +22,9 @@ export interface ViewerSession {
   readonly ip: string;
   readonly stream: string;
   readonly userAgent: string;
-  /** The billing server that authorised it (accounting goes there). */
-  serverId: number | undefined;
+  /** The billing server that authorised it, as it was then: accounting goes to its current
+   *  record of the same id, or to this one when it was removed meanwhile. */
+  server: BillingServer | undefined;
   readonly openedAt: number;
   readonly openedMono: number;
   lastMono: number;
@@ -88,7 +90,7 @@ export class ViewerSessions {
     ip: string;
     stream: string;
     userAgent: string;
-    serverId: number | undefined;
+    server: BillingServer | undefined;
   }): ViewerSession {
     const now = this.clock.monotonic();
     const interimMs = this.times().interimMs;

@@ -18,7 +18,7 @@ function view(gate: ViewerGate, s: ViewerSession, now: number) {
     stream: s.stream,
     ip: s.ip,
     'user-agent': s.userAgent,
-    server: s.serverId ?? null,
+    server: s.server?.id ?? null,
     opened: new Date(s.openedAt).toISOString(),
     'duration-sec': Math.round((now - s.openedMono) / 1000),
     bytes: gate.sessions.bytesOf(s),

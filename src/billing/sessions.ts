@@ -32,8 +32,18 @@ export interface ViewerSession {
   doneBytes: number;
   requests: number;
   nextInterimMono: number;
-  /** Open responses and their socket's bytesWritten when they began. */
-  readonly open: Map<TrackedResponse, number>;
+  /** Open responses: their socket (kept: a finished response lets go of it) and its
+   *  bytesWritten when they began. */
+  readonly open: Map<TrackedResponse, Counted>;
+}
+
+interface Counted {
+  socket: { readonly bytesWritten: number } | null;
+  start: number;
+}
+
+function sent(c: Counted): number {
+  return Math.max(0, (c.socket?.bytesWritten ?? c.start) - c.start);
 }
 
 export type SessionEvent = 'start' | 'interim' | 'stop';
@@ -118,12 +128,13 @@ export class ViewerSessions {
     s.lastMono = this.clock.monotonic();
     s.requests++;
     if (!res || s.open.has(res)) return;
-    s.open.set(res, res.socket?.bytesWritten ?? 0);
+    const socket = res.socket;
+    s.open.set(res, { socket, start: socket?.bytesWritten ?? 0 });
     res.once('close', () => {
-      const start = s.open.get(res);
-      if (start === undefined) return;
+      const c = s.open.get(res);
+      if (c === undefined) return;
       s.open.delete(res);
-      s.doneBytes += Math.max(0, (res.socket?.bytesWritten ?? start) - start);
+      s.doneBytes += sent(c);
       s.lastMono = this.clock.monotonic();
     });
   }
@@ -131,8 +142,7 @@ export class ViewerSessions {
   /** Bytes sent so far, open responses included. */
   bytesOf(s: ViewerSession): number {
     let n = s.doneBytes;
-    for (const [res, start] of s.open)
-      n += Math.max(0, (res.socket?.bytesWritten ?? start) - start);
+    for (const c of s.open.values()) n += sent(c);
     return n;
   }
 
@@ -145,8 +155,7 @@ export class ViewerSessions {
     if (left > 0) this.perIdentity.set(s.identity, left);
     else this.perIdentity.delete(s.identity);
     // Counted before the cut, so the stop notification has every byte sent.
-    for (const [res, start] of s.open)
-      s.doneBytes += Math.max(0, (res.socket?.bytesWritten ?? start) - start);
+    for (const c of s.open.values()) s.doneBytes += sent(c);
     const open = [...s.open.keys()];
     s.open.clear();
     for (const res of open) res.destroy();

@@ -221,6 +221,8 @@ export const PLAYBACK_HEADERS = [
 /** The native live engine's counters in a real server's http-server status (undefined when
  *  its HTTP listener has no engine: `native-delivery` false). */
 export interface DeliveryStatus {
+  /** Responses published to the engine now. */
+  entries: number;
   adopted: number;
   served: number;
   handedBack: number;

@@ -32,9 +32,13 @@ export class RawClient {
     });
   }
 
-  static open(port: number): Promise<RawClient> {
+  /** `localAddress`: the client's own address (e.g. 127.0.0.2, which is not anonymous). */
+  static open(port: number, localAddress?: string): Promise<RawClient> {
     return new Promise((resolve, reject) => {
-      const s = connect(port, '127.0.0.1', () => resolve(new RawClient(s)));
+      const s = connect(
+        { port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) },
+        () => resolve(new RawClient(s)),
+      );
       s.once('error', reject);
     });
   }

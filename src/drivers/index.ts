@@ -3,6 +3,7 @@
 
 import { type Driver, erased } from '../reconciler/driver.ts';
 import { DriverRegistry } from '../reconciler/driver-registry.ts';
+import { alerterDriver } from './alerter.ts';
 import { clusterDriver } from './cluster.ts';
 import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
@@ -29,6 +30,7 @@ export function builtinDrivers(): Driver[] {
     erased(streamDriver),
     erased(streamAdaptiveDriver),
     erased(mosaicDriver),
+    erased(alerterDriver),
     // more drivers: one line each
   ];
 }

@@ -2,6 +2,7 @@
 // Each part appends one line; buildApp registers them in this order with `{ ctx }`.
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { alertRoutes } from './alerts.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
@@ -9,4 +10,10 @@ import { streamRoutes } from './stream.ts';
 
 export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;
 
-export const apiPlugins: ApiPlugin[] = [epgRoutes, streamRoutes, dvrRoutes, mosaicRoutes];
+export const apiPlugins: ApiPlugin[] = [
+  epgRoutes,
+  streamRoutes,
+  dvrRoutes,
+  mosaicRoutes,
+  alertRoutes,
+];

@@ -69,6 +69,7 @@ t.test('the real server', async (t) => {
     config: {
       'http-server': { realm: 'studio' },
       mosaic: { columns: 6 },
+      alerter: { 'repeat-sec': 600 },
       'dvb-adapter': [{ id: 1, name: 'tuner', type: 3 }],
       'dvr-storage-list': {
         storage: [{ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }],
@@ -118,5 +119,11 @@ t.test('the real server', async (t) => {
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');
   t.notOk(named.includes('mosaic.columns'), 'the mosaic is built (docs/mosaic.md)');
+  t.notOk(named.includes('alerter.repeat-sec'), 'the alerter is built (docs/alerting.md)');
+  t.equal(
+    status.resources.find((r) => r.kind === 'alerter')?.state,
+    'running',
+    'the alerter has a driver',
+  );
   for (const e of status.notYetUsed) t.ok(e.reason.length > 0, `${e.setting}: ${e.reason}`);
 });

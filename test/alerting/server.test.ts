@@ -168,6 +168,16 @@ t.test('stream down → webhook POST after alert-delay; restored → cleared', a
     'both in the history, newest first',
   );
   await waitFor(() => events.some((e) => e.event === 'clear'), 5000, 'the clear on the feed');
+  t.equal(
+    (await getJson<AlertsBody>(`${url}/data/alerts?limit=1`)).recent.length,
+    1,
+    '?limit bounds the history answer',
+  );
+  const head = await fetch(`${url}/data/alerts/events`, {
+    method: 'HEAD',
+    signal: AbortSignal.timeout(5000),
+  });
+  t.equal(head.status, 200, 'HEAD of the feed answers at once');
 
   // The receiver goes away: its port is closed. Nothing else waits for it.
   await hook.close();

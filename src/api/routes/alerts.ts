@@ -49,6 +49,8 @@ export async function alertRoutes(app: FastifyInstance, opts: { ctx: AppContext 
       produces: ['text/event-stream'],
     },
     handler: (req, reply) => {
+      // HEAD: the headers alone (the stream would otherwise hold the connection open).
+      if (req.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {

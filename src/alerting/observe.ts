@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { AlertGate } from '../engine/alerts.ts';
 import type { Clock } from '../util/clock.ts';
 import { CC_KEY, ErrorRateWindow, P1_KEY, RULES, streamRule } from './rules.ts';
-import type { AlertSources } from './sources.ts';
+import type { AlertSources, StreamView } from './sources.ts';
 import type { AlerterSettings, Fault, RuleId, SubjectKind } from './types.ts';
 
 export class FaultObserver {
@@ -48,7 +48,7 @@ export class FaultObserver {
     for (const st of this.sources.streams()) {
       if (!st.running) continue;
       seen.add(st.name);
-      this.reportRates(st.name, st, s, mono);
+      this.reportRates(st, s, mono);
       for (const a of st.alerts()) {
         const rule = streamRule(a.key);
         if (!rule) continue;
@@ -67,12 +67,8 @@ export class FaultObserver {
     return out;
   }
 
-  private reportRates(
-    name: string,
-    st: ReturnType<AlertSources['streams']>[number],
-    s: AlerterSettings,
-    mono: number,
-  ): void {
+  private reportRates(st: StreamView, s: AlerterSettings, mono: number): void {
+    const name = st.name;
     const totals = st.errorTotals();
     let w = this.windows.get(name);
     if (!totals) {

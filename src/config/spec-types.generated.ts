@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '0b16e961b6e2ae178cb2edb6a743ecd0180531647ae415aab548605d130f2e1d';
+  '7d2dbc565a9efd090209f5c2cda016d75fad137067ec8f52fcb2998416662d49';
 
 /** Server */
 export interface ServerSpec {
@@ -333,7 +333,7 @@ export interface AlerterSpec {
    */
   'webhook-url'?: string;
   /**
-   * alerts below this are only logged
+   * alerts below this are only logged: not in the history, the feed or the webhook
    * @default "warning"
    */
   'min-severity'?: 'info' | 'warning' | 'critical';
@@ -342,11 +342,73 @@ export interface AlerterSpec {
    * @default 0
    */
   'repeat-sec'?: number;
+  /**
+   * seconds a fault must stay gone before its alert is cleared (hysteresis); a fault back within them keeps the alert
+   * @default 10
+   */
+  'clear-sec'?: number;
+  /**
+   * seconds a storage, EPG source or adapter fault must persist before its alert is raised (streams use their own alert-delay)
+   * @default 0
+   */
+  'delay-sec'?: number;
+  /**
+   * TR 101 290 priority-1 errors per second on a stream's active input at or above which tr101290-p1 is raised; 0 = rule off
+   * @default 1
+   */
+  'tr101290-p1-rate'?: number;
+  /**
+   * continuity counter errors per second on a stream's active input at or above which cc-errors is raised; 0 = rule off
+   * @default 0.1
+   */
+  'cc-error-rate'?: number;
+  /**
+   * seconds over which tr101290-p1-rate and cc-error-rate are averaged
+   * @default 10
+   */
+  'error-window-sec'?: number;
+  /**
+   * raise and clear events kept for GET /data/alerts (oldest dropped first)
+   * @default 500
+   */
+  'history-size'?: number;
+  /**
+   * seconds one webhook POST may take before it counts as failed
+   * @default 5
+   */
+  'webhook-timeout-sec'?: number;
+  /**
+   * retries of a failed webhook POST (backoff 1 s doubling to 60 s) before its event is given up
+   * @default 5
+   */
+  'webhook-retries'?: number;
+  /**
+   * events waiting for the webhook at most; beyond it the oldest waiting event is dropped (counted)
+   * @default 1000
+   */
+  'webhook-queue-size'?: number;
 }
 
 /** Alerter, as a driver gets it: every unconditional default applied. */
 export type AlerterApplied = AlerterSpec &
-  Required<Pick<AlerterSpec, 'enable' | 'webhook-url' | 'min-severity' | 'repeat-sec'>>;
+  Required<
+    Pick<
+      AlerterSpec,
+      | 'enable'
+      | 'webhook-url'
+      | 'min-severity'
+      | 'repeat-sec'
+      | 'clear-sec'
+      | 'delay-sec'
+      | 'tr101290-p1-rate'
+      | 'cc-error-rate'
+      | 'error-window-sec'
+      | 'history-size'
+      | 'webhook-timeout-sec'
+      | 'webhook-retries'
+      | 'webhook-queue-size'
+    >
+  >;
 
 /** ACME */
 export interface AcmeSpec {

@@ -346,7 +346,8 @@ const schema44 = {
 };
 const schema47 = {
   title: 'Alerter',
-  description: 'alerter: alerter settings. Unknown members are accepted with a warning.',
+  description:
+    'alerter: alerter settings (docs/alerting.md). Unknown members are accepted with a warning.',
   type: 'object',
   properties: {
     enable: {
@@ -359,10 +360,12 @@ const schema47 = {
       description: 'HTTP address alerts are POSTed to as JSON; empty = log only',
       type: 'string',
       default: '',
+      pattern: '^(https?://.+)?$',
+      'x-pattern-text': 'empty or an http:// or https:// address',
       'x-apply': 'hot',
     },
     'min-severity': {
-      description: 'alerts below this are only logged',
+      description: 'alerts below this are only logged: not in the history, the feed or the webhook',
       type: 'string',
       default: 'warning',
       enum: ['info', 'warning', 'critical'],
@@ -373,6 +376,82 @@ const schema47 = {
       type: 'integer',
       default: 0,
       minimum: 0,
+      'x-apply': 'hot',
+    },
+    'clear-sec': {
+      description:
+        'seconds a fault must stay gone before its alert is cleared (hysteresis); a fault back within them keeps the alert',
+      type: 'integer',
+      default: 10,
+      minimum: 0,
+      maximum: 3600,
+      'x-apply': 'hot',
+    },
+    'delay-sec': {
+      description:
+        'seconds a storage, EPG source or adapter fault must persist before its alert is raised (streams use their own alert-delay)',
+      type: 'integer',
+      default: 0,
+      minimum: 0,
+      maximum: 86400,
+      'x-apply': 'hot',
+    },
+    'tr101290-p1-rate': {
+      description:
+        "TR 101 290 priority-1 errors per second on a stream's active input at or above which tr101290-p1 is raised; 0 = rule off",
+      type: 'number',
+      default: 1,
+      minimum: 0,
+      'x-apply': 'hot',
+    },
+    'cc-error-rate': {
+      description:
+        "continuity counter errors per second on a stream's active input at or above which cc-errors is raised; 0 = rule off",
+      type: 'number',
+      default: 0.1,
+      minimum: 0,
+      'x-apply': 'hot',
+    },
+    'error-window-sec': {
+      description: 'seconds over which tr101290-p1-rate and cc-error-rate are averaged',
+      type: 'integer',
+      default: 10,
+      minimum: 1,
+      maximum: 600,
+      'x-apply': 'hot',
+    },
+    'history-size': {
+      description: 'raise and clear events kept for GET /data/alerts (oldest dropped first)',
+      type: 'integer',
+      default: 500,
+      minimum: 10,
+      maximum: 100000,
+      'x-apply': 'hot',
+    },
+    'webhook-timeout-sec': {
+      description: 'seconds one webhook POST may take before it counts as failed',
+      type: 'integer',
+      default: 5,
+      minimum: 1,
+      maximum: 120,
+      'x-apply': 'hot',
+    },
+    'webhook-retries': {
+      description:
+        'retries of a failed webhook POST (backoff 1 s doubling to 60 s) before its event is given up',
+      type: 'integer',
+      default: 5,
+      minimum: 0,
+      maximum: 100,
+      'x-apply': 'hot',
+    },
+    'webhook-queue-size': {
+      description:
+        'events waiting for the webhook at most; beyond it the oldest waiting event is dropped (counted)',
+      type: 'integer',
+      default: 1000,
+      minimum: 1,
+      maximum: 100000,
       'x-apply': 'hot',
     },
   },
@@ -819,8 +898,9 @@ const schema82 = {
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^/.*/$', 'u');
-const pattern6 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
-const pattern14 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern6 = new RegExp('^(https?://.+)?$', 'u');
+const pattern7 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
+const pattern15 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -8560,7 +8640,7 @@ validate35.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern8 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
+const pattern9 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
 function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -8664,7 +8744,7 @@ function validate34(
     if (data.passphrase !== undefined) {
       let data2 = data.passphrase;
       if (typeof data2 === 'string') {
-        if (!pattern8.test(data2)) {
+        if (!pattern9.test(data2)) {
           const err4 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -8721,7 +8801,7 @@ validate34.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern10 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
+const pattern11 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
 function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -10399,7 +10479,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data34 = data.passphrase;
         if (typeof data34 === 'string') {
-          if (!pattern8.test(data34)) {
+          if (!pattern9.test(data34)) {
             const err77 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -12203,7 +12283,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data82 = data.passphrase;
         if (typeof data82 === 'string') {
-          if (!pattern10.test(data82)) {
+          if (!pattern11.test(data82)) {
             const err160 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -16748,7 +16828,7 @@ function validate43(
     if (data.passphrase !== undefined) {
       let data5 = data.passphrase;
       if (typeof data5 === 'string') {
-        if (!pattern8.test(data5)) {
+        if (!pattern9.test(data5)) {
           const err11 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -17692,7 +17772,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data19 = data.passphrase;
         if (typeof data19 === 'string') {
-          if (!pattern10.test(data19)) {
+          if (!pattern11.test(data19)) {
             const err42 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -18733,7 +18813,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data41 = data.passphrase;
         if (typeof data41 === 'string') {
-          if (!pattern8.test(data41)) {
+          if (!pattern9.test(data41)) {
             const err90 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -20468,7 +20548,7 @@ function validate30(
         for (let i2 = 0; i2 < len2; i2++) {
           let data44 = data43[i2];
           if (typeof data44 === 'string') {
-            if (!pattern6.test(data44)) {
+            if (!pattern7.test(data44)) {
               const err62 = {
                 instancePath: instancePath + '/biss-key/' + i2,
                 schemaPath: '#/properties/biss-key/items/pattern',
@@ -22550,8 +22630,27 @@ function validate20(
         }
         if (data38['webhook-url'] !== undefined) {
           let data40 = data38['webhook-url'];
-          if (typeof data40 !== 'string') {
-            const err60 = {
+          if (typeof data40 === 'string') {
+            if (!pattern6.test(data40)) {
+              const err60 = {
+                instancePath: instancePath + '/alerter/webhook-url',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^(https?://.+)?$' },
+                message: 'must match pattern "' + '^(https?://.+)?$' + '"',
+                schema: '^(https?://.+)?$',
+                parentSchema: schema47.properties['webhook-url'],
+                data: data40,
+              };
+              if (vErrors === null) {
+                vErrors = [err60];
+              } else {
+                vErrors.push(err60);
+              }
+              errors++;
+            }
+          } else {
+            const err61 = {
               instancePath: instancePath + '/alerter/webhook-url',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
               keyword: 'type',
@@ -22562,9 +22661,9 @@ function validate20(
               data: data40,
             };
             if (vErrors === null) {
-              vErrors = [err60];
+              vErrors = [err61];
             } else {
-              vErrors.push(err60);
+              vErrors.push(err61);
             }
             errors++;
           }
@@ -22572,7 +22671,7 @@ function validate20(
         if (data38['min-severity'] !== undefined) {
           let data41 = data38['min-severity'];
           if (typeof data41 !== 'string') {
-            const err61 = {
+            const err62 = {
               instancePath: instancePath + '/alerter/min-severity',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
               keyword: 'type',
@@ -22583,14 +22682,14 @@ function validate20(
               data: data41,
             };
             if (vErrors === null) {
-              vErrors = [err61];
+              vErrors = [err62];
             } else {
-              vErrors.push(err61);
+              vErrors.push(err62);
             }
             errors++;
           }
           if (!(data41 === 'info' || data41 === 'warning' || data41 === 'critical')) {
-            const err62 = {
+            const err63 = {
               instancePath: instancePath + '/alerter/min-severity',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
               keyword: 'enum',
@@ -22601,9 +22700,9 @@ function validate20(
               data: data41,
             };
             if (vErrors === null) {
-              vErrors = [err62];
+              vErrors = [err63];
             } else {
-              vErrors.push(err62);
+              vErrors.push(err63);
             }
             errors++;
           }
@@ -22611,7 +22710,7 @@ function validate20(
         if (data38['repeat-sec'] !== undefined) {
           let data42 = data38['repeat-sec'];
           if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-            const err63 = {
+            const err64 = {
               instancePath: instancePath + '/alerter/repeat-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
               keyword: 'type',
@@ -22622,15 +22721,15 @@ function validate20(
               data: data42,
             };
             if (vErrors === null) {
-              vErrors = [err63];
+              vErrors = [err64];
             } else {
-              vErrors.push(err63);
+              vErrors.push(err64);
             }
             errors++;
           }
           if (typeof data42 == 'number' && isFinite(data42)) {
             if (data42 < 0 || isNaN(data42)) {
-              const err64 = {
+              const err65 = {
                 instancePath: instancePath + '/alerter/repeat-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
                 keyword: 'minimum',
@@ -22641,16 +22740,518 @@ function validate20(
                 data: data42,
               };
               if (vErrors === null) {
-                vErrors = [err64];
+                vErrors = [err65];
               } else {
-                vErrors.push(err64);
+                vErrors.push(err65);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['clear-sec'] !== undefined) {
+          let data43 = data38['clear-sec'];
+          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+            const err66 = {
+              instancePath: instancePath + '/alerter/clear-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['clear-sec'].type,
+              parentSchema: schema47.properties['clear-sec'],
+              data: data43,
+            };
+            if (vErrors === null) {
+              vErrors = [err66];
+            } else {
+              vErrors.push(err66);
+            }
+            errors++;
+          }
+          if (typeof data43 == 'number' && isFinite(data43)) {
+            if (data43 > 3600 || isNaN(data43)) {
+              const err67 = {
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data43,
+              };
+              if (vErrors === null) {
+                vErrors = [err67];
+              } else {
+                vErrors.push(err67);
+              }
+              errors++;
+            }
+            if (data43 < 0 || isNaN(data43)) {
+              const err68 = {
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data43,
+              };
+              if (vErrors === null) {
+                vErrors = [err68];
+              } else {
+                vErrors.push(err68);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['delay-sec'] !== undefined) {
+          let data44 = data38['delay-sec'];
+          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+            const err69 = {
+              instancePath: instancePath + '/alerter/delay-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['delay-sec'].type,
+              parentSchema: schema47.properties['delay-sec'],
+              data: data44,
+            };
+            if (vErrors === null) {
+              vErrors = [err69];
+            } else {
+              vErrors.push(err69);
+            }
+            errors++;
+          }
+          if (typeof data44 == 'number' && isFinite(data44)) {
+            if (data44 > 86400 || isNaN(data44)) {
+              const err70 = {
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 86400 },
+                message: 'must be <= 86400',
+                schema: 86400,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data44,
+              };
+              if (vErrors === null) {
+                vErrors = [err70];
+              } else {
+                vErrors.push(err70);
+              }
+              errors++;
+            }
+            if (data44 < 0 || isNaN(data44)) {
+              const err71 = {
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data44,
+              };
+              if (vErrors === null) {
+                vErrors = [err71];
+              } else {
+                vErrors.push(err71);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['tr101290-p1-rate'] !== undefined) {
+          let data45 = data38['tr101290-p1-rate'];
+          if (typeof data45 == 'number' && isFinite(data45)) {
+            if (data45 < 0 || isNaN(data45)) {
+              const err72 = {
+                instancePath: instancePath + '/alerter/tr101290-p1-rate',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['tr101290-p1-rate'],
+                data: data45,
+              };
+              if (vErrors === null) {
+                vErrors = [err72];
+              } else {
+                vErrors.push(err72);
+              }
+              errors++;
+            }
+          } else {
+            const err73 = {
+              instancePath: instancePath + '/alerter/tr101290-p1-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['tr101290-p1-rate'].type,
+              parentSchema: schema47.properties['tr101290-p1-rate'],
+              data: data45,
+            };
+            if (vErrors === null) {
+              vErrors = [err73];
+            } else {
+              vErrors.push(err73);
+            }
+            errors++;
+          }
+        }
+        if (data38['cc-error-rate'] !== undefined) {
+          let data46 = data38['cc-error-rate'];
+          if (typeof data46 == 'number' && isFinite(data46)) {
+            if (data46 < 0 || isNaN(data46)) {
+              const err74 = {
+                instancePath: instancePath + '/alerter/cc-error-rate',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['cc-error-rate'],
+                data: data46,
+              };
+              if (vErrors === null) {
+                vErrors = [err74];
+              } else {
+                vErrors.push(err74);
+              }
+              errors++;
+            }
+          } else {
+            const err75 = {
+              instancePath: instancePath + '/alerter/cc-error-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['cc-error-rate'].type,
+              parentSchema: schema47.properties['cc-error-rate'],
+              data: data46,
+            };
+            if (vErrors === null) {
+              vErrors = [err75];
+            } else {
+              vErrors.push(err75);
+            }
+            errors++;
+          }
+        }
+        if (data38['error-window-sec'] !== undefined) {
+          let data47 = data38['error-window-sec'];
+          if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+            const err76 = {
+              instancePath: instancePath + '/alerter/error-window-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['error-window-sec'].type,
+              parentSchema: schema47.properties['error-window-sec'],
+              data: data47,
+            };
+            if (vErrors === null) {
+              vErrors = [err76];
+            } else {
+              vErrors.push(err76);
+            }
+            errors++;
+          }
+          if (typeof data47 == 'number' && isFinite(data47)) {
+            if (data47 > 600 || isNaN(data47)) {
+              const err77 = {
+                instancePath: instancePath + '/alerter/error-window-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 600 },
+                message: 'must be <= 600',
+                schema: 600,
+                parentSchema: schema47.properties['error-window-sec'],
+                data: data47,
+              };
+              if (vErrors === null) {
+                vErrors = [err77];
+              } else {
+                vErrors.push(err77);
+              }
+              errors++;
+            }
+            if (data47 < 1 || isNaN(data47)) {
+              const err78 = {
+                instancePath: instancePath + '/alerter/error-window-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['error-window-sec'],
+                data: data47,
+              };
+              if (vErrors === null) {
+                vErrors = [err78];
+              } else {
+                vErrors.push(err78);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['history-size'] !== undefined) {
+          let data48 = data38['history-size'];
+          if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+            const err79 = {
+              instancePath: instancePath + '/alerter/history-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['history-size'].type,
+              parentSchema: schema47.properties['history-size'],
+              data: data48,
+            };
+            if (vErrors === null) {
+              vErrors = [err79];
+            } else {
+              vErrors.push(err79);
+            }
+            errors++;
+          }
+          if (typeof data48 == 'number' && isFinite(data48)) {
+            if (data48 > 100000 || isNaN(data48)) {
+              const err80 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['history-size'],
+                data: data48,
+              };
+              if (vErrors === null) {
+                vErrors = [err80];
+              } else {
+                vErrors.push(err80);
+              }
+              errors++;
+            }
+            if (data48 < 10 || isNaN(data48)) {
+              const err81 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema47.properties['history-size'],
+                data: data48,
+              };
+              if (vErrors === null) {
+                vErrors = [err81];
+              } else {
+                vErrors.push(err81);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['webhook-timeout-sec'] !== undefined) {
+          let data49 = data38['webhook-timeout-sec'];
+          if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
+            const err82 = {
+              instancePath: instancePath + '/alerter/webhook-timeout-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-timeout-sec'].type,
+              parentSchema: schema47.properties['webhook-timeout-sec'],
+              data: data49,
+            };
+            if (vErrors === null) {
+              vErrors = [err82];
+            } else {
+              vErrors.push(err82);
+            }
+            errors++;
+          }
+          if (typeof data49 == 'number' && isFinite(data49)) {
+            if (data49 > 120 || isNaN(data49)) {
+              const err83 = {
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 120 },
+                message: 'must be <= 120',
+                schema: 120,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data49,
+              };
+              if (vErrors === null) {
+                vErrors = [err83];
+              } else {
+                vErrors.push(err83);
+              }
+              errors++;
+            }
+            if (data49 < 1 || isNaN(data49)) {
+              const err84 = {
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data49,
+              };
+              if (vErrors === null) {
+                vErrors = [err84];
+              } else {
+                vErrors.push(err84);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['webhook-retries'] !== undefined) {
+          let data50 = data38['webhook-retries'];
+          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+            const err85 = {
+              instancePath: instancePath + '/alerter/webhook-retries',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-retries'].type,
+              parentSchema: schema47.properties['webhook-retries'],
+              data: data50,
+            };
+            if (vErrors === null) {
+              vErrors = [err85];
+            } else {
+              vErrors.push(err85);
+            }
+            errors++;
+          }
+          if (typeof data50 == 'number' && isFinite(data50)) {
+            if (data50 > 100 || isNaN(data50)) {
+              const err86 = {
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100 },
+                message: 'must be <= 100',
+                schema: 100,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data50,
+              };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+            if (data50 < 0 || isNaN(data50)) {
+              const err87 = {
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data50,
+              };
+              if (vErrors === null) {
+                vErrors = [err87];
+              } else {
+                vErrors.push(err87);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data38['webhook-queue-size'] !== undefined) {
+          let data51 = data38['webhook-queue-size'];
+          if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+            const err88 = {
+              instancePath: instancePath + '/alerter/webhook-queue-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-queue-size'].type,
+              parentSchema: schema47.properties['webhook-queue-size'],
+              data: data51,
+            };
+            if (vErrors === null) {
+              vErrors = [err88];
+            } else {
+              vErrors.push(err88);
+            }
+            errors++;
+          }
+          if (typeof data51 == 'number' && isFinite(data51)) {
+            if (data51 > 100000 || isNaN(data51)) {
+              const err89 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data51,
+              };
+              if (vErrors === null) {
+                vErrors = [err89];
+              } else {
+                vErrors.push(err89);
+              }
+              errors++;
+            }
+            if (data51 < 1 || isNaN(data51)) {
+              const err90 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data51,
+              };
+              if (vErrors === null) {
+                vErrors = [err90];
+              } else {
+                vErrors.push(err90);
               }
               errors++;
             }
           }
         }
       } else {
-        const err65 = {
+        const err91 = {
           instancePath: instancePath + '/alerter',
           schemaPath: 'settings.schema.json#/$defs/alerter/type',
           keyword: 'type',
@@ -22661,20 +23262,20 @@ function validate20(
           data: data38,
         };
         if (vErrors === null) {
-          vErrors = [err65];
+          vErrors = [err91];
         } else {
-          vErrors.push(err65);
+          vErrors.push(err91);
         }
         errors++;
       }
     }
     if (data.acme !== undefined) {
-      let data43 = data.acme;
-      if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-        if (data43.enable !== undefined) {
-          let data44 = data43.enable;
-          if (typeof data44 !== 'boolean') {
-            const err66 = {
+      let data52 = data.acme;
+      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
+        if (data52.enable !== undefined) {
+          let data53 = data52.enable;
+          if (typeof data53 !== 'boolean') {
+            const err92 = {
               instancePath: instancePath + '/acme/enable',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
               keyword: 'type',
@@ -22682,20 +23283,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema48.properties.enable.type,
               parentSchema: schema48.properties.enable,
-              data: data44,
+              data: data53,
             };
             if (vErrors === null) {
-              vErrors = [err66];
+              vErrors = [err92];
             } else {
-              vErrors.push(err66);
+              vErrors.push(err92);
             }
             errors++;
           }
         }
-        if (data43.email !== undefined) {
-          let data45 = data43.email;
-          if (typeof data45 !== 'string') {
-            const err67 = {
+        if (data52.email !== undefined) {
+          let data54 = data52.email;
+          if (typeof data54 !== 'string') {
+            const err93 = {
               instancePath: instancePath + '/acme/email',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
               keyword: 'type',
@@ -22703,25 +23304,25 @@ function validate20(
               message: 'must be string',
               schema: schema48.properties.email.type,
               parentSchema: schema48.properties.email,
-              data: data45,
+              data: data54,
             };
             if (vErrors === null) {
-              vErrors = [err67];
+              vErrors = [err93];
             } else {
-              vErrors.push(err67);
+              vErrors.push(err93);
             }
             errors++;
           }
         }
-        if (data43.domains !== undefined) {
-          let data46 = data43.domains;
-          if (Array.isArray(data46)) {
-            const len1 = data46.length;
+        if (data52.domains !== undefined) {
+          let data55 = data52.domains;
+          if (Array.isArray(data55)) {
+            const len1 = data55.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data47 = data46[i1];
-              if (typeof data47 === 'string') {
-                if (func2(data47) < 1) {
-                  const err68 = {
+              let data56 = data55[i1];
+              if (typeof data56 === 'string') {
+                if (func2(data56) < 1) {
+                  const err94 = {
                     instancePath: instancePath + '/acme/domains/' + i1,
                     schemaPath:
                       'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
@@ -22730,17 +23331,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema48.properties.domains.items,
-                    data: data47,
+                    data: data56,
                   };
                   if (vErrors === null) {
-                    vErrors = [err68];
+                    vErrors = [err94];
                   } else {
-                    vErrors.push(err68);
+                    vErrors.push(err94);
                   }
                   errors++;
                 }
               } else {
-                const err69 = {
+                const err95 = {
                   instancePath: instancePath + '/acme/domains/' + i1,
                   schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
                   keyword: 'type',
@@ -22748,18 +23349,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema48.properties.domains.items.type,
                   parentSchema: schema48.properties.domains.items,
-                  data: data47,
+                  data: data56,
                 };
                 if (vErrors === null) {
-                  vErrors = [err69];
+                  vErrors = [err95];
                 } else {
-                  vErrors.push(err69);
+                  vErrors.push(err95);
                 }
                 errors++;
               }
             }
           } else {
-            const err70 = {
+            const err96 = {
               instancePath: instancePath + '/acme/domains',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
               keyword: 'type',
@@ -22767,21 +23368,21 @@ function validate20(
               message: 'must be array',
               schema: schema48.properties.domains.type,
               parentSchema: schema48.properties.domains,
-              data: data46,
+              data: data55,
             };
             if (vErrors === null) {
-              vErrors = [err70];
+              vErrors = [err96];
             } else {
-              vErrors.push(err70);
+              vErrors.push(err96);
             }
             errors++;
           }
         }
-        if (data43['directory-url'] !== undefined) {
-          let data48 = data43['directory-url'];
-          if (typeof data48 === 'string') {
-            if (func2(data48) < 1) {
-              const err71 = {
+        if (data52['directory-url'] !== undefined) {
+          let data57 = data52['directory-url'];
+          if (typeof data57 === 'string') {
+            if (func2(data57) < 1) {
+              const err97 = {
                 instancePath: instancePath + '/acme/directory-url',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
                 keyword: 'minLength',
@@ -22789,17 +23390,17 @@ function validate20(
                 message: 'must NOT have fewer than 1 characters',
                 schema: 1,
                 parentSchema: schema48.properties['directory-url'],
-                data: data48,
+                data: data57,
               };
               if (vErrors === null) {
-                vErrors = [err71];
+                vErrors = [err97];
               } else {
-                vErrors.push(err71);
+                vErrors.push(err97);
               }
               errors++;
             }
           } else {
-            const err72 = {
+            const err98 = {
               instancePath: instancePath + '/acme/directory-url',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
               keyword: 'type',
@@ -22807,18 +23408,18 @@ function validate20(
               message: 'must be string',
               schema: schema48.properties['directory-url'].type,
               parentSchema: schema48.properties['directory-url'],
-              data: data48,
+              data: data57,
             };
             if (vErrors === null) {
-              vErrors = [err72];
+              vErrors = [err98];
             } else {
-              vErrors.push(err72);
+              vErrors.push(err98);
             }
             errors++;
           }
         }
       } else {
-        const err73 = {
+        const err99 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -22826,53 +23427,53 @@ function validate20(
           message: 'must be object',
           schema: schema48.type,
           parentSchema: schema48,
-          data: data43,
+          data: data52,
         };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err99];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err99);
         }
         errors++;
       }
     }
     if (data['dvb-adapter'] !== undefined) {
-      let data49 = data['dvb-adapter'];
-      if (Array.isArray(data49)) {
-        const len2 = data49.length;
+      let data58 = data['dvb-adapter'];
+      if (Array.isArray(data58)) {
+        const len2 = data58.length;
         for (let i2 = 0; i2 < len2; i2++) {
-          let data50 = data49[i2];
-          const _errs112 = errors;
+          let data59 = data58[i2];
+          const _errs130 = errors;
           let valid27 = true;
-          const _errs113 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-            if (data50.mode !== undefined) {
-              let data51 = data50.mode;
-              if (!(data51 === 0 || data51 === 2)) {
-                const err74 = {};
+          const _errs131 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+            if (data59.mode !== undefined) {
+              let data60 = data59.mode;
+              if (!(data60 === 0 || data60 === 2)) {
+                const err100 = {};
                 if (vErrors === null) {
-                  vErrors = [err74];
+                  vErrors = [err100];
                 } else {
-                  vErrors.push(err74);
+                  vErrors.push(err100);
                 }
                 errors++;
               }
             }
           }
-          var _valid0 = _errs113 === errors;
-          errors = _errs112;
+          var _valid0 = _errs131 === errors;
+          errors = _errs130;
           if (vErrors !== null) {
-            if (_errs112) {
-              vErrors.length = _errs112;
+            if (_errs130) {
+              vErrors.length = _errs130;
             } else {
               vErrors = null;
             }
           }
           if (!_valid0) {
-            const _errs115 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50.freq !== undefined) {
-                const err75 = {
+            const _errs133 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59.freq !== undefined) {
+                const err101 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
                   schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
                   keyword: 'false schema',
@@ -22880,17 +23481,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data50.freq,
+                  data: data59.freq,
                 };
                 if (vErrors === null) {
-                  vErrors = [err75];
+                  vErrors = [err101];
                 } else {
-                  vErrors.push(err75);
+                  vErrors.push(err101);
                 }
                 errors++;
               }
             }
-            var _valid0 = _errs115 === errors;
+            var _valid0 = _errs133 === errors;
             valid27 = _valid0;
             if (valid27) {
               var props0 = {};
@@ -22899,7 +23500,7 @@ function validate20(
             }
           }
           if (!valid27) {
-            const err76 = {
+            const err102 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
               keyword: 'if',
@@ -22907,46 +23508,46 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[0].if,
               parentSchema: schema49.allOf[0],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err76];
+              vErrors = [err102];
             } else {
-              vErrors.push(err76);
+              vErrors.push(err102);
             }
             errors++;
           }
-          const _errs117 = errors;
+          const _errs135 = errors;
           let valid30 = true;
-          const _errs118 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-            if (data50.mode !== undefined) {
-              let data53 = data50.mode;
-              if (!(data53 === 0 || data53 === 1)) {
-                const err77 = {};
+          const _errs136 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+            if (data59.mode !== undefined) {
+              let data62 = data59.mode;
+              if (!(data62 === 0 || data62 === 1)) {
+                const err103 = {};
                 if (vErrors === null) {
-                  vErrors = [err77];
+                  vErrors = [err103];
                 } else {
-                  vErrors.push(err77);
+                  vErrors.push(err103);
                 }
                 errors++;
               }
             }
           }
-          var _valid1 = _errs118 === errors;
-          errors = _errs117;
+          var _valid1 = _errs136 === errors;
+          errors = _errs135;
           if (vErrors !== null) {
-            if (_errs117) {
-              vErrors.length = _errs117;
+            if (_errs135) {
+              vErrors.length = _errs135;
             } else {
               vErrors = null;
             }
           }
           if (!_valid1) {
-            const _errs120 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50['buffer-size'] !== undefined) {
-                const err78 = {
+            const _errs138 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59['buffer-size'] !== undefined) {
+                const err104 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
@@ -22955,17 +23556,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data50['buffer-size'],
+                  data: data59['buffer-size'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err78];
+                  vErrors = [err104];
                 } else {
-                  vErrors.push(err78);
+                  vErrors.push(err104);
                 }
                 errors++;
               }
-              if (data50['epg-export'] !== undefined) {
-                const err79 = {
+              if (data59['epg-export'] !== undefined) {
+                const err105 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
@@ -22974,17 +23575,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data50['epg-export'],
+                  data: data59['epg-export'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err79];
+                  vErrors = [err105];
                 } else {
-                  vErrors.push(err79);
+                  vErrors.push(err105);
                 }
                 errors++;
               }
             }
-            var _valid1 = _errs120 === errors;
+            var _valid1 = _errs138 === errors;
             valid30 = _valid1;
             if (valid30) {
               var props1 = {};
@@ -22994,7 +23595,7 @@ function validate20(
             }
           }
           if (!valid30) {
-            const err80 = {
+            const err106 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
@@ -23002,12 +23603,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err80];
+              vErrors = [err106];
             } else {
-              vErrors.push(err80);
+              vErrors.push(err106);
             }
             errors++;
           }
@@ -23019,36 +23620,36 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs122 = errors;
+          const _errs140 = errors;
           let valid33 = true;
-          const _errs123 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-            if (data50.mode !== undefined) {
-              if (!(data50.mode === 0)) {
-                const err81 = {};
+          const _errs141 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+            if (data59.mode !== undefined) {
+              if (!(data59.mode === 0)) {
+                const err107 = {};
                 if (vErrors === null) {
-                  vErrors = [err81];
+                  vErrors = [err107];
                 } else {
-                  vErrors.push(err81);
+                  vErrors.push(err107);
                 }
                 errors++;
               }
             }
           }
-          var _valid2 = _errs123 === errors;
-          errors = _errs122;
+          var _valid2 = _errs141 === errors;
+          errors = _errs140;
           if (vErrors !== null) {
-            if (_errs122) {
-              vErrors.length = _errs122;
+            if (_errs140) {
+              vErrors.length = _errs140;
             } else {
               vErrors = null;
             }
           }
           if (!_valid2) {
-            const _errs125 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50['spectral-inversion'] !== undefined) {
-                const err82 = {
+            const _errs143 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59['spectral-inversion'] !== undefined) {
+                const err108 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
@@ -23057,17 +23658,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data50['spectral-inversion'],
+                  data: data59['spectral-inversion'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err82];
+                  vErrors = [err108];
                 } else {
-                  vErrors.push(err82);
+                  vErrors.push(err108);
                 }
                 errors++;
               }
-              if (data50.modulation !== undefined) {
-                const err83 = {
+              if (data59.modulation !== undefined) {
+                const err109 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
@@ -23076,17 +23677,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data50.modulation,
+                  data: data59.modulation,
                 };
                 if (vErrors === null) {
-                  vErrors = [err83];
+                  vErrors = [err109];
                 } else {
-                  vErrors.push(err83);
+                  vErrors.push(err109);
                 }
                 errors++;
               }
-              if (data50['cam-pnr'] !== undefined) {
-                const err84 = {
+              if (data59['cam-pnr'] !== undefined) {
+                const err110 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
@@ -23095,17 +23696,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data50['cam-pnr'],
+                  data: data59['cam-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err84];
+                  vErrors = [err110];
                 } else {
-                  vErrors.push(err84);
+                  vErrors.push(err110);
                 }
                 errors++;
               }
             }
-            var _valid2 = _errs125 === errors;
+            var _valid2 = _errs143 === errors;
             valid33 = _valid2;
             if (valid33) {
               var props2 = {};
@@ -23116,7 +23717,7 @@ function validate20(
             }
           }
           if (!valid33) {
-            const err85 = {
+            const err111 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
@@ -23124,12 +23725,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err85];
+              vErrors = [err111];
             } else {
-              vErrors.push(err85);
+              vErrors.push(err111);
             }
             errors++;
           }
@@ -23141,71 +23742,71 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs127 = errors;
+          const _errs145 = errors;
           let valid36 = true;
-          const _errs128 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+          const _errs146 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
             let missing0;
-            if (data50.type === undefined && (missing0 = 'type')) {
-              const err86 = {};
+            if (data59.type === undefined && (missing0 = 'type')) {
+              const err112 = {};
               if (vErrors === null) {
-                vErrors = [err86];
+                vErrors = [err112];
               } else {
-                vErrors.push(err86);
+                vErrors.push(err112);
               }
               errors++;
             } else {
-              if (data50.mode !== undefined) {
-                const _errs129 = errors;
-                if (!(data50.mode === 0)) {
-                  const err87 = {};
+              if (data59.mode !== undefined) {
+                const _errs147 = errors;
+                if (!(data59.mode === 0)) {
+                  const err113 = {};
                   if (vErrors === null) {
-                    vErrors = [err87];
+                    vErrors = [err113];
                   } else {
-                    vErrors.push(err87);
+                    vErrors.push(err113);
                   }
                   errors++;
                 }
-                var valid37 = _errs129 === errors;
+                var valid37 = _errs147 === errors;
               } else {
                 var valid37 = true;
               }
               if (valid37) {
-                if (data50.type !== undefined) {
-                  let data61 = data50.type;
-                  const _errs130 = errors;
+                if (data59.type !== undefined) {
+                  let data70 = data59.type;
+                  const _errs148 = errors;
                   if (
-                    !(data61 === 1 || data61 === 2 || data61 === 5 || data61 === 6 || data61 === 18)
+                    !(data70 === 1 || data70 === 2 || data70 === 5 || data70 === 6 || data70 === 18)
                   ) {
-                    const err88 = {};
+                    const err114 = {};
                     if (vErrors === null) {
-                      vErrors = [err88];
+                      vErrors = [err114];
                     } else {
-                      vErrors.push(err88);
+                      vErrors.push(err114);
                     }
                     errors++;
                   }
-                  var valid37 = _errs130 === errors;
+                  var valid37 = _errs148 === errors;
                 } else {
                   var valid37 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs128 === errors;
-          errors = _errs127;
+          var _valid3 = _errs146 === errors;
+          errors = _errs145;
           if (vErrors !== null) {
-            if (_errs127) {
-              vErrors.length = _errs127;
+            if (_errs145) {
+              vErrors.length = _errs145;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs131 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50['symbol-rate'] !== undefined) {
-                const err89 = {
+            const _errs149 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59['symbol-rate'] !== undefined) {
+                const err115 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
@@ -23214,17 +23815,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data50['symbol-rate'],
+                  data: data59['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err89];
+                  vErrors = [err115];
                 } else {
-                  vErrors.push(err89);
+                  vErrors.push(err115);
                 }
                 errors++;
               }
-              if (data50.fec !== undefined) {
-                const err90 = {
+              if (data59.fec !== undefined) {
+                const err116 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
@@ -23232,17 +23833,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data50.fec,
+                  data: data59.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err90];
+                  vErrors = [err116];
                 } else {
-                  vErrors.push(err90);
+                  vErrors.push(err116);
                 }
                 errors++;
               }
             }
-            var _valid3 = _errs131 === errors;
+            var _valid3 = _errs149 === errors;
             valid36 = _valid3;
             if (valid36) {
               var props3 = {};
@@ -23253,7 +23854,7 @@ function validate20(
             }
           }
           if (!valid36) {
-            const err91 = {
+            const err117 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
@@ -23261,12 +23862,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err91];
+              vErrors = [err117];
             } else {
-              vErrors.push(err91);
+              vErrors.push(err117);
             }
             errors++;
           }
@@ -23278,69 +23879,69 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs133 = errors;
+          const _errs151 = errors;
           let valid39 = true;
-          const _errs134 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+          const _errs152 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
             let missing1;
-            if (data50.type === undefined && (missing1 = 'type')) {
-              const err92 = {};
+            if (data59.type === undefined && (missing1 = 'type')) {
+              const err118 = {};
               if (vErrors === null) {
-                vErrors = [err92];
+                vErrors = [err118];
               } else {
-                vErrors.push(err92);
+                vErrors.push(err118);
               }
               errors++;
             } else {
-              if (data50.mode !== undefined) {
-                const _errs135 = errors;
-                if (!(data50.mode === 0)) {
-                  const err93 = {};
+              if (data59.mode !== undefined) {
+                const _errs153 = errors;
+                if (!(data59.mode === 0)) {
+                  const err119 = {};
                   if (vErrors === null) {
-                    vErrors = [err93];
+                    vErrors = [err119];
                   } else {
-                    vErrors.push(err93);
+                    vErrors.push(err119);
                   }
                   errors++;
                 }
-                var valid40 = _errs135 === errors;
+                var valid40 = _errs153 === errors;
               } else {
                 var valid40 = true;
               }
               if (valid40) {
-                if (data50.type !== undefined) {
-                  let data65 = data50.type;
-                  const _errs136 = errors;
-                  if (!(data65 === 3 || data65 === 5 || data65 === 6 || data65 === 16)) {
-                    const err94 = {};
+                if (data59.type !== undefined) {
+                  let data74 = data59.type;
+                  const _errs154 = errors;
+                  if (!(data74 === 3 || data74 === 5 || data74 === 6 || data74 === 16)) {
+                    const err120 = {};
                     if (vErrors === null) {
-                      vErrors = [err94];
+                      vErrors = [err120];
                     } else {
-                      vErrors.push(err94);
+                      vErrors.push(err120);
                     }
                     errors++;
                   }
-                  var valid40 = _errs136 === errors;
+                  var valid40 = _errs154 === errors;
                 } else {
                   var valid40 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs134 === errors;
-          errors = _errs133;
+          var _valid4 = _errs152 === errors;
+          errors = _errs151;
           if (vErrors !== null) {
-            if (_errs133) {
-              vErrors.length = _errs133;
+            if (_errs151) {
+              vErrors.length = _errs151;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs137 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50['dvb-stream-id'] !== undefined) {
-                const err95 = {
+            const _errs155 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59['dvb-stream-id'] !== undefined) {
+                const err121 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
@@ -23349,17 +23950,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data50['dvb-stream-id'],
+                  data: data59['dvb-stream-id'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err95];
+                  vErrors = [err121];
                 } else {
-                  vErrors.push(err95);
+                  vErrors.push(err121);
                 }
                 errors++;
               }
-              if (data50['biss-pnr'] !== undefined) {
-                const err96 = {
+              if (data59['biss-pnr'] !== undefined) {
+                const err122 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
@@ -23368,17 +23969,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data50['biss-pnr'],
+                  data: data59['biss-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err96];
+                  vErrors = [err122];
                 } else {
-                  vErrors.push(err96);
+                  vErrors.push(err122);
                 }
                 errors++;
               }
-              if (data50['biss-key'] !== undefined) {
-                const err97 = {
+              if (data59['biss-key'] !== undefined) {
+                const err123 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
@@ -23387,17 +23988,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data50['biss-key'],
+                  data: data59['biss-key'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err97];
+                  vErrors = [err123];
                 } else {
-                  vErrors.push(err97);
+                  vErrors.push(err123);
                 }
                 errors++;
               }
-              if (data50['t2mi-mode'] !== undefined) {
-                const err98 = {
+              if (data59['t2mi-mode'] !== undefined) {
+                const err124 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
@@ -23406,17 +24007,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data50['t2mi-mode'],
+                  data: data59['t2mi-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err98];
+                  vErrors = [err124];
                 } else {
-                  vErrors.push(err98);
+                  vErrors.push(err124);
                 }
                 errors++;
               }
-              if (data50['t2mi-pid'] !== undefined) {
-                const err99 = {
+              if (data59['t2mi-pid'] !== undefined) {
+                const err125 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
@@ -23425,17 +24026,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data50['t2mi-pid'],
+                  data: data59['t2mi-pid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err99];
+                  vErrors = [err125];
                 } else {
-                  vErrors.push(err99);
+                  vErrors.push(err125);
                 }
                 errors++;
               }
-              if (data50['t2mi-plp'] !== undefined) {
-                const err100 = {
+              if (data59['t2mi-plp'] !== undefined) {
+                const err126 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
@@ -23444,17 +24045,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data50['t2mi-plp'],
+                  data: data59['t2mi-plp'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err100];
+                  vErrors = [err126];
                 } else {
-                  vErrors.push(err100);
+                  vErrors.push(err126);
                 }
                 errors++;
               }
-              if (data50['t2mi-tsid'] !== undefined) {
-                const err101 = {
+              if (data59['t2mi-tsid'] !== undefined) {
+                const err127 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
@@ -23463,17 +24064,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data50['t2mi-tsid'],
+                  data: data59['t2mi-tsid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err101];
+                  vErrors = [err127];
                 } else {
-                  vErrors.push(err101);
+                  vErrors.push(err127);
                 }
                 errors++;
               }
             }
-            var _valid4 = _errs137 === errors;
+            var _valid4 = _errs155 === errors;
             valid39 = _valid4;
             if (valid39) {
               var props4 = {};
@@ -23489,7 +24090,7 @@ function validate20(
             }
           }
           if (!valid39) {
-            const err102 = {
+            const err128 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
@@ -23497,12 +24098,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err102];
+              vErrors = [err128];
             } else {
-              vErrors.push(err102);
+              vErrors.push(err128);
             }
             errors++;
           }
@@ -23514,69 +24115,69 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs139 = errors;
+          const _errs157 = errors;
           let valid42 = true;
-          const _errs140 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+          const _errs158 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
             let missing2;
-            if (data50.type === undefined && (missing2 = 'type')) {
-              const err103 = {};
+            if (data59.type === undefined && (missing2 = 'type')) {
+              const err129 = {};
               if (vErrors === null) {
-                vErrors = [err103];
+                vErrors = [err129];
               } else {
-                vErrors.push(err103);
+                vErrors.push(err129);
               }
               errors++;
             } else {
-              if (data50.mode !== undefined) {
-                const _errs141 = errors;
-                if (!(data50.mode === 0)) {
-                  const err104 = {};
+              if (data59.mode !== undefined) {
+                const _errs159 = errors;
+                if (!(data59.mode === 0)) {
+                  const err130 = {};
                   if (vErrors === null) {
-                    vErrors = [err104];
+                    vErrors = [err130];
                   } else {
-                    vErrors.push(err104);
+                    vErrors.push(err130);
                   }
                   errors++;
                 }
-                var valid43 = _errs141 === errors;
+                var valid43 = _errs159 === errors;
               } else {
                 var valid43 = true;
               }
               if (valid43) {
-                if (data50.type !== undefined) {
-                  let data74 = data50.type;
-                  const _errs142 = errors;
-                  if (!(data74 === 3 || data74 === 16)) {
-                    const err105 = {};
+                if (data59.type !== undefined) {
+                  let data83 = data59.type;
+                  const _errs160 = errors;
+                  if (!(data83 === 3 || data83 === 16)) {
+                    const err131 = {};
                     if (vErrors === null) {
-                      vErrors = [err105];
+                      vErrors = [err131];
                     } else {
-                      vErrors.push(err105);
+                      vErrors.push(err131);
                     }
                     errors++;
                   }
-                  var valid43 = _errs142 === errors;
+                  var valid43 = _errs160 === errors;
                 } else {
                   var valid43 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs140 === errors;
-          errors = _errs139;
+          var _valid5 = _errs158 === errors;
+          errors = _errs157;
           if (vErrors !== null) {
-            if (_errs139) {
-              vErrors.length = _errs139;
+            if (_errs157) {
+              vErrors.length = _errs157;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs143 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50.bandwidth !== undefined) {
-                const err106 = {
+            const _errs161 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59.bandwidth !== undefined) {
+                const err132 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
@@ -23585,17 +24186,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data50.bandwidth,
+                  data: data59.bandwidth,
                 };
                 if (vErrors === null) {
-                  vErrors = [err106];
+                  vErrors = [err132];
                 } else {
-                  vErrors.push(err106);
+                  vErrors.push(err132);
                 }
                 errors++;
               }
-              if (data50['transmission-mode'] !== undefined) {
-                const err107 = {
+              if (data59['transmission-mode'] !== undefined) {
+                const err133 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
@@ -23604,17 +24205,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data50['transmission-mode'],
+                  data: data59['transmission-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err107];
+                  vErrors = [err133];
                 } else {
-                  vErrors.push(err107);
+                  vErrors.push(err133);
                 }
                 errors++;
               }
-              if (data50['guard-interval'] !== undefined) {
-                const err108 = {
+              if (data59['guard-interval'] !== undefined) {
+                const err134 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
@@ -23623,17 +24224,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data50['guard-interval'],
+                  data: data59['guard-interval'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err108];
+                  vErrors = [err134];
                 } else {
-                  vErrors.push(err108);
+                  vErrors.push(err134);
                 }
                 errors++;
               }
-              if (data50['hierarchy-information'] !== undefined) {
-                const err109 = {
+              if (data59['hierarchy-information'] !== undefined) {
+                const err135 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
@@ -23642,17 +24243,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data50['hierarchy-information'],
+                  data: data59['hierarchy-information'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err109];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err109);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
             }
-            var _valid5 = _errs143 === errors;
+            var _valid5 = _errs161 === errors;
             valid42 = _valid5;
             if (valid42) {
               var props5 = {};
@@ -23665,7 +24266,7 @@ function validate20(
             }
           }
           if (!valid42) {
-            const err110 = {
+            const err136 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
@@ -23673,12 +24274,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err110];
+              vErrors = [err136];
             } else {
-              vErrors.push(err110);
+              vErrors.push(err136);
             }
             errors++;
           }
@@ -23690,70 +24291,70 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs145 = errors;
+          const _errs163 = errors;
           let valid45 = true;
-          const _errs146 = errors;
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+          const _errs164 = errors;
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
             let missing3;
-            if (data50.type === undefined && (missing3 = 'type')) {
-              const err111 = {};
+            if (data59.type === undefined && (missing3 = 'type')) {
+              const err137 = {};
               if (vErrors === null) {
-                vErrors = [err111];
+                vErrors = [err137];
               } else {
-                vErrors.push(err111);
+                vErrors.push(err137);
               }
               errors++;
             } else {
-              if (data50.mode !== undefined) {
-                let data79 = data50.mode;
-                const _errs147 = errors;
-                if (!(data79 === 0 || data79 === 1)) {
-                  const err112 = {};
+              if (data59.mode !== undefined) {
+                let data88 = data59.mode;
+                const _errs165 = errors;
+                if (!(data88 === 0 || data88 === 1)) {
+                  const err138 = {};
                   if (vErrors === null) {
-                    vErrors = [err112];
+                    vErrors = [err138];
                   } else {
-                    vErrors.push(err112);
+                    vErrors.push(err138);
                   }
                   errors++;
                 }
-                var valid46 = _errs147 === errors;
+                var valid46 = _errs165 === errors;
               } else {
                 var valid46 = true;
               }
               if (valid46) {
-                if (data50.type !== undefined) {
-                  let data80 = data50.type;
-                  const _errs148 = errors;
-                  if (!(data80 === 5 || data80 === 6)) {
-                    const err113 = {};
+                if (data59.type !== undefined) {
+                  let data89 = data59.type;
+                  const _errs166 = errors;
+                  if (!(data89 === 5 || data89 === 6)) {
+                    const err139 = {};
                     if (vErrors === null) {
-                      vErrors = [err113];
+                      vErrors = [err139];
                     } else {
-                      vErrors.push(err113);
+                      vErrors.push(err139);
                     }
                     errors++;
                   }
-                  var valid46 = _errs148 === errors;
+                  var valid46 = _errs166 === errors;
                 } else {
                   var valid46 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs146 === errors;
-          errors = _errs145;
+          var _valid6 = _errs164 === errors;
+          errors = _errs163;
           if (vErrors !== null) {
-            if (_errs145) {
-              vErrors.length = _errs145;
+            if (_errs163) {
+              vErrors.length = _errs163;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs149 = errors;
-            if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-              if (data50['lnb-freq1'] !== undefined) {
-                const err114 = {
+            const _errs167 = errors;
+            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+              if (data59['lnb-freq1'] !== undefined) {
+                const err140 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
@@ -23762,17 +24363,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data50['lnb-freq1'],
+                  data: data59['lnb-freq1'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err114];
+                  vErrors = [err140];
                 } else {
-                  vErrors.push(err114);
+                  vErrors.push(err140);
                 }
                 errors++;
               }
-              if (data50['lnb-freq2'] !== undefined) {
-                const err115 = {
+              if (data59['lnb-freq2'] !== undefined) {
+                const err141 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
@@ -23781,17 +24382,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data50['lnb-freq2'],
+                  data: data59['lnb-freq2'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err115];
+                  vErrors = [err141];
                 } else {
-                  vErrors.push(err115);
+                  vErrors.push(err141);
                 }
                 errors++;
               }
-              if (data50['lnb-freq-range'] !== undefined) {
-                const err116 = {
+              if (data59['lnb-freq-range'] !== undefined) {
+                const err142 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
@@ -23800,17 +24401,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data50['lnb-freq-range'],
+                  data: data59['lnb-freq-range'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err116];
+                  vErrors = [err142];
                 } else {
-                  vErrors.push(err116);
+                  vErrors.push(err142);
                 }
                 errors++;
               }
-              if (data50['lnb-sharing'] !== undefined) {
-                const err117 = {
+              if (data59['lnb-sharing'] !== undefined) {
+                const err143 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
@@ -23819,17 +24420,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data50['lnb-sharing'],
+                  data: data59['lnb-sharing'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err117];
+                  vErrors = [err143];
                 } else {
-                  vErrors.push(err117);
+                  vErrors.push(err143);
                 }
                 errors++;
               }
-              if (data50['lnb-polarization'] !== undefined) {
-                const err118 = {
+              if (data59['lnb-polarization'] !== undefined) {
+                const err144 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
@@ -23838,17 +24439,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data50['lnb-polarization'],
+                  data: data59['lnb-polarization'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err118];
+                  vErrors = [err144];
                 } else {
-                  vErrors.push(err118);
+                  vErrors.push(err144);
                 }
                 errors++;
               }
-              if (data50['lnb-force-tone'] !== undefined) {
-                const err119 = {
+              if (data59['lnb-force-tone'] !== undefined) {
+                const err145 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
@@ -23857,17 +24458,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data50['lnb-force-tone'],
+                  data: data59['lnb-force-tone'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err119];
+                  vErrors = [err145];
                 } else {
-                  vErrors.push(err119);
+                  vErrors.push(err145);
                 }
                 errors++;
               }
-              if (data50['lnb-diseqc'] !== undefined) {
-                const err120 = {
+              if (data59['lnb-diseqc'] !== undefined) {
+                const err146 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
@@ -23876,17 +24477,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data50['lnb-diseqc'],
+                  data: data59['lnb-diseqc'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err120];
+                  vErrors = [err146];
                 } else {
-                  vErrors.push(err120);
+                  vErrors.push(err146);
                 }
                 errors++;
               }
             }
-            var _valid6 = _errs149 === errors;
+            var _valid6 = _errs167 === errors;
             valid45 = _valid6;
             if (valid45) {
               var props6 = {};
@@ -23902,7 +24503,7 @@ function validate20(
             }
           }
           if (!valid45) {
-            const err121 = {
+            const err147 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
@@ -23910,12 +24511,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err121];
+              vErrors = [err147];
             } else {
-              vErrors.push(err121);
+              vErrors.push(err147);
             }
             errors++;
           }
@@ -23927,9 +24528,9 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-            if (data50.id === undefined) {
-              const err122 = {
+          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+            if (data59.id === undefined) {
+              const err148 = {
                 instancePath: instancePath + '/dvb-adapter/' + i2,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -23937,17 +24538,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data50,
+                data: data59,
               };
               if (vErrors === null) {
-                vErrors = [err122];
+                vErrors = [err148];
               } else {
-                vErrors.push(err122);
+                vErrors.push(err148);
               }
               errors++;
             }
-            if (data50.name === undefined) {
-              const err123 = {
+            if (data59.name === undefined) {
+              const err149 = {
                 instancePath: instancePath + '/dvb-adapter/' + i2,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -23955,18 +24556,18 @@ function validate20(
                 message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data50,
+                data: data59,
               };
               if (vErrors === null) {
-                vErrors = [err123];
+                vErrors = [err149];
               } else {
-                vErrors.push(err123);
+                vErrors.push(err149);
               }
               errors++;
             }
-            for (const key1 in data50) {
+            for (const key1 in data59) {
               if (!func1.call(schema49.properties, key1)) {
-                const err124 = {
+                const err150 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -23974,575 +24575,7 @@ function validate20(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data50,
-                };
-                if (vErrors === null) {
-                  vErrors = [err124];
-                } else {
-                  vErrors.push(err124);
-                }
-                errors++;
-              }
-            }
-            if (data50.id !== undefined) {
-              let data88 = data50.id;
-              if (
-                !(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88) && isFinite(data88))
-              ) {
-                const err125 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data88,
-                };
-                if (vErrors === null) {
-                  vErrors = [err125];
-                } else {
-                  vErrors.push(err125);
-                }
-                errors++;
-              }
-              if (typeof data88 == 'number' && isFinite(data88)) {
-                if (data88 < 1 || isNaN(data88)) {
-                  const err126 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties.id,
-                    data: data88,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err126];
-                  } else {
-                    vErrors.push(err126);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50.mode !== undefined) {
-              let data89 = data50.mode;
-              if (
-                !(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89) && isFinite(data89))
-              ) {
-                const err127 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.mode.type,
-                  parentSchema: schema49.properties.mode,
-                  data: data89,
-                };
-                if (vErrors === null) {
-                  vErrors = [err127];
-                } else {
-                  vErrors.push(err127);
-                }
-                errors++;
-              }
-              if (!(data89 === 0 || data89 === 1 || data89 === 2)) {
-                const err128 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
-                  data: data89,
-                };
-                if (vErrors === null) {
-                  vErrors = [err128];
-                } else {
-                  vErrors.push(err128);
-                }
-                errors++;
-              }
-            }
-            if (data50.type !== undefined) {
-              let data90 = data50.type;
-              if (
-                !(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90) && isFinite(data90))
-              ) {
-                const err129 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
-                  data: data90,
-                };
-                if (vErrors === null) {
-                  vErrors = [err129];
-                } else {
-                  vErrors.push(err129);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data90 === 1 ||
-                  data90 === 2 ||
-                  data90 === 3 ||
-                  data90 === 5 ||
-                  data90 === 6 ||
-                  data90 === 16 ||
-                  data90 === 18
-                )
-              ) {
-                const err130 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
-                  parentSchema: schema49.properties.type,
-                  data: data90,
-                };
-                if (vErrors === null) {
-                  vErrors = [err130];
-                } else {
-                  vErrors.push(err130);
-                }
-                errors++;
-              }
-            }
-            if (data50.name !== undefined) {
-              let data91 = data50.name;
-              if (typeof data91 === 'string') {
-                if (func2(data91) < 1) {
-                  const err131 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
-                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema49.properties.name,
-                    data: data91,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err131];
-                  } else {
-                    vErrors.push(err131);
-                  }
-                  errors++;
-                }
-              } else {
-                const err132 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
-                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.name.type,
-                  parentSchema: schema49.properties.name,
-                  data: data91,
-                };
-                if (vErrors === null) {
-                  vErrors = [err132];
-                } else {
-                  vErrors.push(err132);
-                }
-                errors++;
-              }
-            }
-            if (data50.pause !== undefined) {
-              let data92 = data50.pause;
-              if (typeof data92 !== 'boolean') {
-                const err133 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
-                  data: data92,
-                };
-                if (vErrors === null) {
-                  vErrors = [err133];
-                } else {
-                  vErrors.push(err133);
-                }
-                errors++;
-              }
-            }
-            if (data50.adapter !== undefined) {
-              let data93 = data50.adapter;
-              if (
-                !(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93) && isFinite(data93))
-              ) {
-                const err134 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
-                  data: data93,
-                };
-                if (vErrors === null) {
-                  vErrors = [err134];
-                } else {
-                  vErrors.push(err134);
-                }
-                errors++;
-              }
-              if (typeof data93 == 'number' && isFinite(data93)) {
-                if (data93 < -1 || isNaN(data93)) {
-                  const err135 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
-                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties.adapter,
-                    data: data93,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err135];
-                  } else {
-                    vErrors.push(err135);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50.device !== undefined) {
-              let data94 = data50.device;
-              if (
-                !(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94) && isFinite(data94))
-              ) {
-                const err136 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
-                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.device.type,
-                  parentSchema: schema49.properties.device,
-                  data: data94,
-                };
-                if (vErrors === null) {
-                  vErrors = [err136];
-                } else {
-                  vErrors.push(err136);
-                }
-                errors++;
-              }
-              if (typeof data94 == 'number' && isFinite(data94)) {
-                if (data94 < 0 || isNaN(data94)) {
-                  const err137 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
-                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.device,
-                    data: data94,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err137];
-                  } else {
-                    vErrors.push(err137);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50.trace !== undefined) {
-              let data95 = data50.trace;
-              if (typeof data95 !== 'boolean') {
-                const err138 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.trace.type,
-                  parentSchema: schema49.properties.trace,
-                  data: data95,
-                };
-                if (vErrors === null) {
-                  vErrors = [err138];
-                } else {
-                  vErrors.push(err138);
-                }
-                errors++;
-              }
-            }
-            if (data50['mpegts-trace'] !== undefined) {
-              let data96 = data50['mpegts-trace'];
-              if (typeof data96 !== 'boolean') {
-                const err139 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
-                  data: data96,
-                };
-                if (vErrors === null) {
-                  vErrors = [err139];
-                } else {
-                  vErrors.push(err139);
-                }
-                errors++;
-              }
-            }
-            if (data50['enable-alert'] !== undefined) {
-              let data97 = data50['enable-alert'];
-              if (typeof data97 !== 'boolean') {
-                const err140 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
-                  data: data97,
-                };
-                if (vErrors === null) {
-                  vErrors = [err140];
-                } else {
-                  vErrors.push(err140);
-                }
-                errors++;
-              }
-            }
-            if (data50['mpegts-filter-ca-clear'] !== undefined) {
-              let data98 = data50['mpegts-filter-ca-clear'];
-              if (typeof data98 !== 'boolean') {
-                const err141 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
-                  data: data98,
-                };
-                if (vErrors === null) {
-                  vErrors = [err141];
-                } else {
-                  vErrors.push(err141);
-                }
-                errors++;
-              }
-            }
-            if (data50.note !== undefined) {
-              let data99 = data50.note;
-              if (typeof data99 !== 'string') {
-                const err142 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
-                  data: data99,
-                };
-                if (vErrors === null) {
-                  vErrors = [err142];
-                } else {
-                  vErrors.push(err142);
-                }
-                errors++;
-              }
-            }
-            if (data50.freq !== undefined) {
-              let data100 = data50.freq;
-              if (
-                !(
-                  typeof data100 == 'number' &&
-                  !(data100 % 1) &&
-                  !isNaN(data100) &&
-                  isFinite(data100)
-                )
-              ) {
-                const err143 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
-                  data: data100,
-                };
-                if (vErrors === null) {
-                  vErrors = [err143];
-                } else {
-                  vErrors.push(err143);
-                }
-                errors++;
-              }
-              if (typeof data100 == 'number' && isFinite(data100)) {
-                if (data100 < 0 || isNaN(data100)) {
-                  const err144 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data100,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err144];
-                  } else {
-                    vErrors.push(err144);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50['buffer-size'] !== undefined) {
-              let data101 = data50['buffer-size'];
-              if (
-                !(
-                  typeof data101 == 'number' &&
-                  !(data101 % 1) &&
-                  !isNaN(data101) &&
-                  isFinite(data101)
-                )
-              ) {
-                const err145 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['buffer-size'].type,
-                  parentSchema: schema49.properties['buffer-size'],
-                  data: data101,
-                };
-                if (vErrors === null) {
-                  vErrors = [err145];
-                } else {
-                  vErrors.push(err145);
-                }
-                errors++;
-              }
-              if (typeof data101 == 'number' && isFinite(data101)) {
-                if (data101 > 65535 || isNaN(data101)) {
-                  const err146 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 65535 },
-                    message: 'must be <= 65535',
-                    schema: 65535,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data101,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err146];
-                  } else {
-                    vErrors.push(err146);
-                  }
-                  errors++;
-                }
-                if (data101 < 0 || isNaN(data101)) {
-                  const err147 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data101,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err147];
-                  } else {
-                    vErrors.push(err147);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50['epg-export'] !== undefined) {
-              let data102 = data50['epg-export'];
-              if (typeof data102 !== 'boolean') {
-                const err148 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
-                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['epg-export'].type,
-                  parentSchema: schema49.properties['epg-export'],
-                  data: data102,
-                };
-                if (vErrors === null) {
-                  vErrors = [err148];
-                } else {
-                  vErrors.push(err148);
-                }
-                errors++;
-              }
-            }
-            if (data50['spectral-inversion'] !== undefined) {
-              let data103 = data50['spectral-inversion'];
-              if (
-                !(
-                  typeof data103 == 'number' &&
-                  !(data103 % 1) &&
-                  !isNaN(data103) &&
-                  isFinite(data103)
-                )
-              ) {
-                const err149 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data103,
-                };
-                if (vErrors === null) {
-                  vErrors = [err149];
-                } else {
-                  vErrors.push(err149);
-                }
-                errors++;
-              }
-              if (!(data103 === 0 || data103 === 1 || data103 === 2)) {
-                const err150 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data103,
+                  data: data59,
                 };
                 if (vErrors === null) {
                   vErrors = [err150];
@@ -24552,25 +24585,20 @@ function validate20(
                 errors++;
               }
             }
-            if (data50.modulation !== undefined) {
-              let data104 = data50.modulation;
+            if (data59.id !== undefined) {
+              let data97 = data59.id;
               if (
-                !(
-                  typeof data104 == 'number' &&
-                  !(data104 % 1) &&
-                  !isNaN(data104) &&
-                  isFinite(data104)
-                )
+                !(typeof data97 == 'number' && !(data97 % 1) && !isNaN(data97) && isFinite(data97))
               ) {
                 const err151 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
-                  data: data104,
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
+                  data: data97,
                 };
                 if (vErrors === null) {
                   vErrors = [err151];
@@ -24579,85 +24607,59 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data97 == 'number' && isFinite(data97)) {
+                if (data97 < 1 || isNaN(data97)) {
+                  const err152 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties.id,
+                    data: data97,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err152];
+                  } else {
+                    vErrors.push(err152);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59.mode !== undefined) {
+              let data98 = data59.mode;
               if (
-                !(
-                  data104 === -1 ||
-                  data104 === 0 ||
-                  data104 === 1 ||
-                  data104 === 2 ||
-                  data104 === 3 ||
-                  data104 === 4 ||
-                  data104 === 5 ||
-                  data104 === 6 ||
-                  data104 === 7 ||
-                  data104 === 8 ||
-                  data104 === 9 ||
-                  data104 === 10 ||
-                  data104 === 11 ||
-                  data104 === 12 ||
-                  data104 === 13
-                )
+                !(typeof data98 == 'number' && !(data98 % 1) && !isNaN(data98) && isFinite(data98))
               ) {
-                const err152 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
-                  parentSchema: schema49.properties.modulation,
-                  data: data104,
+                const err153 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.mode.type,
+                  parentSchema: schema49.properties.mode,
+                  data: data98,
                 };
                 if (vErrors === null) {
-                  vErrors = [err152];
+                  vErrors = [err153];
                 } else {
-                  vErrors.push(err152);
+                  vErrors.push(err153);
                 }
                 errors++;
               }
-            }
-            if (data50['cam-pnr'] !== undefined) {
-              let data105 = data50['cam-pnr'];
-              if (Array.isArray(data105)) {
-                const len3 = data105.length;
-                for (let i3 = 0; i3 < len3; i3++) {
-                  let data106 = data105[i3];
-                  if (
-                    !(
-                      typeof data106 == 'number' &&
-                      !(data106 % 1) &&
-                      !isNaN(data106) &&
-                      isFinite(data106)
-                    )
-                  ) {
-                    const err153 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr/' + i3,
-                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['cam-pnr'].items.type,
-                      parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data106,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err153];
-                    } else {
-                      vErrors.push(err153);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
+              if (!(data98 === 0 || data98 === 1 || data98 === 2)) {
                 const err154 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['cam-pnr'].type,
-                  parentSchema: schema49.properties['cam-pnr'],
-                  data: data105,
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.mode.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
+                  data: data98,
                 };
                 if (vErrors === null) {
                   vErrors = [err154];
@@ -24667,25 +24669,20 @@ function validate20(
                 errors++;
               }
             }
-            if (data50['symbol-rate'] !== undefined) {
-              let data107 = data50['symbol-rate'];
+            if (data59.type !== undefined) {
+              let data99 = data59.type;
               if (
-                !(
-                  typeof data107 == 'number' &&
-                  !(data107 % 1) &&
-                  !isNaN(data107) &&
-                  isFinite(data107)
-                )
+                !(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99) && isFinite(data99))
               ) {
                 const err155 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
-                  data: data107,
+                  schema: schema49.properties.type.type,
+                  parentSchema: schema49.properties.type,
+                  data: data99,
                 };
                 if (vErrors === null) {
                   vErrors = [err155];
@@ -24694,80 +24691,66 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data107 == 'number' && isFinite(data107)) {
-                if (data107 < 0 || isNaN(data107)) {
-                  const err156 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data107,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err156];
-                  } else {
-                    vErrors.push(err156);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50.fec !== undefined) {
-              let data108 = data50.fec;
               if (
                 !(
-                  typeof data108 == 'number' &&
-                  !(data108 % 1) &&
-                  !isNaN(data108) &&
-                  isFinite(data108)
+                  data99 === 1 ||
+                  data99 === 2 ||
+                  data99 === 3 ||
+                  data99 === 5 ||
+                  data99 === 6 ||
+                  data99 === 16 ||
+                  data99 === 18
                 )
               ) {
-                const err157 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
-                  data: data108,
+                const err156 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
+                  data: data99,
                 };
                 if (vErrors === null) {
-                  vErrors = [err157];
+                  vErrors = [err156];
                 } else {
-                  vErrors.push(err157);
+                  vErrors.push(err156);
                 }
                 errors++;
               }
-              if (
-                !(
-                  data108 === 0 ||
-                  data108 === 1 ||
-                  data108 === 2 ||
-                  data108 === 3 ||
-                  data108 === 4 ||
-                  data108 === 5 ||
-                  data108 === 6 ||
-                  data108 === 7 ||
-                  data108 === 8 ||
-                  data108 === 9 ||
-                  data108 === 10 ||
-                  data108 === 11 ||
-                  data108 === 12
-                )
-              ) {
+            }
+            if (data59.name !== undefined) {
+              let data100 = data59.name;
+              if (typeof data100 === 'string') {
+                if (func2(data100) < 1) {
+                  const err157 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
+                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema49.properties.name,
+                    data: data100,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err157];
+                  } else {
+                    vErrors.push(err157);
+                  }
+                  errors++;
+                }
+              } else {
                 const err158 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
-                  data: data108,
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
+                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.name.type,
+                  parentSchema: schema49.properties.name,
+                  data: data100,
                 };
                 if (vErrors === null) {
                   vErrors = [err158];
@@ -24777,25 +24760,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data50['dvb-stream-id'] !== undefined) {
-              let data109 = data50['dvb-stream-id'];
-              if (
-                !(
-                  typeof data109 == 'number' &&
-                  !(data109 % 1) &&
-                  !isNaN(data109) &&
-                  isFinite(data109)
-                )
-              ) {
+            if (data59.pause !== undefined) {
+              let data101 = data59.pause;
+              if (typeof data101 !== 'boolean') {
                 const err159 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['dvb-stream-id'].type,
-                  parentSchema: schema49.properties['dvb-stream-id'],
-                  data: data109,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
+                  data: data101,
                 };
                 if (vErrors === null) {
                   vErrors = [err159];
@@ -24804,69 +24780,74 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data109 == 'number' && isFinite(data109)) {
-                if (data109 < -1 || isNaN(data109)) {
-                  const err160 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
+            }
+            if (data59.adapter !== undefined) {
+              let data102 = data59.adapter;
+              if (
+                !(
+                  typeof data102 == 'number' &&
+                  !(data102 % 1) &&
+                  !isNaN(data102) &&
+                  isFinite(data102)
+                )
+              ) {
+                const err160 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
+                  data: data102,
+                };
+                if (vErrors === null) {
+                  vErrors = [err160];
+                } else {
+                  vErrors.push(err160);
+                }
+                errors++;
+              }
+              if (typeof data102 == 'number' && isFinite(data102)) {
+                if (data102 < -1 || isNaN(data102)) {
+                  const err161 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
+                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: -1 },
                     message: 'must be >= -1',
                     schema: -1,
-                    parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data109,
+                    parentSchema: schema49.properties.adapter,
+                    data: data102,
                   };
                   if (vErrors === null) {
-                    vErrors = [err160];
+                    vErrors = [err161];
                   } else {
-                    vErrors.push(err160);
+                    vErrors.push(err161);
                   }
                   errors++;
                 }
               }
             }
-            if (data50['biss-pnr'] !== undefined) {
-              let data110 = data50['biss-pnr'];
-              if (Array.isArray(data110)) {
-                const len4 = data110.length;
-                for (let i4 = 0; i4 < len4; i4++) {
-                  let data111 = data110[i4];
-                  if (
-                    !(
-                      typeof data111 == 'number' &&
-                      !(data111 % 1) &&
-                      !isNaN(data111) &&
-                      isFinite(data111)
-                    )
-                  ) {
-                    const err161 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr/' + i4,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['biss-pnr'].items.type,
-                      parentSchema: schema49.properties['biss-pnr'].items,
-                      data: data111,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err161];
-                    } else {
-                      vErrors.push(err161);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
+            if (data59.device !== undefined) {
+              let data103 = data59.device;
+              if (
+                !(
+                  typeof data103 == 'number' &&
+                  !(data103 % 1) &&
+                  !isNaN(data103) &&
+                  isFinite(data103)
+                )
+              ) {
                 const err162 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
+                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-pnr'].type,
-                  parentSchema: schema49.properties['biss-pnr'],
-                  data: data110,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.device.type,
+                  parentSchema: schema49.properties.device,
+                  data: data103,
                 };
                 if (vErrors === null) {
                   vErrors = [err162];
@@ -24875,80 +24856,81 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data50['biss-key'] !== undefined) {
-              let data112 = data50['biss-key'];
-              if (Array.isArray(data112)) {
-                const len5 = data112.length;
-                for (let i5 = 0; i5 < len5; i5++) {
-                  let data113 = data112[i5];
-                  if (typeof data113 === 'string') {
-                    if (func2(data113) < 1) {
-                      const err163 = {
-                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
-                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema49.properties['biss-key'].items,
-                        data: data113,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err163];
-                      } else {
-                        vErrors.push(err163);
-                      }
-                      errors++;
-                    }
-                    if (!pattern6.test(data113)) {
-                      const err164 = {
-                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
-                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
-                        message:
-                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
-                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
-                        parentSchema: schema49.properties['biss-key'].items,
-                        data: data113,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err164];
-                      } else {
-                        vErrors.push(err164);
-                      }
-                      errors++;
-                    }
+              if (typeof data103 == 'number' && isFinite(data103)) {
+                if (data103 < 0 || isNaN(data103)) {
+                  const err163 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
+                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.device,
+                    data: data103,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err163];
                   } else {
-                    const err165 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema49.properties['biss-key'].items.type,
-                      parentSchema: schema49.properties['biss-key'].items,
-                      data: data113,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err165];
-                    } else {
-                      vErrors.push(err165);
-                    }
-                    errors++;
+                    vErrors.push(err163);
                   }
+                  errors++;
                 }
-              } else {
-                const err166 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
+              }
+            }
+            if (data59.trace !== undefined) {
+              let data104 = data59.trace;
+              if (typeof data104 !== 'boolean') {
+                const err164 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-key'].type,
-                  parentSchema: schema49.properties['biss-key'],
-                  data: data112,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.trace.type,
+                  parentSchema: schema49.properties.trace,
+                  data: data104,
+                };
+                if (vErrors === null) {
+                  vErrors = [err164];
+                } else {
+                  vErrors.push(err164);
+                }
+                errors++;
+              }
+            }
+            if (data59['mpegts-trace'] !== undefined) {
+              let data105 = data59['mpegts-trace'];
+              if (typeof data105 !== 'boolean') {
+                const err165 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
+                  data: data105,
+                };
+                if (vErrors === null) {
+                  vErrors = [err165];
+                } else {
+                  vErrors.push(err165);
+                }
+                errors++;
+              }
+            }
+            if (data59['enable-alert'] !== undefined) {
+              let data106 = data59['enable-alert'];
+              if (typeof data106 !== 'boolean') {
+                const err166 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
+                  data: data106,
                 };
                 if (vErrors === null) {
                   vErrors = [err166];
@@ -24958,25 +24940,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data50['t2mi-mode'] !== undefined) {
-              let data114 = data50['t2mi-mode'];
-              if (
-                !(
-                  typeof data114 == 'number' &&
-                  !(data114 % 1) &&
-                  !isNaN(data114) &&
-                  isFinite(data114)
-                )
-              ) {
+            if (data59['mpegts-filter-ca-clear'] !== undefined) {
+              let data107 = data59['mpegts-filter-ca-clear'];
+              if (typeof data107 !== 'boolean') {
                 const err167 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data114,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  data: data107,
                 };
                 if (vErrors === null) {
                   vErrors = [err167];
@@ -24985,16 +24960,19 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data114 === 0 || data114 === 1 || data114 === 2)) {
+            }
+            if (data59.note !== undefined) {
+              let data108 = data59.note;
+              if (typeof data108 !== 'string') {
                 const err168 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data114,
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
+                  data: data108,
                 };
                 if (vErrors === null) {
                   vErrors = [err168];
@@ -25004,25 +24982,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data50['t2mi-pid'] !== undefined) {
-              let data115 = data50['t2mi-pid'];
+            if (data59.freq !== undefined) {
+              let data109 = data59.freq;
               if (
                 !(
-                  typeof data115 == 'number' &&
-                  !(data115 % 1) &&
-                  !isNaN(data115) &&
-                  isFinite(data115)
+                  typeof data109 == 'number' &&
+                  !(data109 % 1) &&
+                  !isNaN(data109) &&
+                  isFinite(data109)
                 )
               ) {
                 const err169 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
-                  data: data115,
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
+                  data: data109,
                 };
                 if (vErrors === null) {
                   vErrors = [err169];
@@ -25031,17 +25009,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data115 == 'number' && isFinite(data115)) {
-                if (data115 > 8191 || isNaN(data115)) {
+              if (typeof data109 == 'number' && isFinite(data109)) {
+                if (data109 < 0 || isNaN(data109)) {
                   const err170 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data115,
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.freq,
+                    data: data109,
                   };
                   if (vErrors === null) {
                     vErrors = [err170];
@@ -25050,64 +25028,64 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data115 < 0 || isNaN(data115)) {
-                  const err171 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
+              }
+            }
+            if (data59['buffer-size'] !== undefined) {
+              let data110 = data59['buffer-size'];
+              if (
+                !(
+                  typeof data110 == 'number' &&
+                  !(data110 % 1) &&
+                  !isNaN(data110) &&
+                  isFinite(data110)
+                )
+              ) {
+                const err171 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
+                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['buffer-size'].type,
+                  parentSchema: schema49.properties['buffer-size'],
+                  data: data110,
+                };
+                if (vErrors === null) {
+                  vErrors = [err171];
+                } else {
+                  vErrors.push(err171);
+                }
+                errors++;
+              }
+              if (typeof data110 == 'number' && isFinite(data110)) {
+                if (data110 > 65535 || isNaN(data110)) {
+                  const err172 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data110,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err172];
+                  } else {
+                    vErrors.push(err172);
+                  }
+                  errors++;
+                }
+                if (data110 < 0 || isNaN(data110)) {
+                  const err173 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data115,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err171];
-                  } else {
-                    vErrors.push(err171);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50['t2mi-plp'] !== undefined) {
-              let data116 = data50['t2mi-plp'];
-              if (
-                !(
-                  typeof data116 == 'number' &&
-                  !(data116 % 1) &&
-                  !isNaN(data116) &&
-                  isFinite(data116)
-                )
-              ) {
-                const err172 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
-                  data: data116,
-                };
-                if (vErrors === null) {
-                  vErrors = [err172];
-                } else {
-                  vErrors.push(err172);
-                }
-                errors++;
-              }
-              if (typeof data116 == 'number' && isFinite(data116)) {
-                if (data116 > 255 || isNaN(data116)) {
-                  const err173 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data116,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data110,
                   };
                   if (vErrors === null) {
                     vErrors = [err173];
@@ -25116,45 +25094,48 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data116 < 0 || isNaN(data116)) {
-                  const err174 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data116,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err174];
-                  } else {
-                    vErrors.push(err174);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data50['t2mi-tsid'] !== undefined) {
-              let data117 = data50['t2mi-tsid'];
+            if (data59['epg-export'] !== undefined) {
+              let data111 = data59['epg-export'];
+              if (typeof data111 !== 'boolean') {
+                const err174 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
+                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['epg-export'].type,
+                  parentSchema: schema49.properties['epg-export'],
+                  data: data111,
+                };
+                if (vErrors === null) {
+                  vErrors = [err174];
+                } else {
+                  vErrors.push(err174);
+                }
+                errors++;
+              }
+            }
+            if (data59['spectral-inversion'] !== undefined) {
+              let data112 = data59['spectral-inversion'];
               if (
                 !(
-                  typeof data117 == 'number' &&
-                  !(data117 % 1) &&
-                  !isNaN(data117) &&
-                  isFinite(data117)
+                  typeof data112 == 'number' &&
+                  !(data112 % 1) &&
+                  !isNaN(data112) &&
+                  isFinite(data112)
                 )
               ) {
                 const err175 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
-                  data: data117,
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data112,
                 };
                 if (vErrors === null) {
                   vErrors = [err175];
@@ -25163,64 +25144,80 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data117 == 'number' && isFinite(data117)) {
-                if (data117 > 255 || isNaN(data117)) {
-                  const err176 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data117,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err176];
-                  } else {
-                    vErrors.push(err176);
-                  }
-                  errors++;
+              if (!(data112 === 0 || data112 === 1 || data112 === 2)) {
+                const err176 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data112,
+                };
+                if (vErrors === null) {
+                  vErrors = [err176];
+                } else {
+                  vErrors.push(err176);
                 }
-                if (data117 < -1 || isNaN(data117)) {
-                  const err177 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data117,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err177];
-                  } else {
-                    vErrors.push(err177);
-                  }
-                  errors++;
-                }
+                errors++;
               }
             }
-            if (data50.bandwidth !== undefined) {
-              let data118 = data50.bandwidth;
+            if (data59.modulation !== undefined) {
+              let data113 = data59.modulation;
               if (
                 !(
-                  typeof data118 == 'number' &&
-                  !(data118 % 1) &&
-                  !isNaN(data118) &&
-                  isFinite(data118)
+                  typeof data113 == 'number' &&
+                  !(data113 % 1) &&
+                  !isNaN(data113) &&
+                  isFinite(data113)
                 )
               ) {
-                const err178 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+                const err177 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
-                  data: data118,
+                  schema: schema49.properties.modulation.type,
+                  parentSchema: schema49.properties.modulation,
+                  data: data113,
+                };
+                if (vErrors === null) {
+                  vErrors = [err177];
+                } else {
+                  vErrors.push(err177);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data113 === -1 ||
+                  data113 === 0 ||
+                  data113 === 1 ||
+                  data113 === 2 ||
+                  data113 === 3 ||
+                  data113 === 4 ||
+                  data113 === 5 ||
+                  data113 === 6 ||
+                  data113 === 7 ||
+                  data113 === 8 ||
+                  data113 === 9 ||
+                  data113 === 10 ||
+                  data113 === 11 ||
+                  data113 === 12 ||
+                  data113 === 13
+                )
+              ) {
+                const err178 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
+                  data: data113,
                 };
                 if (vErrors === null) {
                   vErrors = [err178];
@@ -25229,64 +25226,77 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data118 == 'number' && isFinite(data118)) {
-                if (data118 > 8000 || isNaN(data118)) {
-                  const err179 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data118,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err179];
-                  } else {
-                    vErrors.push(err179);
+            }
+            if (data59['cam-pnr'] !== undefined) {
+              let data114 = data59['cam-pnr'];
+              if (Array.isArray(data114)) {
+                const len3 = data114.length;
+                for (let i3 = 0; i3 < len3; i3++) {
+                  let data115 = data114[i3];
+                  if (
+                    !(
+                      typeof data115 == 'number' &&
+                      !(data115 % 1) &&
+                      !isNaN(data115) &&
+                      isFinite(data115)
+                    )
+                  ) {
+                    const err179 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr/' + i3,
+                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['cam-pnr'].items.type,
+                      parentSchema: schema49.properties['cam-pnr'].items,
+                      data: data115,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err179];
+                    } else {
+                      vErrors.push(err179);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
-                if (data118 < 6000 || isNaN(data118)) {
-                  const err180 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data118,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err180];
-                  } else {
-                    vErrors.push(err180);
-                  }
-                  errors++;
+              } else {
+                const err180 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['cam-pnr'].type,
+                  parentSchema: schema49.properties['cam-pnr'],
+                  data: data114,
+                };
+                if (vErrors === null) {
+                  vErrors = [err180];
+                } else {
+                  vErrors.push(err180);
                 }
+                errors++;
               }
             }
-            if (data50['transmission-mode'] !== undefined) {
-              let data119 = data50['transmission-mode'];
+            if (data59['symbol-rate'] !== undefined) {
+              let data116 = data59['symbol-rate'];
               if (
                 !(
-                  typeof data119 == 'number' &&
-                  !(data119 % 1) &&
-                  !isNaN(data119) &&
-                  isFinite(data119)
+                  typeof data116 == 'number' &&
+                  !(data116 % 1) &&
+                  !isNaN(data116) &&
+                  isFinite(data116)
                 )
               ) {
                 const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data119,
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
+                  data: data116,
                 };
                 if (vErrors === null) {
                   vErrors = [err181];
@@ -25295,56 +25305,46 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data119 === 0 ||
-                  data119 === 1 ||
-                  data119 === 2 ||
-                  data119 === 3 ||
-                  data119 === 4 ||
-                  data119 === 5 ||
-                  data119 === 6 ||
-                  data119 === 7 ||
-                  data119 === 8
-                )
-              ) {
-                const err182 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data119,
-                };
-                if (vErrors === null) {
-                  vErrors = [err182];
-                } else {
-                  vErrors.push(err182);
+              if (typeof data116 == 'number' && isFinite(data116)) {
+                if (data116 < 0 || isNaN(data116)) {
+                  const err182 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data116,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err182];
+                  } else {
+                    vErrors.push(err182);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data50['guard-interval'] !== undefined) {
-              let data120 = data50['guard-interval'];
+            if (data59.fec !== undefined) {
+              let data117 = data59.fec;
               if (
                 !(
-                  typeof data120 == 'number' &&
-                  !(data120 % 1) &&
-                  !isNaN(data120) &&
-                  isFinite(data120)
+                  typeof data117 == 'number' &&
+                  !(data117 % 1) &&
+                  !isNaN(data117) &&
+                  isFinite(data117)
                 )
               ) {
                 const err183 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data120,
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
+                  data: data117,
                 };
                 if (vErrors === null) {
                   vErrors = [err183];
@@ -25355,28 +25355,30 @@ function validate20(
               }
               if (
                 !(
-                  data120 === 0 ||
-                  data120 === 1 ||
-                  data120 === 2 ||
-                  data120 === 3 ||
-                  data120 === 4 ||
-                  data120 === 5 ||
-                  data120 === 6 ||
-                  data120 === 7 ||
-                  data120 === 8 ||
-                  data120 === 9 ||
-                  data120 === 10
+                  data117 === 0 ||
+                  data117 === 1 ||
+                  data117 === 2 ||
+                  data117 === 3 ||
+                  data117 === 4 ||
+                  data117 === 5 ||
+                  data117 === 6 ||
+                  data117 === 7 ||
+                  data117 === 8 ||
+                  data117 === 9 ||
+                  data117 === 10 ||
+                  data117 === 11 ||
+                  data117 === 12
                 )
               ) {
                 const err184 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  params: { allowedValues: schema49.properties.fec.enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data120,
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
+                  data: data117,
                 };
                 if (vErrors === null) {
                   vErrors = [err184];
@@ -25386,25 +25388,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data50['hierarchy-information'] !== undefined) {
-              let data121 = data50['hierarchy-information'];
+            if (data59['dvb-stream-id'] !== undefined) {
+              let data118 = data59['dvb-stream-id'];
               if (
                 !(
-                  typeof data121 == 'number' &&
-                  !(data121 % 1) &&
-                  !isNaN(data121) &&
-                  isFinite(data121)
+                  typeof data118 == 'number' &&
+                  !(data118 % 1) &&
+                  !isNaN(data118) &&
+                  isFinite(data118)
                 )
               ) {
                 const err185 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data121,
+                  schema: schema49.properties['dvb-stream-id'].type,
+                  parentSchema: schema49.properties['dvb-stream-id'],
+                  data: data118,
                 };
                 if (vErrors === null) {
                   vErrors = [err185];
@@ -25413,77 +25415,162 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(data121 === 0 || data121 === 1 || data121 === 2 || data121 === 3 || data121 === 4)
-              ) {
-                const err186 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data121,
-                };
-                if (vErrors === null) {
-                  vErrors = [err186];
-                } else {
-                  vErrors.push(err186);
-                }
-                errors++;
-              }
-            }
-            if (data50['lnb-freq1'] !== undefined) {
-              let data122 = data50['lnb-freq1'];
-              if (
-                !(
-                  typeof data122 == 'number' &&
-                  !(data122 % 1) &&
-                  !isNaN(data122) &&
-                  isFinite(data122)
-                )
-              ) {
-                const err187 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
-                  data: data122,
-                };
-                if (vErrors === null) {
-                  vErrors = [err187];
-                } else {
-                  vErrors.push(err187);
-                }
-                errors++;
-              }
-              if (typeof data122 == 'number' && isFinite(data122)) {
-                if (data122 < 0 || isNaN(data122)) {
-                  const err188 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
+              if (typeof data118 == 'number' && isFinite(data118)) {
+                if (data118 < -1 || isNaN(data118)) {
+                  const err186 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
-                    data: data122,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['dvb-stream-id'],
+                    data: data118,
                   };
                   if (vErrors === null) {
-                    vErrors = [err188];
+                    vErrors = [err186];
                   } else {
-                    vErrors.push(err188);
+                    vErrors.push(err186);
                   }
                   errors++;
                 }
               }
             }
-            if (data50['lnb-freq2'] !== undefined) {
-              let data123 = data50['lnb-freq2'];
+            if (data59['biss-pnr'] !== undefined) {
+              let data119 = data59['biss-pnr'];
+              if (Array.isArray(data119)) {
+                const len4 = data119.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data120 = data119[i4];
+                  if (
+                    !(
+                      typeof data120 == 'number' &&
+                      !(data120 % 1) &&
+                      !isNaN(data120) &&
+                      isFinite(data120)
+                    )
+                  ) {
+                    const err187 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr/' + i4,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['biss-pnr'].items.type,
+                      parentSchema: schema49.properties['biss-pnr'].items,
+                      data: data120,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err187];
+                    } else {
+                      vErrors.push(err187);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err188 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-pnr'].type,
+                  parentSchema: schema49.properties['biss-pnr'],
+                  data: data119,
+                };
+                if (vErrors === null) {
+                  vErrors = [err188];
+                } else {
+                  vErrors.push(err188);
+                }
+                errors++;
+              }
+            }
+            if (data59['biss-key'] !== undefined) {
+              let data121 = data59['biss-key'];
+              if (Array.isArray(data121)) {
+                const len5 = data121.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  let data122 = data121[i5];
+                  if (typeof data122 === 'string') {
+                    if (func2(data122) < 1) {
+                      const err189 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data122,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err189];
+                      } else {
+                        vErrors.push(err189);
+                      }
+                      errors++;
+                    }
+                    if (!pattern7.test(data122)) {
+                      const err190 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
+                        message:
+                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
+                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data122,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err190];
+                      } else {
+                        vErrors.push(err190);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err191 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema49.properties['biss-key'].items.type,
+                      parentSchema: schema49.properties['biss-key'].items,
+                      data: data122,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err191];
+                    } else {
+                      vErrors.push(err191);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err192 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-key'].type,
+                  parentSchema: schema49.properties['biss-key'],
+                  data: data121,
+                };
+                if (vErrors === null) {
+                  vErrors = [err192];
+                } else {
+                  vErrors.push(err192);
+                }
+                errors++;
+              }
+            }
+            if (data59['t2mi-mode'] !== undefined) {
+              let data123 = data59['t2mi-mode'];
               if (
                 !(
                   typeof data123 == 'number' &&
@@ -25492,104 +25579,15 @@ function validate20(
                   isFinite(data123)
                 )
               ) {
-                const err189 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
-                  data: data123,
-                };
-                if (vErrors === null) {
-                  vErrors = [err189];
-                } else {
-                  vErrors.push(err189);
-                }
-                errors++;
-              }
-              if (typeof data123 == 'number' && isFinite(data123)) {
-                if (data123 < 0 || isNaN(data123)) {
-                  const err190 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
-                    data: data123,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err190];
-                  } else {
-                    vErrors.push(err190);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50['lnb-freq-range'] !== undefined) {
-              let data124 = data50['lnb-freq-range'];
-              if (
-                !(
-                  typeof data124 == 'number' &&
-                  !(data124 % 1) &&
-                  !isNaN(data124) &&
-                  isFinite(data124)
-                )
-              ) {
-                const err191 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq-range'].type,
-                  parentSchema: schema49.properties['lnb-freq-range'],
-                  data: data124,
-                };
-                if (vErrors === null) {
-                  vErrors = [err191];
-                } else {
-                  vErrors.push(err191);
-                }
-                errors++;
-              }
-              if (typeof data124 == 'number' && isFinite(data124)) {
-                if (data124 < 0 || isNaN(data124)) {
-                  const err192 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq-range'],
-                    data: data124,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err192];
-                  } else {
-                    vErrors.push(err192);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data50['lnb-sharing'] !== undefined) {
-              let data125 = data50['lnb-sharing'];
-              if (typeof data125 !== 'boolean') {
                 const err193 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-sharing'].type,
-                  parentSchema: schema49.properties['lnb-sharing'],
-                  data: data125,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data123,
                 };
                 if (vErrors === null) {
                   vErrors = [err193];
@@ -25598,26 +25596,16 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data50['lnb-polarization'] !== undefined) {
-              let data126 = data50['lnb-polarization'];
-              if (
-                !(
-                  typeof data126 == 'number' &&
-                  !(data126 % 1) &&
-                  !isNaN(data126) &&
-                  isFinite(data126)
-                )
-              ) {
+              if (!(data123 === 0 || data123 === 1 || data123 === 2)) {
                 const err194 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-polarization'].type,
-                  parentSchema: schema49.properties['lnb-polarization'],
-                  data: data126,
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data123,
                 };
                 if (vErrors === null) {
                   vErrors = [err194];
@@ -25626,35 +25614,45 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data126 == 'number' && isFinite(data126)) {
-                if (data126 > 1 || isNaN(data126)) {
-                  const err195 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1 },
-                    message: 'must be <= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data126,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err195];
-                  } else {
-                    vErrors.push(err195);
-                  }
-                  errors++;
+            }
+            if (data59['t2mi-pid'] !== undefined) {
+              let data124 = data59['t2mi-pid'];
+              if (
+                !(
+                  typeof data124 == 'number' &&
+                  !(data124 % 1) &&
+                  !isNaN(data124) &&
+                  isFinite(data124)
+                )
+              ) {
+                const err195 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
+                  data: data124,
+                };
+                if (vErrors === null) {
+                  vErrors = [err195];
+                } else {
+                  vErrors.push(err195);
                 }
-                if (data126 < -1 || isNaN(data126)) {
+                errors++;
+              }
+              if (typeof data124 == 'number' && isFinite(data124)) {
+                if (data124 > 8191 || isNaN(data124)) {
                   const err196 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data126,
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data124,
                   };
                   if (vErrors === null) {
                     vErrors = [err196];
@@ -25663,48 +25661,45 @@ function validate20(
                   }
                   errors++;
                 }
-              }
-            }
-            if (data50['lnb-force-tone'] !== undefined) {
-              let data127 = data50['lnb-force-tone'];
-              if (typeof data127 !== 'boolean') {
-                const err197 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-force-tone'].type,
-                  parentSchema: schema49.properties['lnb-force-tone'],
-                  data: data127,
-                };
-                if (vErrors === null) {
-                  vErrors = [err197];
-                } else {
-                  vErrors.push(err197);
+                if (data124 < 0 || isNaN(data124)) {
+                  const err197 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data124,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err197];
+                  } else {
+                    vErrors.push(err197);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data50['lnb-diseqc'] !== undefined) {
-              let data128 = data50['lnb-diseqc'];
+            if (data59['t2mi-plp'] !== undefined) {
+              let data125 = data59['t2mi-plp'];
               if (
                 !(
-                  typeof data128 == 'number' &&
-                  !(data128 % 1) &&
-                  !isNaN(data128) &&
-                  isFinite(data128)
+                  typeof data125 == 'number' &&
+                  !(data125 % 1) &&
+                  !isNaN(data125) &&
+                  isFinite(data125)
                 )
               ) {
                 const err198 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-diseqc'].type,
-                  parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data128,
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
+                  data: data125,
                 };
                 if (vErrors === null) {
                   vErrors = [err198];
@@ -25713,10 +25708,626 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data125 == 'number' && isFinite(data125)) {
+                if (data125 > 255 || isNaN(data125)) {
+                  const err199 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data125,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err199];
+                  } else {
+                    vErrors.push(err199);
+                  }
+                  errors++;
+                }
+                if (data125 < 0 || isNaN(data125)) {
+                  const err200 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data125,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err200];
+                  } else {
+                    vErrors.push(err200);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59['t2mi-tsid'] !== undefined) {
+              let data126 = data59['t2mi-tsid'];
               if (
-                !(data128 === 0 || data128 === 1 || data128 === 2 || data128 === 3 || data128 === 4)
+                !(
+                  typeof data126 == 'number' &&
+                  !(data126 % 1) &&
+                  !isNaN(data126) &&
+                  isFinite(data126)
+                )
               ) {
-                const err199 = {
+                const err201 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
+                  data: data126,
+                };
+                if (vErrors === null) {
+                  vErrors = [err201];
+                } else {
+                  vErrors.push(err201);
+                }
+                errors++;
+              }
+              if (typeof data126 == 'number' && isFinite(data126)) {
+                if (data126 > 255 || isNaN(data126)) {
+                  const err202 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
+                    data: data126,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err202];
+                  } else {
+                    vErrors.push(err202);
+                  }
+                  errors++;
+                }
+                if (data126 < -1 || isNaN(data126)) {
+                  const err203 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['t2mi-tsid'],
+                    data: data126,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err203];
+                  } else {
+                    vErrors.push(err203);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59.bandwidth !== undefined) {
+              let data127 = data59.bandwidth;
+              if (
+                !(
+                  typeof data127 == 'number' &&
+                  !(data127 % 1) &&
+                  !isNaN(data127) &&
+                  isFinite(data127)
+                )
+              ) {
+                const err204 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
+                  data: data127,
+                };
+                if (vErrors === null) {
+                  vErrors = [err204];
+                } else {
+                  vErrors.push(err204);
+                }
+                errors++;
+              }
+              if (typeof data127 == 'number' && isFinite(data127)) {
+                if (data127 > 8000 || isNaN(data127)) {
+                  const err205 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data127,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err205];
+                  } else {
+                    vErrors.push(err205);
+                  }
+                  errors++;
+                }
+                if (data127 < 6000 || isNaN(data127)) {
+                  const err206 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data127,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err206];
+                  } else {
+                    vErrors.push(err206);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59['transmission-mode'] !== undefined) {
+              let data128 = data59['transmission-mode'];
+              if (
+                !(
+                  typeof data128 == 'number' &&
+                  !(data128 % 1) &&
+                  !isNaN(data128) &&
+                  isFinite(data128)
+                )
+              ) {
+                const err207 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
+                  data: data128,
+                };
+                if (vErrors === null) {
+                  vErrors = [err207];
+                } else {
+                  vErrors.push(err207);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data128 === 0 ||
+                  data128 === 1 ||
+                  data128 === 2 ||
+                  data128 === 3 ||
+                  data128 === 4 ||
+                  data128 === 5 ||
+                  data128 === 6 ||
+                  data128 === 7 ||
+                  data128 === 8
+                )
+              ) {
+                const err208 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
+                  data: data128,
+                };
+                if (vErrors === null) {
+                  vErrors = [err208];
+                } else {
+                  vErrors.push(err208);
+                }
+                errors++;
+              }
+            }
+            if (data59['guard-interval'] !== undefined) {
+              let data129 = data59['guard-interval'];
+              if (
+                !(
+                  typeof data129 == 'number' &&
+                  !(data129 % 1) &&
+                  !isNaN(data129) &&
+                  isFinite(data129)
+                )
+              ) {
+                const err209 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data129,
+                };
+                if (vErrors === null) {
+                  vErrors = [err209];
+                } else {
+                  vErrors.push(err209);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data129 === 0 ||
+                  data129 === 1 ||
+                  data129 === 2 ||
+                  data129 === 3 ||
+                  data129 === 4 ||
+                  data129 === 5 ||
+                  data129 === 6 ||
+                  data129 === 7 ||
+                  data129 === 8 ||
+                  data129 === 9 ||
+                  data129 === 10
+                )
+              ) {
+                const err210 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data129,
+                };
+                if (vErrors === null) {
+                  vErrors = [err210];
+                } else {
+                  vErrors.push(err210);
+                }
+                errors++;
+              }
+            }
+            if (data59['hierarchy-information'] !== undefined) {
+              let data130 = data59['hierarchy-information'];
+              if (
+                !(
+                  typeof data130 == 'number' &&
+                  !(data130 % 1) &&
+                  !isNaN(data130) &&
+                  isFinite(data130)
+                )
+              ) {
+                const err211 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data130,
+                };
+                if (vErrors === null) {
+                  vErrors = [err211];
+                } else {
+                  vErrors.push(err211);
+                }
+                errors++;
+              }
+              if (
+                !(data130 === 0 || data130 === 1 || data130 === 2 || data130 === 3 || data130 === 4)
+              ) {
+                const err212 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data130,
+                };
+                if (vErrors === null) {
+                  vErrors = [err212];
+                } else {
+                  vErrors.push(err212);
+                }
+                errors++;
+              }
+            }
+            if (data59['lnb-freq1'] !== undefined) {
+              let data131 = data59['lnb-freq1'];
+              if (
+                !(
+                  typeof data131 == 'number' &&
+                  !(data131 % 1) &&
+                  !isNaN(data131) &&
+                  isFinite(data131)
+                )
+              ) {
+                const err213 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
+                  data: data131,
+                };
+                if (vErrors === null) {
+                  vErrors = [err213];
+                } else {
+                  vErrors.push(err213);
+                }
+                errors++;
+              }
+              if (typeof data131 == 'number' && isFinite(data131)) {
+                if (data131 < 0 || isNaN(data131)) {
+                  const err214 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq1'],
+                    data: data131,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err214];
+                  } else {
+                    vErrors.push(err214);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59['lnb-freq2'] !== undefined) {
+              let data132 = data59['lnb-freq2'];
+              if (
+                !(
+                  typeof data132 == 'number' &&
+                  !(data132 % 1) &&
+                  !isNaN(data132) &&
+                  isFinite(data132)
+                )
+              ) {
+                const err215 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
+                  data: data132,
+                };
+                if (vErrors === null) {
+                  vErrors = [err215];
+                } else {
+                  vErrors.push(err215);
+                }
+                errors++;
+              }
+              if (typeof data132 == 'number' && isFinite(data132)) {
+                if (data132 < 0 || isNaN(data132)) {
+                  const err216 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq2'],
+                    data: data132,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err216];
+                  } else {
+                    vErrors.push(err216);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59['lnb-freq-range'] !== undefined) {
+              let data133 = data59['lnb-freq-range'];
+              if (
+                !(
+                  typeof data133 == 'number' &&
+                  !(data133 % 1) &&
+                  !isNaN(data133) &&
+                  isFinite(data133)
+                )
+              ) {
+                const err217 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq-range'].type,
+                  parentSchema: schema49.properties['lnb-freq-range'],
+                  data: data133,
+                };
+                if (vErrors === null) {
+                  vErrors = [err217];
+                } else {
+                  vErrors.push(err217);
+                }
+                errors++;
+              }
+              if (typeof data133 == 'number' && isFinite(data133)) {
+                if (data133 < 0 || isNaN(data133)) {
+                  const err218 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq-range'],
+                    data: data133,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err218];
+                  } else {
+                    vErrors.push(err218);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59['lnb-sharing'] !== undefined) {
+              let data134 = data59['lnb-sharing'];
+              if (typeof data134 !== 'boolean') {
+                const err219 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-sharing'].type,
+                  parentSchema: schema49.properties['lnb-sharing'],
+                  data: data134,
+                };
+                if (vErrors === null) {
+                  vErrors = [err219];
+                } else {
+                  vErrors.push(err219);
+                }
+                errors++;
+              }
+            }
+            if (data59['lnb-polarization'] !== undefined) {
+              let data135 = data59['lnb-polarization'];
+              if (
+                !(
+                  typeof data135 == 'number' &&
+                  !(data135 % 1) &&
+                  !isNaN(data135) &&
+                  isFinite(data135)
+                )
+              ) {
+                const err220 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-polarization'].type,
+                  parentSchema: schema49.properties['lnb-polarization'],
+                  data: data135,
+                };
+                if (vErrors === null) {
+                  vErrors = [err220];
+                } else {
+                  vErrors.push(err220);
+                }
+                errors++;
+              }
+              if (typeof data135 == 'number' && isFinite(data135)) {
+                if (data135 > 1 || isNaN(data135)) {
+                  const err221 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1 },
+                    message: 'must be <= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data135,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err221];
+                  } else {
+                    vErrors.push(err221);
+                  }
+                  errors++;
+                }
+                if (data135 < -1 || isNaN(data135)) {
+                  const err222 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data135,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err222];
+                  } else {
+                    vErrors.push(err222);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data59['lnb-force-tone'] !== undefined) {
+              let data136 = data59['lnb-force-tone'];
+              if (typeof data136 !== 'boolean') {
+                const err223 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-force-tone'].type,
+                  parentSchema: schema49.properties['lnb-force-tone'],
+                  data: data136,
+                };
+                if (vErrors === null) {
+                  vErrors = [err223];
+                } else {
+                  vErrors.push(err223);
+                }
+                errors++;
+              }
+            }
+            if (data59['lnb-diseqc'] !== undefined) {
+              let data137 = data59['lnb-diseqc'];
+              if (
+                !(
+                  typeof data137 == 'number' &&
+                  !(data137 % 1) &&
+                  !isNaN(data137) &&
+                  isFinite(data137)
+                )
+              ) {
+                const err224 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-diseqc'].type,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data137,
+                };
+                if (vErrors === null) {
+                  vErrors = [err224];
+                } else {
+                  vErrors.push(err224);
+                }
+                errors++;
+              }
+              if (
+                !(data137 === 0 || data137 === 1 || data137 === 2 || data137 === 3 || data137 === 4)
+              ) {
+                const err225 = {
                   instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
                   keyword: 'enum',
@@ -25724,18 +26335,18 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema49.properties['lnb-diseqc'].enum,
                   parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data128,
+                  data: data137,
                 };
                 if (vErrors === null) {
-                  vErrors = [err199];
+                  vErrors = [err225];
                 } else {
-                  vErrors.push(err199);
+                  vErrors.push(err225);
                 }
                 errors++;
               }
             }
           } else {
-            const err200 = {
+            const err226 = {
               instancePath: instancePath + '/dvb-adapter/' + i2,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -25743,18 +26354,18 @@ function validate20(
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data50,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err200];
+              vErrors = [err226];
             } else {
-              vErrors.push(err200);
+              vErrors.push(err226);
             }
             errors++;
           }
         }
       } else {
-        const err201 = {
+        const err227 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -25762,12 +26373,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data49,
+          data: data58,
         };
         if (vErrors === null) {
-          vErrors = [err201];
+          vErrors = [err227];
         } else {
-          vErrors.push(err201);
+          vErrors.push(err227);
         }
         errors++;
       }
@@ -25787,14 +26398,14 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data130 = data.stream;
-      if (Array.isArray(data130)) {
-        const len6 = data130.length;
+      let data139 = data.stream;
+      if (Array.isArray(data139)) {
+        const len6 = data139.length;
         for (let i6 = 0; i6 < len6; i6++) {
           if (
-            !validate30(data130[i6], {
+            !validate30(data139[i6], {
               instancePath: instancePath + '/stream/' + i6,
-              parentData: data130,
+              parentData: data139,
               parentDataProperty: i6,
               rootData,
               dynamicAnchors,
@@ -25805,7 +26416,7 @@ function validate20(
           }
         }
       } else {
-        const err202 = {
+        const err228 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -25813,25 +26424,25 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data130,
+          data: data139,
         };
         if (vErrors === null) {
-          vErrors = [err202];
+          vErrors = [err228];
         } else {
-          vErrors.push(err202);
+          vErrors.push(err228);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data132 = data['stream-adaptive'];
-      if (Array.isArray(data132)) {
-        const len7 = data132.length;
+      let data141 = data['stream-adaptive'];
+      if (Array.isArray(data141)) {
+        const len7 = data141.length;
         for (let i7 = 0; i7 < len7; i7++) {
-          let data133 = data132[i7];
-          if (data133 && typeof data133 == 'object' && !Array.isArray(data133)) {
-            if (data133.id === undefined) {
-              const err203 = {
+          let data142 = data141[i7];
+          if (data142 && typeof data142 == 'object' && !Array.isArray(data142)) {
+            if (data142.id === undefined) {
+              const err229 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -25839,17 +26450,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data133,
+                data: data142,
               };
               if (vErrors === null) {
-                vErrors = [err203];
+                vErrors = [err229];
               } else {
-                vErrors.push(err203);
+                vErrors.push(err229);
               }
               errors++;
             }
-            if (data133['stream-name'] === undefined) {
-              const err204 = {
+            if (data142['stream-name'] === undefined) {
+              const err230 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -25857,17 +26468,17 @@ function validate20(
                 message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data133,
+                data: data142,
               };
               if (vErrors === null) {
-                vErrors = [err204];
+                vErrors = [err230];
               } else {
-                vErrors.push(err204);
+                vErrors.push(err230);
               }
               errors++;
             }
-            if (data133.streams === undefined) {
-              const err205 = {
+            if (data142.streams === undefined) {
+              const err231 = {
                 instancePath: instancePath + '/stream-adaptive/' + i7,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -25875,26 +26486,26 @@ function validate20(
                 message: "must have required property '" + 'streams' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data133,
+                data: data142,
               };
               if (vErrors === null) {
-                vErrors = [err205];
+                vErrors = [err231];
               } else {
-                vErrors.push(err205);
+                vErrors.push(err231);
               }
               errors++;
             }
-            if (data133.id !== undefined) {
-              let data134 = data133.id;
+            if (data142.id !== undefined) {
+              let data143 = data142.id;
               if (
                 !(
-                  typeof data134 == 'number' &&
-                  !(data134 % 1) &&
-                  !isNaN(data134) &&
-                  isFinite(data134)
+                  typeof data143 == 'number' &&
+                  !(data143 % 1) &&
+                  !isNaN(data143) &&
+                  isFinite(data143)
                 )
               ) {
-                const err206 = {
+                const err232 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -25902,18 +26513,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties.id.type,
                   parentSchema: schema82.properties.id,
-                  data: data134,
+                  data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err206];
+                  vErrors = [err232];
                 } else {
-                  vErrors.push(err206);
+                  vErrors.push(err232);
                 }
                 errors++;
               }
-              if (typeof data134 == 'number' && isFinite(data134)) {
-                if (data134 < 1 || isNaN(data134)) {
-                  const err207 = {
+              if (typeof data143 == 'number' && isFinite(data143)) {
+                if (data143 < 1 || isNaN(data143)) {
+                  const err233 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -25921,22 +26532,22 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties.id,
-                    data: data134,
+                    data: data143,
                   };
                   if (vErrors === null) {
-                    vErrors = [err207];
+                    vErrors = [err233];
                   } else {
-                    vErrors.push(err207);
+                    vErrors.push(err233);
                   }
                   errors++;
                 }
               }
             }
-            if (data133['stream-name'] !== undefined) {
-              let data135 = data133['stream-name'];
-              if (typeof data135 === 'string') {
-                if (func2(data135) < 1) {
-                  const err208 = {
+            if (data142['stream-name'] !== undefined) {
+              let data144 = data142['stream-name'];
+              if (typeof data144 === 'string') {
+                if (func2(data144) < 1) {
+                  const err234 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
@@ -25944,17 +26555,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema82.properties['stream-name'],
-                    data: data135,
+                    data: data144,
                   };
                   if (vErrors === null) {
-                    vErrors = [err208];
+                    vErrors = [err234];
                   } else {
-                    vErrors.push(err208);
+                    vErrors.push(err234);
                   }
                   errors++;
                 }
-                if (!pattern14.test(data135)) {
-                  const err209 = {
+                if (!pattern15.test(data144)) {
+                  const err235 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
                     keyword: 'pattern',
@@ -25962,17 +26573,17 @@ function validate20(
                     message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
                     schema: '^[A-Za-z0-9._~-]+$',
                     parentSchema: schema82.properties['stream-name'],
-                    data: data135,
+                    data: data144,
                   };
                   if (vErrors === null) {
-                    vErrors = [err209];
+                    vErrors = [err235];
                   } else {
-                    vErrors.push(err209);
+                    vErrors.push(err235);
                   }
                   errors++;
                 }
               } else {
-                const err210 = {
+                const err236 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
                   keyword: 'type',
@@ -25980,20 +26591,20 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties['stream-name'].type,
                   parentSchema: schema82.properties['stream-name'],
-                  data: data135,
+                  data: data144,
                 };
                 if (vErrors === null) {
-                  vErrors = [err210];
+                  vErrors = [err236];
                 } else {
-                  vErrors.push(err210);
+                  vErrors.push(err236);
                 }
                 errors++;
               }
             }
-            if (data133['display-name'] !== undefined) {
-              let data136 = data133['display-name'];
-              if (typeof data136 !== 'string') {
-                const err211 = {
+            if (data142['display-name'] !== undefined) {
+              let data145 = data142['display-name'];
+              if (typeof data145 !== 'string') {
+                const err237 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
@@ -26001,21 +26612,21 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties['display-name'].type,
                   parentSchema: schema82.properties['display-name'],
-                  data: data136,
+                  data: data145,
                 };
                 if (vErrors === null) {
-                  vErrors = [err211];
+                  vErrors = [err237];
                 } else {
-                  vErrors.push(err211);
+                  vErrors.push(err237);
                 }
                 errors++;
               }
             }
-            if (data133.streams !== undefined) {
-              let data137 = data133.streams;
-              if (Array.isArray(data137)) {
-                if (data137.length < 1) {
-                  const err212 = {
+            if (data142.streams !== undefined) {
+              let data146 = data142.streams;
+              if (Array.isArray(data146)) {
+                if (data146.length < 1) {
+                  const err238 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -26023,27 +26634,27 @@ function validate20(
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
                     parentSchema: schema82.properties.streams,
-                    data: data137,
+                    data: data146,
                   };
                   if (vErrors === null) {
-                    vErrors = [err212];
+                    vErrors = [err238];
                   } else {
-                    vErrors.push(err212);
+                    vErrors.push(err238);
                   }
                   errors++;
                 }
-                const len8 = data137.length;
+                const len8 = data146.length;
                 for (let i8 = 0; i8 < len8; i8++) {
-                  let data138 = data137[i8];
+                  let data147 = data146[i8];
                   if (
                     !(
-                      typeof data138 == 'number' &&
-                      !(data138 % 1) &&
-                      !isNaN(data138) &&
-                      isFinite(data138)
+                      typeof data147 == 'number' &&
+                      !(data147 % 1) &&
+                      !isNaN(data147) &&
+                      isFinite(data147)
                     )
                   ) {
-                    const err213 = {
+                    const err239 = {
                       instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -26051,18 +26662,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema82.properties.streams.items.type,
                       parentSchema: schema82.properties.streams.items,
-                      data: data138,
+                      data: data147,
                     };
                     if (vErrors === null) {
-                      vErrors = [err213];
+                      vErrors = [err239];
                     } else {
-                      vErrors.push(err213);
+                      vErrors.push(err239);
                     }
                     errors++;
                   }
-                  if (typeof data138 == 'number' && isFinite(data138)) {
-                    if (data138 < 1 || isNaN(data138)) {
-                      const err214 = {
+                  if (typeof data147 == 'number' && isFinite(data147)) {
+                    if (data147 < 1 || isNaN(data147)) {
+                      const err240 = {
                         instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -26070,23 +26681,23 @@ function validate20(
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema82.properties.streams.items,
-                        data: data138,
+                        data: data147,
                       };
                       if (vErrors === null) {
-                        vErrors = [err214];
+                        vErrors = [err240];
                       } else {
-                        vErrors.push(err214);
+                        vErrors.push(err240);
                       }
                       errors++;
                     }
                   }
                 }
-                let i9 = data137.length;
+                let i9 = data146.length;
                 let j0;
                 if (i9 > 1) {
                   const indices0 = {};
                   for (; i9--; ) {
-                    let item0 = data137[i9];
+                    let item0 = data146[i9];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -26099,7 +26710,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err215 = {
+                      const err241 = {
                         instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -26112,12 +26723,12 @@ function validate20(
                           ' are identical)',
                         schema: true,
                         parentSchema: schema82.properties.streams,
-                        data: data137,
+                        data: data146,
                       };
                       if (vErrors === null) {
-                        vErrors = [err215];
+                        vErrors = [err241];
                       } else {
-                        vErrors.push(err215);
+                        vErrors.push(err241);
                       }
                       errors++;
                       break;
@@ -26126,7 +26737,7 @@ function validate20(
                   }
                 }
               } else {
-                const err216 = {
+                const err242 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -26134,27 +26745,27 @@ function validate20(
                   message: 'must be array',
                   schema: schema82.properties.streams.type,
                   parentSchema: schema82.properties.streams,
-                  data: data137,
+                  data: data146,
                 };
                 if (vErrors === null) {
-                  vErrors = [err216];
+                  vErrors = [err242];
                 } else {
-                  vErrors.push(err216);
+                  vErrors.push(err242);
                 }
                 errors++;
               }
             }
-            if (data133['ott-hls'] !== undefined) {
-              let data139 = data133['ott-hls'];
+            if (data142['ott-hls'] !== undefined) {
+              let data148 = data142['ott-hls'];
               if (
                 !(
-                  typeof data139 == 'number' &&
-                  !(data139 % 1) &&
-                  !isNaN(data139) &&
-                  isFinite(data139)
+                  typeof data148 == 'number' &&
+                  !(data148 % 1) &&
+                  !isNaN(data148) &&
+                  isFinite(data148)
                 )
               ) {
-                const err217 = {
+                const err243 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
@@ -26162,17 +26773,17 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties['ott-hls'].type,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data139,
+                  data: data148,
                 };
                 if (vErrors === null) {
-                  vErrors = [err217];
+                  vErrors = [err243];
                 } else {
-                  vErrors.push(err217);
+                  vErrors.push(err243);
                 }
                 errors++;
               }
-              if (!(data139 === 0 || data139 === 1 || data139 === 2 || data139 === 3)) {
-                const err218 = {
+              if (!(data148 === 0 || data148 === 1 || data148 === 2 || data148 === 3)) {
+                const err244 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
@@ -26180,21 +26791,21 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema82.properties['ott-hls'].enum,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data139,
+                  data: data148,
                 };
                 if (vErrors === null) {
-                  vErrors = [err218];
+                  vErrors = [err244];
                 } else {
-                  vErrors.push(err218);
+                  vErrors.push(err244);
                 }
                 errors++;
               }
             }
-            if (data133['ott-segment-duration'] !== undefined) {
-              let data140 = data133['ott-segment-duration'];
-              if (typeof data140 == 'number' && isFinite(data140)) {
-                if (data140 > 30 || isNaN(data140)) {
-                  const err219 = {
+            if (data142['ott-segment-duration'] !== undefined) {
+              let data149 = data142['ott-segment-duration'];
+              if (typeof data149 == 'number' && isFinite(data149)) {
+                if (data149 > 30 || isNaN(data149)) {
+                  const err245 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
@@ -26203,17 +26814,17 @@ function validate20(
                     message: 'must be <= 30',
                     schema: 30,
                     parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data140,
+                    data: data149,
                   };
                   if (vErrors === null) {
-                    vErrors = [err219];
+                    vErrors = [err245];
                   } else {
-                    vErrors.push(err219);
+                    vErrors.push(err245);
                   }
                   errors++;
                 }
-                if (data140 < 1 || isNaN(data140)) {
-                  const err220 = {
+                if (data149 < 1 || isNaN(data149)) {
+                  const err246 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
@@ -26222,17 +26833,17 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data140,
+                    data: data149,
                   };
                   if (vErrors === null) {
-                    vErrors = [err220];
+                    vErrors = [err246];
                   } else {
-                    vErrors.push(err220);
+                    vErrors.push(err246);
                   }
                   errors++;
                 }
               } else {
-                const err221 = {
+                const err247 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
                   keyword: 'type',
@@ -26240,27 +26851,27 @@ function validate20(
                   message: 'must be number',
                   schema: schema82.properties['ott-segment-duration'].type,
                   parentSchema: schema82.properties['ott-segment-duration'],
-                  data: data140,
+                  data: data149,
                 };
                 if (vErrors === null) {
-                  vErrors = [err221];
+                  vErrors = [err247];
                 } else {
-                  vErrors.push(err221);
+                  vErrors.push(err247);
                 }
                 errors++;
               }
             }
-            if (data133['ott-window'] !== undefined) {
-              let data141 = data133['ott-window'];
+            if (data142['ott-window'] !== undefined) {
+              let data150 = data142['ott-window'];
               if (
                 !(
-                  typeof data141 == 'number' &&
-                  !(data141 % 1) &&
-                  !isNaN(data141) &&
-                  isFinite(data141)
+                  typeof data150 == 'number' &&
+                  !(data150 % 1) &&
+                  !isNaN(data150) &&
+                  isFinite(data150)
                 )
               ) {
-                const err222 = {
+                const err248 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
@@ -26268,18 +26879,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties['ott-window'].type,
                   parentSchema: schema82.properties['ott-window'],
-                  data: data141,
+                  data: data150,
                 };
                 if (vErrors === null) {
-                  vErrors = [err222];
+                  vErrors = [err248];
                 } else {
-                  vErrors.push(err222);
+                  vErrors.push(err248);
                 }
                 errors++;
               }
-              if (typeof data141 == 'number' && isFinite(data141)) {
-                if (data141 > 1000 || isNaN(data141)) {
-                  const err223 = {
+              if (typeof data150 == 'number' && isFinite(data150)) {
+                if (data150 > 1000 || isNaN(data150)) {
+                  const err249 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
                     keyword: 'maximum',
@@ -26287,17 +26898,17 @@ function validate20(
                     message: 'must be <= 1000',
                     schema: 1000,
                     parentSchema: schema82.properties['ott-window'],
-                    data: data141,
+                    data: data150,
                   };
                   if (vErrors === null) {
-                    vErrors = [err223];
+                    vErrors = [err249];
                   } else {
-                    vErrors.push(err223);
+                    vErrors.push(err249);
                   }
                   errors++;
                 }
-                if (data141 < 3 || isNaN(data141)) {
-                  const err224 = {
+                if (data150 < 3 || isNaN(data150)) {
+                  const err250 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
                     keyword: 'minimum',
@@ -26305,28 +26916,28 @@ function validate20(
                     message: 'must be >= 3',
                     schema: 3,
                     parentSchema: schema82.properties['ott-window'],
-                    data: data141,
+                    data: data150,
                   };
                   if (vErrors === null) {
-                    vErrors = [err224];
+                    vErrors = [err250];
                   } else {
-                    vErrors.push(err224);
+                    vErrors.push(err250);
                   }
                   errors++;
                 }
               }
             }
-            if (data133['dvr-storage'] !== undefined) {
-              let data142 = data133['dvr-storage'];
+            if (data142['dvr-storage'] !== undefined) {
+              let data151 = data142['dvr-storage'];
               if (
                 !(
-                  typeof data142 == 'number' &&
-                  !(data142 % 1) &&
-                  !isNaN(data142) &&
-                  isFinite(data142)
+                  typeof data151 == 'number' &&
+                  !(data151 % 1) &&
+                  !isNaN(data151) &&
+                  isFinite(data151)
                 )
               ) {
-                const err225 = {
+                const err251 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
                   schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
                   keyword: 'type',
@@ -26334,18 +26945,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties['dvr-storage'].type,
                   parentSchema: schema82.properties['dvr-storage'],
-                  data: data142,
+                  data: data151,
                 };
                 if (vErrors === null) {
-                  vErrors = [err225];
+                  vErrors = [err251];
                 } else {
-                  vErrors.push(err225);
+                  vErrors.push(err251);
                 }
                 errors++;
               }
-              if (typeof data142 == 'number' && isFinite(data142)) {
-                if (data142 < 0 || isNaN(data142)) {
-                  const err226 = {
+              if (typeof data151 == 'number' && isFinite(data151)) {
+                if (data151 < 0 || isNaN(data151)) {
+                  const err252 = {
                     instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
                     schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
                     keyword: 'minimum',
@@ -26353,21 +26964,21 @@ function validate20(
                     message: 'must be >= 0',
                     schema: 0,
                     parentSchema: schema82.properties['dvr-storage'],
-                    data: data142,
+                    data: data151,
                   };
                   if (vErrors === null) {
-                    vErrors = [err226];
+                    vErrors = [err252];
                   } else {
-                    vErrors.push(err226);
+                    vErrors.push(err252);
                   }
                   errors++;
                 }
               }
             }
-            if (data133.note !== undefined) {
-              let data143 = data133.note;
-              if (typeof data143 !== 'string') {
-                const err227 = {
+            if (data142.note !== undefined) {
+              let data152 = data142.note;
+              if (typeof data152 !== 'string') {
+                const err253 = {
                   instancePath: instancePath + '/stream-adaptive/' + i7 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
@@ -26375,18 +26986,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties.note.type,
                   parentSchema: schema82.properties.note,
-                  data: data143,
+                  data: data152,
                 };
                 if (vErrors === null) {
-                  vErrors = [err227];
+                  vErrors = [err253];
                 } else {
-                  vErrors.push(err227);
+                  vErrors.push(err253);
                 }
                 errors++;
               }
             }
           } else {
-            const err228 = {
+            const err254 = {
               instancePath: instancePath + '/stream-adaptive/' + i7,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -26394,18 +27005,18 @@ function validate20(
               message: 'must be object',
               schema: schema82.type,
               parentSchema: schema82,
-              data: data133,
+              data: data142,
             };
             if (vErrors === null) {
-              vErrors = [err228];
+              vErrors = [err254];
             } else {
-              vErrors.push(err228);
+              vErrors.push(err254);
             }
             errors++;
           }
         }
       } else {
-        const err229 = {
+        const err255 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -26413,18 +27024,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data132,
+          data: data141,
         };
         if (vErrors === null) {
-          vErrors = [err229];
+          vErrors = [err255];
         } else {
-          vErrors.push(err229);
+          vErrors.push(err255);
         }
         errors++;
       }
     }
   } else {
-    const err230 = {
+    const err256 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -26435,9 +27046,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err230];
+      vErrors = [err256];
     } else {
-      vErrors.push(err230);
+      vErrors.push(err256);
     }
     errors++;
   }
@@ -26445,4 +27056,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '0b16e961b6e2ae178cb2edb6a743ecd0180531647ae415aab548605d130f2e1d';
+module.exports.schemaHash = '7d2dbc565a9efd090209f5c2cda016d75fad137067ec8f52fcb2998416662d49';

@@ -3,6 +3,7 @@
 
 import { type Driver, erased } from '../reconciler/driver.ts';
 import { DriverRegistry } from '../reconciler/driver-registry.ts';
+import { alerterDriver } from './alerter.ts';
 import { csDriver, csServerDriver, userDefaultDriver } from './billing.ts';
 import { clusterDriver } from './cluster.ts';
 import { epgDriver } from './epg.ts';
@@ -33,6 +34,7 @@ export function builtinDrivers(): Driver[] {
     erased(userDefaultDriver),
     erased(csDriver),
     erased(csServerDriver),
+    erased(alerterDriver),
     // more drivers: one line each
   ];
 }

@@ -29,6 +29,9 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
     'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
+  'user-default': {
+    role: 'no tool creates accounts yet: each user record states its own role',
+  },
 };
 
 const STREAM_PENDING = Object.entries(STREAM_HOT_EFFECTS)
@@ -87,7 +90,16 @@ export function notYetUsed(doc: ConfigDocument): NotYetUsed[] {
 
   for (const { kind } of SINGLETON_DEFS) {
     const obj = doc[kind];
-    if (!none.has(kind) || !isObject(obj)) continue;
+    if (!isObject(obj)) continue;
+    if (!none.has(kind)) {
+      const fields = FIELDS_NOT_YET_USED[kind] ?? {};
+      for (const member of Object.keys(obj)) {
+        const reason = fields[member];
+        if (reason)
+          out.push({ pointer: `/${kind}/${token(member)}`, setting: `${kind}.${member}`, reason });
+      }
+      continue;
+    }
     for (const member of Object.keys(obj)) {
       // A list of records inside a settings object (cs.server) is reported by its own kind.
       if (recordLists.has(`${kind}/${member}`)) continue;

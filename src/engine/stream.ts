@@ -489,6 +489,17 @@ export class StreamEngine {
     this.alerts.delayMs = this.settings.alertDelayMs;
   }
 
+  /** Every fault of the alert gate, raised or not (the alerter's view; cheaper than status()). */
+  alertList(): Alert[] {
+    return this.alerts.list();
+  }
+
+  /** A fault found outside the engine (the alerter's error-rate rules), put through the same
+   *  gate so that enable-alert and alert-delay apply to it; ignored while stopped. */
+  reportFault(key: string, present: boolean, message: string): void {
+    if (this.running_) this.alerts.set(key, present, message);
+  }
+
   /** (Re)arm the primary's fallback check at `checkIntervalMs` (at least once a second). */
   scheduleCheck(): void {
     this.check?.cancel();

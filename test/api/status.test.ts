@@ -21,6 +21,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
     'http-server': { realm: 'r', 'nonce-lifetime-sec': 60 },
     mosaic: { columns: 6 },
     cs: { server: [{ id: 1, name: 'billing' }] },
+    'user-default': { role: 'admin', 'max-sessions': 2 },
     stream: [
       {
         id: 1,
@@ -40,7 +41,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
   t.same(
     notYetUsed(doc).map((e) => [e.pointer, e.setting]),
     [
-      ['/cs/server/0', 'cs.server'],
+      ['/user-default/role', 'user-default.role'],
       ['/stream/0/stream-type', 'stream.stream-type'],
       ['/stream/0/input/1', 'input type dvb'],
     ],
@@ -69,6 +70,7 @@ t.test('the real server', async (t) => {
     config: {
       'http-server': { realm: 'studio' },
       mosaic: { columns: 6 },
+      alerter: { 'repeat-sec': 600 },
       'dvb-adapter': [{ id: 1, name: 'tuner', type: 3 }],
       'dvr-storage-list': {
         storage: [{ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }],
@@ -118,5 +120,11 @@ t.test('the real server', async (t) => {
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');
   t.notOk(named.includes('mosaic.columns'), 'the mosaic is built (docs/mosaic.md)');
+  t.notOk(named.includes('alerter.repeat-sec'), 'the alerter is built (docs/alerting.md)');
+  t.equal(
+    status.resources.find((r) => r.kind === 'alerter')?.state,
+    'running',
+    'the alerter has a driver',
+  );
   for (const e of status.notYetUsed) t.ok(e.reason.length > 0, `${e.setting}: ${e.reason}`);
 });

@@ -225,3 +225,24 @@ t.test('a single dead input: the passed deadline does not re-arm (no spin)', asy
   t.equal(e.status().switches.length, 0, 'one input: nowhere to go');
   await e.stop();
 });
+
+t.test('reportFault (the alerter) goes through the stream gate: alert-delay applies', async (t) => {
+  const { e, clock } = engine({ alertDelayMs: 3000 });
+  e.reportFault('tr101290-p1', true, 'p1 errors');
+  t.same(e.alertList(), [], 'ignored while stopped');
+  await e.start();
+  e.reportFault('tr101290-p1', true, 'p1 errors');
+  clock.advance(2000);
+  e.reportFault('tr101290-p1', true, 'p1 errors');
+  t.match(e.alertList(), [{ key: 'tr101290-p1', raised: false }], 'held by alert-delay');
+  clock.advance(1000);
+  e.reportFault('tr101290-p1', true, 'p1 errors');
+  t.ok(
+    e.alertList().some((a) => a.key === 'tr101290-p1' && a.raised),
+    'raised after the delay, listed with the engine alerts',
+  );
+  e.settings = { ...e.settings, enableAlert: false };
+  e.applyAlerts();
+  t.same(e.alertList(), [], 'enable-alert off hides it');
+  await e.stop();
+});

@@ -2,6 +2,7 @@
 // Each part appends one line; buildApp registers them in this order with `{ ctx }`.
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { alertRoutes } from './alerts.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
@@ -16,4 +17,5 @@ export const apiPlugins: ApiPlugin[] = [
   dvrRoutes,
   mosaicRoutes,
   sessionRoutes,
+  alertRoutes,
 ];

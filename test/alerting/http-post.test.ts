@@ -1,0 +1,60 @@
+// The webhook's real POST against local receivers: a 2xx delivers, another status fails, a
+// receiver that never answers fails after the timeout, a closed port fails at once.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { httpPost } from '../../src/alerting/http-post.ts';
+import { freePort } from '../helpers/server.ts';
+
+/** A loopback receiver answering with `status`, or never when `status` is 0. */
+async function receiver(t: Test, status: number) {
+  const got: { type?: string; agent?: string; body: string }[] = [];
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      got.push({ type: req.headers['content-type'], agent: req.headers['user-agent'], body });
+      if (status) res.writeHead(status).end('ignored');
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
+  return { got, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook` };
+}
+
+const never = new AbortController().signal;
+
+t.test('a 2xx answer delivers the JSON body', async (t) => {
+  const r = await receiver(t, 204);
+  await httpPost(r.url, '{"event":"raise"}', 2000, never);
+  t.same(r.got, [{ type: 'application/json', agent: 'sluice-alerter', body: '{"event":"raise"}' }]);
+});
+
+t.test('another status is a failure naming it', async (t) => {
+  const r = await receiver(t, 503);
+  await t.rejects(httpPost(r.url, '{}', 2000, never), /HTTP 503/);
+});
+
+t.test('a receiver that never answers fails after the timeout', async (t) => {
+  const r = await receiver(t, 0);
+  const started = Date.now();
+  await t.rejects(httpPost(r.url, '{}', 500, never));
+  const took = Date.now() - started;
+  t.ok(took >= 450 && took < 3000, `gave up after ${took} ms (timeout 500 ms)`);
+});
+
+t.test('a closed port fails at once; an abort stops a POST', async (t) => {
+  const port = await freePort();
+  await t.rejects(httpPost(`http://127.0.0.1:${port}/`, '{}', 2000, never));
+  const r = await receiver(t, 0);
+  const abort = new AbortController();
+  const p = httpPost(r.url, '{}', 10_000, abort.signal);
+  abort.abort();
+  await t.rejects(p);
+});

@@ -85,6 +85,7 @@ export class ViewerGate implements OttAccess {
   private inflight = new Map<string, Promise<Decision>>();
   private kicks = new Map<string, number>();
   private listeners = new Set<() => void>();
+  private endListeners = new Set<(stream: string, ip: string) => void>();
   private lastWarn = new Map<number, number>();
   private wasActive = false;
   readonly sessions: ViewerSessions;
@@ -120,6 +121,11 @@ export class ViewerGate implements OttAccess {
   onChange(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  onSessionEnd(fn: (stream: string, ip: string) => void): () => void {
+    this.endListeners.add(fn);
+    return () => this.endListeners.delete(fn);
   }
 
   configure(settings: GateSettings | undefined): void {
@@ -241,6 +247,7 @@ export class ViewerGate implements OttAccess {
   close(): void {
     this.sessions.closeAll('shutdown');
     this.listeners.clear();
+    this.endListeners.clear();
   }
 
   private decide(key: string, identity: string, values: TemplateValues): Promise<Decision> {
@@ -315,6 +322,7 @@ export class ViewerGate implements OttAccess {
 
   /** Start, interim and stop notifications to the server that authorised the session. */
   private readonly account = (s: ViewerSession, event: SessionEvent, reason?: CloseReason) => {
+    if (event === 'stop') for (const fn of [...this.endListeners]) fn(s.stream, s.ip);
     const bytes = this.sessions.bytesOf(s);
     const duration = Math.round((this.clock.monotonic() - s.openedMono) / 1000);
     this.log.info(

@@ -3,6 +3,7 @@
 // recorder to the packager while the stream's `dvr-storage` names a running storage.
 
 import type { Logger } from 'pino';
+import { OTT_ACCESS_SERVICE } from '../ott/access.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import type { Packager } from '../ott/packager.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
@@ -10,7 +11,7 @@ import type { OttService } from '../ott/types.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import type { Services } from '../util/services.ts';
 import { epgLookupFrom } from './epg.ts';
-import { ArchivePlayer } from './playback.ts';
+import { ArchivePlayer, archiveClientKey } from './playback.ts';
 import { StreamRecorder } from './recorder.ts';
 import { ArchiveSessions } from './sessions.ts';
 import { readStreamDvr } from './settings.ts';
@@ -42,6 +43,7 @@ export class ArchivedOttService implements OttService {
   private closed = false;
   /** Whether the stream was Running at the last sync (source start/stop markers). */
   private wasRunning?: boolean;
+  private offViewers?: () => void;
 
   constructor(
     readonly inner: OttService,
@@ -62,6 +64,11 @@ export class ArchivedOttService implements OttService {
       segmentCache: () => ottCachePolicy(o.services).segment,
     });
     this.timer = o.clock.setInterval(() => this.sync(), SYNC_MS);
+    // Behind viewer authorisation an archive session lives as long as its viewer session
+    // (spec 3's protection slot; docs/billing.md): the end of one ends the other.
+    this.offViewers = o.services.get(OTT_ACCESS_SERVICE)?.onSessionEnd((stream, ip) => {
+      if (stream === o.name) this.sessions.close(archiveClientKey(ip, stream));
+    });
     this.sync();
   }
 
@@ -118,6 +125,7 @@ export class ArchivedOttService implements OttService {
     if (this.closed) return;
     this.closed = true;
     this.timer.cancel();
+    this.offViewers?.();
     this.sessions.closeAll();
     const r = this.recorder;
     this.recorder = undefined;

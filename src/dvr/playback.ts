@@ -73,8 +73,13 @@ export interface PlaybackContext {
 
 type Query = Record<string, string | undefined>;
 
+/** An archive session's key: one per client address and stream (or group) name. */
+export function archiveClientKey(ip: string, name: string): string {
+  return `${ip}|${name}`;
+}
+
 function clientKey(req: OttRequest, name: string): string {
-  return `${req.ip}|${name}`;
+  return archiveClientKey(req.ip, name);
 }
 
 export class ArchivePlayer {

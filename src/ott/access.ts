@@ -12,6 +12,9 @@ export interface OttAccess {
   anonymous(ip: string): boolean;
   /** Runs when `active` may have changed; returns the function that stops it. */
   onChange(fn: () => void): () => void;
+  /** Runs when a viewer session of `stream` from `ip` closes (idle, ended by the operator, or
+   *  billing switched off): the archive releases that client's protection slot then. */
+  onSessionEnd(fn: (stream: string, ip: string) => void): () => void;
 }
 
 export const OTT_ACCESS_SERVICE = new ServiceKey<OttAccess>('ott-access');

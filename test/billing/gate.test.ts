@@ -383,6 +383,8 @@ t.test('switching off closes every session and tells the listeners', async (t) =
   const { gate } = gateWith();
   let changes = 0;
   gate.onChange(() => changes++);
+  const ended: string[] = [];
+  gate.onSessionEnd((stream, ip) => ended.push(`${stream} ${ip}`));
   gate.setServer(server(b));
   t.equal(changes, 1);
   await gate.admit(req('v'));
@@ -391,5 +393,6 @@ t.test('switching off closes every session and tells the listeners', async (t) =
   gate.deleteServer(1);
   t.equal(changes, 2);
   t.equal(gate.sessions.size, 0);
+  t.same(ended, ['news 10.1.1.1'], 'the session end is told (the archive releases its slot)');
   await b.waitFor((r) => r.query.get('event') === 'stop');
 });

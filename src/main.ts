@@ -86,6 +86,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   // Viewer authorisation (docs/billing.md): made before any stream, so every OTT service
   // follows it from its start; the `cs` drivers configure it.
   const gate = viewerGate(host);
+  // While it gates playback, the native engine answers only viewers it gave a pass.
+  gate.usePasses(delivery);
   const theLoop = new ReconcileLoop({
     registry: createDriverRegistry(),
     host,

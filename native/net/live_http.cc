@@ -1,6 +1,8 @@
 #include "net/live_http.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -147,6 +149,29 @@ Parse ParseRequest(const char* b, size_t n, Request& r) {
   return Parse::kOurs;
 }
 
+/** The passes table's key: query, address and stream, each ended by a newline (none of them
+ *  can hold one: the query is a request target's, the rest are ours). */
+void PassKey(std::string& k, const char* query, size_t ql, const char* ip, const char* stream,
+             size_t sl) {
+  k.assign(query, ql);
+  k.push_back('\n');
+  k.append(ip);
+  k.push_back('\n');
+  k.append(stream, sl);
+}
+
+/** The peer of `fd` as Node's `remoteAddress` writes it (IPv4, or IPv6 such as ::ffff:a.b.c.d). */
+void PeerAddress(int fd, char* out, size_t n) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  out[0] = 0;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return;
+  if (ss.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, out, n);
+  else if (ss.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, out, n);
+}
+
 }  // namespace
 
 LiveEntry::~LiveEntry() {
@@ -161,6 +186,11 @@ Napi::Function LiveHttp::Define(Napi::Env env) {
                          InstanceMethod("adopt", &LiveHttp::Adopt),
                          InstanceMethod("closeServer", &LiveHttp::CloseServer),
                          InstanceMethod("stats", &LiveHttp::Stats),
+                         InstanceMethod("setGated", &LiveHttp::SetGated),
+                         InstanceMethod("grant", &LiveHttp::Grant),
+                         InstanceMethod("revoke", &LiveHttp::Revoke),
+                         InstanceMethod("revokeAll", &LiveHttp::RevokeAll),
+                         InstanceMethod("takePassUse", &LiveHttp::TakePassUse),
                          InstanceMethod("close", &LiveHttp::Close),
                      });
 }
@@ -332,6 +362,76 @@ Napi::Value LiveHttp::Adopt(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, true);
 }
 
+// setGated(on): while on, only requests holding a live pass are answered (docs/billing.md).
+Napi::Value LiveHttp::SetGated(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsBoolean()) throw Napi::TypeError::New(env, "setGated(on)");
+  gated_ = info[0].As<Napi::Boolean>().Value();
+  return env.Undefined();
+}
+
+// grant(query, ip, stream, ttlMs): requests whose query is exactly `query`, from `ip`, for a
+// path under `/stream/`, may be answered natively for `ttlMs` from now (a renewal keeps the
+// use counted so far).
+Napi::Value LiveHttp::Grant(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsString() || !info[2].IsString() ||
+      !info[3].IsNumber())
+    throw Napi::TypeError::New(env, "grant(query, ip, stream, ttlMs)");
+  std::string q = info[0].As<Napi::String>().Utf8Value();
+  std::string ip = info[1].As<Napi::String>().Utf8Value();
+  std::string stream = info[2].As<Napi::String>().Utf8Value();
+  int64_t ttl = info[3].As<Napi::Number>().Int64Value();
+  std::string k;
+  PassKey(k, q.data(), q.size(), ip.c_str(), stream.data(), stream.size());
+  std::lock_guard<std::mutex> lk(passMu_);
+  Pass& p = passes_[k];
+  p.expiresMs = NowMs() + ttl;
+  if (!p.use) p.use = std::make_shared<PassUse>();
+  return env.Undefined();
+}
+
+Napi::Value LiveHttp::Revoke(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsString() || !info[2].IsString())
+    throw Napi::TypeError::New(env, "revoke(query, ip, stream)");
+  std::string q = info[0].As<Napi::String>().Utf8Value();
+  std::string ip = info[1].As<Napi::String>().Utf8Value();
+  std::string stream = info[2].As<Napi::String>().Utf8Value();
+  std::string k;
+  PassKey(k, q.data(), q.size(), ip.c_str(), stream.data(), stream.size());
+  std::lock_guard<std::mutex> lk(passMu_);
+  return Napi::Boolean::New(env, passes_.erase(k) > 0);
+}
+
+Napi::Value LiveHttp::RevokeAll(const Napi::CallbackInfo& info) {
+  std::lock_guard<std::mutex> lk(passMu_);
+  passes_.clear();
+  return info.Env().Undefined();
+}
+
+// takePassUse(): [key, requests, bytes, …] of every pass used since the last call (counters
+// reset); expired passes are dropped here after their last use is reported.
+Napi::Value LiveHttp::TakePassUse(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env);
+  uint32_t n = 0;
+  int64_t now = NowMs();
+  std::lock_guard<std::mutex> lk(passMu_);
+  for (auto it = passes_.begin(); it != passes_.end();) {
+    uint64_t r = it->second.use->requests.exchange(0);
+    uint64_t b = it->second.use->bytes.exchange(0);
+    if (r > 0 || b > 0) {
+      out.Set(n++, Napi::String::New(env, it->first));
+      out.Set(n++, Napi::Number::New(env, static_cast<double>(r)));
+      out.Set(n++, Napi::Number::New(env, static_cast<double>(b)));
+    }
+    if (it->second.expiresMs <= now) it = passes_.erase(it);
+    else ++it;
+  }
+  return out;
+}
+
 Napi::Value LiveHttp::CloseServer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "closeServer(id)");
@@ -496,6 +596,7 @@ void LiveHttp::TakeCommands() {
       close(a.first);
       continue;
     }
+    PeerAddress(a.first, c->ip, sizeof c->ip);
     LiveConn& ref = *c;
     conns_[a.first] = std::move(c);
     connections_++;
@@ -539,11 +640,27 @@ bool LiveHttp::Serve(LiveConn& c) {
       HandBack(c);
       return false;
     }
-    std::shared_ptr<LiveEntry> e = Find(r.target, r.targetLength);
+    // The path is the table's key; a query is answered only as a viewer pass while gated.
+    const char* q = static_cast<const char*>(memchr(r.target, '?', r.targetLength));
+    size_t pathLength = q ? static_cast<size_t>(q - r.target) : r.targetLength;
+    std::shared_ptr<PassUse> use;
+    if (q || gated_.load(std::memory_order_relaxed)) {
+      // `/stream/…`: the stream is the first path segment.
+      const char* slash = static_cast<const char*>(memchr(r.target + 1, '/', pathLength - 1));
+      if (!q || !slash || !gated_.load(std::memory_order_relaxed) ||
+          !(use = FindPass(q + 1, r.targetLength - pathLength - 1, c.ip, r.target + 1,
+                           static_cast<size_t>(slash - r.target - 1)))) {
+        HandBack(c);
+        return false;
+      }
+    }
+    std::shared_ptr<LiveEntry> e = Find(r.target, pathLength);
     if (!e) {
       HandBack(c);
       return false;
     }
+    if (use) use->requests++;
+    c.use = std::move(use);
     // Consume exactly the request (it was peeked whole, so it is all there).
     ssize_t got = recv(c.fd, buf, r.length, MSG_DONTWAIT);
     if (got != static_cast<ssize_t>(r.length)) {
@@ -583,6 +700,7 @@ bool LiveHttp::Write(LiveConn& c) {
       return false;
     }
     bytes_ += static_cast<uint64_t>(w);
+    if (c.use) c.use->bytes += static_cast<uint64_t>(w);
     size_t left = static_cast<size_t>(w);
     while (c.first < 3 && left >= c.vec[c.first].iov_len) {
       left -= c.vec[c.first].iov_len;
@@ -595,6 +713,7 @@ bool LiveHttp::Write(LiveConn& c) {
       continue;
     }
     c.entry.reset();
+    c.use.reset();
     c.served = true;
     c.deadlineMs = NowMs() + keepAliveMs_;
     served_++;
@@ -677,6 +796,16 @@ std::shared_ptr<LiveEntry> LiveHttp::Find(const char* key, size_t length) {
   std::lock_guard<std::mutex> lk(tableMu_);
   auto it = table_.find(k);
   return it == table_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<PassUse> LiveHttp::FindPass(const char* query, size_t ql, const char* ip,
+                                             const char* stream, size_t sl) {
+  static thread_local std::string k;
+  PassKey(k, query, ql, ip, stream, sl);
+  std::lock_guard<std::mutex> lk(passMu_);
+  auto it = passes_.find(k);
+  if (it == passes_.end() || it->second.expiresMs <= NowMs()) return nullptr;
+  return it->second.use;
 }
 
 const char* LiveHttp::DateHeader() {

@@ -35,11 +35,27 @@ struct LiveEntry {
   ~LiveEntry();
 };
 
+/** What one viewer pass has been used for (native responses and their bytes). Written by the
+ *  epoll thread, read and reset by the JS thread. */
+struct PassUse {
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> bytes{0};
+};
+
+/** A viewer's leave to be served natively while billing gates playback: its credentials query,
+ *  client address and stream name (the key), until `expiresMs` (steady clock). */
+struct Pass {
+  int64_t expiresMs = 0;
+  std::shared_ptr<PassUse> use;
+};
+
 /** A connection the thread serves. Touched by the thread only (after adoption). */
 struct LiveConn {
   int fd = -1;
   uint32_t server = 0;
+  char ip[48] = {0};                 // the peer's address as Node writes it (remoteAddress)
   std::shared_ptr<LiveEntry> entry;  // the response being written, if any
+  std::shared_ptr<PassUse> use;      // the pass the response in flight is counted on
   char tail[112];                    // Date, Connection and Keep-Alive headers, final CRLF
   struct iovec vec[3];
   int first = 0;  // first iovec with bytes left
@@ -76,6 +92,11 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   Napi::Value Adopt(const Napi::CallbackInfo& info);
   Napi::Value CloseServer(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value SetGated(const Napi::CallbackInfo& info);
+  Napi::Value Grant(const Napi::CallbackInfo& info);
+  Napi::Value Revoke(const Napi::CallbackInfo& info);
+  Napi::Value RevokeAll(const Napi::CallbackInfo& info);
+  Napi::Value TakePassUse(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
 
   /** Starts the thread (and makes its epoll set); an error message, empty on success. */
@@ -100,6 +121,9 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   const char* DateHeader();
 
   std::shared_ptr<LiveEntry> Find(const char* key, size_t length);
+  /** The use counter of a live pass for `query` from `ip` on `stream`; null when none. */
+  std::shared_ptr<PassUse> FindPass(const char* query, size_t ql, const char* ip,
+                                    const char* stream, size_t sl);
 
   Tsfn tsfn_;
   napi_env env_ = nullptr;
@@ -113,6 +137,12 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
 
   std::mutex tableMu_;
   std::unordered_map<std::string, std::shared_ptr<LiveEntry>> table_;
+
+  // Viewer authorisation (docs/billing.md): while gated, a request is answered only with a
+  // live pass for its query, address and stream; everything else goes to JavaScript.
+  std::atomic<bool> gated_{false};
+  std::mutex passMu_;
+  std::unordered_map<std::string, Pass> passes_;
 
   // Commands from the JS thread to the epoll thread.
   std::mutex cmdMu_;

@@ -4,7 +4,7 @@
 // It is the OttAccess of the OTT layer: the native engine and fast path stand aside while it
 // is active. Design and knobs: docs/billing.md.
 import type { Logger } from 'pino';
-import type { OttAccess } from '../ott/access.ts';
+import type { OttAccess, ViewerPasses } from '../ott/access.ts';
 import type { Clock } from '../util/clock.ts';
 import { ServiceKey } from '../util/services.ts';
 import { askServer, type BillingServer, serversFor } from './server.ts';
@@ -47,10 +47,8 @@ interface Decision {
   allowed: boolean;
   reason?: string;
   server?: BillingServer;
-}
-
-interface Cached extends Decision {
-  untilMono: number;
+  /** Until when (monotonic ms) it is cached; absent when it is not. */
+  untilMono?: number;
 }
 
 /** Addresses that may play without credentials when `loopback-anonymous` is on (the same
@@ -79,7 +77,7 @@ export class ViewerGate implements OttAccess {
   private servers = new Map<number, BillingServer>();
   private settings: GateSettings | undefined;
   maxSessions = 0;
-  private cache = new Map<string, Cached>();
+  private cache = new Map<string, Decision>();
   /** The last verdict per key, for `when-unavailable: keep`. */
   private last = new Map<string, Decision>();
   private inflight = new Map<string, Promise<Decision>>();
@@ -88,6 +86,11 @@ export class ViewerGate implements OttAccess {
   private endListeners = new Set<(stream: string, ip: string) => void>();
   private lastWarn = new Map<number, number>();
   private wasActive = false;
+  /** The native engine's passes (absent: every request is judged here). */
+  private passes: ViewerPasses | undefined;
+  /** Pass key (`query\nip\nstream`) → the session it counts for, and back. */
+  private sessionOfPass = new Map<string, string>();
+  private passesOfSession = new Map<string, Set<string>>();
   readonly sessions: ViewerSessions;
   readonly stats: GateStats = {
     asked: 0,
@@ -108,7 +111,15 @@ export class ViewerGate implements OttAccess {
       clock,
       () => ({ idleMs: this.settings?.idleMs ?? 0, interimMs: this.settings?.interimMs ?? 0 }),
       this.account,
+      this.foldPassUse,
     );
+  }
+
+  /** Hand out passes to `passes` from now on (main.ts: the native live engine). */
+  usePasses(passes: ViewerPasses | undefined): void {
+    this.passes?.revokeAll();
+    this.passes = passes;
+    passes?.setGated(this.active);
   }
 
   /** Playback needs a verdict: some server is enabled and the `cs` settings are applied. */
@@ -146,7 +157,12 @@ export class ViewerGate implements OttAccess {
   /** Verdicts given before a change of servers or settings are not reused. */
   private changed(): void {
     this.cache.clear();
+    // Passes follow verdicts: none outlives a change of servers or settings.
+    this.passes?.revokeAll();
+    this.sessionOfPass.clear();
+    this.passesOfSession.clear();
     const active = this.active;
+    this.passes?.setGated(active);
     if (active === this.wasActive) return;
     this.wasActive = active;
     if (!active) this.sessions.closeAll('shutdown');
@@ -228,7 +244,49 @@ export class ViewerGate implements OttAccess {
       q.set('login', login);
       q.set('password', password);
     }
-    return { ok: true, query: q.toString(), session };
+    const query = q.toString();
+    // The URIs this viewer is given carry `query`: the native engine may answer those for as
+    // long as the verdict is cached.
+    if (this.passes && decision.untilMono !== undefined) {
+      const ttl = decision.untilMono - this.clock.monotonic();
+      if (ttl > 0) this.grant(query, r.ip, r.stream, ttl, session.id);
+    }
+    return { ok: true, query, session };
+  }
+
+  private grant(query: string, ip: string, stream: string, ttl: number, sessionId: string): void {
+    this.passes!.grant(query, ip, stream, ttl);
+    const key = `${query}\n${ip}\n${stream}`;
+    this.sessionOfPass.set(key, sessionId);
+    const keys = this.passesOfSession.get(sessionId) ?? new Set<string>();
+    this.passesOfSession.set(sessionId, keys);
+    keys.add(key);
+  }
+
+  /** Native responses count as the session's requests and bytes. */
+  private readonly foldPassUse = (): void => {
+    if (!this.passes) return;
+    const now = this.clock.monotonic();
+    for (const u of this.passes.takePassUse()) {
+      const id = this.sessionOfPass.get(`${u.query}\n${u.ip}\n${u.stream}`);
+      const s = id === undefined ? undefined : this.sessions.get(id);
+      if (!s) continue;
+      s.requests += u.requests;
+      s.doneBytes += u.bytes;
+      s.lastMono = now;
+    }
+  };
+
+  /** A closed session's passes go with it. */
+  private revokePasses(s: ViewerSession): void {
+    const keys = this.passesOfSession.get(s.id);
+    if (!keys) return;
+    this.passesOfSession.delete(s.id);
+    for (const key of keys) {
+      this.sessionOfPass.delete(key);
+      const [query = '', ip = '', stream = ''] = key.split('\n');
+      this.passes?.revoke(query, ip, stream);
+    }
   }
 
   /** End a session now; its viewer is refused on that stream for `kick-sec`. */
@@ -253,7 +311,7 @@ export class ViewerGate implements OttAccess {
   private decide(key: string, identity: string, values: TemplateValues): Promise<Decision> {
     const now = this.clock.monotonic();
     const hit = this.cache.get(key);
-    if (hit && hit.untilMono > now) {
+    if (hit?.untilMono !== undefined && hit.untilMono > now) {
       this.stats.cacheHits++;
       return Promise.resolve(hit);
     }
@@ -304,12 +362,12 @@ export class ViewerGate implements OttAccess {
     if (d.allowed) this.stats.allowed++;
     else this.stats.denied++;
     const ttl = d.allowed ? st.verdictCacheMs : st.denialCacheMs;
-    if (ttl > 0) {
-      this.cache.delete(key);
-      this.cache.set(key, { ...d, untilMono: this.clock.monotonic() + ttl });
-      if (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-    }
-    return d;
+    if (ttl <= 0) return d;
+    const cached: Decision = { ...d, untilMono: this.clock.monotonic() + ttl };
+    this.cache.delete(key);
+    this.cache.set(key, cached);
+    if (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+    return cached;
   }
 
   private warn(server: BillingServer, why: string): void {
@@ -322,7 +380,12 @@ export class ViewerGate implements OttAccess {
 
   /** Start, interim and stop notifications to the server that authorised the session. */
   private readonly account = (s: ViewerSession, event: SessionEvent, reason?: CloseReason) => {
-    if (event === 'stop') for (const fn of [...this.endListeners]) fn(s.stream, s.ip);
+    if (event === 'stop') {
+      // What the engine served since the last sweep, then no more.
+      this.foldPassUse();
+      this.revokePasses(s);
+      for (const fn of [...this.endListeners]) fn(s.stream, s.ip);
+    }
     const bytes = this.sessions.bytesOf(s);
     const duration = Math.round((this.clock.monotonic() - s.openedMono) / 1000);
     this.log.info(

@@ -70,6 +70,8 @@ export class ViewerSessions {
     private readonly clock: Clock,
     private readonly times: () => SessionTimes,
     private readonly notify: (s: ViewerSession, event: SessionEvent, reason?: CloseReason) => void,
+    /** Runs first in every sweep: activity seen elsewhere (the native engine) is folded in. */
+    private readonly beforeSweep: () => void = () => {},
   ) {}
 
   get size(): number {
@@ -175,6 +177,7 @@ export class ViewerSessions {
   }
 
   private readonly sweep = (): void => {
+    this.beforeSweep();
     const now = this.clock.monotonic();
     const { idleMs, interimMs } = this.times();
     for (const s of [...this.byId.values()]) {

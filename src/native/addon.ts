@@ -229,6 +229,12 @@ export interface NativeLiveHttp {
   adopt(fd: number, server: number): boolean;
   closeServer(server: number): void;
   stats(): RawLiveHttpStats;
+  setGated(on: boolean): void;
+  grant(query: string, ip: string, stream: string, ttlMs: number): void;
+  revoke(query: string, ip: string, stream: string): boolean;
+  revokeAll(): void;
+  /** [key, requests, bytes, …]; key is `query\nip\nstream`. */
+  takePassUse(): (string | number)[];
   /** Stops the thread and drops everything; returns the release ids still due. */
   close(): number[];
 }

@@ -9,6 +9,15 @@ import { Socket } from 'node:net';
 import { addon, type NativeLiveHttp, type RawLiveHttpStats } from './addon.ts';
 import { argError } from './errors.ts';
 
+/** A viewer pass's use (the shape of src/ott/access.ts's PassUse). */
+export interface PassUse {
+  query: string;
+  ip: string;
+  stream: string;
+  requests: number;
+  bytes: number;
+}
+
 export type LiveDeliveryStats = RawLiveHttpStats;
 
 export interface LiveDeliveryOptions {
@@ -104,6 +113,39 @@ export class LiveDelivery {
       for (const l of listeners) server.on('connection', l);
       if (!this.closed) this.native.closeServer(id);
     };
+  }
+
+  /** While on, only requests holding a live viewer pass are answered (docs/billing.md). */
+  setGated(on: boolean): void {
+    if (!this.closed) this.native.setGated(on);
+  }
+
+  /** Requests with exactly `query`, from `ip`, under `/stream/` may be answered for `ttlMs`. */
+  grant(query: string, ip: string, stream: string, ttlMs: number): void {
+    if (this.closed) return;
+    if (!query || query.includes('\n') || ip.includes('\n') || stream.includes('\n'))
+      throw argError('grant: query, ip and stream must be non-empty single lines');
+    if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw argError('grant: ttlMs must be positive');
+    this.native.grant(query, ip, stream, Math.ceil(ttlMs));
+  }
+
+  revoke(query: string, ip: string, stream: string): void {
+    if (!this.closed) this.native.revoke(query, ip, stream);
+  }
+
+  revokeAll(): void {
+    if (!this.closed) this.native.revokeAll();
+  }
+
+  takePassUse(): PassUse[] {
+    if (this.closed) return [];
+    const raw = this.native.takePassUse();
+    const out: PassUse[] = [];
+    for (let i = 0; i + 2 < raw.length; i += 3) {
+      const [query = '', ip = '', stream = ''] = String(raw[i]).split('\n');
+      out.push({ query, ip, stream, requests: Number(raw[i + 1]), bytes: Number(raw[i + 2]) });
+    }
+    return out;
   }
 
   stats(): LiveDeliveryStats {

@@ -17,6 +17,29 @@ export interface OttAccess {
   onSessionEnd(fn: (stream: string, ip: string) => void): () => void;
 }
 
+/** A pass's use since it was last read: native responses and their bytes. */
+export interface PassUse {
+  query: string;
+  ip: string;
+  stream: string;
+  requests: number;
+  bytes: number;
+}
+
+/**
+ * Where the gate hands out viewer passes (the native live engine, src/native/live-http.ts):
+ * while gated, a request is answered there only when its query, client address and stream
+ * hold a live pass; everything else goes to the app and the gate.
+ */
+export interface ViewerPasses {
+  setGated(on: boolean): void;
+  grant(query: string, ip: string, stream: string, ttlMs: number): void;
+  revoke(query: string, ip: string, stream: string): void;
+  revokeAll(): void;
+  /** What each pass was used for since the last call. */
+  takePassUse(): PassUse[];
+}
+
 export const OTT_ACCESS_SERVICE = new ServiceKey<OttAccess>('ott-access');
 
 /** Query text (`token=…`) each request's documents append to their URIs, set by the gate. */

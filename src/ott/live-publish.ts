@@ -6,7 +6,6 @@
 
 import type { LiveDelivery } from '../native/live-http.ts';
 import { ServiceKey, type Services } from '../util/services.ts';
-import { OTT_ACCESS_SERVICE } from './access.ts';
 import { ottCachePolicy } from './cache-policy.ts';
 import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
 import { ottRegistry } from './registry.ts';
@@ -35,8 +34,6 @@ export class LivePublisher {
   private published = new Map<string, Entry>();
   private watched = new Map<SegmentStore, () => void>();
   private closed = false;
-  /** Stops following the viewer gate. */
-  private offAccess?: () => void;
 
   constructor(
     private readonly delivery: LiveDelivery,
@@ -44,8 +41,6 @@ export class LivePublisher {
     private readonly svc: StreamOttService,
     private readonly services: Services,
   ) {
-    // Billing switched on or off: publish or withdraw everything at once.
-    this.offAccess = services.get(OTT_ACCESS_SERVICE)?.onChange(this.sync);
     this.sync();
   }
 
@@ -103,7 +98,6 @@ export class LivePublisher {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.offAccess?.();
     for (const off of this.watched.values()) off();
     this.watched.clear();
     for (const key of this.published.keys()) this.delivery.unpublish(key);
@@ -111,10 +105,9 @@ export class LivePublisher {
   }
 
   /** As the fast path checks per request: the name routes to a stream and this is its service.
-   *  Nothing is published while viewers need a verdict: the engine cannot ask for one. */
+   *  (While viewers need a verdict the engine answers only requests holding a viewer pass.) */
   private served(): boolean {
     if (!PLAIN_NAME.test(this.name)) return false;
-    if (this.services.get(OTT_ACCESS_SERVICE)?.active) return false;
     const router = this.services.get(OTT_ROUTER_SERVICE);
     return !!router?.lookup(this.name) && ottRegistry(this.services).find(this.name) === this.svc;
   }

@@ -396,3 +396,53 @@ t.test('switching off closes every session and tells the listeners', async (t) =
   t.same(ended, ['news 10.1.1.1'], 'the session end is told (the archive releases its slot)');
   await b.waitFor((r) => r.query.get('event') === 'stop');
 });
+
+t.test('viewer passes for the native engine follow verdicts and sessions', async (t) => {
+  const b = await startBilling();
+  t.teardown(b.close);
+  const { gate, clock } = gateWith({ verdictCacheMs: 60_000, idleMs: 30_000 });
+  const log: string[] = [];
+  let use: { query: string; ip: string; stream: string; requests: number; bytes: number }[] = [];
+  gate.usePasses({
+    setGated: (on) => log.push(`gated ${on}`),
+    grant: (q, ip, stream, ttl) => log.push(`grant ${q} ${ip} ${stream} ${ttl}`),
+    revoke: (q, ip, stream) => log.push(`revoke ${q} ${ip} ${stream}`),
+    revokeAll: () => log.push('revokeAll'),
+    takePassUse: () => {
+      const u = use;
+      use = [];
+      return u;
+    },
+  });
+  t.same(log.splice(0), ['gated false']);
+  gate.setServer(server(b));
+  t.same(log.splice(0), ['revokeAll', 'gated true'], 'switching on gates the engine');
+  const a = await gate.admit(req('v'));
+  if (!a.ok || !a.session) throw new Error('not admitted');
+  t.same(log.splice(0), ['grant token=v 10.1.1.1 news 60000'], 'a pass for the cached verdict');
+  clock.advance(20_000);
+  await gate.admit(req('v'));
+  t.same(log.splice(0), ['grant token=v 10.1.1.1 news 40000'], 'renewed up to the same end');
+  // The engine answered two requests: they keep the session alive and count.
+  for (let i = 0; i < 9; i++) {
+    use = [{ query: 'token=v', ip: '10.1.1.1', stream: 'news', requests: 2, bytes: 1000 }];
+    clock.advance(1000);
+  }
+  t.equal(gate.sessions.size, 1, 'native requests keep the session open');
+  t.equal(a.session.requests, 2 + 18);
+  t.equal(gate.sessions.bytesOf(a.session), 9000);
+  t.ok(gate.kick(a.session.id));
+  t.same(log.splice(0), ['revoke token=v 10.1.1.1 news'], 'a kicked session loses its pass');
+  await gate.admit(req('w'));
+  log.splice(0);
+  for (let i = 0; i < 31; i++) clock.advance(1000);
+  t.equal(gate.sessions.size, 0);
+  t.same(log.splice(0), ['revoke token=w 10.1.1.1 news'], 'an idle session loses its pass');
+  gate.setServer(server(b, { name: 'changed' }));
+  t.same(log.splice(0), ['revokeAll', 'gated true'], 'any change revokes every pass');
+  gate.configure({ ...SETTINGS, verdictCacheMs: 1000, denialCacheMs: 0 });
+  log.splice(0);
+  gate.deleteServer(1);
+  t.same(log.splice(0), ['revokeAll', 'gated false']);
+  gate.close();
+});

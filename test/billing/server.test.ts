@@ -2,8 +2,8 @@
 // viewer with a good token plays HLS (ffprobe follows the playlist's URIs, which carry the
 // token), DASH and HTTP-TS; a bad token or none is refused on the playlist and on a segment
 // URL fetched directly, on a fresh connection and on one the native engine would hold; the
-// session is listed, counted in /metrics and ended by DELETE; switching billing off gives the
-// segments back to the native engine.
+// session is listed, counted in /metrics and ended by DELETE; the native engine answers only
+// the viewers the gate gave a pass; switching billing off opens it to everyone again.
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -115,10 +115,51 @@ t.test('authorised and refused viewers on every delivery path', async (t) => {
       t.equal(r.status, 401, `${p} without a token from ${REMOTE}: 401`);
       t.match(r.body.toString(), /token/);
     }
-    const d = await deliveryStatus(srv.url);
-    t.equal(d?.entries, 0, 'nothing is published to the native engine while billing is on');
     // 127.0.0.1 stays anonymous (cs.loopback-anonymous).
     t.equal((await fetch(url(bare))).status, 200, 'loopback without a token plays');
+  });
+
+  t.test('the native engine answers a viewer it gave a pass, and no one else', async (t) => {
+    // The first request is judged by the app, which gives the engine a pass for this
+    // query, address and stream; a fresh connection is the engine's from its first request.
+    const first = await RawClient.open(srv.port, REMOTE);
+    t.teardown(() => first.close());
+    first.send(get('/live/index.m3u8?token=good'));
+    t.equal((await first.next()).status, 200);
+    t.ok((await deliveryStatus(srv.url))!.entries > 0, 'published while billing is on');
+    const seen = await waitFor('the engine answering the viewer', async () => {
+      const was = (await deliveryStatus(srv.url))!.served;
+      const c = await RawClient.open(srv.port, REMOTE);
+      t.teardown(() => c.close());
+      c.send(get(`/live/${bare}?token=good`));
+      const r = await c.next();
+      if (r.status !== 200) throw new Error(`status ${r.status}`);
+      return (await deliveryStatus(srv.url))!.served > was ? c : undefined;
+    });
+    for (const p of ['index.m3u8?token=good', `${bare}?token=good`]) {
+      const was = (await deliveryStatus(srv.url))!.served;
+      seen.send(get(`/live/${p}`));
+      t.equal((await seen.next()).status, 200, `${p}: 200`);
+      t.equal((await deliveryStatus(srv.url))!.served, was + 1, `${p}: answered natively`);
+    }
+    // The same connection with another token: handed to Node, which refuses.
+    const backs = (await deliveryStatus(srv.url))!.handedBack;
+    seen.send(get(`/live/${bare}?token=bad`));
+    t.equal((await seen.next()).status, 403, "another token on the engine's connection: 403");
+    t.ok((await deliveryStatus(srv.url))!.handedBack > backs, 'the engine gave it back');
+    const fresh = await RawClient.open(srv.port, REMOTE);
+    t.teardown(() => fresh.close());
+    fresh.send(get(`/live/${bare}`));
+    t.equal((await fresh.next()).status, 401, 'no token on a fresh connection: 401');
+    // The engine's answers count in the session (folded in each second).
+    const mine = await waitFor('native requests in the session', async () => {
+      const list = (await (await fetch(`${srv.url}/data/sessions?stream=live`)).json()) as {
+        sessions: { ip: string; requests: number; bytes: number }[];
+      };
+      const s = list.sessions.find((x) => x.ip === REMOTE);
+      return s && s.requests >= 4 ? s : undefined;
+    });
+    t.ok(mine.bytes > 0, `${mine.requests} requests, ${mine.bytes} bytes`);
   });
 
   t.test('sessions: listed, counted, accounted, ended by DELETE', async (t) => {
@@ -164,14 +205,19 @@ t.test('authorised and refused viewers on every delivery path', async (t) => {
       srv.configPath!,
       JSON.stringify({ ...current, cs: undefined, stream: doc.stream }),
     );
-    await waitFor(
-      'segments published again',
-      async () => ((await deliveryStatus(srv.url))?.entries ?? 0) > 0 || undefined,
+    const c = await waitFor(
+      'playback without a token',
+      async () => {
+        const c = await RawClient.open(srv.port, REMOTE);
+        t.teardown(() => c.close());
+        c.send(get('/live/index.m3u8'));
+        return (await c.next()).status === 200 ? c : undefined;
+      },
       20_000,
     );
-    const c = await RawClient.open(srv.port, REMOTE);
-    t.teardown(() => c.close());
-    c.send(get('/live/index.m3u8'));
+    const was = (await deliveryStatus(srv.url))!.served;
+    c.send(get(`/live/${bare}`));
     t.equal((await c.next()).status, 200, 'no token needed');
+    t.equal((await deliveryStatus(srv.url))!.served, was + 1, 'the engine answers it');
   });
 });

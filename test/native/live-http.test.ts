@@ -371,3 +371,54 @@ t.test('entries replaced while responses are in flight: every body arrives whole
   s.delivery.close();
   t.equal(released, version, `every version released (${before} before close)`);
 });
+
+t.test('gated: only requests holding a live viewer pass are answered natively', async (t) => {
+  const s = await setup(t);
+  const body = Buffer.from('segment bytes');
+  s.delivery.publish('/a/seg.ts', head(body.length), body);
+  s.delivery.setGated(true);
+  s.delivery.grant('token=ok', '127.0.0.1', 'a', 60_000);
+  s.delivery.grant('token=short', '127.0.0.1', 'a', 1);
+  s.delivery.grant('token=elsewhere', '127.0.0.9', 'a', 60_000);
+  const cases: [string, boolean][] = [
+    ['/a/seg.ts?token=ok', true],
+    ['/a/seg.ts', false], // no query while gated
+    ['/a/seg.ts?token=bad', false],
+    ['/a/seg.ts?token=ok&x=1', false], // not exactly the granted query
+    ['/b/seg.ts?token=ok', false], // another stream
+    ['/a/seg.ts?token=elsewhere', false], // granted to another address
+    ['/a/seg.ts?token=short', false], // expired
+    ['/a/nope.ts?token=ok', false], // not published
+  ];
+  await new Promise((r) => setTimeout(r, 5)); // fixed wait: lets the 1 ms pass expire
+  for (const [path, native] of cases) {
+    const c = await s.client();
+    const seen = s.seen.length;
+    c.send(get(path));
+    const r = await c.next();
+    t.equal(r.status, 200, path);
+    t.equal(s.seen.length === seen, native, `${path}: ${native ? 'native' : 'Node'}`);
+    if (native) t.ok(r.body.equals(body));
+  }
+  const use = s.delivery.takePassUse();
+  t.same(
+    use.map((u) => [u.query, u.ip, u.stream, u.requests]),
+    [['token=ok', '127.0.0.1', 'a', 1]],
+  );
+  t.ok(use[0]!.bytes > body.length, `${use[0]!.bytes} bytes counted (head and body)`);
+  t.same(s.delivery.takePassUse(), [], 'counters reset once read');
+  s.delivery.revoke('token=ok', '127.0.0.1', 'a');
+  const c = await s.client();
+  const before = s.seen.length;
+  c.send(get('/a/seg.ts?token=ok'));
+  await c.next();
+  t.equal(s.seen.length, before + 1, 'a revoked pass goes to Node');
+  s.delivery.setGated(false);
+  const d = await s.client();
+  const was = s.seen.length;
+  d.send(get('/a/seg.ts'));
+  t.ok((await d.next()).body.equals(body));
+  t.equal(s.seen.length, was, 'ungated: a plain request is native again');
+  t.throws(() => s.delivery.grant('', '127.0.0.1', 'a', 1000), /non-empty/);
+  t.throws(() => s.delivery.grant('q', '127.0.0.1', 'a', 0), /positive/);
+});

@@ -103,6 +103,7 @@ t.test('authorised and refused viewers on every delivery path', async (t) => {
     ]) {
       const res = await fetch(url(p));
       t.equal(res.status, 403, `${p}: 403`);
+      t.equal(res.headers.get('access-control-allow-origin'), '*', `${p}: readable cross-origin`);
       t.same(await res.json(), { status: 403, message: 'Refused by billing: no subscription' });
     }
     // Without credentials, from an address that is not loopback-anonymous: not the fast path,

@@ -68,7 +68,9 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
           res: reply.raw,
         })
         .then((a) => {
-          if (!a.ok) return sendError(reply, a.status, a.message);
+          // Readable by a player page on another origin, as every OTT answer is.
+          if (!a.ok)
+            return sendError(reply.header('Access-Control-Allow-Origin', '*'), a.status, a.message);
           setViewerQuery(req.raw, a.query);
           return handler(req, reply, req.params['*']);
         });

@@ -9,11 +9,12 @@
 // byte (live segments differ in size by a few %). Sides alternate in order each round.
 // Run: npx tsx bench/billing.ts [wrk seconds, default 5] [rounds, default 5]
 // Figures: bench/RESULTS.md, "Billing".
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { startBilling } from '../test/helpers/billing.ts';
 import { freePort, startServer, type Teardown, waitFor } from '../test/helpers/server.ts';
 import { wrk } from './http-peers.ts';
+import { feedUdp, makeFeedFile } from './lib/feed.ts';
 import { procCpu } from './lib/proc.ts';
 
 const WRK_S = Number(process.argv[2] ?? 5);
@@ -28,30 +29,6 @@ const TOKEN = 'bench-viewer';
 const GOAL_PLAYLIST = 0.8;
 const GOAL_SEGMENT = 0.9;
 
-function makeFile(file: string): void {
-  execFileSync('ffmpeg', [
-    ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=25:duration=16'],
-    ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=16'],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
-    ...['-b:v', `${KBPS}k`, '-minrate', `${KBPS}k`, '-maxrate', `${KBPS}k`],
-    ...['-bufsize', `${KBPS}k`, '-x264-params', 'nal-hrd=cbr:force-cfr=1'],
-    ...['-g', '50', '-keyint_min', '50', '-sc_threshold', '0'],
-    ...['-c:a', 'aac', '-b:a', '96k', '-f', 'mpegts', file],
-  ]);
-}
-
-function feed(file: string, port: number): ChildProcess {
-  return spawn(
-    'ffmpeg',
-    [
-      ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', file],
-      ...['-map', '0', '-c', 'copy', '-f', 'mpegts', `udp://127.0.0.1:${port}?pkt_size=1316`],
-    ],
-    { stdio: 'ignore' },
-  );
-}
-
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
 
 async function main(): Promise<void> {
@@ -62,7 +39,7 @@ async function main(): Promise<void> {
     const file = `/tmp/sluice-bench-billing-${process.pid}.ts`;
     cleanups.push(() => rmSync(file, { force: true }));
     console.log('generating the feed …');
-    makeFile(file);
+    makeFeedFile(file, KBPS, '1280x720');
     const billing = await startBilling(() => ({ status: 200 }));
     cleanups.push(() => billing.close());
     const stream = (port: number) => ({
@@ -89,7 +66,7 @@ async function main(): Promise<void> {
       },
     });
     cleanups.push(() => gated.stop());
-    procs.push(feed(file, openPort), feed(file, gatedPort));
+    procs.push(feedUdp(file, openPort), feedUdp(file, gatedPort));
     const sides = [
       { name: 'open (no billing)', srv: open, query: '' },
       { name: 'gated (cached verdict)', srv: gated, query: `?token=${TOKEN}` },
@@ -146,7 +123,7 @@ async function main(): Promise<void> {
     const asked = billing.events('auth').length - asked0;
 
     console.log(
-      `wrk -t1, ${WRK_S} s per run, ${ROUNDS} rounds; segment ${SEGMENT_CONNECTIONS} connections, playlist ${PLAYLIST_CONNECTIONS}; load ${execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).trim()}`,
+      `wrk -t1, ${WRK_S} s per run, ${ROUNDS} rounds; segment ${SEGMENT_CONNECTIONS} connections, playlist ${PLAYLIST_CONNECTIONS}; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
     );
     console.log(
       '| side | segment bytes | segment req/s | CPU µs/segment | playlist req/s | CPU µs/playlist |',

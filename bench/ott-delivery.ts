@@ -12,6 +12,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { freePort, startServer, type Teardown, waitFor } from '../test/helpers/server.ts';
 import { SEGMENT_STYLE, startNginx, type WrkFigures, wrk } from './http-peers.ts';
+import { feedUdp, makeFeedFile } from './lib/feed.ts';
 
 const WRK_S = Number(process.argv[2] ?? 5);
 const HOLD_S = Number(process.argv[3] ?? 20);
@@ -36,32 +37,6 @@ const GOAL_PLAYLIST_NGINX = 0.4;
 interface Run extends WrkFigures {
   bytes: number;
   cpuUsPerReq: number;
-}
-
-function makeFile(file: string, kbps: number, size: string): void {
-  execFileSync('ffmpeg', [
-    ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=16`],
-    ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=16'],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
-    ...['-b:v', `${kbps}k`, '-minrate', `${kbps}k`, '-maxrate', `${kbps}k`],
-    ...['-bufsize', `${kbps}k`, '-x264-params', 'nal-hrd=cbr:force-cfr=1'],
-    ...['-g', '50', '-keyint_min', '50', '-sc_threshold', '0'],
-    ...['-c:a', 'aac', '-b:a', '96k', '-f', 'mpegts', file],
-  ]);
-}
-
-/** ffmpeg playing a file in a loop at its own pace into a UDP port. */
-function feed(file: string, port: number): ChildProcess {
-  return spawn(
-    'ffmpeg',
-    [
-      ...['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', file],
-      ...['-map', '0', '-c', 'copy', '-f', 'mpegts'],
-      `udp://127.0.0.1:${port}?pkt_size=1316`,
-    ],
-    { stdio: 'ignore' },
-  );
 }
 
 /**
@@ -131,8 +106,8 @@ async function main(): Promise<void> {
     const small = `/tmp/sluice-bench-ott-small-${process.pid}.ts`;
     cleanups.push(() => execFileSync('rm', ['-f', big, small]));
     console.log('generating the feeds …');
-    makeFile(big, BIG_KBPS, '1280x720');
-    makeFile(small, HOLD_KBPS, '640x360');
+    makeFeedFile(big, BIG_KBPS, '1280x720');
+    makeFeedFile(small, HOLD_KBPS, '640x360');
     const [bigPort, smallPort] = [await freePort(), await freePort()];
     const stream = (id: number, name: string, port: number) => ({
       id,
@@ -151,7 +126,7 @@ async function main(): Promise<void> {
         : {},
     });
     cleanups.push(() => srv.stop());
-    procs.push(feed(big, bigPort), feed(small, smallPort));
+    procs.push(feedUdp(big, bigPort), feedUdp(small, smallPort));
     const playlist = `${srv.url}/big/index.m3u8`;
     const segUri = await waitFor(
       'two live segments of the big stream',

@@ -9,7 +9,7 @@ import { Socket } from 'node:net';
 import { addon, type NativeLiveHttp, type RawLiveHttpStats } from './addon.ts';
 import { argError } from './errors.ts';
 
-/** A viewer pass's use (the shape of src/ott/access.ts's PassUse). */
+/** A viewer pass's use since it was last read: native responses and their bytes. */
 export interface PassUse {
   query: string;
   ip: string;

@@ -2,11 +2,13 @@
 // configured), and the viewer's credentials a playlist or manifest carries on to every URI it
 // names, so that the player's follow-up requests present them too (docs/billing.md).
 import type { IncomingMessage } from 'node:http';
+import type { PassUse } from '../native/live-http.ts';
 import { ServiceKey } from '../util/services.ts';
 
 /** What the OTT layer asks of the viewer gate (src/billing/ implements it). */
 export interface OttAccess {
-  /** True while playback needs a verdict: the native engine and the fast path stand aside. */
+  /** True while playback needs a verdict: the native engine then answers only viewers holding
+   *  a pass, the fast path only anonymous loopback requests. */
   readonly active: boolean;
   /** A request from `ip` without credentials may play without a verdict (loopback). */
   anonymous(ip: string): boolean;
@@ -17,14 +19,7 @@ export interface OttAccess {
   onSessionEnd(fn: (stream: string, ip: string) => void): () => void;
 }
 
-/** A pass's use since it was last read: native responses and their bytes. */
-export interface PassUse {
-  query: string;
-  ip: string;
-  stream: string;
-  requests: number;
-  bytes: number;
-}
+export type { PassUse };
 
 /**
  * Where the gate hands out viewer passes (the native live engine, src/native/live-http.ts):

@@ -7,7 +7,7 @@ import { type GateSettings, ViewerGate } from '../../src/billing/gate.ts';
 import type { BillingServer } from '../../src/billing/server.ts';
 import type { TrackedResponse } from '../../src/billing/sessions.ts';
 import { ManualClock } from '../../src/util/clock.ts';
-import { startBilling, type TestBilling } from '../helpers/billing.ts';
+import { billingServer, startBilling, type TestBilling } from '../helpers/billing.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -21,27 +21,7 @@ const SETTINGS: GateSettings = {
   loopbackAnonymous: true,
 };
 
-function server(b: TestBilling, more: Partial<BillingServer> = {}): BillingServer {
-  return {
-    id: 1,
-    name: 'main',
-    secret: 's3cret',
-    url: b.url,
-    timeoutMs: 2000,
-    accounting: true,
-    loginPrefix: '',
-    loginSuffix: '',
-    trace: false,
-    order: 0,
-    enabled: true,
-    requestQuery: '',
-    requestBody: '',
-    requestContentType: '',
-    requestHeaders: [],
-    reply: { format: 'status', okPath: '', okValue: '', reasonPath: '' },
-    ...more,
-  };
-}
+const server = (b: TestBilling, more: Partial<BillingServer> = {}) => billingServer(b.url, more);
 
 function gateWith(settings: Partial<GateSettings> = {}) {
   const clock = new ManualClock();

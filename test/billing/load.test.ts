@@ -5,7 +5,7 @@ import pino from 'pino';
 import t from 'tap';
 import { ViewerGate } from '../../src/billing/gate.ts';
 import { ManualClock } from '../../src/util/clock.ts';
-import { startBilling } from '../helpers/billing.ts';
+import { billingServer, startBilling } from '../helpers/billing.ts';
 
 const VIEWERS = 2000;
 const STREAMS = 100;
@@ -30,24 +30,9 @@ t.test('2,000 sessions on 100 streams, cached verdicts', async (t) => {
     kickMs: 0,
     loopbackAnonymous: true,
   });
-  gate.setServer({
-    id: 1,
-    name: 'load',
-    secret: 's',
-    url: billing.url,
-    timeoutMs: 10_000,
-    accounting: false,
-    loginPrefix: '',
-    loginSuffix: '',
-    trace: false,
-    order: 0,
-    enabled: true,
-    requestQuery: '',
-    requestBody: '',
-    requestContentType: '',
-    requestHeaders: [],
-    reply: { format: 'status', okPath: '', okValue: '', reasonPath: '' },
-  });
+  gate.setServer(
+    billingServer(billing.url, { name: 'load', timeoutMs: 10_000, accounting: false }),
+  );
   const viewer = (i: number) => ({
     stream: `ch${i % STREAMS}`,
     ip: `10.0.${i >> 8}.${i & 255}`,

@@ -3,12 +3,10 @@
 // playlist or MPD handed on (loopback is not anonymous here, so a URI without it would fail);
 // with a bad token nothing plays. The billing server gets start, interim and stop with byte
 // counts that match the stream's bitrate over the session's length.
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t from 'tap';
 import { startBilling } from '../helpers/billing.ts';
-import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
-import { startOttServer, tempDir } from '../helpers/ott.ts';
+import { playerPages } from '../helpers/browser.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
 
 const PLAY_SECONDS = 8;
@@ -63,26 +61,7 @@ await waitFor(
   START_TIMEOUT_MS,
 );
 
-const tmp = tempDir();
-t.teardown(tmp.remove);
-const { app, base: pageBase } = await startOttServer(new Map(), {
-  '/player.html': { path: join(ROOT, 'test/fixtures/ott/player.html'), type: 'text/html' },
-  '/hls.min.js': {
-    path: join(ROOT, 'node_modules/hls.js/dist/hls.min.js'),
-    type: 'text/javascript',
-  },
-  '/dash.all.min.js': {
-    path: join(ROOT, 'node_modules/dashjs/dist/modern/umd/dash.all.min.js'),
-    type: 'text/javascript',
-  },
-});
-t.teardown(() => app.close());
-const context: BrowserContext = await chromium.launchPersistentContext(join(tmp.dir, 'profile'), {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: CHROMIUM_ARGS,
-});
-t.teardown(() => context.close());
+const { context, pageBase } = await playerPages(t);
 
 const V = "document.getElementById('v')";
 

@@ -2,6 +2,7 @@
 // (method, path, query, headers, body) and answers with what the test's `answer` returns.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { BillingServer } from '../../src/billing/server.ts';
 
 export interface BillingRequest {
   method: string;
@@ -83,4 +84,27 @@ export async function startBilling(
     },
   };
   return tb;
+}
+
+/** A billing server record as the gate takes it (status replies, accounting on), for `url`. */
+export function billingServer(url: string, more: Partial<BillingServer> = {}): BillingServer {
+  return {
+    id: 1,
+    name: 'main',
+    secret: 's3cret',
+    url,
+    timeoutMs: 2000,
+    accounting: true,
+    loginPrefix: '',
+    loginSuffix: '',
+    trace: false,
+    order: 0,
+    enabled: true,
+    requestQuery: '',
+    requestBody: '',
+    requestContentType: '',
+    requestHeaders: [],
+    reply: { format: 'status', okPath: '', okValue: '', reasonPath: '' },
+    ...more,
+  };
 }

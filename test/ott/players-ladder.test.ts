@@ -3,12 +3,10 @@
 // and switch between the renditions on demand without a stall: after each forced switch the
 // player reports the new level / representation as played, the picture has that rendition's
 // size, currentTime keeps advancing, and no wait lasts over a second.
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t from 'tap';
-import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
+import { playerPages } from '../helpers/browser.ts';
 import { LADDER_RENDITIONS, startLadder } from '../helpers/ladder.ts';
-import { startOttServer, tempDir } from '../helpers/ott.ts';
 import { waitFor } from '../helpers/stream-host.ts';
 
 /** Renditions (indexes into the player's own list) to switch to, in turn. */
@@ -114,28 +112,9 @@ t.test('hls.js and dash.js switch between the ladder renditions without a stall'
     'segments in every rendition and three video Representations in the MPD',
   );
 
-  const tmp = tempDir();
-  t.teardown(tmp.remove);
   // Page and player libraries from a server of their own: the players fetch the group
   // cross-origin (the OTT responses allow any origin).
-  const { app, base: pageBase } = await startOttServer(new Map(), {
-    '/player.html': { path: join(ROOT, 'test/fixtures/ott/player.html'), type: 'text/html' },
-    '/hls.min.js': {
-      path: join(ROOT, 'node_modules/hls.js/dist/hls.min.js'),
-      type: 'text/javascript',
-    },
-    '/dash.all.min.js': {
-      path: join(ROOT, 'node_modules/dashjs/dist/modern/umd/dash.all.min.js'),
-      type: 'text/javascript',
-    },
-  });
-  t.teardown(() => app.close());
-  const context: BrowserContext = await chromium.launchPersistentContext(join(tmp.dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-  });
-  t.teardown(() => context.close());
+  const { context, pageBase } = await playerPages(t);
   await context.addInitScript(TIMELINE_SCRIPT);
 
   const cases: [string, string, string][] = [

@@ -222,3 +222,45 @@ t.test('authorised and refused viewers on every delivery path', async (t) => {
     t.equal((await deliveryStatus(srv.url))!.served, was + 1, 'the engine answers it');
   });
 });
+
+t.test(
+  'with the native engine off (native-delivery: false), the app path refuses the same',
+  async (t) => {
+    const billing = await startBilling((r) => ({
+      status: r.query.get('event') !== 'auth' || r.query.get('token') === 'good' ? 200 : 403,
+    }));
+    t.teardown(billing.close);
+    const srv = await startServer(t, {
+      config: {
+        ...liveTsConfig({ 'native-delivery': false }),
+        cs: { server: [{ id: 1, name: 'billing', password: 'k', url: billing.url }] },
+      },
+    });
+    const playlist = await waitFor(
+      'the live playlist',
+      async () => {
+        const res = await fetch(`${srv.url}/live/index.m3u8?token=good`);
+        return res.status === 200 ? res.text() : undefined;
+      },
+      30_000,
+    );
+    const bare = playlist
+      .split('\n')
+      .find((l) => l.startsWith('seg-'))!
+      .split('?')[0]!;
+    const c = await RawClient.open(srv.port, REMOTE);
+    t.teardown(() => c.close());
+    const cases: [string, number][] = [
+      [`/live/${bare}?token=good`, 200],
+      [`/live/${bare}?token=bad`, 403],
+      [`/live/${bare}`, 401],
+      ['/live/index.m3u8?token=bad', 403],
+      ['/live/index.m3u8?token=good', 200],
+    ];
+    for (const [p, status] of cases) {
+      c.send(get(p));
+      t.equal((await c.next()).status, status, `${p}: ${status}`);
+    }
+    t.notOk(await deliveryStatus(srv.url), 'no native engine on this server');
+  },
+);

@@ -42,9 +42,11 @@ export function VirtualList<T>({ items, rowHeight, keyOf, render, label }: Props
       el.scrollTop = y + rowHeight - el.clientHeight;
     }
     setTop(el.scrollTop);
-    requestAnimationFrame(() => {
-      el.querySelector<HTMLElement>(`[data-index="${n}"] a, [data-index="${n}"]`)?.focus();
-    });
+    // After the render that setTop asks for has put the row in the DOM.
+    setTimeout(() => {
+      const row = el.querySelector<HTMLElement>(`[data-index="${n}"]`);
+      (row?.querySelector<HTMLElement>('a, button, [tabindex]') ?? row)?.focus();
+    }, 0);
   };
 
   const onKey = (e: KeyboardEvent) => {

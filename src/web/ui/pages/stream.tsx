@@ -1,6 +1,6 @@
 // One stream: state and bit-rate chart, inputs with their failover state and the switch log,
 // programmes and PIDs, outputs and playback URLs (click to play), archive, EPG now/next.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
 import { RateChart } from '../chart.tsx';
 import { rate, STATE_CLASS, time } from '../format.ts';
@@ -127,10 +127,19 @@ export function StreamPage({ id }: { id: string }) {
   useEffect(() => {
     if (t.key === id) void load();
   }, [t.n]);
+  // A throttle, not a debounce: rows change every second, a debounce would never fire.
+  const last = useRef(0);
+  const pending = useRef(0);
   useEffect(() => {
-    const timer = setTimeout(() => void load(), REFRESH_MS);
-    return () => clearTimeout(timer);
+    if (pending.current) return;
+    const wait = Math.max(0, last.current + REFRESH_MS - Date.now());
+    pending.current = window.setTimeout(() => {
+      pending.current = 0;
+      last.current = Date.now();
+      void load();
+    }, wait);
   }, [row]);
+  useEffect(() => () => clearTimeout(pending.current), []);
 
   if (error && !s) {
     return (

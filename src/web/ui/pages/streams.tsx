@@ -77,9 +77,11 @@ export function StreamsPage() {
   useEffect(() => {
     // `/` jumps to the search box, as in most consoles.
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === '/' && document.activeElement?.tagName !== 'INPUT') {
+      const tag = document.activeElement?.tagName;
+      if (e.key === '/' && tag !== 'INPUT' && tag !== 'TEXTAREA') {
         e.preventDefault();
-        input.current?.focus();
+        // After this key's events are done, so its character never lands in the box.
+        setTimeout(() => input.current?.focus(), 0);
       }
     };
     window.addEventListener('keydown', onKey);

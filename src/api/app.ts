@@ -4,6 +4,8 @@ import { createServer } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ADMIN_AUTH_SERVICE } from '../drivers/http-server.ts';
+import { WEB_UI_SERVICE } from '../drivers/web-server.ts';
+import { uiRewrite } from '../web/paths.ts';
 import { installAuth } from './auth/plugin.ts';
 import { configRoutes } from './config/routes.ts';
 import { type AppContext, DEFAULT_NONCE_LIFETIME_SEC, DEFAULT_REALM } from './context.ts';
@@ -36,6 +38,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     serverFactory: (handler) => createServer(handler),
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
     frameworkErrors: frameworkError,
+    // The dashboard's paths under `web-server.ui-path` go to its fixed routes (routes/web.ts).
+    rewriteUrl: (req) => {
+      const ui = ctx.services.get(WEB_UI_SERVICE);
+      return (ui && req.url && uiRewrite(req.url, ui.uiPath)) || req.url || '/';
+    },
   });
 
   app.removeContentTypeParser('application/json');

@@ -15,6 +15,7 @@ import { storageDriver, storageListDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
 import { streamAdaptiveDriver } from './stream-adaptive.ts';
 import { userDriver } from './users.ts';
+import { webServerDriver } from './web-server.ts';
 
 export function builtinDrivers(): Driver[] {
   return [
@@ -35,6 +36,7 @@ export function builtinDrivers(): Driver[] {
     erased(csDriver),
     erased(csServerDriver),
     erased(alerterDriver),
+    erased(webServerDriver),
     // more drivers: one line each
   ];
 }

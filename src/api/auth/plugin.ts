@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Role, UserTable } from '../../drivers/users-table.ts';
 import type { Clock } from '../../util/clock.ts';
+import { UI_ROUTE_PREFIX } from '../../web/paths.ts';
 import { sendError } from '../errors.ts';
 import { type DigestAlgorithm, DigestAuthenticator } from './digest.ts';
 
@@ -38,7 +39,7 @@ export interface AuthOptions {
 /** Remote addresses that count as the local machine (spec 2: 127.0.0.1 only). */
 const ANONYMOUS_ADDRESSES = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
 /** Paths a viewer may read (GET/HEAD). */
-const VIEWER_PREFIXES = ['/data/', '/schema/'];
+const VIEWER_PREFIXES = ['/data/', '/schema/', `${UI_ROUTE_PREFIX}/`];
 const VIEWER_PATHS = new Set(['/data', '/metrics', '/openapi.json']);
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
@@ -82,7 +83,8 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): DigestAuth
       return;
     }
     if (header === undefined) return challenge(reply, false, 'Authentication required');
-    const result = digest.verify(req.method, req.url, header);
+    // The URL the client signed: before the dashboard's rewrite (app.ts), if any.
+    const result = digest.verify(req.method, req.originalUrl, header);
     if (!result.ok) {
       req.log.info({ remote, reason: result.reason }, 'digest authentication refused');
       return challenge(reply, result.stale, result.stale ? 'Nonce expired' : 'Unauthorized');

@@ -8,6 +8,7 @@ import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
 import { sessionRoutes } from './sessions.ts';
 import { streamRoutes } from './stream.ts';
+import { webRoutes } from './web.ts';
 
 export type ApiPlugin = FastifyPluginAsync<{ ctx: AppContext }>;
 
@@ -18,4 +19,5 @@ export const apiPlugins: ApiPlugin[] = [
   mosaicRoutes,
   sessionRoutes,
   alertRoutes,
+  webRoutes,
 ];

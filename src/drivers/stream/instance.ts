@@ -18,6 +18,7 @@ import {
 } from '../../engine/stream.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import { INPUT_FACTORIES } from '../../inputs/registry.ts';
+import { PRIORITY_1, PRIORITY_2, type Tr101290Counters } from '../../native/ts.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
 import type { OttReply, OttRequest } from '../../ott/request.ts';
 import { OTT_ROUTER_SERVICE } from '../../ott/router.ts';
@@ -25,6 +26,7 @@ import { OTT_FACTORY_SERVICE, type OttService } from '../../ott/types.ts';
 import { OUTPUT_FACTORIES } from '../../outputs/registry.ts';
 import type { Host, Instance, ResourceStatus } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
+import { kbps, type StreamRow } from '../../web/rows.ts';
 import { MOSAIC_SERVICE } from '../mosaic.ts';
 import { storageById } from '../storage.ts';
 import { readUpdate } from './hot.ts';
@@ -288,6 +290,32 @@ export class StreamInstance implements Instance<StreamRecord> {
    *  a scrape of a hundred streams must not hold the event loop. */
   metricsSnapshot(): StreamMetricsSnapshot {
     return { ...this.engine.metrics(), httpClients: this.httpTs.stats().clients };
+  }
+
+  /** The stream's line on the dashboard (src/web/rows.ts): the metrics' figures, no more. */
+  dashboardRow(): StreamRow {
+    const m = this.engine.metrics();
+    const tr = m.tr101290;
+    const sum = (keys: readonly (keyof Tr101290Counters)[]) =>
+      tr ? keys.reduce((n, k) => n + tr[k], 0) : 0;
+    const message = this.message;
+    return {
+      key: this.key,
+      id: this.id,
+      name: this.name,
+      title: this.spec['display-name'],
+      state: m.state,
+      ...(message ? { message } : {}),
+      active: m.activeInput,
+      inputs: this.engine.settings.inputs.length,
+      in: kbps(m.bitrateIn),
+      out: kbps(m.bitrateOut),
+      p1: sum(PRIORITY_1),
+      p2: sum(PRIORITY_2),
+      cc: tr?.continuityCountError ?? 0,
+      switches: m.switchCount,
+      tags: this.spec.tag ?? [],
+    };
   }
 
   status(): ResourceStatus {

@@ -1,0 +1,126 @@
+// The dashboard's live feed: every second it reads the stream rows, keeps a short bit-rate
+// history per stream and hands the changes since the last sweep to its subscribers (the
+// `/data/events` Server-Sent Events stream). Time comes from the injected clock.
+import type { Clock, Timer } from '../util/clock.ts';
+import { rowChange, type StreamRow } from './rows.ts';
+
+/** A sweep's changes: changed rows (only the fields that changed, with `key`) and the keys of
+ *  the streams that are gone. */
+export interface FeedDelta {
+  t: number;
+  changed: Partial<StreamRow>[];
+  removed: string[];
+}
+
+/** What a new client gets first: every row and the bit-rate history (in, out; oldest first). */
+export interface FeedSnapshot {
+  t: number;
+  intervalMs: number;
+  rows: StreamRow[];
+  history: Record<string, [number[], number[]]>;
+}
+
+export interface FeedOptions {
+  clock: Clock;
+  rows: () => StreamRow[];
+  /** Sweep period; the default suits a bit-rate sparkline. */
+  intervalMs?: number;
+  /** Samples of history kept per stream. */
+  historyLength?: number;
+}
+
+export const FEED_INTERVAL_MS = 1000;
+export const FEED_HISTORY = 60;
+
+export class StreamFeed {
+  private last = new Map<string, StreamRow>();
+  private readonly history = new Map<string, [number[], number[]]>();
+  private readonly listeners = new Set<(d: FeedDelta) => void>();
+  private timer: Timer | null = null;
+  readonly intervalMs: number;
+  private readonly historyLength: number;
+
+  constructor(private readonly opts: FeedOptions) {
+    this.intervalMs = opts.intervalMs ?? FEED_INTERVAL_MS;
+    this.historyLength = opts.historyLength ?? FEED_HISTORY;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.sweep();
+    this.timer = this.opts.clock.setInterval(() => this.sweep(), this.intervalMs);
+  }
+
+  close(): void {
+    this.timer?.cancel();
+    this.timer = null;
+    this.listeners.clear();
+  }
+
+  /** Returns the function that unsubscribes. A listener that throws is dropped. */
+  subscribe(fn: (d: FeedDelta) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  get subscribers(): number {
+    return this.listeners.size;
+  }
+
+  snapshot(): FeedSnapshot {
+    const history: FeedSnapshot['history'] = {};
+    for (const [key, h] of this.history) {
+      // Streams that never carried a bit are left out: a thousand paused streams cost nothing.
+      if (h[0].some((v) => v > 0) || h[1].some((v) => v > 0)) history[key] = h;
+    }
+    return {
+      t: this.opts.clock.now(),
+      intervalMs: this.intervalMs,
+      rows: [...this.last.values()],
+      history,
+    };
+  }
+
+  /** Read the rows once, record history, publish the changes. */
+  sweep(): FeedDelta {
+    const rows = this.opts.rows();
+    const next = new Map<string, StreamRow>();
+    const changed: Partial<StreamRow>[] = [];
+    for (const row of rows) {
+      next.set(row.key, row);
+      const c = rowChange(this.last.get(row.key), row);
+      if (c) changed.push(c);
+      this.record(row);
+    }
+    const removed = [...this.last.keys()].filter((k) => !next.has(k));
+    for (const k of removed) this.history.delete(k);
+    this.last = next;
+    const delta = { t: this.opts.clock.now(), changed, removed };
+    if (changed.length > 0 || removed.length > 0) this.publish(delta);
+    return delta;
+  }
+
+  private record(row: StreamRow): void {
+    let h = this.history.get(row.key);
+    if (!h) {
+      h = [[], []];
+      this.history.set(row.key, h);
+    }
+    h[0].push(row.in);
+    h[1].push(row.out);
+    if (h[0].length > this.historyLength) {
+      h[0].shift();
+      h[1].shift();
+    }
+  }
+
+  private publish(d: FeedDelta): void {
+    for (const fn of this.listeners) {
+      try {
+        fn(d);
+      } catch {
+        this.listeners.delete(fn);
+      }
+    }
+  }
+}

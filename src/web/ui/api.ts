@@ -1,0 +1,45 @@
+// The dashboard's calls to the admin API: same origin, the browser's Digest session; every
+// failure becomes an ApiError carrying the server's `{status, message}`.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Paths are absolute (`/data/...`, `/config`): the API is at the server's root, whatever the
+ *  UI path is. */
+export async function api<T>(
+  path: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<{ body: T; etag: string | null }> {
+  const { json, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (json !== undefined && !headers.has('content-type')) {
+    headers.set('content-type', 'application/json');
+  }
+  const res = await fetch(path, {
+    ...rest,
+    headers,
+    ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  if (!res.ok) {
+    const msg =
+      body && typeof body === 'object' && 'message' in body
+        ? String((body as { message: unknown }).message)
+        : `${res.status} ${res.statusText}`;
+    throw new ApiError(res.status, msg, body);
+  }
+  return { body: body as T, etag: res.headers.get('etag') };
+}

@@ -1,0 +1,95 @@
+// The dashboard's frame: navigation, connection state, theme switch, and the page of the route.
+import { signal } from '@preact/signals';
+import { alerts, connected, me } from './live.ts';
+import { AlertsPage } from './pages/alerts.tsx';
+import { ConfigPage } from './pages/config.tsx';
+import { MosaicPage } from './pages/mosaic.tsx';
+import { StoragesPage } from './pages/storages.tsx';
+import { StreamPage } from './pages/stream.tsx';
+import { StreamsPage } from './pages/streams.tsx';
+import { href, route } from './router.ts';
+
+type Theme = 'light' | 'dark';
+const THEME_KEY = 'sluice-theme';
+
+function initialTheme(): Theme {
+  const saved = localStorage.getItem(THEME_KEY);
+  if (saved === 'light' || saved === 'dark') return saved;
+  return matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+}
+export const theme = signal<Theme>(initialTheme());
+document.documentElement.dataset['theme'] = theme.value;
+
+function toggleTheme(): void {
+  theme.value = theme.value === 'dark' ? 'light' : 'dark';
+  document.documentElement.dataset['theme'] = theme.value;
+  localStorage.setItem(THEME_KEY, theme.value);
+}
+
+const PAGES: { page: string; label: string; admin?: boolean }[] = [
+  { page: 'streams', label: 'Streams' },
+  { page: 'alerts', label: 'Alerts' },
+  { page: 'storages', label: 'Storages' },
+  { page: 'mosaic', label: 'Mosaic' },
+  { page: 'config', label: 'Config', admin: true },
+];
+
+function Page() {
+  const r = route.value;
+  switch (r.page) {
+    case 'stream':
+      return <StreamPage id={r.arg} key={r.arg} />;
+    case 'alerts':
+      return <AlertsPage />;
+    case 'storages':
+      return <StoragesPage />;
+    case 'mosaic':
+      return <MosaicPage />;
+    case 'config':
+      return <ConfigPage />;
+    default:
+      return <StreamsPage />;
+  }
+}
+
+export function App() {
+  const m = me.value;
+  const admin = m?.role === 'admin';
+  const current = route.value.page === 'stream' ? 'streams' : route.value.page;
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">sluice</span>
+        <nav aria-label="Pages">
+          {PAGES.filter((p) => !p.admin || admin).map((p) => (
+            <a
+              key={p.page}
+              href={href(p.page)}
+              aria-current={current === p.page ? 'page' : undefined}
+            >
+              {p.label}
+              {p.page === 'alerts' && alerts.value.length ? (
+                <span class="badge bad">{alerts.value.length}</span>
+              ) : null}
+            </a>
+          ))}
+        </nav>
+        <span class={`conn ${connected.value}`} role="status" data-testid="conn">
+          {connected.value}
+        </span>
+        <span class="who" data-testid="who">
+          {m ? `${m.login ?? 'local'} (${m.role})` : ''}
+        </span>
+        <button type="button" onClick={toggleTheme} aria-label="Switch theme">
+          {theme.value === 'dark' ? 'Light' : 'Dark'}
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,155 @@
+// The dashboard's live state, fed by the one events stream (/data/events): the stream rows with
+// their bit-rate history, the active alerts and the connection; pages read these signals.
+import { batch, signal } from '@preact/signals';
+import { api } from './api.ts';
+
+export interface StreamRow {
+  key: string;
+  id: number;
+  name: string;
+  title: string;
+  state: string;
+  message?: string;
+  active: number;
+  inputs: number;
+  in: number;
+  out: number;
+  p1: number;
+  p2: number;
+  cc: number;
+  switches: number;
+  tags: string[];
+}
+
+export interface Alert {
+  id: string;
+  rule: string;
+  severity: string;
+  kind: string;
+  subject: string;
+  key: string;
+  message: string;
+  since: string;
+  raisedAt: string;
+  event?: string;
+  at?: string;
+}
+
+export interface Me {
+  login: string | null;
+  role: 'admin' | 'viewer';
+  uiPath: string | null;
+}
+
+/** Samples of history kept per stream on this side. */
+const HISTORY = 60;
+
+/** Rows by key; mutated in place, `version` says when (1,000 signals would cost more). */
+export const rows = new Map<string, StreamRow>();
+export const history = new Map<string, [number[], number[]]>();
+export const version = signal(0);
+/** Bumped for each stream whose switch count or state changed: the stream page refetches. */
+export const touched = signal<{ key: string; n: number }>({ key: '', n: 0 });
+export const alerts = signal<Alert[]>([]);
+/** Raise / clear events seen since the page opened, newest first. */
+export const alertLog = signal<Alert[]>([]);
+export const connected = signal<'connecting' | 'live' | 'lost'>('connecting');
+export const loaded = signal(false);
+export const me = signal<Me | null>(null);
+
+function push(key: string, inKbps: number, outKbps: number): void {
+  let h = history.get(key);
+  if (!h) {
+    h = [[], []];
+    history.set(key, h);
+  }
+  h[0].push(inKbps);
+  h[1].push(outKbps);
+  if (h[0].length > HISTORY) {
+    h[0].shift();
+    h[1].shift();
+  }
+}
+
+interface Snapshot {
+  rows: StreamRow[];
+  history: Record<string, [number[], number[]]>;
+}
+interface Delta {
+  changed: (Partial<StreamRow> & { key: string })[];
+  removed: string[];
+}
+
+function onSnapshot(s: Snapshot): void {
+  rows.clear();
+  history.clear();
+  for (const r of s.rows) rows.set(r.key, r);
+  for (const [k, h] of Object.entries(s.history)) history.set(k, [[...h[0]], [...h[1]]]);
+  batch(() => {
+    version.value++;
+    loaded.value = true;
+  });
+}
+
+function onDelta(d: Delta): void {
+  let touchedKey = '';
+  for (const c of d.changed) {
+    const prev = rows.get(c.key);
+    const next = { ...(prev ?? {}), ...c } as StreamRow;
+    if (c.message === '') delete next.message;
+    rows.set(c.key, next);
+    if (c.switches !== undefined || c.state !== undefined || c.active !== undefined) {
+      touchedKey = c.key;
+    }
+  }
+  for (const k of d.removed) {
+    rows.delete(k);
+    history.delete(k);
+  }
+  // Every stream gets a sample per sweep (unchanged rows repeat their last figures).
+  for (const r of rows.values()) push(r.key, r.in, r.out);
+  batch(() => {
+    version.value++;
+    if (touchedKey) touched.value = { key: touchedKey, n: touched.value.n + 1 };
+  });
+}
+
+function onAlert(ev: Alert): void {
+  const rest = alerts.value.filter((a) => a.key !== ev.key);
+  batch(() => {
+    alerts.value = ev.event === 'clear' ? rest : [ev, ...rest];
+    alertLog.value = [ev, ...alertLog.value].slice(0, 200);
+  });
+}
+
+let source: EventSource | null = null;
+
+/** Open the events stream (once); EventSource reconnects by itself and starts again from a
+ *  snapshot. */
+export function connect(): void {
+  if (source) return;
+  source = new EventSource('/data/events');
+  source.addEventListener('open', () => {
+    connected.value = 'live';
+  });
+  source.addEventListener('error', () => {
+    connected.value = 'lost';
+  });
+  source.addEventListener('snapshot', (e) => onSnapshot(JSON.parse((e as MessageEvent).data)));
+  source.addEventListener('delta', (e) => onDelta(JSON.parse((e as MessageEvent).data)));
+  source.addEventListener('alerts', (e) => {
+    alerts.value = (JSON.parse((e as MessageEvent).data) as { active: Alert[] }).active;
+  });
+  for (const ev of ['raise', 'repeat', 'clear']) {
+    source.addEventListener(ev, (e) => onAlert(JSON.parse((e as MessageEvent).data)));
+  }
+}
+
+export async function loadMe(): Promise<void> {
+  me.value = (await api<Me>('/data/me')).body;
+}
+
+/** Active alerts about one stream (by stream-name). */
+export function streamAlerts(name: string, list: Alert[]): Alert[] {
+  return list.filter((a) => a.kind === 'stream' && a.subject === name);
+}

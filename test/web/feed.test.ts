@@ -1,0 +1,108 @@
+// The dashboard's pure parts: the live feed (rows, deltas, history) on a manual clock, the UI
+// path mapping, and the bundled schema's references.
+import t from 'tap';
+import { ROOT_SCHEMA_ID, schemaFiles } from '../../src/config/schema.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { type FeedDelta, StreamFeed } from '../../src/web/feed.ts';
+import { UI_ROUTE_PREFIX, uiRewrite } from '../../src/web/paths.ts';
+import { rowChange, type StreamRow } from '../../src/web/rows.ts';
+import { bundleSchema } from '../../src/web/schema-bundle.ts';
+
+const row = (key: string, o: Partial<StreamRow> = {}): StreamRow => ({
+  key,
+  id: Number(key),
+  name: `s${key}`,
+  title: '',
+  state: 'running',
+  active: 0,
+  inputs: 1,
+  in: 1000,
+  out: 1000,
+  p1: 0,
+  p2: 0,
+  cc: 0,
+  switches: 0,
+  tags: [],
+  ...o,
+});
+
+t.test('the feed sends only what changed, once a second, and keeps a short history', async (t) => {
+  const clock = new ManualClock();
+  let rows = [row('1'), row('2', { state: 'paused', in: 0, out: 0 })];
+  const feed = new StreamFeed({ clock, rows: () => rows, historyLength: 3 });
+  const got: FeedDelta[] = [];
+  feed.subscribe((d) => got.push(d));
+  feed.start();
+  t.equal(got.length, 1, 'the first sweep sends every row');
+  t.equal(got[0]!.changed.length, 2);
+  clock.advance(1000);
+  t.equal(got.length, 1, 'nothing changed: nothing sent');
+  rows = [row('1', { in: 900, switches: 1, active: 1 })];
+  clock.advance(1000);
+  t.same(got[1]!.changed, [{ key: '1', in: 900, switches: 1, active: 1 }], 'changed fields only');
+  t.same(got[1]!.removed, ['2'], 'a stream that went away');
+  for (let i = 0; i < 5; i++) clock.advance(1000);
+  const snap = feed.snapshot();
+  t.same(
+    snap.history['1'],
+    [
+      [900, 900, 900],
+      [1000, 1000, 1000],
+    ],
+    'history is bounded',
+  );
+  t.same(Object.keys(snap.history), ['1'], 'streams that never carried a bit have no history');
+  feed.close();
+  clock.advance(5000);
+  t.equal(got.length, 2, 'a closed feed is quiet');
+});
+
+t.test('a message that goes away is sent as empty', async (t) => {
+  t.same(rowChange(row('1', { message: 'x' }), row('1')), { key: '1', message: '' });
+  t.equal(rowChange(row('1', { tags: ['a'] }), row('1', { tags: ['a'] })), undefined);
+});
+
+t.test('the UI path maps onto the internal routes, nothing else does', async (t) => {
+  const cases: [string, string, string | undefined][] = [
+    ['/ui/', '/ui/', `${UI_ROUTE_PREFIX}/`],
+    ['/ui/index.html', '/ui/', `${UI_ROUTE_PREFIX}/`],
+    ['/ui/?x=1', '/ui/', `${UI_ROUTE_PREFIX}/?x=1`],
+    ['/ui', '/ui/', `${UI_ROUTE_PREFIX}/redirect`],
+    ['/ui/assets/app.js', '/ui/', `${UI_ROUTE_PREFIX}/assets/app.js`],
+    ['/ui/index.m3u8', '/ui/', undefined],
+    ['/data/status', '/ui/', undefined],
+    ['/ops/dash/', '/ops/dash/', `${UI_ROUTE_PREFIX}/`],
+    ['/', '/', `${UI_ROUTE_PREFIX}/`],
+    ['/assets/app.css', '/', `${UI_ROUTE_PREFIX}/assets/app.css`],
+    ['/news/mpegts', '/', undefined],
+  ];
+  for (const [url, uiPath, want] of cases)
+    t.equal(uiRewrite(url, uiPath), want, `${url} at ${uiPath}`);
+});
+
+t.test('the bundled schema has every reference inside it', async (t) => {
+  const doc = bundleSchema(schemaFiles(), ROOT_SCHEMA_ID);
+  const refs: string[] = [];
+  const walk = (n: unknown) => {
+    if (Array.isArray(n)) n.forEach(walk);
+    else if (n && typeof n === 'object') {
+      for (const [k, v] of Object.entries(n)) {
+        if (k === '$ref' && typeof v === 'string') refs.push(v);
+        else walk(v);
+      }
+    }
+  };
+  walk(doc);
+  t.ok(refs.length > 20, `${refs.length} references`);
+  const resolve = (ref: string) =>
+    ref
+      .slice(2)
+      .split('/')
+      .filter(Boolean)
+      .reduce<unknown>((n, k) => (n as Record<string, unknown> | undefined)?.[k], doc);
+  t.same(
+    refs.filter((r) => !r.startsWith('#') || resolve(r) === undefined),
+    [],
+    'no reference points outside or nowhere',
+  );
+});

@@ -43,6 +43,8 @@ export interface ServeOptions {
   watchDebounceMs?: number;
   /** Ports for this run instead of the config's (`sluice serve --port`, `--epg-port`). */
   ports?: PortOverrides;
+  /** This server's node in a fleet (`sluice serve --node`, docs/fleet.md). */
+  node?: string;
 }
 
 export interface RunningServer {
@@ -95,6 +97,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     stateFile: path.join(dataDir, STATE_FILE_NAME),
     log: log.child({ part: 'reconciler' }),
     clock,
+    ...(opts.node ? { node: opts.node } : {}),
   });
 
   let git: GitSource | undefined;

@@ -7,8 +7,8 @@ export const USAGE = `sluice — IPTV/OTT streaming server driven by configurati
 
 Usage:
   sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
-               [--port N] [--epg-port N]
-  sluice reconcile --plan [--config FILE | --git URL …] [--server URL] [--json] [--data-dir DIR] [--out PLANFILE]
+               [--port N] [--epg-port N] [--node NAME]
+  sluice reconcile --plan [--config FILE | --git URL …] [--server URL] [--json] [--data-dir DIR] [--out PLANFILE] [--node NAME]
   sluice reconcile --apply PLANFILE [--server URL]
   sluice validate FILE
   sluice fmt [--check] FILE
@@ -18,7 +18,7 @@ Exit codes: 0 success (reconcile: no changes), 2 reconcile found changes, 1 erro
 
 export const HELP: Record<string, string> = {
   serve: `Usage: sluice serve [--config FILE | --git URL [--branch B] [--path P] [--poll SEC]] [--data-dir DIR]
-                    [--port N] [--epg-port N]
+                    [--port N] [--epg-port N] [--node NAME]
 
 Run the server. The desired state comes from one source:
   --config FILE   a JSON config file, watched for changes (created on the first API edit
@@ -34,6 +34,9 @@ Run the server. The desired state comes from one source:
                   config's http-server.port (default 43971); the config is not changed
   --epg-port N    the EPG server's HTTP port for this run, instead of epg-server.port
                   (default 10444)
+  --node NAME     this server's node in a fleet (env SLUICE_NODE; default cluster.node-name,
+                  else the host name): with cluster.nodes in the config it runs only the
+                  streams, groups, storages and adapters placed on NAME (docs/fleet.md)
 
 When a port is taken, start-up says which one and which setting or flag moves it; the
 server keeps retrying it meanwhile.
@@ -41,7 +44,7 @@ server keeps retrying it meanwhile.
 Edits through the admin API are written back to the source (file: atomic write;
 git: a commit pushed to URL). SIGINT or SIGTERM stops everything cleanly.`,
 
-  reconcile: `Usage: sluice reconcile --plan [--config FILE | --git URL [--branch B] [--path P]] [--server URL] [--json] [--data-dir DIR] [--out PLANFILE]
+  reconcile: `Usage: sluice reconcile --plan [--config FILE | --git URL [--branch B] [--path P]] [--server URL] [--json] [--data-dir DIR] [--out PLANFILE] [--node NAME]
        sluice reconcile --apply PLANFILE [--server URL]
 
 Show what the server would do to reach the desired config, without doing it; or apply a
@@ -55,6 +58,8 @@ plan saved before, exactly as it was shown.
                   last applied state in the data dir is used
   --data-dir DIR  (default ${DEFAULT_DATA_DIR})
   --json          print the plan as JSON
+  --node NAME     a fleet node's share (docs/fleet.md): against a server, it must be that
+                  server's node; without one, the data dir's applied state is that node's
   --out PLANFILE  also save the plan, the desired config and the ETag of the running
                   config it was made against (needs a running server; the file is
                   written owner-only, mode 0600: it holds the config's secrets)

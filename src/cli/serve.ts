@@ -88,6 +88,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'log-level': { type: 'string' },
       port: { type: 'string' },
       'epg-port': { type: 'string' },
+      node: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -106,6 +107,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
       ...(http !== undefined ? { http } : {}),
       ...(epg !== undefined ? { epg } : {}),
     };
+  }
+  const node = values.node ?? process.env['SLUICE_NODE'];
+  if (node !== undefined) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(node))
+      throw new Error(`--node must be a node name (letters, digits, . _ -): ${node}`);
+    opts.node = node;
   }
   if (values.config) opts.config = values.config;
   if (values.git) {

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { applyDefaultsAt } from './defaults.ts';
 import { childLists, RECORD_DEFS, type RecordKind, recordKey, SINGLETON_KINDS } from './kinds.ts';
+import { place } from './placement.ts';
 import { listAt } from './references.ts';
 import { refsOf } from './refs.ts';
 import { isPlainObject, kindSchema } from './schema.ts';
@@ -29,7 +30,11 @@ function depsOf(kind: RecordKind, spec: Rec): ResourceRef[] {
 }
 
 /** Build the desired state of a valid document. */
-export function buildDesired(doc: ConfigDocument, text: string): DesiredState {
+export function buildDesired(
+  doc: ConfigDocument,
+  text: string,
+  placement = place(doc),
+): DesiredState {
   const resources = new Map<string, Resource>();
   for (const kind of SINGLETON_KINDS) {
     // Record lists inside the object are resources of their own, left out of its spec.
@@ -58,5 +63,9 @@ export function buildDesired(doc: ConfigDocument, text: string): DesiredState {
       resources.set(resourceId(r), r);
     }
   }
-  return { resources, hash: createHash('sha256').update(text).digest('hex') };
+  return {
+    resources,
+    hash: createHash('sha256').update(text).digest('hex'),
+    placement,
+  };
 }

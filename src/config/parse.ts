@@ -5,6 +5,7 @@ import { buildDesired } from './desired.ts';
 import { encOptIssues } from './enc-opt.ts';
 import { formatIssues } from './issues.ts';
 import { JsonSyntaxError, parseJsonWithPositions } from './json.ts';
+import { place } from './placement.ts';
 import { referenceIssues } from './references.ts';
 import { SVC_VERSION } from './schema.ts';
 import { type ConfigDocument, ConfigError, type ConfigIssue } from './types.ts';
@@ -80,10 +81,12 @@ export function loadConfigText(text: string, opts: { source?: string } = {}): Lo
   }
 
   const walked = walkIssues(doc, positions);
+  const placement = place(doc);
   const errors = [
     ...schemaIssues(doc, positions),
     ...walked.filter((i) => i.severity === 'error'),
     ...referenceIssues(doc, positions),
+    ...placement.issues.map((i) => ({ ...i, ...positions.locateNearest(i.pointer) })),
     ...encOptIssues(doc, positions),
   ];
   const warnings = [
@@ -91,7 +94,7 @@ export function loadConfigText(text: string, opts: { source?: string } = {}): Lo
     ...semanticWarnings(doc, positions),
   ];
   if (errors.length > 0) fail(sortIssues([...errors, ...warnings]), opts.source);
-  return { text, doc, desired: buildDesired(doc, text), warnings: sortIssues(warnings) };
+  return { text, doc, desired: buildDesired(doc, text, placement), warnings: sortIssues(warnings) };
 }
 
 /** Issues in text order (unplaced ones last), errors before warnings at the same place. */

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '7d2dbc565a9efd090209f5c2cda016d75fad137067ec8f52fcb2998416662d49';
+  '768fe6b8426416641adf0a953d66b8bb1962608562f25636e05838882f96c72f';
 
 /** Server */
 export interface ServerSpec {
@@ -39,10 +39,16 @@ export interface ClusterSpec {
    * @default ""
    */
   'node-name'?: string;
+  /**
+   * the nodes of a fleet that share this config, by name (docs/fleet.md): each with its labels, the tuner adapters that are its hardware and the storages it has; empty = no fleet, this server runs everything
+   * @default {}
+   */
+  nodes?: Record<string, unknown>;
 }
 
 /** Cluster, as a driver gets it: every unconditional default applied. */
-export type ClusterApplied = ClusterSpec & Required<Pick<ClusterSpec, 'domain' | 'node-name'>>;
+export type ClusterApplied = ClusterSpec &
+  Required<Pick<ClusterSpec, 'domain' | 'node-name' | 'nodes'>>;
 
 /** User defaults */
 export interface UserDefaultSpec {
@@ -1144,6 +1150,10 @@ export interface StreamSpec {
    */
   tag?: string[];
   /**
+   * which fleet node runs this stream (docs/fleet.md): a node name, or labels a node must have; absent = where what it reads runs, else spread over the nodes
+   */
+  placement?: string | Record<string, unknown>;
+  /**
    * free note
    * @default ""
    */
@@ -1287,6 +1297,10 @@ export interface StreamAdaptiveSpec {
    * group name; the URL path segment of its OTT delivery
    */
   'stream-name': string;
+  /**
+   * which fleet node runs this group (docs/fleet.md): a node name, or labels a node must have; absent = where what it reads runs, else spread over the nodes
+   */
+  placement?: string | Record<string, unknown>;
   /**
    * display name
    * @default ""

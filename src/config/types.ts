@@ -1,6 +1,7 @@
 // Shapes shared by the config layer: the parsed document, the desired state built from it,
 // and the issues (errors and warnings) found while reading it.
 import type { ResourceKind } from './kinds.ts';
+import type { Placement } from './placement.ts';
 
 // The kinds are declared once, in the table of src/config/kinds.ts.
 export {
@@ -46,6 +47,8 @@ export interface DesiredState {
   resources: Map<string, Resource>;
   /** sha256 of the config text it was built from. */
   hash: string;
+  /** Which node runs what (./placement.ts); absent or with no nodes: this server runs all. */
+  placement?: Placement;
 }
 
 export function resourceId(ref: ResourceRef): string {

@@ -160,6 +160,46 @@ const schema34 = {
       default: '',
       'x-apply': 'hot',
     },
+    nodes: {
+      description:
+        'the nodes of a fleet that share this config, by name (docs/fleet.md): each with its labels, the tuner adapters that are its hardware and the storages it has; empty = no fleet, this server runs everything',
+      type: 'object',
+      default: {},
+      propertyNames: {
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+        'x-pattern-text': 'a node name: letters, digits, . _ -, not starting with . _ -',
+      },
+      additionalProperties: {
+        type: 'object',
+        properties: {
+          labels: {
+            description: 'labels that streams and groups select nodes by (placement)',
+            type: 'object',
+            additionalProperties: { type: 'string' },
+            default: {},
+            'x-apply': 'hot',
+          },
+          'dvb-adapter': {
+            description: 'ids of the tuner adapters of this node',
+            type: 'array',
+            items: { type: 'integer', minimum: 1 },
+            default: [],
+            'x-apply': 'hot',
+          },
+          'dvr-storage': {
+            description:
+              'ids of the archive storages this node has; a storage no node lists is on every node',
+            type: 'array',
+            items: { type: 'integer', minimum: 1 },
+            default: [],
+            'x-apply': 'hot',
+          },
+          note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
+        },
+        additionalProperties: false,
+      },
+      'x-apply': 'hot',
+    },
   },
 };
 const schema35 = {
@@ -851,6 +891,15 @@ const schema82 = {
       'x-pattern-text': 'letters, digits and . _ ~ - only (it is a URL path segment)',
       'x-apply': 'restart',
     },
+    placement: {
+      description:
+        'which fleet node runs this group (docs/fleet.md): a node name, or labels a node must have; absent = where what it reads runs, else spread over the nodes',
+      oneOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'object', additionalProperties: { type: 'string' } },
+      ],
+      'x-apply': 'hot',
+    },
     'display-name': { description: 'display name', type: 'string', default: '', 'x-apply': 'hot' },
     streams: {
       description: 'stream ids of the renditions, in order',
@@ -897,10 +946,11 @@ const schema82 = {
 };
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
-const pattern4 = new RegExp('^/.*/$', 'u');
-const pattern6 = new RegExp('^(https?://.+)?$', 'u');
-const pattern7 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
-const pattern15 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern4 = new RegExp('^[A-Za-z0-9][A-Za-z0-9._-]*$', 'u');
+const pattern5 = new RegExp('^/.*/$', 'u');
+const pattern7 = new RegExp('^(https?://.+)?$', 'u');
+const pattern8 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
+const pattern16 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -3627,7 +3677,7 @@ const schema46 = {
   },
   additionalProperties: false,
 };
-const pattern5 = new RegExp('^[a-z]{3}$', 'u');
+const pattern6 = new RegExp('^[a-z]{3}$', 'u');
 function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -4232,7 +4282,7 @@ function validate26(
     if (data['default-language'] !== undefined) {
       let data16 = data['default-language'];
       if (typeof data16 === 'string') {
-        if (!pattern5.test(data16)) {
+        if (!pattern6.test(data16)) {
           const err29 = {
             instancePath: instancePath + '/default-language',
             schemaPath: '#/properties/default-language/pattern',
@@ -5231,6 +5281,15 @@ const schema52 = {
       description: 'free labels',
       type: 'array',
       items: { type: 'string', minLength: 1 },
+      'x-apply': 'hot',
+    },
+    placement: {
+      description:
+        'which fleet node runs this stream (docs/fleet.md): a node name, or labels a node must have; absent = where what it reads runs, else spread over the nodes',
+      oneOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'object', additionalProperties: { type: 'string' } },
+      ],
       'x-apply': 'hot',
     },
     note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
@@ -8640,7 +8699,7 @@ validate35.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern9 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
+const pattern10 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
 function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -8744,7 +8803,7 @@ function validate34(
     if (data.passphrase !== undefined) {
       let data2 = data.passphrase;
       if (typeof data2 === 'string') {
-        if (!pattern9.test(data2)) {
+        if (!pattern10.test(data2)) {
           const err4 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -8801,7 +8860,7 @@ validate34.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern11 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
+const pattern12 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
 function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -10479,7 +10538,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data34 = data.passphrase;
         if (typeof data34 === 'string') {
-          if (!pattern9.test(data34)) {
+          if (!pattern10.test(data34)) {
             const err77 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -12283,7 +12342,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data82 = data.passphrase;
         if (typeof data82 === 'string') {
-          if (!pattern11.test(data82)) {
+          if (!pattern12.test(data82)) {
             const err160 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -16828,7 +16887,7 @@ function validate43(
     if (data.passphrase !== undefined) {
       let data5 = data.passphrase;
       if (typeof data5 === 'string') {
-        if (!pattern9.test(data5)) {
+        if (!pattern10.test(data5)) {
           const err11 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -17772,7 +17831,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data19 = data.passphrase;
         if (typeof data19 === 'string') {
-          if (!pattern11.test(data19)) {
+          if (!pattern12.test(data19)) {
             const err42 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -18813,7 +18872,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data41 = data.passphrase;
         if (typeof data41 === 'string') {
-          if (!pattern9.test(data41)) {
+          if (!pattern10.test(data41)) {
             const err90 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -19664,6 +19723,7 @@ function validate30(
       props0['failover-error-rate'] = true;
       props0['failover-error-window'] = true;
       props0.tag = true;
+      props0.placement = true;
       props0.note = true;
       props0['biss-pnr'] = true;
       props0['biss-key'] = true;
@@ -20399,55 +20459,70 @@ function validate30(
         errors++;
       }
     }
-    if (data.note !== undefined) {
-      let data40 = data.note;
-      if (typeof data40 !== 'string') {
-        const err55 = {
-          instancePath: instancePath + '/note',
-          schemaPath: '#/properties/note/type',
+    if (data.placement !== undefined) {
+      let data40 = data.placement;
+      const _errs53 = errors;
+      let valid7 = false;
+      let passing0 = null;
+      const _errs54 = errors;
+      if (typeof data40 === 'string') {
+        if (func2(data40) < 1) {
+          const err55 = {
+            instancePath: instancePath + '/placement',
+            schemaPath: '#/properties/placement/oneOf/0/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+            schema: 1,
+            parentSchema: schema52.properties.placement.oneOf[0],
+            data: data40,
+          };
+          if (vErrors === null) {
+            vErrors = [err55];
+          } else {
+            vErrors.push(err55);
+          }
+          errors++;
+        }
+      } else {
+        const err56 = {
+          instancePath: instancePath + '/placement',
+          schemaPath: '#/properties/placement/oneOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-          schema: schema52.properties.note.type,
-          parentSchema: schema52.properties.note,
+          schema: schema52.properties.placement.oneOf[0].type,
+          parentSchema: schema52.properties.placement.oneOf[0],
           data: data40,
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err56];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err56);
         }
         errors++;
       }
-    }
-    if (data['biss-pnr'] !== undefined) {
-      let data41 = data['biss-pnr'];
-      if (Array.isArray(data41)) {
-        const len1 = data41.length;
-        for (let i1 = 0; i1 < len1; i1++) {
-          let data42 = data41[i1];
-          if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-            const err56 = {
-              instancePath: instancePath + '/biss-pnr/' + i1,
-              schemaPath: '#/properties/biss-pnr/items/type',
+      var _valid1 = _errs54 === errors;
+      if (_valid1) {
+        valid7 = true;
+        passing0 = 0;
+      }
+      const _errs56 = errors;
+      if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
+        for (const key0 in data40) {
+          let data41 = data40[key0];
+          if (typeof data41 !== 'string') {
+            const err57 = {
+              instancePath:
+                instancePath + '/placement/' + key0.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/placement/oneOf/1/additionalProperties/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema52.properties['biss-pnr'].items.type,
-              parentSchema: schema52.properties['biss-pnr'].items,
-              data: data42,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema52.properties.placement.oneOf[1].additionalProperties.type,
+              parentSchema: schema52.properties.placement.oneOf[1].additionalProperties,
+              data: data41,
             };
-            if (vErrors === null) {
-              vErrors = [err56];
-            } else {
-              vErrors.push(err56);
-            }
-            errors++;
-          }
-          const _errs58 = errors;
-          const _errs59 = errors;
-          if (0 !== data42) {
-            const err57 = {};
             if (vErrors === null) {
               vErrors = [err57];
             } else {
@@ -20455,9 +20530,122 @@ function validate30(
             }
             errors++;
           }
-          var valid9 = _errs59 === errors;
-          if (valid9) {
-            const err58 = {
+        }
+      } else {
+        const err58 = {
+          instancePath: instancePath + '/placement',
+          schemaPath: '#/properties/placement/oneOf/1/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema52.properties.placement.oneOf[1].type,
+          parentSchema: schema52.properties.placement.oneOf[1],
+          data: data40,
+        };
+        if (vErrors === null) {
+          vErrors = [err58];
+        } else {
+          vErrors.push(err58);
+        }
+        errors++;
+      }
+      var _valid1 = _errs56 === errors;
+      if (_valid1 && valid7) {
+        valid7 = false;
+        passing0 = [passing0, 1];
+      } else {
+        if (_valid1) {
+          valid7 = true;
+          passing0 = 1;
+        }
+      }
+      if (!valid7) {
+        const err59 = {
+          instancePath: instancePath + '/placement',
+          schemaPath: '#/properties/placement/oneOf',
+          keyword: 'oneOf',
+          params: { passingSchemas: passing0 },
+          message: 'must match exactly one schema in oneOf',
+          schema: schema52.properties.placement.oneOf,
+          parentSchema: schema52.properties.placement,
+          data: data40,
+        };
+        if (vErrors === null) {
+          vErrors = [err59];
+        } else {
+          vErrors.push(err59);
+        }
+        errors++;
+      } else {
+        errors = _errs53;
+        if (vErrors !== null) {
+          if (_errs53) {
+            vErrors.length = _errs53;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.note !== undefined) {
+      let data42 = data.note;
+      if (typeof data42 !== 'string') {
+        const err60 = {
+          instancePath: instancePath + '/note',
+          schemaPath: '#/properties/note/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema52.properties.note.type,
+          parentSchema: schema52.properties.note,
+          data: data42,
+        };
+        if (vErrors === null) {
+          vErrors = [err60];
+        } else {
+          vErrors.push(err60);
+        }
+        errors++;
+      }
+    }
+    if (data['biss-pnr'] !== undefined) {
+      let data43 = data['biss-pnr'];
+      if (Array.isArray(data43)) {
+        const len1 = data43.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          let data44 = data43[i1];
+          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+            const err61 = {
+              instancePath: instancePath + '/biss-pnr/' + i1,
+              schemaPath: '#/properties/biss-pnr/items/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema52.properties['biss-pnr'].items.type,
+              parentSchema: schema52.properties['biss-pnr'].items,
+              data: data44,
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+          const _errs67 = errors;
+          const _errs68 = errors;
+          if (0 !== data44) {
+            const err62 = {};
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+          var valid11 = _errs68 === errors;
+          if (valid11) {
+            const err63 = {
               instancePath: instancePath + '/biss-pnr/' + i1,
               schemaPath: '#/properties/biss-pnr/items/not',
               keyword: 'not',
@@ -20465,116 +20653,6 @@ function validate30(
               message: 'must NOT be valid',
               schema: schema52.properties['biss-pnr'].items.not,
               parentSchema: schema52.properties['biss-pnr'].items,
-              data: data42,
-            };
-            if (vErrors === null) {
-              vErrors = [err58];
-            } else {
-              vErrors.push(err58);
-            }
-            errors++;
-          } else {
-            errors = _errs58;
-            if (vErrors !== null) {
-              if (_errs58) {
-                vErrors.length = _errs58;
-              } else {
-                vErrors = null;
-              }
-            }
-          }
-          if (typeof data42 == 'number' && isFinite(data42)) {
-            if (data42 > 65535 || isNaN(data42)) {
-              const err59 = {
-                instancePath: instancePath + '/biss-pnr/' + i1,
-                schemaPath: '#/properties/biss-pnr/items/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema52.properties['biss-pnr'].items,
-                data: data42,
-              };
-              if (vErrors === null) {
-                vErrors = [err59];
-              } else {
-                vErrors.push(err59);
-              }
-              errors++;
-            }
-            if (data42 < -256 || isNaN(data42)) {
-              const err60 = {
-                instancePath: instancePath + '/biss-pnr/' + i1,
-                schemaPath: '#/properties/biss-pnr/items/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: -256 },
-                message: 'must be >= -256',
-                schema: -256,
-                parentSchema: schema52.properties['biss-pnr'].items,
-                data: data42,
-              };
-              if (vErrors === null) {
-                vErrors = [err60];
-              } else {
-                vErrors.push(err60);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err61 = {
-          instancePath: instancePath + '/biss-pnr',
-          schemaPath: '#/properties/biss-pnr/type',
-          keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-          schema: schema52.properties['biss-pnr'].type,
-          parentSchema: schema52.properties['biss-pnr'],
-          data: data41,
-        };
-        if (vErrors === null) {
-          vErrors = [err61];
-        } else {
-          vErrors.push(err61);
-        }
-        errors++;
-      }
-    }
-    if (data['biss-key'] !== undefined) {
-      let data43 = data['biss-key'];
-      if (Array.isArray(data43)) {
-        const len2 = data43.length;
-        for (let i2 = 0; i2 < len2; i2++) {
-          let data44 = data43[i2];
-          if (typeof data44 === 'string') {
-            if (!pattern7.test(data44)) {
-              const err62 = {
-                instancePath: instancePath + '/biss-key/' + i2,
-                schemaPath: '#/properties/biss-key/items/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
-                message: 'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
-                schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
-                parentSchema: schema52.properties['biss-key'].items,
-                data: data44,
-              };
-              if (vErrors === null) {
-                vErrors = [err62];
-              } else {
-                vErrors.push(err62);
-              }
-              errors++;
-            }
-          } else {
-            const err63 = {
-              instancePath: instancePath + '/biss-key/' + i2,
-              schemaPath: '#/properties/biss-key/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema52.properties['biss-key'].items.type,
-              parentSchema: schema52.properties['biss-key'].items,
               data: data44,
             };
             if (vErrors === null) {
@@ -20583,10 +20661,120 @@ function validate30(
               vErrors.push(err63);
             }
             errors++;
+          } else {
+            errors = _errs67;
+            if (vErrors !== null) {
+              if (_errs67) {
+                vErrors.length = _errs67;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+          if (typeof data44 == 'number' && isFinite(data44)) {
+            if (data44 > 65535 || isNaN(data44)) {
+              const err64 = {
+                instancePath: instancePath + '/biss-pnr/' + i1,
+                schemaPath: '#/properties/biss-pnr/items/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema52.properties['biss-pnr'].items,
+                data: data44,
+              };
+              if (vErrors === null) {
+                vErrors = [err64];
+              } else {
+                vErrors.push(err64);
+              }
+              errors++;
+            }
+            if (data44 < -256 || isNaN(data44)) {
+              const err65 = {
+                instancePath: instancePath + '/biss-pnr/' + i1,
+                schemaPath: '#/properties/biss-pnr/items/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: -256 },
+                message: 'must be >= -256',
+                schema: -256,
+                parentSchema: schema52.properties['biss-pnr'].items,
+                data: data44,
+              };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
           }
         }
       } else {
-        const err64 = {
+        const err66 = {
+          instancePath: instancePath + '/biss-pnr',
+          schemaPath: '#/properties/biss-pnr/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema52.properties['biss-pnr'].type,
+          parentSchema: schema52.properties['biss-pnr'],
+          data: data43,
+        };
+        if (vErrors === null) {
+          vErrors = [err66];
+        } else {
+          vErrors.push(err66);
+        }
+        errors++;
+      }
+    }
+    if (data['biss-key'] !== undefined) {
+      let data45 = data['biss-key'];
+      if (Array.isArray(data45)) {
+        const len2 = data45.length;
+        for (let i2 = 0; i2 < len2; i2++) {
+          let data46 = data45[i2];
+          if (typeof data46 === 'string') {
+            if (!pattern8.test(data46)) {
+              const err67 = {
+                instancePath: instancePath + '/biss-key/' + i2,
+                schemaPath: '#/properties/biss-key/items/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
+                message: 'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
+                schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+                parentSchema: schema52.properties['biss-key'].items,
+                data: data46,
+              };
+              if (vErrors === null) {
+                vErrors = [err67];
+              } else {
+                vErrors.push(err67);
+              }
+              errors++;
+            }
+          } else {
+            const err68 = {
+              instancePath: instancePath + '/biss-key/' + i2,
+              schemaPath: '#/properties/biss-key/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema52.properties['biss-key'].items.type,
+              parentSchema: schema52.properties['biss-key'].items,
+              data: data46,
+            };
+            if (vErrors === null) {
+              vErrors = [err68];
+            } else {
+              vErrors.push(err68);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err69 = {
           instancePath: instancePath + '/biss-key',
           schemaPath: '#/properties/biss-key/type',
           keyword: 'type',
@@ -20594,25 +20782,25 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties['biss-key'].type,
           parentSchema: schema52.properties['biss-key'],
-          data: data43,
+          data: data45,
         };
         if (vErrors === null) {
-          vErrors = [err64];
+          vErrors = [err69];
         } else {
-          vErrors.push(err64);
+          vErrors.push(err69);
         }
         errors++;
       }
     }
     if (data.input !== undefined) {
-      let data45 = data.input;
-      if (Array.isArray(data45)) {
-        const len3 = data45.length;
+      let data47 = data.input;
+      if (Array.isArray(data47)) {
+        const len3 = data47.length;
         for (let i3 = 0; i3 < len3; i3++) {
           if (
-            !validate31(data45[i3], {
+            !validate31(data47[i3], {
               instancePath: instancePath + '/input/' + i3,
-              parentData: data45,
+              parentData: data47,
               parentDataProperty: i3,
               rootData,
               dynamicAnchors,
@@ -20623,7 +20811,7 @@ function validate30(
           }
         }
       } else {
-        const err65 = {
+        const err70 = {
           instancePath: instancePath + '/input',
           schemaPath: '#/properties/input/type',
           keyword: 'type',
@@ -20631,25 +20819,25 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties.input.type,
           parentSchema: schema52.properties.input,
-          data: data45,
+          data: data47,
         };
         if (vErrors === null) {
-          vErrors = [err65];
+          vErrors = [err70];
         } else {
-          vErrors.push(err65);
+          vErrors.push(err70);
         }
         errors++;
       }
     }
     if (data.output !== undefined) {
-      let data47 = data.output;
-      if (Array.isArray(data47)) {
-        const len4 = data47.length;
+      let data49 = data.output;
+      if (Array.isArray(data49)) {
+        const len4 = data49.length;
         for (let i4 = 0; i4 < len4; i4++) {
           if (
-            !validate40(data47[i4], {
+            !validate40(data49[i4], {
               instancePath: instancePath + '/output/' + i4,
-              parentData: data47,
+              parentData: data49,
               parentDataProperty: i4,
               rootData,
               dynamicAnchors,
@@ -20660,7 +20848,7 @@ function validate30(
           }
         }
       } else {
-        const err66 = {
+        const err71 = {
           instancePath: instancePath + '/output',
           schemaPath: '#/properties/output/type',
           keyword: 'type',
@@ -20668,106 +20856,7 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties.output.type,
           parentSchema: schema52.properties.output,
-          data: data47,
-        };
-        if (vErrors === null) {
-          vErrors = [err66];
-        } else {
-          vErrors.push(err66);
-        }
-        errors++;
-      }
-    }
-    if (data['stream-type'] !== undefined) {
-      let data49 = data['stream-type'];
-      if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
-        const err67 = {
-          instancePath: instancePath + '/stream-type',
-          schemaPath: '#/properties/stream-type/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['stream-type'].type,
-          parentSchema: schema52.properties['stream-type'],
           data: data49,
-        };
-        if (vErrors === null) {
-          vErrors = [err67];
-        } else {
-          vErrors.push(err67);
-        }
-        errors++;
-      }
-      if (!(data49 === 0 || data49 === 1 || data49 === 2)) {
-        const err68 = {
-          instancePath: instancePath + '/stream-type',
-          schemaPath: '#/properties/stream-type/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['stream-type'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['stream-type'].enum,
-          parentSchema: schema52.properties['stream-type'],
-          data: data49,
-        };
-        if (vErrors === null) {
-          vErrors = [err68];
-        } else {
-          vErrors.push(err68);
-        }
-        errors++;
-      }
-    }
-    if (data['ott-http'] !== undefined) {
-      let data50 = data['ott-http'];
-      if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
-        const err69 = {
-          instancePath: instancePath + '/ott-http',
-          schemaPath: '#/properties/ott-http/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-http'].type,
-          parentSchema: schema52.properties['ott-http'],
-          data: data50,
-        };
-        if (vErrors === null) {
-          vErrors = [err69];
-        } else {
-          vErrors.push(err69);
-        }
-        errors++;
-      }
-      if (!(data50 === 0 || data50 === 1)) {
-        const err70 = {
-          instancePath: instancePath + '/ott-http',
-          schemaPath: '#/properties/ott-http/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['ott-http'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['ott-http'].enum,
-          parentSchema: schema52.properties['ott-http'],
-          data: data50,
-        };
-        if (vErrors === null) {
-          vErrors = [err70];
-        } else {
-          vErrors.push(err70);
-        }
-        errors++;
-      }
-    }
-    if (data['ott-http-trace'] !== undefined) {
-      let data51 = data['ott-http-trace'];
-      if (typeof data51 !== 'boolean') {
-        const err71 = {
-          instancePath: instancePath + '/ott-http-trace',
-          schemaPath: '#/properties/ott-http-trace/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['ott-http-trace'].type,
-          parentSchema: schema52.properties['ott-http-trace'],
-          data: data51,
         };
         if (vErrors === null) {
           vErrors = [err71];
@@ -20777,18 +20866,18 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-hls'] !== undefined) {
-      let data52 = data['ott-hls'];
-      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+    if (data['stream-type'] !== undefined) {
+      let data51 = data['stream-type'];
+      if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
         const err72 = {
-          instancePath: instancePath + '/ott-hls',
-          schemaPath: '#/properties/ott-hls/type',
+          instancePath: instancePath + '/stream-type',
+          schemaPath: '#/properties/stream-type/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['ott-hls'].type,
-          parentSchema: schema52.properties['ott-hls'],
-          data: data52,
+          schema: schema52.properties['stream-type'].type,
+          parentSchema: schema52.properties['stream-type'],
+          data: data51,
         };
         if (vErrors === null) {
           vErrors = [err72];
@@ -20797,16 +20886,16 @@ function validate30(
         }
         errors++;
       }
-      if (!(data52 === 0 || data52 === 1 || data52 === 2 || data52 === 3)) {
+      if (!(data51 === 0 || data51 === 1 || data51 === 2)) {
         const err73 = {
-          instancePath: instancePath + '/ott-hls',
-          schemaPath: '#/properties/ott-hls/enum',
+          instancePath: instancePath + '/stream-type',
+          schemaPath: '#/properties/stream-type/enum',
           keyword: 'enum',
-          params: { allowedValues: schema52.properties['ott-hls'].enum },
+          params: { allowedValues: schema52.properties['stream-type'].enum },
           message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['ott-hls'].enum,
-          parentSchema: schema52.properties['ott-hls'],
-          data: data52,
+          schema: schema52.properties['stream-type'].enum,
+          parentSchema: schema52.properties['stream-type'],
+          data: data51,
         };
         if (vErrors === null) {
           vErrors = [err73];
@@ -20816,18 +20905,18 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-webvtt'] !== undefined) {
-      let data53 = data['ott-webvtt'];
-      if (typeof data53 !== 'boolean') {
+    if (data['ott-http'] !== undefined) {
+      let data52 = data['ott-http'];
+      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
         const err74 = {
-          instancePath: instancePath + '/ott-webvtt',
-          schemaPath: '#/properties/ott-webvtt/type',
+          instancePath: instancePath + '/ott-http',
+          schemaPath: '#/properties/ott-http/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['ott-webvtt'].type,
-          parentSchema: schema52.properties['ott-webvtt'],
-          data: data53,
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['ott-http'].type,
+          parentSchema: schema52.properties['ott-http'],
+          data: data52,
         };
         if (vErrors === null) {
           vErrors = [err74];
@@ -20836,55 +20925,57 @@ function validate30(
         }
         errors++;
       }
+      if (!(data52 === 0 || data52 === 1)) {
+        const err75 = {
+          instancePath: instancePath + '/ott-http',
+          schemaPath: '#/properties/ott-http/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['ott-http'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['ott-http'].enum,
+          parentSchema: schema52.properties['ott-http'],
+          data: data52,
+        };
+        if (vErrors === null) {
+          vErrors = [err75];
+        } else {
+          vErrors.push(err75);
+        }
+        errors++;
+      }
     }
-    if (data['ott-segment-duration'] !== undefined) {
-      let data54 = data['ott-segment-duration'];
-      if (typeof data54 == 'number' && isFinite(data54)) {
-        if (data54 > 30 || isNaN(data54)) {
-          const err75 = {
-            instancePath: instancePath + '/ott-segment-duration',
-            schemaPath: '#/properties/ott-segment-duration/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 30 },
-            message: 'must be <= 30',
-            schema: 30,
-            parentSchema: schema52.properties['ott-segment-duration'],
-            data: data54,
-          };
-          if (vErrors === null) {
-            vErrors = [err75];
-          } else {
-            vErrors.push(err75);
-          }
-          errors++;
-        }
-        if (data54 < 1 || isNaN(data54)) {
-          const err76 = {
-            instancePath: instancePath + '/ott-segment-duration',
-            schemaPath: '#/properties/ott-segment-duration/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-            schema: 1,
-            parentSchema: schema52.properties['ott-segment-duration'],
-            data: data54,
-          };
-          if (vErrors === null) {
-            vErrors = [err76];
-          } else {
-            vErrors.push(err76);
-          }
-          errors++;
-        }
-      } else {
-        const err77 = {
-          instancePath: instancePath + '/ott-segment-duration',
-          schemaPath: '#/properties/ott-segment-duration/type',
+    if (data['ott-http-trace'] !== undefined) {
+      let data53 = data['ott-http-trace'];
+      if (typeof data53 !== 'boolean') {
+        const err76 = {
+          instancePath: instancePath + '/ott-http-trace',
+          schemaPath: '#/properties/ott-http-trace/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
-          schema: schema52.properties['ott-segment-duration'].type,
-          parentSchema: schema52.properties['ott-segment-duration'],
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['ott-http-trace'].type,
+          parentSchema: schema52.properties['ott-http-trace'],
+          data: data53,
+        };
+        if (vErrors === null) {
+          vErrors = [err76];
+        } else {
+          vErrors.push(err76);
+        }
+        errors++;
+      }
+    }
+    if (data['ott-hls'] !== undefined) {
+      let data54 = data['ott-hls'];
+      if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))) {
+        const err77 = {
+          instancePath: instancePath + '/ott-hls',
+          schemaPath: '#/properties/ott-hls/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['ott-hls'].type,
+          parentSchema: schema52.properties['ott-hls'],
           data: data54,
         };
         if (vErrors === null) {
@@ -20894,12 +20985,109 @@ function validate30(
         }
         errors++;
       }
+      if (!(data54 === 0 || data54 === 1 || data54 === 2 || data54 === 3)) {
+        const err78 = {
+          instancePath: instancePath + '/ott-hls',
+          schemaPath: '#/properties/ott-hls/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['ott-hls'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['ott-hls'].enum,
+          parentSchema: schema52.properties['ott-hls'],
+          data: data54,
+        };
+        if (vErrors === null) {
+          vErrors = [err78];
+        } else {
+          vErrors.push(err78);
+        }
+        errors++;
+      }
+    }
+    if (data['ott-webvtt'] !== undefined) {
+      let data55 = data['ott-webvtt'];
+      if (typeof data55 !== 'boolean') {
+        const err79 = {
+          instancePath: instancePath + '/ott-webvtt',
+          schemaPath: '#/properties/ott-webvtt/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['ott-webvtt'].type,
+          parentSchema: schema52.properties['ott-webvtt'],
+          data: data55,
+        };
+        if (vErrors === null) {
+          vErrors = [err79];
+        } else {
+          vErrors.push(err79);
+        }
+        errors++;
+      }
+    }
+    if (data['ott-segment-duration'] !== undefined) {
+      let data56 = data['ott-segment-duration'];
+      if (typeof data56 == 'number' && isFinite(data56)) {
+        if (data56 > 30 || isNaN(data56)) {
+          const err80 = {
+            instancePath: instancePath + '/ott-segment-duration',
+            schemaPath: '#/properties/ott-segment-duration/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 30 },
+            message: 'must be <= 30',
+            schema: 30,
+            parentSchema: schema52.properties['ott-segment-duration'],
+            data: data56,
+          };
+          if (vErrors === null) {
+            vErrors = [err80];
+          } else {
+            vErrors.push(err80);
+          }
+          errors++;
+        }
+        if (data56 < 1 || isNaN(data56)) {
+          const err81 = {
+            instancePath: instancePath + '/ott-segment-duration',
+            schemaPath: '#/properties/ott-segment-duration/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema52.properties['ott-segment-duration'],
+            data: data56,
+          };
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
+          }
+          errors++;
+        }
+      } else {
+        const err82 = {
+          instancePath: instancePath + '/ott-segment-duration',
+          schemaPath: '#/properties/ott-segment-duration/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+          schema: schema52.properties['ott-segment-duration'].type,
+          parentSchema: schema52.properties['ott-segment-duration'],
+          data: data56,
+        };
+        if (vErrors === null) {
+          vErrors = [err82];
+        } else {
+          vErrors.push(err82);
+        }
+        errors++;
+      }
     }
     if (data['ott-part-duration'] !== undefined) {
-      let data55 = data['ott-part-duration'];
-      if (typeof data55 == 'number' && isFinite(data55)) {
-        if (data55 > 2 || isNaN(data55)) {
-          const err78 = {
+      let data57 = data['ott-part-duration'];
+      if (typeof data57 == 'number' && isFinite(data57)) {
+        if (data57 > 2 || isNaN(data57)) {
+          const err83 = {
             instancePath: instancePath + '/ott-part-duration',
             schemaPath: '#/properties/ott-part-duration/maximum',
             keyword: 'maximum',
@@ -20907,101 +21095,7 @@ function validate30(
             message: 'must be <= 2',
             schema: 2,
             parentSchema: schema52.properties['ott-part-duration'],
-            data: data55,
-          };
-          if (vErrors === null) {
-            vErrors = [err78];
-          } else {
-            vErrors.push(err78);
-          }
-          errors++;
-        }
-        if (data55 < 0.1 || isNaN(data55)) {
-          const err79 = {
-            instancePath: instancePath + '/ott-part-duration',
-            schemaPath: '#/properties/ott-part-duration/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0.1 },
-            message: 'must be >= 0.1',
-            schema: 0.1,
-            parentSchema: schema52.properties['ott-part-duration'],
-            data: data55,
-          };
-          if (vErrors === null) {
-            vErrors = [err79];
-          } else {
-            vErrors.push(err79);
-          }
-          errors++;
-        }
-      } else {
-        const err80 = {
-          instancePath: instancePath + '/ott-part-duration',
-          schemaPath: '#/properties/ott-part-duration/type',
-          keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
-          schema: schema52.properties['ott-part-duration'].type,
-          parentSchema: schema52.properties['ott-part-duration'],
-          data: data55,
-        };
-        if (vErrors === null) {
-          vErrors = [err80];
-        } else {
-          vErrors.push(err80);
-        }
-        errors++;
-      }
-    }
-    if (data['ott-window'] !== undefined) {
-      let data56 = data['ott-window'];
-      if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
-        const err81 = {
-          instancePath: instancePath + '/ott-window',
-          schemaPath: '#/properties/ott-window/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-window'].type,
-          parentSchema: schema52.properties['ott-window'],
-          data: data56,
-        };
-        if (vErrors === null) {
-          vErrors = [err81];
-        } else {
-          vErrors.push(err81);
-        }
-        errors++;
-      }
-      if (typeof data56 == 'number' && isFinite(data56)) {
-        if (data56 > 1000 || isNaN(data56)) {
-          const err82 = {
-            instancePath: instancePath + '/ott-window',
-            schemaPath: '#/properties/ott-window/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 1000 },
-            message: 'must be <= 1000',
-            schema: 1000,
-            parentSchema: schema52.properties['ott-window'],
-            data: data56,
-          };
-          if (vErrors === null) {
-            vErrors = [err82];
-          } else {
-            vErrors.push(err82);
-          }
-          errors++;
-        }
-        if (data56 < 3 || isNaN(data56)) {
-          const err83 = {
-            instancePath: instancePath + '/ott-window',
-            schemaPath: '#/properties/ott-window/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 3 },
-            message: 'must be >= 3',
-            schema: 3,
-            parentSchema: schema52.properties['ott-window'],
-            data: data56,
+            data: data57,
           };
           if (vErrors === null) {
             vErrors = [err83];
@@ -21010,60 +21104,54 @@ function validate30(
           }
           errors++;
         }
-      }
-    }
-    if (data['dvr-storage'] !== undefined) {
-      let data57 = data['dvr-storage'];
-      if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
-        const err84 = {
-          instancePath: instancePath + '/dvr-storage',
-          schemaPath: '#/properties/dvr-storage/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['dvr-storage'].type,
-          parentSchema: schema52.properties['dvr-storage'],
-          data: data57,
-        };
-        if (vErrors === null) {
-          vErrors = [err84];
-        } else {
-          vErrors.push(err84);
-        }
-        errors++;
-      }
-      if (typeof data57 == 'number' && isFinite(data57)) {
-        if (data57 < 0 || isNaN(data57)) {
-          const err85 = {
-            instancePath: instancePath + '/dvr-storage',
-            schemaPath: '#/properties/dvr-storage/minimum',
+        if (data57 < 0.1 || isNaN(data57)) {
+          const err84 = {
+            instancePath: instancePath + '/ott-part-duration',
+            schemaPath: '#/properties/ott-part-duration/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties['dvr-storage'],
+            params: { comparison: '>=', limit: 0.1 },
+            message: 'must be >= 0.1',
+            schema: 0.1,
+            parentSchema: schema52.properties['ott-part-duration'],
             data: data57,
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err84];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err84);
           }
           errors++;
         }
+      } else {
+        const err85 = {
+          instancePath: instancePath + '/ott-part-duration',
+          schemaPath: '#/properties/ott-part-duration/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+          schema: schema52.properties['ott-part-duration'].type,
+          parentSchema: schema52.properties['ott-part-duration'],
+          data: data57,
+        };
+        if (vErrors === null) {
+          vErrors = [err85];
+        } else {
+          vErrors.push(err85);
+        }
+        errors++;
       }
     }
-    if (data['dvr-hours'] !== undefined) {
-      let data58 = data['dvr-hours'];
+    if (data['ott-window'] !== undefined) {
+      let data58 = data['ott-window'];
       if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
         const err86 = {
-          instancePath: instancePath + '/dvr-hours',
-          schemaPath: '#/properties/dvr-hours/type',
+          instancePath: instancePath + '/ott-window',
+          schemaPath: '#/properties/ott-window/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['dvr-hours'].type,
-          parentSchema: schema52.properties['dvr-hours'],
+          schema: schema52.properties['ott-window'].type,
+          parentSchema: schema52.properties['ott-window'],
           data: data58,
         };
         if (vErrors === null) {
@@ -21074,15 +21162,15 @@ function validate30(
         errors++;
       }
       if (typeof data58 == 'number' && isFinite(data58)) {
-        if (data58 > 2160 || isNaN(data58)) {
+        if (data58 > 1000 || isNaN(data58)) {
           const err87 = {
-            instancePath: instancePath + '/dvr-hours',
-            schemaPath: '#/properties/dvr-hours/maximum',
+            instancePath: instancePath + '/ott-window',
+            schemaPath: '#/properties/ott-window/maximum',
             keyword: 'maximum',
-            params: { comparison: '<=', limit: 2160 },
-            message: 'must be <= 2160',
-            schema: 2160,
-            parentSchema: schema52.properties['dvr-hours'],
+            params: { comparison: '<=', limit: 1000 },
+            message: 'must be <= 1000',
+            schema: 1000,
+            parentSchema: schema52.properties['ott-window'],
             data: data58,
           };
           if (vErrors === null) {
@@ -21092,15 +21180,15 @@ function validate30(
           }
           errors++;
         }
-        if (data58 < 1 || isNaN(data58)) {
+        if (data58 < 3 || isNaN(data58)) {
           const err88 = {
-            instancePath: instancePath + '/dvr-hours',
-            schemaPath: '#/properties/dvr-hours/minimum',
+            instancePath: instancePath + '/ott-window',
+            schemaPath: '#/properties/ott-window/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-            schema: 1,
-            parentSchema: schema52.properties['dvr-hours'],
+            params: { comparison: '>=', limit: 3 },
+            message: 'must be >= 3',
+            schema: 3,
+            parentSchema: schema52.properties['ott-window'],
             data: data58,
           };
           if (vErrors === null) {
@@ -21112,17 +21200,17 @@ function validate30(
         }
       }
     }
-    if (data['dvr-min-hours'] !== undefined) {
-      let data59 = data['dvr-min-hours'];
+    if (data['dvr-storage'] !== undefined) {
+      let data59 = data['dvr-storage'];
       if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
         const err89 = {
-          instancePath: instancePath + '/dvr-min-hours',
-          schemaPath: '#/properties/dvr-min-hours/type',
+          instancePath: instancePath + '/dvr-storage',
+          schemaPath: '#/properties/dvr-storage/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['dvr-min-hours'].type,
-          parentSchema: schema52.properties['dvr-min-hours'],
+          schema: schema52.properties['dvr-storage'].type,
+          parentSchema: schema52.properties['dvr-storage'],
           data: data59,
         };
         if (vErrors === null) {
@@ -21135,13 +21223,13 @@ function validate30(
       if (typeof data59 == 'number' && isFinite(data59)) {
         if (data59 < 0 || isNaN(data59)) {
           const err90 = {
-            instancePath: instancePath + '/dvr-min-hours',
-            schemaPath: '#/properties/dvr-min-hours/minimum',
+            instancePath: instancePath + '/dvr-storage',
+            schemaPath: '#/properties/dvr-storage/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
             schema: 0,
-            parentSchema: schema52.properties['dvr-min-hours'],
+            parentSchema: schema52.properties['dvr-storage'],
             data: data59,
           };
           if (vErrors === null) {
@@ -21153,17 +21241,17 @@ function validate30(
         }
       }
     }
-    if (data['epg-source'] !== undefined) {
-      let data60 = data['epg-source'];
+    if (data['dvr-hours'] !== undefined) {
+      let data60 = data['dvr-hours'];
       if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
         const err91 = {
-          instancePath: instancePath + '/epg-source',
-          schemaPath: '#/properties/epg-source/type',
+          instancePath: instancePath + '/dvr-hours',
+          schemaPath: '#/properties/dvr-hours/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
-          schema: schema52.properties['epg-source'].type,
-          parentSchema: schema52.properties['epg-source'],
+          schema: schema52.properties['dvr-hours'].type,
+          parentSchema: schema52.properties['dvr-hours'],
           data: data60,
         };
         if (vErrors === null) {
@@ -21174,15 +21262,15 @@ function validate30(
         errors++;
       }
       if (typeof data60 == 'number' && isFinite(data60)) {
-        if (data60 < 0 || isNaN(data60)) {
+        if (data60 > 2160 || isNaN(data60)) {
           const err92 = {
-            instancePath: instancePath + '/epg-source',
-            schemaPath: '#/properties/epg-source/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-            schema: 0,
-            parentSchema: schema52.properties['epg-source'],
+            instancePath: instancePath + '/dvr-hours',
+            schemaPath: '#/properties/dvr-hours/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 2160 },
+            message: 'must be <= 2160',
+            schema: 2160,
+            parentSchema: schema52.properties['dvr-hours'],
             data: data60,
           };
           if (vErrors === null) {
@@ -21192,12 +21280,112 @@ function validate30(
           }
           errors++;
         }
+        if (data60 < 1 || isNaN(data60)) {
+          const err93 = {
+            instancePath: instancePath + '/dvr-hours',
+            schemaPath: '#/properties/dvr-hours/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema52.properties['dvr-hours'],
+            data: data60,
+          };
+          if (vErrors === null) {
+            vErrors = [err93];
+          } else {
+            vErrors.push(err93);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['dvr-min-hours'] !== undefined) {
+      let data61 = data['dvr-min-hours'];
+      if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
+        const err94 = {
+          instancePath: instancePath + '/dvr-min-hours',
+          schemaPath: '#/properties/dvr-min-hours/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['dvr-min-hours'].type,
+          parentSchema: schema52.properties['dvr-min-hours'],
+          data: data61,
+        };
+        if (vErrors === null) {
+          vErrors = [err94];
+        } else {
+          vErrors.push(err94);
+        }
+        errors++;
+      }
+      if (typeof data61 == 'number' && isFinite(data61)) {
+        if (data61 < 0 || isNaN(data61)) {
+          const err95 = {
+            instancePath: instancePath + '/dvr-min-hours',
+            schemaPath: '#/properties/dvr-min-hours/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties['dvr-min-hours'],
+            data: data61,
+          };
+          if (vErrors === null) {
+            vErrors = [err95];
+          } else {
+            vErrors.push(err95);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data['epg-source'] !== undefined) {
+      let data62 = data['epg-source'];
+      if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
+        const err96 = {
+          instancePath: instancePath + '/epg-source',
+          schemaPath: '#/properties/epg-source/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['epg-source'].type,
+          parentSchema: schema52.properties['epg-source'],
+          data: data62,
+        };
+        if (vErrors === null) {
+          vErrors = [err96];
+        } else {
+          vErrors.push(err96);
+        }
+        errors++;
+      }
+      if (typeof data62 == 'number' && isFinite(data62)) {
+        if (data62 < 0 || isNaN(data62)) {
+          const err97 = {
+            instancePath: instancePath + '/epg-source',
+            schemaPath: '#/properties/epg-source/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+            schema: 0,
+            parentSchema: schema52.properties['epg-source'],
+            data: data62,
+          };
+          if (vErrors === null) {
+            vErrors = [err97];
+          } else {
+            vErrors.push(err97);
+          }
+          errors++;
+        }
       }
     }
     if (data['epg-channel'] !== undefined) {
-      let data61 = data['epg-channel'];
-      if (typeof data61 !== 'string') {
-        const err93 = {
+      let data63 = data['epg-channel'];
+      if (typeof data63 !== 'string') {
+        const err98 = {
           instancePath: instancePath + '/epg-channel',
           schemaPath: '#/properties/epg-channel/type',
           keyword: 'type',
@@ -21205,24 +21393,24 @@ function validate30(
           message: 'must be string',
           schema: schema52.properties['epg-channel'].type,
           parentSchema: schema52.properties['epg-channel'],
-          data: data61,
+          data: data63,
         };
         if (vErrors === null) {
-          vErrors = [err93];
+          vErrors = [err98];
         } else {
-          vErrors.push(err93);
+          vErrors.push(err98);
         }
         errors++;
       }
     }
     if (data['epg-channel-set'] !== undefined) {
-      let data62 = data['epg-channel-set'];
-      if (Array.isArray(data62)) {
-        const len5 = data62.length;
+      let data64 = data['epg-channel-set'];
+      if (Array.isArray(data64)) {
+        const len5 = data64.length;
         for (let i5 = 0; i5 < len5; i5++) {
-          let data63 = data62[i5];
-          if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
-            const err94 = {
+          let data65 = data64[i5];
+          if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
+            const err99 = {
               instancePath: instancePath + '/epg-channel-set/' + i5,
               schemaPath: '#/properties/epg-channel-set/items/type',
               keyword: 'type',
@@ -21230,18 +21418,18 @@ function validate30(
               message: 'must be integer',
               schema: schema52.properties['epg-channel-set'].items.type,
               parentSchema: schema52.properties['epg-channel-set'].items,
-              data: data63,
+              data: data65,
             };
             if (vErrors === null) {
-              vErrors = [err94];
+              vErrors = [err99];
             } else {
-              vErrors.push(err94);
+              vErrors.push(err99);
             }
             errors++;
           }
-          if (typeof data63 == 'number' && isFinite(data63)) {
-            if (data63 < 1 || isNaN(data63)) {
-              const err95 = {
+          if (typeof data65 == 'number' && isFinite(data65)) {
+            if (data65 < 1 || isNaN(data65)) {
+              const err100 = {
                 instancePath: instancePath + '/epg-channel-set/' + i5,
                 schemaPath: '#/properties/epg-channel-set/items/minimum',
                 keyword: 'minimum',
@@ -21249,29 +21437,29 @@ function validate30(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema52.properties['epg-channel-set'].items,
-                data: data63,
+                data: data65,
               };
               if (vErrors === null) {
-                vErrors = [err95];
+                vErrors = [err100];
               } else {
-                vErrors.push(err95);
+                vErrors.push(err100);
               }
               errors++;
             }
           }
         }
-        let i6 = data62.length;
+        let i6 = data64.length;
         let j0;
         if (i6 > 1) {
           const indices0 = {};
           for (; i6--; ) {
-            let item0 = data62[i6];
+            let item0 = data64[i6];
             if (!(typeof item0 == 'number' && !(item0 % 1) && !isNaN(item0) && isFinite(item0))) {
               continue;
             }
             if (typeof indices0[item0] == 'number') {
               j0 = indices0[item0];
-              const err96 = {
+              const err101 = {
                 instancePath: instancePath + '/epg-channel-set',
                 schemaPath: '#/properties/epg-channel-set/uniqueItems',
                 keyword: 'uniqueItems',
@@ -21284,12 +21472,12 @@ function validate30(
                   ' are identical)',
                 schema: true,
                 parentSchema: schema52.properties['epg-channel-set'],
-                data: data62,
+                data: data64,
               };
               if (vErrors === null) {
-                vErrors = [err96];
+                vErrors = [err101];
               } else {
-                vErrors.push(err96);
+                vErrors.push(err101);
               }
               errors++;
               break;
@@ -21298,7 +21486,7 @@ function validate30(
           }
         }
       } else {
-        const err97 = {
+        const err102 = {
           instancePath: instancePath + '/epg-channel-set',
           schemaPath: '#/properties/epg-channel-set/type',
           keyword: 'type',
@@ -21306,18 +21494,18 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties['epg-channel-set'].type,
           parentSchema: schema52.properties['epg-channel-set'],
-          data: data62,
+          data: data64,
         };
         if (vErrors === null) {
-          vErrors = [err97];
+          vErrors = [err102];
         } else {
-          vErrors.push(err97);
+          vErrors.push(err102);
         }
         errors++;
       }
     }
   } else {
-    const err98 = {
+    const err103 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -21328,9 +21516,9 @@ function validate30(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err98];
+      vErrors = [err103];
     } else {
-      vErrors.push(err98);
+      vErrors.push(err103);
     }
     errors++;
   }
@@ -21573,262 +21761,382 @@ function validate20(
             errors++;
           }
         }
-      } else {
-        const err10 = {
-          instancePath: instancePath + '/cluster',
-          schemaPath: 'settings.schema.json#/$defs/cluster/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema34.type,
-          parentSchema: schema34,
-          data: data6,
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data['user-default'] !== undefined) {
-      let data9 = data['user-default'];
-      if (data9 && typeof data9 == 'object' && !Array.isArray(data9)) {
-        if (data9.role !== undefined) {
-          let data10 = data9.role;
-          if (typeof data10 !== 'string') {
-            const err11 = {
-              instancePath: instancePath + '/user-default/role',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema35.properties.role.type,
-              parentSchema: schema35.properties.role,
-              data: data10,
-            };
-            if (vErrors === null) {
-              vErrors = [err11];
-            } else {
-              vErrors.push(err11);
-            }
-            errors++;
-          }
-          if (!(data10 === 'admin' || data10 === 'viewer')) {
-            const err12 = {
-              instancePath: instancePath + '/user-default/role',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema35.properties.role.enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema35.properties.role.enum,
-              parentSchema: schema35.properties.role,
-              data: data10,
-            };
-            if (vErrors === null) {
-              vErrors = [err12];
-            } else {
-              vErrors.push(err12);
-            }
-            errors++;
-          }
-        }
-        if (data9['max-sessions'] !== undefined) {
-          let data11 = data9['max-sessions'];
-          if (!(typeof data11 == 'number' && !(data11 % 1) && !isNaN(data11) && isFinite(data11))) {
-            const err13 = {
-              instancePath: instancePath + '/user-default/max-sessions',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/max-sessions/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema35.properties['max-sessions'].type,
-              parentSchema: schema35.properties['max-sessions'],
-              data: data11,
-            };
-            if (vErrors === null) {
-              vErrors = [err13];
-            } else {
-              vErrors.push(err13);
-            }
-            errors++;
-          }
-          if (typeof data11 == 'number' && isFinite(data11)) {
-            if (data11 < 0 || isNaN(data11)) {
-              const err14 = {
-                instancePath: instancePath + '/user-default/max-sessions',
-                schemaPath:
-                  'settings.schema.json#/$defs/user-default/properties/max-sessions/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema35.properties['max-sessions'],
-                data: data11,
-              };
-              if (vErrors === null) {
-                vErrors = [err14];
-              } else {
-                vErrors.push(err14);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err15 = {
-          instancePath: instancePath + '/user-default',
-          schemaPath: 'settings.schema.json#/$defs/user-default/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema35.type,
-          parentSchema: schema35,
-          data: data9,
-        };
-        if (vErrors === null) {
-          vErrors = [err15];
-        } else {
-          vErrors.push(err15);
-        }
-        errors++;
-      }
-    }
-    if (data.user !== undefined) {
-      let data12 = data.user;
-      if (Array.isArray(data12)) {
-        const len0 = data12.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data13 = data12[i0];
-          if (data13 && typeof data13 == 'object' && !Array.isArray(data13)) {
-            if (data13.login === undefined) {
-              const err16 = {
-                instancePath: instancePath + '/user/' + i0,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'login' },
-                message: "must have required property '" + 'login' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data13,
-              };
-              if (vErrors === null) {
-                vErrors = [err16];
-              } else {
-                vErrors.push(err16);
-              }
-              errors++;
-            }
-            if (data13.password === undefined) {
-              const err17 = {
-                instancePath: instancePath + '/user/' + i0,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'password' },
-                message: "must have required property '" + 'password' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data13,
-              };
-              if (vErrors === null) {
-                vErrors = [err17];
-              } else {
-                vErrors.push(err17);
-              }
-              errors++;
-            }
-            if (data13.login !== undefined) {
-              let data14 = data13.login;
-              if (typeof data14 === 'string') {
-                if (func2(data14) < 1) {
-                  const err18 = {
-                    instancePath: instancePath + '/user/' + i0 + '/login',
-                    schemaPath: 'user.schema.json/properties/login/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema36.properties.login,
-                    data: data14,
+        if (data6.nodes !== undefined) {
+          let data9 = data6.nodes;
+          if (data9 && typeof data9 == 'object' && !Array.isArray(data9)) {
+            for (const key1 in data9) {
+              const _errs24 = errors;
+              if (typeof key1 === 'string') {
+                if (!pattern4.test(key1)) {
+                  const err10 = {
+                    instancePath: instancePath + '/cluster/nodes',
+                    schemaPath:
+                      'settings.schema.json#/$defs/cluster/properties/nodes/propertyNames/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9][A-Za-z0-9._-]*$' + '"',
+                    schema: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+                    parentSchema: schema34.properties.nodes.propertyNames,
+                    data: key1,
+                    propertyName: key1,
                   };
                   if (vErrors === null) {
-                    vErrors = [err18];
+                    vErrors = [err10];
                   } else {
-                    vErrors.push(err18);
+                    vErrors.push(err10);
                   }
                   errors++;
                 }
+              }
+              var valid5 = _errs24 === errors;
+              if (!valid5) {
+                const err11 = {
+                  instancePath: instancePath + '/cluster/nodes',
+                  schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/propertyNames',
+                  keyword: 'propertyNames',
+                  params: { propertyName: key1 },
+                  message: 'property name must be valid',
+                  schema: schema34.properties.nodes.propertyNames,
+                  parentSchema: schema34.properties.nodes,
+                  data: data9,
+                };
+                if (vErrors === null) {
+                  vErrors = [err11];
+                } else {
+                  vErrors.push(err11);
+                }
+                errors++;
+              }
+            }
+            for (const key2 in data9) {
+              let data10 = data9[key2];
+              if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
+                for (const key3 in data10) {
+                  if (
+                    !(
+                      key3 === 'labels' ||
+                      key3 === 'dvb-adapter' ||
+                      key3 === 'dvr-storage' ||
+                      key3 === 'note'
+                    )
+                  ) {
+                    const err12 = {
+                      instancePath:
+                        instancePath +
+                        '/cluster/nodes/' +
+                        key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key3 },
+                      message: 'must NOT have additional properties',
+                      schema: false,
+                      parentSchema: schema34.properties.nodes.additionalProperties,
+                      data: data10,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err12];
+                    } else {
+                      vErrors.push(err12);
+                    }
+                    errors++;
+                  }
+                }
+                if (data10.labels !== undefined) {
+                  let data11 = data10.labels;
+                  if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
+                    for (const key4 in data11) {
+                      let data12 = data11[key4];
+                      if (typeof data12 !== 'string') {
+                        const err13 = {
+                          instancePath:
+                            instancePath +
+                            '/cluster/nodes/' +
+                            key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                            '/labels/' +
+                            key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                          schemaPath:
+                            'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/labels/additionalProperties/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema34.properties.nodes.additionalProperties.properties.labels
+                              .additionalProperties.type,
+                          parentSchema:
+                            schema34.properties.nodes.additionalProperties.properties.labels
+                              .additionalProperties,
+                          data: data12,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err13];
+                        } else {
+                          vErrors.push(err13);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err14 = {
+                      instancePath:
+                        instancePath +
+                        '/cluster/nodes/' +
+                        key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/labels',
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/labels/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema34.properties.nodes.additionalProperties.properties.labels.type,
+                      parentSchema:
+                        schema34.properties.nodes.additionalProperties.properties.labels,
+                      data: data11,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err14];
+                    } else {
+                      vErrors.push(err14);
+                    }
+                    errors++;
+                  }
+                }
+                if (data10['dvb-adapter'] !== undefined) {
+                  let data13 = data10['dvb-adapter'];
+                  if (Array.isArray(data13)) {
+                    const len0 = data13.length;
+                    for (let i0 = 0; i0 < len0; i0++) {
+                      let data14 = data13[i0];
+                      if (
+                        !(
+                          typeof data14 == 'number' &&
+                          !(data14 % 1) &&
+                          !isNaN(data14) &&
+                          isFinite(data14)
+                        )
+                      ) {
+                        const err15 = {
+                          instancePath:
+                            instancePath +
+                            '/cluster/nodes/' +
+                            key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                            '/dvb-adapter/' +
+                            i0,
+                          schemaPath:
+                            'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/dvb-adapter/items/type',
+                          keyword: 'type',
+                          params: { type: 'integer' },
+                          message: 'must be integer',
+                          schema:
+                            schema34.properties.nodes.additionalProperties.properties['dvb-adapter']
+                              .items.type,
+                          parentSchema:
+                            schema34.properties.nodes.additionalProperties.properties['dvb-adapter']
+                              .items,
+                          data: data14,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err15];
+                        } else {
+                          vErrors.push(err15);
+                        }
+                        errors++;
+                      }
+                      if (typeof data14 == 'number' && isFinite(data14)) {
+                        if (data14 < 1 || isNaN(data14)) {
+                          const err16 = {
+                            instancePath:
+                              instancePath +
+                              '/cluster/nodes/' +
+                              key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                              '/dvb-adapter/' +
+                              i0,
+                            schemaPath:
+                              'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/dvb-adapter/items/minimum',
+                            keyword: 'minimum',
+                            params: { comparison: '>=', limit: 1 },
+                            message: 'must be >= 1',
+                            schema: 1,
+                            parentSchema:
+                              schema34.properties.nodes.additionalProperties.properties[
+                                'dvb-adapter'
+                              ].items,
+                            data: data14,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err16];
+                          } else {
+                            vErrors.push(err16);
+                          }
+                          errors++;
+                        }
+                      }
+                    }
+                  } else {
+                    const err17 = {
+                      instancePath:
+                        instancePath +
+                        '/cluster/nodes/' +
+                        key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/dvb-adapter',
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/dvb-adapter/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                      schema:
+                        schema34.properties.nodes.additionalProperties.properties['dvb-adapter']
+                          .type,
+                      parentSchema:
+                        schema34.properties.nodes.additionalProperties.properties['dvb-adapter'],
+                      data: data13,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err17];
+                    } else {
+                      vErrors.push(err17);
+                    }
+                    errors++;
+                  }
+                }
+                if (data10['dvr-storage'] !== undefined) {
+                  let data15 = data10['dvr-storage'];
+                  if (Array.isArray(data15)) {
+                    const len1 = data15.length;
+                    for (let i1 = 0; i1 < len1; i1++) {
+                      let data16 = data15[i1];
+                      if (
+                        !(
+                          typeof data16 == 'number' &&
+                          !(data16 % 1) &&
+                          !isNaN(data16) &&
+                          isFinite(data16)
+                        )
+                      ) {
+                        const err18 = {
+                          instancePath:
+                            instancePath +
+                            '/cluster/nodes/' +
+                            key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                            '/dvr-storage/' +
+                            i1,
+                          schemaPath:
+                            'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/dvr-storage/items/type',
+                          keyword: 'type',
+                          params: { type: 'integer' },
+                          message: 'must be integer',
+                          schema:
+                            schema34.properties.nodes.additionalProperties.properties['dvr-storage']
+                              .items.type,
+                          parentSchema:
+                            schema34.properties.nodes.additionalProperties.properties['dvr-storage']
+                              .items,
+                          data: data16,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err18];
+                        } else {
+                          vErrors.push(err18);
+                        }
+                        errors++;
+                      }
+                      if (typeof data16 == 'number' && isFinite(data16)) {
+                        if (data16 < 1 || isNaN(data16)) {
+                          const err19 = {
+                            instancePath:
+                              instancePath +
+                              '/cluster/nodes/' +
+                              key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                              '/dvr-storage/' +
+                              i1,
+                            schemaPath:
+                              'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/dvr-storage/items/minimum',
+                            keyword: 'minimum',
+                            params: { comparison: '>=', limit: 1 },
+                            message: 'must be >= 1',
+                            schema: 1,
+                            parentSchema:
+                              schema34.properties.nodes.additionalProperties.properties[
+                                'dvr-storage'
+                              ].items,
+                            data: data16,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err19];
+                          } else {
+                            vErrors.push(err19);
+                          }
+                          errors++;
+                        }
+                      }
+                    }
+                  } else {
+                    const err20 = {
+                      instancePath:
+                        instancePath +
+                        '/cluster/nodes/' +
+                        key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/dvr-storage',
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/dvr-storage/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                      schema:
+                        schema34.properties.nodes.additionalProperties.properties['dvr-storage']
+                          .type,
+                      parentSchema:
+                        schema34.properties.nodes.additionalProperties.properties['dvr-storage'],
+                      data: data15,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err20];
+                    } else {
+                      vErrors.push(err20);
+                    }
+                    errors++;
+                  }
+                }
+                if (data10.note !== undefined) {
+                  let data17 = data10.note;
+                  if (typeof data17 !== 'string') {
+                    const err21 = {
+                      instancePath:
+                        instancePath +
+                        '/cluster/nodes/' +
+                        key2.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/note',
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/properties/note/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema34.properties.nodes.additionalProperties.properties.note.type,
+                      parentSchema: schema34.properties.nodes.additionalProperties.properties.note,
+                      data: data17,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err21];
+                    } else {
+                      vErrors.push(err21);
+                    }
+                    errors++;
+                  }
+                }
               } else {
-                const err19 = {
-                  instancePath: instancePath + '/user/' + i0 + '/login',
-                  schemaPath: 'user.schema.json/properties/login/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.login.type,
-                  parentSchema: schema36.properties.login,
-                  data: data14,
-                };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
-                }
-                errors++;
-              }
-            }
-            if (data13.password !== undefined) {
-              let data15 = data13.password;
-              if (typeof data15 !== 'string') {
-                const err20 = {
-                  instancePath: instancePath + '/user/' + i0 + '/password',
-                  schemaPath: 'user.schema.json/properties/password/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.password.type,
-                  parentSchema: schema36.properties.password,
-                  data: data15,
-                };
-                if (vErrors === null) {
-                  vErrors = [err20];
-                } else {
-                  vErrors.push(err20);
-                }
-                errors++;
-              }
-            }
-            if (data13.role !== undefined) {
-              let data16 = data13.role;
-              if (typeof data16 !== 'string') {
-                const err21 = {
-                  instancePath: instancePath + '/user/' + i0 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.role.type,
-                  parentSchema: schema36.properties.role,
-                  data: data16,
-                };
-                if (vErrors === null) {
-                  vErrors = [err21];
-                } else {
-                  vErrors.push(err21);
-                }
-                errors++;
-              }
-              if (!(data16 === 'admin' || data16 === 'viewer')) {
                 const err22 = {
-                  instancePath: instancePath + '/user/' + i0 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema36.properties.role.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema36.properties.role.enum,
-                  parentSchema: schema36.properties.role,
-                  data: data16,
+                  instancePath:
+                    instancePath +
+                    '/cluster/nodes/' +
+                    key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/nodes/additionalProperties/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema34.properties.nodes.additionalProperties.type,
+                  parentSchema: schema34.properties.nodes.additionalProperties,
+                  data: data10,
                 };
                 if (vErrors === null) {
                   vErrors = [err22];
@@ -21840,14 +22148,14 @@ function validate20(
             }
           } else {
             const err23 = {
-              instancePath: instancePath + '/user/' + i0,
-              schemaPath: 'user.schema.json/type',
+              instancePath: instancePath + '/cluster/nodes',
+              schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/type',
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
-              schema: schema36.type,
-              parentSchema: schema36,
-              data: data13,
+              schema: schema34.properties.nodes.type,
+              parentSchema: schema34.properties.nodes,
+              data: data9,
             };
             if (vErrors === null) {
               vErrors = [err23];
@@ -21859,14 +22167,14 @@ function validate20(
         }
       } else {
         const err24 = {
-          instancePath: instancePath + '/user',
-          schemaPath: '#/properties/user/type',
+          instancePath: instancePath + '/cluster',
+          schemaPath: 'settings.schema.json#/$defs/cluster/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-          schema: schema31.properties.user.type,
-          parentSchema: schema31.properties.user,
-          data: data12,
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema34.type,
+          parentSchema: schema34,
+          data: data6,
         };
         if (vErrors === null) {
           vErrors = [err24];
@@ -21876,21 +22184,21 @@ function validate20(
         errors++;
       }
     }
-    if (data['web-server'] !== undefined) {
-      let data17 = data['web-server'];
-      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-        if (data17.enable !== undefined) {
-          let data18 = data17.enable;
-          if (typeof data18 !== 'boolean') {
+    if (data['user-default'] !== undefined) {
+      let data18 = data['user-default'];
+      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+        if (data18.role !== undefined) {
+          let data19 = data18.role;
+          if (typeof data19 !== 'string') {
             const err25 = {
-              instancePath: instancePath + '/web-server/enable',
-              schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
+              instancePath: instancePath + '/user-default/role',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
               keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema37.properties.enable.type,
-              parentSchema: schema37.properties.enable,
-              data: data18,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema35.properties.role.type,
+              parentSchema: schema35.properties.role,
+              data: data19,
             };
             if (vErrors === null) {
               vErrors = [err25];
@@ -21899,38 +22207,37 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data17['ui-path'] !== undefined) {
-          let data19 = data17['ui-path'];
-          if (typeof data19 === 'string') {
-            if (!pattern4.test(data19)) {
-              const err26 = {
-                instancePath: instancePath + '/web-server/ui-path',
-                schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^/.*/$' },
-                message: 'must match pattern "' + '^/.*/$' + '"',
-                schema: '^/.*/$',
-                parentSchema: schema37.properties['ui-path'],
-                data: data19,
-              };
-              if (vErrors === null) {
-                vErrors = [err26];
-              } else {
-                vErrors.push(err26);
-              }
-              errors++;
-            }
-          } else {
-            const err27 = {
-              instancePath: instancePath + '/web-server/ui-path',
-              schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema37.properties['ui-path'].type,
-              parentSchema: schema37.properties['ui-path'],
+          if (!(data19 === 'admin' || data19 === 'viewer')) {
+            const err26 = {
+              instancePath: instancePath + '/user-default/role',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema35.properties.role.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema35.properties.role.enum,
+              parentSchema: schema35.properties.role,
               data: data19,
+            };
+            if (vErrors === null) {
+              vErrors = [err26];
+            } else {
+              vErrors.push(err26);
+            }
+            errors++;
+          }
+        }
+        if (data18['max-sessions'] !== undefined) {
+          let data20 = data18['max-sessions'];
+          if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
+            const err27 = {
+              instancePath: instancePath + '/user-default/max-sessions',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/max-sessions/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema35.properties['max-sessions'].type,
+              parentSchema: schema35.properties['max-sessions'],
+              data: data20,
             };
             if (vErrors === null) {
               vErrors = [err27];
@@ -21939,60 +22246,64 @@ function validate20(
             }
             errors++;
           }
+          if (typeof data20 == 'number' && isFinite(data20)) {
+            if (data20 < 0 || isNaN(data20)) {
+              const err28 = {
+                instancePath: instancePath + '/user-default/max-sessions',
+                schemaPath:
+                  'settings.schema.json#/$defs/user-default/properties/max-sessions/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema35.properties['max-sessions'],
+                data: data20,
+              };
+              if (vErrors === null) {
+                vErrors = [err28];
+              } else {
+                vErrors.push(err28);
+              }
+              errors++;
+            }
+          }
         }
       } else {
-        const err28 = {
-          instancePath: instancePath + '/web-server',
-          schemaPath: 'settings.schema.json#/$defs/web-server/type',
+        const err29 = {
+          instancePath: instancePath + '/user-default',
+          schemaPath: 'settings.schema.json#/$defs/user-default/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
-          schema: schema37.type,
-          parentSchema: schema37,
-          data: data17,
+          schema: schema35.type,
+          parentSchema: schema35,
+          data: data18,
         };
         if (vErrors === null) {
-          vErrors = [err28];
+          vErrors = [err29];
         } else {
-          vErrors.push(err28);
+          vErrors.push(err29);
         }
         errors++;
       }
     }
-    if (data['http-server'] !== undefined) {
-      let data20 = data['http-server'];
-      if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-        if (data20.port !== undefined) {
-          let data21 = data20.port;
-          if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
-            const err29 = {
-              instancePath: instancePath + '/http-server/port',
-              schemaPath: 'http-server.schema.json/properties/port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties.port.type,
-              parentSchema: schema38.properties.port,
-              data: data21,
-            };
-            if (vErrors === null) {
-              vErrors = [err29];
-            } else {
-              vErrors.push(err29);
-            }
-            errors++;
-          }
-          if (typeof data21 == 'number' && isFinite(data21)) {
-            if (data21 > 65535 || isNaN(data21)) {
+    if (data.user !== undefined) {
+      let data21 = data.user;
+      if (Array.isArray(data21)) {
+        const len2 = data21.length;
+        for (let i2 = 0; i2 < len2; i2++) {
+          let data22 = data21[i2];
+          if (data22 && typeof data22 == 'object' && !Array.isArray(data22)) {
+            if (data22.login === undefined) {
               const err30 = {
-                instancePath: instancePath + '/http-server/port',
-                schemaPath: 'http-server.schema.json/properties/port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema38.properties.port,
-                data: data21,
+                instancePath: instancePath + '/user/' + i2,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'login' },
+                message: "must have required property '" + 'login' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data22,
               };
               if (vErrors === null) {
                 vErrors = [err30];
@@ -22001,16 +22312,16 @@ function validate20(
               }
               errors++;
             }
-            if (data21 < 1 || isNaN(data21)) {
+            if (data22.password === undefined) {
               const err31 = {
-                instancePath: instancePath + '/http-server/port',
-                schemaPath: 'http-server.schema.json/properties/port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema38.properties.port,
-                data: data21,
+                instancePath: instancePath + '/user/' + i2,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'password' },
+                message: "must have required property '" + 'password' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data22,
               };
               if (vErrors === null) {
                 vErrors = [err31];
@@ -22019,119 +22330,116 @@ function validate20(
               }
               errors++;
             }
-          }
-        }
-        if (data20['https-port'] !== undefined) {
-          let data22 = data20['https-port'];
-          if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-            const err32 = {
-              instancePath: instancePath + '/http-server/https-port',
-              schemaPath: 'http-server.schema.json/properties/https-port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['https-port'].type,
-              parentSchema: schema38.properties['https-port'],
-              data: data22,
-            };
-            if (vErrors === null) {
-              vErrors = [err32];
-            } else {
-              vErrors.push(err32);
-            }
-            errors++;
-          }
-          if (typeof data22 == 'number' && isFinite(data22)) {
-            if (data22 > 65535 || isNaN(data22)) {
-              const err33 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema38.properties['https-port'],
-                data: data22,
-              };
-              if (vErrors === null) {
-                vErrors = [err33];
+            if (data22.login !== undefined) {
+              let data23 = data22.login;
+              if (typeof data23 === 'string') {
+                if (func2(data23) < 1) {
+                  const err32 = {
+                    instancePath: instancePath + '/user/' + i2 + '/login',
+                    schemaPath: 'user.schema.json/properties/login/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema36.properties.login,
+                    data: data23,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err32];
+                  } else {
+                    vErrors.push(err32);
+                  }
+                  errors++;
+                }
               } else {
-                vErrors.push(err33);
+                const err33 = {
+                  instancePath: instancePath + '/user/' + i2 + '/login',
+                  schemaPath: 'user.schema.json/properties/login/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.login.type,
+                  parentSchema: schema36.properties.login,
+                  data: data23,
+                };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (data22 < 1 || isNaN(data22)) {
-              const err34 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema38.properties['https-port'],
-                data: data22,
-              };
-              if (vErrors === null) {
-                vErrors = [err34];
-              } else {
-                vErrors.push(err34);
+            if (data22.password !== undefined) {
+              let data24 = data22.password;
+              if (typeof data24 !== 'string') {
+                const err34 = {
+                  instancePath: instancePath + '/user/' + i2 + '/password',
+                  schemaPath: 'user.schema.json/properties/password/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.password.type,
+                  parentSchema: schema36.properties.password,
+                  data: data24,
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
               }
-              errors++;
             }
-          }
-        }
-        if (data20['bind-address'] !== undefined) {
-          let data23 = data20['bind-address'];
-          if (typeof data23 === 'string') {
-            if (func2(data23) < 1) {
-              const err35 = {
-                instancePath: instancePath + '/http-server/bind-address',
-                schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema38.properties['bind-address'],
-                data: data23,
-              };
-              if (vErrors === null) {
-                vErrors = [err35];
-              } else {
-                vErrors.push(err35);
+            if (data22.role !== undefined) {
+              let data25 = data22.role;
+              if (typeof data25 !== 'string') {
+                const err35 = {
+                  instancePath: instancePath + '/user/' + i2 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.role.type,
+                  parentSchema: schema36.properties.role,
+                  data: data25,
+                };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
               }
-              errors++;
+              if (!(data25 === 'admin' || data25 === 'viewer')) {
+                const err36 = {
+                  instancePath: instancePath + '/user/' + i2 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema36.properties.role.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema36.properties.role.enum,
+                  parentSchema: schema36.properties.role,
+                  data: data25,
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
             }
           } else {
-            const err36 = {
-              instancePath: instancePath + '/http-server/bind-address',
-              schemaPath: 'http-server.schema.json/properties/bind-address/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties['bind-address'].type,
-              parentSchema: schema38.properties['bind-address'],
-              data: data23,
-            };
-            if (vErrors === null) {
-              vErrors = [err36];
-            } else {
-              vErrors.push(err36);
-            }
-            errors++;
-          }
-        }
-        if (data20.certificate !== undefined) {
-          let data24 = data20.certificate;
-          if (typeof data24 !== 'string') {
             const err37 = {
-              instancePath: instancePath + '/http-server/certificate',
-              schemaPath: 'http-server.schema.json/properties/certificate/type',
+              instancePath: instancePath + '/user/' + i2,
+              schemaPath: 'user.schema.json/type',
               keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties.certificate.type,
-              parentSchema: schema38.properties.certificate,
-              data: data24,
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema36.type,
+              parentSchema: schema36,
+              data: data22,
             };
             if (vErrors === null) {
               vErrors = [err37];
@@ -22141,39 +22449,40 @@ function validate20(
             errors++;
           }
         }
-        if (data20['private-key'] !== undefined) {
-          let data25 = data20['private-key'];
-          if (typeof data25 !== 'string') {
-            const err38 = {
-              instancePath: instancePath + '/http-server/private-key',
-              schemaPath: 'http-server.schema.json/properties/private-key/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties['private-key'].type,
-              parentSchema: schema38.properties['private-key'],
-              data: data25,
-            };
-            if (vErrors === null) {
-              vErrors = [err38];
-            } else {
-              vErrors.push(err38);
-            }
-            errors++;
-          }
+      } else {
+        const err38 = {
+          instancePath: instancePath + '/user',
+          schemaPath: '#/properties/user/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema31.properties.user.type,
+          parentSchema: schema31.properties.user,
+          data: data21,
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
         }
-        if (data20['native-delivery'] !== undefined) {
-          let data26 = data20['native-delivery'];
-          if (typeof data26 !== 'boolean') {
+        errors++;
+      }
+    }
+    if (data['web-server'] !== undefined) {
+      let data26 = data['web-server'];
+      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+        if (data26.enable !== undefined) {
+          let data27 = data26.enable;
+          if (typeof data27 !== 'boolean') {
             const err39 = {
-              instancePath: instancePath + '/http-server/native-delivery',
-              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              instancePath: instancePath + '/web-server/enable',
+              schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
               keyword: 'type',
               params: { type: 'boolean' },
               message: 'must be boolean',
-              schema: schema38.properties['native-delivery'].type,
-              parentSchema: schema38.properties['native-delivery'],
-              data: data26,
+              schema: schema37.properties.enable.type,
+              parentSchema: schema37.properties.enable,
+              data: data27,
             };
             if (vErrors === null) {
               vErrors = [err39];
@@ -22183,10 +22492,293 @@ function validate20(
             errors++;
           }
         }
-        if (data20['nonce-lifetime-sec'] !== undefined) {
-          let data27 = data20['nonce-lifetime-sec'];
-          if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
-            const err40 = {
+        if (data26['ui-path'] !== undefined) {
+          let data28 = data26['ui-path'];
+          if (typeof data28 === 'string') {
+            if (!pattern5.test(data28)) {
+              const err40 = {
+                instancePath: instancePath + '/web-server/ui-path',
+                schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^/.*/$' },
+                message: 'must match pattern "' + '^/.*/$' + '"',
+                schema: '^/.*/$',
+                parentSchema: schema37.properties['ui-path'],
+                data: data28,
+              };
+              if (vErrors === null) {
+                vErrors = [err40];
+              } else {
+                vErrors.push(err40);
+              }
+              errors++;
+            }
+          } else {
+            const err41 = {
+              instancePath: instancePath + '/web-server/ui-path',
+              schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema37.properties['ui-path'].type,
+              parentSchema: schema37.properties['ui-path'],
+              data: data28,
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err42 = {
+          instancePath: instancePath + '/web-server',
+          schemaPath: 'settings.schema.json#/$defs/web-server/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema37.type,
+          parentSchema: schema37,
+          data: data26,
+        };
+        if (vErrors === null) {
+          vErrors = [err42];
+        } else {
+          vErrors.push(err42);
+        }
+        errors++;
+      }
+    }
+    if (data['http-server'] !== undefined) {
+      let data29 = data['http-server'];
+      if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
+        if (data29.port !== undefined) {
+          let data30 = data29.port;
+          if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+            const err43 = {
+              instancePath: instancePath + '/http-server/port',
+              schemaPath: 'http-server.schema.json/properties/port/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties.port.type,
+              parentSchema: schema38.properties.port,
+              data: data30,
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
+          }
+          if (typeof data30 == 'number' && isFinite(data30)) {
+            if (data30 > 65535 || isNaN(data30)) {
+              const err44 = {
+                instancePath: instancePath + '/http-server/port',
+                schemaPath: 'http-server.schema.json/properties/port/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema38.properties.port,
+                data: data30,
+              };
+              if (vErrors === null) {
+                vErrors = [err44];
+              } else {
+                vErrors.push(err44);
+              }
+              errors++;
+            }
+            if (data30 < 1 || isNaN(data30)) {
+              const err45 = {
+                instancePath: instancePath + '/http-server/port',
+                schemaPath: 'http-server.schema.json/properties/port/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema38.properties.port,
+                data: data30,
+              };
+              if (vErrors === null) {
+                vErrors = [err45];
+              } else {
+                vErrors.push(err45);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data29['https-port'] !== undefined) {
+          let data31 = data29['https-port'];
+          if (!(typeof data31 == 'number' && !(data31 % 1) && !isNaN(data31) && isFinite(data31))) {
+            const err46 = {
+              instancePath: instancePath + '/http-server/https-port',
+              schemaPath: 'http-server.schema.json/properties/https-port/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['https-port'].type,
+              parentSchema: schema38.properties['https-port'],
+              data: data31,
+            };
+            if (vErrors === null) {
+              vErrors = [err46];
+            } else {
+              vErrors.push(err46);
+            }
+            errors++;
+          }
+          if (typeof data31 == 'number' && isFinite(data31)) {
+            if (data31 > 65535 || isNaN(data31)) {
+              const err47 = {
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema38.properties['https-port'],
+                data: data31,
+              };
+              if (vErrors === null) {
+                vErrors = [err47];
+              } else {
+                vErrors.push(err47);
+              }
+              errors++;
+            }
+            if (data31 < 1 || isNaN(data31)) {
+              const err48 = {
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema38.properties['https-port'],
+                data: data31,
+              };
+              if (vErrors === null) {
+                vErrors = [err48];
+              } else {
+                vErrors.push(err48);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data29['bind-address'] !== undefined) {
+          let data32 = data29['bind-address'];
+          if (typeof data32 === 'string') {
+            if (func2(data32) < 1) {
+              const err49 = {
+                instancePath: instancePath + '/http-server/bind-address',
+                schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema38.properties['bind-address'],
+                data: data32,
+              };
+              if (vErrors === null) {
+                vErrors = [err49];
+              } else {
+                vErrors.push(err49);
+              }
+              errors++;
+            }
+          } else {
+            const err50 = {
+              instancePath: instancePath + '/http-server/bind-address',
+              schemaPath: 'http-server.schema.json/properties/bind-address/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties['bind-address'].type,
+              parentSchema: schema38.properties['bind-address'],
+              data: data32,
+            };
+            if (vErrors === null) {
+              vErrors = [err50];
+            } else {
+              vErrors.push(err50);
+            }
+            errors++;
+          }
+        }
+        if (data29.certificate !== undefined) {
+          let data33 = data29.certificate;
+          if (typeof data33 !== 'string') {
+            const err51 = {
+              instancePath: instancePath + '/http-server/certificate',
+              schemaPath: 'http-server.schema.json/properties/certificate/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties.certificate.type,
+              parentSchema: schema38.properties.certificate,
+              data: data33,
+            };
+            if (vErrors === null) {
+              vErrors = [err51];
+            } else {
+              vErrors.push(err51);
+            }
+            errors++;
+          }
+        }
+        if (data29['private-key'] !== undefined) {
+          let data34 = data29['private-key'];
+          if (typeof data34 !== 'string') {
+            const err52 = {
+              instancePath: instancePath + '/http-server/private-key',
+              schemaPath: 'http-server.schema.json/properties/private-key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties['private-key'].type,
+              parentSchema: schema38.properties['private-key'],
+              data: data34,
+            };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
+        }
+        if (data29['native-delivery'] !== undefined) {
+          let data35 = data29['native-delivery'];
+          if (typeof data35 !== 'boolean') {
+            const err53 = {
+              instancePath: instancePath + '/http-server/native-delivery',
+              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema38.properties['native-delivery'].type,
+              parentSchema: schema38.properties['native-delivery'],
+              data: data35,
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        }
+        if (data29['nonce-lifetime-sec'] !== undefined) {
+          let data36 = data29['nonce-lifetime-sec'];
+          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+            const err54 = {
               instancePath: instancePath + '/http-server/nonce-lifetime-sec',
               schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
               keyword: 'type',
@@ -22194,18 +22786,18 @@ function validate20(
               message: 'must be integer',
               schema: schema38.properties['nonce-lifetime-sec'].type,
               parentSchema: schema38.properties['nonce-lifetime-sec'],
-              data: data27,
+              data: data36,
             };
             if (vErrors === null) {
-              vErrors = [err40];
+              vErrors = [err54];
             } else {
-              vErrors.push(err40);
+              vErrors.push(err54);
             }
             errors++;
           }
-          if (typeof data27 == 'number' && isFinite(data27)) {
-            if (data27 > 86400 || isNaN(data27)) {
-              const err41 = {
+          if (typeof data36 == 'number' && isFinite(data36)) {
+            if (data36 > 86400 || isNaN(data36)) {
+              const err55 = {
                 instancePath: instancePath + '/http-server/nonce-lifetime-sec',
                 schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/maximum',
                 keyword: 'maximum',
@@ -22213,17 +22805,17 @@ function validate20(
                 message: 'must be <= 86400',
                 schema: 86400,
                 parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data27,
+                data: data36,
               };
               if (vErrors === null) {
-                vErrors = [err41];
+                vErrors = [err55];
               } else {
-                vErrors.push(err41);
+                vErrors.push(err55);
               }
               errors++;
             }
-            if (data27 < 10 || isNaN(data27)) {
-              const err42 = {
+            if (data36 < 10 || isNaN(data36)) {
+              const err56 = {
                 instancePath: instancePath + '/http-server/nonce-lifetime-sec',
                 schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
                 keyword: 'minimum',
@@ -22231,22 +22823,22 @@ function validate20(
                 message: 'must be >= 10',
                 schema: 10,
                 parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data27,
+                data: data36,
               };
               if (vErrors === null) {
-                vErrors = [err42];
+                vErrors = [err56];
               } else {
-                vErrors.push(err42);
+                vErrors.push(err56);
               }
               errors++;
             }
           }
         }
-        if (data20.realm !== undefined) {
-          let data28 = data20.realm;
-          if (typeof data28 === 'string') {
-            if (func2(data28) < 1) {
-              const err43 = {
+        if (data29.realm !== undefined) {
+          let data37 = data29.realm;
+          if (typeof data37 === 'string') {
+            if (func2(data37) < 1) {
+              const err57 = {
                 instancePath: instancePath + '/http-server/realm',
                 schemaPath: 'http-server.schema.json/properties/realm/minLength',
                 keyword: 'minLength',
@@ -22254,17 +22846,17 @@ function validate20(
                 message: 'must NOT have fewer than 1 characters',
                 schema: 1,
                 parentSchema: schema38.properties.realm,
-                data: data28,
+                data: data37,
               };
               if (vErrors === null) {
-                vErrors = [err43];
+                vErrors = [err57];
               } else {
-                vErrors.push(err43);
+                vErrors.push(err57);
               }
               errors++;
             }
           } else {
-            const err44 = {
+            const err58 = {
               instancePath: instancePath + '/http-server/realm',
               schemaPath: 'http-server.schema.json/properties/realm/type',
               keyword: 'type',
@@ -22272,20 +22864,20 @@ function validate20(
               message: 'must be string',
               schema: schema38.properties.realm.type,
               parentSchema: schema38.properties.realm,
-              data: data28,
+              data: data37,
             };
             if (vErrors === null) {
-              vErrors = [err44];
+              vErrors = [err58];
             } else {
-              vErrors.push(err44);
+              vErrors.push(err58);
             }
             errors++;
           }
         }
-        if (data20['segment-cache-max-age'] !== undefined) {
-          let data29 = data20['segment-cache-max-age'];
-          if (!(typeof data29 == 'number' && !(data29 % 1) && !isNaN(data29) && isFinite(data29))) {
-            const err45 = {
+        if (data29['segment-cache-max-age'] !== undefined) {
+          let data38 = data29['segment-cache-max-age'];
+          if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+            const err59 = {
               instancePath: instancePath + '/http-server/segment-cache-max-age',
               schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
               keyword: 'type',
@@ -22293,18 +22885,18 @@ function validate20(
               message: 'must be integer',
               schema: schema38.properties['segment-cache-max-age'].type,
               parentSchema: schema38.properties['segment-cache-max-age'],
-              data: data29,
+              data: data38,
             };
             if (vErrors === null) {
-              vErrors = [err45];
+              vErrors = [err59];
             } else {
-              vErrors.push(err45);
+              vErrors.push(err59);
             }
             errors++;
           }
-          if (typeof data29 == 'number' && isFinite(data29)) {
-            if (data29 < 0 || isNaN(data29)) {
-              const err46 = {
+          if (typeof data38 == 'number' && isFinite(data38)) {
+            if (data38 < 0 || isNaN(data38)) {
+              const err60 = {
                 instancePath: instancePath + '/http-server/segment-cache-max-age',
                 schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/minimum',
                 keyword: 'minimum',
@@ -22312,19 +22904,19 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema38.properties['segment-cache-max-age'],
-                data: data29,
+                data: data38,
               };
               if (vErrors === null) {
-                vErrors = [err46];
+                vErrors = [err60];
               } else {
-                vErrors.push(err46);
+                vErrors.push(err60);
               }
               errors++;
             }
           }
         }
       } else {
-        const err47 = {
+        const err61 = {
           instancePath: instancePath + '/http-server',
           schemaPath: 'http-server.schema.json/type',
           keyword: 'type',
@@ -22332,12 +22924,12 @@ function validate20(
           message: 'must be object',
           schema: schema38.type,
           parentSchema: schema38,
-          data: data20,
+          data: data29,
         };
         if (vErrors === null) {
-          vErrors = [err47];
+          vErrors = [err61];
         } else {
-          vErrors.push(err47);
+          vErrors.push(err61);
         }
         errors++;
       }
@@ -22371,12 +22963,12 @@ function validate20(
       }
     }
     if (data.mosaic !== undefined) {
-      let data32 = data.mosaic;
-      if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
-        if (data32.enable !== undefined) {
-          let data33 = data32.enable;
-          if (typeof data33 !== 'boolean') {
-            const err48 = {
+      let data41 = data.mosaic;
+      if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
+        if (data41.enable !== undefined) {
+          let data42 = data41.enable;
+          if (typeof data42 !== 'boolean') {
+            const err62 = {
               instancePath: instancePath + '/mosaic/enable',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/enable/type',
               keyword: 'type',
@@ -22384,20 +22976,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema44.properties.enable.type,
               parentSchema: schema44.properties.enable,
-              data: data33,
+              data: data42,
             };
             if (vErrors === null) {
-              vErrors = [err48];
+              vErrors = [err62];
             } else {
-              vErrors.push(err48);
+              vErrors.push(err62);
             }
             errors++;
           }
         }
-        if (data32.columns !== undefined) {
-          let data34 = data32.columns;
-          if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
-            const err49 = {
+        if (data41.columns !== undefined) {
+          let data43 = data41.columns;
+          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+            const err63 = {
               instancePath: instancePath + '/mosaic/columns',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/type',
               keyword: 'type',
@@ -22405,18 +22997,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties.columns.type,
               parentSchema: schema44.properties.columns,
-              data: data34,
+              data: data43,
             };
             if (vErrors === null) {
-              vErrors = [err49];
+              vErrors = [err63];
             } else {
-              vErrors.push(err49);
+              vErrors.push(err63);
             }
             errors++;
           }
-          if (typeof data34 == 'number' && isFinite(data34)) {
-            if (data34 > 16 || isNaN(data34)) {
-              const err50 = {
+          if (typeof data43 == 'number' && isFinite(data43)) {
+            if (data43 > 16 || isNaN(data43)) {
+              const err64 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/maximum',
                 keyword: 'maximum',
@@ -22424,17 +23016,17 @@ function validate20(
                 message: 'must be <= 16',
                 schema: 16,
                 parentSchema: schema44.properties.columns,
-                data: data34,
+                data: data43,
               };
               if (vErrors === null) {
-                vErrors = [err50];
+                vErrors = [err64];
               } else {
-                vErrors.push(err50);
+                vErrors.push(err64);
               }
               errors++;
             }
-            if (data34 < 1 || isNaN(data34)) {
-              const err51 = {
+            if (data43 < 1 || isNaN(data43)) {
+              const err65 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
                 keyword: 'minimum',
@@ -22442,21 +23034,21 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema44.properties.columns,
-                data: data34,
+                data: data43,
               };
               if (vErrors === null) {
-                vErrors = [err51];
+                vErrors = [err65];
               } else {
-                vErrors.push(err51);
+                vErrors.push(err65);
               }
               errors++;
             }
           }
         }
-        if (data32['thumbnail-width'] !== undefined) {
-          let data35 = data32['thumbnail-width'];
-          if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
-            const err52 = {
+        if (data41['thumbnail-width'] !== undefined) {
+          let data44 = data41['thumbnail-width'];
+          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+            const err66 = {
               instancePath: instancePath + '/mosaic/thumbnail-width',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
               keyword: 'type',
@@ -22464,18 +23056,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties['thumbnail-width'].type,
               parentSchema: schema44.properties['thumbnail-width'],
-              data: data35,
+              data: data44,
             };
             if (vErrors === null) {
-              vErrors = [err52];
+              vErrors = [err66];
             } else {
-              vErrors.push(err52);
+              vErrors.push(err66);
             }
             errors++;
           }
-          if (typeof data35 == 'number' && isFinite(data35)) {
-            if (data35 > 1920 || isNaN(data35)) {
-              const err53 = {
+          if (typeof data44 == 'number' && isFinite(data44)) {
+            if (data44 > 1920 || isNaN(data44)) {
+              const err67 = {
                 instancePath: instancePath + '/mosaic/thumbnail-width',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
                 keyword: 'maximum',
@@ -22483,17 +23075,17 @@ function validate20(
                 message: 'must be <= 1920',
                 schema: 1920,
                 parentSchema: schema44.properties['thumbnail-width'],
-                data: data35,
+                data: data44,
               };
               if (vErrors === null) {
-                vErrors = [err53];
+                vErrors = [err67];
               } else {
-                vErrors.push(err53);
+                vErrors.push(err67);
               }
               errors++;
             }
-            if (data35 < 64 || isNaN(data35)) {
-              const err54 = {
+            if (data44 < 64 || isNaN(data44)) {
+              const err68 = {
                 instancePath: instancePath + '/mosaic/thumbnail-width',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
                 keyword: 'minimum',
@@ -22501,21 +23093,21 @@ function validate20(
                 message: 'must be >= 64',
                 schema: 64,
                 parentSchema: schema44.properties['thumbnail-width'],
-                data: data35,
+                data: data44,
               };
               if (vErrors === null) {
-                vErrors = [err54];
+                vErrors = [err68];
               } else {
-                vErrors.push(err54);
+                vErrors.push(err68);
               }
               errors++;
             }
           }
         }
-        if (data32['refresh-sec'] !== undefined) {
-          let data36 = data32['refresh-sec'];
-          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
-            const err55 = {
+        if (data41['refresh-sec'] !== undefined) {
+          let data45 = data41['refresh-sec'];
+          if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+            const err69 = {
               instancePath: instancePath + '/mosaic/refresh-sec',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
               keyword: 'type',
@@ -22523,18 +23115,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties['refresh-sec'].type,
               parentSchema: schema44.properties['refresh-sec'],
-              data: data36,
+              data: data45,
             };
             if (vErrors === null) {
-              vErrors = [err55];
+              vErrors = [err69];
             } else {
-              vErrors.push(err55);
+              vErrors.push(err69);
             }
             errors++;
           }
-          if (typeof data36 == 'number' && isFinite(data36)) {
-            if (data36 > 3600 || isNaN(data36)) {
-              const err56 = {
+          if (typeof data45 == 'number' && isFinite(data45)) {
+            if (data45 > 3600 || isNaN(data45)) {
+              const err70 = {
                 instancePath: instancePath + '/mosaic/refresh-sec',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
                 keyword: 'maximum',
@@ -22542,17 +23134,17 @@ function validate20(
                 message: 'must be <= 3600',
                 schema: 3600,
                 parentSchema: schema44.properties['refresh-sec'],
-                data: data36,
+                data: data45,
               };
               if (vErrors === null) {
-                vErrors = [err56];
+                vErrors = [err70];
               } else {
-                vErrors.push(err56);
+                vErrors.push(err70);
               }
               errors++;
             }
-            if (data36 < 1 || isNaN(data36)) {
-              const err57 = {
+            if (data45 < 1 || isNaN(data45)) {
+              const err71 = {
                 instancePath: instancePath + '/mosaic/refresh-sec',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
                 keyword: 'minimum',
@@ -22560,19 +23152,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema44.properties['refresh-sec'],
-                data: data36,
+                data: data45,
               };
               if (vErrors === null) {
-                vErrors = [err57];
+                vErrors = [err71];
               } else {
-                vErrors.push(err57);
+                vErrors.push(err71);
               }
               errors++;
             }
           }
         }
       } else {
-        const err58 = {
+        const err72 = {
           instancePath: instancePath + '/mosaic',
           schemaPath: 'settings.schema.json#/$defs/mosaic/type',
           keyword: 'type',
@@ -22580,12 +23172,12 @@ function validate20(
           message: 'must be object',
           schema: schema44.type,
           parentSchema: schema44,
-          data: data32,
+          data: data41,
         };
         if (vErrors === null) {
-          vErrors = [err58];
+          vErrors = [err72];
         } else {
-          vErrors.push(err58);
+          vErrors.push(err72);
         }
         errors++;
       }
@@ -22605,12 +23197,12 @@ function validate20(
       }
     }
     if (data.alerter !== undefined) {
-      let data38 = data.alerter;
-      if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-        if (data38.enable !== undefined) {
-          let data39 = data38.enable;
-          if (typeof data39 !== 'boolean') {
-            const err59 = {
+      let data47 = data.alerter;
+      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
+        if (data47.enable !== undefined) {
+          let data48 = data47.enable;
+          if (typeof data48 !== 'boolean') {
+            const err73 = {
               instancePath: instancePath + '/alerter/enable',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/enable/type',
               keyword: 'type',
@@ -22618,286 +23210,7 @@ function validate20(
               message: 'must be boolean',
               schema: schema47.properties.enable.type,
               parentSchema: schema47.properties.enable,
-              data: data39,
-            };
-            if (vErrors === null) {
-              vErrors = [err59];
-            } else {
-              vErrors.push(err59);
-            }
-            errors++;
-          }
-        }
-        if (data38['webhook-url'] !== undefined) {
-          let data40 = data38['webhook-url'];
-          if (typeof data40 === 'string') {
-            if (!pattern6.test(data40)) {
-              const err60 = {
-                instancePath: instancePath + '/alerter/webhook-url',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^(https?://.+)?$' },
-                message: 'must match pattern "' + '^(https?://.+)?$' + '"',
-                schema: '^(https?://.+)?$',
-                parentSchema: schema47.properties['webhook-url'],
-                data: data40,
-              };
-              if (vErrors === null) {
-                vErrors = [err60];
-              } else {
-                vErrors.push(err60);
-              }
-              errors++;
-            }
-          } else {
-            const err61 = {
-              instancePath: instancePath + '/alerter/webhook-url',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['webhook-url'].type,
-              parentSchema: schema47.properties['webhook-url'],
-              data: data40,
-            };
-            if (vErrors === null) {
-              vErrors = [err61];
-            } else {
-              vErrors.push(err61);
-            }
-            errors++;
-          }
-        }
-        if (data38['min-severity'] !== undefined) {
-          let data41 = data38['min-severity'];
-          if (typeof data41 !== 'string') {
-            const err62 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['min-severity'].type,
-              parentSchema: schema47.properties['min-severity'],
-              data: data41,
-            };
-            if (vErrors === null) {
-              vErrors = [err62];
-            } else {
-              vErrors.push(err62);
-            }
-            errors++;
-          }
-          if (!(data41 === 'info' || data41 === 'warning' || data41 === 'critical')) {
-            const err63 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties['min-severity'].enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema47.properties['min-severity'].enum,
-              parentSchema: schema47.properties['min-severity'],
-              data: data41,
-            };
-            if (vErrors === null) {
-              vErrors = [err63];
-            } else {
-              vErrors.push(err63);
-            }
-            errors++;
-          }
-        }
-        if (data38['repeat-sec'] !== undefined) {
-          let data42 = data38['repeat-sec'];
-          if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-            const err64 = {
-              instancePath: instancePath + '/alerter/repeat-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['repeat-sec'].type,
-              parentSchema: schema47.properties['repeat-sec'],
-              data: data42,
-            };
-            if (vErrors === null) {
-              vErrors = [err64];
-            } else {
-              vErrors.push(err64);
-            }
-            errors++;
-          }
-          if (typeof data42 == 'number' && isFinite(data42)) {
-            if (data42 < 0 || isNaN(data42)) {
-              const err65 = {
-                instancePath: instancePath + '/alerter/repeat-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['repeat-sec'],
-                data: data42,
-              };
-              if (vErrors === null) {
-                vErrors = [err65];
-              } else {
-                vErrors.push(err65);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data38['clear-sec'] !== undefined) {
-          let data43 = data38['clear-sec'];
-          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
-            const err66 = {
-              instancePath: instancePath + '/alerter/clear-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['clear-sec'].type,
-              parentSchema: schema47.properties['clear-sec'],
-              data: data43,
-            };
-            if (vErrors === null) {
-              vErrors = [err66];
-            } else {
-              vErrors.push(err66);
-            }
-            errors++;
-          }
-          if (typeof data43 == 'number' && isFinite(data43)) {
-            if (data43 > 3600 || isNaN(data43)) {
-              const err67 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600 },
-                message: 'must be <= 3600',
-                schema: 3600,
-                parentSchema: schema47.properties['clear-sec'],
-                data: data43,
-              };
-              if (vErrors === null) {
-                vErrors = [err67];
-              } else {
-                vErrors.push(err67);
-              }
-              errors++;
-            }
-            if (data43 < 0 || isNaN(data43)) {
-              const err68 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['clear-sec'],
-                data: data43,
-              };
-              if (vErrors === null) {
-                vErrors = [err68];
-              } else {
-                vErrors.push(err68);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data38['delay-sec'] !== undefined) {
-          let data44 = data38['delay-sec'];
-          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-            const err69 = {
-              instancePath: instancePath + '/alerter/delay-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['delay-sec'].type,
-              parentSchema: schema47.properties['delay-sec'],
-              data: data44,
-            };
-            if (vErrors === null) {
-              vErrors = [err69];
-            } else {
-              vErrors.push(err69);
-            }
-            errors++;
-          }
-          if (typeof data44 == 'number' && isFinite(data44)) {
-            if (data44 > 86400 || isNaN(data44)) {
-              const err70 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 86400 },
-                message: 'must be <= 86400',
-                schema: 86400,
-                parentSchema: schema47.properties['delay-sec'],
-                data: data44,
-              };
-              if (vErrors === null) {
-                vErrors = [err70];
-              } else {
-                vErrors.push(err70);
-              }
-              errors++;
-            }
-            if (data44 < 0 || isNaN(data44)) {
-              const err71 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['delay-sec'],
-                data: data44,
-              };
-              if (vErrors === null) {
-                vErrors = [err71];
-              } else {
-                vErrors.push(err71);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data38['tr101290-p1-rate'] !== undefined) {
-          let data45 = data38['tr101290-p1-rate'];
-          if (typeof data45 == 'number' && isFinite(data45)) {
-            if (data45 < 0 || isNaN(data45)) {
-              const err72 = {
-                instancePath: instancePath + '/alerter/tr101290-p1-rate',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['tr101290-p1-rate'],
-                data: data45,
-              };
-              if (vErrors === null) {
-                vErrors = [err72];
-              } else {
-                vErrors.push(err72);
-              }
-              errors++;
-            }
-          } else {
-            const err73 = {
-              instancePath: instancePath + '/alerter/tr101290-p1-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
-              keyword: 'type',
-              params: { type: 'number' },
-              message: 'must be number',
-              schema: schema47.properties['tr101290-p1-rate'].type,
-              parentSchema: schema47.properties['tr101290-p1-rate'],
-              data: data45,
+              data: data48,
             };
             if (vErrors === null) {
               vErrors = [err73];
@@ -22907,19 +23220,19 @@ function validate20(
             errors++;
           }
         }
-        if (data38['cc-error-rate'] !== undefined) {
-          let data46 = data38['cc-error-rate'];
-          if (typeof data46 == 'number' && isFinite(data46)) {
-            if (data46 < 0 || isNaN(data46)) {
+        if (data47['webhook-url'] !== undefined) {
+          let data49 = data47['webhook-url'];
+          if (typeof data49 === 'string') {
+            if (!pattern7.test(data49)) {
               const err74 = {
-                instancePath: instancePath + '/alerter/cc-error-rate',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['cc-error-rate'],
-                data: data46,
+                instancePath: instancePath + '/alerter/webhook-url',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^(https?://.+)?$' },
+                message: 'must match pattern "' + '^(https?://.+)?$' + '"',
+                schema: '^(https?://.+)?$',
+                parentSchema: schema47.properties['webhook-url'],
+                data: data49,
               };
               if (vErrors === null) {
                 vErrors = [err74];
@@ -22930,14 +23243,14 @@ function validate20(
             }
           } else {
             const err75 = {
-              instancePath: instancePath + '/alerter/cc-error-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
+              instancePath: instancePath + '/alerter/webhook-url',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
               keyword: 'type',
-              params: { type: 'number' },
-              message: 'must be number',
-              schema: schema47.properties['cc-error-rate'].type,
-              parentSchema: schema47.properties['cc-error-rate'],
-              data: data46,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['webhook-url'].type,
+              parentSchema: schema47.properties['webhook-url'],
+              data: data49,
             };
             if (vErrors === null) {
               vErrors = [err75];
@@ -22947,18 +23260,18 @@ function validate20(
             errors++;
           }
         }
-        if (data38['error-window-sec'] !== undefined) {
-          let data47 = data38['error-window-sec'];
-          if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+        if (data47['min-severity'] !== undefined) {
+          let data50 = data47['min-severity'];
+          if (typeof data50 !== 'string') {
             const err76 = {
-              instancePath: instancePath + '/alerter/error-window-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['error-window-sec'].type,
-              parentSchema: schema47.properties['error-window-sec'],
-              data: data47,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['min-severity'].type,
+              parentSchema: schema47.properties['min-severity'],
+              data: data50,
             };
             if (vErrors === null) {
               vErrors = [err76];
@@ -22967,96 +23280,97 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data47 == 'number' && isFinite(data47)) {
-            if (data47 > 600 || isNaN(data47)) {
-              const err77 = {
-                instancePath: instancePath + '/alerter/error-window-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 600 },
-                message: 'must be <= 600',
-                schema: 600,
-                parentSchema: schema47.properties['error-window-sec'],
-                data: data47,
-              };
-              if (vErrors === null) {
-                vErrors = [err77];
-              } else {
-                vErrors.push(err77);
-              }
-              errors++;
+          if (!(data50 === 'info' || data50 === 'warning' || data50 === 'critical')) {
+            const err77 = {
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema47.properties['min-severity'].enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema47.properties['min-severity'].enum,
+              parentSchema: schema47.properties['min-severity'],
+              data: data50,
+            };
+            if (vErrors === null) {
+              vErrors = [err77];
+            } else {
+              vErrors.push(err77);
             }
-            if (data47 < 1 || isNaN(data47)) {
-              const err78 = {
-                instancePath: instancePath + '/alerter/error-window-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
+            errors++;
+          }
+        }
+        if (data47['repeat-sec'] !== undefined) {
+          let data51 = data47['repeat-sec'];
+          if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+            const err78 = {
+              instancePath: instancePath + '/alerter/repeat-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['repeat-sec'].type,
+              parentSchema: schema47.properties['repeat-sec'],
+              data: data51,
+            };
+            if (vErrors === null) {
+              vErrors = [err78];
+            } else {
+              vErrors.push(err78);
+            }
+            errors++;
+          }
+          if (typeof data51 == 'number' && isFinite(data51)) {
+            if (data51 < 0 || isNaN(data51)) {
+              const err79 = {
+                instancePath: instancePath + '/alerter/repeat-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['error-window-sec'],
-                data: data47,
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['repeat-sec'],
+                data: data51,
               };
               if (vErrors === null) {
-                vErrors = [err78];
+                vErrors = [err79];
               } else {
-                vErrors.push(err78);
+                vErrors.push(err79);
               }
               errors++;
             }
           }
         }
-        if (data38['history-size'] !== undefined) {
-          let data48 = data38['history-size'];
-          if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
-            const err79 = {
-              instancePath: instancePath + '/alerter/history-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
+        if (data47['clear-sec'] !== undefined) {
+          let data52 = data47['clear-sec'];
+          if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+            const err80 = {
+              instancePath: instancePath + '/alerter/clear-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['history-size'].type,
-              parentSchema: schema47.properties['history-size'],
-              data: data48,
+              schema: schema47.properties['clear-sec'].type,
+              parentSchema: schema47.properties['clear-sec'],
+              data: data52,
             };
             if (vErrors === null) {
-              vErrors = [err79];
+              vErrors = [err80];
             } else {
-              vErrors.push(err79);
+              vErrors.push(err80);
             }
             errors++;
           }
-          if (typeof data48 == 'number' && isFinite(data48)) {
-            if (data48 > 100000 || isNaN(data48)) {
-              const err80 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['history-size'],
-                data: data48,
-              };
-              if (vErrors === null) {
-                vErrors = [err80];
-              } else {
-                vErrors.push(err80);
-              }
-              errors++;
-            }
-            if (data48 < 10 || isNaN(data48)) {
+          if (typeof data52 == 'number' && isFinite(data52)) {
+            if (data52 > 3600 || isNaN(data52)) {
               const err81 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 10 },
-                message: 'must be >= 10',
-                schema: 10,
-                parentSchema: schema47.properties['history-size'],
-                data: data48,
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data52,
               };
               if (vErrors === null) {
                 vErrors = [err81];
@@ -23065,59 +23379,57 @@ function validate20(
               }
               errors++;
             }
-          }
-        }
-        if (data38['webhook-timeout-sec'] !== undefined) {
-          let data49 = data38['webhook-timeout-sec'];
-          if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
-            const err82 = {
-              instancePath: instancePath + '/alerter/webhook-timeout-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-timeout-sec'].type,
-              parentSchema: schema47.properties['webhook-timeout-sec'],
-              data: data49,
-            };
-            if (vErrors === null) {
-              vErrors = [err82];
-            } else {
-              vErrors.push(err82);
-            }
-            errors++;
-          }
-          if (typeof data49 == 'number' && isFinite(data49)) {
-            if (data49 > 120 || isNaN(data49)) {
-              const err83 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 120 },
-                message: 'must be <= 120',
-                schema: 120,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
-                data: data49,
+            if (data52 < 0 || isNaN(data52)) {
+              const err82 = {
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data52,
               };
               if (vErrors === null) {
-                vErrors = [err83];
+                vErrors = [err82];
               } else {
-                vErrors.push(err83);
+                vErrors.push(err82);
               }
               errors++;
             }
-            if (data49 < 1 || isNaN(data49)) {
+          }
+        }
+        if (data47['delay-sec'] !== undefined) {
+          let data53 = data47['delay-sec'];
+          if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
+            const err83 = {
+              instancePath: instancePath + '/alerter/delay-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['delay-sec'].type,
+              parentSchema: schema47.properties['delay-sec'],
+              data: data53,
+            };
+            if (vErrors === null) {
+              vErrors = [err83];
+            } else {
+              vErrors.push(err83);
+            }
+            errors++;
+          }
+          if (typeof data53 == 'number' && isFinite(data53)) {
+            if (data53 > 86400 || isNaN(data53)) {
               const err84 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
-                data: data49,
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 86400 },
+                message: 'must be <= 86400',
+                schema: 86400,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data53,
               };
               if (vErrors === null) {
                 vErrors = [err84];
@@ -23126,40 +23438,40 @@ function validate20(
               }
               errors++;
             }
+            if (data53 < 0 || isNaN(data53)) {
+              const err85 = {
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data53,
+              };
+              if (vErrors === null) {
+                vErrors = [err85];
+              } else {
+                vErrors.push(err85);
+              }
+              errors++;
+            }
           }
         }
-        if (data38['webhook-retries'] !== undefined) {
-          let data50 = data38['webhook-retries'];
-          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
-            const err85 = {
-              instancePath: instancePath + '/alerter/webhook-retries',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-retries'].type,
-              parentSchema: schema47.properties['webhook-retries'],
-              data: data50,
-            };
-            if (vErrors === null) {
-              vErrors = [err85];
-            } else {
-              vErrors.push(err85);
-            }
-            errors++;
-          }
-          if (typeof data50 == 'number' && isFinite(data50)) {
-            if (data50 > 100 || isNaN(data50)) {
+        if (data47['tr101290-p1-rate'] !== undefined) {
+          let data54 = data47['tr101290-p1-rate'];
+          if (typeof data54 == 'number' && isFinite(data54)) {
+            if (data54 < 0 || isNaN(data54)) {
               const err86 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
+                instancePath: instancePath + '/alerter/tr101290-p1-rate',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100 },
-                message: 'must be <= 100',
-                schema: 100,
-                parentSchema: schema47.properties['webhook-retries'],
-                data: data50,
+                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['tr101290-p1-rate'],
+                data: data54,
               };
               if (vErrors === null) {
                 vErrors = [err86];
@@ -23168,143 +23480,138 @@ function validate20(
               }
               errors++;
             }
-            if (data50 < 0 || isNaN(data50)) {
-              const err87 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
+          } else {
+            const err87 = {
+              instancePath: instancePath + '/alerter/tr101290-p1-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['tr101290-p1-rate'].type,
+              parentSchema: schema47.properties['tr101290-p1-rate'],
+              data: data54,
+            };
+            if (vErrors === null) {
+              vErrors = [err87];
+            } else {
+              vErrors.push(err87);
+            }
+            errors++;
+          }
+        }
+        if (data47['cc-error-rate'] !== undefined) {
+          let data55 = data47['cc-error-rate'];
+          if (typeof data55 == 'number' && isFinite(data55)) {
+            if (data55 < 0 || isNaN(data55)) {
+              const err88 = {
+                instancePath: instancePath + '/alerter/cc-error-rate',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 0 },
                 message: 'must be >= 0',
                 schema: 0,
-                parentSchema: schema47.properties['webhook-retries'],
-                data: data50,
+                parentSchema: schema47.properties['cc-error-rate'],
+                data: data55,
               };
               if (vErrors === null) {
-                vErrors = [err87];
+                vErrors = [err88];
               } else {
-                vErrors.push(err87);
+                vErrors.push(err88);
               }
               errors++;
             }
-          }
-        }
-        if (data38['webhook-queue-size'] !== undefined) {
-          let data51 = data38['webhook-queue-size'];
-          if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
-            const err88 = {
-              instancePath: instancePath + '/alerter/webhook-queue-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
+          } else {
+            const err89 = {
+              instancePath: instancePath + '/alerter/cc-error-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-queue-size'].type,
-              parentSchema: schema47.properties['webhook-queue-size'],
-              data: data51,
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['cc-error-rate'].type,
+              parentSchema: schema47.properties['cc-error-rate'],
+              data: data55,
             };
             if (vErrors === null) {
-              vErrors = [err88];
+              vErrors = [err89];
             } else {
-              vErrors.push(err88);
+              vErrors.push(err89);
             }
             errors++;
           }
-          if (typeof data51 == 'number' && isFinite(data51)) {
-            if (data51 > 100000 || isNaN(data51)) {
-              const err89 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
+        }
+        if (data47['error-window-sec'] !== undefined) {
+          let data56 = data47['error-window-sec'];
+          if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+            const err90 = {
+              instancePath: instancePath + '/alerter/error-window-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['error-window-sec'].type,
+              parentSchema: schema47.properties['error-window-sec'],
+              data: data56,
+            };
+            if (vErrors === null) {
+              vErrors = [err90];
+            } else {
+              vErrors.push(err90);
+            }
+            errors++;
+          }
+          if (typeof data56 == 'number' && isFinite(data56)) {
+            if (data56 > 600 || isNaN(data56)) {
+              const err91 = {
+                instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['webhook-queue-size'],
-                data: data51,
+                params: { comparison: '<=', limit: 600 },
+                message: 'must be <= 600',
+                schema: 600,
+                parentSchema: schema47.properties['error-window-sec'],
+                data: data56,
               };
               if (vErrors === null) {
-                vErrors = [err89];
+                vErrors = [err91];
               } else {
-                vErrors.push(err89);
+                vErrors.push(err91);
               }
               errors++;
             }
-            if (data51 < 1 || isNaN(data51)) {
-              const err90 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
+            if (data56 < 1 || isNaN(data56)) {
+              const err92 = {
+                instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
                 schema: 1,
-                parentSchema: schema47.properties['webhook-queue-size'],
-                data: data51,
+                parentSchema: schema47.properties['error-window-sec'],
+                data: data56,
               };
               if (vErrors === null) {
-                vErrors = [err90];
+                vErrors = [err92];
               } else {
-                vErrors.push(err90);
+                vErrors.push(err92);
               }
               errors++;
             }
           }
         }
-      } else {
-        const err91 = {
-          instancePath: instancePath + '/alerter',
-          schemaPath: 'settings.schema.json#/$defs/alerter/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema47.type,
-          parentSchema: schema47,
-          data: data38,
-        };
-        if (vErrors === null) {
-          vErrors = [err91];
-        } else {
-          vErrors.push(err91);
-        }
-        errors++;
-      }
-    }
-    if (data.acme !== undefined) {
-      let data52 = data.acme;
-      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-        if (data52.enable !== undefined) {
-          let data53 = data52.enable;
-          if (typeof data53 !== 'boolean') {
-            const err92 = {
-              instancePath: instancePath + '/acme/enable',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema48.properties.enable.type,
-              parentSchema: schema48.properties.enable,
-              data: data53,
-            };
-            if (vErrors === null) {
-              vErrors = [err92];
-            } else {
-              vErrors.push(err92);
-            }
-            errors++;
-          }
-        }
-        if (data52.email !== undefined) {
-          let data54 = data52.email;
-          if (typeof data54 !== 'string') {
+        if (data47['history-size'] !== undefined) {
+          let data57 = data47['history-size'];
+          if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
             const err93 = {
-              instancePath: instancePath + '/acme/email',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
+              instancePath: instancePath + '/alerter/history-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
               keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties.email.type,
-              parentSchema: schema48.properties.email,
-              data: data54,
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['history-size'].type,
+              parentSchema: schema47.properties['history-size'],
+              data: data57,
             };
             if (vErrors === null) {
               vErrors = [err93];
@@ -23313,62 +23620,57 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data52.domains !== undefined) {
-          let data55 = data52.domains;
-          if (Array.isArray(data55)) {
-            const len1 = data55.length;
-            for (let i1 = 0; i1 < len1; i1++) {
-              let data56 = data55[i1];
-              if (typeof data56 === 'string') {
-                if (func2(data56) < 1) {
-                  const err94 = {
-                    instancePath: instancePath + '/acme/domains/' + i1,
-                    schemaPath:
-                      'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema48.properties.domains.items,
-                    data: data56,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err94];
-                  } else {
-                    vErrors.push(err94);
-                  }
-                  errors++;
-                }
+          if (typeof data57 == 'number' && isFinite(data57)) {
+            if (data57 > 100000 || isNaN(data57)) {
+              const err94 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['history-size'],
+                data: data57,
+              };
+              if (vErrors === null) {
+                vErrors = [err94];
               } else {
-                const err95 = {
-                  instancePath: instancePath + '/acme/domains/' + i1,
-                  schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema48.properties.domains.items.type,
-                  parentSchema: schema48.properties.domains.items,
-                  data: data56,
-                };
-                if (vErrors === null) {
-                  vErrors = [err95];
-                } else {
-                  vErrors.push(err95);
-                }
-                errors++;
+                vErrors.push(err94);
               }
+              errors++;
             }
-          } else {
+            if (data57 < 10 || isNaN(data57)) {
+              const err95 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema47.properties['history-size'],
+                data: data57,
+              };
+              if (vErrors === null) {
+                vErrors = [err95];
+              } else {
+                vErrors.push(err95);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data47['webhook-timeout-sec'] !== undefined) {
+          let data58 = data47['webhook-timeout-sec'];
+          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
             const err96 = {
-              instancePath: instancePath + '/acme/domains',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
+              instancePath: instancePath + '/alerter/webhook-timeout-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-              schema: schema48.properties.domains.type,
-              parentSchema: schema48.properties.domains,
-              data: data55,
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-timeout-sec'].type,
+              parentSchema: schema47.properties['webhook-timeout-sec'],
+              data: data58,
             };
             if (vErrors === null) {
               vErrors = [err96];
@@ -23377,20 +23679,18 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data52['directory-url'] !== undefined) {
-          let data57 = data52['directory-url'];
-          if (typeof data57 === 'string') {
-            if (func2(data57) < 1) {
+          if (typeof data58 == 'number' && isFinite(data58)) {
+            if (data58 > 120 || isNaN(data58)) {
               const err97 = {
-                instancePath: instancePath + '/acme/directory-url',
-                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema48.properties['directory-url'],
-                data: data57,
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 120 },
+                message: 'must be <= 120',
+                schema: 120,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data58,
               };
               if (vErrors === null) {
                 vErrors = [err97];
@@ -23399,116 +23699,100 @@ function validate20(
               }
               errors++;
             }
-          } else {
-            const err98 = {
-              instancePath: instancePath + '/acme/directory-url',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
+            if (data58 < 1 || isNaN(data58)) {
+              const err98 = {
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data58,
+              };
+              if (vErrors === null) {
+                vErrors = [err98];
+              } else {
+                vErrors.push(err98);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data47['webhook-retries'] !== undefined) {
+          let data59 = data47['webhook-retries'];
+          if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+            const err99 = {
+              instancePath: instancePath + '/alerter/webhook-retries',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
               keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties['directory-url'].type,
-              parentSchema: schema48.properties['directory-url'],
-              data: data57,
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-retries'].type,
+              parentSchema: schema47.properties['webhook-retries'],
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err98];
+              vErrors = [err99];
             } else {
-              vErrors.push(err98);
+              vErrors.push(err99);
             }
             errors++;
           }
-        }
-      } else {
-        const err99 = {
-          instancePath: instancePath + '/acme',
-          schemaPath: 'settings.schema.json#/$defs/acme/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema48.type,
-          parentSchema: schema48,
-          data: data52,
-        };
-        if (vErrors === null) {
-          vErrors = [err99];
-        } else {
-          vErrors.push(err99);
-        }
-        errors++;
-      }
-    }
-    if (data['dvb-adapter'] !== undefined) {
-      let data58 = data['dvb-adapter'];
-      if (Array.isArray(data58)) {
-        const len2 = data58.length;
-        for (let i2 = 0; i2 < len2; i2++) {
-          let data59 = data58[i2];
-          const _errs130 = errors;
-          let valid27 = true;
-          const _errs131 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-            if (data59.mode !== undefined) {
-              let data60 = data59.mode;
-              if (!(data60 === 0 || data60 === 2)) {
-                const err100 = {};
-                if (vErrors === null) {
-                  vErrors = [err100];
-                } else {
-                  vErrors.push(err100);
-                }
-                errors++;
+          if (typeof data59 == 'number' && isFinite(data59)) {
+            if (data59 > 100 || isNaN(data59)) {
+              const err100 = {
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100 },
+                message: 'must be <= 100',
+                schema: 100,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data59,
+              };
+              if (vErrors === null) {
+                vErrors = [err100];
+              } else {
+                vErrors.push(err100);
               }
+              errors++;
             }
-          }
-          var _valid0 = _errs131 === errors;
-          errors = _errs130;
-          if (vErrors !== null) {
-            if (_errs130) {
-              vErrors.length = _errs130;
-            } else {
-              vErrors = null;
-            }
-          }
-          if (!_valid0) {
-            const _errs133 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59.freq !== undefined) {
-                const err101 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data59.freq,
-                };
-                if (vErrors === null) {
-                  vErrors = [err101];
-                } else {
-                  vErrors.push(err101);
-                }
-                errors++;
+            if (data59 < 0 || isNaN(data59)) {
+              const err101 = {
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data59,
+              };
+              if (vErrors === null) {
+                vErrors = [err101];
+              } else {
+                vErrors.push(err101);
               }
-            }
-            var _valid0 = _errs133 === errors;
-            valid27 = _valid0;
-            if (valid27) {
-              var props0 = {};
-              props0.freq = true;
-              props0.mode = true;
+              errors++;
             }
           }
-          if (!valid27) {
+        }
+        if (data47['webhook-queue-size'] !== undefined) {
+          let data60 = data47['webhook-queue-size'];
+          if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
             const err102 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
-              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
-              keyword: 'if',
-              params: { failingKeyword: 'else' },
-              message: 'must match "else" schema',
-              schema: schema49.allOf[0].if,
-              parentSchema: schema49.allOf[0],
-              data: data59,
+              instancePath: instancePath + '/alerter/webhook-queue-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-queue-size'].type,
+              parentSchema: schema47.properties['webhook-queue-size'],
+              data: data60,
             };
             if (vErrors === null) {
               vErrors = [err102];
@@ -23517,38 +23801,346 @@ function validate20(
             }
             errors++;
           }
-          const _errs135 = errors;
-          let valid30 = true;
-          const _errs136 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-            if (data59.mode !== undefined) {
-              let data62 = data59.mode;
-              if (!(data62 === 0 || data62 === 1)) {
-                const err103 = {};
+          if (typeof data60 == 'number' && isFinite(data60)) {
+            if (data60 > 100000 || isNaN(data60)) {
+              const err103 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data60,
+              };
+              if (vErrors === null) {
+                vErrors = [err103];
+              } else {
+                vErrors.push(err103);
+              }
+              errors++;
+            }
+            if (data60 < 1 || isNaN(data60)) {
+              const err104 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data60,
+              };
+              if (vErrors === null) {
+                vErrors = [err104];
+              } else {
+                vErrors.push(err104);
+              }
+              errors++;
+            }
+          }
+        }
+      } else {
+        const err105 = {
+          instancePath: instancePath + '/alerter',
+          schemaPath: 'settings.schema.json#/$defs/alerter/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema47.type,
+          parentSchema: schema47,
+          data: data47,
+        };
+        if (vErrors === null) {
+          vErrors = [err105];
+        } else {
+          vErrors.push(err105);
+        }
+        errors++;
+      }
+    }
+    if (data.acme !== undefined) {
+      let data61 = data.acme;
+      if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
+        if (data61.enable !== undefined) {
+          let data62 = data61.enable;
+          if (typeof data62 !== 'boolean') {
+            const err106 = {
+              instancePath: instancePath + '/acme/enable',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema48.properties.enable.type,
+              parentSchema: schema48.properties.enable,
+              data: data62,
+            };
+            if (vErrors === null) {
+              vErrors = [err106];
+            } else {
+              vErrors.push(err106);
+            }
+            errors++;
+          }
+        }
+        if (data61.email !== undefined) {
+          let data63 = data61.email;
+          if (typeof data63 !== 'string') {
+            const err107 = {
+              instancePath: instancePath + '/acme/email',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties.email.type,
+              parentSchema: schema48.properties.email,
+              data: data63,
+            };
+            if (vErrors === null) {
+              vErrors = [err107];
+            } else {
+              vErrors.push(err107);
+            }
+            errors++;
+          }
+        }
+        if (data61.domains !== undefined) {
+          let data64 = data61.domains;
+          if (Array.isArray(data64)) {
+            const len3 = data64.length;
+            for (let i3 = 0; i3 < len3; i3++) {
+              let data65 = data64[i3];
+              if (typeof data65 === 'string') {
+                if (func2(data65) < 1) {
+                  const err108 = {
+                    instancePath: instancePath + '/acme/domains/' + i3,
+                    schemaPath:
+                      'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema48.properties.domains.items,
+                    data: data65,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err108];
+                  } else {
+                    vErrors.push(err108);
+                  }
+                  errors++;
+                }
+              } else {
+                const err109 = {
+                  instancePath: instancePath + '/acme/domains/' + i3,
+                  schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema48.properties.domains.items.type,
+                  parentSchema: schema48.properties.domains.items,
+                  data: data65,
+                };
                 if (vErrors === null) {
-                  vErrors = [err103];
+                  vErrors = [err109];
                 } else {
-                  vErrors.push(err103);
+                  vErrors.push(err109);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err110 = {
+              instancePath: instancePath + '/acme/domains',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+              schema: schema48.properties.domains.type,
+              parentSchema: schema48.properties.domains,
+              data: data64,
+            };
+            if (vErrors === null) {
+              vErrors = [err110];
+            } else {
+              vErrors.push(err110);
+            }
+            errors++;
+          }
+        }
+        if (data61['directory-url'] !== undefined) {
+          let data66 = data61['directory-url'];
+          if (typeof data66 === 'string') {
+            if (func2(data66) < 1) {
+              const err111 = {
+                instancePath: instancePath + '/acme/directory-url',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema48.properties['directory-url'],
+                data: data66,
+              };
+              if (vErrors === null) {
+                vErrors = [err111];
+              } else {
+                vErrors.push(err111);
+              }
+              errors++;
+            }
+          } else {
+            const err112 = {
+              instancePath: instancePath + '/acme/directory-url',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties['directory-url'].type,
+              parentSchema: schema48.properties['directory-url'],
+              data: data66,
+            };
+            if (vErrors === null) {
+              vErrors = [err112];
+            } else {
+              vErrors.push(err112);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err113 = {
+          instancePath: instancePath + '/acme',
+          schemaPath: 'settings.schema.json#/$defs/acme/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema48.type,
+          parentSchema: schema48,
+          data: data61,
+        };
+        if (vErrors === null) {
+          vErrors = [err113];
+        } else {
+          vErrors.push(err113);
+        }
+        errors++;
+      }
+    }
+    if (data['dvb-adapter'] !== undefined) {
+      let data67 = data['dvb-adapter'];
+      if (Array.isArray(data67)) {
+        const len4 = data67.length;
+        for (let i4 = 0; i4 < len4; i4++) {
+          let data68 = data67[i4];
+          const _errs152 = errors;
+          let valid35 = true;
+          const _errs153 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+            if (data68.mode !== undefined) {
+              let data69 = data68.mode;
+              if (!(data69 === 0 || data69 === 2)) {
+                const err114 = {};
+                if (vErrors === null) {
+                  vErrors = [err114];
+                } else {
+                  vErrors.push(err114);
                 }
                 errors++;
               }
             }
           }
-          var _valid1 = _errs136 === errors;
-          errors = _errs135;
+          var _valid0 = _errs153 === errors;
+          errors = _errs152;
           if (vErrors !== null) {
-            if (_errs135) {
-              vErrors.length = _errs135;
+            if (_errs152) {
+              vErrors.length = _errs152;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid0) {
+            const _errs155 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68.freq !== undefined) {
+                const err115 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[0].else.properties.freq,
+                  data: data68.freq,
+                };
+                if (vErrors === null) {
+                  vErrors = [err115];
+                } else {
+                  vErrors.push(err115);
+                }
+                errors++;
+              }
+            }
+            var _valid0 = _errs155 === errors;
+            valid35 = _valid0;
+            if (valid35) {
+              var props0 = {};
+              props0.freq = true;
+              props0.mode = true;
+            }
+          }
+          if (!valid35) {
+            const err116 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
+              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
+              keyword: 'if',
+              params: { failingKeyword: 'else' },
+              message: 'must match "else" schema',
+              schema: schema49.allOf[0].if,
+              parentSchema: schema49.allOf[0],
+              data: data68,
+            };
+            if (vErrors === null) {
+              vErrors = [err116];
+            } else {
+              vErrors.push(err116);
+            }
+            errors++;
+          }
+          const _errs157 = errors;
+          let valid38 = true;
+          const _errs158 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+            if (data68.mode !== undefined) {
+              let data71 = data68.mode;
+              if (!(data71 === 0 || data71 === 1)) {
+                const err117 = {};
+                if (vErrors === null) {
+                  vErrors = [err117];
+                } else {
+                  vErrors.push(err117);
+                }
+                errors++;
+              }
+            }
+          }
+          var _valid1 = _errs158 === errors;
+          errors = _errs157;
+          if (vErrors !== null) {
+            if (_errs157) {
+              vErrors.length = _errs157;
             } else {
               vErrors = null;
             }
           }
           if (!_valid1) {
-            const _errs138 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59['buffer-size'] !== undefined) {
-                const err104 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
+            const _errs160 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68['buffer-size'] !== undefined) {
+                const err118 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
                   keyword: 'false schema',
@@ -23556,18 +24148,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data59['buffer-size'],
+                  data: data68['buffer-size'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err104];
+                  vErrors = [err118];
                 } else {
-                  vErrors.push(err104);
+                  vErrors.push(err118);
                 }
                 errors++;
               }
-              if (data59['epg-export'] !== undefined) {
-                const err105 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
+              if (data68['epg-export'] !== undefined) {
+                const err119 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
                   keyword: 'false schema',
@@ -23575,40 +24167,40 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data59['epg-export'],
+                  data: data68['epg-export'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err105];
+                  vErrors = [err119];
                 } else {
-                  vErrors.push(err105);
+                  vErrors.push(err119);
                 }
                 errors++;
               }
             }
-            var _valid1 = _errs138 === errors;
-            valid30 = _valid1;
-            if (valid30) {
+            var _valid1 = _errs160 === errors;
+            valid38 = _valid1;
+            if (valid38) {
               var props1 = {};
               props1['buffer-size'] = true;
               props1['epg-export'] = true;
               props1.mode = true;
             }
           }
-          if (!valid30) {
-            const err106 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (!valid38) {
+            const err120 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err106];
+              vErrors = [err120];
             } else {
-              vErrors.push(err106);
+              vErrors.push(err120);
             }
             errors++;
           }
@@ -23620,37 +24212,37 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs140 = errors;
-          let valid33 = true;
-          const _errs141 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-            if (data59.mode !== undefined) {
-              if (!(data59.mode === 0)) {
-                const err107 = {};
+          const _errs162 = errors;
+          let valid41 = true;
+          const _errs163 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+            if (data68.mode !== undefined) {
+              if (!(data68.mode === 0)) {
+                const err121 = {};
                 if (vErrors === null) {
-                  vErrors = [err107];
+                  vErrors = [err121];
                 } else {
-                  vErrors.push(err107);
+                  vErrors.push(err121);
                 }
                 errors++;
               }
             }
           }
-          var _valid2 = _errs141 === errors;
-          errors = _errs140;
+          var _valid2 = _errs163 === errors;
+          errors = _errs162;
           if (vErrors !== null) {
-            if (_errs140) {
-              vErrors.length = _errs140;
+            if (_errs162) {
+              vErrors.length = _errs162;
             } else {
               vErrors = null;
             }
           }
           if (!_valid2) {
-            const _errs143 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59['spectral-inversion'] !== undefined) {
-                const err108 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
+            const _errs165 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68['spectral-inversion'] !== undefined) {
+                const err122 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
                   keyword: 'false schema',
@@ -23658,18 +24250,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data59['spectral-inversion'],
+                  data: data68['spectral-inversion'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err108];
+                  vErrors = [err122];
                 } else {
-                  vErrors.push(err108);
+                  vErrors.push(err122);
                 }
                 errors++;
               }
-              if (data59.modulation !== undefined) {
-                const err109 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
+              if (data68.modulation !== undefined) {
+                const err123 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
                   keyword: 'false schema',
@@ -23677,18 +24269,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data59.modulation,
+                  data: data68.modulation,
                 };
                 if (vErrors === null) {
-                  vErrors = [err109];
+                  vErrors = [err123];
                 } else {
-                  vErrors.push(err109);
+                  vErrors.push(err123);
                 }
                 errors++;
               }
-              if (data59['cam-pnr'] !== undefined) {
-                const err110 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
+              if (data68['cam-pnr'] !== undefined) {
+                const err124 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
                   keyword: 'false schema',
@@ -23696,19 +24288,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data59['cam-pnr'],
+                  data: data68['cam-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err110];
+                  vErrors = [err124];
                 } else {
-                  vErrors.push(err110);
+                  vErrors.push(err124);
                 }
                 errors++;
               }
             }
-            var _valid2 = _errs143 === errors;
-            valid33 = _valid2;
-            if (valid33) {
+            var _valid2 = _errs165 === errors;
+            valid41 = _valid2;
+            if (valid41) {
               var props2 = {};
               props2['spectral-inversion'] = true;
               props2.modulation = true;
@@ -23716,21 +24308,21 @@ function validate20(
               props2.mode = true;
             }
           }
-          if (!valid33) {
-            const err111 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (!valid41) {
+            const err125 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err125];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err125);
             }
             errors++;
           }
@@ -23742,72 +24334,72 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs145 = errors;
-          let valid36 = true;
-          const _errs146 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+          const _errs167 = errors;
+          let valid44 = true;
+          const _errs168 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
             let missing0;
-            if (data59.type === undefined && (missing0 = 'type')) {
-              const err112 = {};
+            if (data68.type === undefined && (missing0 = 'type')) {
+              const err126 = {};
               if (vErrors === null) {
-                vErrors = [err112];
+                vErrors = [err126];
               } else {
-                vErrors.push(err112);
+                vErrors.push(err126);
               }
               errors++;
             } else {
-              if (data59.mode !== undefined) {
-                const _errs147 = errors;
-                if (!(data59.mode === 0)) {
-                  const err113 = {};
+              if (data68.mode !== undefined) {
+                const _errs169 = errors;
+                if (!(data68.mode === 0)) {
+                  const err127 = {};
                   if (vErrors === null) {
-                    vErrors = [err113];
+                    vErrors = [err127];
                   } else {
-                    vErrors.push(err113);
+                    vErrors.push(err127);
                   }
                   errors++;
                 }
-                var valid37 = _errs147 === errors;
+                var valid45 = _errs169 === errors;
               } else {
-                var valid37 = true;
+                var valid45 = true;
               }
-              if (valid37) {
-                if (data59.type !== undefined) {
-                  let data70 = data59.type;
-                  const _errs148 = errors;
+              if (valid45) {
+                if (data68.type !== undefined) {
+                  let data79 = data68.type;
+                  const _errs170 = errors;
                   if (
-                    !(data70 === 1 || data70 === 2 || data70 === 5 || data70 === 6 || data70 === 18)
+                    !(data79 === 1 || data79 === 2 || data79 === 5 || data79 === 6 || data79 === 18)
                   ) {
-                    const err114 = {};
+                    const err128 = {};
                     if (vErrors === null) {
-                      vErrors = [err114];
+                      vErrors = [err128];
                     } else {
-                      vErrors.push(err114);
+                      vErrors.push(err128);
                     }
                     errors++;
                   }
-                  var valid37 = _errs148 === errors;
+                  var valid45 = _errs170 === errors;
                 } else {
-                  var valid37 = true;
+                  var valid45 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs146 === errors;
-          errors = _errs145;
+          var _valid3 = _errs168 === errors;
+          errors = _errs167;
           if (vErrors !== null) {
-            if (_errs145) {
-              vErrors.length = _errs145;
+            if (_errs167) {
+              vErrors.length = _errs167;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs149 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59['symbol-rate'] !== undefined) {
-                const err115 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
+            const _errs171 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68['symbol-rate'] !== undefined) {
+                const err129 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
                   keyword: 'false schema',
@@ -23815,37 +24407,37 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data59['symbol-rate'],
+                  data: data68['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err115];
+                  vErrors = [err129];
                 } else {
-                  vErrors.push(err115);
+                  vErrors.push(err129);
                 }
                 errors++;
               }
-              if (data59.fec !== undefined) {
-                const err116 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
+              if (data68.fec !== undefined) {
+                const err130 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data59.fec,
+                  data: data68.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err116];
+                  vErrors = [err130];
                 } else {
-                  vErrors.push(err116);
+                  vErrors.push(err130);
                 }
                 errors++;
               }
             }
-            var _valid3 = _errs149 === errors;
-            valid36 = _valid3;
-            if (valid36) {
+            var _valid3 = _errs171 === errors;
+            valid44 = _valid3;
+            if (valid44) {
               var props3 = {};
               props3['symbol-rate'] = true;
               props3.fec = true;
@@ -23853,21 +24445,21 @@ function validate20(
               props3.type = true;
             }
           }
-          if (!valid36) {
-            const err117 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (!valid44) {
+            const err131 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err117];
+              vErrors = [err131];
             } else {
-              vErrors.push(err117);
+              vErrors.push(err131);
             }
             errors++;
           }
@@ -23879,70 +24471,70 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs151 = errors;
-          let valid39 = true;
-          const _errs152 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+          const _errs173 = errors;
+          let valid47 = true;
+          const _errs174 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
             let missing1;
-            if (data59.type === undefined && (missing1 = 'type')) {
-              const err118 = {};
+            if (data68.type === undefined && (missing1 = 'type')) {
+              const err132 = {};
               if (vErrors === null) {
-                vErrors = [err118];
+                vErrors = [err132];
               } else {
-                vErrors.push(err118);
+                vErrors.push(err132);
               }
               errors++;
             } else {
-              if (data59.mode !== undefined) {
-                const _errs153 = errors;
-                if (!(data59.mode === 0)) {
-                  const err119 = {};
+              if (data68.mode !== undefined) {
+                const _errs175 = errors;
+                if (!(data68.mode === 0)) {
+                  const err133 = {};
                   if (vErrors === null) {
-                    vErrors = [err119];
+                    vErrors = [err133];
                   } else {
-                    vErrors.push(err119);
+                    vErrors.push(err133);
                   }
                   errors++;
                 }
-                var valid40 = _errs153 === errors;
+                var valid48 = _errs175 === errors;
               } else {
-                var valid40 = true;
+                var valid48 = true;
               }
-              if (valid40) {
-                if (data59.type !== undefined) {
-                  let data74 = data59.type;
-                  const _errs154 = errors;
-                  if (!(data74 === 3 || data74 === 5 || data74 === 6 || data74 === 16)) {
-                    const err120 = {};
+              if (valid48) {
+                if (data68.type !== undefined) {
+                  let data83 = data68.type;
+                  const _errs176 = errors;
+                  if (!(data83 === 3 || data83 === 5 || data83 === 6 || data83 === 16)) {
+                    const err134 = {};
                     if (vErrors === null) {
-                      vErrors = [err120];
+                      vErrors = [err134];
                     } else {
-                      vErrors.push(err120);
+                      vErrors.push(err134);
                     }
                     errors++;
                   }
-                  var valid40 = _errs154 === errors;
+                  var valid48 = _errs176 === errors;
                 } else {
-                  var valid40 = true;
+                  var valid48 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs152 === errors;
-          errors = _errs151;
+          var _valid4 = _errs174 === errors;
+          errors = _errs173;
           if (vErrors !== null) {
-            if (_errs151) {
-              vErrors.length = _errs151;
+            if (_errs173) {
+              vErrors.length = _errs173;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs155 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59['dvb-stream-id'] !== undefined) {
-                const err121 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
+            const _errs177 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68['dvb-stream-id'] !== undefined) {
+                const err135 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
                   keyword: 'false schema',
@@ -23950,18 +24542,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data59['dvb-stream-id'],
+                  data: data68['dvb-stream-id'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err121];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err121);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
-              if (data59['biss-pnr'] !== undefined) {
-                const err122 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
+              if (data68['biss-pnr'] !== undefined) {
+                const err136 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
                   keyword: 'false schema',
@@ -23969,18 +24561,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data59['biss-pnr'],
+                  data: data68['biss-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err122];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err122);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
-              if (data59['biss-key'] !== undefined) {
-                const err123 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
+              if (data68['biss-key'] !== undefined) {
+                const err137 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
                   keyword: 'false schema',
@@ -23988,18 +24580,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data59['biss-key'],
+                  data: data68['biss-key'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err123];
+                  vErrors = [err137];
                 } else {
-                  vErrors.push(err123);
+                  vErrors.push(err137);
                 }
                 errors++;
               }
-              if (data59['t2mi-mode'] !== undefined) {
-                const err124 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
+              if (data68['t2mi-mode'] !== undefined) {
+                const err138 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
                   keyword: 'false schema',
@@ -24007,18 +24599,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data59['t2mi-mode'],
+                  data: data68['t2mi-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err124];
+                  vErrors = [err138];
                 } else {
-                  vErrors.push(err124);
+                  vErrors.push(err138);
                 }
                 errors++;
               }
-              if (data59['t2mi-pid'] !== undefined) {
-                const err125 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
+              if (data68['t2mi-pid'] !== undefined) {
+                const err139 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
                   keyword: 'false schema',
@@ -24026,18 +24618,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data59['t2mi-pid'],
+                  data: data68['t2mi-pid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err125];
+                  vErrors = [err139];
                 } else {
-                  vErrors.push(err125);
+                  vErrors.push(err139);
                 }
                 errors++;
               }
-              if (data59['t2mi-plp'] !== undefined) {
-                const err126 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
+              if (data68['t2mi-plp'] !== undefined) {
+                const err140 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
                   keyword: 'false schema',
@@ -24045,18 +24637,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data59['t2mi-plp'],
+                  data: data68['t2mi-plp'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err126];
+                  vErrors = [err140];
                 } else {
-                  vErrors.push(err126);
+                  vErrors.push(err140);
                 }
                 errors++;
               }
-              if (data59['t2mi-tsid'] !== undefined) {
-                const err127 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
+              if (data68['t2mi-tsid'] !== undefined) {
+                const err141 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
                   keyword: 'false schema',
@@ -24064,19 +24656,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data59['t2mi-tsid'],
+                  data: data68['t2mi-tsid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err127];
+                  vErrors = [err141];
                 } else {
-                  vErrors.push(err127);
+                  vErrors.push(err141);
                 }
                 errors++;
               }
             }
-            var _valid4 = _errs155 === errors;
-            valid39 = _valid4;
-            if (valid39) {
+            var _valid4 = _errs177 === errors;
+            valid47 = _valid4;
+            if (valid47) {
               var props4 = {};
               props4['dvb-stream-id'] = true;
               props4['biss-pnr'] = true;
@@ -24089,21 +24681,21 @@ function validate20(
               props4.type = true;
             }
           }
-          if (!valid39) {
-            const err128 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (!valid47) {
+            const err142 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err128];
+              vErrors = [err142];
             } else {
-              vErrors.push(err128);
+              vErrors.push(err142);
             }
             errors++;
           }
@@ -24115,70 +24707,70 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs157 = errors;
-          let valid42 = true;
-          const _errs158 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+          const _errs179 = errors;
+          let valid50 = true;
+          const _errs180 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
             let missing2;
-            if (data59.type === undefined && (missing2 = 'type')) {
-              const err129 = {};
+            if (data68.type === undefined && (missing2 = 'type')) {
+              const err143 = {};
               if (vErrors === null) {
-                vErrors = [err129];
+                vErrors = [err143];
               } else {
-                vErrors.push(err129);
+                vErrors.push(err143);
               }
               errors++;
             } else {
-              if (data59.mode !== undefined) {
-                const _errs159 = errors;
-                if (!(data59.mode === 0)) {
-                  const err130 = {};
+              if (data68.mode !== undefined) {
+                const _errs181 = errors;
+                if (!(data68.mode === 0)) {
+                  const err144 = {};
                   if (vErrors === null) {
-                    vErrors = [err130];
+                    vErrors = [err144];
                   } else {
-                    vErrors.push(err130);
+                    vErrors.push(err144);
                   }
                   errors++;
                 }
-                var valid43 = _errs159 === errors;
+                var valid51 = _errs181 === errors;
               } else {
-                var valid43 = true;
+                var valid51 = true;
               }
-              if (valid43) {
-                if (data59.type !== undefined) {
-                  let data83 = data59.type;
-                  const _errs160 = errors;
-                  if (!(data83 === 3 || data83 === 16)) {
-                    const err131 = {};
+              if (valid51) {
+                if (data68.type !== undefined) {
+                  let data92 = data68.type;
+                  const _errs182 = errors;
+                  if (!(data92 === 3 || data92 === 16)) {
+                    const err145 = {};
                     if (vErrors === null) {
-                      vErrors = [err131];
+                      vErrors = [err145];
                     } else {
-                      vErrors.push(err131);
+                      vErrors.push(err145);
                     }
                     errors++;
                   }
-                  var valid43 = _errs160 === errors;
+                  var valid51 = _errs182 === errors;
                 } else {
-                  var valid43 = true;
+                  var valid51 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs158 === errors;
-          errors = _errs157;
+          var _valid5 = _errs180 === errors;
+          errors = _errs179;
           if (vErrors !== null) {
-            if (_errs157) {
-              vErrors.length = _errs157;
+            if (_errs179) {
+              vErrors.length = _errs179;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs161 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59.bandwidth !== undefined) {
-                const err132 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
+            const _errs183 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68.bandwidth !== undefined) {
+                const err146 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
                   keyword: 'false schema',
@@ -24186,18 +24778,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data59.bandwidth,
+                  data: data68.bandwidth,
                 };
                 if (vErrors === null) {
-                  vErrors = [err132];
+                  vErrors = [err146];
                 } else {
-                  vErrors.push(err132);
+                  vErrors.push(err146);
                 }
                 errors++;
               }
-              if (data59['transmission-mode'] !== undefined) {
-                const err133 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
+              if (data68['transmission-mode'] !== undefined) {
+                const err147 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
                   keyword: 'false schema',
@@ -24205,18 +24797,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data59['transmission-mode'],
+                  data: data68['transmission-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err133];
+                  vErrors = [err147];
                 } else {
-                  vErrors.push(err133);
+                  vErrors.push(err147);
                 }
                 errors++;
               }
-              if (data59['guard-interval'] !== undefined) {
-                const err134 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
+              if (data68['guard-interval'] !== undefined) {
+                const err148 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
                   keyword: 'false schema',
@@ -24224,18 +24816,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data59['guard-interval'],
+                  data: data68['guard-interval'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err134];
+                  vErrors = [err148];
                 } else {
-                  vErrors.push(err134);
+                  vErrors.push(err148);
                 }
                 errors++;
               }
-              if (data59['hierarchy-information'] !== undefined) {
-                const err135 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
+              if (data68['hierarchy-information'] !== undefined) {
+                const err149 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
                   keyword: 'false schema',
@@ -24243,19 +24835,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data59['hierarchy-information'],
+                  data: data68['hierarchy-information'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err135];
+                  vErrors = [err149];
                 } else {
-                  vErrors.push(err135);
+                  vErrors.push(err149);
                 }
                 errors++;
               }
             }
-            var _valid5 = _errs161 === errors;
-            valid42 = _valid5;
-            if (valid42) {
+            var _valid5 = _errs183 === errors;
+            valid50 = _valid5;
+            if (valid50) {
               var props5 = {};
               props5.bandwidth = true;
               props5['transmission-mode'] = true;
@@ -24265,21 +24857,21 @@ function validate20(
               props5.type = true;
             }
           }
-          if (!valid42) {
-            const err136 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (!valid50) {
+            const err150 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err136];
+              vErrors = [err150];
             } else {
-              vErrors.push(err136);
+              vErrors.push(err150);
             }
             errors++;
           }
@@ -24291,71 +24883,71 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs163 = errors;
-          let valid45 = true;
-          const _errs164 = errors;
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+          const _errs185 = errors;
+          let valid53 = true;
+          const _errs186 = errors;
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
             let missing3;
-            if (data59.type === undefined && (missing3 = 'type')) {
-              const err137 = {};
+            if (data68.type === undefined && (missing3 = 'type')) {
+              const err151 = {};
               if (vErrors === null) {
-                vErrors = [err137];
+                vErrors = [err151];
               } else {
-                vErrors.push(err137);
+                vErrors.push(err151);
               }
               errors++;
             } else {
-              if (data59.mode !== undefined) {
-                let data88 = data59.mode;
-                const _errs165 = errors;
-                if (!(data88 === 0 || data88 === 1)) {
-                  const err138 = {};
+              if (data68.mode !== undefined) {
+                let data97 = data68.mode;
+                const _errs187 = errors;
+                if (!(data97 === 0 || data97 === 1)) {
+                  const err152 = {};
                   if (vErrors === null) {
-                    vErrors = [err138];
+                    vErrors = [err152];
                   } else {
-                    vErrors.push(err138);
+                    vErrors.push(err152);
                   }
                   errors++;
                 }
-                var valid46 = _errs165 === errors;
+                var valid54 = _errs187 === errors;
               } else {
-                var valid46 = true;
+                var valid54 = true;
               }
-              if (valid46) {
-                if (data59.type !== undefined) {
-                  let data89 = data59.type;
-                  const _errs166 = errors;
-                  if (!(data89 === 5 || data89 === 6)) {
-                    const err139 = {};
+              if (valid54) {
+                if (data68.type !== undefined) {
+                  let data98 = data68.type;
+                  const _errs188 = errors;
+                  if (!(data98 === 5 || data98 === 6)) {
+                    const err153 = {};
                     if (vErrors === null) {
-                      vErrors = [err139];
+                      vErrors = [err153];
                     } else {
-                      vErrors.push(err139);
+                      vErrors.push(err153);
                     }
                     errors++;
                   }
-                  var valid46 = _errs166 === errors;
+                  var valid54 = _errs188 === errors;
                 } else {
-                  var valid46 = true;
+                  var valid54 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs164 === errors;
-          errors = _errs163;
+          var _valid6 = _errs186 === errors;
+          errors = _errs185;
           if (vErrors !== null) {
-            if (_errs163) {
-              vErrors.length = _errs163;
+            if (_errs185) {
+              vErrors.length = _errs185;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs167 = errors;
-            if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-              if (data59['lnb-freq1'] !== undefined) {
-                const err140 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
+            const _errs189 = errors;
+            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+              if (data68['lnb-freq1'] !== undefined) {
+                const err154 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
                   keyword: 'false schema',
@@ -24363,18 +24955,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data59['lnb-freq1'],
+                  data: data68['lnb-freq1'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err140];
+                  vErrors = [err154];
                 } else {
-                  vErrors.push(err140);
+                  vErrors.push(err154);
                 }
                 errors++;
               }
-              if (data59['lnb-freq2'] !== undefined) {
-                const err141 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
+              if (data68['lnb-freq2'] !== undefined) {
+                const err155 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
                   keyword: 'false schema',
@@ -24382,18 +24974,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data59['lnb-freq2'],
+                  data: data68['lnb-freq2'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err141];
+                  vErrors = [err155];
                 } else {
-                  vErrors.push(err141);
+                  vErrors.push(err155);
                 }
                 errors++;
               }
-              if (data59['lnb-freq-range'] !== undefined) {
-                const err142 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
+              if (data68['lnb-freq-range'] !== undefined) {
+                const err156 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
                   keyword: 'false schema',
@@ -24401,18 +24993,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data59['lnb-freq-range'],
+                  data: data68['lnb-freq-range'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err142];
+                  vErrors = [err156];
                 } else {
-                  vErrors.push(err142);
+                  vErrors.push(err156);
                 }
                 errors++;
               }
-              if (data59['lnb-sharing'] !== undefined) {
-                const err143 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
+              if (data68['lnb-sharing'] !== undefined) {
+                const err157 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
                   keyword: 'false schema',
@@ -24420,18 +25012,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data59['lnb-sharing'],
+                  data: data68['lnb-sharing'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err143];
+                  vErrors = [err157];
                 } else {
-                  vErrors.push(err143);
+                  vErrors.push(err157);
                 }
                 errors++;
               }
-              if (data59['lnb-polarization'] !== undefined) {
-                const err144 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
+              if (data68['lnb-polarization'] !== undefined) {
+                const err158 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
                   keyword: 'false schema',
@@ -24439,18 +25031,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data59['lnb-polarization'],
+                  data: data68['lnb-polarization'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err144];
+                  vErrors = [err158];
                 } else {
-                  vErrors.push(err144);
+                  vErrors.push(err158);
                 }
                 errors++;
               }
-              if (data59['lnb-force-tone'] !== undefined) {
-                const err145 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
+              if (data68['lnb-force-tone'] !== undefined) {
+                const err159 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
                   keyword: 'false schema',
@@ -24458,18 +25050,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data59['lnb-force-tone'],
+                  data: data68['lnb-force-tone'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err145];
+                  vErrors = [err159];
                 } else {
-                  vErrors.push(err145);
+                  vErrors.push(err159);
                 }
                 errors++;
               }
-              if (data59['lnb-diseqc'] !== undefined) {
-                const err146 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
+              if (data68['lnb-diseqc'] !== undefined) {
+                const err160 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
                   keyword: 'false schema',
@@ -24477,19 +25069,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data59['lnb-diseqc'],
+                  data: data68['lnb-diseqc'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err146];
+                  vErrors = [err160];
                 } else {
-                  vErrors.push(err146);
+                  vErrors.push(err160);
                 }
                 errors++;
               }
             }
-            var _valid6 = _errs167 === errors;
-            valid45 = _valid6;
-            if (valid45) {
+            var _valid6 = _errs189 === errors;
+            valid53 = _valid6;
+            if (valid53) {
               var props6 = {};
               props6['lnb-freq1'] = true;
               props6['lnb-freq2'] = true;
@@ -24502,21 +25094,21 @@ function validate20(
               props6.type = true;
             }
           }
-          if (!valid45) {
-            const err147 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (!valid53) {
+            const err161 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err147];
+              vErrors = [err161];
             } else {
-              vErrors.push(err147);
+              vErrors.push(err161);
             }
             errors++;
           }
@@ -24528,367 +25120,54 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
-            if (data59.id === undefined) {
-              const err148 = {
-                instancePath: instancePath + '/dvb-adapter/' + i2,
+          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+            if (data68.id === undefined) {
+              const err162 = {
+                instancePath: instancePath + '/dvb-adapter/' + i4,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data59,
+                data: data68,
               };
               if (vErrors === null) {
-                vErrors = [err148];
+                vErrors = [err162];
               } else {
-                vErrors.push(err148);
+                vErrors.push(err162);
               }
               errors++;
             }
-            if (data59.name === undefined) {
-              const err149 = {
-                instancePath: instancePath + '/dvb-adapter/' + i2,
+            if (data68.name === undefined) {
+              const err163 = {
+                instancePath: instancePath + '/dvb-adapter/' + i4,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'name' },
                 message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data59,
+                data: data68,
               };
               if (vErrors === null) {
-                vErrors = [err149];
+                vErrors = [err163];
               } else {
-                vErrors.push(err149);
+                vErrors.push(err163);
               }
               errors++;
             }
-            for (const key1 in data59) {
-              if (!func1.call(schema49.properties, key1)) {
-                const err150 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2,
+            for (const key5 in data68) {
+              if (!func1.call(schema49.properties, key5)) {
+                const err164 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key1 },
+                  params: { additionalProperty: key5 },
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data59,
-                };
-                if (vErrors === null) {
-                  vErrors = [err150];
-                } else {
-                  vErrors.push(err150);
-                }
-                errors++;
-              }
-            }
-            if (data59.id !== undefined) {
-              let data97 = data59.id;
-              if (
-                !(typeof data97 == 'number' && !(data97 % 1) && !isNaN(data97) && isFinite(data97))
-              ) {
-                const err151 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data97,
-                };
-                if (vErrors === null) {
-                  vErrors = [err151];
-                } else {
-                  vErrors.push(err151);
-                }
-                errors++;
-              }
-              if (typeof data97 == 'number' && isFinite(data97)) {
-                if (data97 < 1 || isNaN(data97)) {
-                  const err152 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties.id,
-                    data: data97,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err152];
-                  } else {
-                    vErrors.push(err152);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59.mode !== undefined) {
-              let data98 = data59.mode;
-              if (
-                !(typeof data98 == 'number' && !(data98 % 1) && !isNaN(data98) && isFinite(data98))
-              ) {
-                const err153 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.mode.type,
-                  parentSchema: schema49.properties.mode,
-                  data: data98,
-                };
-                if (vErrors === null) {
-                  vErrors = [err153];
-                } else {
-                  vErrors.push(err153);
-                }
-                errors++;
-              }
-              if (!(data98 === 0 || data98 === 1 || data98 === 2)) {
-                const err154 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
-                  data: data98,
-                };
-                if (vErrors === null) {
-                  vErrors = [err154];
-                } else {
-                  vErrors.push(err154);
-                }
-                errors++;
-              }
-            }
-            if (data59.type !== undefined) {
-              let data99 = data59.type;
-              if (
-                !(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99) && isFinite(data99))
-              ) {
-                const err155 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
-                  data: data99,
-                };
-                if (vErrors === null) {
-                  vErrors = [err155];
-                } else {
-                  vErrors.push(err155);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data99 === 1 ||
-                  data99 === 2 ||
-                  data99 === 3 ||
-                  data99 === 5 ||
-                  data99 === 6 ||
-                  data99 === 16 ||
-                  data99 === 18
-                )
-              ) {
-                const err156 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
-                  parentSchema: schema49.properties.type,
-                  data: data99,
-                };
-                if (vErrors === null) {
-                  vErrors = [err156];
-                } else {
-                  vErrors.push(err156);
-                }
-                errors++;
-              }
-            }
-            if (data59.name !== undefined) {
-              let data100 = data59.name;
-              if (typeof data100 === 'string') {
-                if (func2(data100) < 1) {
-                  const err157 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
-                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema49.properties.name,
-                    data: data100,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err157];
-                  } else {
-                    vErrors.push(err157);
-                  }
-                  errors++;
-                }
-              } else {
-                const err158 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/name',
-                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.name.type,
-                  parentSchema: schema49.properties.name,
-                  data: data100,
-                };
-                if (vErrors === null) {
-                  vErrors = [err158];
-                } else {
-                  vErrors.push(err158);
-                }
-                errors++;
-              }
-            }
-            if (data59.pause !== undefined) {
-              let data101 = data59.pause;
-              if (typeof data101 !== 'boolean') {
-                const err159 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
-                  data: data101,
-                };
-                if (vErrors === null) {
-                  vErrors = [err159];
-                } else {
-                  vErrors.push(err159);
-                }
-                errors++;
-              }
-            }
-            if (data59.adapter !== undefined) {
-              let data102 = data59.adapter;
-              if (
-                !(
-                  typeof data102 == 'number' &&
-                  !(data102 % 1) &&
-                  !isNaN(data102) &&
-                  isFinite(data102)
-                )
-              ) {
-                const err160 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
-                  data: data102,
-                };
-                if (vErrors === null) {
-                  vErrors = [err160];
-                } else {
-                  vErrors.push(err160);
-                }
-                errors++;
-              }
-              if (typeof data102 == 'number' && isFinite(data102)) {
-                if (data102 < -1 || isNaN(data102)) {
-                  const err161 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/adapter',
-                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties.adapter,
-                    data: data102,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err161];
-                  } else {
-                    vErrors.push(err161);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59.device !== undefined) {
-              let data103 = data59.device;
-              if (
-                !(
-                  typeof data103 == 'number' &&
-                  !(data103 % 1) &&
-                  !isNaN(data103) &&
-                  isFinite(data103)
-                )
-              ) {
-                const err162 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
-                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.device.type,
-                  parentSchema: schema49.properties.device,
-                  data: data103,
-                };
-                if (vErrors === null) {
-                  vErrors = [err162];
-                } else {
-                  vErrors.push(err162);
-                }
-                errors++;
-              }
-              if (typeof data103 == 'number' && isFinite(data103)) {
-                if (data103 < 0 || isNaN(data103)) {
-                  const err163 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/device',
-                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.device,
-                    data: data103,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err163];
-                  } else {
-                    vErrors.push(err163);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59.trace !== undefined) {
-              let data104 = data59.trace;
-              if (typeof data104 !== 'boolean') {
-                const err164 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.trace.type,
-                  parentSchema: schema49.properties.trace,
-                  data: data104,
+                  data: data68,
                 };
                 if (vErrors === null) {
                   vErrors = [err164];
@@ -24898,18 +25177,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['mpegts-trace'] !== undefined) {
-              let data105 = data59['mpegts-trace'];
-              if (typeof data105 !== 'boolean') {
+            if (data68.id !== undefined) {
+              let data106 = data68.id;
+              if (
+                !(
+                  typeof data106 == 'number' &&
+                  !(data106 % 1) &&
+                  !isNaN(data106) &&
+                  isFinite(data106)
+                )
+              ) {
                 const err165 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
-                  data: data105,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
+                  data: data106,
                 };
                 if (vErrors === null) {
                   vErrors = [err165];
@@ -24918,39 +25204,45 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data59['enable-alert'] !== undefined) {
-              let data106 = data59['enable-alert'];
-              if (typeof data106 !== 'boolean') {
-                const err166 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
-                  data: data106,
-                };
-                if (vErrors === null) {
-                  vErrors = [err166];
-                } else {
-                  vErrors.push(err166);
+              if (typeof data106 == 'number' && isFinite(data106)) {
+                if (data106 < 1 || isNaN(data106)) {
+                  const err166 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties.id,
+                    data: data106,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err166];
+                  } else {
+                    vErrors.push(err166);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data59['mpegts-filter-ca-clear'] !== undefined) {
-              let data107 = data59['mpegts-filter-ca-clear'];
-              if (typeof data107 !== 'boolean') {
+            if (data68.mode !== undefined) {
+              let data107 = data68.mode;
+              if (
+                !(
+                  typeof data107 == 'number' &&
+                  !(data107 % 1) &&
+                  !isNaN(data107) &&
+                  isFinite(data107)
+                )
+              ) {
                 const err167 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.mode.type,
+                  parentSchema: schema49.properties.mode,
                   data: data107,
                 };
                 if (vErrors === null) {
@@ -24960,19 +25252,16 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data59.note !== undefined) {
-              let data108 = data59.note;
-              if (typeof data108 !== 'string') {
+              if (!(data107 === 0 || data107 === 1 || data107 === 2)) {
                 const err168 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
-                  data: data108,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.mode.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
+                  data: data107,
                 };
                 if (vErrors === null) {
                   vErrors = [err168];
@@ -24982,25 +25271,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data59.freq !== undefined) {
-              let data109 = data59.freq;
+            if (data68.type !== undefined) {
+              let data108 = data68.type;
               if (
                 !(
-                  typeof data109 == 'number' &&
-                  !(data109 % 1) &&
-                  !isNaN(data109) &&
-                  isFinite(data109)
+                  typeof data108 == 'number' &&
+                  !(data108 % 1) &&
+                  !isNaN(data108) &&
+                  isFinite(data108)
                 )
               ) {
                 const err169 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
-                  data: data109,
+                  schema: schema49.properties.type.type,
+                  parentSchema: schema49.properties.type,
+                  data: data108,
                 };
                 if (vErrors === null) {
                   vErrors = [err169];
@@ -25009,104 +25298,114 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data109 == 'number' && isFinite(data109)) {
-                if (data109 < 0 || isNaN(data109)) {
-                  const err170 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data109,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err170];
-                  } else {
-                    vErrors.push(err170);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59['buffer-size'] !== undefined) {
-              let data110 = data59['buffer-size'];
               if (
                 !(
-                  typeof data110 == 'number' &&
-                  !(data110 % 1) &&
-                  !isNaN(data110) &&
-                  isFinite(data110)
+                  data108 === 1 ||
+                  data108 === 2 ||
+                  data108 === 3 ||
+                  data108 === 5 ||
+                  data108 === 6 ||
+                  data108 === 16 ||
+                  data108 === 18
                 )
               ) {
-                const err171 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['buffer-size'].type,
-                  parentSchema: schema49.properties['buffer-size'],
-                  data: data110,
+                const err170 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
+                  data: data108,
                 };
                 if (vErrors === null) {
-                  vErrors = [err171];
+                  vErrors = [err170];
                 } else {
-                  vErrors.push(err171);
+                  vErrors.push(err170);
                 }
                 errors++;
               }
-              if (typeof data110 == 'number' && isFinite(data110)) {
-                if (data110 > 65535 || isNaN(data110)) {
-                  const err172 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 65535 },
-                    message: 'must be <= 65535',
-                    schema: 65535,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data110,
+            }
+            if (data68.name !== undefined) {
+              let data109 = data68.name;
+              if (typeof data109 === 'string') {
+                if (func2(data109) < 1) {
+                  const err171 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
+                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema49.properties.name,
+                    data: data109,
                   };
                   if (vErrors === null) {
-                    vErrors = [err172];
+                    vErrors = [err171];
                   } else {
-                    vErrors.push(err172);
+                    vErrors.push(err171);
                   }
                   errors++;
                 }
-                if (data110 < 0 || isNaN(data110)) {
-                  const err173 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data110,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err173];
-                  } else {
-                    vErrors.push(err173);
-                  }
-                  errors++;
+              } else {
+                const err172 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
+                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.name.type,
+                  parentSchema: schema49.properties.name,
+                  data: data109,
+                };
+                if (vErrors === null) {
+                  vErrors = [err172];
+                } else {
+                  vErrors.push(err172);
                 }
+                errors++;
               }
             }
-            if (data59['epg-export'] !== undefined) {
-              let data111 = data59['epg-export'];
-              if (typeof data111 !== 'boolean') {
-                const err174 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/epg-export',
-                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
+            if (data68.pause !== undefined) {
+              let data110 = data68.pause;
+              if (typeof data110 !== 'boolean') {
+                const err173 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['epg-export'].type,
-                  parentSchema: schema49.properties['epg-export'],
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
+                  data: data110,
+                };
+                if (vErrors === null) {
+                  vErrors = [err173];
+                } else {
+                  vErrors.push(err173);
+                }
+                errors++;
+              }
+            }
+            if (data68.adapter !== undefined) {
+              let data111 = data68.adapter;
+              if (
+                !(
+                  typeof data111 == 'number' &&
+                  !(data111 % 1) &&
+                  !isNaN(data111) &&
+                  isFinite(data111)
+                )
+              ) {
+                const err174 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
                   data: data111,
                 };
                 if (vErrors === null) {
@@ -25116,9 +25415,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data111 == 'number' && isFinite(data111)) {
+                if (data111 < -1 || isNaN(data111)) {
+                  const err175 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
+                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties.adapter,
+                    data: data111,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err175];
+                  } else {
+                    vErrors.push(err175);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data59['spectral-inversion'] !== undefined) {
-              let data112 = data59['spectral-inversion'];
+            if (data68.device !== undefined) {
+              let data112 = data68.device;
               if (
                 !(
                   typeof data112 == 'number' &&
@@ -25127,32 +25446,14 @@ function validate20(
                   isFinite(data112)
                 )
               ) {
-                const err175 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
+                const err176 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
+                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data112,
-                };
-                if (vErrors === null) {
-                  vErrors = [err175];
-                } else {
-                  vErrors.push(err175);
-                }
-                errors++;
-              }
-              if (!(data112 === 0 || data112 === 1 || data112 === 2)) {
-                const err176 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
+                  schema: schema49.properties.device.type,
+                  parentSchema: schema49.properties.device,
                   data: data112,
                 };
                 if (vErrors === null) {
@@ -25162,61 +25463,38 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data59.modulation !== undefined) {
-              let data113 = data59.modulation;
-              if (
-                !(
-                  typeof data113 == 'number' &&
-                  !(data113 % 1) &&
-                  !isNaN(data113) &&
-                  isFinite(data113)
-                )
-              ) {
-                const err177 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
-                  data: data113,
-                };
-                if (vErrors === null) {
-                  vErrors = [err177];
-                } else {
-                  vErrors.push(err177);
+              if (typeof data112 == 'number' && isFinite(data112)) {
+                if (data112 < 0 || isNaN(data112)) {
+                  const err177 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
+                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.device,
+                    data: data112,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err177];
+                  } else {
+                    vErrors.push(err177);
+                  }
+                  errors++;
                 }
-                errors++;
               }
-              if (
-                !(
-                  data113 === -1 ||
-                  data113 === 0 ||
-                  data113 === 1 ||
-                  data113 === 2 ||
-                  data113 === 3 ||
-                  data113 === 4 ||
-                  data113 === 5 ||
-                  data113 === 6 ||
-                  data113 === 7 ||
-                  data113 === 8 ||
-                  data113 === 9 ||
-                  data113 === 10 ||
-                  data113 === 11 ||
-                  data113 === 12 ||
-                  data113 === 13
-                )
-              ) {
+            }
+            if (data68.trace !== undefined) {
+              let data113 = data68.trace;
+              if (typeof data113 !== 'boolean') {
                 const err178 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
-                  parentSchema: schema49.properties.modulation,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.trace.type,
+                  parentSchema: schema49.properties.trace,
                   data: data113,
                 };
                 if (vErrors === null) {
@@ -25227,48 +25505,39 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['cam-pnr'] !== undefined) {
-              let data114 = data59['cam-pnr'];
-              if (Array.isArray(data114)) {
-                const len3 = data114.length;
-                for (let i3 = 0; i3 < len3; i3++) {
-                  let data115 = data114[i3];
-                  if (
-                    !(
-                      typeof data115 == 'number' &&
-                      !(data115 % 1) &&
-                      !isNaN(data115) &&
-                      isFinite(data115)
-                    )
-                  ) {
-                    const err179 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr/' + i3,
-                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['cam-pnr'].items.type,
-                      parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data115,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err179];
-                    } else {
-                      vErrors.push(err179);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err180 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/cam-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
+            if (data68['mpegts-trace'] !== undefined) {
+              let data114 = data68['mpegts-trace'];
+              if (typeof data114 !== 'boolean') {
+                const err179 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['cam-pnr'].type,
-                  parentSchema: schema49.properties['cam-pnr'],
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
                   data: data114,
+                };
+                if (vErrors === null) {
+                  vErrors = [err179];
+                } else {
+                  vErrors.push(err179);
+                }
+                errors++;
+              }
+            }
+            if (data68['enable-alert'] !== undefined) {
+              let data115 = data68['enable-alert'];
+              if (typeof data115 !== 'boolean') {
+                const err180 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
+                  data: data115,
                 };
                 if (vErrors === null) {
                   vErrors = [err180];
@@ -25278,24 +25547,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['symbol-rate'] !== undefined) {
-              let data116 = data59['symbol-rate'];
-              if (
-                !(
-                  typeof data116 == 'number' &&
-                  !(data116 % 1) &&
-                  !isNaN(data116) &&
-                  isFinite(data116)
-                )
-              ) {
+            if (data68['mpegts-filter-ca-clear'] !== undefined) {
+              let data116 = data68['mpegts-filter-ca-clear'];
+              if (typeof data116 !== 'boolean') {
                 const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
                   data: data116,
                 };
                 if (vErrors === null) {
@@ -25305,91 +25567,30 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data116 == 'number' && isFinite(data116)) {
-                if (data116 < 0 || isNaN(data116)) {
-                  const err182 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data116,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err182];
-                  } else {
-                    vErrors.push(err182);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data59.fec !== undefined) {
-              let data117 = data59.fec;
-              if (
-                !(
-                  typeof data117 == 'number' &&
-                  !(data117 % 1) &&
-                  !isNaN(data117) &&
-                  isFinite(data117)
-                )
-              ) {
-                const err183 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+            if (data68.note !== undefined) {
+              let data117 = data68.note;
+              if (typeof data117 !== 'string') {
+                const err182 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
                   data: data117,
                 };
                 if (vErrors === null) {
-                  vErrors = [err183];
+                  vErrors = [err182];
                 } else {
-                  vErrors.push(err183);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data117 === 0 ||
-                  data117 === 1 ||
-                  data117 === 2 ||
-                  data117 === 3 ||
-                  data117 === 4 ||
-                  data117 === 5 ||
-                  data117 === 6 ||
-                  data117 === 7 ||
-                  data117 === 8 ||
-                  data117 === 9 ||
-                  data117 === 10 ||
-                  data117 === 11 ||
-                  data117 === 12
-                )
-              ) {
-                const err184 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
-                  data: data117,
-                };
-                if (vErrors === null) {
-                  vErrors = [err184];
-                } else {
-                  vErrors.push(err184);
+                  vErrors.push(err182);
                 }
                 errors++;
               }
             }
-            if (data59['dvb-stream-id'] !== undefined) {
-              let data118 = data59['dvb-stream-id'];
+            if (data68.freq !== undefined) {
+              let data118 = data68.freq;
               if (
                 !(
                   typeof data118 == 'number' &&
@@ -25398,15 +25599,63 @@ function validate20(
                   isFinite(data118)
                 )
               ) {
-                const err185 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                const err183 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['dvb-stream-id'].type,
-                  parentSchema: schema49.properties['dvb-stream-id'],
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
                   data: data118,
+                };
+                if (vErrors === null) {
+                  vErrors = [err183];
+                } else {
+                  vErrors.push(err183);
+                }
+                errors++;
+              }
+              if (typeof data118 == 'number' && isFinite(data118)) {
+                if (data118 < 0 || isNaN(data118)) {
+                  const err184 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.freq,
+                    data: data118,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err184];
+                  } else {
+                    vErrors.push(err184);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68['buffer-size'] !== undefined) {
+              let data119 = data68['buffer-size'];
+              if (
+                !(
+                  typeof data119 == 'number' &&
+                  !(data119 % 1) &&
+                  !isNaN(data119) &&
+                  isFinite(data119)
+                )
+              ) {
+                const err185 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['buffer-size'].type,
+                  parentSchema: schema49.properties['buffer-size'],
+                  data: data119,
                 };
                 if (vErrors === null) {
                   vErrors = [err185];
@@ -25415,17 +25664,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data118 == 'number' && isFinite(data118)) {
-                if (data118 < -1 || isNaN(data118)) {
+              if (typeof data119 == 'number' && isFinite(data119)) {
+                if (data119 > 65535 || isNaN(data119)) {
                   const err186 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/dvb-stream-id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data118,
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data119,
                   };
                   if (vErrors === null) {
                     vErrors = [err186];
@@ -25434,50 +25683,38 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data119 < 0 || isNaN(data119)) {
+                  const err187 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data119,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err187];
+                  } else {
+                    vErrors.push(err187);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data59['biss-pnr'] !== undefined) {
-              let data119 = data59['biss-pnr'];
-              if (Array.isArray(data119)) {
-                const len4 = data119.length;
-                for (let i4 = 0; i4 < len4; i4++) {
-                  let data120 = data119[i4];
-                  if (
-                    !(
-                      typeof data120 == 'number' &&
-                      !(data120 % 1) &&
-                      !isNaN(data120) &&
-                      isFinite(data120)
-                    )
-                  ) {
-                    const err187 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr/' + i4,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['biss-pnr'].items.type,
-                      parentSchema: schema49.properties['biss-pnr'].items,
-                      data: data120,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err187];
-                    } else {
-                      vErrors.push(err187);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
+            if (data68['epg-export'] !== undefined) {
+              let data120 = data68['epg-export'];
+              if (typeof data120 !== 'boolean') {
                 const err188 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
+                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-pnr'].type,
-                  parentSchema: schema49.properties['biss-pnr'],
-                  data: data119,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['epg-export'].type,
+                  parentSchema: schema49.properties['epg-export'],
+                  data: data120,
                 };
                 if (vErrors === null) {
                   vErrors = [err188];
@@ -25487,79 +25724,107 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['biss-key'] !== undefined) {
-              let data121 = data59['biss-key'];
-              if (Array.isArray(data121)) {
-                const len5 = data121.length;
-                for (let i5 = 0; i5 < len5; i5++) {
-                  let data122 = data121[i5];
-                  if (typeof data122 === 'string') {
-                    if (func2(data122) < 1) {
-                      const err189 = {
-                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
-                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema49.properties['biss-key'].items,
-                        data: data122,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err189];
-                      } else {
-                        vErrors.push(err189);
-                      }
-                      errors++;
-                    }
-                    if (!pattern7.test(data122)) {
-                      const err190 = {
-                        instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
-                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
-                        message:
-                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
-                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
-                        parentSchema: schema49.properties['biss-key'].items,
-                        data: data122,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err190];
-                      } else {
-                        vErrors.push(err190);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err191 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key/' + i5,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema49.properties['biss-key'].items.type,
-                      parentSchema: schema49.properties['biss-key'].items,
-                      data: data122,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err191];
-                    } else {
-                      vErrors.push(err191);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err192 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/biss-key',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
+            if (data68['spectral-inversion'] !== undefined) {
+              let data121 = data68['spectral-inversion'];
+              if (
+                !(
+                  typeof data121 == 'number' &&
+                  !(data121 % 1) &&
+                  !isNaN(data121) &&
+                  isFinite(data121)
+                )
+              ) {
+                const err189 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-key'].type,
-                  parentSchema: schema49.properties['biss-key'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data121,
+                };
+                if (vErrors === null) {
+                  vErrors = [err189];
+                } else {
+                  vErrors.push(err189);
+                }
+                errors++;
+              }
+              if (!(data121 === 0 || data121 === 1 || data121 === 2)) {
+                const err190 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data121,
+                };
+                if (vErrors === null) {
+                  vErrors = [err190];
+                } else {
+                  vErrors.push(err190);
+                }
+                errors++;
+              }
+            }
+            if (data68.modulation !== undefined) {
+              let data122 = data68.modulation;
+              if (
+                !(
+                  typeof data122 == 'number' &&
+                  !(data122 % 1) &&
+                  !isNaN(data122) &&
+                  isFinite(data122)
+                )
+              ) {
+                const err191 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.modulation.type,
+                  parentSchema: schema49.properties.modulation,
+                  data: data122,
+                };
+                if (vErrors === null) {
+                  vErrors = [err191];
+                } else {
+                  vErrors.push(err191);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data122 === -1 ||
+                  data122 === 0 ||
+                  data122 === 1 ||
+                  data122 === 2 ||
+                  data122 === 3 ||
+                  data122 === 4 ||
+                  data122 === 5 ||
+                  data122 === 6 ||
+                  data122 === 7 ||
+                  data122 === 8 ||
+                  data122 === 9 ||
+                  data122 === 10 ||
+                  data122 === 11 ||
+                  data122 === 12 ||
+                  data122 === 13
+                )
+              ) {
+                const err192 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
+                  data: data122,
                 };
                 if (vErrors === null) {
                   vErrors = [err192];
@@ -25569,42 +25834,47 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['t2mi-mode'] !== undefined) {
-              let data123 = data59['t2mi-mode'];
-              if (
-                !(
-                  typeof data123 == 'number' &&
-                  !(data123 % 1) &&
-                  !isNaN(data123) &&
-                  isFinite(data123)
-                )
-              ) {
-                const err193 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data123,
-                };
-                if (vErrors === null) {
-                  vErrors = [err193];
-                } else {
-                  vErrors.push(err193);
+            if (data68['cam-pnr'] !== undefined) {
+              let data123 = data68['cam-pnr'];
+              if (Array.isArray(data123)) {
+                const len5 = data123.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  let data124 = data123[i5];
+                  if (
+                    !(
+                      typeof data124 == 'number' &&
+                      !(data124 % 1) &&
+                      !isNaN(data124) &&
+                      isFinite(data124)
+                    )
+                  ) {
+                    const err193 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr/' + i5,
+                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['cam-pnr'].items.type,
+                      parentSchema: schema49.properties['cam-pnr'].items,
+                      data: data124,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err193];
+                    } else {
+                      vErrors.push(err193);
+                    }
+                    errors++;
+                  }
                 }
-                errors++;
-              }
-              if (!(data123 === 0 || data123 === 1 || data123 === 2)) {
+              } else {
                 const err194 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['cam-pnr'].type,
+                  parentSchema: schema49.properties['cam-pnr'],
                   data: data123,
                 };
                 if (vErrors === null) {
@@ -25615,74 +25885,8 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['t2mi-pid'] !== undefined) {
-              let data124 = data59['t2mi-pid'];
-              if (
-                !(
-                  typeof data124 == 'number' &&
-                  !(data124 % 1) &&
-                  !isNaN(data124) &&
-                  isFinite(data124)
-                )
-              ) {
-                const err195 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
-                  data: data124,
-                };
-                if (vErrors === null) {
-                  vErrors = [err195];
-                } else {
-                  vErrors.push(err195);
-                }
-                errors++;
-              }
-              if (typeof data124 == 'number' && isFinite(data124)) {
-                if (data124 > 8191 || isNaN(data124)) {
-                  const err196 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data124,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err196];
-                  } else {
-                    vErrors.push(err196);
-                  }
-                  errors++;
-                }
-                if (data124 < 0 || isNaN(data124)) {
-                  const err197 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data124,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err197];
-                  } else {
-                    vErrors.push(err197);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59['t2mi-plp'] !== undefined) {
-              let data125 = data59['t2mi-plp'];
+            if (data68['symbol-rate'] !== undefined) {
+              let data125 = data68['symbol-rate'];
               if (
                 !(
                   typeof data125 == 'number' &&
@@ -25691,15 +25895,97 @@ function validate20(
                   isFinite(data125)
                 )
               ) {
-                const err198 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
+                const err195 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
                   data: data125,
+                };
+                if (vErrors === null) {
+                  vErrors = [err195];
+                } else {
+                  vErrors.push(err195);
+                }
+                errors++;
+              }
+              if (typeof data125 == 'number' && isFinite(data125)) {
+                if (data125 < 0 || isNaN(data125)) {
+                  const err196 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data125,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err196];
+                  } else {
+                    vErrors.push(err196);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68.fec !== undefined) {
+              let data126 = data68.fec;
+              if (
+                !(
+                  typeof data126 == 'number' &&
+                  !(data126 % 1) &&
+                  !isNaN(data126) &&
+                  isFinite(data126)
+                )
+              ) {
+                const err197 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
+                  data: data126,
+                };
+                if (vErrors === null) {
+                  vErrors = [err197];
+                } else {
+                  vErrors.push(err197);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data126 === 0 ||
+                  data126 === 1 ||
+                  data126 === 2 ||
+                  data126 === 3 ||
+                  data126 === 4 ||
+                  data126 === 5 ||
+                  data126 === 6 ||
+                  data126 === 7 ||
+                  data126 === 8 ||
+                  data126 === 9 ||
+                  data126 === 10 ||
+                  data126 === 11 ||
+                  data126 === 12
+                )
+              ) {
+                const err198 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.fec.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
+                  data: data126,
                 };
                 if (vErrors === null) {
                   vErrors = [err198];
@@ -25708,35 +25994,45 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data125 == 'number' && isFinite(data125)) {
-                if (data125 > 255 || isNaN(data125)) {
-                  const err199 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data125,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err199];
-                  } else {
-                    vErrors.push(err199);
-                  }
-                  errors++;
+            }
+            if (data68['dvb-stream-id'] !== undefined) {
+              let data127 = data68['dvb-stream-id'];
+              if (
+                !(
+                  typeof data127 == 'number' &&
+                  !(data127 % 1) &&
+                  !isNaN(data127) &&
+                  isFinite(data127)
+                )
+              ) {
+                const err199 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['dvb-stream-id'].type,
+                  parentSchema: schema49.properties['dvb-stream-id'],
+                  data: data127,
+                };
+                if (vErrors === null) {
+                  vErrors = [err199];
+                } else {
+                  vErrors.push(err199);
                 }
-                if (data125 < 0 || isNaN(data125)) {
+                errors++;
+              }
+              if (typeof data127 == 'number' && isFinite(data127)) {
+                if (data127 < -1 || isNaN(data127)) {
                   const err200 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data125,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['dvb-stream-id'],
+                    data: data127,
                   };
                   if (vErrors === null) {
                     vErrors = [err200];
@@ -25747,157 +26043,158 @@ function validate20(
                 }
               }
             }
-            if (data59['t2mi-tsid'] !== undefined) {
-              let data126 = data59['t2mi-tsid'];
-              if (
-                !(
-                  typeof data126 == 'number' &&
-                  !(data126 % 1) &&
-                  !isNaN(data126) &&
-                  isFinite(data126)
-                )
-              ) {
-                const err201 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+            if (data68['biss-pnr'] !== undefined) {
+              let data128 = data68['biss-pnr'];
+              if (Array.isArray(data128)) {
+                const len6 = data128.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data129 = data128[i6];
+                  if (
+                    !(
+                      typeof data129 == 'number' &&
+                      !(data129 % 1) &&
+                      !isNaN(data129) &&
+                      isFinite(data129)
+                    )
+                  ) {
+                    const err201 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr/' + i6,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['biss-pnr'].items.type,
+                      parentSchema: schema49.properties['biss-pnr'].items,
+                      data: data129,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err201];
+                    } else {
+                      vErrors.push(err201);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err202 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
-                  data: data126,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-pnr'].type,
+                  parentSchema: schema49.properties['biss-pnr'],
+                  data: data128,
                 };
                 if (vErrors === null) {
-                  vErrors = [err201];
+                  vErrors = [err202];
                 } else {
-                  vErrors.push(err201);
+                  vErrors.push(err202);
                 }
                 errors++;
               }
-              if (typeof data126 == 'number' && isFinite(data126)) {
-                if (data126 > 255 || isNaN(data126)) {
-                  const err202 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data126,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err202];
-                  } else {
-                    vErrors.push(err202);
-                  }
-                  errors++;
-                }
-                if (data126 < -1 || isNaN(data126)) {
-                  const err203 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data126,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err203];
-                  } else {
-                    vErrors.push(err203);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data59.bandwidth !== undefined) {
-              let data127 = data59.bandwidth;
-              if (
-                !(
-                  typeof data127 == 'number' &&
-                  !(data127 % 1) &&
-                  !isNaN(data127) &&
-                  isFinite(data127)
-                )
-              ) {
-                const err204 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+            if (data68['biss-key'] !== undefined) {
+              let data130 = data68['biss-key'];
+              if (Array.isArray(data130)) {
+                const len7 = data130.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data131 = data130[i7];
+                  if (typeof data131 === 'string') {
+                    if (func2(data131) < 1) {
+                      const err203 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data131,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err203];
+                      } else {
+                        vErrors.push(err203);
+                      }
+                      errors++;
+                    }
+                    if (!pattern8.test(data131)) {
+                      const err204 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
+                        message:
+                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
+                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data131,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err204];
+                      } else {
+                        vErrors.push(err204);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err205 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema49.properties['biss-key'].items.type,
+                      parentSchema: schema49.properties['biss-key'].items,
+                      data: data131,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err205];
+                    } else {
+                      vErrors.push(err205);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err206 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
-                  data: data127,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-key'].type,
+                  parentSchema: schema49.properties['biss-key'],
+                  data: data130,
                 };
                 if (vErrors === null) {
-                  vErrors = [err204];
+                  vErrors = [err206];
                 } else {
-                  vErrors.push(err204);
+                  vErrors.push(err206);
                 }
                 errors++;
               }
-              if (typeof data127 == 'number' && isFinite(data127)) {
-                if (data127 > 8000 || isNaN(data127)) {
-                  const err205 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data127,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err205];
-                  } else {
-                    vErrors.push(err205);
-                  }
-                  errors++;
-                }
-                if (data127 < 6000 || isNaN(data127)) {
-                  const err206 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data127,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err206];
-                  } else {
-                    vErrors.push(err206);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data59['transmission-mode'] !== undefined) {
-              let data128 = data59['transmission-mode'];
+            if (data68['t2mi-mode'] !== undefined) {
+              let data132 = data68['t2mi-mode'];
               if (
                 !(
-                  typeof data128 == 'number' &&
-                  !(data128 % 1) &&
-                  !isNaN(data128) &&
-                  isFinite(data128)
+                  typeof data132 == 'number' &&
+                  !(data132 % 1) &&
+                  !isNaN(data132) &&
+                  isFinite(data132)
                 )
               ) {
                 const err207 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data128,
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data132,
                 };
                 if (vErrors === null) {
                   vErrors = [err207];
@@ -25906,28 +26203,16 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data128 === 0 ||
-                  data128 === 1 ||
-                  data128 === 2 ||
-                  data128 === 3 ||
-                  data128 === 4 ||
-                  data128 === 5 ||
-                  data128 === 6 ||
-                  data128 === 7 ||
-                  data128 === 8
-                )
-              ) {
+              if (!(data132 === 0 || data132 === 1 || data132 === 2)) {
                 const err208 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data128,
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data132,
                 };
                 if (vErrors === null) {
                   vErrors = [err208];
@@ -25937,25 +26222,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data59['guard-interval'] !== undefined) {
-              let data129 = data59['guard-interval'];
+            if (data68['t2mi-pid'] !== undefined) {
+              let data133 = data68['t2mi-pid'];
               if (
                 !(
-                  typeof data129 == 'number' &&
-                  !(data129 % 1) &&
-                  !isNaN(data129) &&
-                  isFinite(data129)
+                  typeof data133 == 'number' &&
+                  !(data133 % 1) &&
+                  !isNaN(data133) &&
+                  isFinite(data133)
                 )
               ) {
                 const err209 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data129,
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
+                  data: data133,
                 };
                 if (vErrors === null) {
                   vErrors = [err209];
@@ -25964,78 +26249,64 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data129 === 0 ||
-                  data129 === 1 ||
-                  data129 === 2 ||
-                  data129 === 3 ||
-                  data129 === 4 ||
-                  data129 === 5 ||
-                  data129 === 6 ||
-                  data129 === 7 ||
-                  data129 === 8 ||
-                  data129 === 9 ||
-                  data129 === 10
-                )
-              ) {
-                const err210 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data129,
-                };
-                if (vErrors === null) {
-                  vErrors = [err210];
-                } else {
-                  vErrors.push(err210);
+              if (typeof data133 == 'number' && isFinite(data133)) {
+                if (data133 > 8191 || isNaN(data133)) {
+                  const err210 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data133,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err210];
+                  } else {
+                    vErrors.push(err210);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data133 < 0 || isNaN(data133)) {
+                  const err211 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data133,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err211];
+                  } else {
+                    vErrors.push(err211);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data59['hierarchy-information'] !== undefined) {
-              let data130 = data59['hierarchy-information'];
+            if (data68['t2mi-plp'] !== undefined) {
+              let data134 = data68['t2mi-plp'];
               if (
                 !(
-                  typeof data130 == 'number' &&
-                  !(data130 % 1) &&
-                  !isNaN(data130) &&
-                  isFinite(data130)
+                  typeof data134 == 'number' &&
+                  !(data134 % 1) &&
+                  !isNaN(data134) &&
+                  isFinite(data134)
                 )
               ) {
-                const err211 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                const err212 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data130,
-                };
-                if (vErrors === null) {
-                  vErrors = [err211];
-                } else {
-                  vErrors.push(err211);
-                }
-                errors++;
-              }
-              if (
-                !(data130 === 0 || data130 === 1 || data130 === 2 || data130 === 3 || data130 === 4)
-              ) {
-                const err212 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data130,
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
+                  data: data134,
                 };
                 if (vErrors === null) {
                   vErrors = [err212];
@@ -26044,45 +26315,35 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data59['lnb-freq1'] !== undefined) {
-              let data131 = data59['lnb-freq1'];
-              if (
-                !(
-                  typeof data131 == 'number' &&
-                  !(data131 % 1) &&
-                  !isNaN(data131) &&
-                  isFinite(data131)
-                )
-              ) {
-                const err213 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
-                  data: data131,
-                };
-                if (vErrors === null) {
-                  vErrors = [err213];
-                } else {
-                  vErrors.push(err213);
+              if (typeof data134 == 'number' && isFinite(data134)) {
+                if (data134 > 255 || isNaN(data134)) {
+                  const err213 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data134,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err213];
+                  } else {
+                    vErrors.push(err213);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (typeof data131 == 'number' && isFinite(data131)) {
-                if (data131 < 0 || isNaN(data131)) {
+                if (data134 < 0 || isNaN(data134)) {
                   const err214 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
-                    data: data131,
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data134,
                   };
                   if (vErrors === null) {
                     vErrors = [err214];
@@ -26093,125 +26354,8 @@ function validate20(
                 }
               }
             }
-            if (data59['lnb-freq2'] !== undefined) {
-              let data132 = data59['lnb-freq2'];
-              if (
-                !(
-                  typeof data132 == 'number' &&
-                  !(data132 % 1) &&
-                  !isNaN(data132) &&
-                  isFinite(data132)
-                )
-              ) {
-                const err215 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
-                  data: data132,
-                };
-                if (vErrors === null) {
-                  vErrors = [err215];
-                } else {
-                  vErrors.push(err215);
-                }
-                errors++;
-              }
-              if (typeof data132 == 'number' && isFinite(data132)) {
-                if (data132 < 0 || isNaN(data132)) {
-                  const err216 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
-                    data: data132,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err216];
-                  } else {
-                    vErrors.push(err216);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59['lnb-freq-range'] !== undefined) {
-              let data133 = data59['lnb-freq-range'];
-              if (
-                !(
-                  typeof data133 == 'number' &&
-                  !(data133 % 1) &&
-                  !isNaN(data133) &&
-                  isFinite(data133)
-                )
-              ) {
-                const err217 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq-range'].type,
-                  parentSchema: schema49.properties['lnb-freq-range'],
-                  data: data133,
-                };
-                if (vErrors === null) {
-                  vErrors = [err217];
-                } else {
-                  vErrors.push(err217);
-                }
-                errors++;
-              }
-              if (typeof data133 == 'number' && isFinite(data133)) {
-                if (data133 < 0 || isNaN(data133)) {
-                  const err218 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-freq-range',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq-range'],
-                    data: data133,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err218];
-                  } else {
-                    vErrors.push(err218);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data59['lnb-sharing'] !== undefined) {
-              let data134 = data59['lnb-sharing'];
-              if (typeof data134 !== 'boolean') {
-                const err219 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-sharing',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-sharing'].type,
-                  parentSchema: schema49.properties['lnb-sharing'],
-                  data: data134,
-                };
-                if (vErrors === null) {
-                  vErrors = [err219];
-                } else {
-                  vErrors.push(err219);
-                }
-                errors++;
-              }
-            }
-            if (data59['lnb-polarization'] !== undefined) {
-              let data135 = data59['lnb-polarization'];
+            if (data68['t2mi-tsid'] !== undefined) {
+              let data135 = data68['t2mi-tsid'];
               if (
                 !(
                   typeof data135 == 'number' &&
@@ -26220,85 +26364,130 @@ function validate20(
                   isFinite(data135)
                 )
               ) {
-                const err220 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                const err215 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-polarization'].type,
-                  parentSchema: schema49.properties['lnb-polarization'],
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
                   data: data135,
                 };
                 if (vErrors === null) {
-                  vErrors = [err220];
+                  vErrors = [err215];
                 } else {
-                  vErrors.push(err220);
+                  vErrors.push(err215);
                 }
                 errors++;
               }
               if (typeof data135 == 'number' && isFinite(data135)) {
-                if (data135 > 1 || isNaN(data135)) {
-                  const err221 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
+                if (data135 > 255 || isNaN(data135)) {
+                  const err216 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1 },
-                    message: 'must be <= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties['lnb-polarization'],
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data135,
                   };
                   if (vErrors === null) {
-                    vErrors = [err221];
+                    vErrors = [err216];
                   } else {
-                    vErrors.push(err221);
+                    vErrors.push(err216);
                   }
                   errors++;
                 }
                 if (data135 < -1 || isNaN(data135)) {
-                  const err222 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                  const err217 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: -1 },
                     message: 'must be >= -1',
                     schema: -1,
-                    parentSchema: schema49.properties['lnb-polarization'],
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data135,
                   };
                   if (vErrors === null) {
-                    vErrors = [err222];
+                    vErrors = [err217];
                   } else {
-                    vErrors.push(err222);
+                    vErrors.push(err217);
                   }
                   errors++;
                 }
               }
             }
-            if (data59['lnb-force-tone'] !== undefined) {
-              let data136 = data59['lnb-force-tone'];
-              if (typeof data136 !== 'boolean') {
-                const err223 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-force-tone',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+            if (data68.bandwidth !== undefined) {
+              let data136 = data68.bandwidth;
+              if (
+                !(
+                  typeof data136 == 'number' &&
+                  !(data136 % 1) &&
+                  !isNaN(data136) &&
+                  isFinite(data136)
+                )
+              ) {
+                const err218 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-force-tone'].type,
-                  parentSchema: schema49.properties['lnb-force-tone'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
                   data: data136,
                 };
                 if (vErrors === null) {
-                  vErrors = [err223];
+                  vErrors = [err218];
                 } else {
-                  vErrors.push(err223);
+                  vErrors.push(err218);
                 }
                 errors++;
               }
+              if (typeof data136 == 'number' && isFinite(data136)) {
+                if (data136 > 8000 || isNaN(data136)) {
+                  const err219 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data136,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err219];
+                  } else {
+                    vErrors.push(err219);
+                  }
+                  errors++;
+                }
+                if (data136 < 6000 || isNaN(data136)) {
+                  const err220 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data136,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err220];
+                  } else {
+                    vErrors.push(err220);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data59['lnb-diseqc'] !== undefined) {
-              let data137 = data59['lnb-diseqc'];
+            if (data68['transmission-mode'] !== undefined) {
+              let data137 = data68['transmission-mode'];
               if (
                 !(
                   typeof data137 == 'number' &&
@@ -26307,15 +26496,105 @@ function validate20(
                   isFinite(data137)
                 )
               ) {
-                const err224 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                const err221 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-diseqc'].type,
-                  parentSchema: schema49.properties['lnb-diseqc'],
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data137,
+                };
+                if (vErrors === null) {
+                  vErrors = [err221];
+                } else {
+                  vErrors.push(err221);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data137 === 0 ||
+                  data137 === 1 ||
+                  data137 === 2 ||
+                  data137 === 3 ||
+                  data137 === 4 ||
+                  data137 === 5 ||
+                  data137 === 6 ||
+                  data137 === 7 ||
+                  data137 === 8
+                )
+              ) {
+                const err222 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
+                  data: data137,
+                };
+                if (vErrors === null) {
+                  vErrors = [err222];
+                } else {
+                  vErrors.push(err222);
+                }
+                errors++;
+              }
+            }
+            if (data68['guard-interval'] !== undefined) {
+              let data138 = data68['guard-interval'];
+              if (
+                !(
+                  typeof data138 == 'number' &&
+                  !(data138 % 1) &&
+                  !isNaN(data138) &&
+                  isFinite(data138)
+                )
+              ) {
+                const err223 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data138,
+                };
+                if (vErrors === null) {
+                  vErrors = [err223];
+                } else {
+                  vErrors.push(err223);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data138 === 0 ||
+                  data138 === 1 ||
+                  data138 === 2 ||
+                  data138 === 3 ||
+                  data138 === 4 ||
+                  data138 === 5 ||
+                  data138 === 6 ||
+                  data138 === 7 ||
+                  data138 === 8 ||
+                  data138 === 9 ||
+                  data138 === 10
+                )
+              ) {
+                const err224 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data138,
                 };
                 if (vErrors === null) {
                   vErrors = [err224];
@@ -26324,18 +26603,26 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data68['hierarchy-information'] !== undefined) {
+              let data139 = data68['hierarchy-information'];
               if (
-                !(data137 === 0 || data137 === 1 || data137 === 2 || data137 === 3 || data137 === 4)
+                !(
+                  typeof data139 == 'number' &&
+                  !(data139 % 1) &&
+                  !isNaN(data139) &&
+                  isFinite(data139)
+                )
               ) {
                 const err225 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i2 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['lnb-diseqc'].enum,
-                  parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data137,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data139,
                 };
                 if (vErrors === null) {
                   vErrors = [err225];
@@ -26344,28 +26631,348 @@ function validate20(
                 }
                 errors++;
               }
+              if (
+                !(data139 === 0 || data139 === 1 || data139 === 2 || data139 === 3 || data139 === 4)
+              ) {
+                const err226 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data139,
+                };
+                if (vErrors === null) {
+                  vErrors = [err226];
+                } else {
+                  vErrors.push(err226);
+                }
+                errors++;
+              }
+            }
+            if (data68['lnb-freq1'] !== undefined) {
+              let data140 = data68['lnb-freq1'];
+              if (
+                !(
+                  typeof data140 == 'number' &&
+                  !(data140 % 1) &&
+                  !isNaN(data140) &&
+                  isFinite(data140)
+                )
+              ) {
+                const err227 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
+                  data: data140,
+                };
+                if (vErrors === null) {
+                  vErrors = [err227];
+                } else {
+                  vErrors.push(err227);
+                }
+                errors++;
+              }
+              if (typeof data140 == 'number' && isFinite(data140)) {
+                if (data140 < 0 || isNaN(data140)) {
+                  const err228 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq1'],
+                    data: data140,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err228];
+                  } else {
+                    vErrors.push(err228);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68['lnb-freq2'] !== undefined) {
+              let data141 = data68['lnb-freq2'];
+              if (
+                !(
+                  typeof data141 == 'number' &&
+                  !(data141 % 1) &&
+                  !isNaN(data141) &&
+                  isFinite(data141)
+                )
+              ) {
+                const err229 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
+                  data: data141,
+                };
+                if (vErrors === null) {
+                  vErrors = [err229];
+                } else {
+                  vErrors.push(err229);
+                }
+                errors++;
+              }
+              if (typeof data141 == 'number' && isFinite(data141)) {
+                if (data141 < 0 || isNaN(data141)) {
+                  const err230 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq2'],
+                    data: data141,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err230];
+                  } else {
+                    vErrors.push(err230);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68['lnb-freq-range'] !== undefined) {
+              let data142 = data68['lnb-freq-range'];
+              if (
+                !(
+                  typeof data142 == 'number' &&
+                  !(data142 % 1) &&
+                  !isNaN(data142) &&
+                  isFinite(data142)
+                )
+              ) {
+                const err231 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq-range'].type,
+                  parentSchema: schema49.properties['lnb-freq-range'],
+                  data: data142,
+                };
+                if (vErrors === null) {
+                  vErrors = [err231];
+                } else {
+                  vErrors.push(err231);
+                }
+                errors++;
+              }
+              if (typeof data142 == 'number' && isFinite(data142)) {
+                if (data142 < 0 || isNaN(data142)) {
+                  const err232 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq-range'],
+                    data: data142,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err232];
+                  } else {
+                    vErrors.push(err232);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68['lnb-sharing'] !== undefined) {
+              let data143 = data68['lnb-sharing'];
+              if (typeof data143 !== 'boolean') {
+                const err233 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-sharing'].type,
+                  parentSchema: schema49.properties['lnb-sharing'],
+                  data: data143,
+                };
+                if (vErrors === null) {
+                  vErrors = [err233];
+                } else {
+                  vErrors.push(err233);
+                }
+                errors++;
+              }
+            }
+            if (data68['lnb-polarization'] !== undefined) {
+              let data144 = data68['lnb-polarization'];
+              if (
+                !(
+                  typeof data144 == 'number' &&
+                  !(data144 % 1) &&
+                  !isNaN(data144) &&
+                  isFinite(data144)
+                )
+              ) {
+                const err234 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-polarization'].type,
+                  parentSchema: schema49.properties['lnb-polarization'],
+                  data: data144,
+                };
+                if (vErrors === null) {
+                  vErrors = [err234];
+                } else {
+                  vErrors.push(err234);
+                }
+                errors++;
+              }
+              if (typeof data144 == 'number' && isFinite(data144)) {
+                if (data144 > 1 || isNaN(data144)) {
+                  const err235 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1 },
+                    message: 'must be <= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data144,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err235];
+                  } else {
+                    vErrors.push(err235);
+                  }
+                  errors++;
+                }
+                if (data144 < -1 || isNaN(data144)) {
+                  const err236 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data144,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err236];
+                  } else {
+                    vErrors.push(err236);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68['lnb-force-tone'] !== undefined) {
+              let data145 = data68['lnb-force-tone'];
+              if (typeof data145 !== 'boolean') {
+                const err237 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-force-tone'].type,
+                  parentSchema: schema49.properties['lnb-force-tone'],
+                  data: data145,
+                };
+                if (vErrors === null) {
+                  vErrors = [err237];
+                } else {
+                  vErrors.push(err237);
+                }
+                errors++;
+              }
+            }
+            if (data68['lnb-diseqc'] !== undefined) {
+              let data146 = data68['lnb-diseqc'];
+              if (
+                !(
+                  typeof data146 == 'number' &&
+                  !(data146 % 1) &&
+                  !isNaN(data146) &&
+                  isFinite(data146)
+                )
+              ) {
+                const err238 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-diseqc'].type,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data146,
+                };
+                if (vErrors === null) {
+                  vErrors = [err238];
+                } else {
+                  vErrors.push(err238);
+                }
+                errors++;
+              }
+              if (
+                !(data146 === 0 || data146 === 1 || data146 === 2 || data146 === 3 || data146 === 4)
+              ) {
+                const err239 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['lnb-diseqc'].enum,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data146,
+                };
+                if (vErrors === null) {
+                  vErrors = [err239];
+                } else {
+                  vErrors.push(err239);
+                }
+                errors++;
+              }
             }
           } else {
-            const err226 = {
-              instancePath: instancePath + '/dvb-adapter/' + i2,
+            const err240 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data59,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err226];
+              vErrors = [err240];
             } else {
-              vErrors.push(err226);
+              vErrors.push(err240);
             }
             errors++;
           }
         }
       } else {
-        const err227 = {
+        const err241 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -26373,12 +26980,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data58,
+          data: data67,
         };
         if (vErrors === null) {
-          vErrors = [err227];
+          vErrors = [err241];
         } else {
-          vErrors.push(err227);
+          vErrors.push(err241);
         }
         errors++;
       }
@@ -26398,15 +27005,15 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data139 = data.stream;
-      if (Array.isArray(data139)) {
-        const len6 = data139.length;
-        for (let i6 = 0; i6 < len6; i6++) {
+      let data148 = data.stream;
+      if (Array.isArray(data148)) {
+        const len8 = data148.length;
+        for (let i8 = 0; i8 < len8; i8++) {
           if (
-            !validate30(data139[i6], {
-              instancePath: instancePath + '/stream/' + i6,
-              parentData: data139,
-              parentDataProperty: i6,
+            !validate30(data148[i8], {
+              instancePath: instancePath + '/stream/' + i8,
+              parentData: data148,
+              parentDataProperty: i8,
               rootData,
               dynamicAnchors,
             })
@@ -26416,7 +27023,7 @@ function validate20(
           }
         }
       } else {
-        const err228 = {
+        const err242 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -26424,280 +27031,414 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data139,
+          data: data148,
         };
         if (vErrors === null) {
-          vErrors = [err228];
+          vErrors = [err242];
         } else {
-          vErrors.push(err228);
+          vErrors.push(err242);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data141 = data['stream-adaptive'];
-      if (Array.isArray(data141)) {
-        const len7 = data141.length;
-        for (let i7 = 0; i7 < len7; i7++) {
-          let data142 = data141[i7];
-          if (data142 && typeof data142 == 'object' && !Array.isArray(data142)) {
-            if (data142.id === undefined) {
-              const err229 = {
-                instancePath: instancePath + '/stream-adaptive/' + i7,
+      let data150 = data['stream-adaptive'];
+      if (Array.isArray(data150)) {
+        const len9 = data150.length;
+        for (let i9 = 0; i9 < len9; i9++) {
+          let data151 = data150[i9];
+          if (data151 && typeof data151 == 'object' && !Array.isArray(data151)) {
+            if (data151.id === undefined) {
+              const err243 = {
+                instancePath: instancePath + '/stream-adaptive/' + i9,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data142,
+                data: data151,
               };
               if (vErrors === null) {
-                vErrors = [err229];
+                vErrors = [err243];
               } else {
-                vErrors.push(err229);
+                vErrors.push(err243);
               }
               errors++;
             }
-            if (data142['stream-name'] === undefined) {
-              const err230 = {
-                instancePath: instancePath + '/stream-adaptive/' + i7,
+            if (data151['stream-name'] === undefined) {
+              const err244 = {
+                instancePath: instancePath + '/stream-adaptive/' + i9,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'stream-name' },
                 message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data142,
+                data: data151,
               };
               if (vErrors === null) {
-                vErrors = [err230];
+                vErrors = [err244];
               } else {
-                vErrors.push(err230);
+                vErrors.push(err244);
               }
               errors++;
             }
-            if (data142.streams === undefined) {
-              const err231 = {
-                instancePath: instancePath + '/stream-adaptive/' + i7,
+            if (data151.streams === undefined) {
+              const err245 = {
+                instancePath: instancePath + '/stream-adaptive/' + i9,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'streams' },
                 message: "must have required property '" + 'streams' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data142,
+                data: data151,
               };
               if (vErrors === null) {
-                vErrors = [err231];
+                vErrors = [err245];
               } else {
-                vErrors.push(err231);
+                vErrors.push(err245);
               }
               errors++;
             }
-            if (data142.id !== undefined) {
-              let data143 = data142.id;
+            if (data151.id !== undefined) {
+              let data152 = data151.id;
               if (
                 !(
-                  typeof data143 == 'number' &&
-                  !(data143 % 1) &&
-                  !isNaN(data143) &&
-                  isFinite(data143)
+                  typeof data152 == 'number' &&
+                  !(data152 % 1) &&
+                  !isNaN(data152) &&
+                  isFinite(data152)
                 )
               ) {
-                const err232 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
+                const err246 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
                   schema: schema82.properties.id.type,
                   parentSchema: schema82.properties.id,
-                  data: data143,
+                  data: data152,
                 };
                 if (vErrors === null) {
-                  vErrors = [err232];
+                  vErrors = [err246];
                 } else {
-                  vErrors.push(err232);
+                  vErrors.push(err246);
                 }
                 errors++;
               }
-              if (typeof data143 == 'number' && isFinite(data143)) {
-                if (data143 < 1 || isNaN(data143)) {
-                  const err233 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/id',
+              if (typeof data152 == 'number' && isFinite(data152)) {
+                if (data152 < 1 || isNaN(data152)) {
+                  const err247 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties.id,
-                    data: data143,
+                    data: data152,
                   };
                   if (vErrors === null) {
-                    vErrors = [err233];
+                    vErrors = [err247];
                   } else {
-                    vErrors.push(err233);
+                    vErrors.push(err247);
                   }
                   errors++;
                 }
               }
             }
-            if (data142['stream-name'] !== undefined) {
-              let data144 = data142['stream-name'];
-              if (typeof data144 === 'string') {
-                if (func2(data144) < 1) {
-                  const err234 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
+            if (data151['stream-name'] !== undefined) {
+              let data153 = data151['stream-name'];
+              if (typeof data153 === 'string') {
+                if (func2(data153) < 1) {
+                  const err248 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema82.properties['stream-name'],
-                    data: data144,
+                    data: data153,
                   };
                   if (vErrors === null) {
-                    vErrors = [err234];
+                    vErrors = [err248];
                   } else {
-                    vErrors.push(err234);
+                    vErrors.push(err248);
                   }
                   errors++;
                 }
-                if (!pattern15.test(data144)) {
-                  const err235 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
+                if (!pattern16.test(data153)) {
+                  const err249 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
                     keyword: 'pattern',
                     params: { pattern: '^[A-Za-z0-9._~-]+$' },
                     message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
                     schema: '^[A-Za-z0-9._~-]+$',
                     parentSchema: schema82.properties['stream-name'],
-                    data: data144,
+                    data: data153,
                   };
                   if (vErrors === null) {
-                    vErrors = [err235];
+                    vErrors = [err249];
                   } else {
-                    vErrors.push(err235);
+                    vErrors.push(err249);
                   }
                   errors++;
                 }
               } else {
-                const err236 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/stream-name',
+                const err250 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
                   schema: schema82.properties['stream-name'].type,
                   parentSchema: schema82.properties['stream-name'],
-                  data: data144,
+                  data: data153,
                 };
                 if (vErrors === null) {
-                  vErrors = [err236];
+                  vErrors = [err250];
                 } else {
-                  vErrors.push(err236);
+                  vErrors.push(err250);
                 }
                 errors++;
               }
             }
-            if (data142['display-name'] !== undefined) {
-              let data145 = data142['display-name'];
-              if (typeof data145 !== 'string') {
-                const err237 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/display-name',
+            if (data151.placement !== undefined) {
+              let data154 = data151.placement;
+              const _errs287 = errors;
+              let valid69 = false;
+              let passing0 = null;
+              const _errs288 = errors;
+              if (typeof data154 === 'string') {
+                if (func2(data154) < 1) {
+                  const err251 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema82.properties.placement.oneOf[0],
+                    data: data154,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err251];
+                  } else {
+                    vErrors.push(err251);
+                  }
+                  errors++;
+                }
+              } else {
+                const err252 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties.placement.oneOf[0].type,
+                  parentSchema: schema82.properties.placement.oneOf[0],
+                  data: data154,
+                };
+                if (vErrors === null) {
+                  vErrors = [err252];
+                } else {
+                  vErrors.push(err252);
+                }
+                errors++;
+              }
+              var _valid7 = _errs288 === errors;
+              if (_valid7) {
+                valid69 = true;
+                passing0 = 0;
+              }
+              const _errs290 = errors;
+              if (data154 && typeof data154 == 'object' && !Array.isArray(data154)) {
+                for (const key6 in data154) {
+                  let data155 = data154[key6];
+                  if (typeof data155 !== 'string') {
+                    const err253 = {
+                      instancePath:
+                        instancePath +
+                        '/stream-adaptive/' +
+                        i9 +
+                        '/placement/' +
+                        key6.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath:
+                        'stream-adaptive.schema.json/properties/placement/oneOf/1/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema82.properties.placement.oneOf[1].additionalProperties.type,
+                      parentSchema: schema82.properties.placement.oneOf[1].additionalProperties,
+                      data: data155,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err253];
+                    } else {
+                      vErrors.push(err253);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err254 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema82.properties.placement.oneOf[1].type,
+                  parentSchema: schema82.properties.placement.oneOf[1],
+                  data: data154,
+                };
+                if (vErrors === null) {
+                  vErrors = [err254];
+                } else {
+                  vErrors.push(err254);
+                }
+                errors++;
+              }
+              var _valid7 = _errs290 === errors;
+              if (_valid7 && valid69) {
+                valid69 = false;
+                passing0 = [passing0, 1];
+              } else {
+                if (_valid7) {
+                  valid69 = true;
+                  passing0 = 1;
+                }
+              }
+              if (!valid69) {
+                const err255 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
+                  keyword: 'oneOf',
+                  params: { passingSchemas: passing0 },
+                  message: 'must match exactly one schema in oneOf',
+                  schema: schema82.properties.placement.oneOf,
+                  parentSchema: schema82.properties.placement,
+                  data: data154,
+                };
+                if (vErrors === null) {
+                  vErrors = [err255];
+                } else {
+                  vErrors.push(err255);
+                }
+                errors++;
+              } else {
+                errors = _errs287;
+                if (vErrors !== null) {
+                  if (_errs287) {
+                    vErrors.length = _errs287;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data151['display-name'] !== undefined) {
+              let data156 = data151['display-name'];
+              if (typeof data156 !== 'string') {
+                const err256 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
                   schema: schema82.properties['display-name'].type,
                   parentSchema: schema82.properties['display-name'],
-                  data: data145,
+                  data: data156,
                 };
                 if (vErrors === null) {
-                  vErrors = [err237];
+                  vErrors = [err256];
                 } else {
-                  vErrors.push(err237);
+                  vErrors.push(err256);
                 }
                 errors++;
               }
             }
-            if (data142.streams !== undefined) {
-              let data146 = data142.streams;
-              if (Array.isArray(data146)) {
-                if (data146.length < 1) {
-                  const err238 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
+            if (data151.streams !== undefined) {
+              let data157 = data151.streams;
+              if (Array.isArray(data157)) {
+                if (data157.length < 1) {
+                  const err257 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
                     parentSchema: schema82.properties.streams,
-                    data: data146,
+                    data: data157,
                   };
                   if (vErrors === null) {
-                    vErrors = [err238];
+                    vErrors = [err257];
                   } else {
-                    vErrors.push(err238);
+                    vErrors.push(err257);
                   }
                   errors++;
                 }
-                const len8 = data146.length;
-                for (let i8 = 0; i8 < len8; i8++) {
-                  let data147 = data146[i8];
+                const len10 = data157.length;
+                for (let i10 = 0; i10 < len10; i10++) {
+                  let data158 = data157[i10];
                   if (
                     !(
-                      typeof data147 == 'number' &&
-                      !(data147 % 1) &&
-                      !isNaN(data147) &&
-                      isFinite(data147)
+                      typeof data158 == 'number' &&
+                      !(data158 % 1) &&
+                      !isNaN(data158) &&
+                      isFinite(data158)
                     )
                   ) {
-                    const err239 = {
-                      instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
+                    const err258 = {
+                      instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams/' + i10,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
                       params: { type: 'integer' },
                       message: 'must be integer',
                       schema: schema82.properties.streams.items.type,
                       parentSchema: schema82.properties.streams.items,
-                      data: data147,
+                      data: data158,
                     };
                     if (vErrors === null) {
-                      vErrors = [err239];
+                      vErrors = [err258];
                     } else {
-                      vErrors.push(err239);
+                      vErrors.push(err258);
                     }
                     errors++;
                   }
-                  if (typeof data147 == 'number' && isFinite(data147)) {
-                    if (data147 < 1 || isNaN(data147)) {
-                      const err240 = {
-                        instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams/' + i8,
+                  if (typeof data158 == 'number' && isFinite(data158)) {
+                    if (data158 < 1 || isNaN(data158)) {
+                      const err259 = {
+                        instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams/' + i10,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
                         params: { comparison: '>=', limit: 1 },
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema82.properties.streams.items,
-                        data: data147,
+                        data: data158,
                       };
                       if (vErrors === null) {
-                        vErrors = [err240];
+                        vErrors = [err259];
                       } else {
-                        vErrors.push(err240);
+                        vErrors.push(err259);
                       }
                       errors++;
                     }
                   }
                 }
-                let i9 = data146.length;
+                let i11 = data157.length;
                 let j0;
-                if (i9 > 1) {
+                if (i11 > 1) {
                   const indices0 = {};
-                  for (; i9--; ) {
-                    let item0 = data146[i9];
+                  for (; i11--; ) {
+                    let item0 = data157[i11];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -26710,103 +27451,103 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err241 = {
-                        instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
+                      const err260 = {
+                        instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
-                        params: { i: i9, j: j0 },
+                        params: { i: i11, j: j0 },
                         message:
                           'must NOT have duplicate items (items ## ' +
                           j0 +
                           ' and ' +
-                          i9 +
+                          i11 +
                           ' are identical)',
                         schema: true,
                         parentSchema: schema82.properties.streams,
-                        data: data146,
+                        data: data157,
                       };
                       if (vErrors === null) {
-                        vErrors = [err241];
+                        vErrors = [err260];
                       } else {
-                        vErrors.push(err241);
+                        vErrors.push(err260);
                       }
                       errors++;
                       break;
                     }
-                    indices0[item0] = i9;
+                    indices0[item0] = i11;
                   }
                 }
               } else {
-                const err242 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/streams',
+                const err261 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
                   schema: schema82.properties.streams.type,
                   parentSchema: schema82.properties.streams,
-                  data: data146,
+                  data: data157,
                 };
                 if (vErrors === null) {
-                  vErrors = [err242];
+                  vErrors = [err261];
                 } else {
-                  vErrors.push(err242);
+                  vErrors.push(err261);
                 }
                 errors++;
               }
             }
-            if (data142['ott-hls'] !== undefined) {
-              let data148 = data142['ott-hls'];
+            if (data151['ott-hls'] !== undefined) {
+              let data159 = data151['ott-hls'];
               if (
                 !(
-                  typeof data148 == 'number' &&
-                  !(data148 % 1) &&
-                  !isNaN(data148) &&
-                  isFinite(data148)
+                  typeof data159 == 'number' &&
+                  !(data159 % 1) &&
+                  !isNaN(data159) &&
+                  isFinite(data159)
                 )
               ) {
-                const err243 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
+                const err262 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
                   schema: schema82.properties['ott-hls'].type,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data148,
+                  data: data159,
                 };
                 if (vErrors === null) {
-                  vErrors = [err243];
+                  vErrors = [err262];
                 } else {
-                  vErrors.push(err243);
+                  vErrors.push(err262);
                 }
                 errors++;
               }
-              if (!(data148 === 0 || data148 === 1 || data148 === 2 || data148 === 3)) {
-                const err244 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-hls',
+              if (!(data159 === 0 || data159 === 1 || data159 === 2 || data159 === 3)) {
+                const err263 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
                   params: { allowedValues: schema82.properties['ott-hls'].enum },
                   message: 'must be equal to one of the allowed values',
                   schema: schema82.properties['ott-hls'].enum,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data148,
+                  data: data159,
                 };
                 if (vErrors === null) {
-                  vErrors = [err244];
+                  vErrors = [err263];
                 } else {
-                  vErrors.push(err244);
+                  vErrors.push(err263);
                 }
                 errors++;
               }
             }
-            if (data142['ott-segment-duration'] !== undefined) {
-              let data149 = data142['ott-segment-duration'];
-              if (typeof data149 == 'number' && isFinite(data149)) {
-                if (data149 > 30 || isNaN(data149)) {
-                  const err245 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
+            if (data151['ott-segment-duration'] !== undefined) {
+              let data160 = data151['ott-segment-duration'];
+              if (typeof data160 == 'number' && isFinite(data160)) {
+                if (data160 > 30 || isNaN(data160)) {
+                  const err264 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
                     keyword: 'maximum',
@@ -26814,18 +27555,18 @@ function validate20(
                     message: 'must be <= 30',
                     schema: 30,
                     parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data149,
+                    data: data160,
                   };
                   if (vErrors === null) {
-                    vErrors = [err245];
+                    vErrors = [err264];
                   } else {
-                    vErrors.push(err245);
+                    vErrors.push(err264);
                   }
                   errors++;
                 }
-                if (data149 < 1 || isNaN(data149)) {
-                  const err246 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
+                if (data160 < 1 || isNaN(data160)) {
+                  const err265 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
                     keyword: 'minimum',
@@ -26833,190 +27574,190 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data149,
+                    data: data160,
                   };
                   if (vErrors === null) {
-                    vErrors = [err246];
+                    vErrors = [err265];
                   } else {
-                    vErrors.push(err246);
+                    vErrors.push(err265);
                   }
                   errors++;
                 }
               } else {
-                const err247 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-segment-duration',
+                const err266 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
                   keyword: 'type',
                   params: { type: 'number' },
                   message: 'must be number',
                   schema: schema82.properties['ott-segment-duration'].type,
                   parentSchema: schema82.properties['ott-segment-duration'],
-                  data: data149,
+                  data: data160,
                 };
                 if (vErrors === null) {
-                  vErrors = [err247];
+                  vErrors = [err266];
                 } else {
-                  vErrors.push(err247);
+                  vErrors.push(err266);
                 }
                 errors++;
               }
             }
-            if (data142['ott-window'] !== undefined) {
-              let data150 = data142['ott-window'];
+            if (data151['ott-window'] !== undefined) {
+              let data161 = data151['ott-window'];
               if (
                 !(
-                  typeof data150 == 'number' &&
-                  !(data150 % 1) &&
-                  !isNaN(data150) &&
-                  isFinite(data150)
+                  typeof data161 == 'number' &&
+                  !(data161 % 1) &&
+                  !isNaN(data161) &&
+                  isFinite(data161)
                 )
               ) {
-                const err248 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
+                const err267 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
                   schema: schema82.properties['ott-window'].type,
                   parentSchema: schema82.properties['ott-window'],
-                  data: data150,
+                  data: data161,
                 };
                 if (vErrors === null) {
-                  vErrors = [err248];
+                  vErrors = [err267];
                 } else {
-                  vErrors.push(err248);
+                  vErrors.push(err267);
                 }
                 errors++;
               }
-              if (typeof data150 == 'number' && isFinite(data150)) {
-                if (data150 > 1000 || isNaN(data150)) {
-                  const err249 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
+              if (typeof data161 == 'number' && isFinite(data161)) {
+                if (data161 > 1000 || isNaN(data161)) {
+                  const err268 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 1000 },
                     message: 'must be <= 1000',
                     schema: 1000,
                     parentSchema: schema82.properties['ott-window'],
-                    data: data150,
+                    data: data161,
                   };
                   if (vErrors === null) {
-                    vErrors = [err249];
+                    vErrors = [err268];
                   } else {
-                    vErrors.push(err249);
+                    vErrors.push(err268);
                   }
                   errors++;
                 }
-                if (data150 < 3 || isNaN(data150)) {
-                  const err250 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/ott-window',
+                if (data161 < 3 || isNaN(data161)) {
+                  const err269 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 3 },
                     message: 'must be >= 3',
                     schema: 3,
                     parentSchema: schema82.properties['ott-window'],
-                    data: data150,
+                    data: data161,
                   };
                   if (vErrors === null) {
-                    vErrors = [err250];
+                    vErrors = [err269];
                   } else {
-                    vErrors.push(err250);
+                    vErrors.push(err269);
                   }
                   errors++;
                 }
               }
             }
-            if (data142['dvr-storage'] !== undefined) {
-              let data151 = data142['dvr-storage'];
+            if (data151['dvr-storage'] !== undefined) {
+              let data162 = data151['dvr-storage'];
               if (
                 !(
-                  typeof data151 == 'number' &&
-                  !(data151 % 1) &&
-                  !isNaN(data151) &&
-                  isFinite(data151)
+                  typeof data162 == 'number' &&
+                  !(data162 % 1) &&
+                  !isNaN(data162) &&
+                  isFinite(data162)
                 )
               ) {
-                const err251 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
+                const err270 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
                   schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
                   schema: schema82.properties['dvr-storage'].type,
                   parentSchema: schema82.properties['dvr-storage'],
-                  data: data151,
+                  data: data162,
                 };
                 if (vErrors === null) {
-                  vErrors = [err251];
+                  vErrors = [err270];
                 } else {
-                  vErrors.push(err251);
+                  vErrors.push(err270);
                 }
                 errors++;
               }
-              if (typeof data151 == 'number' && isFinite(data151)) {
-                if (data151 < 0 || isNaN(data151)) {
-                  const err252 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i7 + '/dvr-storage',
+              if (typeof data162 == 'number' && isFinite(data162)) {
+                if (data162 < 0 || isNaN(data162)) {
+                  const err271 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
                     schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
                     parentSchema: schema82.properties['dvr-storage'],
-                    data: data151,
+                    data: data162,
                   };
                   if (vErrors === null) {
-                    vErrors = [err252];
+                    vErrors = [err271];
                   } else {
-                    vErrors.push(err252);
+                    vErrors.push(err271);
                   }
                   errors++;
                 }
               }
             }
-            if (data142.note !== undefined) {
-              let data152 = data142.note;
-              if (typeof data152 !== 'string') {
-                const err253 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i7 + '/note',
+            if (data151.note !== undefined) {
+              let data163 = data151.note;
+              if (typeof data163 !== 'string') {
+                const err272 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
                   schema: schema82.properties.note.type,
                   parentSchema: schema82.properties.note,
-                  data: data152,
+                  data: data163,
                 };
                 if (vErrors === null) {
-                  vErrors = [err253];
+                  vErrors = [err272];
                 } else {
-                  vErrors.push(err253);
+                  vErrors.push(err272);
                 }
                 errors++;
               }
             }
           } else {
-            const err254 = {
-              instancePath: instancePath + '/stream-adaptive/' + i7,
+            const err273 = {
+              instancePath: instancePath + '/stream-adaptive/' + i9,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
               schema: schema82.type,
               parentSchema: schema82,
-              data: data142,
+              data: data151,
             };
             if (vErrors === null) {
-              vErrors = [err254];
+              vErrors = [err273];
             } else {
-              vErrors.push(err254);
+              vErrors.push(err273);
             }
             errors++;
           }
         }
       } else {
-        const err255 = {
+        const err274 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -27024,18 +27765,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data141,
+          data: data150,
         };
         if (vErrors === null) {
-          vErrors = [err255];
+          vErrors = [err274];
         } else {
-          vErrors.push(err255);
+          vErrors.push(err274);
         }
         errors++;
       }
     }
   } else {
-    const err256 = {
+    const err275 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -27046,9 +27787,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err256];
+      vErrors = [err275];
     } else {
-      vErrors.push(err256);
+      vErrors.push(err275);
     }
     errors++;
   }
@@ -27056,4 +27797,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '7d2dbc565a9efd090209f5c2cda016d75fad137067ec8f52fcb2998416662d49';
+module.exports.schemaHash = '768fe6b8426416641adf0a953d66b8bb1962608562f25636e05838882f96c72f';

@@ -3,6 +3,7 @@
 // resources are retried with backoff; status is rebuilt from the drivers on every read.
 import type { Logger } from 'pino';
 import type { FieldRules } from '../config/contracts.ts';
+import { nodeName, shareOf } from '../config/placement.ts';
 import type { ConfigIssue, DesiredState, Resource, ResourceKind } from '../config/types.ts';
 import type { Clock } from '../util/clock.ts';
 import { type ApplyEnv, type ApplyState, apply, newApplyState, teardownAll } from './apply.ts';
@@ -20,6 +21,8 @@ export interface ReconcileLoopOptions {
   log: Logger;
   /** Where the last applied state is kept for `reconcile --plan` without a server. */
   stateFile?: string;
+  /** This server's node in a fleet (docs/fleet.md): it plans and applies only its share. */
+  node?: string;
 }
 
 interface Waiter {
@@ -67,7 +70,15 @@ export class ReconcileLoop {
 
   /** What applying `desired` would do now. */
   plan(desired: DesiredState): Plan {
-    return plan(desired, this.actual(), this.opts.rules);
+    return plan(this.share(desired), this.actual(), this.opts.rules);
+  }
+
+  /** The part of `desired` this server runs (all of it outside a fleet). */
+  private share(desired: DesiredState): DesiredState {
+    const p = desired.placement;
+    return p && p.nodes.length > 0
+      ? shareOf(desired, p, nodeName(desired, this.opts.node))
+      : desired;
   }
 
   /** Queue `desired`; resolves with the report of the pass that applied it or a newer one. */
@@ -76,7 +87,7 @@ export class ReconcileLoop {
     return new Promise((resolve, reject) => {
       const waiters = this.next?.waiters ?? [];
       waiters.push({ resolve, reject });
-      this.next = { desired, origin, waiters };
+      this.next = { desired: this.share(desired), origin, waiters };
       this.kick();
     });
   }
@@ -124,6 +135,20 @@ export class ReconcileLoop {
         at: new Date(this.lastError.at).toISOString(),
         issues: this.lastError.issues,
       };
+    }
+    const placement = this.applied?.desired.placement;
+    if (placement && placement.nodes.length > 0 && this.applied) {
+      const name = nodeName(this.applied.desired, this.opts.node);
+      const me = placement.nodes.find((n) => n.name === name);
+      let placed = 0;
+      for (const [id, where] of placement.of)
+        if (
+          where !== 'everywhere' &&
+          where.nodes.includes(name) &&
+          this.applied.desired.resources.has(id)
+        )
+          placed++;
+      st.node = { name, declared: !!me, labels: me?.labels ?? {}, placed };
     }
     const ids = new Set<string>(this.applied?.desired.resources.keys() ?? []);
     for (const id of this.state.held.keys()) ids.add(id);

@@ -90,5 +90,8 @@ export interface LoopStatus {
     summary: Plan['summary'];
   };
   lastError?: { origin: string; at: string; issues: ConfigIssue[] };
+  /** In a fleet (docs/fleet.md): this server's node, its labels, and how many placed
+   *  resources of the applied config are its share. */
+  node?: { name: string; declared: boolean; labels: Record<string, string>; placed: number };
   resources: ResourceStatusEntry[];
 }

@@ -40,6 +40,8 @@ export const STREAM_HOT_EFFECTS: Readonly<Record<string, HotEffect>> = {
   'failover-error-window': 'read',
   tag: 'meta',
   note: 'meta',
+  // Which node runs the stream: the reconciler's share of the config acts on it (docs/fleet.md).
+  placement: 'meta',
   'ott-http-trace': 'pending',
   'dvr-hours': 'archive',
   'dvr-min-hours': 'archive',

@@ -1,0 +1,240 @@
+// Placement: which node of a fleet runs which stream, adaptive group, archive storage and tuner
+// adapter, computed from the one config every node reads (`cluster.nodes`, each stream's and
+// group's `placement`). Pure and deterministic, so every node reaches the same answer from the
+// same commit; a resource placed nowhere, or a reference that crosses nodes, is a config error.
+// Design and rules: docs/fleet.md.
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { RECORD_DEFS, type RecordKind, recordKey } from './kinds.ts';
+import { listAt } from './references.ts';
+import { refsOf } from './refs.ts';
+import { isPlainObject } from './schema.ts';
+import type { ConfigDocument, ConfigIssue, DesiredState, Resource } from './types.ts';
+import { resourceId } from './types.ts';
+
+/** A node of the fleet as `cluster.nodes` declares it. */
+export interface FleetNode {
+  name: string;
+  labels: Record<string, string>;
+  /** Tuner adapters (ids) that are this node's hardware. */
+  adapters: number[];
+  /** Archive storages (ids) this node has; a storage no node lists is on every node. */
+  storages: number[];
+}
+
+/** Where a resource runs: the nodes (one for a stream, group or adapter; those that list it for
+ *  a storage), or every node (a storage no node lists). */
+export type Where = { nodes: string[] } | 'everywhere';
+
+export interface Placement {
+  /** The declared nodes; empty: no fleet, everything runs on the one server. */
+  nodes: FleetNode[];
+  /** By resource id (`stream/7`); resources of other kinds run everywhere. */
+  of: Map<string, Where>;
+  issues: ConfigIssue[];
+}
+
+type Rec = Record<string, unknown>;
+/** Kinds that are placed; every other kind (settings, users, EPG) runs on every node. */
+const PLACED: ReadonlySet<RecordKind> = new Set([
+  'stream',
+  'stream-adaptive',
+  'dvb-adapter',
+  'storage',
+]);
+
+function ids(v: unknown): number[] {
+  return Array.isArray(v) ? v.filter((x): x is number => Number.isInteger(x)) : [];
+}
+
+/** The nodes `cluster.nodes` declares, in the order written. */
+export function fleetNodes(doc: ConfigDocument): FleetNode[] {
+  const cluster = doc.cluster;
+  const nodes = isPlainObject(cluster) ? (cluster as Rec).nodes : undefined;
+  if (!isPlainObject(nodes)) return [];
+  return Object.entries(nodes as Rec).map(([name, v]) => {
+    const n = isPlainObject(v) ? (v as Rec) : {};
+    const labels = isPlainObject(n.labels) ? (n.labels as Record<string, string>) : {};
+    return { name, labels, adapters: ids(n['dvb-adapter']), storages: ids(n['dvr-storage']) };
+  });
+}
+
+/** Highest-random-weight choice: stable for a key, and adding a node moves only its share. */
+function pick(candidates: FleetNode[], key: string): string {
+  let best = '';
+  let bestScore = '';
+  for (const n of candidates) {
+    const score = createHash('sha256').update(`${n.name}\n${key}`).digest('hex');
+    if (score > bestScore) [best, bestScore] = [n.name, score];
+  }
+  return best;
+}
+
+function describe(w: { nodes: string[] }): string {
+  return `node${w.nodes.length > 1 ? 's' : ''} ${w.nodes.join(', ')}`;
+}
+
+/** Place every resource of `doc`. */
+export function place(doc: ConfigDocument): Placement {
+  const nodes = fleetNodes(doc);
+  const of = new Map<string, Where>();
+  const issues: ConfigIssue[] = [];
+  const error = (pointer: string, rule: string, message: string) =>
+    issues.push({ severity: 'error', pointer, rule, message });
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const def = (kind: RecordKind) => RECORD_DEFS.find((d) => d.kind === kind)!;
+  const records = (kind: RecordKind) =>
+    listAt(doc, def(kind).path).map(({ rec, pointer }) => ({
+      rec,
+      pointer,
+      id: resourceId({ kind, key: recordKey(def(kind), rec) }),
+    }));
+  const streams = records('stream');
+  const groups = records('stream-adaptive');
+
+  if (nodes.length === 0) {
+    for (const { rec, pointer } of [...streams, ...groups])
+      if (rec.placement !== undefined)
+        error(
+          `${pointer}/placement`,
+          'placement',
+          'placement needs cluster.nodes: no node is declared',
+        );
+    return { nodes, of, issues };
+  }
+
+  // Hardware and disks: from the node records.
+  const listed = (
+    kind: 'dvb-adapter' | 'storage',
+    member: 'adapters' | 'storages',
+    field: string,
+  ) => {
+    const exist = new Set(records(kind).map((r) => r.id));
+    for (const n of nodes)
+      n[member].forEach((id, i) => {
+        if (!exist.has(`${kind}/${id}`))
+          error(
+            `/cluster/nodes/${n.name}/${field}/${i}`,
+            'reference',
+            `${field} ${id}: no such ${kind === 'storage' ? 'storage' : 'adapter'}`,
+          );
+      });
+  };
+  listed('dvb-adapter', 'adapters', 'dvb-adapter');
+  listed('storage', 'storages', 'dvr-storage');
+  for (const { rec, pointer, id } of records('dvb-adapter')) {
+    const on = nodes.filter((n) => n.adapters.includes(rec.id as number));
+    if (on.length === 1) of.set(id, { nodes: [on[0]!.name] });
+    else
+      error(
+        pointer,
+        'placement',
+        on.length === 0
+          ? `dvb-adapter ${String(rec.id)} is on no node: list it in cluster.nodes.<name>.dvb-adapter (a tuner belongs to one machine)`
+          : `dvb-adapter ${String(rec.id)} is listed on nodes ${on.map((n) => n.name).join(' and ')}: a tuner belongs to one machine`,
+      );
+  }
+  for (const { rec, id } of records('storage')) {
+    const on = nodes.filter((n) => n.storages.includes(rec.id as number)).map((n) => n.name);
+    of.set(id, on.length === 0 ? 'everywhere' : { nodes: on });
+  }
+
+  // Streams and groups: their own rule, else where what they read is, else spread.
+  const all = new Map([...streams, ...groups].map((r) => [r.id, r]));
+  const resolving = new Set<string>();
+  const resolve = (id: string): Where | undefined => {
+    const known = of.get(id);
+    if (known) return known;
+    const r = all.get(id);
+    if (!r || resolving.has(id)) return undefined;
+    resolving.add(id);
+    const kind = id.startsWith('stream-adaptive/') ? 'stream-adaptive' : 'stream';
+    let where: Where | undefined;
+    const rule = r.rec.placement;
+    if (typeof rule === 'string') {
+      if (byName.has(rule)) where = { nodes: [rule] };
+      else
+        error(
+          `${r.pointer}/placement`,
+          'placement',
+          `placed on node ${rule}, which cluster.nodes does not declare`,
+        );
+    } else if (isPlainObject(rule)) {
+      const want = Object.entries(rule as Rec);
+      const eligible = nodes.filter((n) => want.every(([k, v]) => n.labels[k] === v));
+      if (eligible.length > 0) where = { nodes: [pick(eligible, id)] };
+      else
+        error(
+          `${r.pointer}/placement`,
+          'placement',
+          `placed nowhere: no node has the labels ${want.map(([k, v]) => `${k}=${String(v)}`).join(', ')}`,
+        );
+    } else {
+      // A stream follows what it reads; else it goes to one of the nodes that have every
+      // storage it records into.
+      let candidates = nodes;
+      for (const ref of refsOf(kind, r.rec, r.pointer)) {
+        if (!PLACED.has(ref.rule.kind) || typeof ref.value !== 'number') continue;
+        const target = resolve(resourceId({ kind: ref.rule.kind, key: String(ref.value) }));
+        if (!target || target === 'everywhere') continue;
+        if (ref.rule.kind === 'storage') {
+          candidates = candidates.filter((n) => target.nodes.includes(n.name));
+          continue;
+        }
+        where = target;
+        break;
+      }
+      if (!where && candidates.length > 0) where = { nodes: [pick(candidates, id)] };
+      else if (!where)
+        error(r.pointer, 'placement', 'placed nowhere: no node has every storage it records into');
+    }
+    resolving.delete(id);
+    if (where) of.set(id, where);
+    return where;
+  };
+  for (const id of all.keys()) resolve(id);
+
+  // What a stream or group reads must run on its node.
+  for (const [id, r] of all) {
+    const here = of.get(id);
+    if (!here || here === 'everywhere') continue;
+    const kind = id.startsWith('stream-adaptive/') ? 'stream-adaptive' : 'stream';
+    for (const ref of refsOf(kind, r.rec, r.pointer)) {
+      if (!PLACED.has(ref.rule.kind) || typeof ref.value !== 'number') continue;
+      const there = of.get(resourceId({ kind: ref.rule.kind, key: String(ref.value) }));
+      const node = here.nodes[0]!;
+      if (!there || there === 'everywhere' || there.nodes.includes(node)) continue;
+      error(
+        ref.pointer,
+        'placement',
+        `${ref.member} ${ref.value} is on ${describe(there)}, this ${kind === 'stream' ? 'stream' : 'group'} on node ${node}: a reference works only within one node (place them together, or carry the stream between nodes over udp, srt or HTTP)`,
+      );
+    }
+  }
+  return { nodes, of, issues };
+}
+
+/** Whether `node` runs the resource `id` under `p`. */
+export function runsOn(p: Placement, id: string, node: string): boolean {
+  if (p.nodes.length === 0) return true;
+  const where = p.of.get(id);
+  // Settings and unplaced kinds run everywhere; a placed kind that found no node runs nowhere.
+  if (where === undefined) return !PLACED.has(id.slice(0, id.indexOf('/')) as RecordKind);
+  return where === 'everywhere' || where.nodes.includes(node);
+}
+
+/** The part of `desired` that `node` runs: every setting, and what is placed on it. */
+export function shareOf(desired: DesiredState, p: Placement, node: string): DesiredState {
+  if (p.nodes.length === 0) return desired;
+  const resources = new Map<string, Resource>();
+  for (const [id, r] of desired.resources) if (runsOn(p, id, node)) resources.set(id, r);
+  return { ...desired, resources };
+}
+
+/** This server's node: `serve --node` (or SLUICE_NODE), else `cluster.node-name`, else the
+ *  host name — the name the cluster driver also gives peers. */
+export function nodeName(desired: DesiredState, given: string | undefined): string {
+  if (given) return given;
+  const configured = desired.resources.get('cluster/cluster')?.spec['node-name'];
+  return typeof configured === 'string' && configured !== '' ? configured : hostname();
+}

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../config/contracts.ts';
 import { DEFAULT_GIT_BRANCH, DEFAULT_GIT_PATH, readGitConfigOnce } from '../config/git.ts';
+import { nodeName, shareOf } from '../config/placement.ts';
 import { fieldRules, loadConfigText, placeIssues } from '../config/store.ts';
 import { ConfigError, type ConfigIssue } from '../config/types.ts';
 import { plan as planDiff } from '../reconciler/plan.ts';
@@ -38,6 +39,7 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
       server: { type: 'string' },
       json: { type: 'boolean' },
       'data-dir': { type: 'string' },
+      node: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -70,6 +72,8 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
   let result: Plan;
   let answer: ServerPlan | undefined;
   try {
+    // A server plans its own share of a fleet's config: --node must name that server's node.
+    if (values.node !== undefined) await checkServerNode(server, values.node);
     answer = await planOnServer(server, loaded.doc);
     result = answer.plan;
   } catch (err) {
@@ -96,7 +100,13 @@ export async function reconcileCommand(argv: string[]): Promise<number> {
         : `no server at ${server} and nothing applied in ${dataDir}: comparing with an empty server\n`,
     );
     const actual = loadStateFile(stateFile);
-    result = planDiff(loaded.desired, actual, fieldRules, { warnings: loaded.warnings });
+    // Offline, the share is --node's (default: this host's node, as `serve` would run it).
+    const p = loaded.desired.placement;
+    const desired =
+      p && p.nodes.length > 0
+        ? shareOf(loaded.desired, p, nodeName(loaded.desired, values.node))
+        : loaded.desired;
+    result = planDiff(desired, actual, fieldRules, { warnings: loaded.warnings });
   }
   process.stdout.write(values.json ? renderPlanJson(result) : renderPlanText(result));
   if (result.errors.length > 0) {
@@ -143,6 +153,24 @@ async function loadGitForCli(
 }
 
 class ServerUnreachable extends Error {}
+
+/** Refuse a plan for one node against the server of another. */
+async function checkServerNode(server: string, node: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(new URL('/data/status', server), {
+      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new ServerUnreachable(`cannot reach ${server}: ${(err as Error).message}`);
+  }
+  const st = (await res.json().catch(() => ({}))) as { node?: { name?: string } };
+  const name = st.node?.name;
+  if (name !== undefined && name !== node)
+    throw new Error(
+      `${server} is node ${name}, not ${node}: give that node's server with --server, or leave --node out`,
+    );
+}
 
 /** The server's plan of a document, as JSON and rebuilt, with the ETag of its running config. */
 interface ServerPlan {

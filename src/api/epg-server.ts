@@ -3,9 +3,11 @@
 // The bodies come from the cache in src/epg/xmltv-cache.ts.
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type CertificateInfo, certificateInfo, TlsFiles } from '../drivers/tls-files.ts';
 import type { EpgLogin, EpgRuntime } from '../epg/runtime.ts';
 import {
   type Access,
@@ -172,6 +174,7 @@ export class EpgServer implements EpgHttpServer {
   readonly digest: DigestAuthenticator;
   private http: FastifyInstance | undefined;
   private https: FastifyInstance | undefined;
+  private tls: TlsFiles | undefined;
   private resetListener = () => this.cache.clear();
 
   constructor(
@@ -242,17 +245,34 @@ export class EpgServer implements EpgHttpServer {
   private async startHttps(): Promise<void> {
     const s = this.settings;
     if (!s.certificate || !s.privateKey) return;
+    const cert = pem(s.certificate);
     const app = buildEpgServerApp({
       rt: this.rt,
       cache: this.cache,
       digest: this.digest,
-      https: { cert: pem(s.certificate), key: pem(s.privateKey) },
+      https: { cert, key: pem(s.privateKey) },
     });
     await app.listen({ port: s.httpsPort, host: s.bindAddress }).catch(async (err) => {
       await app.close();
       throw err;
     });
     this.https = app;
+    // Files (not inline PEM) are reloaded when they change, as the admin server's are.
+    if (isPath(s.certificate) && isPath(s.privateKey))
+      this.tls = new TlsFiles(
+        s.certificate,
+        s.privateKey,
+        app.server as HttpsServer,
+        this.rt.log,
+        cert,
+      );
+  }
+
+  /** The certificate HTTPS serves now (absent without HTTPS). */
+  certificate(): CertificateInfo | undefined {
+    return (
+      this.tls?.info() ?? (this.https ? certificateInfo(pem(this.settings.certificate)) : undefined)
+    );
   }
 
   private async stopHttp(): Promise<void> {
@@ -264,6 +284,8 @@ export class EpgServer implements EpgHttpServer {
   private async stopHttps(): Promise<void> {
     const app = this.https;
     this.https = undefined;
+    this.tls?.close();
+    this.tls = undefined;
     if (app) await closeApp(app);
   }
 
@@ -309,9 +331,13 @@ function portOf(app: FastifyInstance): number {
   return typeof addr === 'object' && addr ? addr.port : 0;
 }
 
+function isPath(v: string): boolean {
+  return !v.includes('-----BEGIN');
+}
+
 /** A PEM value: inline text or a file path. */
 function pem(v: string): Buffer {
-  return v.includes('-----BEGIN') ? Buffer.from(v) : readFileSync(v);
+  return isPath(v) ? readFileSync(v) : Buffer.from(v);
 }
 
 /** The factory main.ts hands to the EPG server driver (EPG_HTTP_SERVICE). */

@@ -113,7 +113,12 @@ class EpgServerInstance implements Instance<ServerSpec> {
   }
 
   status(): ResourceStatus {
-    return { state: this.closed ? 'closed' : 'listening', ...this.ports };
+    const cert = this.closed ? undefined : this.server.certificate?.();
+    return {
+      state: this.closed ? 'closed' : 'listening',
+      ...this.ports,
+      ...(cert ? { 'https-certificate': cert } : {}),
+    };
   }
 }
 

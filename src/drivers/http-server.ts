@@ -18,6 +18,7 @@ import {
 } from '../reconciler/driver.ts';
 import { ServiceKey } from '../util/services.ts';
 import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
+import { TlsFiles } from './tls-files.ts';
 
 export const ADMIN_HANDLER_SERVICE = new ServiceKey<RequestHandler>('admin-handler');
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -50,6 +51,8 @@ interface Listener {
   server: http.Server | https.Server;
   /** Undoes the native engine's hold on the listener's connections. */
   detach?: () => void;
+  /** HTTPS: its certificate files, reloaded on change. */
+  tls?: TlsFiles;
 }
 
 function targets(spec: Spec, portOverride: number | undefined): { http: Target; https?: Target } {
@@ -183,7 +186,9 @@ class HttpServerInstance implements Instance<Spec> {
             false,
           );
         }
-        this.https = { target: t, server: await this.listen(t, server, 'HTTPS', false) };
+        await this.listen(t, server, 'HTTPS', false);
+        const tls = new TlsFiles(t.cert!, t.key!, server, this.host.log, cert);
+        this.https = { target: t, server, tls };
       }
     }
   }
@@ -214,6 +219,7 @@ class HttpServerInstance implements Instance<Spec> {
     if (!l) return;
     this[which] = undefined;
     l.detach?.();
+    l.tls?.close();
     await new Promise<void>((resolve) => {
       l.server.close(() => resolve());
       // Keep-alive clients would hold the port; a restart must free it now.
@@ -239,6 +245,7 @@ class HttpServerInstance implements Instance<Spec> {
       if (d) st['native-delivery'] = d.stats();
     }
     if (this.https) st['https'] = addressOf(this.https.server);
+    if (this.https?.tls) st['https-certificate'] = this.https.tls.info();
     return st;
   }
 }

@@ -97,6 +97,8 @@ export interface EpgHttpServer {
   ports(): ListenerPorts;
   /** Take new settings: restart only the listener whose socket or TLS settings changed. */
   apply(next: EpgServerSettings): Promise<Restarted>;
+  /** The certificate HTTPS serves now, for status (absent without HTTPS). */
+  certificate?(): { subject: string; notAfter: string; fingerprint256: string } | undefined;
   close(): Promise<void>;
 }
 

@@ -1,11 +1,13 @@
 // The http-server driver against real sockets: curl over HTTP and HTTPS on loopback, listener
 // restarts on port and TLS changes, and a busy port reported as a retryable DriverError.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import tls from 'node:tls';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { ADMIN_HANDLER_SERVICE, httpServerDriver } from '../../src/drivers/http-server.ts';
@@ -14,6 +16,7 @@ import { DriverError, type Host } from '../../src/reconciler/driver.ts';
 import { createHost } from '../../src/reconciler/host.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { applied } from '../helpers/desired.ts';
+import { waitFor } from '../helpers/stream-host.ts';
 import { selfSigned } from '../helpers/tls.ts';
 
 const run = promisify(execFile);
@@ -140,4 +143,69 @@ t.test('a busy port is a retryable DriverError; a missing certificate too', asyn
   const ok = await httpServerDriver.create(spec({ port }), host);
   await ok.close();
   t.pass('a failed create released its HTTP port');
+});
+
+t.test('a renewed certificate is served to new connections; open ones keep going', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await selfSigned(dir, 'first');
+  const second = await selfSigned(dir, 'second');
+  // The files the listener is configured with; renewals replace them by a rename.
+  const cert = join(dir, 'live.crt');
+  const key = join(dir, 'live.key');
+  const put = (from: { cert: string; key: string }) => {
+    for (const [src, dst] of [
+      [from.key, key],
+      [from.cert, cert],
+    ] as const) {
+      copyFileSync(src, `${dst}.new`);
+      renameSync(`${dst}.new`, dst);
+    }
+  };
+  put(first);
+  const host = hostWithHandler();
+  const [port, httpsPort] = [await freePort(), await freePort()];
+  const inst = await httpServerDriver.create(
+    spec({ port, 'https-port': httpsPort, certificate: cert, 'private-key': key }),
+    host,
+  );
+  t.teardown(() => inst.close());
+  const served = () => (inst.status()['https-certificate'] as { subject: string }).subject;
+  t.equal(served(), 'CN=first');
+
+  // One keep-alive TLS connection, opened before the renewal.
+  const open = tls.connect({ host: LOOPBACK, port: httpsPort, rejectUnauthorized: false });
+  t.teardown(() => open.destroy());
+  await once(open, 'secureConnect');
+  t.match(open.getPeerCertificate().subject, { CN: 'first' });
+  const ask = async (sock: tls.TLSSocket, path: string) => {
+    sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    let text = '';
+    while (!text.includes(`hello ${path}`)) text += (await once(sock, 'data'))[0].toString();
+    return text;
+  };
+  t.match(await ask(open, '/before'), /200 OK/);
+
+  put(second);
+  await waitFor(() => served() === 'CN=second', 5000, 'the renewal picked up');
+  const fresh = tls.connect({ host: LOOPBACK, port: httpsPort, rejectUnauthorized: false });
+  t.teardown(() => fresh.destroy());
+  await once(fresh, 'secureConnect');
+  t.match(
+    fresh.getPeerCertificate().subject,
+    { CN: 'second' },
+    'a new connection gets the new one',
+  );
+  t.match(await ask(open, '/after'), /200 OK/, 'the connection opened before still works');
+  t.match(inst.status()['https-certificate'], { reloadedAt: /Z$/ });
+
+  // A certificate without its key keeps the served pair and says why.
+  copyFileSync(first.cert, `${cert}.new`);
+  renameSync(`${cert}.new`, cert);
+  await waitFor(
+    () => !!(inst.status()['https-certificate'] as { lastError?: string }).lastError,
+    5000,
+    'the mismatch reported',
+  );
+  t.equal(served(), 'CN=second', 'the mismatched pair is not put in service');
 });

@@ -3,7 +3,7 @@
 // change that restarts the HTTPS listener only (an idle connection to HTTP survives it).
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
@@ -19,6 +19,7 @@ import { applied } from '../helpers/desired.ts';
 import { curl } from '../helpers/epg-curl.ts';
 import { epgTestBed, FIXTURE_DAY, fixture, sourceRecord } from '../helpers/epg-host.ts';
 import { freePort } from '../helpers/server.ts';
+import { waitFor } from '../helpers/stream-host.ts';
 import { selfSigned } from '../helpers/tls.ts';
 
 const _run = promisify(execFile);
@@ -135,6 +136,20 @@ t.test('EPG server over HTTPS; a certificate change restarts only HTTPS', async 
   t.match(renamed.body.toString(), /source-info-name="renamed"/, 'hot field applied');
   t.notOk(httpIdle.closed(), 'HTTP not restarted by a hot field');
   t.notOk(httpsIdle.closed(), 'HTTPS not restarted by a hot field');
+
+  // The files at the same paths are renewed: the new certificate is served to new
+  // connections without a restart (the idle HTTPS client stays).
+  const three = await selfSigned(dir, 'three');
+  for (const [from, to] of [
+    [three.key, one.key],
+    [three.cert, one.cert],
+  ] as const) {
+    copyFileSync(from, `${to}.new`);
+    renameSync(`${to}.new`, to);
+  }
+  await waitFor(async () => (await servedCn(httpsPort)) === 'three', 5000, 'the renewal served');
+  t.notOk(httpsIdle.closed(), 'HTTPS not restarted by a renewal');
+  t.match(inst.status(), { 'https-certificate': { subject: 'CN=three', reloadedAt: /Z$/ } });
 
   // A new certificate path: HTTPS restarts with it, HTTP keeps its idle client.
   await inst.update(res(spec(two, 'renamed')), [

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '768fe6b8426416641adf0a953d66b8bb1962608562f25636e05838882f96c72f';
+  'e77f714f4e324e5ce15e9cb13d7a5b15cf4b89f09ebbc943130518abb43fd7a0';
 
 /** Server */
 export interface ServerSpec {
@@ -437,10 +437,16 @@ export interface AcmeSpec {
    * @default "https://acme-v02.api.letsencrypt.org/directory"
    */
   'directory-url'?: string;
+  /**
+   * renew when fewer days than this remain on the certificate
+   * @default 30
+   */
+  'renew-days'?: number;
 }
 
 /** ACME, as a driver gets it: every unconditional default applied. */
-export type AcmeApplied = AcmeSpec & Required<Pick<AcmeSpec, 'enable' | 'email' | 'directory-url'>>;
+export type AcmeApplied = AcmeSpec &
+  Required<Pick<AcmeSpec, 'enable' | 'email' | 'directory-url' | 'renew-days'>>;
 
 /** Archive storages */
 export interface DvrStorageListSpec {

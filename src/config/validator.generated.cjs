@@ -521,6 +521,14 @@ const schema48 = {
       minLength: 1,
       'x-apply': 'restart',
     },
+    'renew-days': {
+      description: 'renew when fewer days than this remain on the certificate',
+      type: 'integer',
+      default: 30,
+      minimum: 1,
+      maximum: 60,
+      'x-apply': 'restart',
+    },
   },
 };
 const schema49 = {
@@ -24010,8 +24018,67 @@ function validate20(
             errors++;
           }
         }
+        if (data61['renew-days'] !== undefined) {
+          let data67 = data61['renew-days'];
+          if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67) && isFinite(data67))) {
+            const err113 = {
+              instancePath: instancePath + '/acme/renew-days',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema48.properties['renew-days'].type,
+              parentSchema: schema48.properties['renew-days'],
+              data: data67,
+            };
+            if (vErrors === null) {
+              vErrors = [err113];
+            } else {
+              vErrors.push(err113);
+            }
+            errors++;
+          }
+          if (typeof data67 == 'number' && isFinite(data67)) {
+            if (data67 > 60 || isNaN(data67)) {
+              const err114 = {
+                instancePath: instancePath + '/acme/renew-days',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 60 },
+                message: 'must be <= 60',
+                schema: 60,
+                parentSchema: schema48.properties['renew-days'],
+                data: data67,
+              };
+              if (vErrors === null) {
+                vErrors = [err114];
+              } else {
+                vErrors.push(err114);
+              }
+              errors++;
+            }
+            if (data67 < 1 || isNaN(data67)) {
+              const err115 = {
+                instancePath: instancePath + '/acme/renew-days',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema48.properties['renew-days'],
+                data: data67,
+              };
+              if (vErrors === null) {
+                vErrors = [err115];
+              } else {
+                vErrors.push(err115);
+              }
+              errors++;
+            }
+          }
+        }
       } else {
-        const err113 = {
+        const err116 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -24022,100 +24089,26 @@ function validate20(
           data: data61,
         };
         if (vErrors === null) {
-          vErrors = [err113];
+          vErrors = [err116];
         } else {
-          vErrors.push(err113);
+          vErrors.push(err116);
         }
         errors++;
       }
     }
     if (data['dvb-adapter'] !== undefined) {
-      let data67 = data['dvb-adapter'];
-      if (Array.isArray(data67)) {
-        const len4 = data67.length;
+      let data68 = data['dvb-adapter'];
+      if (Array.isArray(data68)) {
+        const len4 = data68.length;
         for (let i4 = 0; i4 < len4; i4++) {
-          let data68 = data67[i4];
-          const _errs152 = errors;
+          let data69 = data68[i4];
+          const _errs154 = errors;
           let valid35 = true;
-          const _errs153 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-            if (data68.mode !== undefined) {
-              let data69 = data68.mode;
-              if (!(data69 === 0 || data69 === 2)) {
-                const err114 = {};
-                if (vErrors === null) {
-                  vErrors = [err114];
-                } else {
-                  vErrors.push(err114);
-                }
-                errors++;
-              }
-            }
-          }
-          var _valid0 = _errs153 === errors;
-          errors = _errs152;
-          if (vErrors !== null) {
-            if (_errs152) {
-              vErrors.length = _errs152;
-            } else {
-              vErrors = null;
-            }
-          }
-          if (!_valid0) {
-            const _errs155 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68.freq !== undefined) {
-                const err115 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data68.freq,
-                };
-                if (vErrors === null) {
-                  vErrors = [err115];
-                } else {
-                  vErrors.push(err115);
-                }
-                errors++;
-              }
-            }
-            var _valid0 = _errs155 === errors;
-            valid35 = _valid0;
-            if (valid35) {
-              var props0 = {};
-              props0.freq = true;
-              props0.mode = true;
-            }
-          }
-          if (!valid35) {
-            const err116 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
-              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
-              keyword: 'if',
-              params: { failingKeyword: 'else' },
-              message: 'must match "else" schema',
-              schema: schema49.allOf[0].if,
-              parentSchema: schema49.allOf[0],
-              data: data68,
-            };
-            if (vErrors === null) {
-              vErrors = [err116];
-            } else {
-              vErrors.push(err116);
-            }
-            errors++;
-          }
-          const _errs157 = errors;
-          let valid38 = true;
-          const _errs158 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-            if (data68.mode !== undefined) {
-              let data71 = data68.mode;
-              if (!(data71 === 0 || data71 === 1)) {
+          const _errs155 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+            if (data69.mode !== undefined) {
+              let data70 = data69.mode;
+              if (!(data70 === 0 || data70 === 2)) {
                 const err117 = {};
                 if (vErrors === null) {
                   vErrors = [err117];
@@ -24126,29 +24119,28 @@ function validate20(
               }
             }
           }
-          var _valid1 = _errs158 === errors;
-          errors = _errs157;
+          var _valid0 = _errs155 === errors;
+          errors = _errs154;
           if (vErrors !== null) {
-            if (_errs157) {
-              vErrors.length = _errs157;
+            if (_errs154) {
+              vErrors.length = _errs154;
             } else {
               vErrors = null;
             }
           }
-          if (!_valid1) {
-            const _errs160 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68['buffer-size'] !== undefined) {
+          if (!_valid0) {
+            const _errs157 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69.freq !== undefined) {
                 const err118 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data68['buffer-size'],
+                  parentSchema: schema49.allOf[0].else.properties.freq,
+                  data: data69.freq,
                 };
                 if (vErrors === null) {
                   vErrors = [err118];
@@ -24157,8 +24149,83 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['epg-export'] !== undefined) {
-                const err119 = {
+            }
+            var _valid0 = _errs157 === errors;
+            valid35 = _valid0;
+            if (valid35) {
+              var props0 = {};
+              props0.freq = true;
+              props0.mode = true;
+            }
+          }
+          if (!valid35) {
+            const err119 = {
+              instancePath: instancePath + '/dvb-adapter/' + i4,
+              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
+              keyword: 'if',
+              params: { failingKeyword: 'else' },
+              message: 'must match "else" schema',
+              schema: schema49.allOf[0].if,
+              parentSchema: schema49.allOf[0],
+              data: data69,
+            };
+            if (vErrors === null) {
+              vErrors = [err119];
+            } else {
+              vErrors.push(err119);
+            }
+            errors++;
+          }
+          const _errs159 = errors;
+          let valid38 = true;
+          const _errs160 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+            if (data69.mode !== undefined) {
+              let data72 = data69.mode;
+              if (!(data72 === 0 || data72 === 1)) {
+                const err120 = {};
+                if (vErrors === null) {
+                  vErrors = [err120];
+                } else {
+                  vErrors.push(err120);
+                }
+                errors++;
+              }
+            }
+          }
+          var _valid1 = _errs160 === errors;
+          errors = _errs159;
+          if (vErrors !== null) {
+            if (_errs159) {
+              vErrors.length = _errs159;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid1) {
+            const _errs162 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69['buffer-size'] !== undefined) {
+                const err121 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[1].else.properties['buffer-size'],
+                  data: data69['buffer-size'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err121];
+                } else {
+                  vErrors.push(err121);
+                }
+                errors++;
+              }
+              if (data69['epg-export'] !== undefined) {
+                const err122 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
@@ -24167,17 +24234,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data68['epg-export'],
+                  data: data69['epg-export'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err119];
+                  vErrors = [err122];
                 } else {
-                  vErrors.push(err119);
+                  vErrors.push(err122);
                 }
                 errors++;
               }
             }
-            var _valid1 = _errs160 === errors;
+            var _valid1 = _errs162 === errors;
             valid38 = _valid1;
             if (valid38) {
               var props1 = {};
@@ -24187,7 +24254,7 @@ function validate20(
             }
           }
           if (!valid38) {
-            const err120 = {
+            const err123 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
@@ -24195,12 +24262,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err120];
+              vErrors = [err123];
             } else {
-              vErrors.push(err120);
+              vErrors.push(err123);
             }
             errors++;
           }
@@ -24212,84 +24279,13 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs162 = errors;
+          const _errs164 = errors;
           let valid41 = true;
-          const _errs163 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-            if (data68.mode !== undefined) {
-              if (!(data68.mode === 0)) {
-                const err121 = {};
-                if (vErrors === null) {
-                  vErrors = [err121];
-                } else {
-                  vErrors.push(err121);
-                }
-                errors++;
-              }
-            }
-          }
-          var _valid2 = _errs163 === errors;
-          errors = _errs162;
-          if (vErrors !== null) {
-            if (_errs162) {
-              vErrors.length = _errs162;
-            } else {
-              vErrors = null;
-            }
-          }
-          if (!_valid2) {
-            const _errs165 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68['spectral-inversion'] !== undefined) {
-                const err122 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data68['spectral-inversion'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err122];
-                } else {
-                  vErrors.push(err122);
-                }
-                errors++;
-              }
-              if (data68.modulation !== undefined) {
-                const err123 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data68.modulation,
-                };
-                if (vErrors === null) {
-                  vErrors = [err123];
-                } else {
-                  vErrors.push(err123);
-                }
-                errors++;
-              }
-              if (data68['cam-pnr'] !== undefined) {
-                const err124 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data68['cam-pnr'],
-                };
+          const _errs165 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+            if (data69.mode !== undefined) {
+              if (!(data69.mode === 0)) {
+                const err124 = {};
                 if (vErrors === null) {
                   vErrors = [err124];
                 } else {
@@ -24298,7 +24294,78 @@ function validate20(
                 errors++;
               }
             }
-            var _valid2 = _errs165 === errors;
+          }
+          var _valid2 = _errs165 === errors;
+          errors = _errs164;
+          if (vErrors !== null) {
+            if (_errs164) {
+              vErrors.length = _errs164;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid2) {
+            const _errs167 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69['spectral-inversion'] !== undefined) {
+                const err125 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
+                  data: data69['spectral-inversion'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err125];
+                } else {
+                  vErrors.push(err125);
+                }
+                errors++;
+              }
+              if (data69.modulation !== undefined) {
+                const err126 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties.modulation,
+                  data: data69.modulation,
+                };
+                if (vErrors === null) {
+                  vErrors = [err126];
+                } else {
+                  vErrors.push(err126);
+                }
+                errors++;
+              }
+              if (data69['cam-pnr'] !== undefined) {
+                const err127 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
+                  data: data69['cam-pnr'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err127];
+                } else {
+                  vErrors.push(err127);
+                }
+                errors++;
+              }
+            }
+            var _valid2 = _errs167 === errors;
             valid41 = _valid2;
             if (valid41) {
               var props2 = {};
@@ -24309,7 +24376,7 @@ function validate20(
             }
           }
           if (!valid41) {
-            const err125 = {
+            const err128 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
@@ -24317,12 +24384,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err125];
+              vErrors = [err128];
             } else {
-              vErrors.push(err125);
+              vErrors.push(err128);
             }
             errors++;
           }
@@ -24334,71 +24401,71 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs167 = errors;
+          const _errs169 = errors;
           let valid44 = true;
-          const _errs168 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+          const _errs170 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
             let missing0;
-            if (data68.type === undefined && (missing0 = 'type')) {
-              const err126 = {};
+            if (data69.type === undefined && (missing0 = 'type')) {
+              const err129 = {};
               if (vErrors === null) {
-                vErrors = [err126];
+                vErrors = [err129];
               } else {
-                vErrors.push(err126);
+                vErrors.push(err129);
               }
               errors++;
             } else {
-              if (data68.mode !== undefined) {
-                const _errs169 = errors;
-                if (!(data68.mode === 0)) {
-                  const err127 = {};
+              if (data69.mode !== undefined) {
+                const _errs171 = errors;
+                if (!(data69.mode === 0)) {
+                  const err130 = {};
                   if (vErrors === null) {
-                    vErrors = [err127];
+                    vErrors = [err130];
                   } else {
-                    vErrors.push(err127);
+                    vErrors.push(err130);
                   }
                   errors++;
                 }
-                var valid45 = _errs169 === errors;
+                var valid45 = _errs171 === errors;
               } else {
                 var valid45 = true;
               }
               if (valid45) {
-                if (data68.type !== undefined) {
-                  let data79 = data68.type;
-                  const _errs170 = errors;
+                if (data69.type !== undefined) {
+                  let data80 = data69.type;
+                  const _errs172 = errors;
                   if (
-                    !(data79 === 1 || data79 === 2 || data79 === 5 || data79 === 6 || data79 === 18)
+                    !(data80 === 1 || data80 === 2 || data80 === 5 || data80 === 6 || data80 === 18)
                   ) {
-                    const err128 = {};
+                    const err131 = {};
                     if (vErrors === null) {
-                      vErrors = [err128];
+                      vErrors = [err131];
                     } else {
-                      vErrors.push(err128);
+                      vErrors.push(err131);
                     }
                     errors++;
                   }
-                  var valid45 = _errs170 === errors;
+                  var valid45 = _errs172 === errors;
                 } else {
                   var valid45 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs168 === errors;
-          errors = _errs167;
+          var _valid3 = _errs170 === errors;
+          errors = _errs169;
           if (vErrors !== null) {
-            if (_errs167) {
-              vErrors.length = _errs167;
+            if (_errs169) {
+              vErrors.length = _errs169;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs171 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68['symbol-rate'] !== undefined) {
-                const err129 = {
+            const _errs173 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69['symbol-rate'] !== undefined) {
+                const err132 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
@@ -24407,17 +24474,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data68['symbol-rate'],
+                  data: data69['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err129];
+                  vErrors = [err132];
                 } else {
-                  vErrors.push(err129);
+                  vErrors.push(err132);
                 }
                 errors++;
               }
-              if (data68.fec !== undefined) {
-                const err130 = {
+              if (data69.fec !== undefined) {
+                const err133 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
@@ -24425,17 +24492,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data68.fec,
+                  data: data69.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err130];
+                  vErrors = [err133];
                 } else {
-                  vErrors.push(err130);
+                  vErrors.push(err133);
                 }
                 errors++;
               }
             }
-            var _valid3 = _errs171 === errors;
+            var _valid3 = _errs173 === errors;
             valid44 = _valid3;
             if (valid44) {
               var props3 = {};
@@ -24446,7 +24513,7 @@ function validate20(
             }
           }
           if (!valid44) {
-            const err131 = {
+            const err134 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
@@ -24454,12 +24521,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err131];
+              vErrors = [err134];
             } else {
-              vErrors.push(err131);
+              vErrors.push(err134);
             }
             errors++;
           }
@@ -24471,69 +24538,69 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs173 = errors;
+          const _errs175 = errors;
           let valid47 = true;
-          const _errs174 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+          const _errs176 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
             let missing1;
-            if (data68.type === undefined && (missing1 = 'type')) {
-              const err132 = {};
+            if (data69.type === undefined && (missing1 = 'type')) {
+              const err135 = {};
               if (vErrors === null) {
-                vErrors = [err132];
+                vErrors = [err135];
               } else {
-                vErrors.push(err132);
+                vErrors.push(err135);
               }
               errors++;
             } else {
-              if (data68.mode !== undefined) {
-                const _errs175 = errors;
-                if (!(data68.mode === 0)) {
-                  const err133 = {};
+              if (data69.mode !== undefined) {
+                const _errs177 = errors;
+                if (!(data69.mode === 0)) {
+                  const err136 = {};
                   if (vErrors === null) {
-                    vErrors = [err133];
+                    vErrors = [err136];
                   } else {
-                    vErrors.push(err133);
+                    vErrors.push(err136);
                   }
                   errors++;
                 }
-                var valid48 = _errs175 === errors;
+                var valid48 = _errs177 === errors;
               } else {
                 var valid48 = true;
               }
               if (valid48) {
-                if (data68.type !== undefined) {
-                  let data83 = data68.type;
-                  const _errs176 = errors;
-                  if (!(data83 === 3 || data83 === 5 || data83 === 6 || data83 === 16)) {
-                    const err134 = {};
+                if (data69.type !== undefined) {
+                  let data84 = data69.type;
+                  const _errs178 = errors;
+                  if (!(data84 === 3 || data84 === 5 || data84 === 6 || data84 === 16)) {
+                    const err137 = {};
                     if (vErrors === null) {
-                      vErrors = [err134];
+                      vErrors = [err137];
                     } else {
-                      vErrors.push(err134);
+                      vErrors.push(err137);
                     }
                     errors++;
                   }
-                  var valid48 = _errs176 === errors;
+                  var valid48 = _errs178 === errors;
                 } else {
                   var valid48 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs174 === errors;
-          errors = _errs173;
+          var _valid4 = _errs176 === errors;
+          errors = _errs175;
           if (vErrors !== null) {
-            if (_errs173) {
-              vErrors.length = _errs173;
+            if (_errs175) {
+              vErrors.length = _errs175;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs177 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68['dvb-stream-id'] !== undefined) {
-                const err135 = {
+            const _errs179 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69['dvb-stream-id'] !== undefined) {
+                const err138 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
@@ -24542,64 +24609,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data68['dvb-stream-id'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err135];
-                } else {
-                  vErrors.push(err135);
-                }
-                errors++;
-              }
-              if (data68['biss-pnr'] !== undefined) {
-                const err136 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data68['biss-pnr'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err136];
-                } else {
-                  vErrors.push(err136);
-                }
-                errors++;
-              }
-              if (data68['biss-key'] !== undefined) {
-                const err137 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data68['biss-key'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err137];
-                } else {
-                  vErrors.push(err137);
-                }
-                errors++;
-              }
-              if (data68['t2mi-mode'] !== undefined) {
-                const err138 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data68['t2mi-mode'],
+                  data: data69['dvb-stream-id'],
                 };
                 if (vErrors === null) {
                   vErrors = [err138];
@@ -24608,17 +24618,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['t2mi-pid'] !== undefined) {
+              if (data69['biss-pnr'] !== undefined) {
                 const err139 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data68['t2mi-pid'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
+                  data: data69['biss-pnr'],
                 };
                 if (vErrors === null) {
                   vErrors = [err139];
@@ -24627,17 +24637,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['t2mi-plp'] !== undefined) {
+              if (data69['biss-key'] !== undefined) {
                 const err140 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data68['t2mi-plp'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
+                  data: data69['biss-key'],
                 };
                 if (vErrors === null) {
                   vErrors = [err140];
@@ -24646,17 +24656,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['t2mi-tsid'] !== undefined) {
+              if (data69['t2mi-mode'] !== undefined) {
                 const err141 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data68['t2mi-tsid'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
+                  data: data69['t2mi-mode'],
                 };
                 if (vErrors === null) {
                   vErrors = [err141];
@@ -24665,8 +24675,65 @@ function validate20(
                 }
                 errors++;
               }
+              if (data69['t2mi-pid'] !== undefined) {
+                const err142 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
+                  data: data69['t2mi-pid'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err142];
+                } else {
+                  vErrors.push(err142);
+                }
+                errors++;
+              }
+              if (data69['t2mi-plp'] !== undefined) {
+                const err143 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
+                  data: data69['t2mi-plp'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err143];
+                } else {
+                  vErrors.push(err143);
+                }
+                errors++;
+              }
+              if (data69['t2mi-tsid'] !== undefined) {
+                const err144 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
+                  data: data69['t2mi-tsid'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err144];
+                } else {
+                  vErrors.push(err144);
+                }
+                errors++;
+              }
             }
-            var _valid4 = _errs177 === errors;
+            var _valid4 = _errs179 === errors;
             valid47 = _valid4;
             if (valid47) {
               var props4 = {};
@@ -24682,7 +24749,7 @@ function validate20(
             }
           }
           if (!valid47) {
-            const err142 = {
+            const err145 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
@@ -24690,12 +24757,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err142];
+              vErrors = [err145];
             } else {
-              vErrors.push(err142);
+              vErrors.push(err145);
             }
             errors++;
           }
@@ -24707,69 +24774,69 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs179 = errors;
+          const _errs181 = errors;
           let valid50 = true;
-          const _errs180 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+          const _errs182 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
             let missing2;
-            if (data68.type === undefined && (missing2 = 'type')) {
-              const err143 = {};
+            if (data69.type === undefined && (missing2 = 'type')) {
+              const err146 = {};
               if (vErrors === null) {
-                vErrors = [err143];
+                vErrors = [err146];
               } else {
-                vErrors.push(err143);
+                vErrors.push(err146);
               }
               errors++;
             } else {
-              if (data68.mode !== undefined) {
-                const _errs181 = errors;
-                if (!(data68.mode === 0)) {
-                  const err144 = {};
+              if (data69.mode !== undefined) {
+                const _errs183 = errors;
+                if (!(data69.mode === 0)) {
+                  const err147 = {};
                   if (vErrors === null) {
-                    vErrors = [err144];
+                    vErrors = [err147];
                   } else {
-                    vErrors.push(err144);
+                    vErrors.push(err147);
                   }
                   errors++;
                 }
-                var valid51 = _errs181 === errors;
+                var valid51 = _errs183 === errors;
               } else {
                 var valid51 = true;
               }
               if (valid51) {
-                if (data68.type !== undefined) {
-                  let data92 = data68.type;
-                  const _errs182 = errors;
-                  if (!(data92 === 3 || data92 === 16)) {
-                    const err145 = {};
+                if (data69.type !== undefined) {
+                  let data93 = data69.type;
+                  const _errs184 = errors;
+                  if (!(data93 === 3 || data93 === 16)) {
+                    const err148 = {};
                     if (vErrors === null) {
-                      vErrors = [err145];
+                      vErrors = [err148];
                     } else {
-                      vErrors.push(err145);
+                      vErrors.push(err148);
                     }
                     errors++;
                   }
-                  var valid51 = _errs182 === errors;
+                  var valid51 = _errs184 === errors;
                 } else {
                   var valid51 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs180 === errors;
-          errors = _errs179;
+          var _valid5 = _errs182 === errors;
+          errors = _errs181;
           if (vErrors !== null) {
-            if (_errs179) {
-              vErrors.length = _errs179;
+            if (_errs181) {
+              vErrors.length = _errs181;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs183 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68.bandwidth !== undefined) {
-                const err146 = {
+            const _errs185 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69.bandwidth !== undefined) {
+                const err149 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
@@ -24778,64 +24845,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data68.bandwidth,
-                };
-                if (vErrors === null) {
-                  vErrors = [err146];
-                } else {
-                  vErrors.push(err146);
-                }
-                errors++;
-              }
-              if (data68['transmission-mode'] !== undefined) {
-                const err147 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data68['transmission-mode'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err147];
-                } else {
-                  vErrors.push(err147);
-                }
-                errors++;
-              }
-              if (data68['guard-interval'] !== undefined) {
-                const err148 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data68['guard-interval'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err148];
-                } else {
-                  vErrors.push(err148);
-                }
-                errors++;
-              }
-              if (data68['hierarchy-information'] !== undefined) {
-                const err149 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data68['hierarchy-information'],
+                  data: data69.bandwidth,
                 };
                 if (vErrors === null) {
                   vErrors = [err149];
@@ -24844,8 +24854,65 @@ function validate20(
                 }
                 errors++;
               }
+              if (data69['transmission-mode'] !== undefined) {
+                const err150 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
+                  data: data69['transmission-mode'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err150];
+                } else {
+                  vErrors.push(err150);
+                }
+                errors++;
+              }
+              if (data69['guard-interval'] !== undefined) {
+                const err151 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
+                  data: data69['guard-interval'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err151];
+                } else {
+                  vErrors.push(err151);
+                }
+                errors++;
+              }
+              if (data69['hierarchy-information'] !== undefined) {
+                const err152 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
+                  data: data69['hierarchy-information'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err152];
+                } else {
+                  vErrors.push(err152);
+                }
+                errors++;
+              }
             }
-            var _valid5 = _errs183 === errors;
+            var _valid5 = _errs185 === errors;
             valid50 = _valid5;
             if (valid50) {
               var props5 = {};
@@ -24858,7 +24925,7 @@ function validate20(
             }
           }
           if (!valid50) {
-            const err150 = {
+            const err153 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
@@ -24866,12 +24933,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err150];
+              vErrors = [err153];
             } else {
-              vErrors.push(err150);
+              vErrors.push(err153);
             }
             errors++;
           }
@@ -24883,70 +24950,70 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs185 = errors;
+          const _errs187 = errors;
           let valid53 = true;
-          const _errs186 = errors;
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+          const _errs188 = errors;
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
             let missing3;
-            if (data68.type === undefined && (missing3 = 'type')) {
-              const err151 = {};
+            if (data69.type === undefined && (missing3 = 'type')) {
+              const err154 = {};
               if (vErrors === null) {
-                vErrors = [err151];
+                vErrors = [err154];
               } else {
-                vErrors.push(err151);
+                vErrors.push(err154);
               }
               errors++;
             } else {
-              if (data68.mode !== undefined) {
-                let data97 = data68.mode;
-                const _errs187 = errors;
-                if (!(data97 === 0 || data97 === 1)) {
-                  const err152 = {};
+              if (data69.mode !== undefined) {
+                let data98 = data69.mode;
+                const _errs189 = errors;
+                if (!(data98 === 0 || data98 === 1)) {
+                  const err155 = {};
                   if (vErrors === null) {
-                    vErrors = [err152];
+                    vErrors = [err155];
                   } else {
-                    vErrors.push(err152);
+                    vErrors.push(err155);
                   }
                   errors++;
                 }
-                var valid54 = _errs187 === errors;
+                var valid54 = _errs189 === errors;
               } else {
                 var valid54 = true;
               }
               if (valid54) {
-                if (data68.type !== undefined) {
-                  let data98 = data68.type;
-                  const _errs188 = errors;
-                  if (!(data98 === 5 || data98 === 6)) {
-                    const err153 = {};
+                if (data69.type !== undefined) {
+                  let data99 = data69.type;
+                  const _errs190 = errors;
+                  if (!(data99 === 5 || data99 === 6)) {
+                    const err156 = {};
                     if (vErrors === null) {
-                      vErrors = [err153];
+                      vErrors = [err156];
                     } else {
-                      vErrors.push(err153);
+                      vErrors.push(err156);
                     }
                     errors++;
                   }
-                  var valid54 = _errs188 === errors;
+                  var valid54 = _errs190 === errors;
                 } else {
                   var valid54 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs186 === errors;
-          errors = _errs185;
+          var _valid6 = _errs188 === errors;
+          errors = _errs187;
           if (vErrors !== null) {
-            if (_errs185) {
-              vErrors.length = _errs185;
+            if (_errs187) {
+              vErrors.length = _errs187;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs189 = errors;
-            if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-              if (data68['lnb-freq1'] !== undefined) {
-                const err154 = {
+            const _errs191 = errors;
+            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+              if (data69['lnb-freq1'] !== undefined) {
+                const err157 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
@@ -24955,64 +25022,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data68['lnb-freq1'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err154];
-                } else {
-                  vErrors.push(err154);
-                }
-                errors++;
-              }
-              if (data68['lnb-freq2'] !== undefined) {
-                const err155 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data68['lnb-freq2'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err155];
-                } else {
-                  vErrors.push(err155);
-                }
-                errors++;
-              }
-              if (data68['lnb-freq-range'] !== undefined) {
-                const err156 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data68['lnb-freq-range'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err156];
-                } else {
-                  vErrors.push(err156);
-                }
-                errors++;
-              }
-              if (data68['lnb-sharing'] !== undefined) {
-                const err157 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data68['lnb-sharing'],
+                  data: data69['lnb-freq1'],
                 };
                 if (vErrors === null) {
                   vErrors = [err157];
@@ -25021,17 +25031,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['lnb-polarization'] !== undefined) {
+              if (data69['lnb-freq2'] !== undefined) {
                 const err158 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data68['lnb-polarization'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
+                  data: data69['lnb-freq2'],
                 };
                 if (vErrors === null) {
                   vErrors = [err158];
@@ -25040,17 +25050,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['lnb-force-tone'] !== undefined) {
+              if (data69['lnb-freq-range'] !== undefined) {
                 const err159 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data68['lnb-force-tone'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
+                  data: data69['lnb-freq-range'],
                 };
                 if (vErrors === null) {
                   vErrors = [err159];
@@ -25059,17 +25069,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data68['lnb-diseqc'] !== undefined) {
+              if (data69['lnb-sharing'] !== undefined) {
                 const err160 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data68['lnb-diseqc'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
+                  data: data69['lnb-sharing'],
                 };
                 if (vErrors === null) {
                   vErrors = [err160];
@@ -25078,8 +25088,65 @@ function validate20(
                 }
                 errors++;
               }
+              if (data69['lnb-polarization'] !== undefined) {
+                const err161 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
+                  data: data69['lnb-polarization'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err161];
+                } else {
+                  vErrors.push(err161);
+                }
+                errors++;
+              }
+              if (data69['lnb-force-tone'] !== undefined) {
+                const err162 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
+                  data: data69['lnb-force-tone'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err162];
+                } else {
+                  vErrors.push(err162);
+                }
+                errors++;
+              }
+              if (data69['lnb-diseqc'] !== undefined) {
+                const err163 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
+                  data: data69['lnb-diseqc'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err163];
+                } else {
+                  vErrors.push(err163);
+                }
+                errors++;
+              }
             }
-            var _valid6 = _errs189 === errors;
+            var _valid6 = _errs191 === errors;
             valid53 = _valid6;
             if (valid53) {
               var props6 = {};
@@ -25095,7 +25162,7 @@ function validate20(
             }
           }
           if (!valid53) {
-            const err161 = {
+            const err164 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
@@ -25103,12 +25170,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err161];
+              vErrors = [err164];
             } else {
-              vErrors.push(err161);
+              vErrors.push(err164);
             }
             errors++;
           }
@@ -25120,9 +25187,9 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
-            if (data68.id === undefined) {
-              const err162 = {
+          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+            if (data69.id === undefined) {
+              const err165 = {
                 instancePath: instancePath + '/dvb-adapter/' + i4,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -25130,17 +25197,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data68,
+                data: data69,
               };
               if (vErrors === null) {
-                vErrors = [err162];
+                vErrors = [err165];
               } else {
-                vErrors.push(err162);
+                vErrors.push(err165);
               }
               errors++;
             }
-            if (data68.name === undefined) {
-              const err163 = {
+            if (data69.name === undefined) {
+              const err166 = {
                 instancePath: instancePath + '/dvb-adapter/' + i4,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -25148,18 +25215,18 @@ function validate20(
                 message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data68,
+                data: data69,
               };
               if (vErrors === null) {
-                vErrors = [err163];
+                vErrors = [err166];
               } else {
-                vErrors.push(err163);
+                vErrors.push(err166);
               }
               errors++;
             }
-            for (const key5 in data68) {
+            for (const key5 in data69) {
               if (!func1.call(schema49.properties, key5)) {
-                const err164 = {
+                const err167 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -25167,83 +25234,7 @@ function validate20(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data68,
-                };
-                if (vErrors === null) {
-                  vErrors = [err164];
-                } else {
-                  vErrors.push(err164);
-                }
-                errors++;
-              }
-            }
-            if (data68.id !== undefined) {
-              let data106 = data68.id;
-              if (
-                !(
-                  typeof data106 == 'number' &&
-                  !(data106 % 1) &&
-                  !isNaN(data106) &&
-                  isFinite(data106)
-                )
-              ) {
-                const err165 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data106,
-                };
-                if (vErrors === null) {
-                  vErrors = [err165];
-                } else {
-                  vErrors.push(err165);
-                }
-                errors++;
-              }
-              if (typeof data106 == 'number' && isFinite(data106)) {
-                if (data106 < 1 || isNaN(data106)) {
-                  const err166 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties.id,
-                    data: data106,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err166];
-                  } else {
-                    vErrors.push(err166);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data68.mode !== undefined) {
-              let data107 = data68.mode;
-              if (
-                !(
-                  typeof data107 == 'number' &&
-                  !(data107 % 1) &&
-                  !isNaN(data107) &&
-                  isFinite(data107)
-                )
-              ) {
-                const err167 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.mode.type,
-                  parentSchema: schema49.properties.mode,
-                  data: data107,
+                  data: data69,
                 };
                 if (vErrors === null) {
                   vErrors = [err167];
@@ -25252,15 +25243,25 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data107 === 0 || data107 === 1 || data107 === 2)) {
+            }
+            if (data69.id !== undefined) {
+              let data107 = data69.id;
+              if (
+                !(
+                  typeof data107 == 'number' &&
+                  !(data107 % 1) &&
+                  !isNaN(data107) &&
+                  isFinite(data107)
+                )
+              ) {
                 const err168 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
                   data: data107,
                 };
                 if (vErrors === null) {
@@ -25270,9 +25271,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data107 == 'number' && isFinite(data107)) {
+                if (data107 < 1 || isNaN(data107)) {
+                  const err169 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties.id,
+                    data: data107,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err169];
+                  } else {
+                    vErrors.push(err169);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data68.type !== undefined) {
-              let data108 = data68.type;
+            if (data69.mode !== undefined) {
+              let data108 = data69.mode;
               if (
                 !(
                   typeof data108 == 'number' &&
@@ -25281,42 +25302,14 @@ function validate20(
                   isFinite(data108)
                 )
               ) {
-                const err169 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
+                const err170 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
-                  data: data108,
-                };
-                if (vErrors === null) {
-                  vErrors = [err169];
-                } else {
-                  vErrors.push(err169);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data108 === 1 ||
-                  data108 === 2 ||
-                  data108 === 3 ||
-                  data108 === 5 ||
-                  data108 === 6 ||
-                  data108 === 16 ||
-                  data108 === 18
-                )
-              ) {
-                const err170 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
-                  parentSchema: schema49.properties.type,
+                  schema: schema49.properties.mode.type,
+                  parentSchema: schema49.properties.mode,
                   data: data108,
                 };
                 if (vErrors === null) {
@@ -25326,37 +25319,43 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68.name !== undefined) {
-              let data109 = data68.name;
-              if (typeof data109 === 'string') {
-                if (func2(data109) < 1) {
-                  const err171 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
-                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema49.properties.name,
-                    data: data109,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err171];
-                  } else {
-                    vErrors.push(err171);
-                  }
-                  errors++;
+              if (!(data108 === 0 || data108 === 1 || data108 === 2)) {
+                const err171 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.mode.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
+                  data: data108,
+                };
+                if (vErrors === null) {
+                  vErrors = [err171];
+                } else {
+                  vErrors.push(err171);
                 }
-              } else {
+                errors++;
+              }
+            }
+            if (data69.type !== undefined) {
+              let data109 = data69.type;
+              if (
+                !(
+                  typeof data109 == 'number' &&
+                  !(data109 % 1) &&
+                  !isNaN(data109) &&
+                  isFinite(data109)
+                )
+              ) {
                 const err172 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
-                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.name.type,
-                  parentSchema: schema49.properties.name,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.type.type,
+                  parentSchema: schema49.properties.type,
                   data: data109,
                 };
                 if (vErrors === null) {
@@ -25366,19 +25365,26 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68.pause !== undefined) {
-              let data110 = data68.pause;
-              if (typeof data110 !== 'boolean') {
+              if (
+                !(
+                  data109 === 1 ||
+                  data109 === 2 ||
+                  data109 === 3 ||
+                  data109 === 5 ||
+                  data109 === 6 ||
+                  data109 === 16 ||
+                  data109 === 18
+                )
+              ) {
                 const err173 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
-                  data: data110,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
+                  data: data109,
                 };
                 if (vErrors === null) {
                   vErrors = [err173];
@@ -25388,73 +25394,58 @@ function validate20(
                 errors++;
               }
             }
-            if (data68.adapter !== undefined) {
-              let data111 = data68.adapter;
-              if (
-                !(
-                  typeof data111 == 'number' &&
-                  !(data111 % 1) &&
-                  !isNaN(data111) &&
-                  isFinite(data111)
-                )
-              ) {
-                const err174 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
-                  data: data111,
-                };
-                if (vErrors === null) {
-                  vErrors = [err174];
-                } else {
-                  vErrors.push(err174);
-                }
-                errors++;
-              }
-              if (typeof data111 == 'number' && isFinite(data111)) {
-                if (data111 < -1 || isNaN(data111)) {
-                  const err175 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
-                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties.adapter,
-                    data: data111,
+            if (data69.name !== undefined) {
+              let data110 = data69.name;
+              if (typeof data110 === 'string') {
+                if (func2(data110) < 1) {
+                  const err174 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
+                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema49.properties.name,
+                    data: data110,
                   };
                   if (vErrors === null) {
-                    vErrors = [err175];
+                    vErrors = [err174];
                   } else {
-                    vErrors.push(err175);
+                    vErrors.push(err174);
                   }
                   errors++;
                 }
+              } else {
+                const err175 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
+                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.name.type,
+                  parentSchema: schema49.properties.name,
+                  data: data110,
+                };
+                if (vErrors === null) {
+                  vErrors = [err175];
+                } else {
+                  vErrors.push(err175);
+                }
+                errors++;
               }
             }
-            if (data68.device !== undefined) {
-              let data112 = data68.device;
-              if (
-                !(
-                  typeof data112 == 'number' &&
-                  !(data112 % 1) &&
-                  !isNaN(data112) &&
-                  isFinite(data112)
-                )
-              ) {
+            if (data69.pause !== undefined) {
+              let data111 = data69.pause;
+              if (typeof data111 !== 'boolean') {
                 const err176 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
-                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.device.type,
-                  parentSchema: schema49.properties.device,
-                  data: data112,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
+                  data: data111,
                 };
                 if (vErrors === null) {
                   vErrors = [err176];
@@ -25463,60 +25454,74 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data69.adapter !== undefined) {
+              let data112 = data69.adapter;
+              if (
+                !(
+                  typeof data112 == 'number' &&
+                  !(data112 % 1) &&
+                  !isNaN(data112) &&
+                  isFinite(data112)
+                )
+              ) {
+                const err177 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
+                  data: data112,
+                };
+                if (vErrors === null) {
+                  vErrors = [err177];
+                } else {
+                  vErrors.push(err177);
+                }
+                errors++;
+              }
               if (typeof data112 == 'number' && isFinite(data112)) {
-                if (data112 < 0 || isNaN(data112)) {
-                  const err177 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
-                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                if (data112 < -1 || isNaN(data112)) {
+                  const err178 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
+                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.device,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties.adapter,
                     data: data112,
                   };
                   if (vErrors === null) {
-                    vErrors = [err177];
+                    vErrors = [err178];
                   } else {
-                    vErrors.push(err177);
+                    vErrors.push(err178);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.trace !== undefined) {
-              let data113 = data68.trace;
-              if (typeof data113 !== 'boolean') {
-                const err178 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.trace.type,
-                  parentSchema: schema49.properties.trace,
-                  data: data113,
-                };
-                if (vErrors === null) {
-                  vErrors = [err178];
-                } else {
-                  vErrors.push(err178);
-                }
-                errors++;
-              }
-            }
-            if (data68['mpegts-trace'] !== undefined) {
-              let data114 = data68['mpegts-trace'];
-              if (typeof data114 !== 'boolean') {
+            if (data69.device !== undefined) {
+              let data113 = data69.device;
+              if (
+                !(
+                  typeof data113 == 'number' &&
+                  !(data113 % 1) &&
+                  !isNaN(data113) &&
+                  isFinite(data113)
+                )
+              ) {
                 const err179 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
+                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
-                  data: data114,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.device.type,
+                  parentSchema: schema49.properties.device,
+                  data: data113,
                 };
                 if (vErrors === null) {
                   vErrors = [err179];
@@ -25525,40 +25530,39 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68['enable-alert'] !== undefined) {
-              let data115 = data68['enable-alert'];
-              if (typeof data115 !== 'boolean') {
-                const err180 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
-                  data: data115,
-                };
-                if (vErrors === null) {
-                  vErrors = [err180];
-                } else {
-                  vErrors.push(err180);
+              if (typeof data113 == 'number' && isFinite(data113)) {
+                if (data113 < 0 || isNaN(data113)) {
+                  const err180 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
+                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.device,
+                    data: data113,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err180];
+                  } else {
+                    vErrors.push(err180);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data68['mpegts-filter-ca-clear'] !== undefined) {
-              let data116 = data68['mpegts-filter-ca-clear'];
-              if (typeof data116 !== 'boolean') {
+            if (data69.trace !== undefined) {
+              let data114 = data69.trace;
+              if (typeof data114 !== 'boolean') {
                 const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
-                  data: data116,
+                  schema: schema49.properties.trace.type,
+                  parentSchema: schema49.properties.trace,
+                  data: data114,
                 };
                 if (vErrors === null) {
                   vErrors = [err181];
@@ -25568,18 +25572,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data68.note !== undefined) {
-              let data117 = data68.note;
-              if (typeof data117 !== 'string') {
+            if (data69['mpegts-trace'] !== undefined) {
+              let data115 = data69['mpegts-trace'];
+              if (typeof data115 !== 'boolean') {
                 const err182 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
-                  data: data117,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
+                  data: data115,
                 };
                 if (vErrors === null) {
                   vErrors = [err182];
@@ -25589,25 +25593,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data68.freq !== undefined) {
-              let data118 = data68.freq;
-              if (
-                !(
-                  typeof data118 == 'number' &&
-                  !(data118 % 1) &&
-                  !isNaN(data118) &&
-                  isFinite(data118)
-                )
-              ) {
+            if (data69['enable-alert'] !== undefined) {
+              let data116 = data69['enable-alert'];
+              if (typeof data116 !== 'boolean') {
                 const err183 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
-                  data: data118,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
+                  data: data116,
                 };
                 if (vErrors === null) {
                   vErrors = [err183];
@@ -25616,46 +25613,40 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data118 == 'number' && isFinite(data118)) {
-                if (data118 < 0 || isNaN(data118)) {
-                  const err184 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data118,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err184];
-                  } else {
-                    vErrors.push(err184);
-                  }
-                  errors++;
+            }
+            if (data69['mpegts-filter-ca-clear'] !== undefined) {
+              let data117 = data69['mpegts-filter-ca-clear'];
+              if (typeof data117 !== 'boolean') {
+                const err184 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  data: data117,
+                };
+                if (vErrors === null) {
+                  vErrors = [err184];
+                } else {
+                  vErrors.push(err184);
                 }
+                errors++;
               }
             }
-            if (data68['buffer-size'] !== undefined) {
-              let data119 = data68['buffer-size'];
-              if (
-                !(
-                  typeof data119 == 'number' &&
-                  !(data119 % 1) &&
-                  !isNaN(data119) &&
-                  isFinite(data119)
-                )
-              ) {
+            if (data69.note !== undefined) {
+              let data118 = data69.note;
+              if (typeof data118 !== 'string') {
                 const err185 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['buffer-size'].type,
-                  parentSchema: schema49.properties['buffer-size'],
-                  data: data119,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
+                  data: data118,
                 };
                 if (vErrors === null) {
                   vErrors = [err185];
@@ -25664,34 +25655,44 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data119 == 'number' && isFinite(data119)) {
-                if (data119 > 65535 || isNaN(data119)) {
-                  const err186 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 65535 },
-                    message: 'must be <= 65535',
-                    schema: 65535,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data119,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err186];
-                  } else {
-                    vErrors.push(err186);
-                  }
-                  errors++;
+            }
+            if (data69.freq !== undefined) {
+              let data119 = data69.freq;
+              if (
+                !(
+                  typeof data119 == 'number' &&
+                  !(data119 % 1) &&
+                  !isNaN(data119) &&
+                  isFinite(data119)
+                )
+              ) {
+                const err186 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
+                  data: data119,
+                };
+                if (vErrors === null) {
+                  vErrors = [err186];
+                } else {
+                  vErrors.push(err186);
                 }
+                errors++;
+              }
+              if (typeof data119 == 'number' && isFinite(data119)) {
                 if (data119 < 0 || isNaN(data119)) {
                   const err187 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['buffer-size'],
+                    parentSchema: schema49.properties.freq,
                     data: data119,
                   };
                   if (vErrors === null) {
@@ -25703,17 +25704,24 @@ function validate20(
                 }
               }
             }
-            if (data68['epg-export'] !== undefined) {
-              let data120 = data68['epg-export'];
-              if (typeof data120 !== 'boolean') {
+            if (data69['buffer-size'] !== undefined) {
+              let data120 = data69['buffer-size'];
+              if (
+                !(
+                  typeof data120 == 'number' &&
+                  !(data120 % 1) &&
+                  !isNaN(data120) &&
+                  isFinite(data120)
+                )
+              ) {
                 const err188 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
-                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['epg-export'].type,
-                  parentSchema: schema49.properties['epg-export'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['buffer-size'].type,
+                  parentSchema: schema49.properties['buffer-size'],
                   data: data120,
                 };
                 if (vErrors === null) {
@@ -25723,72 +25731,57 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68['spectral-inversion'] !== undefined) {
-              let data121 = data68['spectral-inversion'];
-              if (
-                !(
-                  typeof data121 == 'number' &&
-                  !(data121 % 1) &&
-                  !isNaN(data121) &&
-                  isFinite(data121)
-                )
-              ) {
-                const err189 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data121,
-                };
-                if (vErrors === null) {
-                  vErrors = [err189];
-                } else {
-                  vErrors.push(err189);
+              if (typeof data120 == 'number' && isFinite(data120)) {
+                if (data120 > 65535 || isNaN(data120)) {
+                  const err189 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data120,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err189];
+                  } else {
+                    vErrors.push(err189);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (!(data121 === 0 || data121 === 1 || data121 === 2)) {
-                const err190 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data121,
-                };
-                if (vErrors === null) {
-                  vErrors = [err190];
-                } else {
-                  vErrors.push(err190);
+                if (data120 < 0 || isNaN(data120)) {
+                  const err190 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data120,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err190];
+                  } else {
+                    vErrors.push(err190);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data68.modulation !== undefined) {
-              let data122 = data68.modulation;
-              if (
-                !(
-                  typeof data122 == 'number' &&
-                  !(data122 % 1) &&
-                  !isNaN(data122) &&
-                  isFinite(data122)
-                )
-              ) {
+            if (data69['epg-export'] !== undefined) {
+              let data121 = data69['epg-export'];
+              if (typeof data121 !== 'boolean') {
                 const err191 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
+                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
-                  data: data122,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['epg-export'].type,
+                  parentSchema: schema49.properties['epg-export'],
+                  data: data121,
                 };
                 if (vErrors === null) {
                   vErrors = [err191];
@@ -25797,33 +25790,25 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data69['spectral-inversion'] !== undefined) {
+              let data122 = data69['spectral-inversion'];
               if (
                 !(
-                  data122 === -1 ||
-                  data122 === 0 ||
-                  data122 === 1 ||
-                  data122 === 2 ||
-                  data122 === 3 ||
-                  data122 === 4 ||
-                  data122 === 5 ||
-                  data122 === 6 ||
-                  data122 === 7 ||
-                  data122 === 8 ||
-                  data122 === 9 ||
-                  data122 === 10 ||
-                  data122 === 11 ||
-                  data122 === 12 ||
-                  data122 === 13
+                  typeof data122 == 'number' &&
+                  !(data122 % 1) &&
+                  !isNaN(data122) &&
+                  isFinite(data122)
                 )
               ) {
                 const err192 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
-                  parentSchema: schema49.properties.modulation,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data122,
                 };
                 if (vErrors === null) {
@@ -25833,48 +25818,43 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68['cam-pnr'] !== undefined) {
-              let data123 = data68['cam-pnr'];
-              if (Array.isArray(data123)) {
-                const len5 = data123.length;
-                for (let i5 = 0; i5 < len5; i5++) {
-                  let data124 = data123[i5];
-                  if (
-                    !(
-                      typeof data124 == 'number' &&
-                      !(data124 % 1) &&
-                      !isNaN(data124) &&
-                      isFinite(data124)
-                    )
-                  ) {
-                    const err193 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr/' + i5,
-                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['cam-pnr'].items.type,
-                      parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data124,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err193];
-                    } else {
-                      vErrors.push(err193);
-                    }
-                    errors++;
-                  }
+              if (!(data122 === 0 || data122 === 1 || data122 === 2)) {
+                const err193 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data122,
+                };
+                if (vErrors === null) {
+                  vErrors = [err193];
+                } else {
+                  vErrors.push(err193);
                 }
-              } else {
+                errors++;
+              }
+            }
+            if (data69.modulation !== undefined) {
+              let data123 = data69.modulation;
+              if (
+                !(
+                  typeof data123 == 'number' &&
+                  !(data123 % 1) &&
+                  !isNaN(data123) &&
+                  isFinite(data123)
+                )
+              ) {
                 const err194 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['cam-pnr'].type,
-                  parentSchema: schema49.properties['cam-pnr'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.modulation.type,
+                  parentSchema: schema49.properties.modulation,
                   data: data123,
                 };
                 if (vErrors === null) {
@@ -25884,26 +25864,34 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68['symbol-rate'] !== undefined) {
-              let data125 = data68['symbol-rate'];
               if (
                 !(
-                  typeof data125 == 'number' &&
-                  !(data125 % 1) &&
-                  !isNaN(data125) &&
-                  isFinite(data125)
+                  data123 === -1 ||
+                  data123 === 0 ||
+                  data123 === 1 ||
+                  data123 === 2 ||
+                  data123 === 3 ||
+                  data123 === 4 ||
+                  data123 === 5 ||
+                  data123 === 6 ||
+                  data123 === 7 ||
+                  data123 === 8 ||
+                  data123 === 9 ||
+                  data123 === 10 ||
+                  data123 === 11 ||
+                  data123 === 12 ||
+                  data123 === 13
                 )
               ) {
                 const err195 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
-                  data: data125,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
+                  data: data123,
                 };
                 if (vErrors === null) {
                   vErrors = [err195];
@@ -25912,46 +25900,49 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data125 == 'number' && isFinite(data125)) {
-                if (data125 < 0 || isNaN(data125)) {
-                  const err196 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data125,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err196];
-                  } else {
-                    vErrors.push(err196);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data68.fec !== undefined) {
-              let data126 = data68.fec;
-              if (
-                !(
-                  typeof data126 == 'number' &&
-                  !(data126 % 1) &&
-                  !isNaN(data126) &&
-                  isFinite(data126)
-                )
-              ) {
+            if (data69['cam-pnr'] !== undefined) {
+              let data124 = data69['cam-pnr'];
+              if (Array.isArray(data124)) {
+                const len5 = data124.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  let data125 = data124[i5];
+                  if (
+                    !(
+                      typeof data125 == 'number' &&
+                      !(data125 % 1) &&
+                      !isNaN(data125) &&
+                      isFinite(data125)
+                    )
+                  ) {
+                    const err196 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr/' + i5,
+                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['cam-pnr'].items.type,
+                      parentSchema: schema49.properties['cam-pnr'].items,
+                      data: data125,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err196];
+                    } else {
+                      vErrors.push(err196);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
                 const err197 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
-                  data: data126,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['cam-pnr'].type,
+                  parentSchema: schema49.properties['cam-pnr'],
+                  data: data124,
                 };
                 if (vErrors === null) {
                   vErrors = [err197];
@@ -25960,31 +25951,25 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data69['symbol-rate'] !== undefined) {
+              let data126 = data69['symbol-rate'];
               if (
                 !(
-                  data126 === 0 ||
-                  data126 === 1 ||
-                  data126 === 2 ||
-                  data126 === 3 ||
-                  data126 === 4 ||
-                  data126 === 5 ||
-                  data126 === 6 ||
-                  data126 === 7 ||
-                  data126 === 8 ||
-                  data126 === 9 ||
-                  data126 === 10 ||
-                  data126 === 11 ||
-                  data126 === 12
+                  typeof data126 == 'number' &&
+                  !(data126 % 1) &&
+                  !isNaN(data126) &&
+                  isFinite(data126)
                 )
               ) {
                 const err198 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
                   data: data126,
                 };
                 if (vErrors === null) {
@@ -25994,9 +25979,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data126 == 'number' && isFinite(data126)) {
+                if (data126 < 0 || isNaN(data126)) {
+                  const err199 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data126,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err199];
+                  } else {
+                    vErrors.push(err199);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data68['dvb-stream-id'] !== undefined) {
-              let data127 = data68['dvb-stream-id'];
+            if (data69.fec !== undefined) {
+              let data127 = data69.fec;
               if (
                 !(
                   typeof data127 == 'number' &&
@@ -26005,7 +26010,69 @@ function validate20(
                   isFinite(data127)
                 )
               ) {
-                const err199 = {
+                const err200 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
+                  data: data127,
+                };
+                if (vErrors === null) {
+                  vErrors = [err200];
+                } else {
+                  vErrors.push(err200);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data127 === 0 ||
+                  data127 === 1 ||
+                  data127 === 2 ||
+                  data127 === 3 ||
+                  data127 === 4 ||
+                  data127 === 5 ||
+                  data127 === 6 ||
+                  data127 === 7 ||
+                  data127 === 8 ||
+                  data127 === 9 ||
+                  data127 === 10 ||
+                  data127 === 11 ||
+                  data127 === 12
+                )
+              ) {
+                const err201 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.fec.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
+                  data: data127,
+                };
+                if (vErrors === null) {
+                  vErrors = [err201];
+                } else {
+                  vErrors.push(err201);
+                }
+                errors++;
+              }
+            }
+            if (data69['dvb-stream-id'] !== undefined) {
+              let data128 = data69['dvb-stream-id'];
+              if (
+                !(
+                  typeof data128 == 'number' &&
+                  !(data128 % 1) &&
+                  !isNaN(data128) &&
+                  isFinite(data128)
+                )
+              ) {
+                const err202 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
                   schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
                   keyword: 'type',
@@ -26013,77 +26080,6 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['dvb-stream-id'].type,
                   parentSchema: schema49.properties['dvb-stream-id'],
-                  data: data127,
-                };
-                if (vErrors === null) {
-                  vErrors = [err199];
-                } else {
-                  vErrors.push(err199);
-                }
-                errors++;
-              }
-              if (typeof data127 == 'number' && isFinite(data127)) {
-                if (data127 < -1 || isNaN(data127)) {
-                  const err200 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data127,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err200];
-                  } else {
-                    vErrors.push(err200);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data68['biss-pnr'] !== undefined) {
-              let data128 = data68['biss-pnr'];
-              if (Array.isArray(data128)) {
-                const len6 = data128.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data129 = data128[i6];
-                  if (
-                    !(
-                      typeof data129 == 'number' &&
-                      !(data129 % 1) &&
-                      !isNaN(data129) &&
-                      isFinite(data129)
-                    )
-                  ) {
-                    const err201 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr/' + i6,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['biss-pnr'].items.type,
-                      parentSchema: schema49.properties['biss-pnr'].items,
-                      data: data129,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err201];
-                    } else {
-                      vErrors.push(err201);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err202 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-pnr'].type,
-                  parentSchema: schema49.properties['biss-pnr'],
                   data: data128,
                 };
                 if (vErrors === null) {
@@ -26093,16 +26089,87 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data128 == 'number' && isFinite(data128)) {
+                if (data128 < -1 || isNaN(data128)) {
+                  const err203 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['dvb-stream-id'],
+                    data: data128,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err203];
+                  } else {
+                    vErrors.push(err203);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data68['biss-key'] !== undefined) {
-              let data130 = data68['biss-key'];
-              if (Array.isArray(data130)) {
-                const len7 = data130.length;
+            if (data69['biss-pnr'] !== undefined) {
+              let data129 = data69['biss-pnr'];
+              if (Array.isArray(data129)) {
+                const len6 = data129.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data130 = data129[i6];
+                  if (
+                    !(
+                      typeof data130 == 'number' &&
+                      !(data130 % 1) &&
+                      !isNaN(data130) &&
+                      isFinite(data130)
+                    )
+                  ) {
+                    const err204 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr/' + i6,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['biss-pnr'].items.type,
+                      parentSchema: schema49.properties['biss-pnr'].items,
+                      data: data130,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err204];
+                    } else {
+                      vErrors.push(err204);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err205 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-pnr'].type,
+                  parentSchema: schema49.properties['biss-pnr'],
+                  data: data129,
+                };
+                if (vErrors === null) {
+                  vErrors = [err205];
+                } else {
+                  vErrors.push(err205);
+                }
+                errors++;
+              }
+            }
+            if (data69['biss-key'] !== undefined) {
+              let data131 = data69['biss-key'];
+              if (Array.isArray(data131)) {
+                const len7 = data131.length;
                 for (let i7 = 0; i7 < len7; i7++) {
-                  let data131 = data130[i7];
-                  if (typeof data131 === 'string') {
-                    if (func2(data131) < 1) {
-                      const err203 = {
+                  let data132 = data131[i7];
+                  if (typeof data132 === 'string') {
+                    if (func2(data132) < 1) {
+                      const err206 = {
                         instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
                         keyword: 'minLength',
@@ -26110,17 +26177,17 @@ function validate20(
                         message: 'must NOT have fewer than 1 characters',
                         schema: 1,
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data131,
+                        data: data132,
                       };
                       if (vErrors === null) {
-                        vErrors = [err203];
+                        vErrors = [err206];
                       } else {
-                        vErrors.push(err203);
+                        vErrors.push(err206);
                       }
                       errors++;
                     }
-                    if (!pattern8.test(data131)) {
-                      const err204 = {
+                    if (!pattern8.test(data132)) {
+                      const err207 = {
                         instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
                         keyword: 'pattern',
@@ -26129,17 +26196,17 @@ function validate20(
                           'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
                         schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data131,
+                        data: data132,
                       };
                       if (vErrors === null) {
-                        vErrors = [err204];
+                        vErrors = [err207];
                       } else {
-                        vErrors.push(err204);
+                        vErrors.push(err207);
                       }
                       errors++;
                     }
                   } else {
-                    const err205 = {
+                    const err208 = {
                       instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
                       keyword: 'type',
@@ -26147,18 +26214,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema49.properties['biss-key'].items.type,
                       parentSchema: schema49.properties['biss-key'].items,
-                      data: data131,
+                      data: data132,
                     };
                     if (vErrors === null) {
-                      vErrors = [err205];
+                      vErrors = [err208];
                     } else {
-                      vErrors.push(err205);
+                      vErrors.push(err208);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err206 = {
+                const err209 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
@@ -26166,81 +26233,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['biss-key'].type,
                   parentSchema: schema49.properties['biss-key'],
-                  data: data130,
-                };
-                if (vErrors === null) {
-                  vErrors = [err206];
-                } else {
-                  vErrors.push(err206);
-                }
-                errors++;
-              }
-            }
-            if (data68['t2mi-mode'] !== undefined) {
-              let data132 = data68['t2mi-mode'];
-              if (
-                !(
-                  typeof data132 == 'number' &&
-                  !(data132 % 1) &&
-                  !isNaN(data132) &&
-                  isFinite(data132)
-                )
-              ) {
-                const err207 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data132,
-                };
-                if (vErrors === null) {
-                  vErrors = [err207];
-                } else {
-                  vErrors.push(err207);
-                }
-                errors++;
-              }
-              if (!(data132 === 0 || data132 === 1 || data132 === 2)) {
-                const err208 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data132,
-                };
-                if (vErrors === null) {
-                  vErrors = [err208];
-                } else {
-                  vErrors.push(err208);
-                }
-                errors++;
-              }
-            }
-            if (data68['t2mi-pid'] !== undefined) {
-              let data133 = data68['t2mi-pid'];
-              if (
-                !(
-                  typeof data133 == 'number' &&
-                  !(data133 % 1) &&
-                  !isNaN(data133) &&
-                  isFinite(data133)
-                )
-              ) {
-                const err209 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
-                  data: data133,
+                  data: data131,
                 };
                 if (vErrors === null) {
                   vErrors = [err209];
@@ -26249,47 +26242,55 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data133 == 'number' && isFinite(data133)) {
-                if (data133 > 8191 || isNaN(data133)) {
-                  const err210 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data133,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err210];
-                  } else {
-                    vErrors.push(err210);
-                  }
-                  errors++;
+            }
+            if (data69['t2mi-mode'] !== undefined) {
+              let data133 = data69['t2mi-mode'];
+              if (
+                !(
+                  typeof data133 == 'number' &&
+                  !(data133 % 1) &&
+                  !isNaN(data133) &&
+                  isFinite(data133)
+                )
+              ) {
+                const err210 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data133,
+                };
+                if (vErrors === null) {
+                  vErrors = [err210];
+                } else {
+                  vErrors.push(err210);
                 }
-                if (data133 < 0 || isNaN(data133)) {
-                  const err211 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data133,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err211];
-                  } else {
-                    vErrors.push(err211);
-                  }
-                  errors++;
+                errors++;
+              }
+              if (!(data133 === 0 || data133 === 1 || data133 === 2)) {
+                const err211 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data133,
+                };
+                if (vErrors === null) {
+                  vErrors = [err211];
+                } else {
+                  vErrors.push(err211);
                 }
+                errors++;
               }
             }
-            if (data68['t2mi-plp'] !== undefined) {
-              let data134 = data68['t2mi-plp'];
+            if (data69['t2mi-pid'] !== undefined) {
+              let data134 = data69['t2mi-pid'];
               if (
                 !(
                   typeof data134 == 'number' &&
@@ -26299,13 +26300,13 @@ function validate20(
                 )
               ) {
                 const err212 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
                   data: data134,
                 };
                 if (vErrors === null) {
@@ -26316,15 +26317,15 @@ function validate20(
                 errors++;
               }
               if (typeof data134 == 'number' && isFinite(data134)) {
-                if (data134 > 255 || isNaN(data134)) {
+                if (data134 > 8191 || isNaN(data134)) {
                   const err213 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data134,
                   };
                   if (vErrors === null) {
@@ -26336,13 +26337,13 @@ function validate20(
                 }
                 if (data134 < 0 || isNaN(data134)) {
                   const err214 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data134,
                   };
                   if (vErrors === null) {
@@ -26354,8 +26355,8 @@ function validate20(
                 }
               }
             }
-            if (data68['t2mi-tsid'] !== undefined) {
-              let data135 = data68['t2mi-tsid'];
+            if (data69['t2mi-plp'] !== undefined) {
+              let data135 = data69['t2mi-plp'];
               if (
                 !(
                   typeof data135 == 'number' &&
@@ -26365,13 +26366,13 @@ function validate20(
                 )
               ) {
                 const err215 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
                   data: data135,
                 };
                 if (vErrors === null) {
@@ -26384,13 +26385,13 @@ function validate20(
               if (typeof data135 == 'number' && isFinite(data135)) {
                 if (data135 > 255 || isNaN(data135)) {
                   const err216 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 255 },
                     message: 'must be <= 255',
                     schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -26400,15 +26401,15 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data135 < -1 || isNaN(data135)) {
+                if (data135 < 0 || isNaN(data135)) {
                   const err217 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data135,
                   };
                   if (vErrors === null) {
@@ -26420,8 +26421,8 @@ function validate20(
                 }
               }
             }
-            if (data68.bandwidth !== undefined) {
-              let data136 = data68.bandwidth;
+            if (data69['t2mi-tsid'] !== undefined) {
+              let data136 = data69['t2mi-tsid'];
               if (
                 !(
                   typeof data136 == 'number' &&
@@ -26431,13 +26432,13 @@ function validate20(
                 )
               ) {
                 const err218 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
                   data: data136,
                 };
                 if (vErrors === null) {
@@ -26448,15 +26449,15 @@ function validate20(
                 errors++;
               }
               if (typeof data136 == 'number' && isFinite(data136)) {
-                if (data136 > 8000 || isNaN(data136)) {
+                if (data136 > 255 || isNaN(data136)) {
                   const err219 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data136,
                   };
                   if (vErrors === null) {
@@ -26466,15 +26467,15 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data136 < 6000 || isNaN(data136)) {
+                if (data136 < -1 || isNaN(data136)) {
                   const err220 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data136,
                   };
                   if (vErrors === null) {
@@ -26486,8 +26487,8 @@ function validate20(
                 }
               }
             }
-            if (data68['transmission-mode'] !== undefined) {
-              let data137 = data68['transmission-mode'];
+            if (data69.bandwidth !== undefined) {
+              let data137 = data69.bandwidth;
               if (
                 !(
                   typeof data137 == 'number' &&
@@ -26497,13 +26498,13 @@ function validate20(
                 )
               ) {
                 const err221 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
                   data: data137,
                 };
                 if (vErrors === null) {
@@ -26513,39 +26514,47 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data137 === 0 ||
-                  data137 === 1 ||
-                  data137 === 2 ||
-                  data137 === 3 ||
-                  data137 === 4 ||
-                  data137 === 5 ||
-                  data137 === 6 ||
-                  data137 === 7 ||
-                  data137 === 8
-                )
-              ) {
-                const err222 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data137,
-                };
-                if (vErrors === null) {
-                  vErrors = [err222];
-                } else {
-                  vErrors.push(err222);
+              if (typeof data137 == 'number' && isFinite(data137)) {
+                if (data137 > 8000 || isNaN(data137)) {
+                  const err222 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data137,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err222];
+                  } else {
+                    vErrors.push(err222);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data137 < 6000 || isNaN(data137)) {
+                  const err223 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data137,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err223];
+                  } else {
+                    vErrors.push(err223);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data68['guard-interval'] !== undefined) {
-              let data138 = data68['guard-interval'];
+            if (data69['transmission-mode'] !== undefined) {
+              let data138 = data69['transmission-mode'];
               if (
                 !(
                   typeof data138 == 'number' &&
@@ -26554,20 +26563,20 @@ function validate20(
                   isFinite(data138)
                 )
               ) {
-                const err223 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                const err224 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err223];
+                  vErrors = [err224];
                 } else {
-                  vErrors.push(err223);
+                  vErrors.push(err224);
                 }
                 errors++;
               }
@@ -26581,48 +26590,18 @@ function validate20(
                   data138 === 5 ||
                   data138 === 6 ||
                   data138 === 7 ||
-                  data138 === 8 ||
-                  data138 === 9 ||
-                  data138 === 10
-                )
-              ) {
-                const err224 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data138,
-                };
-                if (vErrors === null) {
-                  vErrors = [err224];
-                } else {
-                  vErrors.push(err224);
-                }
-                errors++;
-              }
-            }
-            if (data68['hierarchy-information'] !== undefined) {
-              let data139 = data68['hierarchy-information'];
-              if (
-                !(
-                  typeof data139 == 'number' &&
-                  !(data139 % 1) &&
-                  !isNaN(data139) &&
-                  isFinite(data139)
+                  data138 === 8
                 )
               ) {
                 const err225 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data139,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
+                  data: data138,
                 };
                 if (vErrors === null) {
                   vErrors = [err225];
@@ -26631,17 +26610,25 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data69['guard-interval'] !== undefined) {
+              let data139 = data69['guard-interval'];
               if (
-                !(data139 === 0 || data139 === 1 || data139 === 2 || data139 === 3 || data139 === 4)
+                !(
+                  typeof data139 == 'number' &&
+                  !(data139 % 1) &&
+                  !isNaN(data139) &&
+                  isFinite(data139)
+                )
               ) {
                 const err226 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -26651,26 +26638,30 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data68['lnb-freq1'] !== undefined) {
-              let data140 = data68['lnb-freq1'];
               if (
                 !(
-                  typeof data140 == 'number' &&
-                  !(data140 % 1) &&
-                  !isNaN(data140) &&
-                  isFinite(data140)
+                  data139 === 0 ||
+                  data139 === 1 ||
+                  data139 === 2 ||
+                  data139 === 3 ||
+                  data139 === 4 ||
+                  data139 === 5 ||
+                  data139 === 6 ||
+                  data139 === 7 ||
+                  data139 === 8 ||
+                  data139 === 9 ||
+                  data139 === 10
                 )
               ) {
                 const err227 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
-                  data: data140,
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data139,
                 };
                 if (vErrors === null) {
                   vErrors = [err227];
@@ -26679,46 +26670,46 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data140 == 'number' && isFinite(data140)) {
-                if (data140 < 0 || isNaN(data140)) {
-                  const err228 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
-                    data: data140,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err228];
-                  } else {
-                    vErrors.push(err228);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data68['lnb-freq2'] !== undefined) {
-              let data141 = data68['lnb-freq2'];
+            if (data69['hierarchy-information'] !== undefined) {
+              let data140 = data69['hierarchy-information'];
               if (
                 !(
-                  typeof data141 == 'number' &&
-                  !(data141 % 1) &&
-                  !isNaN(data141) &&
-                  isFinite(data141)
+                  typeof data140 == 'number' &&
+                  !(data140 % 1) &&
+                  !isNaN(data140) &&
+                  isFinite(data140)
                 )
               ) {
-                const err229 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                const err228 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
-                  data: data141,
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data140,
+                };
+                if (vErrors === null) {
+                  vErrors = [err228];
+                } else {
+                  vErrors.push(err228);
+                }
+                errors++;
+              }
+              if (
+                !(data140 === 0 || data140 === 1 || data140 === 2 || data140 === 3 || data140 === 4)
+              ) {
+                const err229 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data140,
                 };
                 if (vErrors === null) {
                   vErrors = [err229];
@@ -26727,29 +26718,57 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data69['lnb-freq1'] !== undefined) {
+              let data141 = data69['lnb-freq1'];
+              if (
+                !(
+                  typeof data141 == 'number' &&
+                  !(data141 % 1) &&
+                  !isNaN(data141) &&
+                  isFinite(data141)
+                )
+              ) {
+                const err230 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
+                  data: data141,
+                };
+                if (vErrors === null) {
+                  vErrors = [err230];
+                } else {
+                  vErrors.push(err230);
+                }
+                errors++;
+              }
               if (typeof data141 == 'number' && isFinite(data141)) {
                 if (data141 < 0 || isNaN(data141)) {
-                  const err230 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                  const err231 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
+                    parentSchema: schema49.properties['lnb-freq1'],
                     data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err230];
+                    vErrors = [err231];
                   } else {
-                    vErrors.push(err230);
+                    vErrors.push(err231);
                   }
                   errors++;
                 }
               }
             }
-            if (data68['lnb-freq-range'] !== undefined) {
-              let data142 = data68['lnb-freq-range'];
+            if (data69['lnb-freq2'] !== undefined) {
+              let data142 = data69['lnb-freq2'];
               if (
                 !(
                   typeof data142 == 'number' &&
@@ -26758,7 +26777,55 @@ function validate20(
                   isFinite(data142)
                 )
               ) {
-                const err231 = {
+                const err232 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
+                  data: data142,
+                };
+                if (vErrors === null) {
+                  vErrors = [err232];
+                } else {
+                  vErrors.push(err232);
+                }
+                errors++;
+              }
+              if (typeof data142 == 'number' && isFinite(data142)) {
+                if (data142 < 0 || isNaN(data142)) {
+                  const err233 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq2'],
+                    data: data142,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err233];
+                  } else {
+                    vErrors.push(err233);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data69['lnb-freq-range'] !== undefined) {
+              let data143 = data69['lnb-freq-range'];
+              if (
+                !(
+                  typeof data143 == 'number' &&
+                  !(data143 % 1) &&
+                  !isNaN(data143) &&
+                  isFinite(data143)
+                )
+              ) {
+                const err234 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
                   keyword: 'type',
@@ -26766,76 +26833,7 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['lnb-freq-range'].type,
                   parentSchema: schema49.properties['lnb-freq-range'],
-                  data: data142,
-                };
-                if (vErrors === null) {
-                  vErrors = [err231];
-                } else {
-                  vErrors.push(err231);
-                }
-                errors++;
-              }
-              if (typeof data142 == 'number' && isFinite(data142)) {
-                if (data142 < 0 || isNaN(data142)) {
-                  const err232 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq-range'],
-                    data: data142,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err232];
-                  } else {
-                    vErrors.push(err232);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data68['lnb-sharing'] !== undefined) {
-              let data143 = data68['lnb-sharing'];
-              if (typeof data143 !== 'boolean') {
-                const err233 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-sharing'].type,
-                  parentSchema: schema49.properties['lnb-sharing'],
                   data: data143,
-                };
-                if (vErrors === null) {
-                  vErrors = [err233];
-                } else {
-                  vErrors.push(err233);
-                }
-                errors++;
-              }
-            }
-            if (data68['lnb-polarization'] !== undefined) {
-              let data144 = data68['lnb-polarization'];
-              if (
-                !(
-                  typeof data144 == 'number' &&
-                  !(data144 % 1) &&
-                  !isNaN(data144) &&
-                  isFinite(data144)
-                )
-              ) {
-                const err234 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-polarization'].type,
-                  parentSchema: schema49.properties['lnb-polarization'],
-                  data: data144,
                 };
                 if (vErrors === null) {
                   vErrors = [err234];
@@ -26844,17 +26842,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data144 == 'number' && isFinite(data144)) {
-                if (data144 > 1 || isNaN(data144)) {
+              if (typeof data143 == 'number' && isFinite(data143)) {
+                if (data143 < 0 || isNaN(data143)) {
                   const err235 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1 },
-                    message: 'must be <= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data144,
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq-range'],
+                    data: data143,
                   };
                   if (vErrors === null) {
                     vErrors = [err235];
@@ -26863,37 +26861,47 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data144 < -1 || isNaN(data144)) {
-                  const err236 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data144,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err236];
-                  } else {
-                    vErrors.push(err236);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data68['lnb-force-tone'] !== undefined) {
-              let data145 = data68['lnb-force-tone'];
-              if (typeof data145 !== 'boolean') {
-                const err237 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+            if (data69['lnb-sharing'] !== undefined) {
+              let data144 = data69['lnb-sharing'];
+              if (typeof data144 !== 'boolean') {
+                const err236 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['lnb-force-tone'].type,
-                  parentSchema: schema49.properties['lnb-force-tone'],
+                  schema: schema49.properties['lnb-sharing'].type,
+                  parentSchema: schema49.properties['lnb-sharing'],
+                  data: data144,
+                };
+                if (vErrors === null) {
+                  vErrors = [err236];
+                } else {
+                  vErrors.push(err236);
+                }
+                errors++;
+              }
+            }
+            if (data69['lnb-polarization'] !== undefined) {
+              let data145 = data69['lnb-polarization'];
+              if (
+                !(
+                  typeof data145 == 'number' &&
+                  !(data145 % 1) &&
+                  !isNaN(data145) &&
+                  isFinite(data145)
+                )
+              ) {
+                const err237 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-polarization'].type,
+                  parentSchema: schema49.properties['lnb-polarization'],
                   data: data145,
                 };
                 if (vErrors === null) {
@@ -26903,18 +26911,77 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data145 == 'number' && isFinite(data145)) {
+                if (data145 > 1 || isNaN(data145)) {
+                  const err238 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1 },
+                    message: 'must be <= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data145,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err238];
+                  } else {
+                    vErrors.push(err238);
+                  }
+                  errors++;
+                }
+                if (data145 < -1 || isNaN(data145)) {
+                  const err239 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data145,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err239];
+                  } else {
+                    vErrors.push(err239);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data68['lnb-diseqc'] !== undefined) {
-              let data146 = data68['lnb-diseqc'];
+            if (data69['lnb-force-tone'] !== undefined) {
+              let data146 = data69['lnb-force-tone'];
+              if (typeof data146 !== 'boolean') {
+                const err240 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-force-tone'].type,
+                  parentSchema: schema49.properties['lnb-force-tone'],
+                  data: data146,
+                };
+                if (vErrors === null) {
+                  vErrors = [err240];
+                } else {
+                  vErrors.push(err240);
+                }
+                errors++;
+              }
+            }
+            if (data69['lnb-diseqc'] !== undefined) {
+              let data147 = data69['lnb-diseqc'];
               if (
                 !(
-                  typeof data146 == 'number' &&
-                  !(data146 % 1) &&
-                  !isNaN(data146) &&
-                  isFinite(data146)
+                  typeof data147 == 'number' &&
+                  !(data147 % 1) &&
+                  !isNaN(data147) &&
+                  isFinite(data147)
                 )
               ) {
-                const err238 = {
+                const err241 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
                   keyword: 'type',
@@ -26922,19 +26989,19 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['lnb-diseqc'].type,
                   parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data146,
+                  data: data147,
                 };
                 if (vErrors === null) {
-                  vErrors = [err238];
+                  vErrors = [err241];
                 } else {
-                  vErrors.push(err238);
+                  vErrors.push(err241);
                 }
                 errors++;
               }
               if (
-                !(data146 === 0 || data146 === 1 || data146 === 2 || data146 === 3 || data146 === 4)
+                !(data147 === 0 || data147 === 1 || data147 === 2 || data147 === 3 || data147 === 4)
               ) {
-                const err239 = {
+                const err242 = {
                   instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
                   keyword: 'enum',
@@ -26942,18 +27009,18 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema49.properties['lnb-diseqc'].enum,
                   parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data146,
+                  data: data147,
                 };
                 if (vErrors === null) {
-                  vErrors = [err239];
+                  vErrors = [err242];
                 } else {
-                  vErrors.push(err239);
+                  vErrors.push(err242);
                 }
                 errors++;
               }
             }
           } else {
-            const err240 = {
+            const err243 = {
               instancePath: instancePath + '/dvb-adapter/' + i4,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -26961,18 +27028,18 @@ function validate20(
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err240];
+              vErrors = [err243];
             } else {
-              vErrors.push(err240);
+              vErrors.push(err243);
             }
             errors++;
           }
         }
       } else {
-        const err241 = {
+        const err244 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -26980,12 +27047,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data67,
+          data: data68,
         };
         if (vErrors === null) {
-          vErrors = [err241];
+          vErrors = [err244];
         } else {
-          vErrors.push(err241);
+          vErrors.push(err244);
         }
         errors++;
       }
@@ -27005,14 +27072,14 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data148 = data.stream;
-      if (Array.isArray(data148)) {
-        const len8 = data148.length;
+      let data149 = data.stream;
+      if (Array.isArray(data149)) {
+        const len8 = data149.length;
         for (let i8 = 0; i8 < len8; i8++) {
           if (
-            !validate30(data148[i8], {
+            !validate30(data149[i8], {
               instancePath: instancePath + '/stream/' + i8,
-              parentData: data148,
+              parentData: data149,
               parentDataProperty: i8,
               rootData,
               dynamicAnchors,
@@ -27023,7 +27090,7 @@ function validate20(
           }
         }
       } else {
-        const err242 = {
+        const err245 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -27031,25 +27098,25 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data148,
+          data: data149,
         };
         if (vErrors === null) {
-          vErrors = [err242];
+          vErrors = [err245];
         } else {
-          vErrors.push(err242);
+          vErrors.push(err245);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data150 = data['stream-adaptive'];
-      if (Array.isArray(data150)) {
-        const len9 = data150.length;
+      let data151 = data['stream-adaptive'];
+      if (Array.isArray(data151)) {
+        const len9 = data151.length;
         for (let i9 = 0; i9 < len9; i9++) {
-          let data151 = data150[i9];
-          if (data151 && typeof data151 == 'object' && !Array.isArray(data151)) {
-            if (data151.id === undefined) {
-              const err243 = {
+          let data152 = data151[i9];
+          if (data152 && typeof data152 == 'object' && !Array.isArray(data152)) {
+            if (data152.id === undefined) {
+              const err246 = {
                 instancePath: instancePath + '/stream-adaptive/' + i9,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27057,17 +27124,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data151,
+                data: data152,
               };
               if (vErrors === null) {
-                vErrors = [err243];
+                vErrors = [err246];
               } else {
-                vErrors.push(err243);
+                vErrors.push(err246);
               }
               errors++;
             }
-            if (data151['stream-name'] === undefined) {
-              const err244 = {
+            if (data152['stream-name'] === undefined) {
+              const err247 = {
                 instancePath: instancePath + '/stream-adaptive/' + i9,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27075,17 +27142,17 @@ function validate20(
                 message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data151,
+                data: data152,
               };
               if (vErrors === null) {
-                vErrors = [err244];
+                vErrors = [err247];
               } else {
-                vErrors.push(err244);
+                vErrors.push(err247);
               }
               errors++;
             }
-            if (data151.streams === undefined) {
-              const err245 = {
+            if (data152.streams === undefined) {
+              const err248 = {
                 instancePath: instancePath + '/stream-adaptive/' + i9,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27093,26 +27160,26 @@ function validate20(
                 message: "must have required property '" + 'streams' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data151,
+                data: data152,
               };
               if (vErrors === null) {
-                vErrors = [err245];
+                vErrors = [err248];
               } else {
-                vErrors.push(err245);
+                vErrors.push(err248);
               }
               errors++;
             }
-            if (data151.id !== undefined) {
-              let data152 = data151.id;
+            if (data152.id !== undefined) {
+              let data153 = data152.id;
               if (
                 !(
-                  typeof data152 == 'number' &&
-                  !(data152 % 1) &&
-                  !isNaN(data152) &&
-                  isFinite(data152)
+                  typeof data153 == 'number' &&
+                  !(data153 % 1) &&
+                  !isNaN(data153) &&
+                  isFinite(data153)
                 )
               ) {
-                const err246 = {
+                const err249 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -27120,18 +27187,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties.id.type,
                   parentSchema: schema82.properties.id,
-                  data: data152,
+                  data: data153,
                 };
                 if (vErrors === null) {
-                  vErrors = [err246];
+                  vErrors = [err249];
                 } else {
-                  vErrors.push(err246);
+                  vErrors.push(err249);
                 }
                 errors++;
               }
-              if (typeof data152 == 'number' && isFinite(data152)) {
-                if (data152 < 1 || isNaN(data152)) {
-                  const err247 = {
+              if (typeof data153 == 'number' && isFinite(data153)) {
+                if (data153 < 1 || isNaN(data153)) {
+                  const err250 = {
                     instancePath: instancePath + '/stream-adaptive/' + i9 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -27139,22 +27206,22 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties.id,
-                    data: data152,
+                    data: data153,
                   };
                   if (vErrors === null) {
-                    vErrors = [err247];
+                    vErrors = [err250];
                   } else {
-                    vErrors.push(err247);
+                    vErrors.push(err250);
                   }
                   errors++;
                 }
               }
             }
-            if (data151['stream-name'] !== undefined) {
-              let data153 = data151['stream-name'];
-              if (typeof data153 === 'string') {
-                if (func2(data153) < 1) {
-                  const err248 = {
+            if (data152['stream-name'] !== undefined) {
+              let data154 = data152['stream-name'];
+              if (typeof data154 === 'string') {
+                if (func2(data154) < 1) {
+                  const err251 = {
                     instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
@@ -27162,69 +27229,6 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema82.properties['stream-name'],
-                    data: data153,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err248];
-                  } else {
-                    vErrors.push(err248);
-                  }
-                  errors++;
-                }
-                if (!pattern16.test(data153)) {
-                  const err249 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
-                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
-                    schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema82.properties['stream-name'],
-                    data: data153,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err249];
-                  } else {
-                    vErrors.push(err249);
-                  }
-                  errors++;
-                }
-              } else {
-                const err250 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
-                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties['stream-name'].type,
-                  parentSchema: schema82.properties['stream-name'],
-                  data: data153,
-                };
-                if (vErrors === null) {
-                  vErrors = [err250];
-                } else {
-                  vErrors.push(err250);
-                }
-                errors++;
-              }
-            }
-            if (data151.placement !== undefined) {
-              let data154 = data151.placement;
-              const _errs287 = errors;
-              let valid69 = false;
-              let passing0 = null;
-              const _errs288 = errors;
-              if (typeof data154 === 'string') {
-                if (func2(data154) < 1) {
-                  const err251 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema82.properties.placement.oneOf[0],
                     data: data154,
                   };
                   if (vErrors === null) {
@@ -27234,8 +27238,71 @@ function validate20(
                   }
                   errors++;
                 }
+                if (!pattern16.test(data154)) {
+                  const err252 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
+                    schema: '^[A-Za-z0-9._~-]+$',
+                    parentSchema: schema82.properties['stream-name'],
+                    data: data154,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err252];
+                  } else {
+                    vErrors.push(err252);
+                  }
+                  errors++;
+                }
               } else {
-                const err252 = {
+                const err253 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
+                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties['stream-name'].type,
+                  parentSchema: schema82.properties['stream-name'],
+                  data: data154,
+                };
+                if (vErrors === null) {
+                  vErrors = [err253];
+                } else {
+                  vErrors.push(err253);
+                }
+                errors++;
+              }
+            }
+            if (data152.placement !== undefined) {
+              let data155 = data152.placement;
+              const _errs289 = errors;
+              let valid69 = false;
+              let passing0 = null;
+              const _errs290 = errors;
+              if (typeof data155 === 'string') {
+                if (func2(data155) < 1) {
+                  const err254 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema82.properties.placement.oneOf[0],
+                    data: data155,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err254];
+                  } else {
+                    vErrors.push(err254);
+                  }
+                  errors++;
+                }
+              } else {
+                const err255 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
                   keyword: 'type',
@@ -27243,26 +27310,26 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties.placement.oneOf[0].type,
                   parentSchema: schema82.properties.placement.oneOf[0],
-                  data: data154,
+                  data: data155,
                 };
                 if (vErrors === null) {
-                  vErrors = [err252];
+                  vErrors = [err255];
                 } else {
-                  vErrors.push(err252);
+                  vErrors.push(err255);
                 }
                 errors++;
               }
-              var _valid7 = _errs288 === errors;
+              var _valid7 = _errs290 === errors;
               if (_valid7) {
                 valid69 = true;
                 passing0 = 0;
               }
-              const _errs290 = errors;
-              if (data154 && typeof data154 == 'object' && !Array.isArray(data154)) {
-                for (const key6 in data154) {
-                  let data155 = data154[key6];
-                  if (typeof data155 !== 'string') {
-                    const err253 = {
+              const _errs292 = errors;
+              if (data155 && typeof data155 == 'object' && !Array.isArray(data155)) {
+                for (const key6 in data155) {
+                  let data156 = data155[key6];
+                  if (typeof data156 !== 'string') {
+                    const err256 = {
                       instancePath:
                         instancePath +
                         '/stream-adaptive/' +
@@ -27276,18 +27343,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema82.properties.placement.oneOf[1].additionalProperties.type,
                       parentSchema: schema82.properties.placement.oneOf[1].additionalProperties,
-                      data: data155,
+                      data: data156,
                     };
                     if (vErrors === null) {
-                      vErrors = [err253];
+                      vErrors = [err256];
                     } else {
-                      vErrors.push(err253);
+                      vErrors.push(err256);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err254 = {
+                const err257 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
                   keyword: 'type',
@@ -27295,16 +27362,16 @@ function validate20(
                   message: 'must be object',
                   schema: schema82.properties.placement.oneOf[1].type,
                   parentSchema: schema82.properties.placement.oneOf[1],
-                  data: data154,
+                  data: data155,
                 };
                 if (vErrors === null) {
-                  vErrors = [err254];
+                  vErrors = [err257];
                 } else {
-                  vErrors.push(err254);
+                  vErrors.push(err257);
                 }
                 errors++;
               }
-              var _valid7 = _errs290 === errors;
+              var _valid7 = _errs292 === errors;
               if (_valid7 && valid69) {
                 valid69 = false;
                 passing0 = [passing0, 1];
@@ -27315,7 +27382,7 @@ function validate20(
                 }
               }
               if (!valid69) {
-                const err255 = {
+                const err258 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
                   keyword: 'oneOf',
@@ -27323,29 +27390,29 @@ function validate20(
                   message: 'must match exactly one schema in oneOf',
                   schema: schema82.properties.placement.oneOf,
                   parentSchema: schema82.properties.placement,
-                  data: data154,
+                  data: data155,
                 };
                 if (vErrors === null) {
-                  vErrors = [err255];
+                  vErrors = [err258];
                 } else {
-                  vErrors.push(err255);
+                  vErrors.push(err258);
                 }
                 errors++;
               } else {
-                errors = _errs287;
+                errors = _errs289;
                 if (vErrors !== null) {
-                  if (_errs287) {
-                    vErrors.length = _errs287;
+                  if (_errs289) {
+                    vErrors.length = _errs289;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data151['display-name'] !== undefined) {
-              let data156 = data151['display-name'];
-              if (typeof data156 !== 'string') {
-                const err256 = {
+            if (data152['display-name'] !== undefined) {
+              let data157 = data152['display-name'];
+              if (typeof data157 !== 'string') {
+                const err259 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
@@ -27353,21 +27420,21 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties['display-name'].type,
                   parentSchema: schema82.properties['display-name'],
-                  data: data156,
+                  data: data157,
                 };
                 if (vErrors === null) {
-                  vErrors = [err256];
+                  vErrors = [err259];
                 } else {
-                  vErrors.push(err256);
+                  vErrors.push(err259);
                 }
                 errors++;
               }
             }
-            if (data151.streams !== undefined) {
-              let data157 = data151.streams;
-              if (Array.isArray(data157)) {
-                if (data157.length < 1) {
-                  const err257 = {
+            if (data152.streams !== undefined) {
+              let data158 = data152.streams;
+              if (Array.isArray(data158)) {
+                if (data158.length < 1) {
+                  const err260 = {
                     instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -27375,27 +27442,27 @@ function validate20(
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
                     parentSchema: schema82.properties.streams,
-                    data: data157,
+                    data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err257];
+                    vErrors = [err260];
                   } else {
-                    vErrors.push(err257);
+                    vErrors.push(err260);
                   }
                   errors++;
                 }
-                const len10 = data157.length;
+                const len10 = data158.length;
                 for (let i10 = 0; i10 < len10; i10++) {
-                  let data158 = data157[i10];
+                  let data159 = data158[i10];
                   if (
                     !(
-                      typeof data158 == 'number' &&
-                      !(data158 % 1) &&
-                      !isNaN(data158) &&
-                      isFinite(data158)
+                      typeof data159 == 'number' &&
+                      !(data159 % 1) &&
+                      !isNaN(data159) &&
+                      isFinite(data159)
                     )
                   ) {
-                    const err258 = {
+                    const err261 = {
                       instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams/' + i10,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -27403,18 +27470,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema82.properties.streams.items.type,
                       parentSchema: schema82.properties.streams.items,
-                      data: data158,
+                      data: data159,
                     };
                     if (vErrors === null) {
-                      vErrors = [err258];
+                      vErrors = [err261];
                     } else {
-                      vErrors.push(err258);
+                      vErrors.push(err261);
                     }
                     errors++;
                   }
-                  if (typeof data158 == 'number' && isFinite(data158)) {
-                    if (data158 < 1 || isNaN(data158)) {
-                      const err259 = {
+                  if (typeof data159 == 'number' && isFinite(data159)) {
+                    if (data159 < 1 || isNaN(data159)) {
+                      const err262 = {
                         instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams/' + i10,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -27422,23 +27489,23 @@ function validate20(
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema82.properties.streams.items,
-                        data: data158,
+                        data: data159,
                       };
                       if (vErrors === null) {
-                        vErrors = [err259];
+                        vErrors = [err262];
                       } else {
-                        vErrors.push(err259);
+                        vErrors.push(err262);
                       }
                       errors++;
                     }
                   }
                 }
-                let i11 = data157.length;
+                let i11 = data158.length;
                 let j0;
                 if (i11 > 1) {
                   const indices0 = {};
                   for (; i11--; ) {
-                    let item0 = data157[i11];
+                    let item0 = data158[i11];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -27451,7 +27518,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err260 = {
+                      const err263 = {
                         instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -27464,12 +27531,12 @@ function validate20(
                           ' are identical)',
                         schema: true,
                         parentSchema: schema82.properties.streams,
-                        data: data157,
+                        data: data158,
                       };
                       if (vErrors === null) {
-                        vErrors = [err260];
+                        vErrors = [err263];
                       } else {
-                        vErrors.push(err260);
+                        vErrors.push(err263);
                       }
                       errors++;
                       break;
@@ -27478,7 +27545,7 @@ function validate20(
                   }
                 }
               } else {
-                const err261 = {
+                const err264 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -27486,27 +27553,27 @@ function validate20(
                   message: 'must be array',
                   schema: schema82.properties.streams.type,
                   parentSchema: schema82.properties.streams,
-                  data: data157,
+                  data: data158,
                 };
                 if (vErrors === null) {
-                  vErrors = [err261];
+                  vErrors = [err264];
                 } else {
-                  vErrors.push(err261);
+                  vErrors.push(err264);
                 }
                 errors++;
               }
             }
-            if (data151['ott-hls'] !== undefined) {
-              let data159 = data151['ott-hls'];
+            if (data152['ott-hls'] !== undefined) {
+              let data160 = data152['ott-hls'];
               if (
                 !(
-                  typeof data159 == 'number' &&
-                  !(data159 % 1) &&
-                  !isNaN(data159) &&
-                  isFinite(data159)
+                  typeof data160 == 'number' &&
+                  !(data160 % 1) &&
+                  !isNaN(data160) &&
+                  isFinite(data160)
                 )
               ) {
-                const err262 = {
+                const err265 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
@@ -27514,17 +27581,17 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties['ott-hls'].type,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data159,
+                  data: data160,
                 };
                 if (vErrors === null) {
-                  vErrors = [err262];
+                  vErrors = [err265];
                 } else {
-                  vErrors.push(err262);
+                  vErrors.push(err265);
                 }
                 errors++;
               }
-              if (!(data159 === 0 || data159 === 1 || data159 === 2 || data159 === 3)) {
-                const err263 = {
+              if (!(data160 === 0 || data160 === 1 || data160 === 2 || data160 === 3)) {
+                const err266 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
@@ -27532,66 +27599,6 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema82.properties['ott-hls'].enum,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data159,
-                };
-                if (vErrors === null) {
-                  vErrors = [err263];
-                } else {
-                  vErrors.push(err263);
-                }
-                errors++;
-              }
-            }
-            if (data151['ott-segment-duration'] !== undefined) {
-              let data160 = data151['ott-segment-duration'];
-              if (typeof data160 == 'number' && isFinite(data160)) {
-                if (data160 > 30 || isNaN(data160)) {
-                  const err264 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 30 },
-                    message: 'must be <= 30',
-                    schema: 30,
-                    parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data160,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err264];
-                  } else {
-                    vErrors.push(err264);
-                  }
-                  errors++;
-                }
-                if (data160 < 1 || isNaN(data160)) {
-                  const err265 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data160,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err265];
-                  } else {
-                    vErrors.push(err265);
-                  }
-                  errors++;
-                }
-              } else {
-                const err266 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema82.properties['ott-segment-duration'].type,
-                  parentSchema: schema82.properties['ott-segment-duration'],
                   data: data160,
                 };
                 if (vErrors === null) {
@@ -27602,43 +27609,38 @@ function validate20(
                 errors++;
               }
             }
-            if (data151['ott-window'] !== undefined) {
-              let data161 = data151['ott-window'];
-              if (
-                !(
-                  typeof data161 == 'number' &&
-                  !(data161 % 1) &&
-                  !isNaN(data161) &&
-                  isFinite(data161)
-                )
-              ) {
-                const err267 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema82.properties['ott-window'].type,
-                  parentSchema: schema82.properties['ott-window'],
-                  data: data161,
-                };
-                if (vErrors === null) {
-                  vErrors = [err267];
-                } else {
-                  vErrors.push(err267);
-                }
-                errors++;
-              }
+            if (data152['ott-segment-duration'] !== undefined) {
+              let data161 = data152['ott-segment-duration'];
               if (typeof data161 == 'number' && isFinite(data161)) {
-                if (data161 > 1000 || isNaN(data161)) {
-                  const err268 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                if (data161 > 30 || isNaN(data161)) {
+                  const err267 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema82.properties['ott-window'],
+                    params: { comparison: '<=', limit: 30 },
+                    message: 'must be <= 30',
+                    schema: 30,
+                    parentSchema: schema82.properties['ott-segment-duration'],
+                    data: data161,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err267];
+                  } else {
+                    vErrors.push(err267);
+                  }
+                  errors++;
+                }
+                if (data161 < 1 || isNaN(data161)) {
+                  const err268 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema82.properties['ott-segment-duration'],
                     data: data161,
                   };
                   if (vErrors === null) {
@@ -27648,28 +27650,27 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data161 < 3 || isNaN(data161)) {
-                  const err269 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 3 },
-                    message: 'must be >= 3',
-                    schema: 3,
-                    parentSchema: schema82.properties['ott-window'],
-                    data: data161,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err269];
-                  } else {
-                    vErrors.push(err269);
-                  }
-                  errors++;
+              } else {
+                const err269 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema82.properties['ott-segment-duration'].type,
+                  parentSchema: schema82.properties['ott-segment-duration'],
+                  data: data161,
+                };
+                if (vErrors === null) {
+                  vErrors = [err269];
+                } else {
+                  vErrors.push(err269);
                 }
+                errors++;
               }
             }
-            if (data151['dvr-storage'] !== undefined) {
-              let data162 = data151['dvr-storage'];
+            if (data152['ott-window'] !== undefined) {
+              let data162 = data152['ott-window'];
               if (
                 !(
                   typeof data162 == 'number' &&
@@ -27679,13 +27680,13 @@ function validate20(
                 )
               ) {
                 const err270 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
-                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema82.properties['dvr-storage'].type,
-                  parentSchema: schema82.properties['dvr-storage'],
+                  schema: schema82.properties['ott-window'].type,
+                  parentSchema: schema82.properties['ott-window'],
                   data: data162,
                 };
                 if (vErrors === null) {
@@ -27696,15 +27697,15 @@ function validate20(
                 errors++;
               }
               if (typeof data162 == 'number' && isFinite(data162)) {
-                if (data162 < 0 || isNaN(data162)) {
+                if (data162 > 1000 || isNaN(data162)) {
                   const err271 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
-                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema82.properties['dvr-storage'],
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema82.properties['ott-window'],
                     data: data162,
                   };
                   if (vErrors === null) {
@@ -27714,12 +27715,78 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data162 < 3 || isNaN(data162)) {
+                  const err272 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 3 },
+                    message: 'must be >= 3',
+                    schema: 3,
+                    parentSchema: schema82.properties['ott-window'],
+                    data: data162,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err272];
+                  } else {
+                    vErrors.push(err272);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data151.note !== undefined) {
-              let data163 = data151.note;
-              if (typeof data163 !== 'string') {
-                const err272 = {
+            if (data152['dvr-storage'] !== undefined) {
+              let data163 = data152['dvr-storage'];
+              if (
+                !(
+                  typeof data163 == 'number' &&
+                  !(data163 % 1) &&
+                  !isNaN(data163) &&
+                  isFinite(data163)
+                )
+              ) {
+                const err273 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
+                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema82.properties['dvr-storage'].type,
+                  parentSchema: schema82.properties['dvr-storage'],
+                  data: data163,
+                };
+                if (vErrors === null) {
+                  vErrors = [err273];
+                } else {
+                  vErrors.push(err273);
+                }
+                errors++;
+              }
+              if (typeof data163 == 'number' && isFinite(data163)) {
+                if (data163 < 0 || isNaN(data163)) {
+                  const err274 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
+                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema82.properties['dvr-storage'],
+                    data: data163,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err274];
+                  } else {
+                    vErrors.push(err274);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data152.note !== undefined) {
+              let data164 = data152.note;
+              if (typeof data164 !== 'string') {
+                const err275 = {
                   instancePath: instancePath + '/stream-adaptive/' + i9 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
@@ -27727,18 +27794,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties.note.type,
                   parentSchema: schema82.properties.note,
-                  data: data163,
+                  data: data164,
                 };
                 if (vErrors === null) {
-                  vErrors = [err272];
+                  vErrors = [err275];
                 } else {
-                  vErrors.push(err272);
+                  vErrors.push(err275);
                 }
                 errors++;
               }
             }
           } else {
-            const err273 = {
+            const err276 = {
               instancePath: instancePath + '/stream-adaptive/' + i9,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -27746,18 +27813,18 @@ function validate20(
               message: 'must be object',
               schema: schema82.type,
               parentSchema: schema82,
-              data: data151,
+              data: data152,
             };
             if (vErrors === null) {
-              vErrors = [err273];
+              vErrors = [err276];
             } else {
-              vErrors.push(err273);
+              vErrors.push(err276);
             }
             errors++;
           }
         }
       } else {
-        const err274 = {
+        const err277 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -27765,18 +27832,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data150,
+          data: data151,
         };
         if (vErrors === null) {
-          vErrors = [err274];
+          vErrors = [err277];
         } else {
-          vErrors.push(err274);
+          vErrors.push(err277);
         }
         errors++;
       }
     }
   } else {
-    const err275 = {
+    const err278 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -27787,9 +27854,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err275];
+      vErrors = [err278];
     } else {
-      vErrors.push(err275);
+      vErrors.push(err278);
     }
     errors++;
   }
@@ -27797,4 +27864,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '768fe6b8426416641adf0a953d66b8bb1962608562f25636e05838882f96c72f';
+module.exports.schemaHash = 'e77f714f4e324e5ce15e9cb13d7a5b15cf4b89f09ebbc943130518abb43fd7a0';

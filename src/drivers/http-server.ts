@@ -1,6 +1,7 @@
 // The `http-server` driver: owns the admin/OTT listeners (HTTP on `port`, HTTPS on `https-port`
 // when `certificate` and `private-key` are set). Requests go to the handler the server
 // publishes as the `admin-handler` service (a Fastify app built with a serverFactory).
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
@@ -17,6 +18,7 @@ import {
   type SpecOf,
 } from '../reconciler/driver.ts';
 import { ServiceKey } from '../util/services.ts';
+import { ACME_SERVICE, HTTPS_REFRESH_SERVICE } from './acme.ts';
 import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
 import { TlsFiles } from './tls-files.ts';
 
@@ -55,7 +57,11 @@ interface Listener {
   tls?: TlsFiles;
 }
 
-function targets(spec: Spec, portOverride: number | undefined): { http: Target; https?: Target } {
+function targets(
+  spec: Spec,
+  portOverride: number | undefined,
+  acme: { cert: string; key: string } | undefined,
+): { http: Target; https?: Target } {
   const bind = spec['bind-address'];
   const port = portOverride ?? spec.port;
   const out: { http: Target; https?: Target } = {
@@ -64,6 +70,9 @@ function targets(spec: Spec, portOverride: number | undefined): { http: Target; 
   const cert = spec.certificate;
   const key = spec['private-key'];
   if (cert && key) out.https = { bind, port: spec['https-port'], cert, key };
+  // No files of its own: the ACME certificate, once there is one (docs/fleet.md).
+  else if (acme && existsSync(acme.cert) && existsSync(acme.key))
+    out.https = { bind, port: spec['https-port'], cert: acme.cert, key: acme.key };
   return out;
 }
 
@@ -132,7 +141,15 @@ class HttpServerInstance implements Instance<Spec> {
   private https?: Listener;
   private closed = false;
 
-  constructor(private readonly host: Host) {}
+  private spec: Spec | undefined;
+
+  constructor(private readonly host: Host) {
+    // A certificate issued (ACME) while this runs: HTTPS starts or moves to it.
+    host.services.set(HTTPS_REFRESH_SERVICE, () => {
+      if (this.closed || !this.spec) return;
+      this.ensure(this.spec).catch((err) => host.log.warn({ err }, 'HTTPS not started'));
+    });
+  }
 
   private readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const h = this.host.services.get(ADMIN_HANDLER_SERVICE);
@@ -150,7 +167,8 @@ class HttpServerInstance implements Instance<Spec> {
     this.host.services.set(ADMIN_AUTH_SERVICE, authSettings(spec));
     ottCachePolicy(this.host.services).setSegmentMaxAge(spec['segment-cache-max-age']);
     const portOverride = this.host.services.get(PORT_OVERRIDES_SERVICE)?.http;
-    const want = targets(spec, portOverride);
+    const want = targets(spec, portOverride, this.host.services.get(ACME_SERVICE)?.files);
+    this.spec = spec;
     if (!sameTarget(this.http?.target, want.http)) {
       await this.stop('http');
       const server = http.createServer(this.handle);

@@ -3,6 +3,7 @@
 
 import { type Driver, erased } from '../reconciler/driver.ts';
 import { DriverRegistry } from '../reconciler/driver-registry.ts';
+import { acmeDriver } from './acme.ts';
 import { alerterDriver } from './alerter.ts';
 import { csDriver, csServerDriver, userDefaultDriver } from './billing.ts';
 import { clusterDriver } from './cluster.ts';
@@ -36,6 +37,7 @@ export function builtinDrivers(): Driver[] {
     erased(csDriver),
     erased(csServerDriver),
     erased(alerterDriver),
+    erased(acmeDriver),
     erased(webServerDriver),
     // more drivers: one line each
   ];

@@ -2,6 +2,7 @@
 // Each part appends one line; buildApp registers them in this order with `{ ctx }`.
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { acmeRoutes } from './acme.ts';
 import { alertRoutes } from './alerts.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
@@ -18,6 +19,7 @@ export const apiPlugins: ApiPlugin[] = [
   dvrRoutes,
   mosaicRoutes,
   sessionRoutes,
+  acmeRoutes,
   alertRoutes,
   webRoutes,
 ];

@@ -268,3 +268,18 @@ t.test('keyboard: arrows, Home and End move through the rows; Enter opens one', 
   await page.waitForFunction(() => location.hash === '#/stream/1');
   t.pass('Enter opens it');
 });
+
+t.test("the editor shows the config file's own text", async (t) => {
+  const file = await readFile(srv.configPath!, 'utf8');
+  const res = await fetch(`${srv.url}/config/text`);
+  t.equal(await res.text(), file, 'GET /config/text is the file as on disk');
+  const cfg = await fetch(`${srv.url}/config`);
+  t.equal(res.headers.get('etag'), cfg.headers.get('etag'), 'with the ETag of GET /config');
+  const page = await ctx.newPage();
+  t.teardown(() => page.close());
+  await page.goto(`${ui}#/config`);
+  await page.getByTestId('plan').waitFor({ timeout: TIMEOUT_MS });
+  const lines = await page.locator('.cm-content .cm-line').allTextContents();
+  const want = file.split('\n').slice(0, 12);
+  t.same(lines.slice(0, 12), want, 'the editor starts with the same lines, layout kept');
+});

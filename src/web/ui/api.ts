@@ -43,3 +43,11 @@ export async function api<T>(
   }
   return { body: body as T, etag: res.headers.get('etag') };
 }
+
+/** A text answer as it is (never parsed), with its ETag. */
+export async function apiText(path: string): Promise<{ body: string; etag: string | null }> {
+  const res = await fetch(path);
+  const body = await res.text();
+  if (!res.ok) throw new ApiError(res.status, body || `${res.status} ${res.statusText}`);
+  return { body, etag: res.headers.get('etag') };
+}

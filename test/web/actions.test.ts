@@ -5,7 +5,7 @@
 // the stream page; the storages page on a real archive storage; the keyboard through the list.
 // The page is opened from 127.0.0.1, the anonymous admin (Digest is dashboard.test.ts's).
 import type { ChildProcess } from 'node:child_process';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import t from 'tap';
@@ -24,10 +24,30 @@ ensureUiBuilt();
 const tmp = await tempDir(t, 'sluice-web-actions-');
 const fixture = makeFixture(tmp, 4);
 const newsPort = await freePort();
+const HOUR = 3600;
+const today = Math.floor(Date.now() / 1000 / 86_400) * 86_400;
+const stamp = (sec: number) =>
+  `${new Date(sec * 1000).toISOString().replace(/[-:T]/g, '').slice(0, 14)} +0000`;
+/** An XMLTV guide: channels a and b, each with a programme for either half of today (UTC). */
+const guideFile = join(tmp, 'guide.xml');
+await writeFile(
+  guideFile,
+  `<?xml version="1.0" encoding="UTF-8"?>\n<tv>\n${['a', 'b']
+    .map((c) => `<channel id="${c}.example"><display-name>${c}</display-name></channel>\n`)
+    .join('')}${['a', 'b']
+    .flatMap((c) =>
+      [0, 1].map(
+        (i) =>
+          `<programme start="${stamp(today + i * 12 * HOUR)}" stop="${stamp(today + (i + 1) * 12 * HOUR)}" channel="${c}.example"><title lang="en">Show ${c} ${i}</title><desc lang="en">About ${c} ${i}.</desc></programme>\n`,
+      ),
+    )
+    .join('')}</tv>\n`,
+);
 const addedPort = await freePort();
 const srv = await startServer(t, {
   config: {
     alerter: { 'clear-sec': 1 },
+    epg: { source: [{ id: 1, name: 'guide', source: guideFile, enable: true }] },
     'dvr-storage-list': {
       storage: [
         { id: 1, name: 'arch', 'dir-path': join(tmp, 'archive'), 'disk-emergency-bytes': 1 << 20 },
@@ -43,12 +63,16 @@ const srv = await startServer(t, {
         'ott-hls': 1,
         'dvr-storage': 1,
         'dvr-hours': 1,
+        'epg-source': 1,
+        'epg-channel': 'a.example',
         input: [{ type: 'udp', address: '127.0.0.1', port: newsPort }],
       },
       {
         id: 2,
         'stream-name': 'side',
         'enable-alert': false,
+        'epg-source': 1,
+        'epg-channel': 'b.example',
         input: [{ type: 'udp', address: '127.0.0.1', port: await freePort() }],
       },
     ],
@@ -283,3 +307,109 @@ t.test("the editor shows the config file's own text", async (t) => {
   const want = file.split('\n').slice(0, 12);
   t.same(lines.slice(0, 12), want, 'the editor starts with the same lines, layout kept');
 });
+
+t.test('the EPG page: channels × the hours of a day', async (t) => {
+  await waitFor(
+    'the guide imported',
+    async () => {
+      const r = await fetch(`${srv.url}/data/epg/channel?src=1&ch=a.example&t=${today + 60}`);
+      return ((await r.json()) as { event: unknown[] }).event.length === 2 ? true : undefined;
+    },
+    TIMEOUT_MS,
+  );
+  const page = await ctx.newPage();
+  t.teardown(() => page.close());
+  await page.goto(`${ui}#/epg`);
+  const news = page.locator('[data-channel="news"] [data-testid=epg-event]');
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-channel] [data-testid=epg-event]').length === 4,
+  );
+  t.same(await news.allTextContents(), ['Show a 0', 'Show a 1'], "news: channel a's day");
+  t.same(
+    await page.locator('[data-channel="side"] [data-testid=epg-event]').allTextContents(),
+    ['Show b 0', 'Show b 1'],
+    "side: channel b's",
+  );
+  const track = await page.locator('[data-channel="news"] .epg-track').boundingBox();
+  const box = await news.first().boundingBox();
+  t.ok(
+    track && box && Math.abs(box.width / track.width - 0.5) < 0.02 && box.x - track.x < 2,
+    'a programme from 00:00 to 12:00 fills the first half of the row',
+  );
+  await shot(page, 'epg');
+  await news.nth(1).focus();
+  await page.keyboard.press('Enter');
+  t.match(await page.getByTestId('epg-detail').textContent(), /12:00–00:00 Show a 1About a 1\./);
+  await page.getByRole('button', { name: 'Next day' }).click();
+  await page.waitForFunction(
+    () =>
+      document.querySelectorAll('[data-testid=epg-event]').length === 0 &&
+      /No programmes/.test(document.querySelector('[data-channel="news"]')?.textContent ?? ''),
+  );
+  t.pass('the next day has no programmes');
+  await page.getByRole('button', { name: 'Today' }).click();
+  await news.first().waitFor();
+  t.pass('and back to today');
+});
+
+t.test(
+  "change a stream's input: the patch and its plan first, then apply; 412 when stale",
+  async (t) => {
+    const page = await ctx.newPage();
+    t.teardown(() => page.close());
+    const sideInput = async () =>
+      (await configStreams()).find((s) => s['stream-name'] === 'side')?.['input'];
+    const before = await sideInput();
+    const newPort = await freePort();
+    await page.goto(`${ui}#/stream/side`);
+    await page.getByTestId('change-input').click();
+    const form = page.locator('form[aria-labelledby=chin-h]');
+    await form.getByLabel('New URL').fill(`udp://127.0.0.1:${newPort}`);
+    await form.getByRole('button', { name: 'Preview' }).click();
+    await page.getByTestId('change-plan').waitFor();
+    t.same(
+      JSON.parse((await page.getByTestId('change-patch').textContent()) ?? ''),
+      { input: [{ type: 'udp', address: '127.0.0.1', port: newPort }] },
+      'the merge patch replaces the input list',
+    );
+    t.match(
+      await page.getByTestId('change-plan').textContent(),
+      /^~ .*side[\s\S]*input/,
+      'the plan',
+    );
+    t.same(await sideInput(), before, 'nothing written by the preview');
+    await shot(page, 'change-input-plan');
+    await page.getByTestId('change-apply').click();
+    await page.getByTestId('change-status').waitFor();
+    t.match(await page.getByTestId('change-status').textContent(), /Applied: 1 to change/);
+    t.same(
+      await sideInput(),
+      [{ type: 'udp', address: '127.0.0.1', port: newPort }],
+      'the file has the new input',
+    );
+
+    // Stale: the config changes between the preview and the apply.
+    await page.getByTestId('change-input').click();
+    await form.getByLabel('New URL').fill(`udp://127.0.0.1:${newPort + 1}`);
+    await form.getByRole('button', { name: 'Preview' }).click();
+    await page.getByTestId('change-plan').waitFor();
+    const other = await fetch(`${srv.url}/config/stream/2`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ note: 'meanwhile' }),
+    });
+    t.equal(other.status, 200, 'another edit lands meanwhile');
+    await page.getByTestId('change-apply').click();
+    await page.waitForFunction(() =>
+      /changed meanwhile/.test(
+        document.querySelector('[data-testid=change-status]')?.textContent ?? '',
+      ),
+    );
+    t.pass('the apply says the config changed meanwhile');
+    t.same(
+      await sideInput(),
+      [{ type: 'udp', address: '127.0.0.1', port: newPort }],
+      'not written',
+    );
+  },
+);

@@ -1,6 +1,10 @@
 // The dashboard's calls to the admin API: same origin, the browser's Digest session; every
 // failure becomes an ApiError carrying the server's `{status, message}`.
 
+/** What an edit refused with 412 (If-Match no longer the config's ETag) tells the user. */
+export const CHANGED_MEANWHILE =
+  'The config changed meanwhile (another edit was saved after you loaded it), so nothing was applied. Reload to get the current config, then make your change again.';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

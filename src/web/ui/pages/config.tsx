@@ -2,7 +2,7 @@
 // `sluice validate`, inline and listed), the plan before apply, apply with If-Match (a
 // concurrent change is a 412, said plainly), and the forms of the common edits.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ApiError, api, apiText } from '../api.ts';
+import { type ApiError, api, apiText, CHANGED_MEANWHILE } from '../api.ts';
 import type { ConfigEditor, EditorIssue } from '../editor.ts';
 import { me } from '../live.ts';
 import { AddStream } from './config-forms.tsx';
@@ -15,9 +15,6 @@ interface Check {
 }
 
 const CHECK_DELAY_MS = 300;
-
-export const CHANGED_MEANWHILE =
-  'The config changed meanwhile (another edit was saved after you loaded it), so nothing was applied. Reload to get the current config, then make your change again.';
 
 function hasChanges(c: Check | null): boolean {
   return c?.plan?.changed === true;

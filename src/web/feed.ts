@@ -67,7 +67,12 @@ export class StreamFeed {
     return this.listeners.size;
   }
 
+  /** The rows as they are now (a new client must not wait for the next sweep to see streams
+   *  created since the last one): the rows are read again and any change goes to the current
+   *  subscribers as a delta first, so they and the new client agree. No history sample is
+   *  taken, so the sparklines keep one sample per interval. */
   snapshot(): FeedSnapshot {
+    this.sweep(false);
     const history: FeedSnapshot['history'] = {};
     for (const [key, h] of this.history) {
       // Streams that never carried a bit are left out: a thousand paused streams cost nothing.
@@ -82,7 +87,7 @@ export class StreamFeed {
   }
 
   /** Read the rows once, record history, publish the changes. */
-  sweep(): FeedDelta {
+  sweep(sample = true): FeedDelta {
     const rows = this.opts.rows();
     const next = new Map<string, StreamRow>();
     const changed: Partial<StreamRow>[] = [];
@@ -90,10 +95,14 @@ export class StreamFeed {
       next.set(row.key, row);
       const c = rowChange(this.last.get(row.key), row);
       if (c) changed.push(c);
-      this.record(row);
+      if (sample) this.record(row);
     }
     const removed = [...this.last.keys()].filter((k) => !next.has(k));
     for (const k of removed) this.history.delete(k);
+    if (!sample) {
+      // A stream first seen here gets its first sample now; the others wait for the sweep.
+      for (const row of rows) if (!this.history.has(row.key)) this.record(row);
+    }
     this.last = next;
     const delta = { t: this.opts.clock.now(), changed, removed };
     if (changed.length > 0 || removed.length > 0) this.publish(delta);

@@ -57,6 +57,35 @@ t.test('the feed sends only what changed, once a second, and keeps a short histo
   t.equal(got.length, 2, 'a closed feed is quiet');
 });
 
+t.test(
+  'a snapshot has the streams created since the last sweep, and tells the others',
+  async (t) => {
+    const clock = new ManualClock();
+    let rows = [row('1')];
+    const feed = new StreamFeed({ clock, rows: () => rows, historyLength: 5 });
+    feed.start();
+    const got: FeedDelta[] = [];
+    feed.subscribe((d) => got.push(d));
+    rows = [row('1'), row('2')];
+    const snap = feed.snapshot();
+    t.same(
+      snap.rows.map((r) => r.key),
+      ['1', '2'],
+      'the new stream is in the snapshot at once',
+    );
+    t.same(
+      got.length === 1 ? got[0]!.changed.map((c) => c.key) : got,
+      ['2'],
+      'the others hear of it',
+    );
+    t.same(snap.history['1'], [[1000], [1000]], 'no extra sample for a known stream');
+    t.same(snap.history['2'], [[1000], [1000]], 'the new one has its first');
+    clock.advance(1000);
+    t.equal(feed.snapshot().history['1']![0].length, 2, 'the sweep samples as before');
+    feed.close();
+  },
+);
+
 t.test('a message that goes away is sent as empty', async (t) => {
   t.same(rowChange(row('1', { message: 'x' }), row('1')), { key: '1', message: '' });
   t.equal(rowChange(row('1', { tags: ['a'] }), row('1', { tags: ['a'] })), undefined);

@@ -46,6 +46,22 @@ export async function configCheckRoute(
       return reply.header('cache-control', 'no-cache').send(bundled);
     },
   });
+  app.get('/config/text', {
+    schema: {
+      tags: ['config'],
+      summary:
+        "The config file's own text (its layout, as on disk) with the same ETag as GET /config, for the editor",
+      produces: ['text/plain'],
+    },
+    handler: (req, reply) => {
+      const cur = ctx.config.current();
+      reply.header('etag', cur.etag).header('cache-control', 'no-cache');
+      if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === cur.etag)) {
+        return reply.code(304).send();
+      }
+      return reply.type('text/plain; charset=utf-8').send(cur.text);
+    },
+  });
   app.post('/config/check', {
     schema: {
       tags: ['config'],

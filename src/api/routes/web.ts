@@ -106,6 +106,28 @@ export async function webRoutes(app: FastifyInstance, opts: { ctx: AppContext })
     },
   });
 
+  app.get('/data/epg/streams', {
+    schema: {
+      tags: ['data'],
+      summary:
+        "The running streams bound to an EPG channel (`epg-channel` set): the EPG page's rows",
+      response: { 200: { type: 'object', additionalProperties: true } },
+    },
+    handler: () => ({
+      streams: streamRegistry(ctx.services)
+        .all()
+        .map((s) => ({ s, b: s.epgBinding() }))
+        .filter(({ b }) => b.channel !== '')
+        .map(({ s, b }) => ({
+          key: s.key,
+          name: s.name,
+          title: s.displayName,
+          source: b.source,
+          channel: b.channel,
+        })),
+    }),
+  });
+
   app.get('/data/events', {
     schema: {
       tags: ['data'],

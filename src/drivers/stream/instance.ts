@@ -110,6 +110,11 @@ export class StreamInstance implements Instance<StreamRecord> {
   get name(): string {
     return this.spec['stream-name'];
   }
+
+  /** The `display-name` (empty when none). */
+  get displayName(): string {
+    return this.spec['display-name'] ?? '';
+  }
   get id(): number {
     return this.spec.id;
   }

@@ -1,6 +1,10 @@
 // The dashboard's calls to the admin API: same origin, the browser's Digest session; every
 // failure becomes an ApiError carrying the server's `{status, message}`.
 
+/** What an edit refused with 412 (If-Match no longer the config's ETag) tells the user. */
+export const CHANGED_MEANWHILE =
+  'The config changed meanwhile (another edit was saved after you loaded it), so nothing was applied. Reload to get the current config, then make your change again.';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -42,4 +46,12 @@ export async function api<T>(
     throw new ApiError(res.status, msg, body);
   }
   return { body: body as T, etag: res.headers.get('etag') };
+}
+
+/** A text answer as it is (never parsed), with its ETag. */
+export async function apiText(path: string): Promise<{ body: string; etag: string | null }> {
+  const res = await fetch(path);
+  const body = await res.text();
+  if (!res.ok) throw new ApiError(res.status, body || `${res.status} ${res.statusText}`);
+  return { body, etag: res.headers.get('etag') };
 }

@@ -3,6 +3,7 @@ import { signal } from '@preact/signals';
 import { alerts, connected, me } from './live.ts';
 import { AlertsPage } from './pages/alerts.tsx';
 import { ConfigPage } from './pages/config.tsx';
+import { EpgPage } from './pages/epg.tsx';
 import { MosaicPage } from './pages/mosaic.tsx';
 import { StoragesPage } from './pages/storages.tsx';
 import { StreamPage } from './pages/stream.tsx';
@@ -30,6 +31,7 @@ const PAGES: { page: string; label: string; admin?: boolean }[] = [
   { page: 'streams', label: 'Streams' },
   { page: 'alerts', label: 'Alerts' },
   { page: 'storages', label: 'Storages' },
+  { page: 'epg', label: 'EPG' },
   { page: 'mosaic', label: 'Mosaic' },
   { page: 'config', label: 'Config', admin: true },
 ];
@@ -43,6 +45,8 @@ function Page() {
       return <AlertsPage />;
     case 'storages':
       return <StoragesPage />;
+    case 'epg':
+      return <EpgPage />;
     case 'mosaic':
       return <MosaicPage />;
     case 'config':

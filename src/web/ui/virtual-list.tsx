@@ -1,7 +1,7 @@
 // A list that renders only the rows in view (plus a margin), so 1,000+ streams cost what 30 do.
 // Rows have one fixed height; the arrow keys, Home and End move the focus through all rows.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 interface Props<T> {
   items: T[];
@@ -18,6 +18,20 @@ export function VirtualList<T>({ items, rowHeight, keyOf, render, label }: Props
   const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(600);
+  const [, setTick] = useState(0);
+  /** The row to focus once it is rendered (-1: none). Not a timer or an animation frame:
+   *  those ran before the row existed, or not at all in a page that is not painted. */
+  const focusNext = useRef(-1);
+
+  useLayoutEffect(() => {
+    const n = focusNext.current;
+    const el = box.current;
+    if (n < 0 || !el) return;
+    const row = el.querySelector<HTMLElement>(`[data-index="${n}"]`);
+    if (!row) return;
+    focusNext.current = -1;
+    (row.querySelector<HTMLElement>('a, button, [tabindex]') ?? row).focus();
+  });
 
   useEffect(() => {
     const el = box.current;
@@ -41,12 +55,11 @@ export function VirtualList<T>({ items, rowHeight, keyOf, render, label }: Props
     else if (y + rowHeight > el.scrollTop + el.clientHeight) {
       el.scrollTop = y + rowHeight - el.clientHeight;
     }
+    focusNext.current = n;
+    // Row n may not be in the DOM yet: the layout effect above focuses it after the render that
+    // setTop asks for (or at once, through the forced render, when the scroll did not move).
     setTop(el.scrollTop);
-    // After the render that setTop asks for has put the row in the DOM.
-    setTimeout(() => {
-      const row = el.querySelector<HTMLElement>(`[data-index="${n}"]`);
-      (row?.querySelector<HTMLElement>('a, button, [tabindex]') ?? row)?.focus();
-    }, 0);
+    setTick((x) => x + 1);
   };
 
   const onKey = (e: KeyboardEvent) => {

@@ -2,7 +2,7 @@
 // `sluice validate`, inline and listed), the plan before apply, apply with If-Match (a
 // concurrent change is a 412, said plainly), and the forms of the common edits.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ApiError, api } from '../api.ts';
+import { type ApiError, api, apiText, CHANGED_MEANWHILE } from '../api.ts';
 import type { ConfigEditor, EditorIssue } from '../editor.ts';
 import { me } from '../live.ts';
 import { AddStream } from './config-forms.tsx';
@@ -15,9 +15,6 @@ interface Check {
 }
 
 const CHECK_DELAY_MS = 300;
-
-export const CHANGED_MEANWHILE =
-  'The config changed meanwhile (another edit was saved after you loaded it), so nothing was applied. Reload to get the current config, then make your change again.';
 
 function hasChanges(c: Check | null): boolean {
   return c?.plan?.changed === true;
@@ -50,13 +47,15 @@ export function ConfigPage() {
   };
 
   const load = async () => {
+    // The file's own text (its layout and key order), not the parsed document re-printed: the
+    // line:column of a problem is then the line:column in the operator's file.
     const [cfg, schema, mod] = await Promise.all([
-      api<object>('/config'),
+      apiText('/config/text'),
       api<object>('/config/schema').catch(() => null),
       import('../editor.ts'),
     ]);
     etag.current = cfg.etag ?? '';
-    const text = `${JSON.stringify(cfg.body, null, 2)}\n`;
+    const text = cfg.body;
     if (editor.current) editor.current.setText(text);
     else if (host.current) {
       editor.current = mod.createEditor(host.current, text, schema?.body ?? null, (t) => {

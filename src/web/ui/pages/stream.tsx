@@ -7,6 +7,7 @@ import { rate, STATE_CLASS, time } from '../format.ts';
 import { alerts, history, me, rows, streamAlerts, touched, version } from '../live.ts';
 import { Player } from '../player.tsx';
 import { href } from '../router.ts';
+import { ChangeInput } from './config-forms.tsx';
 import { Guide } from './stream-guide.tsx';
 import { Programmes, Switches } from './stream-tables.tsx';
 
@@ -199,6 +200,9 @@ export function StreamPage({ id }: { id: string }) {
       <RateChart series={history.get(s.key)} tick={version.value} />
       <h2>Inputs</h2>
       <Inputs s={s} />
+      {admin ? (
+        <ChangeInput stream={s.id > 0 ? String(s.id) : s.name} onDone={() => void load()} />
+      ) : null}
       <h2>Switch log</h2>
       <Switches list={s.switches} />
       <h2>Programmes and PIDs</h2>

@@ -48,7 +48,7 @@ function Row({ r }: { r: StreamRow }) {
       </span>
       <span class={`c-state badge ${STATE_CLASS[r.state] ?? 'muted'}`}>{r.state}</span>
       <span class={`c-input ${failover ? 'warn-text' : ''}`} title="active input / inputs">
-        {r.inputs ? `${r.active + 1}/${r.inputs}` : '—'}
+        {r.inputs ? `${r.active >= 0 ? r.active + 1 : '–'}/${r.inputs}` : '—'}
         {failover ? ' backup' : ''}
       </span>
       <span class="c-rate">

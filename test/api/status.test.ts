@@ -3,9 +3,11 @@
 // the config sets that this build accepts but does not act on yet — plus the list's own rules.
 import { join } from 'node:path';
 import t from 'tap';
+import { buildApp } from '../../src/api/app.ts';
 import { kindSchema } from '../../src/config/schema.ts';
 import { FIELDS_NOT_YET_USED, notYetUsed } from '../../src/drivers/not-yet-used.ts';
 import { STREAM_HOT_EFFECTS } from '../../src/drivers/stream/hot.ts';
+import { emptyPlan, fakeContext } from '../helpers/api-context.ts';
 import { freePort, startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const READY_TIMEOUT_MS = 20_000;
@@ -127,4 +129,31 @@ t.test('the real server', async (t) => {
     'the alerter has a driver',
   );
   for (const e of status.notYetUsed) t.ok(e.reason.length > 0, `${e.setting}: ${e.reason}`);
+});
+
+t.test('/data/ready: 503 until a config is applied, then 200; no sign-in needed', async (t) => {
+  let revision = '';
+  const ctx = fakeContext({
+    loop: {
+      plan: () => emptyPlan(),
+      status: () => ({ revision, resources: [] }),
+      instances: () => [],
+    },
+  });
+  const app = await buildApp(ctx);
+  t.teardown(() => app.close());
+  // From an address that is not anonymous: a probe cannot do Digest.
+  const probe = () => app.inject({ url: '/data/ready', remoteAddress: '10.1.2.3' });
+  const before = await probe();
+  t.equal(before.statusCode, 503);
+  t.same(before.json(), { ready: false, revision: '' });
+  revision = 'abc';
+  const after = await probe();
+  t.equal(after.statusCode, 200);
+  t.same(after.json(), { ready: true, revision: 'abc' });
+  t.equal(
+    (await app.inject({ url: '/data/status', remoteAddress: '10.1.2.3' })).statusCode,
+    401,
+    'the rest of /data still asks',
+  );
 });

@@ -8,6 +8,7 @@ import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
 import { sessionRoutes } from './sessions.ts';
+import { readyRoutes } from './status.ts';
 import { streamRoutes } from './stream.ts';
 import { webRoutes } from './web.ts';
 
@@ -20,6 +21,7 @@ export const apiPlugins: ApiPlugin[] = [
   mosaicRoutes,
   sessionRoutes,
   acmeRoutes,
+  readyRoutes,
   alertRoutes,
   webRoutes,
 ];

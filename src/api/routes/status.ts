@@ -45,3 +45,24 @@ export async function statusRoutes(app: FastifyInstance, opts: { ctx: AppContext
     },
   });
 }
+
+/**
+ * GET /data/ready: 200 once a config has been applied, 503 before — for load balancers and
+ * Kubernetes readiness probes, which cannot sign in with Digest: public, and it tells nothing
+ * but readiness, the applied revision and the node (docs/fleet.md, "Deployment").
+ */
+export async function readyRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
+  app.get('/data/ready', {
+    config: { access: 'public' },
+    schema: { tags: ['data'], summary: 'Readiness: 200 once a config is applied, else 503' },
+    handler: async (_req, reply) => {
+      const st = opts.ctx.loop.status() as { revision?: string; node?: { name: string } };
+      const ready = !!st.revision;
+      return reply.code(ready ? 200 : 503).send({
+        ready,
+        revision: st.revision ?? '',
+        ...(st.node ? { node: st.node.name } : {}),
+      });
+    },
+  });
+}

@@ -13,6 +13,8 @@ const CACHE_MS = 60_000;
 const PERIODS = 3;
 /** Requests per viewer per period: a reload every 2 s over a minute. */
 const REQUESTS_PER_PERIOD = 30;
+/** Viewers whose requests arrive at once. */
+const WAVE = 250;
 
 t.test('2,000 sessions on 100 streams, cached verdicts', async (t) => {
   const billing = await startBilling((r) => ({
@@ -43,10 +45,16 @@ t.test('2,000 sessions on 100 streams, cached verdicts', async (t) => {
   for (let period = 0; period < PERIODS; period++) {
     const asked = billing.events('auth').length;
     for (let round = 0; round < REQUESTS_PER_PERIOD; round++) {
-      const answers = await Promise.all(
-        Array.from({ length: VIEWERS }, (_, i) => gate.admit(viewer(i))),
-      );
-      refused += answers.filter((a) => !a.ok).length;
+      // Players arrive a few hundred at a time (all 2,000 in one instant would only measure the
+      // billing server's accept queue).
+      for (let from = 0; from < VIEWERS; from += WAVE) {
+        const answers = await Promise.all(
+          Array.from({ length: Math.min(WAVE, VIEWERS - from) }, (_, i) =>
+            gate.admit(viewer(from + i)),
+          ),
+        );
+        refused += answers.filter((a) => !a.ok).length;
+      }
       clock.advance(CACHE_MS / REQUESTS_PER_PERIOD);
     }
     const inPeriod = billing.events('auth').length - asked;
@@ -63,8 +71,10 @@ t.test('2,000 sessions on 100 streams, cached verdicts', async (t) => {
     `on ${STREAMS} streams`,
   );
   t.equal(
-    gate.stats.cacheHits,
-    VIEWERS * (REQUESTS_PER_PERIOD * PERIODS) - billing.events('auth').length,
+    gate.stats.cacheHits + gate.stats.asked,
+    VIEWERS * (REQUESTS_PER_PERIOD * PERIODS),
+    'every request was a cache hit or one question to billing',
   );
+  t.equal(gate.stats.unavailable, 0, 'billing answered every question');
   gate.close();
 });

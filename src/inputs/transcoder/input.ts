@@ -14,7 +14,7 @@ import { Backoff } from '../common.ts';
 import { FFMPEG } from '../test/input.ts';
 import { type SourceProgramme, transcoderArgs } from './args.ts';
 import { ProgrammeProbe } from './probe.ts';
-import { FEED_INTERVAL_MS, retimedJumps, subscribeRetimed } from './retime.ts';
+import { retimedJumps, subscribeRetimed } from './retime.ts';
 
 const RELOOK_MS = 1000;
 const KILL_GRACE_MS = 2000;
@@ -22,8 +22,6 @@ const KILL_GRACE_MS = 2000;
 const STABLE_RUN_MS = 10_000;
 /** Bytes queued on the encoder's stdin past which source packets are dropped (it is behind). */
 const STDIN_QUEUE_MAX = 4 * 1024 * 1024;
-/** The encoder's output is handed on every FEED_INTERVAL_MS, or once this much waits. */
-const OUTPUT_MAX_BYTES = 256 * 1024;
 /** stderr lines logged per window; the rest are counted and summed up once per window. */
 export const STDERR_LINES_PER_WINDOW = 20;
 export const STDERR_WINDOW_MS = 10_000;
@@ -72,11 +70,6 @@ export class TranscoderInput implements InputTransport {
   private starts = 0;
   private startedAt = 0;
   private delivering = false;
-  private restarted = false;
-  /** The encoder's output waiting to be handed to the stream (see deliver). */
-  private output: Buffer[] = [];
-  private outputBytes = 0;
-  private outputTimer: Timer | null = null;
   private lastExit = '';
   private bytesIn = 0;
   private bytesOut = 0;
@@ -109,7 +102,7 @@ export class TranscoderInput implements InputTransport {
     this.bus = bus;
     if (!bus) return;
     this.probe = new ProgrammeProbe((p) => this.programmeFound(p));
-    this.unsubscribe = subscribeRetimed(bus, this.ctx.clock, {
+    this.unsubscribe = subscribeRetimed(bus, {
       packets: (b) => this.sourcePackets(b),
       end: () => {
         this.sourceEnded = true;
@@ -151,14 +144,14 @@ export class TranscoderInput implements InputTransport {
     this.child = child;
     this.starts++;
     this.startedAt = this.ctx.clock.monotonic();
-    this.restarted = this.starts > 1;
+    const restart = this.starts > 1;
     let spawnError = '';
     child.stdin!.on('error', () => {}); // EPIPE when the encoder dies: its 'close' says why
     child.stdout!.on('data', (d: Buffer) => {
-      this.output.push(d);
-      this.outputBytes += d.length;
-      if (this.outputBytes >= OUTPUT_MAX_BYTES) this.deliver();
-      else this.outputTimer ??= this.ctx.clock.setTimeout(() => this.deliver(), FEED_INTERVAL_MS);
+      if (!this.delivering && restart) this.ctx.onDiscontinuity?.('encoder restarted');
+      this.delivering = true;
+      this.bytesOut += d.length;
+      this.ctx.onData(d, true);
     });
     lines(child.stderr!, (l) => this.stderrLine(l));
     let block: Record<string, string> = {};
@@ -177,7 +170,6 @@ export class TranscoderInput implements InputTransport {
     });
     child.on('close', (code, signal) => {
       if (this.child !== child) return;
-      this.deliver();
       this.child = null;
       this.delivering = false;
       this.lastExit = spawnError || (signal ? `killed by ${signal}` : `exited with code ${code}`);
@@ -186,23 +178,6 @@ export class TranscoderInput implements InputTransport {
       const d = this.backoff.schedule(() => this.spawnEncoder());
       this.ctx.log.warn({ exit: this.lastExit, retryMs: d }, 'transcoder encoder exited');
     });
-  }
-
-  /** Hand the encoder's output read since the last call to the stream, as one buffer: ffmpeg
-   *  writes each muxed packet on its own (tens of writes a second), and every call costs the
-   *  stream a pass of its pipeline (splicer, analyser, clients). */
-  private deliver(): void {
-    this.outputTimer?.cancel();
-    this.outputTimer = null;
-    if (this.outputBytes === 0) return;
-    const d =
-      this.output.length === 1 ? this.output[0]! : Buffer.concat(this.output, this.outputBytes);
-    this.output = [];
-    this.outputBytes = 0;
-    if (!this.delivering && this.restarted) this.ctx.onDiscontinuity?.('encoder restarted');
-    this.delivering = true;
-    this.bytesOut += d.length;
-    this.ctx.onData(d, true);
   }
 
   /** Log a stderr line, at most STDERR_LINES_PER_WINDOW per window (the rest are counted). */
@@ -218,10 +193,6 @@ export class TranscoderInput implements InputTransport {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.outputTimer?.cancel();
-    this.outputTimer = null;
-    this.output = [];
-    this.outputBytes = 0;
     this.relook?.cancel();
     this.relook = null;
     this.backoff.cancel();

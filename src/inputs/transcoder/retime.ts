@@ -26,7 +26,6 @@ import {
   pesTimestampFlags,
   readTimestamp,
 } from '../../mpegts/pes.ts';
-import type { Clock, Timer } from '../../util/clock.ts';
 
 /** PTS/DTS wrap at 2^33 ticks of 90 kHz. */
 const TS_WRAP = 2 ** 33;
@@ -156,80 +155,36 @@ export class Retimer {
   }
 }
 
-/** The source's packets are handed to the encoders at most this often (ms): fewer, larger
- *  writes to their stdin (each write is a syscall here and a wake-up and read in ffmpeg). */
-export const FEED_INTERVAL_MS = 40;
-/** …or as soon as this many bytes wait (a fast source). */
-const FEED_MAX_BYTES = 256 * 1024;
-/** The block the packets are copied into; handed out as views, a new one when full. */
-const FEED_BLOCK_BYTES = 1024 * 1024;
-
 /** The retimed packets of one source, shared by the transcoders that decode it. */
-class Feed {
-  readonly sinks = new Set<BusSink>();
-  readonly retimer = new Retimer();
-  unsubscribe: () => void = () => {};
-  private block = Buffer.allocUnsafe(FEED_BLOCK_BYTES);
-  /** Bytes of `block` handed out, and copied in but not handed out yet. */
-  private handed = 0;
-  private filled = 0;
-  private timer: Timer | null = null;
-
-  constructor(private readonly clock: Clock) {}
-
-  /** Copy the bus's packets (valid during the call only) to hand them out with the next batch. */
-  packets(b: Buffer): void {
-    if (this.filled + b.length > this.block.length) {
-      this.flush();
-      this.block = Buffer.allocUnsafe(Math.max(FEED_BLOCK_BYTES, b.length));
-      this.handed = 0;
-      this.filled = 0;
-    }
-    b.copy(this.block, this.filled);
-    this.filled += b.length;
-    if (this.filled - this.handed >= FEED_MAX_BYTES) this.flush();
-    else this.timer ??= this.clock.setTimeout(() => this.flush(), FEED_INTERVAL_MS);
-  }
-
-  /** Retime what waits and hand it to every sink (a view the sinks may keep, not change). */
-  flush(): void {
-    this.timer?.cancel();
-    this.timer = null;
-    if (this.filled === this.handed) return;
-    const batch = this.block.subarray(this.handed, this.filled);
-    this.handed = this.filled;
-    this.retimer.packets(batch);
-    for (const s of this.sinks) s.packets(batch);
-  }
-
-  close(): void {
-    this.timer?.cancel();
-    this.timer = null;
-    this.unsubscribe();
-  }
+interface Feed {
+  sinks: Set<BusSink>;
+  retimer: Retimer;
+  unsubscribe: () => void;
 }
 
 /**
  * One Retimer per source bus, shared by every transcoder of that source while any is subscribed:
  * renditions of a ladder then see the same timeline (the same offset after the same jumps),
  * whenever each one started, and stay aligned. Keyed by the bus: a recreated source stream has
- * a new bus and starts a new timeline. The sinks get the packets in batches (FEED_INTERVAL_MS),
- * retimed copies they may keep (not to be changed).
+ * a new bus and starts a new timeline. The packets given to the sinks are a copy, retimed, that
+ * the sinks may keep (not to be changed).
  */
 const feeds = new WeakMap<StreamBus, Feed>();
 
-export function subscribeRetimed(bus: StreamBus, clock: Clock, sink: BusSink): () => void {
+export function subscribeRetimed(bus: StreamBus, sink: BusSink): () => void {
   let feed = feeds.get(bus);
   if (!feed) {
-    const f = new Feed(clock);
+    const f: Feed = { sinks: new Set(), retimer: new Retimer(), unsubscribe: () => {} };
     f.unsubscribe = bus.subscribe({
-      packets: (b) => f.packets(b),
+      packets: (b) => {
+        const copy = Buffer.from(b); // the bus's bytes are valid during the call only
+        f.retimer.packets(copy);
+        for (const s of f.sinks) s.packets(copy);
+      },
       discontinuity: (reason) => {
-        f.flush();
         for (const s of f.sinks) s.discontinuity?.(reason);
       },
       end: () => {
-        f.flush();
         for (const s of f.sinks) s.end?.();
       },
     });
@@ -242,7 +197,7 @@ export function subscribeRetimed(bus: StreamBus, clock: Clock, sink: BusSink): (
     f.sinks.delete(sink);
     if (f.sinks.size > 0 || feeds.get(bus) !== f) return;
     feeds.delete(bus);
-    f.close();
+    f.unsubscribe();
   };
 }
 

@@ -1,7 +1,7 @@
 // The transcoder's retimer (src/inputs/transcoder/retime.ts) on crafted packets: a regular
 // stream passes unchanged, a jump back (a loop) is taken out with the video one frame after its
-// previous picture and audio and PCR moved by the same offset, audio arriving first is corrected
-// by the video, a PTS wrap and sparse subtitles are not jumps.
+// previous picture and audio and PCR moved by the same offset, a jump forward likewise, audio
+// arriving first is corrected by the video, a PTS wrap and sparse subtitles are not jumps.
 import t from 'tap';
 import { JUMP_TICKS, Retimer } from '../../src/inputs/transcoder/retime.ts';
 import { readPcr } from '../../src/mpegts/pcr.ts';
@@ -104,6 +104,18 @@ t.test('a loop is taken out: the video runs on a frame apart, audio and PCR foll
   t.ok(
     a.every((s, i) => s.pts === v[i]!.dts + 1000),
     'audio keeps its place beside the video',
+  );
+});
+
+t.test('a jump forward (a failover to a later timeline) is taken out too', async (t) => {
+  const r = new Retimer();
+  const out = through(r, [...pass(126_000, 50), ...pass(126_000 + 100 * 90_000, 50)]);
+  t.equal(r.jumps, 1);
+  const v = out.filter((s) => s.pid === VIDEO);
+  t.same(
+    v.map((s) => s.dts),
+    v.map((_, i) => 126_000 + i * FRAME),
+    'video DTS continuous',
   );
 });
 

@@ -5,7 +5,8 @@
 // pictures keep their places on the GOP grid of the PTS line; audio and other PIDs move with it
 // (their spacing to the video is the source's). Without this, ffmpeg (`-copyts`) passes the jump
 // to x264, whose constant-rate control then undershoots for a while, and encoders started after
-// the jump are out of step with those started before it. docs/transcoder.md "Discontinuities".
+// the jump are out of step with those started before it. docs/transcoder.md "Source
+// discontinuities".
 import type { BusSink, StreamBus } from '../../engine/bus.ts';
 import {
   AF_PCR,
@@ -32,8 +33,8 @@ const TS_WRAP = 2 ** 33;
 const PCR_TICKS_PER_TS_TICK = 300;
 /** A step of a timeline this far (90 kHz ticks: 0.5 s) from where it was expected is a jump. */
 export const JUMP_TICKS = 45_000;
-/** Bytes of a PES header through a DTS. */
-const PES_HEADER_WITH_DTS = PES_DTS_OFFSET + 5;
+/** Bytes of a PES timestamp field. */
+const TIMESTAMP_BYTES = 5;
 /** stream_id of MPEG video PES (ISO/IEC 13818-1 table 2-22: 1110 xxxx). */
 const VIDEO_STREAM_ID_MASK = 0xf0;
 const VIDEO_STREAM_ID = 0xe0;
@@ -92,8 +93,8 @@ export class Retimer {
     // offset more exactly than the PCR.
     if (pusi(b, o) && hasPayload(b, o)) {
       const p = o + payloadOffset(b, o);
-      if (p + PES_HEADER_WITH_DTS <= o + TS_PACKET_SIZE && isPesStart(b, p))
-        this.pesHeader(b, p, pid);
+      if (p + PES_PTS_OFFSET <= o + TS_PACKET_SIZE && isPesStart(b, p))
+        this.pesHeader(b, p, o + TS_PACKET_SIZE, pid);
     }
     if (pcr >= 0) {
       this.pcrValue(pcr / PCR_TICKS_PER_TS_TICK);
@@ -101,10 +102,13 @@ export class Retimer {
     }
   }
 
-  private pesHeader(b: Buffer, p: number, pid: number): void {
+  /** The PES header at `p` (its packet ends at `end`): follow its timeline, add the offset. */
+  private pesHeader(b: Buffer, p: number, end: number, pid: number): void {
     const flags = pesTimestampFlags(b, p);
     if ((flags & PES_PTS_FLAG) === 0) return;
     const hasDts = flags === PES_PTS_DTS_FLAGS;
+    const fields = (hasDts ? PES_DTS_OFFSET : PES_PTS_OFFSET) + TIMESTAMP_BYTES;
+    if (p + fields > end) return; // a header split across packets: left as it is
     const pts = readTimestamp(b, p + PES_PTS_OFFSET);
     const dts = hasDts ? readTimestamp(b, p + PES_DTS_OFFSET) : pts;
     const video = (b[p + 3]! & VIDEO_STREAM_ID_MASK) === VIDEO_STREAM_ID;

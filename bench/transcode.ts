@@ -18,7 +18,12 @@
 // all. `source only`: the sluice child with the file stream alone (no transcoder, no client),
 // the part of sluice's CPU a server pays for the source stream whether it is transcoded or not;
 // the second ratio takes it off (the transcoder's own overhead).
-// Run: [SLUICE_BENCH_SPEED=7] [SLUICE_BENCH_WARMUP_S=6] npx tsx bench/transcode.ts [seconds=30]
+// Warm-up: 40 s by default. ffmpeg is at its steady cost within seconds; sluice's V8 goes on
+// compiling its hot functions for about a minute (perf of the sluice process 12–42 s after it
+// was ready: 11.6 % of its samples were TurboFan compile jobs), and after a 6 s warm-up that
+// one-off cost was charged as overhead (sluice's process 1.26–1.45 s per 30 s against 0.91–1.02
+// s after 40 s). A server transcodes for days: the steady state is the figure.
+// Run: [SLUICE_BENCH_SPEED=7] [SLUICE_BENCH_WARMUP_S=40] npx tsx bench/transcode.ts [seconds=30]
 //      [rounds=2] — SLUICE_BENCH_SPEED is enc-speed-preset (7 ultrafast … 4 fast, 1 veryslow).
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -30,7 +35,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 
 const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 6) * 1000;
+const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 40) * 1000;
 const MUX_BPS = 10_000_000;
 const NAME = 'hd720';
 /** The transcoder record (stream 2's input); the source is stream 1. */

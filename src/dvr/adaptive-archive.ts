@@ -12,7 +12,7 @@ import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { StreamOttService } from '../ott/service.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EpgLookup } from './epg.ts';
-import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
+import { isSubtitleTrack, layoutLang, TS_TRACK } from './index-db.ts';
 import { VOD_NO_ARCHIVE, VOD_NO_EVENT, VOD_NOT_RUNNING } from './playback.ts';
 import { readStreamDvr } from './settings.ts';
 import type { ArchiveStorage } from './storage.ts';
@@ -192,7 +192,7 @@ function memberTracks(a: Archived, w: Interval): ArchiveTrack[] {
       pid,
       type: isSubtitleTrack(id) ? 'text' : String(l['type'] ?? ''),
       codec: String(l['codec'] ?? ''),
-      lang: String(l['lang'] ?? ''),
+      lang: layoutLang(l, id),
       width: Number(l['width'] ?? 0),
       height: Number(l['height'] ?? 0),
       rows,

@@ -18,6 +18,17 @@ export function isSubtitleTrack(track: string): boolean {
   return /^t\d+p[0-9a-f]+$/.test(track);
 }
 
+/**
+ * The language of archived track `track` from its PID's entry in a chunk's layout: a WebVTT
+ * track's own (`subs`: teletext page or DVB subtitle page languages, several on one PID), else
+ * the PID's (ISO 639 descriptor).
+ */
+export function layoutLang(entry: Record<string, unknown> | undefined, track: string): string {
+  const subs = entry?.['subs'] as { id: string; lang: string }[] | undefined;
+  const own = subs?.find((x) => x.id === track)?.lang;
+  return String(own || (entry?.['lang'] ?? ''));
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS init (
   id INTEGER PRIMARY KEY,
@@ -90,7 +101,7 @@ export interface InitRow {
   track: string;
   hash: string;
   path: string;
-  /** JSON track layout (codec, pid, type, language, dimensions). */
+  /** JSON track layout (codec, pid, type, language, dimensions; WebVTT tracks' languages). */
   layout: string;
 }
 

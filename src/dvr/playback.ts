@@ -22,7 +22,7 @@ import { filterPids } from '../ott/ts-filter.ts';
 import { toDashVtt } from '../ott/webvtt/writer.ts';
 import type { Clock } from '../util/clock.ts';
 import type { EpgLookup } from './epg.ts';
-import { type ChunkRow, isSubtitleTrack, TS_TRACK } from './index-db.ts';
+import { type ChunkRow, isSubtitleTrack, layoutLang, TS_TRACK } from './index-db.ts';
 import type { ArchiveSessions } from './sessions.ts';
 import { readStreamDvr } from './settings.ts';
 import type { ArchiveStorage } from './storage.ts';
@@ -211,7 +211,10 @@ export class ArchivePlayer {
     const init = row ? index.initById(row.init_id) : undefined;
     const pid = Number(/^[ct](\d+)/.exec(id)?.[1] ?? 0);
     const layout = init ? (JSON.parse(init.layout) as Record<string, unknown>[]) : [];
-    return String(layout.find((x) => x['pid'] === pid)?.['lang'] ?? '');
+    return layoutLang(
+      layout.find((x) => x['pid'] === pid),
+      id,
+    );
   }
 
   /** CMAF tracks recorded in the window with their layout, after the `a`/`v` selection. */
@@ -240,7 +243,7 @@ export class ArchivePlayer {
         pid,
         type: subtitle ? 'text' : String(l['type'] ?? ''),
         codec: String(l['codec'] ?? ''),
-        lang: String(l['lang'] ?? ''),
+        lang: layoutLang(l, id),
         width: Number(l['width'] ?? 0),
         height: Number(l['height'] ?? 0),
         rows,

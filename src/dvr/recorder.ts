@@ -132,14 +132,23 @@ export class StreamRecorder {
   }
 
   private layout(): string {
-    const tracks = [...this.packager.segmenter.tracks.values()].map((t) => ({
-      pid: t.es.pid,
-      type: t.type,
-      codec: t.codec ?? '',
-      lang: t.es.language ?? '',
-      width: t.video?.width ?? 0,
-      height: t.video?.height ?? 0,
-    }));
+    const vtt = this.packager.vtt?.renditions ?? [];
+    const tracks = [...this.packager.segmenter.tracks.values()].map((t) => {
+      // WebVTT renditions of this PID with their page's language (the PMT's teletext or
+      // subtitling descriptor; the PID has no ISO 639 language of its own).
+      const subs = vtt
+        .filter((r) => r.pid === t.es.pid)
+        .map((r) => ({ id: r.id, lang: r.language ?? '' }));
+      return {
+        pid: t.es.pid,
+        type: t.type,
+        codec: t.codec ?? '',
+        lang: t.es.language ?? '',
+        width: t.video?.width ?? 0,
+        height: t.video?.height ?? 0,
+        ...(subs.length > 0 ? { subs } : {}),
+      };
+    });
     const json = JSON.stringify(tracks);
     const h = shortHash(json);
     if (this.layoutHash && h !== this.layoutHash) this.storage.mark(this.stream, 'pmt-change');

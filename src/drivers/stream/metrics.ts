@@ -6,6 +6,7 @@
 import { Counter, Gauge, type Registry, register } from 'prom-client';
 import type { EncoderMetrics, TransportMetrics } from '../../engine/input.ts';
 import { PRIORITY_1, PRIORITY_2 } from '../../native/ts.ts';
+import { ensureOcrMetrics } from '../../ott/webvtt/ocr-metrics.ts';
 import { ServiceKey, type Services } from '../../util/services.ts';
 import type { StreamMetricsSnapshot } from './instance.ts';
 import { streamRegistry } from './registry.ts';
@@ -219,4 +220,6 @@ export function ensureStreamMetrics(services: Services): void {
     },
   });
   registerSrtMetrics(registers, services);
+  // The OCR of DVB subtitles (a server-wide tesseract runner the streams' packagers share).
+  ensureOcrMetrics(reg);
 }

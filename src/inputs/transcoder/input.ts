@@ -14,6 +14,7 @@ import { Backoff } from '../common.ts';
 import { FFMPEG } from '../test/input.ts';
 import { type SourceProgramme, transcoderArgs } from './args.ts';
 import { ProgrammeProbe } from './probe.ts';
+import { retimedJumps, subscribeRetimed } from './retime.ts';
 
 const RELOOK_MS = 1000;
 const KILL_GRACE_MS = 2000;
@@ -101,7 +102,7 @@ export class TranscoderInput implements InputTransport {
     this.bus = bus;
     if (!bus) return;
     this.probe = new ProgrammeProbe((p) => this.programmeFound(p));
-    this.unsubscribe = bus.subscribe({
+    this.unsubscribe = subscribeRetimed(bus, {
       packets: (b) => this.sourcePackets(b),
       end: () => {
         this.sourceEnded = true;
@@ -119,7 +120,7 @@ export class TranscoderInput implements InputTransport {
       return;
     }
     this.bytesIn += b.length;
-    stdin.write(Buffer.from(b)); // the bus's bytes are valid during the call only
+    stdin.write(b); // a retimed copy, shared with the source's other transcoders, not changed
   }
 
   /** A programme description, first or changed: (re)start the encoder with its argv. */
@@ -233,6 +234,7 @@ export class TranscoderInput implements InputTransport {
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
       droppedBytes: this.droppedBytes,
+      sourceJumps: this.bus ? retimedJumps(this.bus) : 0,
       ...(this.programme ? { source: this.programme } : {}),
       ...(this.progress ? { encoder: this.progress } : {}),
       ...(this.lastExit ? { lastExit: this.lastExit } : {}),

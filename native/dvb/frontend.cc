@@ -1,0 +1,242 @@
+// DvbFrontend (frontend.h): the frontend ioctls of the Linux DVB API v5.
+#include "dvb/frontend.h"
+
+#include <fcntl.h>
+#include <linux/dvb/frontend.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/errors.h"
+
+namespace sluice {
+
+namespace {
+
+/** DiSEqC bus: a command or burst needs this long before the next signal on the line. */
+constexpr auto kDiseqcSettle = std::chrono::milliseconds(15);
+constexpr int kMaxDiseqc = 6;
+
+void SetProps(Napi::Env env, int fd, std::vector<dtv_property>& props) {
+  dtv_properties ps{static_cast<__u32>(props.size()), props.data()};
+  if (ioctl(fd, FE_SET_PROPERTY, &ps) < 0) ThrowErrno(env, "ioctl", errno, "FE_SET_PROPERTY");
+}
+
+uint32_t GetProp(Napi::Env env, int fd, uint32_t cmd) {
+  dtv_property p{};
+  p.cmd = cmd;
+  dtv_properties ps{1, &p};
+  if (ioctl(fd, FE_GET_PROPERTY, &ps) < 0) ThrowErrno(env, "ioctl", errno, "FE_GET_PROPERTY");
+  return p.u.data;
+}
+
+void Sec(Napi::Env env, int fd, unsigned long req, unsigned long arg, const char* what) {
+  if (ioctl(fd, req, arg) < 0) ThrowErrno(env, "ioctl", errno, what);
+}
+
+}  // namespace
+
+Napi::Function DvbFrontendWrap::Define(Napi::Env env) {
+  return DefineClass(env, "DvbFrontend",
+                     {InstanceMethod("info", &DvbFrontendWrap::Info),
+                      InstanceMethod("tune", &DvbFrontendWrap::Tune),
+                      InstanceMethod("status", &DvbFrontendWrap::Status),
+                      InstanceMethod("close", &DvbFrontendWrap::Close)});
+}
+
+DvbFrontendWrap::DvbFrontendWrap(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<DvbFrontendWrap>(info) {
+  int adapter = info[0].As<Napi::Number>().Int32Value();
+  int device = info[1].As<Napi::Number>().Int32Value();
+  std::string path =
+      "/dev/dvb/adapter" + std::to_string(adapter) + "/frontend" + std::to_string(device);
+  fd_ = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) ThrowErrno(info.Env(), "open", errno, path);
+}
+
+DvbFrontendWrap::~DvbFrontendWrap() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int DvbFrontendWrap::Fd(Napi::Env env) const {
+  if (fd_ < 0) throw CodedError(env, "ERR_NATIVE_CLOSED", "the frontend is closed");
+  return fd_;
+}
+
+Napi::Value DvbFrontendWrap::Info(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = Fd(env);
+  dvb_frontend_info fi{};
+  if (ioctl(fd, FE_GET_INFO, &fi) < 0) ThrowErrno(env, "ioctl", errno, "FE_GET_INFO");
+  dtv_property p{};
+  p.cmd = DTV_ENUM_DELSYS;
+  dtv_properties ps{1, &p};
+  if (ioctl(fd, FE_GET_PROPERTY, &ps) < 0) ThrowErrno(env, "ioctl", errno, "FE_GET_PROPERTY");
+  Napi::Array systems = Napi::Array::New(env);
+  for (uint32_t i = 0; i < p.u.buffer.len && i < sizeof p.u.buffer.data; i++)
+    systems.Set(i, p.u.buffer.data[i]);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("name", std::string(fi.name, strnlen(fi.name, sizeof fi.name)));
+  out.Set("systems", systems);
+  out.Set("api", GetProp(env, fd, DTV_API_VERSION));
+  return out;
+}
+
+// tune(system, steps, props): steps are {op: 'voltage'|'tone'|'burst', value} or
+// {op: 'diseqc', msg: number[]}; props are [cmd, value] pairs ending in DTV_TUNE.
+Napi::Value DvbFrontendWrap::Tune(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = Fd(env);
+  uint32_t system = info[0].As<Napi::Number>().Uint32Value();
+  Napi::Array steps = info[1].As<Napi::Array>();
+  Napi::Array list = info[2].As<Napi::Array>();
+  // A multi-standard frontend is moved to the delivery system first, on its own, as libdvbv5
+  // does, so the driver applies the system's defaults before the tuning parameters.
+  if (GetProp(env, fd, DTV_DELIVERY_SYSTEM) != system) {
+    std::vector<dtv_property> one(1);
+    one[0].cmd = DTV_DELIVERY_SYSTEM;
+    one[0].u.data = system;
+    SetProps(env, fd, one);
+  }
+  for (uint32_t i = 0; i < steps.Length(); i++) {
+    Napi::Object s = steps.Get(i).As<Napi::Object>();
+    std::string op = s.Get("op").As<Napi::String>();
+    if (op == "diseqc") {
+      Napi::Array msg = s.Get("msg").As<Napi::Array>();
+      dvb_diseqc_master_cmd cmd{};
+      cmd.msg_len = static_cast<__u8>(std::min<uint32_t>(msg.Length(), kMaxDiseqc));
+      for (int j = 0; j < cmd.msg_len; j++)
+        cmd.msg[j] = static_cast<__u8>(msg.Get(j).As<Napi::Number>().Uint32Value());
+      std::this_thread::sleep_for(kDiseqcSettle);
+      if (ioctl(fd, FE_DISEQC_SEND_MASTER_CMD, &cmd) < 0)
+        ThrowErrno(env, "ioctl", errno, "FE_DISEQC_SEND_MASTER_CMD");
+      std::this_thread::sleep_for(kDiseqcSettle);
+      continue;
+    }
+    unsigned long v = s.Get("value").As<Napi::Number>().Uint32Value();
+    if (op == "voltage") Sec(env, fd, FE_SET_VOLTAGE, v, "FE_SET_VOLTAGE");
+    else if (op == "tone") Sec(env, fd, FE_SET_TONE, v, "FE_SET_TONE");
+    else if (op == "burst") {
+      Sec(env, fd, FE_DISEQC_SEND_BURST, v, "FE_DISEQC_SEND_BURST");
+      std::this_thread::sleep_for(kDiseqcSettle);
+    } else throw CodedError(env, "ERR_NATIVE_ARG", "unknown LNB step " + op);
+  }
+  std::vector<dtv_property> props(list.Length());
+  if (props.size() > DTV_IOCTL_MAX_MSGS)
+    throw CodedError(env, "ERR_NATIVE_ARG", "too many DTV properties");
+  for (uint32_t i = 0; i < list.Length(); i++) {
+    Napi::Array pair = list.Get(i).As<Napi::Array>();
+    props[i].cmd = pair.Get(0u).As<Napi::Number>().Uint32Value();
+    props[i].u.data = pair.Get(1u).As<Napi::Number>().Uint32Value();
+  }
+  SetProps(env, fd, props);
+  return env.Undefined();
+}
+
+namespace {
+
+/** One DTV_STAT_* value: a number in its scale's unit, or null when the driver has none. */
+Napi::Value StatValue(Napi::Env env, const dtv_property& p, double decibelUnit) {
+  if (p.u.st.len == 0) return env.Null();
+  const dtv_stats& s = p.u.st.stat[0];
+  if (s.scale == FE_SCALE_DECIBEL) return Napi::Number::New(env, s.svalue / decibelUnit);
+  if (s.scale == FE_SCALE_COUNTER || s.scale == FE_SCALE_RELATIVE)
+    return Napi::Number::New(env, static_cast<double>(s.uvalue));
+  return env.Null();
+}
+
+}  // namespace
+
+Napi::Value DvbFrontendWrap::Status(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = Fd(env);
+  fe_status_t st{};
+  if (ioctl(fd, FE_READ_STATUS, &st) < 0) ThrowErrno(env, "ioctl", errno, "FE_READ_STATUS");
+  const uint32_t cmds[] = {DTV_STAT_SIGNAL_STRENGTH,     DTV_STAT_CNR,
+                           DTV_STAT_PRE_ERROR_BIT_COUNT, DTV_STAT_PRE_TOTAL_BIT_COUNT,
+                           DTV_STAT_ERROR_BLOCK_COUNT,   DTV_STAT_TOTAL_BLOCK_COUNT};
+  constexpr size_t n = sizeof cmds / sizeof cmds[0];
+  dtv_property p[n]{};
+  for (size_t i = 0; i < n; i++) p[i].cmd = cmds[i];
+  dtv_properties ps{n, p};
+  bool stats = ioctl(fd, FE_GET_PROPERTY, &ps) == 0;
+  // DTV_STAT decibel values are in 0.001 dB (signal in 0.001 dBm).
+  constexpr double kMilli = 1000.0;
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("status", static_cast<uint32_t>(st));
+  out.Set("lock", (st & FE_HAS_LOCK) != 0);
+  out.Set("signal", stats ? StatValue(env, p[0], kMilli) : env.Null());
+  out.Set("cnr", stats ? StatValue(env, p[1], kMilli) : env.Null());
+  out.Set("preErrorBits", stats ? StatValue(env, p[2], kMilli) : env.Null());
+  out.Set("preTotalBits", stats ? StatValue(env, p[3], kMilli) : env.Null());
+  out.Set("errorBlocks", stats ? StatValue(env, p[4], kMilli) : env.Null());
+  out.Set("totalBlocks", stats ? StatValue(env, p[5], kMilli) : env.Null());
+  return out;
+}
+
+// close(releaseLnb): powers the LNB down first unless another receiver shares it.
+Napi::Value DvbFrontendWrap::Close(const Napi::CallbackInfo& info) {
+  if (fd_ < 0) return info.Env().Undefined();
+  if (info[0].ToBoolean().Value()) ioctl(fd_, FE_SET_VOLTAGE, SEC_VOLTAGE_OFF);
+  close(fd_);
+  fd_ = -1;
+  return info.Env().Undefined();
+}
+
+Napi::Value DvbConstants(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object dtv = Napi::Object::New(env);
+  const std::pair<const char*, uint32_t> cmds[] = {
+      {"TUNE", DTV_TUNE},
+      {"CLEAR", DTV_CLEAR},
+      {"FREQUENCY", DTV_FREQUENCY},
+      {"MODULATION", DTV_MODULATION},
+      {"BANDWIDTH_HZ", DTV_BANDWIDTH_HZ},
+      {"INVERSION", DTV_INVERSION},
+      {"SYMBOL_RATE", DTV_SYMBOL_RATE},
+      {"INNER_FEC", DTV_INNER_FEC},
+      {"VOLTAGE", DTV_VOLTAGE},
+      {"TONE", DTV_TONE},
+      {"PILOT", DTV_PILOT},
+      {"ROLLOFF", DTV_ROLLOFF},
+      {"DELIVERY_SYSTEM", DTV_DELIVERY_SYSTEM},
+      {"CODE_RATE_HP", DTV_CODE_RATE_HP},
+      {"CODE_RATE_LP", DTV_CODE_RATE_LP},
+      {"GUARD_INTERVAL", DTV_GUARD_INTERVAL},
+      {"TRANSMISSION_MODE", DTV_TRANSMISSION_MODE},
+      {"HIERARCHY", DTV_HIERARCHY},
+      {"STREAM_ID", DTV_STREAM_ID}};
+  for (const auto& [name, v] : cmds) dtv.Set(name, v);
+  Napi::Object sys = Napi::Object::New(env);
+  sys.Set("DVBC_ANNEX_A", static_cast<uint32_t>(SYS_DVBC_ANNEX_A));
+  sys.Set("DVBC_ANNEX_B", static_cast<uint32_t>(SYS_DVBC_ANNEX_B));
+  sys.Set("DVBT", static_cast<uint32_t>(SYS_DVBT));
+  sys.Set("DVBS", static_cast<uint32_t>(SYS_DVBS));
+  sys.Set("DVBS2", static_cast<uint32_t>(SYS_DVBS2));
+  sys.Set("DVBT2", static_cast<uint32_t>(SYS_DVBT2));
+  sys.Set("DVBC_ANNEX_C", static_cast<uint32_t>(SYS_DVBC_ANNEX_C));
+  Napi::Object other = Napi::Object::New(env);
+  other.Set("SEC_VOLTAGE_13", static_cast<uint32_t>(SEC_VOLTAGE_13));
+  other.Set("SEC_VOLTAGE_18", static_cast<uint32_t>(SEC_VOLTAGE_18));
+  other.Set("SEC_VOLTAGE_OFF", static_cast<uint32_t>(SEC_VOLTAGE_OFF));
+  other.Set("SEC_TONE_ON", static_cast<uint32_t>(SEC_TONE_ON));
+  other.Set("SEC_TONE_OFF", static_cast<uint32_t>(SEC_TONE_OFF));
+  other.Set("SEC_MINI_A", static_cast<uint32_t>(SEC_MINI_A));
+  other.Set("SEC_MINI_B", static_cast<uint32_t>(SEC_MINI_B));
+  other.Set("FEC_AUTO", static_cast<uint32_t>(FEC_AUTO));
+  other.Set("QAM_AUTO", static_cast<uint32_t>(QAM_AUTO));
+  other.Set("PILOT_AUTO", static_cast<uint32_t>(PILOT_AUTO));
+  other.Set("ROLLOFF_AUTO", static_cast<uint32_t>(ROLLOFF_AUTO));
+  other.Set("NO_STREAM_ID_FILTER", static_cast<uint32_t>(NO_STREAM_ID_FILTER));
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("DTV", dtv);
+  out.Set("SYS", sys);
+  out.Set("other", other);
+  return out;
+}
+
+}  // namespace sluice

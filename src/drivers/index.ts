@@ -6,6 +6,7 @@ import { DriverRegistry } from '../reconciler/driver-registry.ts';
 import { alerterDriver } from './alerter.ts';
 import { csDriver, csServerDriver, userDefaultDriver } from './billing.ts';
 import { clusterDriver } from './cluster.ts';
+import { dvbAdapterDriver } from './dvb-adapter/driver.ts';
 import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
 import { epgSourceDriver } from './epg-source.ts';
@@ -35,6 +36,7 @@ export function builtinDrivers(): Driver[] {
     erased(csDriver),
     erased(csServerDriver),
     erased(alerterDriver),
+    erased(dvbAdapterDriver),
     // more drivers: one line each
   ];
 }

@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { alertRoutes } from './alerts.ts';
+import { dvbRoutes } from './dvb.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
@@ -18,4 +19,5 @@ export const apiPlugins: ApiPlugin[] = [
   mosaicRoutes,
   sessionRoutes,
   alertRoutes,
+  dvbRoutes,
 ];

@@ -1,0 +1,216 @@
+// DvbAdapterInstance: one running tuner adapter (mode 0, stream): the frontend opened and tuned
+// with src/dvb/tuning.ts's list, the adapter's TS from dvr on a bus every `dvb` input bound to it
+// reads (`hub`), lock and signal polled, re-tuned on a lost lock as src/dvb/lock-watch.ts says.
+// Faults (no device, a config that cannot tune) are status, retried while they may mend.
+import type { Logger } from 'pino';
+import type { Resource } from '../../config/types.ts';
+import { LockWatch } from '../../dvb/lock-watch.ts';
+import { type Tuning, tuningOf } from '../../dvb/tuning.ts';
+import { BusHub } from '../../engine/hub.ts';
+import type { DvbStatus } from '../../native/dvb.ts';
+import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
+import type { FieldChange } from '../../reconciler/types.ts';
+import type { Timer } from '../../util/clock.ts';
+import type { DvbDevices, Dvr, Frontend } from './devices.ts';
+import { dvbAdapterRegistry } from './registry.ts';
+
+type Spec = SpecOf<'dvb-adapter'>;
+
+/** Lock and statistics are read this often. */
+export const STATUS_POLL_MS = 500;
+/** A device that would not open is tried again after this long (doubling, up to the cap). */
+const REOPEN_MIN_MS = 1000;
+const REOPEN_MAX_MS = 30_000;
+
+export class DvbAdapterInstance implements Instance<Spec> {
+  readonly key: string;
+  /** The adapter's TS: whole packets, for the `dvb` inputs and demuxers bound to it. */
+  readonly hub: BusHub;
+  private spec: Spec;
+  private readonly log: Logger;
+  private fe: Frontend | null = null;
+  private dvr: Dvr | null = null;
+  private tuning: Tuning | null = null;
+  private poll: Timer | null = null;
+  private reopen: Timer | null = null;
+  private reopenMs = REOPEN_MIN_MS;
+  private readonly watch = new LockWatch();
+  private state = 'starting';
+  private message = '';
+  private warnings: string[] = [];
+  private frontendName = '';
+  private last: DvbStatus | null = null;
+  private ber: number | null = null;
+  private bytes = 0;
+
+  constructor(
+    res: Resource<Spec>,
+    private readonly host: Host,
+    private readonly devices: DvbDevices,
+  ) {
+    this.key = res.key;
+    this.spec = res.spec;
+    this.log = host.log.child({ adapter: this.spec.id });
+    this.hub = new BusHub(this.log);
+  }
+
+  get id(): number {
+    return this.spec.id;
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  start(): void {
+    this.stop();
+    this.warnings = [];
+    this.message = '';
+    const s = this.spec;
+    const idle: [string, string] | null = s.pause
+      ? ['paused', '']
+      : s.adapter < 0
+        ? ['unassigned', 'adapter is -1: no device assigned']
+        : s.mode !== 0
+          ? ['not supported yet', `mode ${s.mode} is not built yet`]
+          : null;
+    if (idle) {
+      this.set(...idle);
+      return;
+    }
+    const r = tuningOf(s);
+    if (!r.ok) {
+      this.warnings = [r.problem.message];
+      this.set('error', r.problem.message);
+      return;
+    }
+    this.tuning = r.tuning;
+    try {
+      this.fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing']);
+      this.frontendName = this.fe.info().name;
+      this.fe.tune(r.tuning);
+      this.dvr = this.devices.dvr(
+        { adapter: s.adapter, demux: s.device, bufferBlocks: s['buffer-size'] ?? 0 },
+        (batch) => {
+          this.bytes += batch.length;
+          this.hub.packets(batch);
+        },
+      );
+    } catch (err) {
+      const message = (err as Error).message;
+      this.log.warn({ err }, 'tuner adapter cannot open');
+      this.stop();
+      this.set('error', message);
+      this.reopen = this.host.clock.setTimeout(() => this.start(), this.reopenMs);
+      this.reopenMs = Math.min(this.reopenMs * 2, REOPEN_MAX_MS);
+      return;
+    }
+    this.reopenMs = REOPEN_MIN_MS;
+    this.watch.reset();
+    this.set('no lock');
+    this.poll = this.host.clock.setInterval(() => this.pollStatus(), STATUS_POLL_MS);
+    this.pollStatus();
+  }
+
+  private set(state: string, message = ''): void {
+    this.state = state;
+    this.message = message;
+  }
+
+  private pollStatus(): void {
+    if (!this.fe) return;
+    let st: DvbStatus;
+    try {
+      st = this.fe.status();
+    } catch (err) {
+      this.set('error', (err as Error).message);
+      return;
+    }
+    this.ber = berOf(this.last, st) ?? this.ber;
+    this.last = st;
+    switch (this.watch.feed(st.lock, this.host.clock.monotonic())) {
+      case 'locked':
+        if (this.watch.lockChanges > 0) {
+          this.log.info('tuner adapter locked again');
+          this.hub.discontinuity('tuner adapter locked again');
+        }
+        this.set('locked');
+        break;
+      case 'lost':
+        this.log.warn('tuner adapter lost lock');
+        this.set('no lock', 'the frontend has no lock');
+        this.hub.end();
+        break;
+      case 'retune':
+        try {
+          if (this.tuning) this.fe.tune(this.tuning);
+        } catch (err) {
+          this.set('error', (err as Error).message);
+        }
+        break;
+    }
+  }
+
+  private stop(): void {
+    this.poll?.cancel();
+    this.poll = null;
+    this.reopen?.cancel();
+    this.reopen = null;
+    this.dvr?.close();
+    this.dvr = null;
+    this.fe?.close();
+    this.fe = null;
+  }
+
+  async update(next: Resource<Spec>, changes: FieldChange[]): Promise<void> {
+    this.spec = next.spec;
+    // `name`, `note`, `trace`, `enable-alert`, `epg-export` take effect as they are read;
+    // a tuning field or `pause` starts the adapter again.
+    if (changes.some((c) => c.apply === 'restart' || c.path === 'pause')) {
+      this.reopenMs = REOPEN_MIN_MS;
+      this.start();
+    }
+  }
+
+  async close(): Promise<void> {
+    dvbAdapterRegistry(this.host.services).remove(this);
+    this.stop();
+    this.hub.end();
+    this.set('closed');
+  }
+
+  status(): ResourceStatus {
+    const s = this.spec;
+    const st = this.last;
+    return {
+      state: this.state,
+      ...(this.message ? { message: this.message } : {}),
+      ...(this.warnings.length ? { warnings: this.warnings } : {}),
+      id: s.id,
+      name: s.name,
+      mode: s.mode,
+      type: s.type,
+      adapter: s.adapter,
+      device: s.device,
+      ...(this.frontendName ? { frontend: this.frontendName } : {}),
+      lock: this.fe !== null && st?.lock === true,
+      signal: st?.signal ?? null,
+      snr: st?.cnr ?? null,
+      ber: this.ber,
+      unc: st?.errorBlocks ?? null,
+      lockChanges: this.watch.lockChanges,
+      retunes: this.watch.retunes,
+      bytes: this.bytes,
+      ...(this.dvr ? { dvr: this.dvr.stats() } : {}),
+    };
+  }
+}
+
+/** Bit error ratio over the last poll from the kernel's cumulative counters, or null. */
+function berOf(prev: DvbStatus | null, cur: DvbStatus): number | null {
+  if (cur.preErrorBits === null || cur.preTotalBits === null) return null;
+  const bits = cur.preTotalBits - (prev?.preTotalBits ?? 0);
+  const errors = cur.preErrorBits - (prev?.preErrorBits ?? 0);
+  if (bits <= 0) return null;
+  return Math.max(0, errors) / bits;
+}

@@ -1,13 +1,13 @@
 // A `dvb` input end to end through the fake device layer: a real server (LD_PRELOAD) with a
 // DVB-T adapter tuned to a frequency that carries an ffmpeg MPTS; the stream bound to it runs and
-// its HLS plays (ffprobe); /data/dvb-adapter and /metrics report lock, signal, SNR, BER. The fake
+// its HLS plays (ffprobe); a demuxer with src 1 takes one programme of it; /data/dvb-adapter and /metrics report lock, signal, SNR, BER. The fake
 // frontend drops lock → the stream fails over to its backup input and the adapter re-tunes;
 // lock back → the stream returns to the dvb input.
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { fakeDvb } from '../helpers/fake-dvb.ts';
-import { makeMpts } from '../helpers/mpts.ts';
+import { makeMpts, probePrograms } from '../helpers/mpts.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
 import { ffprobe, makeFixture } from '../helpers/stream-host.ts';
 
@@ -49,6 +49,13 @@ t.test('a stream on a tuner adapter: plays, fails over on lost lock, returns', a
             { type: 'file', 'file-path': backup },
           ],
         },
+        {
+          id: 2,
+          'stream-name': 'two',
+          pause: false,
+          'ott-http': 1,
+          input: [{ type: 'demuxer', src: 1, 'mpts-id': 1, pnr: 102 }],
+        },
       ],
     },
   });
@@ -86,6 +93,16 @@ t.test('a stream on a tuner adapter: plays, fails over on lost lock, returns', a
   t.ok(
     probed.some((s) => s.codec_type === 'video'),
     'HLS plays: ffprobe sees video',
+  );
+  await waitFor('the demuxer stream running', async () => {
+    const s = await get('/data/stream/2');
+    return s['state'] === 'running' ? s : undefined;
+  });
+  const programmes = await probePrograms(`${srv.url}/two/mpegts`);
+  t.same(
+    programmes.map((p) => [p.program_num, p.tags?.service_name]),
+    [[102, 'Two']],
+    'a demuxer with src 1 takes one programme of the adapter',
   );
   const list = (await (await fetch(`${srv.url}/data/dvb-adapter`)).json()) as unknown[];
   t.equal(list.length, 1);

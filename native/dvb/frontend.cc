@@ -45,6 +45,7 @@ Napi::Function DvbFrontendWrap::Define(Napi::Env env) {
                      {InstanceMethod("info", &DvbFrontendWrap::Info),
                       InstanceMethod("tune", &DvbFrontendWrap::Tune),
                       InstanceMethod("status", &DvbFrontendWrap::Status),
+                      InstanceMethod("tuned", &DvbFrontendWrap::Tuned),
                       InstanceMethod("close", &DvbFrontendWrap::Close)});
 }
 
@@ -52,9 +53,11 @@ DvbFrontendWrap::DvbFrontendWrap(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<DvbFrontendWrap>(info) {
   int adapter = info[0].As<Napi::Number>().Int32Value();
   int device = info[1].As<Napi::Number>().Int32Value();
+  // Read-only: a monitor beside the program that tunes (the kernel allows one writer).
+  bool readOnly = info[2].ToBoolean().Value();
   std::string path =
       "/dev/dvb/adapter" + std::to_string(adapter) + "/frontend" + std::to_string(device);
-  fd_ = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  fd_ = open(path.c_str(), (readOnly ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) ThrowErrno(info.Env(), "open", errno, path);
 }
 
@@ -175,6 +178,21 @@ Napi::Value DvbFrontendWrap::Status(const Napi::CallbackInfo& info) {
   out.Set("preTotalBits", stats ? StatValue(env, p[3], kMilli) : env.Null());
   out.Set("errorBlocks", stats ? StatValue(env, p[4], kMilli) : env.Null());
   out.Set("totalBlocks", stats ? StatValue(env, p[5], kMilli) : env.Null());
+  return out;
+}
+
+// tuned(): the delivery system and DTV_FREQUENCY the frontend is on (whoever tuned it).
+Napi::Value DvbFrontendWrap::Tuned(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = Fd(env);
+  dtv_property p[2]{};
+  p[0].cmd = DTV_DELIVERY_SYSTEM;
+  p[1].cmd = DTV_FREQUENCY;
+  dtv_properties ps{2, p};
+  if (ioctl(fd, FE_GET_PROPERTY, &ps) < 0) ThrowErrno(env, "ioctl", errno, "FE_GET_PROPERTY");
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("system", p[0].u.data);
+  out.Set("frequency", p[1].u.data);
   return out;
 }
 

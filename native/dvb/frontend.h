@@ -1,8 +1,9 @@
-// DvbFrontend: one DVB API v5 frontend (/dev/dvb/adapterN/frontendM), opened non-blocking. The
-// façade (src/native/dvb.ts) hands it a tuning already computed (src/dvb/tuning.ts): it switches
-// the delivery system when the frontend is in another, sends the LNB steps (voltage, tone,
-// DiSEqC) and the FE_SET_PROPERTY list, and reads status and DTV_STAT_* statistics back. Each
-// call is a few ioctls; DiSEqC adds the bus's 15 ms settling waits.
+// DvbFrontend: one DVB API v5 frontend (/dev/dvb/adapterN/frontendM), opened non-blocking
+// (read-only for a monitor). The façade (src/native/dvb.ts) hands it a tuning already computed
+// (src/dvb/tuning.ts): it switches the delivery system when the frontend is in another, sends
+// the LNB steps (voltage, tone, DiSEqC) and the FE_SET_PROPERTY list, and reads status, DTV_STAT_*
+// statistics and the tuned frequency back. Each call is a few ioctls; DiSEqC adds the bus's
+// 15 ms settling waits.
 #pragma once
 #include <napi.h>
 
@@ -18,6 +19,7 @@ class DvbFrontendWrap : public Napi::ObjectWrap<DvbFrontendWrap> {
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Tune(const Napi::CallbackInfo& info);
   Napi::Value Status(const Napi::CallbackInfo& info);
+  Napi::Value Tuned(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   int Fd(Napi::Env env) const;
 

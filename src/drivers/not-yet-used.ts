@@ -30,7 +30,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
     'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
   'dvb-adapter': {
-    mode: 'the scanner (mode 1) and the frontend monitor (mode 2) are not built yet',
     'cam-pnr': 'the CAM (EN 50221) is not built yet',
     'epg-export': 'EIT from a tuner adapter is not fed to the guide yet',
     'biss-pnr': 'BISS descrambling on tuner adapters is not built yet',

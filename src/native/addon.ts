@@ -262,6 +262,7 @@ export interface NativeDvbFrontend {
     props: (readonly [number, number])[],
   ): void;
   status(): RawDvbStatus;
+  tuned(): { system: number; frequency: number };
   close(releaseLnb: boolean): void;
 }
 
@@ -321,7 +322,7 @@ export interface NativeAddon {
   bissScramble(packets: Buffer, cw: Buffer, pids: number[], tsc: number): number;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
-  DvbFrontend: new (adapter: number, device: number) => NativeDvbFrontend;
+  DvbFrontend: new (adapter: number, device: number, readOnly: boolean) => NativeDvbFrontend;
   DvbDvr: new (opts: RawDvbDvrOptions, onData: (batch: Buffer) => void) => NativeDvbDvr;
   dvbConstants(): {
     DTV: Record<string, number>;

@@ -33,13 +33,14 @@ export class DvbFrontend {
   #releaseLnb: boolean;
 
   /** Opens /dev/dvb/adapter{adapter}/frontend{device}. `releaseLnb`: power the LNB down at
-   *  close (false when another receiver shares it). */
-  constructor(adapter: number, device: number, releaseLnb = true) {
+   *  close (false when another receiver shares it). `readOnly`: a monitor beside the program
+   *  that tunes (status only; never powers the LNB down). */
+  constructor(adapter: number, device: number, releaseLnb = true, readOnly = false) {
     checkIndex('adapter', adapter);
     checkIndex('device', device);
-    this.#releaseLnb = releaseLnb;
+    this.#releaseLnb = releaseLnb && !readOnly;
     try {
-      this.#fe = new (addon().DvbFrontend)(adapter, device);
+      this.#fe = new (addon().DvbFrontend)(adapter, device, readOnly);
     } catch (err) {
       throw fromNative(err);
     }
@@ -65,6 +66,11 @@ export class DvbFrontend {
 
   status(): DvbStatus {
     return this.#call((fe) => fe.status());
+  }
+
+  /** The delivery system and DTV_FREQUENCY the frontend is on, whoever tuned it. */
+  tuned(): { system: number; frequency: number } {
+    return this.#call((fe) => fe.tuned());
   }
 
   /** Idempotent. */

@@ -23,7 +23,7 @@ for (const rec of job.records) {
     rec['lnb-sharing'] !== true,
   );
   fe.tune(r.tuning);
-  statuses.push(fe.status());
+  statuses.push({ ...fe.status(), tuned: fe.tuned() });
   if (job.dvrBytes === 0) fe.close();
   else {
     const chunks: Buffer[] = [];

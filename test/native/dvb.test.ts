@@ -118,6 +118,7 @@ t.test('status, and the TS of the tuned transponder from dvr (whole TS and per P
     preTotalBits: 5000000,
     errorBlocks: 3,
   });
+  t.same(st['tuned'], { system: 3, frequency: 602000000 }, 'the tuning read back');
   t.equal(whole['sync'], true, 'whole packets');
   t.same(whole['pids'], [0x100, 0x101, 0x102, 0x103]);
   const expect = (await import('node:crypto'))

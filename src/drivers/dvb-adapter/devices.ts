@@ -7,6 +7,7 @@ export interface Frontend {
   info(): { name: string; systems: number[] };
   tune(t: Tuning): void;
   status(): DvbStatus;
+  tuned(): { system: number; frequency: number };
   close(): void;
 }
 
@@ -16,11 +17,13 @@ export interface Dvr {
 }
 
 export interface DvbDevices {
-  frontend(adapter: number, device: number, releaseLnb: boolean): Frontend;
+  /** `readOnly`: a monitor's (mode 2) — status only, the LNB power never touched. */
+  frontend(adapter: number, device: number, releaseLnb: boolean, readOnly: boolean): Frontend;
   dvr(opts: DvbDvrOptions, onData: (batch: Buffer) => void): Dvr;
 }
 
 export const nativeDevices: DvbDevices = {
-  frontend: (adapter, device, releaseLnb) => new DvbFrontend(adapter, device, releaseLnb),
+  frontend: (adapter, device, releaseLnb, readOnly) =>
+    new DvbFrontend(adapter, device, releaseLnb, readOnly),
   dvr: (opts, onData) => new DvbDvr(opts, onData),
 };

@@ -1,11 +1,12 @@
-// DvbAdapterInstance: one running tuner adapter (mode 0, stream): the frontend opened and tuned
+// DvbAdapterInstance: one running tuner adapter. Mode 0 (stream): the frontend opened and tuned
 // with src/dvb/tuning.ts's list, the adapter's TS from dvr on a bus every `dvb` input bound to it
 // reads (`hub`), lock and signal polled, re-tuned on a lost lock as src/dvb/lock-watch.ts says.
-// Faults (no device, a config that cannot tune) are status, retried while they may mend.
+// Mode 2 (monitor): the frontend opened read-only beside whoever tunes it, status only. Faults
+// (no device, a config that cannot tune) are status, retried while they may mend.
 import type { Logger } from 'pino';
 import type { Resource } from '../../config/types.ts';
 import { LockWatch } from '../../dvb/lock-watch.ts';
-import { type Tuning, tuningOf } from '../../dvb/tuning.ts';
+import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
 import { BusHub } from '../../engine/hub.ts';
 import type { DvbStatus } from '../../native/dvb.ts';
 import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
@@ -42,6 +43,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private last: DvbStatus | null = null;
   private ber: number | null = null;
   private bytes = 0;
+  /** Mode 2: what the frontend reports it is tuned to. */
+  private onFrequency: { system: number; frequency: number } | null = null;
 
   constructor(
     res: Resource<Spec>,
@@ -71,11 +74,15 @@ export class DvbAdapterInstance implements Instance<Spec> {
       ? ['paused', '']
       : s.adapter < 0
         ? ['unassigned', 'adapter is -1: no device assigned']
-        : s.mode !== 0
-          ? ['not supported yet', `mode ${s.mode} is not built yet`]
+        : s.mode === 1
+          ? ['not supported yet', 'the scanner (mode 1) is not built yet']
           : null;
     if (idle) {
       this.set(...idle);
+      return;
+    }
+    if (s.mode === 2) {
+      this.monitor();
       return;
     }
     const r = tuningOf(s);
@@ -86,7 +93,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
     }
     this.tuning = r.tuning;
     try {
-      this.fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing']);
+      this.fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
       this.frontendName = this.fe.info().name;
       this.fe.tune(r.tuning);
       this.dvr = this.devices.dvr(
@@ -97,14 +104,34 @@ export class DvbAdapterInstance implements Instance<Spec> {
         },
       );
     } catch (err) {
-      const message = (err as Error).message;
-      this.log.warn({ err }, 'tuner adapter cannot open');
-      this.stop();
-      this.set('error', message);
-      this.reopen = this.host.clock.setTimeout(() => this.start(), this.reopenMs);
-      this.reopenMs = Math.min(this.reopenMs * 2, REOPEN_MAX_MS);
+      this.cannotOpen(err as Error);
       return;
     }
+    this.polling();
+  }
+
+  /** Mode 2: the frontend read-only, its status and the frequency it is on. */
+  private monitor(): void {
+    const s = this.spec;
+    try {
+      this.fe = this.devices.frontend(s.adapter, s.device, false, true);
+      this.frontendName = this.fe.info().name;
+    } catch (err) {
+      this.cannotOpen(err as Error);
+      return;
+    }
+    this.polling();
+  }
+
+  private cannotOpen(err: Error): void {
+    this.log.warn({ err }, 'tuner adapter cannot open');
+    this.stop();
+    this.set('error', err.message);
+    this.reopen = this.host.clock.setTimeout(() => this.start(), this.reopenMs);
+    this.reopenMs = Math.min(this.reopenMs * 2, REOPEN_MAX_MS);
+  }
+
+  private polling(): void {
     this.reopenMs = REOPEN_MIN_MS;
     this.watch.reset();
     this.set('no lock');
@@ -122,6 +149,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
     let st: DvbStatus;
     try {
       st = this.fe.status();
+      if (this.spec.mode === 2) this.onFrequency = this.fe.tuned();
     } catch (err) {
       this.set('error', (err as Error).message);
       return;
@@ -142,6 +170,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
         this.hub.end();
         break;
       case 'retune':
+        // A monitor never tunes: whoever tuned the frontend re-tunes it.
+        if (this.spec.mode === 2) break;
         try {
           if (this.tuning) this.fe.tune(this.tuning);
         } catch (err) {
@@ -179,6 +209,17 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.set('closed');
   }
 
+  /** Mode 2's frequency: `freq` as configured, or read back from the frontend when it is 0
+   *  (kHz for terrestrial and cable; a satellite frontend knows only the LNB's IF, in kHz). */
+  private monitored(): Record<string, unknown> {
+    if (this.spec.freq) return { frequency: this.spec.freq };
+    const on = this.onFrequency;
+    if (!on) return {};
+    return isSatellite(on.system)
+      ? { system: on.system, intermediateFrequency: on.frequency }
+      : { system: on.system, frequency: on.frequency / HZ_PER_KHZ };
+  }
+
   status(): ResourceStatus {
     const s = this.spec;
     const st = this.last;
@@ -198,13 +239,17 @@ export class DvbAdapterInstance implements Instance<Spec> {
       snr: st?.cnr ?? null,
       ber: this.ber,
       unc: st?.errorBlocks ?? null,
+      ...(s.mode === 2 ? this.monitored() : {}),
       lockChanges: this.watch.lockChanges,
-      retunes: this.watch.retunes,
+      ...(s.mode === 2 ? {} : { retunes: this.watch.retunes }),
       bytes: this.bytes,
       ...(this.dvr ? { dvr: this.dvr.stats() } : {}),
     };
   }
 }
+
+/** Hz on the wire for terrestrial and cable systems; spec 1 counts their frequencies in kHz. */
+const HZ_PER_KHZ = 1000;
 
 /** Bit error ratio over the last poll from the kernel's cumulative counters, or null. */
 function berOf(prev: DvbStatus | null, cur: DvbStatus): number | null {

@@ -1,0 +1,194 @@
+// The dvb-adapter driver with a fake device interface and injected time (no native code): what
+// it opens and tunes per mode, lock lost / re-tune / lock back on its bus, a device that is not
+// there yet, reconcile updates (a name touches nothing, a frequency re-tunes, pause closes), the
+// monitor's read-back frequency, and close.
+import t from 'tap';
+import type { Resource } from '../../src/config/types.ts';
+import type { DvbDevices, Frontend } from '../../src/drivers/dvb-adapter/devices.ts';
+import { DvbAdapterDriver } from '../../src/drivers/dvb-adapter/driver.ts';
+import type { DvbAdapterInstance } from '../../src/drivers/dvb-adapter/instance.ts';
+import { STATUS_POLL_MS } from '../../src/drivers/dvb-adapter/instance.ts';
+import { dvbAdapterRegistry } from '../../src/drivers/dvb-adapter/registry.ts';
+import type { Tuning } from '../../src/dvb/tuning.ts';
+import { silentLogger } from '../../src/log.ts';
+import { NativeError } from '../../src/native/errors.ts';
+import type { FieldChange } from '../../src/reconciler/types.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { Services } from '../../src/util/services.ts';
+
+class FakeDevices implements DvbDevices {
+  lock = true;
+  present = true;
+  opened: { adapter: number; device: number; releaseLnb: boolean; readOnly: boolean }[] = [];
+  tunings: Tuning[] = [];
+  closed = 0;
+  dvrs: ((b: Buffer) => void)[] = [];
+  frontend(adapter: number, device: number, releaseLnb: boolean, readOnly: boolean): Frontend {
+    if (!this.present) throw new NativeError('ENOENT', `open: No such file or directory`);
+    this.opened.push({ adapter, device, releaseLnb, readOnly });
+    return {
+      info: () => ({ name: 'fake', systems: [3] }),
+      tune: (tuning) => this.tunings.push(tuning),
+      status: () => ({
+        status: this.lock ? 0x1f : 0,
+        lock: this.lock,
+        signal: this.lock ? -50 : -90,
+        cnr: this.lock ? 20 : null,
+        preErrorBits: 10,
+        preTotalBits: 1e6 * (this.tunings.length + this.opened.length),
+        errorBlocks: 2,
+        totalBlocks: 100,
+      }),
+      tuned: () => ({ system: 3, frequency: 522_000_000 }),
+      close: () => {
+        this.closed++;
+      },
+    };
+  }
+  dvr(_o: unknown, onData: (b: Buffer) => void) {
+    this.dvrs.push(onData);
+    return { stats: () => ({ bytes: 0 }), close: () => undefined };
+  }
+}
+
+function setup(spec: Record<string, unknown>) {
+  const clock = new ManualClock();
+  const services = new Services();
+  const devices = new FakeDevices();
+  const host = {
+    log: silentLogger,
+    clock,
+    dataDir: '/nonexistent',
+    lookup: () => undefined,
+    services,
+  };
+  const res = (s: Record<string, unknown>) =>
+    ({
+      kind: 'dvb-adapter',
+      key: '1',
+      name: 'a',
+      pointer: '/dvb-adapter/0',
+      deps: [],
+      spec: {
+        id: 1,
+        name: 'a',
+        mode: 0,
+        pause: false,
+        adapter: 0,
+        device: 0,
+        'buffer-size': 4,
+        ...s,
+      },
+    }) as unknown as Resource<never>;
+  const create = async () =>
+    (await new DvbAdapterDriver(devices).create(
+      res(spec),
+      host as never,
+    )) as unknown as DvbAdapterInstance;
+  return { clock, services, devices, res, create };
+}
+
+const T = { type: 3, freq: 602000 };
+
+t.test(
+  'mode 0: opens, tunes, locks; TS on the bus; lost lock ends it, re-tunes, lock back splices',
+  async (t) => {
+    const { clock, devices, create, services } = setup(T);
+    const a = await create();
+    t.equal(dvbAdapterRegistry(services).find('a'), a, 'listed by name');
+    t.same(devices.opened, [{ adapter: 0, device: 0, releaseLnb: true, readOnly: false }]);
+    t.equal(devices.tunings.length, 1);
+    t.match(a.status(), { state: 'locked', lock: true, signal: -50, snr: 20, unc: 2 });
+    const events: string[] = [];
+    a.hub.subscribe({
+      packets: (b) => events.push(`packets ${b.length}`),
+      end: () => events.push('end'),
+      discontinuity: (r) => events.push(`discontinuity ${r}`),
+    });
+    devices.dvrs[0]!(Buffer.alloc(188 * 2, 0x47));
+    devices.lock = false;
+    clock.advance(STATUS_POLL_MS);
+    t.match(a.status(), { state: 'no lock', lock: false, snr: null });
+    clock.advance(2000);
+    t.equal(devices.tunings.length, 2, 're-tuned after the grace');
+    clock.advance(1000);
+    t.equal(devices.tunings.length, 3, 'again after 1 s');
+    devices.lock = true;
+    clock.advance(STATUS_POLL_MS);
+    t.same(events, ['packets 376', 'end', 'discontinuity tuner adapter locked again']);
+    t.match(a.status(), { state: 'locked', lockChanges: 2, retunes: 2 });
+    await a.close();
+    await a.close();
+    t.equal(devices.closed, 1, 'closed once');
+    t.equal(dvbAdapterRegistry(services).find('a'), undefined, 'gone from the registry');
+  },
+);
+
+t.test('a device not there yet: error, tried again with a doubling delay', async (t) => {
+  const { clock, devices, create } = setup(T);
+  devices.present = false;
+  const a = await create();
+  t.match(a.status(), { state: 'error', message: /No such file/ });
+  clock.advance(1000);
+  clock.advance(1999);
+  devices.present = true;
+  t.equal(devices.opened.length, 0);
+  clock.advance(1);
+  t.equal(devices.opened.length, 1, 'opened on the second retry (1 s, then 2 s)');
+  t.match(a.status(), { state: 'locked' });
+  await a.close();
+});
+
+t.test('updates: a name touches nothing, a frequency re-tunes, pause closes', async (t) => {
+  const { devices, create, res } = setup(T);
+  const a = await create();
+  const change = (path: string, apply: FieldChange['apply']): FieldChange[] => [
+    { path, before: 0, after: 1, apply },
+  ];
+  await a.update(res({ ...T, name: 'b' }) as never, change('name', 'hot'));
+  t.equal(devices.opened.length, 1);
+  t.equal(devices.tunings.length, 1);
+  await a.update(res({ ...T, freq: 610000 }) as never, change('freq', 'restart'));
+  t.equal(devices.tunings.length, 2);
+  t.equal(devices.tunings[1]!.props[0]![1], 610_000_000, 'the new frequency');
+  await a.update(res({ ...T, freq: 610000, pause: true }) as never, change('pause', 'hot'));
+  t.match(a.status(), { state: 'paused', lock: false });
+  t.equal(devices.closed, 2);
+  await a.close();
+});
+
+t.test('records that do not tune', async (t) => {
+  for (const [spec, state, message] of [
+    [{ type: 5, freq: 11778 }, 'error', 'lnb-polarization is not set'],
+    [{ ...T, adapter: -1 }, 'unassigned', 'adapter is -1: no device assigned'],
+    [{ ...T, mode: 1 }, 'not supported yet', 'the scanner (mode 1) is not built yet'],
+    [{ ...T, pause: true }, 'paused', undefined],
+  ] as const) {
+    const { devices, create } = setup(spec);
+    const a = await create();
+    t.match(a.status(), { state, message }, state);
+    t.equal(devices.opened.length, 0, `${state}: no device opened`);
+    await a.close();
+  }
+  const { create } = setup({ type: 5, freq: 11778 });
+  const a = await create();
+  t.same(a.status().warnings, ['lnb-polarization is not set'], 'the adapter reports it');
+  await a.close();
+});
+
+t.test('mode 2: read-only, never tunes or re-tunes, frequency read back', async (t) => {
+  const { clock, devices, create } = setup({ mode: 2, type: 3 });
+  const a = await create();
+  t.same(devices.opened, [{ adapter: 0, device: 0, releaseLnb: false, readOnly: true }]);
+  t.match(a.status(), { state: 'locked', frequency: 522000, system: 3, snr: 20 });
+  devices.lock = false;
+  clock.advance(10_000);
+  t.equal(devices.tunings.length, 0);
+  t.match(a.status(), { state: 'no lock' });
+  t.notOk('retunes' in a.status(), 'a monitor has no re-tunes to count');
+  await a.close();
+  const fixed = setup({ mode: 2, type: 3, freq: 498000 });
+  const b = await fixed.create();
+  t.match(b.status(), { frequency: 498000 });
+  await b.close();
+});

@@ -77,6 +77,7 @@ function setup(spec: Record<string, unknown>) {
         adapter: 0,
         device: 0,
         'buffer-size': 4,
+        'enable-alert': true,
         ...s,
       },
     }) as unknown as Resource<never>;
@@ -109,6 +110,11 @@ t.test(
     devices.lock = false;
     clock.advance(STATUS_POLL_MS);
     t.match(a.status(), { state: 'no lock', lock: false, snr: null });
+    t.same(
+      a.alertView(),
+      { name: 'a', enableAlert: true, locked: false, message: 'the frontend has no lock' },
+      'the alerter sees the lost lock',
+    );
     clock.advance(2000);
     t.equal(devices.tunings.length, 2, 're-tuned after the grace');
     clock.advance(1000);
@@ -168,6 +174,7 @@ t.test('records that do not tune', async (t) => {
     const a = await create();
     t.match(a.status(), { state, message }, state);
     t.equal(devices.opened.length, 0, `${state}: no device opened`);
+    t.equal(a.alertView() === null, state !== 'error', `${state}: a fault for the alerter or none`);
     await a.close();
   }
   const { create } = setup({ type: 5, freq: 11778 });

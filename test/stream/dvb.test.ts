@@ -1,7 +1,8 @@
 // A `dvb` input end to end through the fake device layer: a real server (LD_PRELOAD) with a
 // DVB-T adapter tuned to a frequency that carries an ffmpeg MPTS; the stream bound to it runs and
 // its HLS plays (ffprobe); a demuxer with src 1 takes one programme of it; /data/dvb-adapter and /metrics report lock, signal, SNR, BER. The fake
-// frontend drops lock → the stream fails over to its backup input and the adapter re-tunes;
+// frontend drops lock → the stream fails over to its backup input, the adapter re-tunes and the
+// adapter-lock alert is raised;
 // lock back → the stream returns to the dvb input.
 import { statSync } from 'node:fs';
 import path from 'node:path';
@@ -33,6 +34,7 @@ t.test('a stream on a tuner adapter: plays, fails over on lost lock, returns', a
   const srv = await startServer(t, {
     env: fake.env({ FAKE_DVB_DELSYS: '3,16' }) as Record<string, string>,
     config: {
+      alerter: { 'clear-sec': 0 },
       'dvb-adapter': [
         { id: 1, name: 'terrestrial', type: 3, freq: FREQ_KHZ, adapter: 0, pause: false },
       ],

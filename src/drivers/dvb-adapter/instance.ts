@@ -4,6 +4,7 @@
 // Mode 2 (monitor): the frontend opened read-only beside whoever tunes it, status only. Faults
 // (no device, a config that cannot tune) are status, retried while they may mend.
 import type { Logger } from 'pino';
+import type { AdapterView } from '../../alerting/sources.ts';
 import type { Resource } from '../../config/types.ts';
 import { LockWatch } from '../../dvb/lock-watch.ts';
 import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
@@ -207,6 +208,18 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.stop();
     this.hub.end();
     this.set('closed');
+  }
+
+  /** What the alerter's `adapter-lock` rule reads: an adapter that should be on a signal
+   *  (tuning or monitoring; not paused, unassigned or unbuilt) and is not locked. */
+  alertView(): AdapterView | null {
+    if (!['locked', 'no lock', 'error'].includes(this.state)) return null;
+    return {
+      name: this.spec.name,
+      enableAlert: this.spec['enable-alert'],
+      locked: this.state === 'locked',
+      message: this.message,
+    };
   }
 
   /** Mode 2's frequency: `freq` as configured, or read back from the frontend when it is 0

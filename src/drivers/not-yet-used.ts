@@ -40,7 +40,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
     'mpegts-filter-ca-clear': 'conditional-access stripping on tuner adapters is not built yet',
     trace: 'the verbose log of tuner adapters is not built yet',
     'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
-    'enable-alert': 'tuner adapters raise no alerts yet',
   },
   'user-default': {
     role: 'no tool creates accounts yet: each user record states its own role',

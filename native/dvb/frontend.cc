@@ -6,7 +6,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,21 +23,12 @@ namespace {
 constexpr auto kDiseqcSettle = std::chrono::milliseconds(15);
 constexpr int kMaxDiseqc = 6;
 
-void SetProps(Napi::Env env, int fd, std::vector<dtv_property>& props) {
-  dtv_properties ps{static_cast<__u32>(props.size()), props.data()};
-  if (ioctl(fd, FE_SET_PROPERTY, &ps) < 0) ThrowErrno(env, "ioctl", errno, "FE_SET_PROPERTY");
-}
-
 uint32_t GetProp(Napi::Env env, int fd, uint32_t cmd) {
   dtv_property p{};
   p.cmd = cmd;
   dtv_properties ps{1, &p};
   if (ioctl(fd, FE_GET_PROPERTY, &ps) < 0) ThrowErrno(env, "ioctl", errno, "FE_GET_PROPERTY");
   return p.u.data;
-}
-
-void Sec(Napi::Env env, int fd, unsigned long req, unsigned long arg, const char* what) {
-  if (ioctl(fd, req, arg) < 0) ThrowErrno(env, "ioctl", errno, what);
 }
 
 }  // namespace
@@ -66,7 +59,7 @@ DvbFrontendWrap::~DvbFrontendWrap() {
 }
 
 int DvbFrontendWrap::Fd(Napi::Env env) const {
-  if (fd_ < 0) throw CodedError(env, "ERR_NATIVE_CLOSED", "the frontend is closed");
+  if (fd_ < 0 || closeAsked_) throw CodedError(env, "ERR_NATIVE_CLOSED", "the frontend is closed");
   return fd_;
 }
 
@@ -89,55 +82,141 @@ Napi::Value DvbFrontendWrap::Info(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// tune(system, steps, props): steps are {op: 'voltage'|'tone'|'burst', value} or
+namespace {
+
+/** One LNB step, parsed on the JS thread for the worker. */
+struct Step {
+  enum Op { kVoltage, kTone, kBurst, kDiseqc } op;
+  unsigned long value = 0;
+  dvb_diseqc_master_cmd cmd{};
+};
+
+/** The tuning ioctls off the JS thread (DiSEqC waits on the bus for tens of ms). The frontend
+ *  stays open until the worker is done: DvbFrontendWrap defers a close() asked meanwhile. */
+class TuneWorker : public Napi::AsyncWorker {
+ public:
+  TuneWorker(Napi::Env env, DvbFrontendWrap* fe, int fd, uint32_t system, std::vector<Step> steps,
+             std::vector<dtv_property> props)
+      : Napi::AsyncWorker(env, "sluice-dvb-tune"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        fe_(fe),
+        fd_(fd),
+        system_(system),
+        steps_(std::move(steps)),
+        props_(std::move(props)) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    // A multi-standard frontend is moved to the delivery system first, on its own, as libdvbv5
+    // does, so the driver applies the system's defaults before the tuning parameters.
+    dtv_property cur{};
+    cur.cmd = DTV_DELIVERY_SYSTEM;
+    dtv_properties one{1, &cur};
+    if (ioctl(fd_, FE_GET_PROPERTY, &one) < 0) return Fail("FE_GET_PROPERTY");
+    if (cur.u.data != system_) {
+      cur.u.data = system_;
+      if (ioctl(fd_, FE_SET_PROPERTY, &one) < 0) return Fail("FE_SET_PROPERTY");
+    }
+    for (Step& st : steps_) {
+      switch (st.op) {
+        case Step::kVoltage:
+          if (ioctl(fd_, FE_SET_VOLTAGE, st.value) < 0) return Fail("FE_SET_VOLTAGE");
+          break;
+        case Step::kTone:
+          if (ioctl(fd_, FE_SET_TONE, st.value) < 0) return Fail("FE_SET_TONE");
+          break;
+        case Step::kBurst:
+          if (ioctl(fd_, FE_DISEQC_SEND_BURST, st.value) < 0) return Fail("FE_DISEQC_SEND_BURST");
+          std::this_thread::sleep_for(kDiseqcSettle);
+          break;
+        case Step::kDiseqc:
+          std::this_thread::sleep_for(kDiseqcSettle);
+          if (ioctl(fd_, FE_DISEQC_SEND_MASTER_CMD, &st.cmd) < 0)
+            return Fail("FE_DISEQC_SEND_MASTER_CMD");
+          std::this_thread::sleep_for(kDiseqcSettle);
+          break;
+      }
+    }
+    dtv_properties ps{static_cast<__u32>(props_.size()), props_.data()};
+    if (ioctl(fd_, FE_SET_PROPERTY, &ps) < 0) return Fail("FE_SET_PROPERTY");
+  }
+
+  void OnOK() override {
+    fe_->TuneDone();
+    deferred_.Resolve(Env().Undefined());
+  }
+
+  void OnError(const Napi::Error&) override {
+    fe_->TuneDone();
+    deferred_.Reject(
+        CodedError(Env(), ErrnoName(errno_), ErrnoMessage("ioctl", errno_, what_), "ioctl").Value());
+  }
+
+ private:
+  void Fail(const char* what) {
+    errno_ = errno;
+    what_ = what;
+    SetError(what);
+  }
+
+  Napi::Promise::Deferred deferred_;
+  DvbFrontendWrap* fe_;  // kept alive by the reference Tune() takes
+  int fd_;
+  uint32_t system_;
+  std::vector<Step> steps_;
+  std::vector<dtv_property> props_;
+  int errno_ = 0;
+  const char* what_ = "";
+};
+
+}  // namespace
+
+// tune(system, steps, props) → Promise: steps are {op: 'voltage'|'tone'|'burst', value} or
 // {op: 'diseqc', msg: number[]}; props are [cmd, value] pairs ending in DTV_TUNE.
 Napi::Value DvbFrontendWrap::Tune(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = Fd(env);
   uint32_t system = info[0].As<Napi::Number>().Uint32Value();
-  Napi::Array steps = info[1].As<Napi::Array>();
-  Napi::Array list = info[2].As<Napi::Array>();
-  // A multi-standard frontend is moved to the delivery system first, on its own, as libdvbv5
-  // does, so the driver applies the system's defaults before the tuning parameters.
-  if (GetProp(env, fd, DTV_DELIVERY_SYSTEM) != system) {
-    std::vector<dtv_property> one(1);
-    one[0].cmd = DTV_DELIVERY_SYSTEM;
-    one[0].u.data = system;
-    SetProps(env, fd, one);
-  }
-  for (uint32_t i = 0; i < steps.Length(); i++) {
-    Napi::Object s = steps.Get(i).As<Napi::Object>();
+  Napi::Array list = info[1].As<Napi::Array>();
+  Napi::Array pairs = info[2].As<Napi::Array>();
+  std::vector<Step> steps(list.Length());
+  for (uint32_t i = 0; i < list.Length(); i++) {
+    Napi::Object s = list.Get(i).As<Napi::Object>();
     std::string op = s.Get("op").As<Napi::String>();
     if (op == "diseqc") {
       Napi::Array msg = s.Get("msg").As<Napi::Array>();
-      dvb_diseqc_master_cmd cmd{};
-      cmd.msg_len = static_cast<__u8>(std::min<uint32_t>(msg.Length(), kMaxDiseqc));
-      for (int j = 0; j < cmd.msg_len; j++)
-        cmd.msg[j] = static_cast<__u8>(msg.Get(j).As<Napi::Number>().Uint32Value());
-      std::this_thread::sleep_for(kDiseqcSettle);
-      if (ioctl(fd, FE_DISEQC_SEND_MASTER_CMD, &cmd) < 0)
-        ThrowErrno(env, "ioctl", errno, "FE_DISEQC_SEND_MASTER_CMD");
-      std::this_thread::sleep_for(kDiseqcSettle);
+      steps[i].op = Step::kDiseqc;
+      steps[i].cmd.msg_len = static_cast<__u8>(std::min<uint32_t>(msg.Length(), kMaxDiseqc));
+      for (int j = 0; j < steps[i].cmd.msg_len; j++)
+        steps[i].cmd.msg[j] = static_cast<__u8>(msg.Get(j).As<Napi::Number>().Uint32Value());
       continue;
     }
-    unsigned long v = s.Get("value").As<Napi::Number>().Uint32Value();
-    if (op == "voltage") Sec(env, fd, FE_SET_VOLTAGE, v, "FE_SET_VOLTAGE");
-    else if (op == "tone") Sec(env, fd, FE_SET_TONE, v, "FE_SET_TONE");
-    else if (op == "burst") {
-      Sec(env, fd, FE_DISEQC_SEND_BURST, v, "FE_DISEQC_SEND_BURST");
-      std::this_thread::sleep_for(kDiseqcSettle);
-    } else throw CodedError(env, "ERR_NATIVE_ARG", "unknown LNB step " + op);
+    steps[i].value = s.Get("value").As<Napi::Number>().Uint32Value();
+    if (op == "voltage") steps[i].op = Step::kVoltage;
+    else if (op == "tone") steps[i].op = Step::kTone;
+    else if (op == "burst") steps[i].op = Step::kBurst;
+    else throw CodedError(env, "ERR_NATIVE_ARG", "unknown LNB step " + op);
   }
-  std::vector<dtv_property> props(list.Length());
-  if (props.size() > DTV_IOCTL_MAX_MSGS)
+  if (pairs.Length() > DTV_IOCTL_MAX_MSGS)
     throw CodedError(env, "ERR_NATIVE_ARG", "too many DTV properties");
-  for (uint32_t i = 0; i < list.Length(); i++) {
-    Napi::Array pair = list.Get(i).As<Napi::Array>();
+  std::vector<dtv_property> props(pairs.Length());
+  for (uint32_t i = 0; i < pairs.Length(); i++) {
+    Napi::Array pair = pairs.Get(i).As<Napi::Array>();
     props[i].cmd = pair.Get(0u).As<Napi::Number>().Uint32Value();
     props[i].u.data = pair.Get(1u).As<Napi::Number>().Uint32Value();
   }
-  SetProps(env, fd, props);
-  return env.Undefined();
+  auto* w = new TuneWorker(env, this, fd, system, std::move(steps), std::move(props));
+  Ref();  // released by TuneDone
+  tuning_++;
+  w->Queue();
+  return w->Promise();
+}
+
+void DvbFrontendWrap::TuneDone() {
+  if (--tuning_ == 0 && closeAsked_) CloseNow();
+  Unref();
 }
 
 namespace {
@@ -196,13 +275,21 @@ Napi::Value DvbFrontendWrap::Tuned(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// close(releaseLnb): powers the LNB down first unless another receiver shares it.
+// close(releaseLnb): powers the LNB down first unless another receiver shares it; while a
+// tuning runs, the close waits for it (the worker holds the descriptor).
 Napi::Value DvbFrontendWrap::Close(const Napi::CallbackInfo& info) {
-  if (fd_ < 0) return info.Env().Undefined();
-  if (info[0].ToBoolean().Value()) ioctl(fd_, FE_SET_VOLTAGE, SEC_VOLTAGE_OFF);
+  if (fd_ < 0 || closeAsked_) return info.Env().Undefined();
+  releaseLnb_ = info[0].ToBoolean().Value();
+  closeAsked_ = true;
+  if (tuning_ == 0) CloseNow();
+  return info.Env().Undefined();
+}
+
+void DvbFrontendWrap::CloseNow() {
+  if (fd_ < 0) return;
+  if (releaseLnb_) ioctl(fd_, FE_SET_VOLTAGE, SEC_VOLTAGE_OFF);
   close(fd_);
   fd_ = -1;
-  return info.Env().Undefined();
 }
 
 Napi::Value DvbConstants(const Napi::CallbackInfo& info) {

@@ -260,7 +260,7 @@ export interface NativeDvbFrontend {
     system: number,
     steps: ({ op: string; value: number } | { op: 'diseqc'; msg: number[] })[],
     props: (readonly [number, number])[],
-  ): void;
+  ): Promise<void>;
   status(): RawDvbStatus;
   tuned(): { system: number; frequency: number };
   close(releaseLnb: boolean): void;

@@ -55,13 +55,19 @@ export class DvbFrontend {
     return this.#call((fe) => fe.info());
   }
 
-  tune(t: Tuning): void {
+  /** Switches the delivery system if needed, sends the LNB steps and the property list, on a
+   *  worker thread (DiSEqC waits on the bus). A close() meanwhile waits for it. */
+  async tune(t: Tuning): Promise<void> {
     for (const [cmd, value] of t.props) {
       if (!Number.isInteger(cmd) || !Number.isInteger(value) || value < 0 || value > 0xffffffff)
         throw argError(`DTV property ${cmd} has an invalid value ${value}`);
     }
     for (const s of t.sec) checkStep(s);
-    this.#call((fe) => fe.tune(t.system, t.sec, t.props));
+    try {
+      await this.#call((fe) => fe.tune(t.system, t.sec, t.props));
+    } catch (err) {
+      throw fromNative(err);
+    }
   }
 
   status(): DvbStatus {

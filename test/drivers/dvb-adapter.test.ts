@@ -28,7 +28,9 @@ class FakeDevices implements DvbDevices {
     this.opened.push({ adapter, device, releaseLnb, readOnly });
     return {
       info: () => ({ name: 'fake', systems: [3] }),
-      tune: (tuning) => this.tunings.push(tuning),
+      tune: async (tuning) => {
+        this.tunings.push(tuning);
+      },
       status: () => ({
         status: this.lock ? 0x1f : 0,
         lock: this.lock,
@@ -90,6 +92,8 @@ function setup(spec: Record<string, unknown>) {
 }
 
 const T = { type: 3, freq: 602000 };
+/** Lets the tunings started by a timer finish (they resolve on the next turns of the loop). */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 t.test(
   'mode 0: opens, tunes, locks; TS on the bus; lost lock ends it, re-tunes, lock back splices',
@@ -117,6 +121,7 @@ t.test(
     );
     clock.advance(2000);
     t.equal(devices.tunings.length, 2, 're-tuned after the grace');
+    await settle();
     clock.advance(1000);
     t.equal(devices.tunings.length, 3, 'again after 1 s');
     devices.lock = true;
@@ -141,6 +146,7 @@ t.test('a device not there yet: error, tried again with a doubling delay', async
   t.equal(devices.opened.length, 0);
   clock.advance(1);
   t.equal(devices.opened.length, 1, 'opened on the second retry (1 s, then 2 s)');
+  await settle();
   t.match(a.status(), { state: 'locked' });
   await a.close();
 });

@@ -10,6 +10,8 @@ interface Job {
   adapter: number;
   dvrBytes: number;
   pids?: number[];
+  /** Close the frontend right after starting the tuning (the close must wait for it). */
+  closeDuringTune?: boolean;
 }
 
 const job = JSON.parse(process.argv[2]!) as Job;
@@ -22,7 +24,15 @@ for (const rec of job.records) {
     (rec['device'] as number | undefined) ?? 0,
     rec['lnb-sharing'] !== true,
   );
-  fe.tune(r.tuning);
+  if (job.closeDuringTune) {
+    const tuning = fe.tune(r.tuning);
+    fe.close();
+    fe.close(); // idempotent
+    await tuning;
+    statuses.push({ closedDuringTune: true });
+    continue;
+  }
+  await fe.tune(r.tuning);
   statuses.push({ ...fe.status(), tuned: fe.tuned() });
   if (job.dvrBytes === 0) fe.close();
   else {

@@ -160,6 +160,16 @@ t.test('status, and the TS of the tuned transponder from dvr (whole TS and per P
   t.match((wrong['statuses'] as unknown[])[0], { lock: false }, 'no transponder there: no lock');
 });
 
+t.test('close during a tuning waits for it, then powers the LNB down', async (t) => {
+  const fake = await fakeDvb(t);
+  const rec = CASES.find((c) => c.name.startsWith('DiSEqC port 1'))!.rec;
+  await child(fake, { records: [rec], adapter: 0, dvrBytes: 0, closeDuringTune: true }, [6, 5]);
+  const ops = fake.entries().map((e) => (e.op === 'FE_SET_VOLTAGE' ? `voltage ${e.v}` : e.op));
+  const tuneAt = ops.lastIndexOf('FE_SET_PROPERTY');
+  t.ok(tuneAt > 0, 'the tuning was sent whole');
+  t.same(ops.slice(tuneAt + 1), ['voltage 2', 'close'], 'then the LNB off and the close, once');
+});
+
 t.test('a missing adapter is ENOENT', async (t) => {
   const fake = await fakeDvb(t);
   await t.rejects(

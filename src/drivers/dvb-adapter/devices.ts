@@ -5,7 +5,7 @@ import { DvbDvr, type DvbDvrOptions, DvbFrontend, type DvbStatus } from '../../n
 
 export interface Frontend {
   info(): { name: string; systems: number[] };
-  tune(t: Tuning): void;
+  tune(t: Tuning): Promise<void>;
   status(): DvbStatus;
   tuned(): { system: number; frequency: number };
   close(): void;

@@ -17,7 +17,7 @@ export class DvbAdapterDriver implements KindDriver<'dvb-adapter'> {
   async create(res: Resource<Spec>, host: Host): Promise<Instance<Spec>> {
     ensureDvbMetrics(host.services);
     const inst = new DvbAdapterInstance(res, host, this.devices);
-    inst.start();
+    await inst.start();
     dvbAdapterRegistry(host.services).add(inst);
     return inst;
   }

@@ -44,6 +44,9 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private last: DvbStatus | null = null;
   private ber: number | null = null;
   private bytes = 0;
+  /** Counts start() and close() calls: an older start() that resumes after a newer one stops. */
+  private run = 0;
+  private retuning = false;
   /** Mode 2: what the frontend reports it is tuned to. */
   private onFrequency: { system: number; frequency: number } | null = null;
 
@@ -66,7 +69,10 @@ export class DvbAdapterInstance implements Instance<Spec> {
     return this.spec.name;
   }
 
-  start(): void {
+  /** (Re)opens and tunes; resolves once the first tuning is sent (or failed). A newer start()
+   *  or a close() while a tuning runs wins: the older one drops what it opened. */
+  async start(): Promise<void> {
+    const run = ++this.run;
     this.stop();
     this.warnings = [];
     this.message = '';
@@ -94,9 +100,11 @@ export class DvbAdapterInstance implements Instance<Spec> {
     }
     this.tuning = r.tuning;
     try {
-      this.fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
-      this.frontendName = this.fe.info().name;
-      this.fe.tune(r.tuning);
+      const fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
+      this.fe = fe;
+      this.frontendName = fe.info().name;
+      await fe.tune(r.tuning);
+      if (run !== this.run) return;
       this.dvr = this.devices.dvr(
         { adapter: s.adapter, demux: s.device, bufferBlocks: s['buffer-size'] ?? 0 },
         (batch) => {
@@ -105,7 +113,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
         },
       );
     } catch (err) {
-      this.cannotOpen(err as Error);
+      if (run === this.run) this.cannotOpen(err as Error);
       return;
     }
     this.polling();
@@ -128,7 +136,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.log.warn({ err }, 'tuner adapter cannot open');
     this.stop();
     this.set('error', err.message);
-    this.reopen = this.host.clock.setTimeout(() => this.start(), this.reopenMs);
+    this.reopen = this.host.clock.setTimeout(() => void this.start(), this.reopenMs);
     this.reopenMs = Math.min(this.reopenMs * 2, REOPEN_MAX_MS);
   }
 
@@ -173,10 +181,16 @@ export class DvbAdapterInstance implements Instance<Spec> {
       case 'retune':
         // A monitor never tunes: whoever tuned the frontend re-tunes it.
         if (this.spec.mode === 2) break;
-        try {
-          if (this.tuning) this.fe.tune(this.tuning);
-        } catch (err) {
-          this.set('error', (err as Error).message);
+        if (this.tuning && !this.retuning) {
+          const fe = this.fe;
+          this.retuning = true;
+          fe.tune(this.tuning)
+            .catch((err: Error) => {
+              if (fe === this.fe) this.set('error', err.message);
+            })
+            .finally(() => {
+              this.retuning = false;
+            });
         }
         break;
     }
@@ -199,11 +213,12 @@ export class DvbAdapterInstance implements Instance<Spec> {
     // a tuning field or `pause` starts the adapter again.
     if (changes.some((c) => c.apply === 'restart' || c.path === 'pause')) {
       this.reopenMs = REOPEN_MIN_MS;
-      this.start();
+      await this.start();
     }
   }
 
   async close(): Promise<void> {
+    this.run++;
     dvbAdapterRegistry(this.host.services).remove(this);
     this.stop();
     this.hub.end();

@@ -173,7 +173,7 @@ t.test('records that do not tune', async (t) => {
   for (const [spec, state, message] of [
     [{ type: 5, freq: 11778 }, 'error', 'lnb-polarization is not set'],
     [{ ...T, adapter: -1 }, 'unassigned', 'adapter is -1: no device assigned'],
-    [{ ...T, mode: 1 }, 'not supported yet', 'the scanner (mode 1) is not built yet'],
+    [{ ...T, mode: 1 }, 'ready', undefined],
     [{ ...T, pause: true }, 'paused', undefined],
   ] as const) {
     const { devices, create } = setup(spec);

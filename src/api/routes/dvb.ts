@@ -34,4 +34,52 @@ export async function dvbRoutes(app: FastifyInstance, opts: { ctx: AppContext })
       return { key: a.key, ...a.status() };
     },
   });
+  app.post('/data/dvb-adapter/:id/scan', {
+    schema: {
+      tags: ['data'],
+      summary:
+        'Start a scan on a scanner adapter (mode 1) from the given transponders (tuning members of the adapter record); the results show at /data/dvb-adapter/{id}',
+      params: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      body: {
+        type: 'object',
+        required: ['transponders'],
+        additionalProperties: false,
+        properties: {
+          transponders: { type: 'array', minItems: 1, items: transponderSchema },
+        },
+      },
+      response: { 202: adapterSchema },
+    },
+    handler: async (req, reply) => {
+      const { id } = req.params as { id: string };
+      const a = registry().find(id);
+      if (!a) throw new HttpError('NOT_FOUND', `no running tuner adapter ${id}`);
+      const { transponders } = req.body as { transponders: Record<string, number>[] };
+      const refused = a.scan(transponders);
+      if (refused) throw new HttpError('CONFLICT', refused);
+      return reply.code(202).send({ key: a.key, ...a.status() });
+    },
+  });
 }
+
+const int = { type: 'integer' } as const;
+/** The tuning members of spec 1's adapter record a scan starts from. */
+const transponderSchema = {
+  type: 'object',
+  required: ['freq'],
+  additionalProperties: false,
+  properties: {
+    type: { enum: [1, 2, 3, 5, 6, 16, 18] },
+    freq: { type: 'integer', minimum: 1 },
+    'symbol-rate': int,
+    fec: int,
+    modulation: int,
+    'spectral-inversion': int,
+    'lnb-polarization': { enum: [0, 1] },
+    bandwidth: int,
+    'transmission-mode': int,
+    'guard-interval': int,
+    'hierarchy-information': int,
+    'dvb-stream-id': int,
+  },
+} as const;

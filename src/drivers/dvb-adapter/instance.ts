@@ -1,11 +1,12 @@
 // DvbAdapterInstance: one running tuner adapter. Mode 0 (stream): the frontend opened and tuned
 // with src/dvb/tuning.ts's list, the adapter's TS from dvr on a bus every `dvb` input bound to it
 // reads (`hub`), lock and signal polled, re-tuned on a lost lock as src/dvb/lock-watch.ts says.
-// Mode 2 (monitor): the frontend opened read-only beside whoever tunes it, status only. Faults
+// Mode 1 (scanner): ready until asked to scan (scanner.ts). Mode 2 (monitor): the frontend opened read-only beside whoever tunes it, status only. Faults
 // (no device, a config that cannot tune) are status, retried while they may mend.
 import type { Logger } from 'pino';
 import type { AdapterView } from '../../alerting/sources.ts';
 import type { Resource } from '../../config/types.ts';
+import type { TransponderTuning } from '../../dvb/delivery.ts';
 import { LockWatch } from '../../dvb/lock-watch.ts';
 import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
 import { BusHub } from '../../engine/hub.ts';
@@ -15,6 +16,7 @@ import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
 import type { DvbDevices, Dvr, Frontend } from './devices.ts';
 import { dvbAdapterRegistry } from './registry.ts';
+import { Scanner } from './scanner.ts';
 
 type Spec = SpecOf<'dvb-adapter'>;
 
@@ -47,6 +49,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
   /** Counts start() and close() calls: an older start() that resumes after a newer one stops. */
   private run = 0;
   private retuning = false;
+  private scanner: Scanner | null = null;
   /** Mode 2: what the frontend reports it is tuned to. */
   private onFrequency: { system: number; frequency: number } | null = null;
 
@@ -82,7 +85,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
       : s.adapter < 0
         ? ['unassigned', 'adapter is -1: no device assigned']
         : s.mode === 1
-          ? ['not supported yet', 'the scanner (mode 1) is not built yet']
+          ? ['ready', '']
           : null;
     if (idle) {
       this.set(...idle);
@@ -196,7 +199,21 @@ export class DvbAdapterInstance implements Instance<Spec> {
     }
   }
 
+  /** Mode 1: scans from `initial` (tuning members; the record's type when they give none).
+   *  Refused while the adapter is not a ready scanner or a scan runs. */
+  scan(initial: Partial<TransponderTuning>[]): string {
+    if (this.spec.mode !== 1) return 'only a scanner (mode 1) scans';
+    if (this.state !== 'ready') return `the adapter is ${this.state}`;
+    if (this.scanner?.state === 'scanning') return 'a scan is running';
+    if (initial.length === 0 || initial.some((t) => !t.freq)) return 'each transponder needs freq';
+    const scanner = new Scanner(this.spec, this.devices, this.host.clock, this.log);
+    this.scanner = scanner;
+    void scanner.run(initial.map((t) => ({ ...t, type: t.type ?? this.spec.type, freq: t.freq! })));
+    return '';
+  }
+
   private stop(): void {
+    this.scanner?.stop();
     this.poll?.cancel();
     this.poll = null;
     this.reopen?.cancel();
@@ -268,6 +285,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
       ber: this.ber,
       unc: st?.errorBlocks ?? null,
       ...(s.mode === 2 ? this.monitored() : {}),
+      ...(this.scanner ? { scan: this.scanner.status() } : {}),
       lockChanges: this.watch.lockChanges,
       ...(s.mode === 2 ? {} : { retunes: this.watch.retunes }),
       bytes: this.bytes,

@@ -1,0 +1,130 @@
+// The scanner (mode 1) end to end through the fake device layer: two DVB-T transponders, each an
+// ffmpeg MPTS with a NIT woven in that announces both; a scan started on the first follows the
+// NIT to the second and lists every service with its name, provider, type and PIDs at
+// /data/dvb-adapter/{id}. A third frequency the NIT names but nothing transmits is `no lock`.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { fakeDvb } from '../helpers/fake-dvb.ts';
+import { terrestrialNit } from '../helpers/dvb-nit.ts';
+import { makeMpts } from '../helpers/mpts.ts';
+import { startServer, waitFor } from '../helpers/server.ts';
+import { PKT, psiPackets } from '../helpers/ts-craft.ts';
+
+const SECONDS = 4;
+const NETWORK = [
+  { tsid: 1, kHz: 602000 },
+  { tsid: 2, kHz: 610000 },
+  { tsid: 3, kHz: 618000 },
+];
+
+/** An MPTS with the network's NIT after every PAT. */
+function transponder(file: string, programmes: { pnr: number; title: string }[]): number {
+  makeMpts(
+    `${file}.plain`,
+    programmes.map((p) => ({ ...p, video: 'libx264' as const, audio: 'aac' as const })),
+    SECONDS,
+    [],
+  );
+  const ts = readFileSync(`${file}.plain`);
+  const nit = terrestrialNit(0x2001, 'Sluice Net', NETWORK);
+  const cc = { n: 0 };
+  const out: Buffer[] = [];
+  for (let o = 0; o + PKT <= ts.length; o += PKT) {
+    out.push(ts.subarray(o, o + PKT));
+    const pid = ((ts[o + 1]! & 0x1f) << 8) | ts[o + 2]!;
+    if (pid === 0 && (ts[o + 1]! & 0x40) !== 0) out.push(...psiPackets(0x10, [nit], cc));
+  }
+  writeFileSync(file, Buffer.concat(out));
+  return Math.round((statSync(file).size * 8) / SECONDS);
+}
+
+t.test('a scan follows the NIT and lists the services with names', async (t) => {
+  const fake = await fakeDvb(t);
+  const a = path.join(fake.dir, 'a.ts');
+  const b = path.join(fake.dir, 'b.ts');
+  const rateA = transponder(a, [
+    { pnr: 101, title: 'One' },
+    { pnr: 102, title: 'Two' },
+  ]);
+  const rateB = transponder(b, [{ pnr: 201, title: 'Three' }]);
+  fake.setMux([
+    { system: 3, freq: 602_000_000, bitrate: rateA, file: a },
+    { system: 3, freq: 610_000_000, bitrate: rateB, file: b },
+  ]);
+  const srv = await startServer(t, {
+    env: fake.env({ FAKE_DVB_DELSYS: '3,16' }) as Record<string, string>,
+    config: {
+      'dvb-adapter': [{ id: 4, name: 'scan', mode: 1, type: 3, adapter: 0, pause: false }],
+    },
+  });
+  const adapter = async () =>
+    (await (await fetch(`${srv.url}/data/dvb-adapter/4`)).json()) as Record<string, unknown>;
+  await waitFor('the scanner ready', async () =>
+    (await adapter())['state'] === 'ready' ? true : undefined,
+  );
+  const start = await fetch(`${srv.url}/data/dvb-adapter/4/scan`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ transponders: [{ freq: 602000 }] }),
+  });
+  t.equal(start.status, 202);
+  const again = await fetch(`${srv.url}/data/dvb-adapter/4/scan`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ transponders: [{ freq: 602000 }] }),
+  });
+  t.equal(again.status, 409, 'one scan at a time');
+  const scan = await waitFor(
+    'the scan done',
+    async () => {
+      const s = (await adapter())['scan'] as {
+        state: string;
+        transponders: Record<string, unknown>[];
+      };
+      return s.state === 'done' ? s : undefined;
+    },
+    60_000,
+  );
+  t.same(
+    scan.transponders.map((x) => [x['freq'], x['state'], x['transportStreamId'], x['networkName']]),
+    [
+      [602000, 'locked', 1, 'Sluice Net'],
+      [610000, 'locked', 1, 'Sluice Net'],
+      [618000, 'no lock', undefined, undefined],
+    ],
+  );
+  const services = scan.transponders.flatMap(
+    (x) => (x['services'] as Record<string, unknown>[] | undefined) ?? [],
+  );
+  t.same(
+    services.map((x) => [
+      x['pnr'],
+      x['name'],
+      x['provider'],
+      x['type'],
+      x['scrambled'],
+      x['pmtPid'],
+      x['pids'],
+    ]),
+    [
+      // ffmpeg names each programme's provider itself
+      [101, 'One', 'FFmpeg', 1, false, 4096, [256, 257]],
+      [102, 'Two', 'FFmpeg', 1, false, 4097, [258, 259]],
+      [201, 'Three', 'FFmpeg', 1, false, 4096, [256, 257]],
+    ],
+  );
+  t.equal(services.length, 3);
+  const tuned = fake
+    .entries()
+    .filter((e) => e.op === 'FE_SET_PROPERTY' && e.props?.some(([c]) => c === 1));
+  t.same(
+    tuned.map((e) => e.props![0]),
+    [
+      [3, 602_000_000],
+      [3, 610_000_000],
+      [3, 618_000_000],
+    ],
+    'tuned each transponder once',
+  );
+});

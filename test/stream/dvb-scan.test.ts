@@ -5,8 +5,8 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { fakeDvb } from '../helpers/fake-dvb.ts';
 import { terrestrialNit } from '../helpers/dvb-nit.ts';
+import { fakeDvb } from '../helpers/fake-dvb.ts';
 import { makeMpts } from '../helpers/mpts.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
 import { PKT, psiPackets } from '../helpers/ts-craft.ts';

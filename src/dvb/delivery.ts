@@ -21,6 +21,10 @@ export interface TransponderTuning {
   'guard-interval'?: number;
   'transmission-mode'?: number;
   'hierarchy-information'?: number;
+  /** Terrestrial code rates from the NIT (kernel `fe_code_rate`); spec 1 has no member for
+   *  them, a record tunes them automatically. libdvbv5 sends them when it follows a NIT. */
+  codeRateHp?: number;
+  codeRateLp?: number;
 }
 
 /** A BCD number of `digits` digits starting at the high nibble of `data[at]`. */
@@ -55,6 +59,8 @@ const SAT_MODULATION = [6, 0, 9, 1];
 const BANDWIDTH_KHZ = [8000, 7000, 6000, 5000];
 /** Terrestrial constellation (QPSK, 16-QAM, 64-QAM) → spec 1's `modulation`. */
 const CONSTELLATION = [0, 1, 3];
+/** Terrestrial code_rate (Table 45: 1/2, 2/3, 3/4, 5/6, 7/8) → the kernel's `fe_code_rate`. */
+const CODE_RATE = [1, 2, 3, 5, 7];
 /** 10 Hz units (terrestrial centre_frequency) per kHz. */
 const TEN_HZ_PER_KHZ = 100;
 
@@ -100,6 +106,8 @@ function terrestrial(d: Buffer, type: number): TransponderTuning | undefined {
     'guard-interval': guard,
     // 2k, 8k, 4k are spec 1's (and the kernel's) 0, 1, 3
     ...(mode < 3 ? { 'transmission-mode': [0, 1, 3][mode] } : {}),
+    ...(CODE_RATE[d[5]! & 0x07] !== undefined ? { codeRateHp: CODE_RATE[d[5]! & 0x07] } : {}),
+    ...(CODE_RATE[d[6]! >> 5] !== undefined ? { codeRateLp: CODE_RATE[d[6]! >> 5] } : {}),
   };
 }
 

@@ -56,8 +56,14 @@ export function isSatellite(type: number | undefined): boolean {
   return type !== undefined && SATELLITE.has(type);
 }
 
+/** What a scan knows beyond spec 1's members: the terrestrial code rates a NIT announces. */
+export interface TuningExtra {
+  codeRateHp?: number;
+  codeRateLp?: number;
+}
+
 /** The tuning of a mode 0 (stream) adapter, or what stops it. */
-export function tuningOf(a: DvbAdapterSpec): TuningResult {
+export function tuningOf(a: DvbAdapterSpec, extra: TuningExtra = {}): TuningResult {
   const type = a.type ?? 0;
   const no = (pointer: string, message: string): TuningResult => ({
     ok: false,
@@ -92,8 +98,8 @@ export function tuningOf(a: DvbAdapterSpec): TuningResult {
     add(DTV.MODULATION, modulation);
     add(DTV.BANDWIDTH_HZ, v('bandwidth') * KHZ);
     add(DTV.INVERSION, v('spectral-inversion'));
-    add(DTV.CODE_RATE_HP, FEC_AUTO);
-    add(DTV.CODE_RATE_LP, FEC_AUTO);
+    add(DTV.CODE_RATE_HP, extra.codeRateHp ?? FEC_AUTO);
+    add(DTV.CODE_RATE_LP, extra.codeRateLp ?? FEC_AUTO);
     add(DTV.GUARD_INTERVAL, v('guard-interval'));
     add(DTV.TRANSMISSION_MODE, v('transmission-mode'));
     add(DTV.HIERARCHY, v('hierarchy-information'));

@@ -61,6 +61,8 @@ t.test('delivery descriptors → tuning members', async (t) => {
       'hierarchy-information': 0,
       'guard-interval': 3,
       'transmission-mode': 1,
+      codeRateHp: 2,
+      codeRateLp: 1,
     },
     'terrestrial on a DVB-T2 adapter: 7 MHz',
   );

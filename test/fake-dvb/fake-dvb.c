@@ -37,6 +37,7 @@ struct fake_fd {
   double start;     /* dvr: when delivery (re)started */
   long long sent;   /* dvr: file bytes consumed since start */
   double bitrate;
+  struct fake_section_filter *sect; /* demux: a section filter (DMX_SET_FILTER), or NULL */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +75,13 @@ static struct fake_fd *fake(int fd) {
 
 /* ---- opening and closing ---- */
 
+static void drop_sections(struct fake_fd *f) {
+  if (!f->sect) return;
+  if (f->sect->file >= 0) real_close(f->sect->file);
+  free(f->sect);
+  f->sect = NULL;
+}
+
 static int open_fake(const char *path, int flags) {
   int adapter, index, n = 0;
   char what[16];
@@ -96,7 +104,7 @@ static int open_fake(const char *path, int flags) {
   if (fd < 0 || fd >= MAX_FDS) return fd;
   pthread_mutex_lock(&mu);
   memset(&fds[fd], 0, sizeof fds[fd]);
-  fds[fd] = (struct fake_fd){k, adapter, index, (flags & O_NONBLOCK) != 0, {0}, 0, -1, 0, 0, 0};
+  fds[fd] = (struct fake_fd){k, adapter, index, (flags & O_NONBLOCK) != 0, {0}, 0, -1, 0, 0, 0, NULL};
   pthread_mutex_unlock(&mu);
   fake_log("{\"op\":\"open\",\"path\":\"%s\",\"fd\":%d,\"nonblock\":%d}", path, fd,
            (flags & O_NONBLOCK) != 0);
@@ -142,6 +150,7 @@ int close(int fd) {
   struct fake_fd *f = fake(fd);
   if (f) {
     if (f->ts >= 0) real_close(f->ts);
+    drop_sections(f);
     f->kind = K_NONE;
   }
   pthread_mutex_unlock(&mu);
@@ -274,6 +283,7 @@ static int frontend_ioctl(unsigned long req, void *arg) {
 
 /* ---- demux ---- */
 
+
 static int demux_ioctl(struct fake_fd *f, unsigned long req, void *arg) {
   switch (req) {
   case DMX_SET_PES_FILTER: {
@@ -295,11 +305,22 @@ static int demux_ioctl(struct fake_fd *f, unsigned long req, void *arg) {
     return 0;
   case DMX_SET_FILTER: {
     struct dmx_sct_filter_params *s = arg;
-    fake_log("{\"op\":\"DMX_SET_FILTER\",\"pid\":%u,\"table\":%u}", s->pid, s->filter.filter[0]);
+    fake_log("{\"op\":\"DMX_SET_FILTER\",\"pid\":%u,\"table\":%u,\"mask\":%u,\"flags\":%u}", s->pid,
+             s->filter.filter[0], s->filter.mask[0], s->flags);
+    drop_sections(f);
+    f->sect = calloc(1, sizeof *f->sect);
+    if (!f->sect) return errno = ENOMEM, -1;
+    f->sect->pid = s->pid;
+    f->sect->file = -1;
+    memcpy(f->sect->filt, s->filter.filter, FAKE_FILTER_SIZE);
+    memcpy(f->sect->mask, s->filter.mask, FAKE_FILTER_SIZE);
     return 0;
   }
   case DMX_START: fake_log("{\"op\":\"DMX_START\"}"); return 0;
-  case DMX_STOP: fake_log("{\"op\":\"DMX_STOP\"}"); return 0;
+  case DMX_STOP:
+    fake_log("{\"op\":\"DMX_STOP\"}");
+    drop_sections(f);
+    return 0;
   }
   fake_log("{\"op\":\"unknown-demux-ioctl\",\"req\":%lu}", req);
   errno = ENOTTY;
@@ -374,11 +395,14 @@ ssize_t read(int fd, void *buf, size_t count) {
       pthread_mutex_unlock(&mu);
       return real_read(fd, buf, count);
     }
-    ssize_t n = f->kind == K_DVR ? dvr_fill(f, buf, count) : 0;
+    ssize_t n = f->kind == K_DVR ? dvr_fill(f, buf, count)
+                : f->kind == K_DEMUX && f->sect && locked()
+                    ? fake_section_read(f->sect, tuned.file, buf, count)
+                    : 0;
     int nonblock = f->nonblock, kind = f->kind;
     pthread_mutex_unlock(&mu);
     if (n > 0) return n;
-    if (kind != K_DVR || nonblock) {
+    if ((kind != K_DVR && kind != K_DEMUX) || nonblock) {
       errno = EAGAIN;
       return -1;
     }
@@ -391,7 +415,8 @@ ssize_t read(int fd, void *buf, size_t count) {
 static int ready(int fd) {
   pthread_mutex_lock(&mu);
   struct fake_fd *f = fake(fd);
-  int r = f && f->kind == K_DVR && budget(f) >= PKT;
+  int r = f && ((f->kind == K_DVR && budget(f) >= PKT) ||
+                (f->kind == K_DEMUX && f->sect && locked()));
   pthread_mutex_unlock(&mu);
   return r;
 }

@@ -2,6 +2,7 @@
  * transponder table and the frontend's identity, all named by environment variables. */
 #ifndef FAKE_DVB_H
 #define FAKE_DVB_H
+#include <stddef.h>
 #include <stdint.h>
 
 struct dvb_frontend_info;
@@ -27,4 +28,17 @@ void fake_info(struct dvb_frontend_info *info);
 int fake_adapter_exists(int adapter, int index);
 /* The n-th adapter.index pair of $FAKE_DVB_ADAPTERS; 0 past the end. */
 int fake_adapter_at(int n, int *adapter, int *index);
+
+#define FAKE_FILTER_SIZE 16
+/* One section filter of a fake demux file (fake-sections.c). */
+struct fake_section_filter {
+  int pid; /* -1: none */
+  uint8_t filt[FAKE_FILTER_SIZE], mask[FAKE_FILTER_SIZE];
+  int file; /* the transponder's TS, read for this filter; -1 before the first read */
+  uint8_t buf[4096 + 188];
+  int have, started;
+};
+/* The next section of `file` that passes the filter into `out`; 0 when a whole pass of the
+ * file has none. */
+int fake_section_read(struct fake_section_filter *s, const char *file, uint8_t *out, size_t count);
 #endif

@@ -1,14 +1,17 @@
 // The fake DVB device layer for tests (test/fake-dvb/*.c, an LD_PRELOAD shim compiled here with
 // cc into a temp dir): its environment (log, transponder table, control file, adapters), its
-// JSON-lines record of ioctls read back, and dvbv5-zap (libdvbv5, the reference) run through it.
+// JSON-lines record of ioctls read back, and dvbv5-zap / dvbv5-scan (libdvbv5, the reference)
+// run through it.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, type Teardown, tempDir } from './server.ts';
 
-const SOURCES = ['fake-dvb.c', 'fake-config.c', 'fake-udev.c'];
+const SOURCES = ['fake-dvb.c', 'fake-config.c', 'fake-udev.c', 'fake-sections.c'];
 /** dvbv5-zap locks within milliseconds through the shim; this only bounds a wrong tuning. */
 const ZAP_TIMEOUT_MS = 5_000;
+/** A scan waits for tables and for lock on every transponder (~4 s for three here). */
+const SCAN_TIMEOUT_MS = 60_000;
 
 /** One record of the shim's log (op plus the ioctl's arguments). */
 export interface FakeEntry {
@@ -116,8 +119,33 @@ export async function runZap(
 ): Promise<FakeEntry[]> {
   const file = path.join(fake.dir, 'channels.conf');
   writeFileSync(file, channelFile);
+  await runTool(fake, 'dvbv5-zap', ['-c', file, '-x', ...args, 'chan'], delsys, ZAP_TIMEOUT_MS);
+  return fake.entries();
+}
+
+/** Runs `dvbv5-scan` from the transponders of `initialFile` (DVBV5 format) through the shim;
+ *  returns what it sent and the channel file it wrote. */
+export async function runScan(
+  fake: FakeDvb,
+  initialFile: string,
+  delsys: number[],
+): Promise<{ entries: FakeEntry[]; channels: string }> {
+  const init = path.join(fake.dir, 'initial.conf');
+  const out = path.join(fake.dir, 'scanned.conf');
+  writeFileSync(init, initialFile);
+  await runTool(fake, 'dvbv5-scan', ['-o', out, init], delsys, SCAN_TIMEOUT_MS);
+  return { entries: fake.entries(), channels: readFileSync(out, 'utf8') };
+}
+
+async function runTool(
+  fake: FakeDvb,
+  tool: string,
+  args: string[],
+  delsys: number[],
+  timeoutMs: number,
+): Promise<void> {
   fake.clearLog();
-  const child = spawn('dvbv5-zap', ['-c', file, '-x', ...args, 'chan'], {
+  const child = spawn(tool, args, {
     env: fake.env({ FAKE_DVB_DELSYS: delsys.join(',') }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -125,9 +153,8 @@ export async function runZap(
   child.stderr.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
-  const timer = setTimeout(() => child.kill('SIGKILL'), ZAP_TIMEOUT_MS);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearTimeout(timer);
-  if (code !== 0) throw new Error(`dvbv5-zap exited ${code}: ${stderr}`);
-  return fake.entries();
+  if (code !== 0) throw new Error(`${tool} exited ${code}: ${stderr}`);
 }

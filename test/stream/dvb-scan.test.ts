@@ -2,11 +2,13 @@
 // ffmpeg MPTS with a NIT woven in that announces both; a scan started on the first follows the
 // NIT to the second and lists every service with its name, provider, type and PIDs at
 // /data/dvb-adapter/{id}. A third frequency the NIT names but nothing transmits is `no lock`.
+// dvbv5-scan (libdvbv5) run the same way is the reference: the same transponders tuned with the
+// same property lists, the same services.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { terrestrialNit } from '../helpers/dvb-nit.ts';
-import { fakeDvb } from '../helpers/fake-dvb.ts';
+import { fakeDvb, runScan } from '../helpers/fake-dvb.ts';
 import { makeMpts } from '../helpers/mpts.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
 import { PKT, psiPackets } from '../helpers/ts-craft.ts';
@@ -126,5 +128,30 @@ t.test('a scan follows the NIT and lists the services with names', async (t) => 
       [3, 618_000_000],
     ],
     'tuned each transponder once',
+  );
+
+  // The reference: dvbv5-scan from the same first transponder, through the same layer.
+  const ours = tuned.map((e) => e.props!.map(([c, v]) => [c, c === 1 ? 0 : v]));
+  const ref = await runScan(
+    fake,
+    '[T]\n\tDELIVERY_SYSTEM = DVBT\n\tFREQUENCY = 602000000\n\tBANDWIDTH_HZ = 8000000\n',
+    [3, 16],
+  );
+  const theirs = ref.entries
+    .filter((e) => e.op === 'FE_SET_PROPERTY' && e.props?.some(([c]) => c === 1))
+    .map((e) => e.props!.map(([c, v]) => [c, c === 1 ? 0 : v]));
+  t.same(
+    ours,
+    theirs,
+    'the same transponders tuned with the same properties as dvbv5-scan (NIT code rates, guard, mode included)',
+  );
+  const channels = [...ref.channels.matchAll(/\[(.+)\]\n((?:\t.+\n?)+)/g)].map((m) => {
+    const field = (k: string) => Number(new RegExp(`${k} = (\\d+)`).exec(m[2]!)?.[1]);
+    return [field('SERVICE_ID'), m[1], [field('VIDEO_PID'), field('AUDIO_PID')]];
+  });
+  t.same(
+    services.map((x) => [x['pnr'], x['name'], x['pids']]),
+    channels,
+    'the same services, names and PIDs as dvbv5-scan found',
   );
 });

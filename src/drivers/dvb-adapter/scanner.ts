@@ -105,7 +105,11 @@ export class Scanner {
   }
 
   private async one(e: ScanEntry): Promise<void> {
-    const r = tuningOf({ ...this.spec, mode: 0, ...e.tuning } as DvbAdapterSpec);
+    const { codeRateHp, codeRateLp, ...members } = e.tuning;
+    const r = tuningOf({ ...this.spec, mode: 0, ...members } as DvbAdapterSpec, {
+      codeRateHp,
+      codeRateLp,
+    });
     if (!r.ok) {
       Object.assign(e, { state: 'error', message: r.problem.message });
       return;

@@ -1,7 +1,7 @@
 // The dvb-adapter driver with a fake device interface and injected time (no native code): what
 // it opens and tunes per mode, lock lost / re-tune / lock back on its bus, a device that is not
-// there yet, reconcile updates (a name touches nothing, a frequency re-tunes, pause closes), the
-// monitor's read-back frequency, and close.
+// there yet, reconcile updates (a name touches nothing, a frequency re-tunes, pause closes),
+// epg-export, the monitor's read-back frequency, and close.
 import t from 'tap';
 import type { Resource } from '../../src/config/types.ts';
 import type { DvbDevices, Frontend } from '../../src/drivers/dvb-adapter/devices.ts';
@@ -10,11 +10,14 @@ import type { DvbAdapterInstance } from '../../src/drivers/dvb-adapter/instance.
 import { STATUS_POLL_MS } from '../../src/drivers/dvb-adapter/instance.ts';
 import { dvbAdapterRegistry } from '../../src/drivers/dvb-adapter/registry.ts';
 import type { Tuning } from '../../src/dvb/tuning.ts';
+import { EIT_SINK_SERVICE } from '../../src/engine/bus.ts';
 import { silentLogger } from '../../src/log.ts';
 import { NativeError } from '../../src/native/errors.ts';
 import type { FieldChange } from '../../src/reconciler/types.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
+import { eitSection, totSection } from '../helpers/epg-eit.ts';
+import { psiPackets, sdt } from '../helpers/ts-craft.ts';
 
 class FakeDevices implements DvbDevices {
   lock = true;
@@ -166,6 +169,28 @@ t.test('updates: a name touches nothing, a frequency re-tunes, pause closes', as
   await a.update(res({ ...T, freq: 610000, pause: true }) as never, change('pause', 'hot'));
   t.match(a.status(), { state: 'paused', lock: false });
   t.equal(devices.closed, 2);
+  await a.close();
+});
+
+t.test('epg-export: the multiplex EIT and TOT go to the guide, other tables do not', async (t) => {
+  const { devices, create, services } = setup({ ...T, 'epg-export': true });
+  const got: { stream: string; pid: number; table: number }[] = [];
+  services.set(EIT_SINK_SERVICE, { section: (src, data) => got.push({ ...src, table: data[0]! }) });
+  const a = await create();
+  const eit = eitSection({ sid: 101, tsid: 1, onid: 2, events: [] });
+  const tot = totSection(Date.UTC(2026, 0, 1), 'GBR', 0);
+  const cc = { n: 0 };
+  devices.dvrs[0]!(
+    Buffer.concat([
+      ...psiPackets(0x12, [eit], cc),
+      ...psiPackets(0x14, [tot]),
+      ...psiPackets(0x11, [sdt([{ id: 101, name: 'x', provider: 'y' }])]),
+    ]),
+  );
+  t.same(got, [
+    { stream: 'adapter:a', pid: 0x12, table: 0x4e },
+    { stream: 'adapter:a', pid: 0x14, table: 0x73 },
+  ]);
   await a.close();
 });
 

@@ -9,8 +9,16 @@ import type { Resource } from '../../config/types.ts';
 import type { TransponderTuning } from '../../dvb/delivery.ts';
 import { LockWatch } from '../../dvb/lock-watch.ts';
 import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
+import { EIT_SINK_SERVICE } from '../../engine/bus.ts';
 import { BusHub } from '../../engine/hub.ts';
+import {
+  EIT_PF_ACTUAL_TABLE_ID,
+  EIT_SCHEDULE_OTHER_LAST_TABLE_ID,
+  TDT_TABLE_ID,
+  TOT_TABLE_ID,
+} from '../../mpegts/psi.ts';
 import type { DvbStatus } from '../../native/dvb.ts';
+import { TsAnalyzer } from '../../native/ts.ts';
 import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
@@ -25,6 +33,9 @@ export const STATUS_POLL_MS = 500;
 /** A device that would not open is tried again after this long (doubling, up to the cap). */
 const REOPEN_MIN_MS = 1000;
 const REOPEN_MAX_MS = 30_000;
+const EIT_PID = 0x12;
+/** TDT and TOT. */
+const TIME_PID = 0x14;
 
 export class DvbAdapterInstance implements Instance<Spec> {
   readonly key: string;
@@ -50,6 +61,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private run = 0;
   private retuning = false;
   private scanner: Scanner | null = null;
+  /** The section reader of `epg-export` (created while it is on and the guide runs). */
+  private eit: TsAnalyzer | null = null;
   /** Mode 2: what the frontend reports it is tuned to. */
   private onFrequency: { system: number; frequency: number } | null = null;
 
@@ -112,6 +125,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
         { adapter: s.adapter, demux: s.device, bufferBlocks: s['buffer-size'] ?? 0 },
         (batch) => {
           this.bytes += batch.length;
+          this.exportEit(batch);
           this.hub.packets(batch);
         },
       );
@@ -120,6 +134,24 @@ export class DvbAdapterInstance implements Instance<Spec> {
       return;
     }
     this.polling();
+  }
+
+  /** `epg-export`: the multiplex's EIT, TDT and TOT to the guide, whatever streams are bound;
+   *  services without a stream binding become channels `onid.tsid.sid` (src/epg/eit-import.ts). */
+  private exportEit(batch: Buffer): void {
+    const sink = this.spec['epg-export'] ? this.host.services.get(EIT_SINK_SERVICE) : undefined;
+    if (!sink) {
+      this.eit = null;
+      return;
+    }
+    this.eit ??= new TsAnalyzer({ psiPids: [EIT_PID, TIME_PID], tr101290: false });
+    this.eit.push(batch);
+    for (const s of this.eit.takeSections()) {
+      const t = s.tableId;
+      const eit = t >= EIT_PF_ACTUAL_TABLE_ID && t <= EIT_SCHEDULE_OTHER_LAST_TABLE_ID;
+      if (eit || t === TDT_TABLE_ID || t === TOT_TABLE_ID)
+        sink.section({ stream: `adapter:${this.spec.name}`, pid: s.pid }, s.data);
+    }
   }
 
   /** Mode 2: the frontend read-only, its status and the frequency it is on. */

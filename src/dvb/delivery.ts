@@ -25,6 +25,8 @@ export interface TransponderTuning {
    *  them, a record tunes them automatically. libdvbv5 sends them when it follows a NIT. */
   codeRateHp?: number;
   codeRateLp?: number;
+  /** DVB-S2 roll-off from the NIT (kernel `fe_rolloff`); likewise sent as libdvbv5 does. */
+  rollOff?: number;
 }
 
 /** A BCD number of `digits` digits starting at the high nibble of `data[at]`. */
@@ -55,6 +57,8 @@ const FEC_INNER: Record<number, number> = {
 const CABLE_MODULATION: Record<number, number> = { 1: 1, 2: 2, 3: 3, 4: 4, 5: 5 };
 /** Satellite modulation_type (00 auto, 01 QPSK, 10 8PSK, 11 16-QAM) → spec 1's `modulation`. */
 const SAT_MODULATION = [6, 0, 9, 1];
+/** Satellite roll_off (0.35, 0.25, 0.20) → the kernel's ROLLOFF_35, ROLLOFF_25, ROLLOFF_20. */
+const ROLL_OFF = [0, 2, 1];
 /** Terrestrial bandwidth (Table 42: 8, 7, 6, 5 MHz) in kHz. */
 const BANDWIDTH_KHZ = [8000, 7000, 6000, 5000];
 /** Terrestrial constellation (QPSK, 16-QAM, 64-QAM) → spec 1's `modulation`. */
@@ -74,6 +78,9 @@ function satellite(d: Buffer): TransponderTuning | undefined {
     'symbol-rate': Math.round(bcd(d, 7, 7) / 10), // 100 sym/s units → ksym/s
     ...(FEC_INNER[d[10]! & 0x0f] !== undefined ? { fec: FEC_INNER[d[10]! & 0x0f] } : {}),
     ...(s2 ? { modulation: SAT_MODULATION[d[6]! & 0x03] } : {}),
+    ...(s2 && ROLL_OFF[(d[6]! >> 3) & 0x03] !== undefined
+      ? { rollOff: ROLL_OFF[(d[6]! >> 3) & 0x03] }
+      : {}),
     // Circular polarization switches like linear: left as horizontal (18 V), right as vertical.
     'lnb-polarization': pol === 0 || pol === 2 ? 0 : 1,
   };

@@ -56,10 +56,12 @@ export function isSatellite(type: number | undefined): boolean {
   return type !== undefined && SATELLITE.has(type);
 }
 
-/** What a scan knows beyond spec 1's members: the terrestrial code rates a NIT announces. */
+/** What a scan knows beyond spec 1's members: the terrestrial code rates and the DVB-S2
+ *  roll-off a NIT announces. */
 export interface TuningExtra {
   codeRateHp?: number;
   codeRateLp?: number;
+  rollOff?: number;
 }
 
 /** The tuning of a mode 0 (stream) adapter, or what stops it. */
@@ -90,7 +92,7 @@ export function tuningOf(a: DvbAdapterSpec, extra: TuningExtra = {}): TuningResu
     if (type === SYS.DVBS2) {
       add(DTV.MODULATION, modulation);
       add(DTV.PILOT, PILOT_AUTO);
-      add(DTV.ROLLOFF, ROLLOFF_AUTO);
+      add(DTV.ROLLOFF, extra.rollOff ?? ROLLOFF_AUTO);
       add(DTV.STREAM_ID, streamId);
     }
   } else if (TERRESTRIAL.has(type)) {

@@ -24,6 +24,7 @@ t.test('delivery descriptors → tuning members', async (t) => {
         fec: 3,
         modulation: 9,
         'lnb-polarization': 1,
+        rollOff: 0,
       },
     },
     {

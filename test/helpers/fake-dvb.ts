@@ -129,11 +129,12 @@ export async function runScan(
   fake: FakeDvb,
   initialFile: string,
   delsys: number[],
+  args: string[] = [],
 ): Promise<{ entries: FakeEntry[]; channels: string }> {
   const init = path.join(fake.dir, 'initial.conf');
   const out = path.join(fake.dir, 'scanned.conf');
   writeFileSync(init, initialFile);
-  await runTool(fake, 'dvbv5-scan', ['-o', out, init], delsys, SCAN_TIMEOUT_MS);
+  await runTool(fake, 'dvbv5-scan', [...args, '-o', out, init], delsys, SCAN_TIMEOUT_MS);
   return { entries: fake.entries(), channels: readFileSync(out, 'utf8') };
 }
 

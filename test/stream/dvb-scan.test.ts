@@ -3,11 +3,13 @@
 // NIT to the second and lists every service with its name, provider, type and PIDs at
 // /data/dvb-adapter/{id}. A third frequency the NIT names but nothing transmits is `no lock`.
 // dvbv5-scan (libdvbv5) run the same way is the reference: the same transponders tuned with the
-// same property lists, the same services.
+// same property lists (and, on a satellite network behind a universal LNB, the same voltage and
+// tone), the same services.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { terrestrialNit } from '../helpers/dvb-nit.ts';
+import { channelFile } from '../helpers/dvb-cases.ts';
+import { satelliteNit, terrestrialNit } from '../helpers/dvb-nit.ts';
 import { fakeDvb, runScan } from '../helpers/fake-dvb.ts';
 import { makeMpts } from '../helpers/mpts.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
@@ -21,7 +23,11 @@ const NETWORK = [
 ];
 
 /** An MPTS with the network's NIT after every PAT. */
-function transponder(file: string, programmes: { pnr: number; title: string }[]): number {
+function transponder(
+  file: string,
+  programmes: { pnr: number; title: string }[],
+  nit = terrestrialNit(0x2001, 'Sluice Net', NETWORK),
+): number {
   makeMpts(
     `${file}.plain`,
     programmes.map((p) => ({ ...p, video: 'libx264' as const, audio: 'aac' as const })),
@@ -29,7 +35,6 @@ function transponder(file: string, programmes: { pnr: number; title: string }[])
     [],
   );
   const ts = readFileSync(`${file}.plain`);
-  const nit = terrestrialNit(0x2001, 'Sluice Net', NETWORK);
   const cc = { n: 0 };
   const out: Buffer[] = [];
   for (let o = 0; o + PKT <= ts.length; o += PKT) {
@@ -154,4 +159,78 @@ t.test('a scan follows the NIT and lists the services with names', async (t) => 
     channels,
     'the same services, names and PIDs as dvbv5-scan found',
   );
+});
+
+t.test('satellite: the NIT followed behind a universal LNB, as dvbv5-scan does', async (t) => {
+  const fake = await fakeDvb(t);
+  const net = [
+    { tsid: 1, mhz: 11362, pol: 0 as const, psk8: true, ksym: 22000, fec: 2 },
+    { tsid: 2, mhz: 11778, pol: 1 as const, psk8: false, ksym: 27500, fec: 3 },
+  ];
+  const nit = satelliteNit(0x2002, 'Sat Net', net);
+  const a = path.join(fake.dir, 'a.ts');
+  const b = path.join(fake.dir, 'b.ts');
+  const rateA = transponder(a, [{ pnr: 101, title: 'One' }], nit);
+  const rateB = transponder(b, [{ pnr: 201, title: 'Two' }], nit);
+  // Intermediate frequencies behind the universal LNB: low band horizontal, high band vertical.
+  fake.setMux([
+    { system: 6, freq: 1_612_000, voltage: 1, tone: 1, bitrate: rateA, file: a },
+    { system: 6, freq: 1_178_000, voltage: 0, tone: 0, bitrate: rateB, file: b },
+  ]);
+  const lnb = { 'lnb-freq1': 9750, 'lnb-freq2': 10600, 'lnb-freq-range': 11700 };
+  const srv = await startServer(t, {
+    env: fake.env({ FAKE_DVB_DELSYS: '6,5' }) as Record<string, string>,
+    config: {
+      'dvb-adapter': [{ id: 5, name: 'sat', mode: 1, type: 6, adapter: 0, pause: false, ...lnb }],
+    },
+  });
+  const adapter = async () =>
+    (await (await fetch(`${srv.url}/data/dvb-adapter/5`)).json()) as Record<string, unknown>;
+  await waitFor('the scanner ready', async () =>
+    (await adapter())['state'] === 'ready' ? true : undefined,
+  );
+  const first = { freq: 11362, 'symbol-rate': 22000, fec: 2, modulation: 9, 'lnb-polarization': 0 };
+  const start = await fetch(`${srv.url}/data/dvb-adapter/5/scan`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ transponders: [first] }),
+  });
+  t.equal(start.status, 202);
+  const scan = await waitFor(
+    'the scan done',
+    async () => {
+      const s = (await adapter())['scan'] as {
+        state: string;
+        transponders: Record<string, unknown>[];
+      };
+      return s.state === 'done' ? s : undefined;
+    },
+    60_000,
+  );
+  t.same(
+    scan.transponders.map((x) => [x['freq'], x['lnb-polarization'], x['state'], x['networkName']]),
+    [
+      [11362, 0, 'locked', 'Sat Net'],
+      [11778, 1, 'locked', 'Sat Net'],
+    ],
+  );
+  const steps = (entries: ReturnType<typeof fake.entries>) =>
+    entries
+      .filter((e) => ['FE_SET_VOLTAGE', 'FE_SET_TONE', 'FE_SET_PROPERTY'].includes(e.op))
+      .filter((e) => e.op !== 'FE_SET_PROPERTY' || e.props?.some(([c]) => c === 1))
+      .filter((e) => !(e.op === 'FE_SET_VOLTAGE' && e.v === 2)) // the LNB off at the end
+      .map((e) => (e.props ? e.props.map(([c, v]) => [c, c === 1 ? 0 : v]) : `${e.op} ${e.v}`));
+  const ours = steps(fake.entries());
+  const ref = await runScan(
+    fake,
+    channelFile({ type: 6, ...first }).replace('[chan]', '[A]'),
+    [6, 5],
+    ['-l', 'EXTENDED'],
+  );
+  t.same(
+    ours,
+    steps(ref.entries),
+    'the same voltage, tone and property lists as dvbv5-scan (NIT roll-off included)',
+  );
+  t.match(ref.channels, /\[Two\]/, 'dvbv5-scan found the second transponder too');
 });

@@ -105,10 +105,11 @@ export class Scanner {
   }
 
   private async one(e: ScanEntry): Promise<void> {
-    const { codeRateHp, codeRateLp, ...members } = e.tuning;
+    const { codeRateHp, codeRateLp, rollOff, ...members } = e.tuning;
     const r = tuningOf({ ...this.spec, mode: 0, ...members } as DvbAdapterSpec, {
       codeRateHp,
       codeRateLp,
+      rollOff,
     });
     if (!r.ok) {
       Object.assign(e, { state: 'error', message: r.problem.message });

@@ -31,8 +31,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
   },
   'dvb-adapter': {
     'cam-pnr': 'the CAM (EN 50221) is not built yet',
-    'biss-pnr': 'BISS descrambling on tuner adapters is not built yet',
-    'biss-key': 'BISS descrambling on tuner adapters is not built yet',
     't2mi-mode': 'T2-MI on tuner adapters is not built yet',
     't2mi-pid': 'T2-MI on tuner adapters is not built yet',
     't2mi-plp': 'T2-MI on tuner adapters is not built yet',

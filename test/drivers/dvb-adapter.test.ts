@@ -1,7 +1,10 @@
 // The dvb-adapter driver with a fake device interface and injected time (no native code): what
 // it opens and tunes per mode, lock lost / re-tune / lock back on its bus, a device that is not
 // there yet, reconcile updates (a name touches nothing, a frequency re-tunes, pause closes),
-// epg-export, the monitor's read-back frequency, and close.
+// epg-export, BISS, the monitor's read-back frequency, and close.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import type { Resource } from '../../src/config/types.ts';
 import type { DvbDevices, Frontend } from '../../src/drivers/dvb-adapter/devices.ts';
@@ -12,10 +15,12 @@ import { dvbAdapterRegistry } from '../../src/drivers/dvb-adapter/registry.ts';
 import type { Tuning } from '../../src/dvb/tuning.ts';
 import { EIT_SINK_SERVICE } from '../../src/engine/bus.ts';
 import { silentLogger } from '../../src/log.ts';
+import { bissScramble } from '../../src/native/biss.ts';
 import { NativeError } from '../../src/native/errors.ts';
 import type { FieldChange } from '../../src/reconciler/types.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
+import { makeTwoProgrammeTs, P101 } from '../helpers/biss.ts';
 import { eitSection, totSection } from '../helpers/epg-eit.ts';
 import { psiPackets, sdt } from '../helpers/ts-craft.ts';
 
@@ -193,6 +198,28 @@ t.test('epg-export: the multiplex EIT and TOT go to the guide, other tables do n
   ]);
   await a.close();
 });
+
+t.test(
+  'biss-pnr / biss-key: the adapter TS is descrambled before its readers get it',
+  async (t) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-dvb-biss-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const clear = makeTwoProgrammeTs(path.join(dir, 'clear.ts'), 1);
+    const key = '112233445566';
+    const scrambled = Buffer.from(clear);
+    t.ok(bissScramble(scrambled, key, P101.pids) > 0, 'the fixture is scrambled');
+    const { devices, create } = setup({ ...T, 'biss-pnr': [101], 'biss-key': [key] });
+    const a = await create();
+    const out: Buffer[] = [];
+    a.hub.subscribe({ packets: (b) => out.push(Buffer.from(b)) });
+    const BATCH = 188 * 64;
+    for (let o = 0; o < scrambled.length; o += BATCH)
+      devices.dvrs[0]!(Buffer.from(scrambled.subarray(o, o + BATCH)));
+    t.ok(Buffer.concat(out).equals(clear), 'the readers get the clear multiplex');
+    t.match(a.status()['biss'], { targets: [{ pnr: 101, state: 'descrambling' }] });
+    await a.close();
+  },
+);
 
 t.test('records that do not tune', async (t) => {
   for (const [spec, state, message] of [

@@ -17,6 +17,7 @@ import {
   TDT_TABLE_ID,
   TOT_TABLE_ID,
 } from '../../mpegts/psi.ts';
+import { BissDescrambler } from '../../native/biss.ts';
 import type { DvbStatus } from '../../native/dvb.ts';
 import { TsAnalyzer } from '../../native/ts.ts';
 import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
@@ -61,6 +62,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private run = 0;
   private retuning = false;
   private scanner: Scanner | null = null;
+  /** biss-pnr / biss-key: the adapter's TS descrambled before its readers get it. */
+  private biss: BissDescrambler | null = null;
   /** The section reader of `epg-export` (created while it is on and the guide runs). */
   private eit: TsAnalyzer | null = null;
   /** Mode 2: what the frontend reports it is tuned to. */
@@ -115,7 +118,10 @@ export class DvbAdapterInstance implements Instance<Spec> {
       return;
     }
     this.tuning = r.tuning;
+    const keys = s['biss-key'] ?? [];
+    const targets = (s['biss-pnr'] ?? []).map((pnr, i) => ({ pnr, key: keys[i] ?? '' }));
     try {
+      this.biss = targets.length ? new BissDescrambler(targets) : null;
       const fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
       this.fe = fe;
       this.frontendName = fe.info().name;
@@ -125,6 +131,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
         { adapter: s.adapter, demux: s.device, bufferBlocks: s['buffer-size'] ?? 0 },
         (batch) => {
           this.bytes += batch.length;
+          // A fresh Buffer per batch: descrambled in place before anyone reads it.
+          this.biss?.process(batch);
           this.exportEit(batch);
           this.hub.packets(batch);
         },
@@ -322,6 +330,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
       ...(s.mode === 2 ? {} : { retunes: this.watch.retunes }),
       bytes: this.bytes,
       ...(this.dvr ? { dvr: this.dvr.stats() } : {}),
+      ...(this.biss ? { biss: this.biss.stats() } : {}),
     };
   }
 }

@@ -14,6 +14,7 @@ import { STATUS_POLL_MS } from '../../src/drivers/dvb-adapter/instance.ts';
 import { dvbAdapterRegistry } from '../../src/drivers/dvb-adapter/registry.ts';
 import type { Tuning } from '../../src/dvb/tuning.ts';
 import { EIT_SINK_SERVICE } from '../../src/engine/bus.ts';
+import { DemuxerInput } from '../../src/inputs/demuxer/input.ts';
 import { silentLogger } from '../../src/log.ts';
 import { bissScramble } from '../../src/native/biss.ts';
 import { NativeError } from '../../src/native/errors.ts';
@@ -220,6 +221,36 @@ t.test(
     await a.close();
   },
 );
+
+t.test('mpegts-filter-ca-clear reaches the demuxers of the adapter (src 1)', async (t) => {
+  const { clock, create, res } = setup({ ...T, 'mpegts-filter-ca-clear': true });
+  const a = await create();
+  t.equal(a.hub.filterCaClear, true);
+  const demuxer = new DemuxerInput(
+    { type: 'demuxer', src: 1, 'mpts-id': 1, pnr: 101 },
+    {
+      log: silentLogger,
+      clock,
+      dataDir: '/nonexistent',
+      streamName: 's',
+      index: 0,
+      onData: () => undefined,
+      bus: (ref) => (ref.kind === 'adapter' && ref.key === '1' ? a.hub : undefined),
+    },
+  );
+  demuxer.start();
+  const opts = () =>
+    (demuxer as unknown as { lease: { consumer: { opts: { filterCaClear?: boolean } } } }).lease
+      .consumer.opts;
+  t.equal(opts().filterCaClear, true, 'leased with CA stripping');
+  await a.update(res({ ...T, 'mpegts-filter-ca-clear': false }) as never, [
+    { path: 'mpegts-filter-ca-clear', before: true, after: false, apply: 'restart' },
+  ]);
+  clock.advance(1000);
+  t.equal(opts().filterCaClear, false, 'leased again without it after the change');
+  await demuxer.close();
+  await a.close();
+});
 
 t.test('records that do not tune', async (t) => {
   for (const [spec, state, message] of [

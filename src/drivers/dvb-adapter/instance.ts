@@ -41,7 +41,7 @@ const TIME_PID = 0x14;
 export class DvbAdapterInstance implements Instance<Spec> {
   readonly key: string;
   /** The adapter's TS: whole packets, for the `dvb` inputs and demuxers bound to it. */
-  readonly hub: BusHub;
+  readonly hub: AdapterHub;
   private spec: Spec;
   private readonly log: Logger;
   private fe: Frontend | null = null;
@@ -77,7 +77,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.key = res.key;
     this.spec = res.spec;
     this.log = host.log.child({ adapter: this.spec.id });
-    this.hub = new BusHub(this.log);
+    this.hub = new AdapterHub(this.log);
   }
 
   get id(): number {
@@ -93,6 +93,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
   async start(): Promise<void> {
     const run = ++this.run;
     this.stop();
+    this.hub.filterCaClear = this.spec['mpegts-filter-ca-clear'] === true;
     this.warnings = [];
     this.message = '';
     const s = this.spec;
@@ -333,6 +334,11 @@ export class DvbAdapterInstance implements Instance<Spec> {
       ...(this.biss ? { biss: this.biss.stats() } : {}),
     };
   }
+}
+
+/** The adapter's bus, with its mpegts-filter-ca-clear for the demuxers reading it. */
+class AdapterHub extends BusHub {
+  filterCaClear = false;
 }
 
 /** Hz on the wire for terrestrial and cable systems; spec 1 counts their frequencies in kHz. */

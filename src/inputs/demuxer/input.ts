@@ -46,6 +46,8 @@ export class DemuxerInput implements InputTransport {
   private ended = false;
   private returns = 0;
   private closed = false;
+  /** The source's mpegts-filter-ca-clear as leased (a tuner adapter's; false for a stream). */
+  private caClear = false;
 
   constructor(
     cfg: Record<string, unknown>,
@@ -73,7 +75,10 @@ export class DemuxerInput implements InputTransport {
   private attach(): void {
     if (this.closed) return;
     const bus = this.ctx.bus(this.ref);
-    if (bus === this.bus) return;
+    // A tuner adapter's CA stripping is fixed per lease: a change of it leases again.
+    const caClear = bus?.filterCaClear === true;
+    if (bus === this.bus && caClear === this.caClear) return;
+    this.caClear = caClear;
     this.lease?.release();
     this.lease = null;
     this.bus = bus;
@@ -81,8 +86,8 @@ export class DemuxerInput implements InputTransport {
     if (!bus) return;
     const lease = (events: ConsumerEvents) =>
       this.plp === null
-        ? leaseProgramme(bus, this.pnr, events, {})
-        : leaseT2miProgramme(bus, this.plp, this.programme, events, {});
+        ? leaseProgramme(bus, this.pnr, events, { filterCaClear: caClear })
+        : leaseT2miProgramme(bus, this.plp, this.programme, events, { filterCaClear: caClear });
     this.lease = lease({
       packets: (b) => {
         this.ended = false;

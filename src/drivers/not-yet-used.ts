@@ -31,9 +31,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
   },
   'dvb-adapter': {
     'cam-pnr': 'the CAM (EN 50221) is not built yet',
-    't2mi-mode': 'T2-MI on tuner adapters is not built yet',
-    't2mi-pid': 'T2-MI on tuner adapters is not built yet',
-    't2mi-plp': 'T2-MI on tuner adapters is not built yet',
     trace: 'the verbose log of tuner adapters is not built yet',
     'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
   },

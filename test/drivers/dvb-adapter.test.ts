@@ -1,7 +1,7 @@
 // The dvb-adapter driver with a fake device interface and injected time (no native code): what
 // it opens and tunes per mode, lock lost / re-tune / lock back on its bus, a device that is not
 // there yet, reconcile updates (a name touches nothing, a frequency re-tunes, pause closes),
-// epg-export, BISS, the monitor's read-back frequency, and close.
+// epg-export, BISS, T2-MI, the monitor's read-back frequency, and close.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +23,8 @@ import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
 import { makeTwoProgrammeTs, P101 } from '../helpers/biss.ts';
 import { eitSection, totSection } from '../helpers/epg-eit.ts';
-import { psiPackets, sdt } from '../helpers/ts-craft.ts';
+import { encodeOuter } from '../helpers/t2mi-encode.ts';
+import { packet, psiPackets, sdt } from '../helpers/ts-craft.ts';
 
 class FakeDevices implements DvbDevices {
   lock = true;
@@ -250,6 +251,36 @@ t.test('mpegts-filter-ca-clear reaches the demuxers of the adapter (src 1)', asy
   t.equal(opts().filterCaClear, false, 'leased again without it after the change');
   await demuxer.close();
   await a.close();
+});
+
+t.test('t2mi-mode: the readers get the inner TS of t2mi-plp', async (t) => {
+  const inner = (plp: number) =>
+    Buffer.concat(
+      Array.from({ length: 300 }, (_, n) =>
+        packet({ pid: 0x100 + plp, cc: n & 15, payload: Buffer.alloc(184, (n + plp) & 0xff) }),
+      ),
+    );
+  const outer = encodeOuter({
+    plps: [
+      { plp: 0, ts: inner(0) },
+      { plp: 3, ts: inner(3) },
+    ],
+    seconds: 1,
+  });
+  for (const [name, fields] of [
+    ['automatic', { 't2mi-mode': 2, 't2mi-plp': 3 }],
+    ['manual, carrier PID given', { 't2mi-mode': 1, 't2mi-pid': 0x1000, 't2mi-plp': 3 }],
+  ] as const) {
+    const { devices, create } = setup({ ...T, ...fields });
+    const a = await create();
+    const out: Buffer[] = [];
+    a.hub.subscribe({ packets: (b) => out.push(Buffer.from(b)) });
+    for (let o = 0; o < outer.length; o += 188 * 50)
+      devices.dvrs[0]!(Buffer.from(outer.subarray(o, o + 188 * 50)));
+    t.ok(Buffer.concat(out).equals(inner(3)), `${name}: PLP 3's inner TS, whole`);
+    t.match(a.status()['t2mi'], { plp: 3, carrier: 'found' }, name);
+    await a.close();
+  }
 });
 
 t.test('records that do not tune', async (t) => {

@@ -17,6 +17,7 @@ import {
   TDT_TABLE_ID,
   TOT_TABLE_ID,
 } from '../../mpegts/psi.ts';
+import { T2miReader } from '../../mpegts/t2mi.ts';
 import { BissDescrambler } from '../../native/biss.ts';
 import type { DvbStatus } from '../../native/dvb.ts';
 import { TsAnalyzer } from '../../native/ts.ts';
@@ -62,6 +63,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private run = 0;
   private retuning = false;
   private scanner: Scanner | null = null;
+  /** t2mi-mode 1 or 2: the readers get the inner TS of PLP t2mi-plp instead of the multiplex. */
+  private t2mi: T2miReader | null = null;
   /** biss-pnr / biss-key: the adapter's TS descrambled before its readers get it. */
   private biss: BissDescrambler | null = null;
   /** The section reader of `epg-export` (created while it is on and the guide runs). */
@@ -123,6 +126,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
     const targets = (s['biss-pnr'] ?? []).map((pnr, i) => ({ pnr, key: keys[i] ?? '' }));
     try {
       this.biss = targets.length ? new BissDescrambler(targets) : null;
+      this.t2mi = t2miReader(s, (ts) => this.hub.packets(ts));
       const fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
       this.fe = fe;
       this.frontendName = fe.info().name;
@@ -135,7 +139,8 @@ export class DvbAdapterInstance implements Instance<Spec> {
           // A fresh Buffer per batch: descrambled in place before anyone reads it.
           this.biss?.process(batch);
           this.exportEit(batch);
-          this.hub.packets(batch);
+          if (this.t2mi) this.t2mi.push(batch);
+          else this.hub.packets(batch);
         },
       );
     } catch (err) {
@@ -332,8 +337,22 @@ export class DvbAdapterInstance implements Instance<Spec> {
       bytes: this.bytes,
       ...(this.dvr ? { dvr: this.dvr.stats() } : {}),
       ...(this.biss ? { biss: this.biss.stats() } : {}),
+      ...(this.t2mi ? { t2mi: { plp: s['t2mi-plp'] ?? 0, ...this.t2mi.stats() } } : {}),
     };
   }
+}
+
+const T2MI_MANUAL = 1;
+
+/** t2mi-mode 1 (manual: the carrier is `t2mi-pid`, or found from the tables when it is 0) or 2
+ *  (automatic): a reader of the carrier handing PLP `t2mi-plp`'s inner TS to `sink`. */
+function t2miReader(s: Spec, sink: (ts: Buffer) => void): T2miReader | null {
+  const mode = s['t2mi-mode'] ?? 0;
+  if (mode === 0) return null;
+  const pid = s['t2mi-pid'] ?? 0;
+  const reader = new T2miReader(mode === T2MI_MANUAL && pid > 0 ? { carrierPid: pid } : {});
+  reader.addPlp(s['t2mi-plp'] ?? 0, sink);
+  return reader;
 }
 
 /** The adapter's bus, with its mpegts-filter-ca-clear for the demuxers reading it. */

@@ -1,8 +1,6 @@
-// DvbAdapterInstance: one running tuner adapter. Mode 0 (stream): the frontend opened and tuned
-// with src/dvb/tuning.ts's list, the adapter's TS from dvr on a bus every `dvb` input bound to it
-// reads (`hub`), lock and signal polled, re-tuned on a lost lock as src/dvb/lock-watch.ts says.
-// Mode 1 (scanner): ready until asked to scan (scanner.ts). Mode 2 (monitor): the frontend opened read-only beside whoever tunes it, status only. Faults
-// (no device, a config that cannot tune) are status, retried while they may mend.
+// DvbAdapterInstance: one tuner adapter — mode 0 tunes and puts the dvr's TS on `hub` for its
+// dvb inputs and demuxers (lock polled, re-tuned per src/dvb/lock-watch.ts), mode 1 scans on
+// request (scanner.ts), mode 2 monitors read-only. Faults are status, retried while they may mend.
 import type { Logger } from 'pino';
 import type { AdapterView } from '../../alerting/sources.ts';
 import type { Resource } from '../../config/types.ts';

@@ -4,6 +4,8 @@
       "target_name": "sluice_native",
       "sources": [
         "native/addon.cc",
+        "native/dvb/dvr.cc",
+        "native/dvb/frontend.cc",
         "native/fs/durable_write.cc",
         "native/ts/crc32.cc",
         "native/ts/sections.cc",

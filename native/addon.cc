@@ -1,6 +1,8 @@
 // sluice native addon: the one registration point for every native class and function.
 #include <napi.h>
 
+#include "dvb/dvr.h"
+#include "dvb/frontend.h"
 #include "fs/durable_write.h"
 #include "net/live_http.h"
 #include "net/udp_receiver.h"
@@ -49,6 +51,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));
   exports.Set("BissDescrambler", sluice::BissDescramblerWrap::Define(env));
   exports.Set("bissScramble", Napi::Function::New(env, sluice::BissScramble, "bissScramble"));
+  exports.Set("DvbFrontend", sluice::DvbFrontendWrap::Define(env));
+  exports.Set("DvbDvr", sluice::DvbDvrWrap::Define(env));
+  exports.Set("dvbConstants", Napi::Function::New(env, sluice::DvbConstants, "dvbConstants"));
   return exports;
 }
 

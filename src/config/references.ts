@@ -71,6 +71,24 @@ export function referenceIssues(doc: unknown, positions: PositionIndex): ConfigI
     } else urlNames.set(v, pointer);
   }
 
+  // Two tuner adapters on one frontend would fight over its tuning (an unassigned -1 may repeat).
+  const frontends = new Map<string, string>();
+  for (const { rec, pointer } of listAt(doc, ['dvb-adapter'])) {
+    const adapter = rec['adapter'];
+    if (typeof adapter !== 'number' || adapter < 0) continue;
+    const device = typeof rec['device'] === 'number' ? rec['device'] : 0;
+    const key = `${adapter}/${device}`;
+    const first = frontends.get(key);
+    if (first !== undefined) {
+      err(
+        `${pointer}/adapter`,
+        'duplicate',
+        `adapter ${adapter} device ${device} is already used by ${first}: one frontend serves one tuner adapter`,
+        adapter,
+      );
+    } else frontends.set(key, pointer);
+  }
+
   const byId = new Map<RecordKind, Map<unknown, Rec>>();
   const idsOf = (kind: RecordKind): Map<unknown, Rec> => {
     let m = byId.get(kind);

@@ -14,6 +14,7 @@ import { EPG_SERVICE } from '../epg/runtime.ts';
 import { PRIORITY_1 } from '../native/ts.ts';
 import type { Host, Instance, KindDriver, ResourceStatus, SpecOf } from '../reconciler/driver.ts';
 import { ServiceKey, type Services } from '../util/services.ts';
+import { dvbAdapterRegistry } from './dvb-adapter/registry.ts';
 import { metricsRegistry } from './stream/metrics.ts';
 import { streamRegistry } from './stream/registry.ts';
 
@@ -83,8 +84,10 @@ export function alertSources(services: Services): AlertSources {
         };
       });
     },
-    // Tuner adapters have no driver yet: when they do, list them here (AdapterView).
-    adapters: () => [],
+    adapters: () =>
+      dvbAdapterRegistry(services)
+        .all()
+        .flatMap((a) => a.alertView() ?? []),
   };
 }
 

@@ -7,6 +7,7 @@ import { acmeDriver } from './acme.ts';
 import { alerterDriver } from './alerter.ts';
 import { csDriver, csServerDriver, userDefaultDriver } from './billing.ts';
 import { clusterDriver } from './cluster.ts';
+import { dvbAdapterDriver } from './dvb-adapter/driver.ts';
 import { epgDriver } from './epg.ts';
 import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-server.ts';
 import { epgSourceDriver } from './epg-source.ts';
@@ -39,6 +40,7 @@ export function builtinDrivers(): Driver[] {
     erased(alerterDriver),
     erased(acmeDriver),
     erased(webServerDriver),
+    erased(dvbAdapterDriver),
     // more drivers: one line each
   ];
 }

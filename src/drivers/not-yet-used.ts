@@ -29,6 +29,11 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
     'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
+  'dvb-adapter': {
+    'cam-pnr': 'the CAM (EN 50221) is not built yet',
+    trace: 'the verbose log of tuner adapters is not built yet',
+    'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
+  },
   'user-default': {
     role: 'no tool creates accounts yet: each user record states its own role',
   },

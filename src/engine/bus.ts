@@ -16,6 +16,9 @@ export interface BusSink {
 export interface StreamBus {
   /** Add a consumer; returns the function that removes it. */
   subscribe(sink: BusSink): () => void;
+  /** A tuner adapter's bus: its `mpegts-filter-ca-clear` (the demuxers reading it strip CA
+   *  from programmes confirmed clear, docs/multiplex.md). Absent on a stream's bus. */
+  readonly filterCaClear?: boolean;
 }
 
 /** Service name under which the EPG importer receives EIT/TDT/TOT sections from streams. */

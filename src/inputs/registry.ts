@@ -3,6 +3,7 @@
 
 import type { InputFactory } from '../engine/input.ts';
 import { DemuxerInput } from './demuxer/input.ts';
+import { DvbInput } from './dvb/input.ts';
 import { FileInput } from './file/input.ts';
 import { HlsInput } from './hls/input.ts';
 import { MuxerInput } from './muxer/input.ts';
@@ -38,4 +39,5 @@ export const INPUT_FACTORIES: Record<string, InputFactory> = {
   demuxer: (cfg, ctx) => new DemuxerInput(cfg, ctx),
   muxer: (cfg, ctx) => new MuxerInput(cfg, ctx),
   transcoder: (cfg, ctx) => new TranscoderInput(cfg, ctx),
+  dvb: (cfg, ctx) => new DvbInput(cfg, ctx),
 };

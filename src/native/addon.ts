@@ -242,6 +242,51 @@ export interface NativeLiveHttp {
 /** `handbacks`: fd, server pairs; `releases`: ids of published bodies native no longer uses. */
 export type RawLiveHttpEvents = (handbacks: number[], releases: number[]) => void;
 
+export interface RawDvbStatus {
+  status: number;
+  lock: boolean;
+  /** dBm, dB, counters; null when the driver reports none. */
+  signal: number | null;
+  cnr: number | null;
+  preErrorBits: number | null;
+  preTotalBits: number | null;
+  errorBlocks: number | null;
+  totalBlocks: number | null;
+}
+
+export interface NativeDvbFrontend {
+  info(): { name: string; systems: number[]; api: number };
+  tune(
+    system: number,
+    steps: ({ op: string; value: number } | { op: 'diseqc'; msg: number[] })[],
+    props: (readonly [number, number])[],
+  ): Promise<void>;
+  status(): RawDvbStatus;
+  tuned(): { system: number; frequency: number };
+  close(releaseLnb: boolean): void;
+}
+
+export interface RawDvbDvrOptions {
+  adapter: number;
+  demux: number;
+  pids: number[];
+  bufferBytes: number;
+  batchBytes: number;
+  batchLatencyMs: number;
+  queueBatches: number;
+}
+
+export interface NativeDvbDvr {
+  stats(): {
+    bytes: number;
+    batches: number;
+    queueDrops: number;
+    overflows: number;
+    readErrors: number;
+  };
+  close(): void;
+}
+
 export interface NativeAddon {
   version(): string;
   LiveHttp: new (
@@ -277,6 +322,13 @@ export interface NativeAddon {
   bissScramble(packets: Buffer, cw: Buffer, pids: number[], tsc: number): number;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
+  DvbFrontend: new (adapter: number, device: number, readOnly: boolean) => NativeDvbFrontend;
+  DvbDvr: new (opts: RawDvbDvrOptions, onData: (batch: Buffer) => void) => NativeDvbDvr;
+  dvbConstants(): {
+    DTV: Record<string, number>;
+    SYS: Record<string, number>;
+    other: Record<string, number>;
+  };
 }
 
 /** The built addon; `SLUICE_NATIVE_ADDON` names another build (e.g. one made with

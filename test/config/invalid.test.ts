@@ -525,6 +525,23 @@ const CASES: Case[] = [
     at: '"a", "mode": 1}]',
   },
   {
+    name: 'two adapters on one frontend',
+    text: `{${V}, "dvb-adapter": [{"id": 1, "name": "a", "mode": 2, "adapter": 0}, {"id": 2, "name": "b", "mode": 2, "adapter": 0, "device": 0}]}`,
+    rule: 'duplicate',
+    pointer: '/dvb-adapter/1/adapter',
+    message:
+      'adapter 0 device 0 is already used by /dvb-adapter/0: one frontend serves one tuner adapter',
+    at: '0, "device"',
+  },
+  {
+    name: 'a DVB-T member on a DVB-S adapter',
+    text: `{${V}, "dvb-adapter": [{"id": 1, "name": "s", "type": 5, "lnb-polarization": 0, "bandwidth": 8000}]}`,
+    rule: 'not-allowed',
+    pointer: '/dvb-adapter/0/bandwidth',
+    message: 'bandwidth is not allowed here: only when mode 0 and type 3 or 16',
+    at: '"bandwidth"',
+  },
+  {
     name: 'demuxer loop between multiplex streams',
     text: S(
       '{"id": 1, "mpts": true, "stream-name": "a", "input": [{"type": "demuxer", "mpts-id": 2}]}, {"id": 2, "mpts": true, "stream-name": "b", "input": [{"type": "demuxer", "mpts-id": 1}]}',

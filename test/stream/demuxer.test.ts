@@ -206,10 +206,10 @@ t.test(
   },
 );
 
-t.test('faults: source not running, tuner adapter, programme 0 in a PLP', async (t) => {
+t.test('faults: source not running, tuner adapter not running, programme 0 in a PLP', async (t) => {
   const cases = [
     [{ 'mpts-id': 55, pnr: 1 }, 'multiplex stream 55 is not running'],
-    [{ 'mpts-id': 1, src: 1, pnr: 1 }, 'tuner adapters are not supported yet'],
+    [{ 'mpts-id': 1, src: 1, pnr: 1 }, 'tuner adapter 1 is not running'],
     [{ 'mpts-id': 7, pnr: 2 * 65536 }, 'pnr 131072: programme 0 in PLP 1'],
   ] as const;
   for (const [i, [fields, message]] of cases.entries()) {

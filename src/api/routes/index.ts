@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { acmeRoutes } from './acme.ts';
 import { alertRoutes } from './alerts.ts';
+import { dvbRoutes } from './dvb.ts';
 import { dvrRoutes } from './dvr.ts';
 import { epgRoutes } from './epg.ts';
 import { mosaicRoutes } from './mosaic.ts';
@@ -24,4 +25,5 @@ export const apiPlugins: ApiPlugin[] = [
   readyRoutes,
   alertRoutes,
   webRoutes,
+  dvbRoutes,
 ];

@@ -14,6 +14,8 @@ const RELOOK_MS = 1000;
 const MAX_PNR = 0xffff;
 /** pnr above 65535: (PLP + 1) × 65536 + programme number inside the T2-MI inner carrier. */
 const T2MI_SHIFT = 65536;
+/** `src` 1: `mpts-id` is a tuner adapter's id. */
+const SRC_ADAPTER = 1;
 
 /** What a `pnr` value addresses: a programme of the multiplex, or one inside the inner TS of
  *  a T2-MI PLP (docs/multiplex.md). */
@@ -34,6 +36,8 @@ export class DemuxerInput implements InputTransport {
   /** The programme number in the splitter: `pnr`, or its low 16 bits inside a PLP. */
   private readonly programme: number;
   private readonly ref: BusRef;
+  /** What `mpts-id` names, for faults: a multiplex stream or a tuner adapter. */
+  private readonly source: string;
   /** A fault that no retry mends (a configuration this build cannot serve). */
   private readonly refused: string;
   private bus: StreamBus | undefined;
@@ -42,6 +46,8 @@ export class DemuxerInput implements InputTransport {
   private ended = false;
   private returns = 0;
   private closed = false;
+  /** The source's mpegts-filter-ca-clear as leased (a tuner adapter's; false for a stream). */
+  private caClear = false;
 
   constructor(
     cfg: Record<string, unknown>,
@@ -49,8 +55,11 @@ export class DemuxerInput implements InputTransport {
   ) {
     this.mptsId = int(cfg, 'mpts-id', 0);
     this.pnr = int(cfg, 'pnr', 0);
-    this.ref = { kind: 'stream', key: String(this.mptsId) };
-    this.refused = refusal(int(cfg, 'src', 0), this.pnr);
+    const src = int(cfg, 'src', 0);
+    // src 1: the multiplex is a tuner adapter's TS (src/drivers/dvb-adapter/), whole.
+    this.source = src === SRC_ADAPTER ? 'tuner adapter' : 'multiplex stream';
+    this.ref = { kind: src === SRC_ADAPTER ? 'adapter' : 'stream', key: String(this.mptsId) };
+    this.refused = refusal(this.pnr);
     const { plp, programme } = decodePnr(this.pnr);
     this.plp = plp;
     this.programme = programme;
@@ -66,7 +75,10 @@ export class DemuxerInput implements InputTransport {
   private attach(): void {
     if (this.closed) return;
     const bus = this.ctx.bus(this.ref);
-    if (bus === this.bus) return;
+    // A tuner adapter's CA stripping is fixed per lease: a change of it leases again.
+    const caClear = bus?.filterCaClear === true;
+    if (bus === this.bus && caClear === this.caClear) return;
+    this.caClear = caClear;
     this.lease?.release();
     this.lease = null;
     this.bus = bus;
@@ -74,8 +86,8 @@ export class DemuxerInput implements InputTransport {
     if (!bus) return;
     const lease = (events: ConsumerEvents) =>
       this.plp === null
-        ? leaseProgramme(bus, this.pnr, events, {})
-        : leaseT2miProgramme(bus, this.plp, this.programme, events, {});
+        ? leaseProgramme(bus, this.pnr, events, { filterCaClear: caClear })
+        : leaseT2miProgramme(bus, this.plp, this.programme, events, { filterCaClear: caClear });
     this.lease = lease({
       packets: (b) => {
         this.ended = false;
@@ -103,11 +115,11 @@ export class DemuxerInput implements InputTransport {
 
   fault(): string {
     if (this.refused) return this.refused;
-    if (!this.bus) return `multiplex stream ${this.mptsId} is not running`;
-    if (this.ended) return `multiplex stream ${this.mptsId} stopped`;
+    if (!this.bus) return `${this.source} ${this.mptsId} is not running`;
+    if (this.ended) return `${this.source} ${this.mptsId} stopped`;
     const t2 = this.lease?.t2mi?.();
     if (t2 && t2.carrier === 'absent') {
-      return `no T2-MI carrier in multiplex stream ${this.mptsId}`;
+      return `no T2-MI carrier in ${this.source} ${this.mptsId}`;
     }
     if (this.lease?.consumer.presence === 'absent') {
       return this.plp === null
@@ -144,8 +156,7 @@ export class DemuxerInput implements InputTransport {
 }
 
 /** Why a record cannot be served by this build ('' when it can). */
-function refusal(src: number, pnr: number): string {
-  if (src === 1) return 'tuner adapters are not supported yet';
+function refusal(pnr: number): string {
   if (pnr < 1) return 'pnr is not set';
   const { plp, programme } = decodePnr(pnr);
   if (plp !== null && programme < 1) return `pnr ${pnr}: programme 0 in PLP ${plp}`;

@@ -1,0 +1,29 @@
+// The narrow device interface the adapter instance drives: the native frontend and dvr by
+// default (src/native/dvb.ts); a test can plug in its own.
+import type { Tuning } from '../../dvb/tuning.ts';
+import { DvbDvr, type DvbDvrOptions, DvbFrontend, type DvbStatus } from '../../native/dvb.ts';
+
+export interface Frontend {
+  info(): { name: string; systems: number[] };
+  tune(t: Tuning): Promise<void>;
+  status(): DvbStatus;
+  tuned(): { system: number; frequency: number };
+  close(): void;
+}
+
+export interface Dvr {
+  stats(): Record<string, number>;
+  close(): void;
+}
+
+export interface DvbDevices {
+  /** `readOnly`: a monitor's (mode 2) — status only, the LNB power never touched. */
+  frontend(adapter: number, device: number, releaseLnb: boolean, readOnly: boolean): Frontend;
+  dvr(opts: DvbDvrOptions, onData: (batch: Buffer) => void): Dvr;
+}
+
+export const nativeDevices: DvbDevices = {
+  frontend: (adapter, device, releaseLnb, readOnly) =>
+    new DvbFrontend(adapter, device, releaseLnb, readOnly),
+  dvr: (opts, onData) => new DvbDvr(opts, onData),
+};

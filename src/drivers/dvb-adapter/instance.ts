@@ -1,0 +1,371 @@
+// DvbAdapterInstance: one tuner adapter — mode 0 tunes and puts the dvr's TS on `hub` for its
+// dvb inputs and demuxers (lock polled, re-tuned per src/dvb/lock-watch.ts), mode 1 scans on
+// request (scanner.ts), mode 2 monitors read-only. Faults are status, retried while they may mend.
+import type { Logger } from 'pino';
+import type { AdapterView } from '../../alerting/sources.ts';
+import type { Resource } from '../../config/types.ts';
+import type { TransponderTuning } from '../../dvb/delivery.ts';
+import { LockWatch } from '../../dvb/lock-watch.ts';
+import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
+import { EIT_SINK_SERVICE } from '../../engine/bus.ts';
+import { BusHub } from '../../engine/hub.ts';
+import {
+  EIT_PF_ACTUAL_TABLE_ID,
+  EIT_SCHEDULE_OTHER_LAST_TABLE_ID,
+  TDT_TABLE_ID,
+  TOT_TABLE_ID,
+} from '../../mpegts/psi.ts';
+import { T2miReader } from '../../mpegts/t2mi.ts';
+import { BissDescrambler } from '../../native/biss.ts';
+import type { DvbStatus } from '../../native/dvb.ts';
+import { TsAnalyzer } from '../../native/ts.ts';
+import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
+import type { FieldChange } from '../../reconciler/types.ts';
+import type { Timer } from '../../util/clock.ts';
+import type { DvbDevices, Dvr, Frontend } from './devices.ts';
+import { dvbAdapterRegistry } from './registry.ts';
+import { Scanner } from './scanner.ts';
+
+type Spec = SpecOf<'dvb-adapter'>;
+
+/** Lock and statistics are read this often. */
+export const STATUS_POLL_MS = 500;
+/** A device that would not open is tried again after this long (doubling, up to the cap). */
+const REOPEN_MIN_MS = 1000;
+const REOPEN_MAX_MS = 30_000;
+const EIT_PID = 0x12;
+/** TDT and TOT. */
+const TIME_PID = 0x14;
+
+export class DvbAdapterInstance implements Instance<Spec> {
+  readonly key: string;
+  /** The adapter's TS: whole packets, for the `dvb` inputs and demuxers bound to it. */
+  readonly hub: AdapterHub;
+  private spec: Spec;
+  private readonly log: Logger;
+  private fe: Frontend | null = null;
+  private dvr: Dvr | null = null;
+  private tuning: Tuning | null = null;
+  private poll: Timer | null = null;
+  private reopen: Timer | null = null;
+  private reopenMs = REOPEN_MIN_MS;
+  private readonly watch = new LockWatch();
+  private state = 'starting';
+  private message = '';
+  private warnings: string[] = [];
+  private frontendName = '';
+  private last: DvbStatus | null = null;
+  private ber: number | null = null;
+  private bytes = 0;
+  /** Counts start() and close() calls: an older start() that resumes after a newer one stops. */
+  private run = 0;
+  private retuning = false;
+  private scanner: Scanner | null = null;
+  /** t2mi-mode 1 or 2: the readers get the inner TS of PLP t2mi-plp instead of the multiplex. */
+  private t2mi: T2miReader | null = null;
+  /** biss-pnr / biss-key: the adapter's TS descrambled before its readers get it. */
+  private biss: BissDescrambler | null = null;
+  /** The section reader of `epg-export` (created while it is on and the guide runs). */
+  private eit: TsAnalyzer | null = null;
+  /** Mode 2: what the frontend reports it is tuned to. */
+  private onFrequency: { system: number; frequency: number } | null = null;
+
+  constructor(
+    res: Resource<Spec>,
+    private readonly host: Host,
+    private readonly devices: DvbDevices,
+  ) {
+    this.key = res.key;
+    this.spec = res.spec;
+    this.log = host.log.child({ adapter: this.spec.id });
+    this.hub = new AdapterHub(this.log);
+  }
+
+  get id(): number {
+    return this.spec.id;
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** (Re)opens and tunes; resolves once the first tuning is sent (or failed). A newer start()
+   *  or a close() while a tuning runs wins: the older one drops what it opened. */
+  async start(): Promise<void> {
+    const run = ++this.run;
+    this.stop();
+    this.hub.filterCaClear = this.spec['mpegts-filter-ca-clear'] === true;
+    this.warnings = [];
+    this.message = '';
+    const s = this.spec;
+    const idle: [string, string] | null = s.pause
+      ? ['paused', '']
+      : s.adapter < 0
+        ? ['unassigned', 'adapter is -1: no device assigned']
+        : s.mode === 1
+          ? ['ready', '']
+          : null;
+    if (idle) {
+      this.set(...idle);
+      return;
+    }
+    if (s.mode === 2) {
+      this.monitor();
+      return;
+    }
+    const r = tuningOf(s);
+    if (!r.ok) {
+      this.warnings = [r.problem.message];
+      this.set('error', r.problem.message);
+      return;
+    }
+    this.tuning = r.tuning;
+    const keys = s['biss-key'] ?? [];
+    const targets = (s['biss-pnr'] ?? []).map((pnr, i) => ({ pnr, key: keys[i] ?? '' }));
+    try {
+      this.biss = targets.length ? new BissDescrambler(targets) : null;
+      this.t2mi = t2miReader(s, (ts) => this.hub.packets(ts));
+      const fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
+      this.fe = fe;
+      this.frontendName = fe.info().name;
+      await fe.tune(r.tuning);
+      if (run !== this.run) return;
+      this.dvr = this.devices.dvr(
+        { adapter: s.adapter, demux: s.device, bufferBlocks: s['buffer-size'] ?? 0 },
+        (batch) => {
+          this.bytes += batch.length;
+          // A fresh Buffer per batch: descrambled in place before anyone reads it.
+          this.biss?.process(batch);
+          this.exportEit(batch);
+          if (this.t2mi) this.t2mi.push(batch);
+          else this.hub.packets(batch);
+        },
+      );
+    } catch (err) {
+      if (run === this.run) this.cannotOpen(err as Error);
+      return;
+    }
+    this.polling();
+  }
+
+  /** `epg-export`: the multiplex's EIT, TDT and TOT to the guide, whatever streams are bound;
+   *  services without a stream binding become channels `onid.tsid.sid` (src/epg/eit-import.ts). */
+  private exportEit(batch: Buffer): void {
+    const sink = this.spec['epg-export'] ? this.host.services.get(EIT_SINK_SERVICE) : undefined;
+    if (!sink) {
+      this.eit = null;
+      return;
+    }
+    this.eit ??= new TsAnalyzer({ psiPids: [EIT_PID, TIME_PID], tr101290: false });
+    this.eit.push(batch);
+    for (const s of this.eit.takeSections()) {
+      const t = s.tableId;
+      const eit = t >= EIT_PF_ACTUAL_TABLE_ID && t <= EIT_SCHEDULE_OTHER_LAST_TABLE_ID;
+      if (eit || t === TDT_TABLE_ID || t === TOT_TABLE_ID)
+        sink.section({ stream: `adapter:${this.spec.name}`, pid: s.pid }, s.data);
+    }
+  }
+
+  /** Mode 2: the frontend read-only, its status and the frequency it is on. */
+  private monitor(): void {
+    const s = this.spec;
+    try {
+      this.fe = this.devices.frontend(s.adapter, s.device, false, true);
+      this.frontendName = this.fe.info().name;
+    } catch (err) {
+      this.cannotOpen(err as Error);
+      return;
+    }
+    this.polling();
+  }
+
+  private cannotOpen(err: Error): void {
+    this.log.warn({ err }, 'tuner adapter cannot open');
+    this.stop();
+    this.set('error', err.message);
+    this.reopen = this.host.clock.setTimeout(() => void this.start(), this.reopenMs);
+    this.reopenMs = Math.min(this.reopenMs * 2, REOPEN_MAX_MS);
+  }
+
+  private polling(): void {
+    this.reopenMs = REOPEN_MIN_MS;
+    this.watch.reset();
+    this.set('no lock');
+    this.poll = this.host.clock.setInterval(() => this.pollStatus(), STATUS_POLL_MS);
+    this.pollStatus();
+  }
+
+  private set(state: string, message = ''): void {
+    this.state = state;
+    this.message = message;
+  }
+
+  private pollStatus(): void {
+    if (!this.fe) return;
+    let st: DvbStatus;
+    try {
+      st = this.fe.status();
+      if (this.spec.mode === 2) this.onFrequency = this.fe.tuned();
+    } catch (err) {
+      this.set('error', (err as Error).message);
+      return;
+    }
+    this.ber = berOf(this.last, st) ?? this.ber;
+    this.last = st;
+    switch (this.watch.feed(st.lock, this.host.clock.monotonic())) {
+      case 'locked':
+        if (this.watch.lockChanges > 0) {
+          this.log.info('tuner adapter locked again');
+          this.hub.discontinuity('tuner adapter locked again');
+        }
+        this.set('locked');
+        break;
+      case 'lost':
+        this.log.warn('tuner adapter lost lock');
+        this.set('no lock', 'the frontend has no lock');
+        this.hub.end();
+        break;
+      case 'retune':
+        // A monitor never tunes: whoever tuned the frontend re-tunes it.
+        if (this.spec.mode === 2) break;
+        if (this.tuning && !this.retuning) {
+          const fe = this.fe;
+          this.retuning = true;
+          fe.tune(this.tuning)
+            .catch((err: Error) => {
+              if (fe === this.fe) this.set('error', err.message);
+            })
+            .finally(() => {
+              this.retuning = false;
+            });
+        }
+        break;
+    }
+  }
+
+  /** Mode 1: scans from `initial` (tuning members; the record's type when they give none).
+   *  Refused while the adapter is not a ready scanner or a scan runs. */
+  scan(initial: Partial<TransponderTuning>[]): string {
+    if (this.spec.mode !== 1) return 'only a scanner (mode 1) scans';
+    if (this.state !== 'ready') return `the adapter is ${this.state}`;
+    if (this.scanner?.state === 'scanning') return 'a scan is running';
+    if (initial.length === 0 || initial.some((t) => !t.freq)) return 'each transponder needs freq';
+    const scanner = new Scanner(this.spec, this.devices, this.host.clock, this.log);
+    this.scanner = scanner;
+    void scanner.run(initial.map((t) => ({ ...t, type: t.type ?? this.spec.type, freq: t.freq! })));
+    return '';
+  }
+
+  private stop(): void {
+    this.scanner?.stop();
+    this.poll?.cancel();
+    this.poll = null;
+    this.reopen?.cancel();
+    this.reopen = null;
+    this.dvr?.close();
+    this.dvr = null;
+    this.fe?.close();
+    this.fe = null;
+  }
+
+  async update(next: Resource<Spec>, changes: FieldChange[]): Promise<void> {
+    this.spec = next.spec;
+    // `name`, `note`, `trace`, `enable-alert`, `epg-export` take effect as they are read;
+    // a tuning field or `pause` starts the adapter again.
+    if (changes.some((c) => c.apply === 'restart' || c.path === 'pause')) {
+      this.reopenMs = REOPEN_MIN_MS;
+      await this.start();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.run++;
+    dvbAdapterRegistry(this.host.services).remove(this);
+    this.stop();
+    this.hub.end();
+    this.set('closed');
+  }
+
+  /** What the alerter's `adapter-lock` rule reads: an adapter that should be on a signal
+   *  (tuning or monitoring; not paused, unassigned or unbuilt) and is not locked. */
+  alertView(): AdapterView | null {
+    if (!['locked', 'no lock', 'error'].includes(this.state)) return null;
+    return {
+      name: this.spec.name,
+      enableAlert: this.spec['enable-alert'],
+      locked: this.state === 'locked',
+      message: this.message,
+    };
+  }
+
+  /** Mode 2's frequency: `freq` as configured, or read back from the frontend when it is 0
+   *  (kHz for terrestrial and cable; a satellite frontend knows only the LNB's IF, in kHz). */
+  private monitored(): Record<string, unknown> {
+    if (this.spec.freq) return { frequency: this.spec.freq };
+    const on = this.onFrequency;
+    if (!on) return {};
+    return isSatellite(on.system)
+      ? { system: on.system, intermediateFrequency: on.frequency }
+      : { system: on.system, frequency: on.frequency / HZ_PER_KHZ };
+  }
+
+  status(): ResourceStatus {
+    const s = this.spec;
+    const st = this.last;
+    return {
+      state: this.state,
+      ...(this.message ? { message: this.message } : {}),
+      ...(this.warnings.length ? { warnings: this.warnings } : {}),
+      id: s.id,
+      name: s.name,
+      mode: s.mode,
+      type: s.type,
+      adapter: s.adapter,
+      device: s.device,
+      ...(this.frontendName ? { frontend: this.frontendName } : {}),
+      lock: this.fe !== null && st?.lock === true,
+      signal: st?.signal ?? null,
+      snr: st?.cnr ?? null,
+      ber: this.ber,
+      unc: st?.errorBlocks ?? null,
+      ...(s.mode === 2 ? this.monitored() : {}),
+      ...(this.scanner ? { scan: this.scanner.status() } : {}),
+      lockChanges: this.watch.lockChanges,
+      ...(s.mode === 2 ? {} : { retunes: this.watch.retunes }),
+      bytes: this.bytes,
+      ...(this.dvr ? { dvr: this.dvr.stats() } : {}),
+      ...(this.biss ? { biss: this.biss.stats() } : {}),
+      ...(this.t2mi ? { t2mi: { plp: s['t2mi-plp'] ?? 0, ...this.t2mi.stats() } } : {}),
+    };
+  }
+}
+
+const T2MI_MANUAL = 1;
+
+/** t2mi-mode 1 (manual: the carrier is `t2mi-pid`, or found from the tables when it is 0) or 2
+ *  (automatic): a reader of the carrier handing PLP `t2mi-plp`'s inner TS to `sink`. */
+function t2miReader(s: Spec, sink: (ts: Buffer) => void): T2miReader | null {
+  const mode = s['t2mi-mode'] ?? 0;
+  if (mode === 0) return null;
+  const pid = s['t2mi-pid'] ?? 0;
+  const reader = new T2miReader(mode === T2MI_MANUAL && pid > 0 ? { carrierPid: pid } : {});
+  reader.addPlp(s['t2mi-plp'] ?? 0, sink);
+  return reader;
+}
+
+/** The adapter's bus, with its mpegts-filter-ca-clear for the demuxers reading it. */
+class AdapterHub extends BusHub {
+  filterCaClear = false;
+}
+
+/** Hz on the wire for terrestrial and cable systems; spec 1 counts their frequencies in kHz. */
+const HZ_PER_KHZ = 1000;
+
+/** Bit error ratio over the last poll from the kernel's cumulative counters, or null. */
+function berOf(prev: DvbStatus | null, cur: DvbStatus): number | null {
+  if (cur.preErrorBits === null || cur.preTotalBits === null) return null;
+  const bits = cur.preTotalBits - (prev?.preTotalBits ?? 0);
+  const errors = cur.preErrorBits - (prev?.preErrorBits ?? 0);
+  if (bits <= 0) return null;
+  return Math.max(0, errors) / bits;
+}

@@ -1,0 +1,69 @@
+// Run under the fake DVB device layer (LD_PRELOAD) by test/native/dvb.test.ts: tunes each
+// record of argv[2] (JSON) through the native frontend, reads its status, then (when asked)
+// reads `dvrBytes` of the adapter's TS and prints one JSON line of what it saw.
+import { createHash } from 'node:crypto';
+import { tuningOf } from '../../src/dvb/tuning.ts';
+import { DvbDvr, DvbFrontend } from '../../src/native/dvb.ts';
+
+interface Job {
+  records: Record<string, unknown>[];
+  adapter: number;
+  dvrBytes: number;
+  pids?: number[];
+  /** Close the frontend right after starting the tuning (the close must wait for it). */
+  closeDuringTune?: boolean;
+}
+
+const job = JSON.parse(process.argv[2]!) as Job;
+const statuses = [];
+for (const rec of job.records) {
+  const r = tuningOf({ id: 1, name: 'x', ...rec });
+  if (!r.ok) throw new Error(r.problem.message);
+  const fe = new DvbFrontend(
+    job.adapter,
+    (rec['device'] as number | undefined) ?? 0,
+    rec['lnb-sharing'] !== true,
+  );
+  if (job.closeDuringTune) {
+    const tuning = fe.tune(r.tuning);
+    fe.close();
+    fe.close(); // idempotent
+    await tuning;
+    statuses.push({ closedDuringTune: true });
+    continue;
+  }
+  await fe.tune(r.tuning);
+  statuses.push({ ...fe.status(), tuned: fe.tuned() });
+  if (job.dvrBytes === 0) fe.close();
+  else {
+    const chunks: Buffer[] = [];
+    let got = 0;
+    await new Promise<void>((resolve) => {
+      const dvr = new DvbDvr({ adapter: job.adapter, pids: job.pids, bufferBlocks: 2 }, (b) => {
+        chunks.push(b);
+        got += b.length;
+        if (got >= job.dvrBytes) {
+          dvr.close();
+          dvr.close(); // idempotent
+          resolve();
+        }
+      });
+    });
+    fe.close();
+    const data = Buffer.concat(chunks).subarray(0, job.dvrBytes);
+    const pids = new Set<number>();
+    for (let o = 0; o < data.length; o += 188)
+      pids.add(((data[o + 1]! & 0x1f) << 8) | data[o + 2]!);
+    console.log(
+      JSON.stringify({
+        statuses,
+        bytes: got,
+        sha: createHash('sha1').update(data).digest('hex'),
+        pids: [...pids].sort((a, b) => a - b),
+        sync: data.every((v, i) => i % 188 !== 0 || v === 0x47),
+      }),
+    );
+    process.exit(0);
+  }
+}
+console.log(JSON.stringify({ statuses }));

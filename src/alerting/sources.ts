@@ -45,7 +45,7 @@ export interface EpgSourceView {
   lastError?: string;
 }
 
-/** The hook for tuner adapters (none exist yet): a source of these makes `adapter-lock` work. */
+/** A tuner adapter as the alerter sees it (the dvb-adapter driver gives these): `adapter-lock`. */
 export interface AdapterView {
   name: string;
   /** The adapter's enable-alert. */

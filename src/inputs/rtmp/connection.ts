@@ -101,7 +101,10 @@ export class RtmpConnection {
 
   /** Handshake bytes; returns what follows it (chunk stream), or null while not done. */
   private handshake(d: Buffer): Buffer | null {
-    this.hs.push(d);
+    // A copy: `d` is the reader's buffer, valid during this call only, and a handshake that
+    // arrives in several reads is put together from the earlier ones (a kept view of the
+    // reused buffer read a later read's bytes as S0: "handshake version 32").
+    this.hs.push(Buffer.from(d));
     this.hsLen += d.length;
     const need =
       this.stage === 'hello'

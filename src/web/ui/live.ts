@@ -1,25 +1,11 @@
 // The dashboard's live state, fed by the one events stream (/data/events): the stream rows with
 // their bit-rate history, the active alerts and the connection; pages read these signals.
 import { batch, signal } from '@preact/signals';
+import type { StreamRow } from '../rows.ts';
 import { api } from './api.ts';
 
-export interface StreamRow {
-  key: string;
-  id: number;
-  name: string;
-  title: string;
-  state: string;
-  message?: string;
-  active: number;
-  inputs: number;
-  in: number;
-  out: number;
-  p1: number;
-  p2: number;
-  cc: number;
-  switches: number;
-  tags: string[];
-}
+// The row the server sends (src/web/rows.ts): one definition, erased from the bundle.
+export type { StreamRow } from '../rows.ts';
 
 export interface Alert {
   id: string;

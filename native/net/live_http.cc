@@ -292,7 +292,7 @@ Napi::Value LiveHttp::Publish(const Napi::CallbackInfo& info) {
   if (closed_) throw Napi::Error::New(env, "LiveHttp: closed");
   if (info.Length() < 4 || !info[0].IsString() || !info[1].IsBuffer() || !info[2].IsBuffer() ||
       !info[3].IsNumber())
-    throw Napi::TypeError::New(env, "publish(key, head, body, releaseId)");
+    throw Napi::TypeError::New(env, "publish(key, head, body, releaseId, fromZeroHead?, forPassHolders?)");
   auto e = std::make_shared<LiveEntry>();
   auto head = info[1].As<Napi::Buffer<uint8_t>>();
   e->head.assign(reinterpret_cast<const char*>(head.Data()), head.Length());
@@ -304,6 +304,7 @@ Napi::Value LiveHttp::Publish(const Napi::CallbackInfo& info) {
     auto h = info[4].As<Napi::Buffer<uint8_t>>();
     e->fromZeroHead.assign(reinterpret_cast<const char*>(h.Data()), h.Length());
   }
+  if (info.Length() > 5 && info[5].IsBoolean()) e->forPassHolders = info[5].As<Napi::Boolean>();
   e->owner = this;
   std::string key = info[0].As<Napi::String>().Utf8Value();
   std::shared_ptr<LiveEntry> old;
@@ -655,7 +656,7 @@ bool LiveHttp::Serve(LiveConn& c) {
       }
     }
     std::shared_ptr<LiveEntry> e = Find(r.target, pathLength);
-    if (!e) {
+    if (!e || (use && !e->forPassHolders)) {
       HandBack(c);
       return false;
     }

@@ -31,6 +31,10 @@ struct LiveEntry {
   const uint8_t* body = nullptr;
   size_t bodyLength = 0;
   uint64_t releaseId = 0;
+  /** Whether a viewer holding a pass (a request with a query, while gated) may be answered
+   *  from it: true for bodies that are the same for every viewer (segments); false for
+   *  documents, which name their URIs with each viewer's credentials (docs/billing.md). */
+  bool forPassHolders = false;
   LiveHttp* owner = nullptr;
   ~LiveEntry();
 };

@@ -3,9 +3,11 @@
 // servers in order, or the `when-unavailable` policy) and belongs to a viewer session.
 // It is the OttAccess of the OTT layer: the native engine and fast path stand aside while it
 // is active. Design and knobs: docs/billing.md.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { OttAccess, ViewerPasses } from '../ott/access.ts';
 import type { Clock } from '../util/clock.ts';
+import { localRequest } from '../util/loopback.ts';
 import { ServiceKey } from '../util/services.ts';
 import { askServer, type BillingServer, serversFor } from './server.ts';
 import {
@@ -34,6 +36,8 @@ export interface ViewerRequest {
   /** The stream or adaptive group name of the URL. */
   stream: string;
   ip: string;
+  /** The request's headers: a proxied request is never anonymous. */
+  headers?: IncomingHttpHeaders;
   userAgent: string;
   query: Record<string, unknown>;
   res?: TrackedResponse;
@@ -51,9 +55,6 @@ interface Decision {
   untilMono?: number;
 }
 
-/** Addresses that may play without credentials when `loopback-anonymous` is on (the same
- *  rule as the admin API's: the socket's peer, never a forwarded header). */
-const LOOPBACK = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
 /** Verdicts kept at most (oldest dropped first). */
 const CACHE_MAX = 200_000;
 /** A "server gave no verdict" warning per server at most this often. */
@@ -170,9 +171,10 @@ export class ViewerGate implements OttAccess {
     for (const fn of [...this.listeners]) fn();
   }
 
-  /** A loopback request without credentials that may play without a verdict. */
-  anonymous(ip: string): boolean {
-    return !!this.settings?.loopbackAnonymous && LOOPBACK.has(ip);
+  /** A loopback request without credentials that may play without a verdict (the admin API's
+   *  rule: the socket's peer, and no proxy forwarded it; src/util/loopback.ts). */
+  anonymous(ip: string, headers: IncomingHttpHeaders = {}): boolean {
+    return !!this.settings?.loopbackAnonymous && localRequest(ip, headers);
   }
 
   /** The verdict for one playback request; opens or continues its session. */
@@ -183,7 +185,7 @@ export class ViewerGate implements OttAccess {
     const login = text(r.query.login);
     const password = text(r.query.password);
     if (!token && !login) {
-      if (this.anonymous(r.ip)) return { ok: true, query: '' };
+      if (this.anonymous(r.ip, r.headers)) return { ok: true, query: '' };
       return {
         ok: false,
         status: 401,

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'e77f714f4e324e5ce15e9cb13d7a5b15cf4b89f09ebbc943130518abb43fd7a0';
+  'e78480e70e67c8e96bbf615f745dac8bcd8f5d4ec61508bd56db9b6172e4860a';
 
 /** Server */
 export interface ServerSpec {
@@ -128,7 +128,7 @@ export interface HttpServerSpec {
    */
   realm?: string;
   /**
-   * Cache-Control max-age of OTT media segments (live and archive), seconds; 0 = no-cache
+   * Cache-Control max-age of OTT media segments (live and archive), seconds, and the most any OTT response is kept (docs/fleet.md); 0 = no-cache everywhere
    * @default 86400
    */
   'segment-cache-max-age'?: number;

@@ -339,7 +339,7 @@ const schema38 = {
     },
     'segment-cache-max-age': {
       description:
-        'Cache-Control max-age of OTT media segments (live and archive), seconds; 0 = no-cache',
+        'Cache-Control max-age of OTT media segments (live and archive), seconds, and the most any OTT response is kept (docs/fleet.md); 0 = no-cache everywhere',
       type: 'integer',
       default: 86400,
       minimum: 0,
@@ -27864,4 +27864,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'e77f714f4e324e5ce15e9cb13d7a5b15cf4b89f09ebbc943130518abb43fd7a0';
+module.exports.schemaHash = 'e78480e70e67c8e96bbf615f745dac8bcd8f5d4ec61508bd56db9b6172e4860a';

@@ -5,6 +5,7 @@ import type { Resource } from '../config/types.ts';
 import { GroupArchive } from '../dvr/adaptive-archive.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
 import { AdaptiveGroup, type GroupMember } from '../ott/adaptive.ts';
+import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { OTT_BOTH, OTT_CMAF, OTT_HLS_TS } from '../ott/options.ts';
 import { ottRegistry } from '../ott/registry.ts';
 import { OTT_ROUTER_SERVICE } from '../ott/router.ts';
@@ -33,6 +34,7 @@ class AdaptiveGroupInstance implements Instance<Spec> {
       window: res.spec['ott-window'],
       members: () => this.members(),
       clock: host.clock,
+      cache: ottCachePolicy(host.services),
       // Member paths go to the member stream's own handler, which answers archive requests.
       route: (member) => router?.lookup(member),
       archive: new GroupArchive({
@@ -45,6 +47,7 @@ class AdaptiveGroupInstance implements Instance<Spec> {
         epg: epgLookupFrom(host.services),
         clock: host.clock,
         log: host.log.child({ group: this.name }),
+        cache: ottCachePolicy(host.services),
       }),
     });
     try {

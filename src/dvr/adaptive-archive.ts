@@ -6,6 +6,7 @@
 // `{member}/c256/dvr-i5/9.m4s`), which the group forwards to the member stream.
 
 import type { Logger } from 'pino';
+import { type OttCachePolicy, ottCachePolicy } from '../ott/cache-policy.ts';
 import { buildMasterPlaylist, HLS_VERSION_ARCHIVE, type Variant } from '../ott/hls.ts';
 import { sendNotFound, sendText, TYPE_M3U8, TYPE_MPD } from '../ott/http.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
@@ -17,7 +18,7 @@ import { VOD_NO_ARCHIVE, VOD_NO_EVENT, VOD_NOT_RUNNING } from './playback.ts';
 import { readStreamDvr } from './settings.ts';
 import type { ArchiveStorage } from './storage.ts';
 import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist } from './views.ts';
-import { type Interval, parseArchive, resolveWindow, windowQuery } from './window.ts';
+import { closedWindow, type Interval, parseArchive, resolveWindow, windowQuery } from './window.ts';
 
 /** The group documents archive mode applies to; member paths go on to the member. */
 const GROUP_DOCUMENTS = new Set(['index.m3u8', 'cmaf.m3u8', 'index.mpd']);
@@ -40,6 +41,8 @@ export interface GroupArchiveOptions {
   epg?: EpgLookup;
   clock: Clock;
   log?: Logger;
+  /** The server's Cache-Control policy (defaults without one). */
+  cache?: OttCachePolicy;
 }
 
 interface Archived {
@@ -77,14 +80,17 @@ export class GroupArchive {
     }
     const wq = windowQuery(window);
     const doc = ask.path;
+    const closed = closedWindow(ask.ask, window, this.recordedTo(archived));
+    const cache = (this.o.cache ?? ottCachePolicy()).archive(closed, this.o.target);
     if (doc === 'index.m3u8' && this.o.ts)
-      return sendText(req, reply, this.tsMaster(archived, window, wq), TYPE_M3U8);
+      return sendText(req, reply, this.tsMaster(archived, window, wq), TYPE_M3U8, cache);
     if (!this.o.cmaf) return sendNotFound(reply, 'not found');
     const tracks = this.tracks(archived, window, query);
-    if (doc === 'index.mpd') return sendText(req, reply, vodMpd(tracks, this.o.target), TYPE_MPD);
+    if (doc === 'index.mpd')
+      return sendText(req, reply, vodMpd(tracks, this.o.target), TYPE_MPD, cache);
     const master =
       vodMaster(tracks, wq) ?? vodPlaylist([], { uri: () => '', fallbackTarget: this.o.target });
-    return sendText(req, reply, master, TYPE_M3U8);
+    return sendText(req, reply, master, TYPE_M3U8, cache);
   }
 
   /** Members bound to a ready storage; the others are left out with a log note. */
@@ -109,6 +115,19 @@ export class GroupArchive {
   }
 
   /** The earliest chunk of any member (t=0 and rule 2 move the window start to it). */
+  /** Where every member's archive has been recorded to (ms): the earliest of their ends. */
+  private recordedTo(archived: Archived[]): number | undefined {
+    let to: number | undefined;
+    for (const a of archived) {
+      const index = a.storage.index!;
+      const track = index.tracks(a.name).find((t) => !isSubtitleTrack(t));
+      const last = track === undefined ? undefined : index.span(a.name, track)?.last;
+      if (last === undefined) return undefined;
+      to = to === undefined ? last : Math.min(to, last);
+    }
+    return to;
+  }
+
   private archiveStart(archived: Archived[]): number | undefined {
     let first: number | undefined;
     for (const a of archived) {

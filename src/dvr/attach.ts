@@ -61,7 +61,7 @@ export class ArchivedOttService implements OttService {
       epg: epgLookupFrom(o.services),
       clock: o.clock,
       log: o.log,
-      segmentCache: () => ottCachePolicy(o.services).segment,
+      cache: () => ottCachePolicy(o.services),
     });
     this.timer = o.clock.setInterval(() => this.sync(), SYNC_MS);
     // Behind viewer authorisation an archive session lives as long as its viewer session

@@ -4,8 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { OttCachePolicy } from '../ott/cache-policy.ts';
 import {
-  CACHE_LIVE,
   sendBytes,
   sendNotFound,
   sendText,
@@ -36,6 +36,7 @@ import {
 import { type ArchiveTrack, vodMaster, vodMpd, vodPlaylist, vodTsMaster } from './views.ts';
 import {
   type ArchiveAsk,
+  closedWindow,
   type Interval,
   parseArchive,
   resolveWindow,
@@ -67,8 +68,8 @@ export interface PlaybackContext {
   epg: EpgLookup;
   clock: Clock;
   log: Logger;
-  /** Cache-Control of segments (http-server `segment-cache-max-age`). */
-  segmentCache: () => string;
+  /** The server's Cache-Control policy (http-server `segment-cache-max-age`). */
+  cache: () => OttCachePolicy;
 }
 
 type Query = Record<string, string | undefined>;
@@ -156,11 +157,13 @@ export class ArchivePlayer {
       if (end !== undefined && end < window.to)
         window = { from: window.from, to: Math.max(window.from, end) };
     }
+    const recordedTo = mainTrack ? index.span(name, mainTrack)?.last : undefined;
+    const cache = this.c.cache().archive(closedWindow(ask, window, recordedTo), this.target);
     this.c.sessions.open(clientKey(req, name), b.id, storage, name, window, req.raw.socket);
     // Media playlists come from the storage's rendered hour blocks (same text as vodPlaylist).
     const media = (track: string) =>
       storage.blocks.playlist(name, track, window.from, window.to, this.target).text;
-    if (child) return sendText(req, reply, media(child[1]!), TYPE_M3U8);
+    if (child) return sendText(req, reply, media(child[1]!), TYPE_M3U8, cache);
     if (path === 'index.m3u8' && tsMode) {
       // With archived subtitles in the window, index.m3u8 is a master (as live): the TS media
       // playlist plus a SUBTITLES group, every URI carrying the resolved window.
@@ -173,7 +176,7 @@ export class ArchivePlayer {
         const rate = index.rate(name, TS_TRACK, window.from, window.to);
         const sel = selectionQuery(query).replace('?', '&');
         const master = vodTsMaster(rate, subs, langs, windowQuery(window) + sel);
-        return sendText(req, reply, master, TYPE_M3U8);
+        return sendText(req, reply, master, TYPE_M3U8, cache);
       }
     }
     const wantTs = path === 'ts.m3u8' || (path === 'index.m3u8' && tsMode);
@@ -183,16 +186,17 @@ export class ArchivePlayer {
       const text = sel
         ? media(TS_TRACK).replace(/^(seg-[0-9a-f]+\.ts)$/gm, `$1${sel}`)
         : media(TS_TRACK);
-      return sendText(req, reply, text, TYPE_M3U8);
+      return sendText(req, reply, text, TYPE_M3U8, cache);
     }
     const wantMaster = path === 'cmaf.m3u8' || (path === 'index.m3u8' && !tsMode);
     if ((wantMaster || path === 'index.mpd') && cmafMode) {
       const tracks = this.tracks(storage, window, query);
-      if (path === 'index.mpd') return sendText(req, reply, vodMpd(tracks, this.target), TYPE_MPD);
+      if (path === 'index.mpd')
+        return sendText(req, reply, vodMpd(tracks, this.target), TYPE_MPD, cache);
       const master = vodMaster(tracks, windowQuery(window));
       // An empty window still gets a valid closed playlist (rule 3).
       const text = master ?? vodPlaylist([], { uri: () => '', fallbackTarget: this.target });
-      return sendText(req, reply, text, TYPE_M3U8);
+      return sendText(req, reply, text, TYPE_M3U8, cache);
     }
     return sendNotFound(reply, 'not found');
   }
@@ -300,7 +304,7 @@ export class ArchivePlayer {
     const drop = droppedByLayout(layout, sel);
     const pmt = pmtPidOf(data);
     const body = drop.size > 0 && pmt !== undefined ? filterPids(data, drop, pmt) : data;
-    return sendBytes(req, reply, body, TYPE_TS, this.c.segmentCache());
+    return sendBytes(req, reply, body, TYPE_TS, this.c.cache().segment);
   }
 
   private async cmafChunk(
@@ -344,7 +348,7 @@ export class ArchivePlayer {
     } catch {
       return sendNotFound(reply, VOD_SEGMENT_GONE);
     }
-    return sendBytes(req, reply, dash ? toDashVtt(body) : body, TYPE_VTT, this.c.segmentCache());
+    return sendBytes(req, reply, dash ? toDashVtt(body) : body, TYPE_VTT, this.c.cache().segment);
   }
 
   private sendChunk(
@@ -377,7 +381,7 @@ export class ArchivePlayer {
       reply,
       data,
       type,
-      type === TYPE_MP4 ? CACHE_LIVE : this.c.segmentCache(),
+      type === TYPE_MP4 ? this.c.cache().live(this.target) : this.c.cache().segment,
     );
   }
 }

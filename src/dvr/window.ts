@@ -78,3 +78,15 @@ export function windowQuery(w: Interval): string {
   const fmt = (ms: number) => String(Math.round(ms) / 1000);
   return `t=${fmt(w.from)}&d=${fmt(Math.max(0.001, w.to - w.from))}`;
 }
+
+/**
+ * Whether an archive document for `window` answers the same bytes for as long as the archive
+ * keeps them (a shared cache may then keep it: src/ott/cache-policy.ts): asked by absolute
+ * times or an EPG event (not "from the archive's start", not "to now"), not cut at the
+ * archive's start, and wholly recorded (`recordedTo`, ms: the end of the newest chunk).
+ */
+export function closedWindow(ask: ArchiveAsk, window: Interval, recordedTo?: number): boolean {
+  if (recordedTo === undefined || window.to > recordedTo) return false;
+  if (ask.kind === 'epg') return true;
+  return ask.t > 0 && ask.d > 0 && window.from === Math.round(ask.t * 1000);
+}

@@ -224,7 +224,14 @@ export interface RawLiveHttpStats {
 }
 
 export interface NativeLiveHttp {
-  publish(key: string, head: Buffer, body: Buffer, releaseId: number, fromZeroHead?: Buffer): void;
+  publish(
+    key: string,
+    head: Buffer,
+    body: Buffer,
+    releaseId: number,
+    fromZeroHead?: Buffer,
+    forPassHolders?: boolean,
+  ): void;
   unpublish(key: string): boolean;
   adopt(fd: number, server: number): boolean;
   closeServer(server: number): void;

@@ -70,6 +70,9 @@ export class LiveDelivery {
    * Connection and Keep-Alive are added) and `body`. `body` must not change while published;
    * `release` runs once the native side no longer uses it (replaced or unpublished, and every
    * response sending it done). `fromZeroHead`: the head for `Range: bytes=0-` (default `head`).
+   * `forPassHolders`: while gated, a viewer holding a pass may be answered from it — only for
+   * bodies that are the same for every viewer (segments), never for a document that names its
+   * URIs with the viewer's credentials (those go to the app).
    */
   publish(
     key: string,
@@ -77,12 +80,12 @@ export class LiveDelivery {
     body: Buffer,
     release?: () => void,
     fromZeroHead?: Buffer,
+    forPassHolders = false,
   ): void {
     if (this.closed) throw argError('LiveDelivery is closed');
     const id = this.nextId++;
     this.held.set(id, { body, release });
-    if (fromZeroHead) this.native.publish(key, head, body, id, fromZeroHead);
-    else this.native.publish(key, head, body, id);
+    this.native.publish(key, head, body, id, fromZeroHead, forPassHolders);
     this.keys.add(key);
   }
 

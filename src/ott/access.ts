@@ -1,7 +1,7 @@
 // Viewer access as the OTT layer sees it: whether playback is gated (billing servers are
 // configured), and the viewer's credentials a playlist or manifest carries on to every URI it
 // names, so that the player's follow-up requests present them too (docs/billing.md).
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { PassUse } from '../native/live-http.ts';
 import { ServiceKey } from '../util/services.ts';
 
@@ -10,8 +10,9 @@ export interface OttAccess {
   /** True while playback needs a verdict: the native engine then answers only viewers holding
    *  a pass, the fast path only anonymous loopback requests. */
   readonly active: boolean;
-  /** A request from `ip` without credentials may play without a verdict (loopback). */
-  anonymous(ip: string): boolean;
+  /** A request from `ip` without credentials may play without a verdict (loopback, and no
+   *  proxy forwarded it: src/util/loopback.ts). */
+  anonymous(ip: string, headers: IncomingHttpHeaders): boolean;
   /** Runs when `active` may have changed; returns the function that stops it. */
   onChange(fn: () => void): () => void;
   /** Runs when a viewer session of `stream` from `ip` closes (idle, ended by the operator, or

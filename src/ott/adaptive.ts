@@ -3,6 +3,7 @@
 // `/{group}/{member}/…`; the members cut on a shared PTS grid so their segments line up.
 
 import type { Clock } from '../util/clock.ts';
+import { type OttCachePolicy, ottCachePolicy } from './cache-policy.ts';
 import { buildMpd, type DashPeriod, type DashRepresentation } from './dash.ts';
 import {
   averageBitrate,
@@ -53,6 +54,8 @@ export interface AdaptiveGroupOptions {
   /** The full handler of a member stream (with its archive), for `/{group}/{member}/…`;
    *  without it the member's live OTT service answers. */
   route?: (member: string) => OttHandler | undefined;
+  /** The server's Cache-Control policy (defaults without one). */
+  cache?: OttCachePolicy;
 }
 
 function rate(segs: SegmentDescriptor[], fallback: number): number {
@@ -95,7 +98,9 @@ export class AdaptiveGroup {
     else if (path === 'cmaf.m3u8' && this.cmaf) text = this.cmafMaster(members, sel);
     else if (path === 'index.mpd' && this.cmaf) {
       const mpd = this.mpd(members, sel);
-      return mpd ? sendText(req, reply, mpd, TYPE_MPD) : sendNotFound(reply, 'group not ready');
+      return mpd
+        ? sendText(req, reply, mpd, TYPE_MPD, this.liveCache())
+        : sendNotFound(reply, 'group not ready');
     } else {
       const slash = path.indexOf('/');
       const member = members.find((m) => m.name === path.slice(0, slash));
@@ -106,7 +111,13 @@ export class AdaptiveGroup {
       }
       return sendNotFound(reply, 'not found');
     }
-    return text ? sendText(req, reply, text, TYPE_M3U8) : sendNotFound(reply, 'group not ready');
+    return text
+      ? sendText(req, reply, text, TYPE_M3U8, this.liveCache())
+      : sendNotFound(reply, 'group not ready');
+  }
+
+  private liveCache(): string {
+    return (this.o.cache ?? ottCachePolicy()).live(this.o.segmentDuration);
   }
 
   /** HLS over TS: one variant per member (its whole programme). */

@@ -1,15 +1,16 @@
-// Serving OTT responses from memory: caching rules (live playlists no-cache, segments
-// immutable), CORS for browser players, HEAD, single byte ranges on segments, and waiting
+// Serving OTT responses from memory: Cache-Control as each caller's policy says
+// (./cache-policy.ts), CORS for browser players, HEAD, single byte ranges on segments, and waiting
 // for a store change with a bound (blocking playlist reload, preload hints).
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../util/clock.ts';
 import { documentFor } from './access.ts';
+import { PRIVATE_DOCUMENT } from './cache-policy.ts';
 import type { OttReply, OttRequest } from './request.ts';
 import type { SegmentStore } from './store.ts';
 
+/** Responses no cache may keep: errors, the clock (`time`), HTTP-TS. Documents and segments
+ *  take theirs from the server's policy (./cache-policy.ts). */
 export const CACHE_LIVE = 'no-cache';
-// Segments (whose names are never reused for other bytes) take their Cache-Control from the
-// server's policy: ./cache-policy.ts.
 export const TYPE_M3U8 = 'application/vnd.apple.mpegurl';
 export const TYPE_MPD = 'application/dash+xml';
 export const TYPE_TS = 'video/mp2t';
@@ -110,9 +111,17 @@ export function sendText(
   cache = CACHE_LIVE,
 ): OttReply {
   let data = typeof body === 'string' ? Buffer.from(body) : body;
-  // A gated viewer's credentials go on to every URI the document names (./access.ts).
-  if (type === TYPE_M3U8 || type === TYPE_MPD) data = documentFor(req.raw, data, type === TYPE_MPD);
-  return sendBytes(req, reply, data, type, cache, false);
+  let control = cache;
+  // A gated viewer's credentials go on to every URI the document names (./access.ts): that
+  // copy is the viewer's own, which no shared cache may keep (./cache-policy.ts).
+  if (type === TYPE_M3U8 || type === TYPE_MPD) {
+    const mine = documentFor(req.raw, data, type === TYPE_MPD);
+    if (mine !== data) {
+      data = mine;
+      control = PRIVATE_DOCUMENT;
+    }
+  }
+  return sendBytes(req, reply, data, type, control, false);
 }
 
 /**

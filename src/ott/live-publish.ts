@@ -7,7 +7,7 @@
 import type { LiveDelivery } from '../native/live-http.ts';
 import { ServiceKey, type Services } from '../util/services.ts';
 import { ottCachePolicy } from './cache-policy.ts';
-import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
+import { TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
 import { ottRegistry } from './registry.ts';
 import { OTT_ROUTER_SERVICE } from './router.ts';
 import type { StreamOttService } from './service.ts';
@@ -67,7 +67,7 @@ export class LivePublisher {
       }
       for (const file of PLAYLISTS) {
         const body = this.svc.plainTsPlaylist(file);
-        if (body) want.set(`/${this.name}/${file}`, { body, cache: CACHE_LIVE });
+        if (body) want.set(`/${this.name}/${file}`, { body, cache: this.svc.liveCache() });
       }
     }
     for (const key of this.published.keys()) {
@@ -88,6 +88,7 @@ export class LivePublisher {
           w.body,
           release,
           wholeHead(w.body.length, TYPE_TS, w.cache, true, true),
+          true,
         );
       } else {
         this.delivery.publish(key, wholeHead(w.body.length, TYPE_M3U8, w.cache, false), w.body);

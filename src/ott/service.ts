@@ -7,7 +7,6 @@ import type { Clock } from '../util/clock.ts';
 import type { Services } from '../util/services.ts';
 import { type OttCachePolicy, ottCachePolicy } from './cache-policy.ts';
 import {
-  CACHE_LIVE,
   RenderCache,
   sendBytes,
   sendError,
@@ -149,7 +148,13 @@ export class StreamOttService implements OttService {
     if (vm && vr) {
       if (vm[2] === 'index.m3u8') {
         if (vr.store.live().length === 0) return sendNotFound(reply, 'subtitles not ready');
-        return sendText(req, reply, vttMediaPlaylist(p, vr, parseSelection(query)), TYPE_M3U8);
+        return sendText(
+          req,
+          reply,
+          vttMediaPlaylist(p, vr, parseSelection(query)),
+          TYPE_M3U8,
+          this.liveCache(),
+        );
       }
       const body = vr.store.get(`${vm[4]}.vtt`);
       if (!body) return sendNotFound(reply, 'segment not in the window');
@@ -176,7 +181,7 @@ export class StreamOttService implements OttService {
         // `init.mp4` falls back to the current init once the first one has left the store.
         const init = r.store.get(m[2]!) ?? (m[2] === 'init.mp4' ? r.store.init : undefined);
         return init
-          ? sendBytes(req, reply, init, TYPE_MP4, CACHE_LIVE)
+          ? sendBytes(req, reply, init, TYPE_MP4, this.liveCache())
           : sendNotFound(reply, 'init segment not ready');
       }
       if (m[2] === 'index.m3u8') return this.mediaPlaylist(req, reply, r, query);
@@ -201,7 +206,7 @@ export class StreamOttService implements OttService {
     mayMaster = true,
   ): unknown {
     if (this.packager.tsStore!.live().length === 0) return sendNotFound(reply, 'stream not ready');
-    return sendText(req, reply, this.renderTs(query, mayMaster), TYPE_M3U8);
+    return sendText(req, reply, this.renderTs(query, mayMaster), TYPE_M3U8, this.liveCache());
   }
 
   private renderTs(
@@ -237,7 +242,9 @@ export class StreamOttService implements OttService {
     query: Record<string, string | undefined>,
   ): unknown {
     const text = cmafMaster(this.packager, parseSelection(query), keptQuery(query));
-    return text ? sendText(req, reply, text, TYPE_M3U8) : sendNotFound(reply, 'stream not ready');
+    return text
+      ? sendText(req, reply, text, TYPE_M3U8, this.liveCache())
+      : sendNotFound(reply, 'stream not ready');
   }
 
   private mpd(
@@ -246,7 +253,9 @@ export class StreamOttService implements OttService {
     query: Record<string, string | undefined>,
   ): unknown {
     const text = dashManifest(this.packager, parseSelection(query), this.o.clock.now(), TIME_PATH);
-    return text ? sendText(req, reply, text, TYPE_MPD) : sendNotFound(reply, 'stream not ready');
+    return text
+      ? sendText(req, reply, text, TYPE_MPD, this.liveCache())
+      : sendNotFound(reply, 'stream not ready');
   }
 
   private blockMs(): number {
@@ -287,7 +296,14 @@ export class StreamOttService implements OttService {
     const body = this.rendered.get(key, () =>
       cmafMediaPlaylist(this.packager, r, skip, true, parseSelection(query)),
     );
-    return sendText(req, reply, body!, TYPE_M3U8);
+    const target = this.packager.targetDuration();
+    const cache = msn === undefined ? this.cache.live(target) : this.cache.blocking(target);
+    return sendText(req, reply, body!, TYPE_M3U8, cache);
+  }
+
+  /** Cache-Control of this stream's live documents and init segments (./cache-policy.ts). */
+  liveCache(): string {
+    return this.cache.live(this.packager.targetDuration());
   }
 
   private async media(

@@ -1,7 +1,8 @@
 // nginx as a static origin for pull-input tests: our own child on a free loopback port with its
 // own temporary prefix and config (never the system's), serving `root`; stopped on teardown.
 // A master run as root keeps its worker as root too (the temporary roots are private to the
-// user). `location` adds directives to `location /` (auth_basic, headers …).
+// user). `location` adds directives to `location /` (auth_basic, headers …). `runNginx` takes a
+// whole `http {}` body (the cache tests run deploy/nginx/sluice-cache.conf).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -28,8 +29,32 @@ export async function startNginx(
   root: string,
   opts: { location?: string; server?: string } = {},
 ): Promise<TestNginx> {
-  const prefix = tempDir(t, 'sluice-nginx-');
   const port = await freePort();
+  return runNginx(
+    t,
+    port,
+    () => `  access_log off;
+  types { video/mp2t ts; application/vnd.apple.mpegurl m3u8; video/mp4 mp4 m4s; }
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:${port};
+    root ${root};
+    ${opts.server ?? ''}
+    location / { add_header Cache-Control no-cache; ${opts.location ?? ''} }
+  }`,
+  );
+}
+
+/**
+ * nginx with `http(prefix)` as the body of its `http {}` block (temp paths are set already),
+ * answering on `port` once it listens there; `prefix` is its private temporary directory.
+ */
+export async function runNginx(
+  t: TapLike,
+  port: number,
+  http: (prefix: string) => string,
+): Promise<TestNginx & { prefix: string }> {
+  const prefix = tempDir(t, 'sluice-nginx-');
   const tmp = join(prefix, 'tmp');
   mkdirSync(tmp, { recursive: true });
   const conf = join(prefix, 'nginx.conf');
@@ -40,22 +65,14 @@ ${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 1;
 pid ${join(prefix, 'nginx.pid')};
 error_log ${join(prefix, 'error.log')} warn;
-events { worker_connections 256; }
+events { worker_connections 1024; }
 http {
-  access_log off;
   client_body_temp_path ${tmp};
   proxy_temp_path ${tmp};
   fastcgi_temp_path ${tmp};
   uwsgi_temp_path ${tmp};
   scgi_temp_path ${tmp};
-  types { video/mp2t ts; application/vnd.apple.mpegurl m3u8; video/mp4 mp4 m4s; }
-  default_type application/octet-stream;
-  server {
-    listen 127.0.0.1:${port};
-    root ${root};
-    ${opts.server ?? ''}
-    location / { add_header Cache-Control no-cache; ${opts.location ?? ''} }
-  }
+${http(prefix)}
 }
 `,
   );
@@ -71,5 +88,5 @@ http {
     clearTimeout(timer);
   });
   await waitFor(() => listening(port), 10_000, 'nginx listening');
-  return { port, base: `http://127.0.0.1:${port}` };
+  return { port, base: `http://127.0.0.1:${port}`, prefix };
 }

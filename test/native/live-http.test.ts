@@ -375,7 +375,9 @@ t.test('entries replaced while responses are in flight: every body arrives whole
 t.test('gated: only requests holding a live viewer pass are answered natively', async (t) => {
   const s = await setup(t);
   const body = Buffer.from('segment bytes');
-  s.delivery.publish('/a/seg.ts', head(body.length), body);
+  s.delivery.publish('/a/seg.ts', head(body.length), body, undefined, undefined, true);
+  // A document names its URIs with each viewer's credentials: never a pass holder's.
+  s.delivery.publish('/a/index.m3u8', head(2), Buffer.from('PL'));
   s.delivery.setGated(true);
   s.delivery.grant('token=ok', '127.0.0.1', 'a', 60_000);
   s.delivery.grant('token=short', '127.0.0.1', 'a', 1);
@@ -389,6 +391,7 @@ t.test('gated: only requests holding a live viewer pass are answered natively', 
     ['/a/seg.ts?token=elsewhere', false], // granted to another address
     ['/a/seg.ts?token=short', false], // expired
     ['/a/nope.ts?token=ok', false], // not published
+    ['/a/index.m3u8?token=ok', false], // a document: the app writes the viewer's query into it
   ];
   await new Promise((r) => setTimeout(r, 5)); // fixed wait: lets the 1 ms pass expire
   for (const [path, native] of cases) {

@@ -142,7 +142,8 @@ t.test('HLS TS, HLS fMP4 and DASH', async (t) => {
 
   t.test('HTTP rules', async (t) => {
     const pl = await fetch(url('index.m3u8'));
-    t.equal(pl.headers.get('cache-control'), 'no-cache');
+    // Half a target duration, at least 1 s (src/ott/cache-policy.ts).
+    t.match(pl.headers.get('cache-control'), /^public, max-age=\d+$/);
     t.equal(pl.headers.get('access-control-allow-origin'), '*');
     t.equal(pl.headers.get('content-type'), 'application/vnd.apple.mpegurl');
     const seg = (await pl.text()).split('\n').find((l) => l.startsWith('seg-'))!;

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Role, UserTable } from '../../drivers/users-table.ts';
 import type { Clock } from '../../util/clock.ts';
+import { localRequest } from '../../util/loopback.ts';
 import { UI_ROUTE_PREFIX } from '../../web/paths.ts';
 import { sendError } from '../errors.ts';
 import { type DigestAlgorithm, DigestAuthenticator } from './digest.ts';
@@ -37,7 +38,6 @@ export interface AuthOptions {
 }
 
 /** Remote addresses that count as the local machine (spec 2: 127.0.0.1 only). */
-const ANONYMOUS_ADDRESSES = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
 /** Paths a viewer may read (GET/HEAD). */
 const VIEWER_PREFIXES = ['/data/', '/schema/', `${UI_ROUTE_PREFIX}/`];
 const VIEWER_PATHS = new Set(['/data', '/metrics', '/openapi.json']);
@@ -76,9 +76,10 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): DigestAuth
     if (req.routeOptions.config?.access === 'public') return;
     follow();
     // The socket's peer, never a forwarded header: trustProxy is off and we do not ask req.ip.
+    // A proxy on this machine is not local admin (src/util/loopback.ts).
     const remote = req.raw.socket?.remoteAddress ?? '';
     const header = req.headers.authorization;
-    if (header === undefined && ANONYMOUS_ADDRESSES.has(remote)) {
+    if (header === undefined && localRequest(remote, req.headers)) {
       req.principal = { role: 'admin' };
       return;
     }

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter, Registry } from 'prom-client';
 import { OTT_ACCESS_SERVICE } from '../../ott/access.ts';
 import { ottCachePolicy } from '../../ott/cache-policy.ts';
-import { CACHE_LIVE, TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
+import { TYPE_M3U8, TYPE_TS, writeWhole } from '../../ott/http.ts';
 import { LIVE_DELIVERY_SERVICE, PLAIN_NAME_CHARS } from '../../ott/live-publish.ts';
 import { ottRegistry } from '../../ott/registry.ts';
 import type { AppContext } from '../context.ts';
@@ -87,7 +87,8 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
     if (!m) return false;
     // A viewer who needs a verdict goes to the app, where the gate is (docs/billing.md).
     const access = ctx.services.get(OTT_ACCESS_SERVICE);
-    if (access?.active && !access.anonymous(req.socket.remoteAddress ?? '')) return false;
+    if (access?.active && !access.anonymous(req.socket.remoteAddress ?? '', req.headers))
+      return false;
     const name = m[1]!;
     const file = m[2]!;
     // Only a name the stream itself serves (the router holds stream and group names).
@@ -98,7 +99,7 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
       const body = svc.plainTsPlaylist(file);
       if (!body) return false;
       counter.add();
-      writeWhole(res, body, TYPE_M3U8, CACHE_LIVE, false);
+      writeWhole(res, body, TYPE_M3U8, svc.liveCache(), false);
       return true;
     }
     const store = svc.packager.tsStore;

@@ -63,6 +63,7 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
         .admit({
           stream: name,
           ip: req.ip,
+          headers: req.headers,
           userAgent: req.headers['user-agent'] ?? '',
           query: req.query as Record<string, unknown>,
           res: reply.raw,

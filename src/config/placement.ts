@@ -5,6 +5,7 @@
 // Design and rules: docs/fleet.md.
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { ServiceKey } from '../util/services.ts';
 import { RECORD_DEFS, type RecordKind, recordKey } from './kinds.ts';
 import { listAt } from './references.ts';
 import { refsOf } from './refs.ts';
@@ -23,8 +24,31 @@ export interface FleetNode {
 }
 
 /** Where a resource runs: the nodes (one for a stream, group or adapter; those that list it for
- *  a storage), or every node (a storage no node lists). */
-export type Where = { nodes: string[] } | 'everywhere';
+ *  a storage), or every node (a storage no node lists). A movable stream also has the nodes it
+ *  may move between (`eligible`); `nodes` is then where it runs without etcd. */
+export type Where = { nodes: string[]; eligible?: string[] } | 'everywhere';
+
+/** Who holds each movable stream now, as the fleet's etcd says (src/fleet/movable.ts). */
+export interface MovableOwnership {
+  /** Whether this node holds the claim on the movable resource `id` (`stream/7`). */
+  owns(id: string): boolean;
+  /** Runs when what this node holds changed; returns the function that stops it. */
+  onChange(fn: () => void): () => void;
+  /** The movable resources of the applied config and their eligible nodes; `node` is this
+   *  server's name in the fleet. */
+  want(node: string, movable: ReadonlyMap<string, string[]>): void;
+}
+
+/** Where the running server publishes its ownership (absent without etcd). */
+export const MOVABLE_SERVICE = new ServiceKey<MovableOwnership>('movable-ownership');
+
+/** Whether the config names etcd endpoints: movable streams then run only where claimed. */
+export function etcdConfigured(desired: DesiredState): boolean {
+  const etcd = desired.resources.get('cluster/cluster')?.spec.etcd;
+  return isPlainObject(etcd) && Array.isArray((etcd as Rec).endpoints)
+    ? ((etcd as Rec).endpoints as unknown[]).length > 0
+    : false;
+}
 
 export interface Placement {
   /** The declared nodes; empty: no fleet, everything runs on the one server. */
@@ -60,7 +84,7 @@ export function fleetNodes(doc: ConfigDocument): FleetNode[] {
 }
 
 /** Highest-random-weight choice: stable for a key, and adding a node moves only its share. */
-function pick(candidates: FleetNode[], key: string): string {
+export function pick(candidates: ReadonlyArray<{ name: string }>, key: string): string {
   let best = '';
   let bestScore = '';
   for (const n of candidates) {
@@ -93,13 +117,20 @@ export function place(doc: ConfigDocument): Placement {
   const groups = records('stream-adaptive');
 
   if (nodes.length === 0) {
-    for (const { rec, pointer } of [...streams, ...groups])
+    for (const { rec, pointer } of [...streams, ...groups]) {
       if (rec.placement !== undefined)
         error(
           `${pointer}/placement`,
           'placement',
           'placement needs cluster.nodes: no node is declared',
         );
+      if (rec.movable === true)
+        error(
+          `${pointer}/movable`,
+          'placement',
+          'movable needs cluster.nodes: no node is declared',
+        );
+    }
     return { nodes, of, issues };
   }
 
@@ -151,7 +182,10 @@ export function place(doc: ConfigDocument): Placement {
     const kind = id.startsWith('stream-adaptive/') ? 'stream-adaptive' : 'stream';
     let where: Where | undefined;
     const rule = r.rec.placement;
-    if (typeof rule === 'string') {
+    const movable = kind === 'stream' && r.rec.movable === true;
+    if (movable) {
+      where = movablePlace(r, id);
+    } else if (typeof rule === 'string') {
       if (byName.has(rule)) where = { nodes: [rule] };
       else
         error(
@@ -192,6 +226,49 @@ export function place(doc: ConfigDocument): Placement {
     if (where) of.set(id, where);
     return where;
   };
+  /** A movable stream: any node its label selector (or every node that has its storages)
+   *  admits; it may read nothing that runs on one node. */
+  function movablePlace(r: { rec: Rec; pointer: string }, id: string): Where | undefined {
+    const rule = r.rec.placement;
+    if (typeof rule === 'string') {
+      error(
+        `${r.pointer}/movable`,
+        'placement',
+        `movable needs a placement that admits several nodes (labels, or none), not one node (${rule})`,
+      );
+      return undefined;
+    }
+    const want = isPlainObject(rule) ? Object.entries(rule as Rec) : [];
+    let eligible = nodes.filter((n) => want.every(([k, v]) => n.labels[k] === v));
+    let storages = false;
+    for (const ref of refsOf('stream', r.rec, r.pointer)) {
+      if (!PLACED.has(ref.rule.kind) || typeof ref.value !== 'number') continue;
+      const target = resolve(resourceId({ kind: ref.rule.kind, key: String(ref.value) }));
+      if (!target || target === 'everywhere') continue;
+      if (ref.rule.kind === 'storage') {
+        eligible = eligible.filter((n) => target.nodes.includes(n.name));
+        storages = true;
+        continue;
+      }
+      error(
+        ref.pointer,
+        'placement',
+        `a movable stream cannot read ${ref.member} ${ref.value}, which runs on one node (carry it over udp, srt or HTTP instead)`,
+      );
+      return undefined;
+    }
+    if (eligible.length === 0) {
+      error(
+        `${r.pointer}/placement`,
+        'placement',
+        want.length > 0
+          ? `placed nowhere: no node has the labels ${want.map(([k, v]) => `${k}=${String(v)}`).join(', ')}${storages ? ' and every storage it records into' : ''}`
+          : 'placed nowhere: no node has every storage it records into',
+      );
+      return undefined;
+    }
+    return { nodes: [pick(eligible, id)], eligible: eligible.map((n) => n.name) };
+  }
   for (const id of all.keys()) resolve(id);
 
   // What a stream or group reads must run on its node.
@@ -203,6 +280,14 @@ export function place(doc: ConfigDocument): Placement {
       if (!PLACED.has(ref.rule.kind) || typeof ref.value !== 'number') continue;
       const there = of.get(resourceId({ kind: ref.rule.kind, key: String(ref.value) }));
       const node = here.nodes[0]!;
+      if (there && there !== 'everywhere' && there.eligible && !here.eligible) {
+        error(
+          ref.pointer,
+          'placement',
+          `${ref.member} ${ref.value} is movable: it may run on any of nodes ${there.eligible.join(', ')}, so nothing may read it by reference (carry it over udp, srt or HTTP instead)`,
+        );
+        continue;
+      }
       if (!there || there === 'everywhere' || there.nodes.includes(node)) continue;
       error(
         ref.pointer,
@@ -214,21 +299,41 @@ export function place(doc: ConfigDocument): Placement {
   return { nodes, of, issues };
 }
 
-/** Whether `node` runs the resource `id` under `p`. */
-export function runsOn(p: Placement, id: string, node: string): boolean {
+/** Whether `node` runs the resource `id` under `p`. `owns`: with etcd, a movable stream runs
+ *  where it is claimed (src/fleet/movable.ts), not where placement would put it. */
+export function runsOn(
+  p: Placement,
+  id: string,
+  node: string,
+  owns?: (id: string) => boolean,
+): boolean {
   if (p.nodes.length === 0) return true;
   const where = p.of.get(id);
   // Settings and unplaced kinds run everywhere; a placed kind that found no node runs nowhere.
   if (where === undefined) return !PLACED.has(id.slice(0, id.indexOf('/')) as RecordKind);
-  return where === 'everywhere' || where.nodes.includes(node);
+  if (where === 'everywhere') return true;
+  if (where.eligible && owns) return where.eligible.includes(node) && owns(id);
+  return where.nodes.includes(node);
 }
 
 /** The part of `desired` that `node` runs: every setting, and what is placed on it. */
-export function shareOf(desired: DesiredState, p: Placement, node: string): DesiredState {
+export function shareOf(
+  desired: DesiredState,
+  p: Placement,
+  node: string,
+  owns?: (id: string) => boolean,
+): DesiredState {
   if (p.nodes.length === 0) return desired;
   const resources = new Map<string, Resource>();
-  for (const [id, r] of desired.resources) if (runsOn(p, id, node)) resources.set(id, r);
+  for (const [id, r] of desired.resources) if (runsOn(p, id, node, owns)) resources.set(id, r);
   return { ...desired, resources };
+}
+
+/** The movable resources of `p` and the nodes each may run on. */
+export function movables(p: Placement): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [id, w] of p.of) if (w !== 'everywhere' && w.eligible) out.set(id, w.eligible);
+  return out;
 }
 
 /** This server's node: `serve --node` (or SLUICE_NODE), else `cluster.node-name`, else the

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'e78480e70e67c8e96bbf615f745dac8bcd8f5d4ec61508bd56db9b6172e4860a';
+  'cc78e6c75c8b3122855504b70fa9ac8f39186fa26a61a0656a406ba5defa6ce8';
 
 /** Server */
 export interface ServerSpec {
@@ -44,11 +44,16 @@ export interface ClusterSpec {
    * @default {}
    */
   nodes?: Record<string, unknown>;
+  /**
+   * the etcd cluster that movable streams are claimed in (docs/fleet.md); no endpoints = no etcd: movable streams stay where placement puts them
+   * @default {}
+   */
+  etcd?: ClusterEtcdSpec;
 }
 
 /** Cluster, as a driver gets it: every unconditional default applied. */
 export type ClusterApplied = ClusterSpec &
-  Required<Pick<ClusterSpec, 'domain' | 'node-name' | 'nodes'>>;
+  Required<Pick<ClusterSpec, 'domain' | 'node-name' | 'nodes' | 'etcd'>>;
 
 /** User defaults */
 export interface UserDefaultSpec {
@@ -1160,6 +1165,11 @@ export interface StreamSpec {
    */
   placement?: string | Record<string, unknown>;
   /**
+   * fleet failover (docs/fleet.md): runs on one of the nodes its placement selects, claimed with an etcd lease (cluster.etcd), and moves to another of them when that node dies; without cluster.etcd it stays where placement puts it
+   * @default false
+   */
+  movable?: boolean;
+  /**
    * free note
    * @default ""
    */
@@ -1276,6 +1286,7 @@ export type StreamApplied = StreamSpec &
       | 'mpegts-bitrate'
       | 'failover-error-rate'
       | 'failover-error-window'
+      | 'movable'
       | 'note'
       | 'stream-type'
       | 'ott-http'
@@ -1351,6 +1362,29 @@ export type StreamAdaptiveApplied = StreamAdaptiveSpec &
       'display-name' | 'ott-hls' | 'ott-segment-duration' | 'ott-window' | 'dvr-storage' | 'note'
     >
   >;
+
+/** ClusterEtcdSpec */
+export interface ClusterEtcdSpec {
+  /**
+   * etcd client URLs (http://host:2379), tried in turn
+   * @default []
+   */
+  endpoints?: string[];
+  /**
+   * seconds a node's claims outlive it: a dead node's movable streams start elsewhere within this, plus their start time
+   * @default 10
+   */
+  'lease-ttl'?: number;
+  /**
+   * key prefix of this fleet's records in etcd (several fleets may share one etcd)
+   * @default "/sluice"
+   */
+  prefix?: string;
+}
+
+/** ClusterEtcdSpec, as a driver gets it: every unconditional default applied. */
+export type ClusterEtcdApplied = ClusterEtcdSpec &
+  Required<Pick<ClusterEtcdSpec, 'endpoints' | 'lease-ttl' | 'prefix'>>;
 
 /** Stream input */
 export interface StreamInputSpec {

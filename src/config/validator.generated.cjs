@@ -200,6 +200,45 @@ const schema34 = {
       },
       'x-apply': 'hot',
     },
+    etcd: {
+      description:
+        'the etcd cluster that movable streams are claimed in (docs/fleet.md); no endpoints = no etcd: movable streams stay where placement puts them',
+      type: 'object',
+      properties: {
+        endpoints: {
+          description: 'etcd client URLs (http://host:2379), tried in turn',
+          type: 'array',
+          items: {
+            type: 'string',
+            pattern: '^https?://',
+            'x-pattern-text': 'an http:// or https:// URL',
+          },
+          default: [],
+          'x-apply': 'hot',
+        },
+        'lease-ttl': {
+          description:
+            "seconds a node's claims outlive it: a dead node's movable streams start elsewhere within this, plus their start time",
+          type: 'integer',
+          minimum: 2,
+          maximum: 300,
+          default: 10,
+          'x-apply': 'hot',
+        },
+        prefix: {
+          description:
+            "key prefix of this fleet's records in etcd (several fleets may share one etcd)",
+          type: 'string',
+          pattern: '^/[A-Za-z0-9/._-]*$',
+          'x-pattern-text': 'a key prefix starting with /',
+          default: '/sluice',
+          'x-apply': 'hot',
+        },
+      },
+      additionalProperties: false,
+      default: {},
+      'x-apply': 'hot',
+    },
   },
 };
 const schema35 = {
@@ -955,10 +994,12 @@ const schema82 = {
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^[A-Za-z0-9][A-Za-z0-9._-]*$', 'u');
-const pattern5 = new RegExp('^/.*/$', 'u');
-const pattern7 = new RegExp('^(https?://.+)?$', 'u');
-const pattern8 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
-const pattern16 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern5 = new RegExp('^https?://', 'u');
+const pattern6 = new RegExp('^/[A-Za-z0-9/._-]*$', 'u');
+const pattern7 = new RegExp('^/.*/$', 'u');
+const pattern9 = new RegExp('^(https?://.+)?$', 'u');
+const pattern10 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
+const pattern18 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -3685,7 +3726,7 @@ const schema46 = {
   },
   additionalProperties: false,
 };
-const pattern6 = new RegExp('^[a-z]{3}$', 'u');
+const pattern8 = new RegExp('^[a-z]{3}$', 'u');
 function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -4290,7 +4331,7 @@ function validate26(
     if (data['default-language'] !== undefined) {
       let data16 = data['default-language'];
       if (typeof data16 === 'string') {
-        if (!pattern6.test(data16)) {
+        if (!pattern8.test(data16)) {
           const err29 = {
             instancePath: instancePath + '/default-language',
             schemaPath: '#/properties/default-language/pattern',
@@ -5298,6 +5339,13 @@ const schema52 = {
         { type: 'string', minLength: 1 },
         { type: 'object', additionalProperties: { type: 'string' } },
       ],
+      'x-apply': 'hot',
+    },
+    movable: {
+      description:
+        'fleet failover (docs/fleet.md): runs on one of the nodes its placement selects, claimed with an etcd lease (cluster.etcd), and moves to another of them when that node dies; without cluster.etcd it stays where placement puts it',
+      type: 'boolean',
+      default: false,
       'x-apply': 'hot',
     },
     note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
@@ -8707,7 +8755,7 @@ validate35.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern10 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
+const pattern12 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
 function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -8811,7 +8859,7 @@ function validate34(
     if (data.passphrase !== undefined) {
       let data2 = data.passphrase;
       if (typeof data2 === 'string') {
-        if (!pattern10.test(data2)) {
+        if (!pattern12.test(data2)) {
           const err4 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -8868,7 +8916,7 @@ validate34.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern12 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
+const pattern14 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
 function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -10546,7 +10594,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data34 = data.passphrase;
         if (typeof data34 === 'string') {
-          if (!pattern10.test(data34)) {
+          if (!pattern12.test(data34)) {
             const err77 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -12350,7 +12398,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data82 = data.passphrase;
         if (typeof data82 === 'string') {
-          if (!pattern12.test(data82)) {
+          if (!pattern14.test(data82)) {
             const err160 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -16895,7 +16943,7 @@ function validate43(
     if (data.passphrase !== undefined) {
       let data5 = data.passphrase;
       if (typeof data5 === 'string') {
-        if (!pattern10.test(data5)) {
+        if (!pattern12.test(data5)) {
           const err11 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -17839,7 +17887,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data19 = data.passphrase;
         if (typeof data19 === 'string') {
-          if (!pattern12.test(data19)) {
+          if (!pattern14.test(data19)) {
             const err42 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -18880,7 +18928,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data41 = data.passphrase;
         if (typeof data41 === 'string') {
-          if (!pattern10.test(data41)) {
+          if (!pattern12.test(data41)) {
             const err90 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -19732,6 +19780,7 @@ function validate30(
       props0['failover-error-window'] = true;
       props0.tag = true;
       props0.placement = true;
+      props0.movable = true;
       props0.note = true;
       props0['biss-pnr'] = true;
       props0['biss-key'] = true;
@@ -20595,17 +20644,17 @@ function validate30(
         }
       }
     }
-    if (data.note !== undefined) {
-      let data42 = data.note;
-      if (typeof data42 !== 'string') {
+    if (data.movable !== undefined) {
+      let data42 = data.movable;
+      if (typeof data42 !== 'boolean') {
         const err60 = {
-          instancePath: instancePath + '/note',
-          schemaPath: '#/properties/note/type',
+          instancePath: instancePath + '/movable',
+          schemaPath: '#/properties/movable/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-          schema: schema52.properties.note.type,
-          parentSchema: schema52.properties.note,
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties.movable.type,
+          parentSchema: schema52.properties.movable,
           data: data42,
         };
         if (vErrors === null) {
@@ -20616,14 +20665,35 @@ function validate30(
         errors++;
       }
     }
+    if (data.note !== undefined) {
+      let data43 = data.note;
+      if (typeof data43 !== 'string') {
+        const err61 = {
+          instancePath: instancePath + '/note',
+          schemaPath: '#/properties/note/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+          schema: schema52.properties.note.type,
+          parentSchema: schema52.properties.note,
+          data: data43,
+        };
+        if (vErrors === null) {
+          vErrors = [err61];
+        } else {
+          vErrors.push(err61);
+        }
+        errors++;
+      }
+    }
     if (data['biss-pnr'] !== undefined) {
-      let data43 = data['biss-pnr'];
-      if (Array.isArray(data43)) {
-        const len1 = data43.length;
+      let data44 = data['biss-pnr'];
+      if (Array.isArray(data44)) {
+        const len1 = data44.length;
         for (let i1 = 0; i1 < len1; i1++) {
-          let data44 = data43[i1];
-          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-            const err61 = {
+          let data45 = data44[i1];
+          if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+            const err62 = {
               instancePath: instancePath + '/biss-pnr/' + i1,
               schemaPath: '#/properties/biss-pnr/items/type',
               keyword: 'type',
@@ -20631,19 +20701,8 @@ function validate30(
               message: 'must be integer',
               schema: schema52.properties['biss-pnr'].items.type,
               parentSchema: schema52.properties['biss-pnr'].items,
-              data: data44,
+              data: data45,
             };
-            if (vErrors === null) {
-              vErrors = [err61];
-            } else {
-              vErrors.push(err61);
-            }
-            errors++;
-          }
-          const _errs67 = errors;
-          const _errs68 = errors;
-          if (0 !== data44) {
-            const err62 = {};
             if (vErrors === null) {
               vErrors = [err62];
             } else {
@@ -20651,9 +20710,20 @@ function validate30(
             }
             errors++;
           }
-          var valid11 = _errs68 === errors;
+          const _errs69 = errors;
+          const _errs70 = errors;
+          if (0 !== data45) {
+            const err63 = {};
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+          var valid11 = _errs70 === errors;
           if (valid11) {
-            const err63 = {
+            const err64 = {
               instancePath: instancePath + '/biss-pnr/' + i1,
               schemaPath: '#/properties/biss-pnr/items/not',
               keyword: 'not',
@@ -20661,27 +20731,27 @@ function validate30(
               message: 'must NOT be valid',
               schema: schema52.properties['biss-pnr'].items.not,
               parentSchema: schema52.properties['biss-pnr'].items,
-              data: data44,
+              data: data45,
             };
             if (vErrors === null) {
-              vErrors = [err63];
+              vErrors = [err64];
             } else {
-              vErrors.push(err63);
+              vErrors.push(err64);
             }
             errors++;
           } else {
-            errors = _errs67;
+            errors = _errs69;
             if (vErrors !== null) {
-              if (_errs67) {
-                vErrors.length = _errs67;
+              if (_errs69) {
+                vErrors.length = _errs69;
               } else {
                 vErrors = null;
               }
             }
           }
-          if (typeof data44 == 'number' && isFinite(data44)) {
-            if (data44 > 65535 || isNaN(data44)) {
-              const err64 = {
+          if (typeof data45 == 'number' && isFinite(data45)) {
+            if (data45 > 65535 || isNaN(data45)) {
+              const err65 = {
                 instancePath: instancePath + '/biss-pnr/' + i1,
                 schemaPath: '#/properties/biss-pnr/items/maximum',
                 keyword: 'maximum',
@@ -20689,25 +20759,7 @@ function validate30(
                 message: 'must be <= 65535',
                 schema: 65535,
                 parentSchema: schema52.properties['biss-pnr'].items,
-                data: data44,
-              };
-              if (vErrors === null) {
-                vErrors = [err64];
-              } else {
-                vErrors.push(err64);
-              }
-              errors++;
-            }
-            if (data44 < -256 || isNaN(data44)) {
-              const err65 = {
-                instancePath: instancePath + '/biss-pnr/' + i1,
-                schemaPath: '#/properties/biss-pnr/items/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: -256 },
-                message: 'must be >= -256',
-                schema: -256,
-                parentSchema: schema52.properties['biss-pnr'].items,
-                data: data44,
+                data: data45,
               };
               if (vErrors === null) {
                 vErrors = [err65];
@@ -20716,10 +20768,28 @@ function validate30(
               }
               errors++;
             }
+            if (data45 < -256 || isNaN(data45)) {
+              const err66 = {
+                instancePath: instancePath + '/biss-pnr/' + i1,
+                schemaPath: '#/properties/biss-pnr/items/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: -256 },
+                message: 'must be >= -256',
+                schema: -256,
+                parentSchema: schema52.properties['biss-pnr'].items,
+                data: data45,
+              };
+              if (vErrors === null) {
+                vErrors = [err66];
+              } else {
+                vErrors.push(err66);
+              }
+              errors++;
+            }
           }
         }
       } else {
-        const err66 = {
+        const err67 = {
           instancePath: instancePath + '/biss-pnr',
           schemaPath: '#/properties/biss-pnr/type',
           keyword: 'type',
@@ -20727,25 +20797,25 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties['biss-pnr'].type,
           parentSchema: schema52.properties['biss-pnr'],
-          data: data43,
+          data: data44,
         };
         if (vErrors === null) {
-          vErrors = [err66];
+          vErrors = [err67];
         } else {
-          vErrors.push(err66);
+          vErrors.push(err67);
         }
         errors++;
       }
     }
     if (data['biss-key'] !== undefined) {
-      let data45 = data['biss-key'];
-      if (Array.isArray(data45)) {
-        const len2 = data45.length;
+      let data46 = data['biss-key'];
+      if (Array.isArray(data46)) {
+        const len2 = data46.length;
         for (let i2 = 0; i2 < len2; i2++) {
-          let data46 = data45[i2];
-          if (typeof data46 === 'string') {
-            if (!pattern8.test(data46)) {
-              const err67 = {
+          let data47 = data46[i2];
+          if (typeof data47 === 'string') {
+            if (!pattern10.test(data47)) {
+              const err68 = {
                 instancePath: instancePath + '/biss-key/' + i2,
                 schemaPath: '#/properties/biss-key/items/pattern',
                 keyword: 'pattern',
@@ -20753,17 +20823,17 @@ function validate30(
                 message: 'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
                 schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
                 parentSchema: schema52.properties['biss-key'].items,
-                data: data46,
+                data: data47,
               };
               if (vErrors === null) {
-                vErrors = [err67];
+                vErrors = [err68];
               } else {
-                vErrors.push(err67);
+                vErrors.push(err68);
               }
               errors++;
             }
           } else {
-            const err68 = {
+            const err69 = {
               instancePath: instancePath + '/biss-key/' + i2,
               schemaPath: '#/properties/biss-key/items/type',
               keyword: 'type',
@@ -20771,18 +20841,18 @@ function validate30(
               message: 'must be string',
               schema: schema52.properties['biss-key'].items.type,
               parentSchema: schema52.properties['biss-key'].items,
-              data: data46,
+              data: data47,
             };
             if (vErrors === null) {
-              vErrors = [err68];
+              vErrors = [err69];
             } else {
-              vErrors.push(err68);
+              vErrors.push(err69);
             }
             errors++;
           }
         }
       } else {
-        const err69 = {
+        const err70 = {
           instancePath: instancePath + '/biss-key',
           schemaPath: '#/properties/biss-key/type',
           keyword: 'type',
@@ -20790,25 +20860,25 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties['biss-key'].type,
           parentSchema: schema52.properties['biss-key'],
-          data: data45,
+          data: data46,
         };
         if (vErrors === null) {
-          vErrors = [err69];
+          vErrors = [err70];
         } else {
-          vErrors.push(err69);
+          vErrors.push(err70);
         }
         errors++;
       }
     }
     if (data.input !== undefined) {
-      let data47 = data.input;
-      if (Array.isArray(data47)) {
-        const len3 = data47.length;
+      let data48 = data.input;
+      if (Array.isArray(data48)) {
+        const len3 = data48.length;
         for (let i3 = 0; i3 < len3; i3++) {
           if (
-            !validate31(data47[i3], {
+            !validate31(data48[i3], {
               instancePath: instancePath + '/input/' + i3,
-              parentData: data47,
+              parentData: data48,
               parentDataProperty: i3,
               rootData,
               dynamicAnchors,
@@ -20819,7 +20889,7 @@ function validate30(
           }
         }
       } else {
-        const err70 = {
+        const err71 = {
           instancePath: instancePath + '/input',
           schemaPath: '#/properties/input/type',
           keyword: 'type',
@@ -20827,25 +20897,25 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties.input.type,
           parentSchema: schema52.properties.input,
-          data: data47,
+          data: data48,
         };
         if (vErrors === null) {
-          vErrors = [err70];
+          vErrors = [err71];
         } else {
-          vErrors.push(err70);
+          vErrors.push(err71);
         }
         errors++;
       }
     }
     if (data.output !== undefined) {
-      let data49 = data.output;
-      if (Array.isArray(data49)) {
-        const len4 = data49.length;
+      let data50 = data.output;
+      if (Array.isArray(data50)) {
+        const len4 = data50.length;
         for (let i4 = 0; i4 < len4; i4++) {
           if (
-            !validate40(data49[i4], {
+            !validate40(data50[i4], {
               instancePath: instancePath + '/output/' + i4,
-              parentData: data49,
+              parentData: data50,
               parentDataProperty: i4,
               rootData,
               dynamicAnchors,
@@ -20856,7 +20926,7 @@ function validate30(
           }
         }
       } else {
-        const err71 = {
+        const err72 = {
           instancePath: instancePath + '/output',
           schemaPath: '#/properties/output/type',
           keyword: 'type',
@@ -20864,28 +20934,7 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties.output.type,
           parentSchema: schema52.properties.output,
-          data: data49,
-        };
-        if (vErrors === null) {
-          vErrors = [err71];
-        } else {
-          vErrors.push(err71);
-        }
-        errors++;
-      }
-    }
-    if (data['stream-type'] !== undefined) {
-      let data51 = data['stream-type'];
-      if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
-        const err72 = {
-          instancePath: instancePath + '/stream-type',
-          schemaPath: '#/properties/stream-type/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['stream-type'].type,
-          parentSchema: schema52.properties['stream-type'],
-          data: data51,
+          data: data50,
         };
         if (vErrors === null) {
           vErrors = [err72];
@@ -20894,16 +20943,19 @@ function validate30(
         }
         errors++;
       }
-      if (!(data51 === 0 || data51 === 1 || data51 === 2)) {
+    }
+    if (data['stream-type'] !== undefined) {
+      let data52 = data['stream-type'];
+      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
         const err73 = {
           instancePath: instancePath + '/stream-type',
-          schemaPath: '#/properties/stream-type/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['stream-type'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['stream-type'].enum,
+          schemaPath: '#/properties/stream-type/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['stream-type'].type,
           parentSchema: schema52.properties['stream-type'],
-          data: data51,
+          data: data52,
         };
         if (vErrors === null) {
           vErrors = [err73];
@@ -20912,18 +20964,15 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data['ott-http'] !== undefined) {
-      let data52 = data['ott-http'];
-      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+      if (!(data52 === 0 || data52 === 1 || data52 === 2)) {
         const err74 = {
-          instancePath: instancePath + '/ott-http',
-          schemaPath: '#/properties/ott-http/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-http'].type,
-          parentSchema: schema52.properties['ott-http'],
+          instancePath: instancePath + '/stream-type',
+          schemaPath: '#/properties/stream-type/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['stream-type'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['stream-type'].enum,
+          parentSchema: schema52.properties['stream-type'],
           data: data52,
         };
         if (vErrors === null) {
@@ -20933,16 +20982,19 @@ function validate30(
         }
         errors++;
       }
-      if (!(data52 === 0 || data52 === 1)) {
+    }
+    if (data['ott-http'] !== undefined) {
+      let data53 = data['ott-http'];
+      if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
         const err75 = {
           instancePath: instancePath + '/ott-http',
-          schemaPath: '#/properties/ott-http/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['ott-http'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['ott-http'].enum,
+          schemaPath: '#/properties/ott-http/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['ott-http'].type,
           parentSchema: schema52.properties['ott-http'],
-          data: data52,
+          data: data53,
         };
         if (vErrors === null) {
           vErrors = [err75];
@@ -20951,18 +21003,15 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data['ott-http-trace'] !== undefined) {
-      let data53 = data['ott-http-trace'];
-      if (typeof data53 !== 'boolean') {
+      if (!(data53 === 0 || data53 === 1)) {
         const err76 = {
-          instancePath: instancePath + '/ott-http-trace',
-          schemaPath: '#/properties/ott-http-trace/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['ott-http-trace'].type,
-          parentSchema: schema52.properties['ott-http-trace'],
+          instancePath: instancePath + '/ott-http',
+          schemaPath: '#/properties/ott-http/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['ott-http'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['ott-http'].enum,
+          parentSchema: schema52.properties['ott-http'],
           data: data53,
         };
         if (vErrors === null) {
@@ -20973,17 +21022,17 @@ function validate30(
         errors++;
       }
     }
-    if (data['ott-hls'] !== undefined) {
-      let data54 = data['ott-hls'];
-      if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))) {
+    if (data['ott-http-trace'] !== undefined) {
+      let data54 = data['ott-http-trace'];
+      if (typeof data54 !== 'boolean') {
         const err77 = {
-          instancePath: instancePath + '/ott-hls',
-          schemaPath: '#/properties/ott-hls/type',
+          instancePath: instancePath + '/ott-http-trace',
+          schemaPath: '#/properties/ott-http-trace/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-hls'].type,
-          parentSchema: schema52.properties['ott-hls'],
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['ott-http-trace'].type,
+          parentSchema: schema52.properties['ott-http-trace'],
           data: data54,
         };
         if (vErrors === null) {
@@ -20993,16 +21042,19 @@ function validate30(
         }
         errors++;
       }
-      if (!(data54 === 0 || data54 === 1 || data54 === 2 || data54 === 3)) {
+    }
+    if (data['ott-hls'] !== undefined) {
+      let data55 = data['ott-hls'];
+      if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
         const err78 = {
           instancePath: instancePath + '/ott-hls',
-          schemaPath: '#/properties/ott-hls/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema52.properties['ott-hls'].enum },
-          message: 'must be equal to one of the allowed values',
-          schema: schema52.properties['ott-hls'].enum,
+          schemaPath: '#/properties/ott-hls/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['ott-hls'].type,
           parentSchema: schema52.properties['ott-hls'],
-          data: data54,
+          data: data55,
         };
         if (vErrors === null) {
           vErrors = [err78];
@@ -21011,18 +21063,15 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data['ott-webvtt'] !== undefined) {
-      let data55 = data['ott-webvtt'];
-      if (typeof data55 !== 'boolean') {
+      if (!(data55 === 0 || data55 === 1 || data55 === 2 || data55 === 3)) {
         const err79 = {
-          instancePath: instancePath + '/ott-webvtt',
-          schemaPath: '#/properties/ott-webvtt/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-          schema: schema52.properties['ott-webvtt'].type,
-          parentSchema: schema52.properties['ott-webvtt'],
+          instancePath: instancePath + '/ott-hls',
+          schemaPath: '#/properties/ott-hls/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema52.properties['ott-hls'].enum },
+          message: 'must be equal to one of the allowed values',
+          schema: schema52.properties['ott-hls'].enum,
+          parentSchema: schema52.properties['ott-hls'],
           data: data55,
         };
         if (vErrors === null) {
@@ -21033,11 +21082,32 @@ function validate30(
         errors++;
       }
     }
+    if (data['ott-webvtt'] !== undefined) {
+      let data56 = data['ott-webvtt'];
+      if (typeof data56 !== 'boolean') {
+        const err80 = {
+          instancePath: instancePath + '/ott-webvtt',
+          schemaPath: '#/properties/ott-webvtt/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+          schema: schema52.properties['ott-webvtt'].type,
+          parentSchema: schema52.properties['ott-webvtt'],
+          data: data56,
+        };
+        if (vErrors === null) {
+          vErrors = [err80];
+        } else {
+          vErrors.push(err80);
+        }
+        errors++;
+      }
+    }
     if (data['ott-segment-duration'] !== undefined) {
-      let data56 = data['ott-segment-duration'];
-      if (typeof data56 == 'number' && isFinite(data56)) {
-        if (data56 > 30 || isNaN(data56)) {
-          const err80 = {
+      let data57 = data['ott-segment-duration'];
+      if (typeof data57 == 'number' && isFinite(data57)) {
+        if (data57 > 30 || isNaN(data57)) {
+          const err81 = {
             instancePath: instancePath + '/ott-segment-duration',
             schemaPath: '#/properties/ott-segment-duration/maximum',
             keyword: 'maximum',
@@ -21045,25 +21115,7 @@ function validate30(
             message: 'must be <= 30',
             schema: 30,
             parentSchema: schema52.properties['ott-segment-duration'],
-            data: data56,
-          };
-          if (vErrors === null) {
-            vErrors = [err80];
-          } else {
-            vErrors.push(err80);
-          }
-          errors++;
-        }
-        if (data56 < 1 || isNaN(data56)) {
-          const err81 = {
-            instancePath: instancePath + '/ott-segment-duration',
-            schemaPath: '#/properties/ott-segment-duration/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-            schema: 1,
-            parentSchema: schema52.properties['ott-segment-duration'],
-            data: data56,
+            data: data57,
           };
           if (vErrors === null) {
             vErrors = [err81];
@@ -21072,8 +21124,26 @@ function validate30(
           }
           errors++;
         }
+        if (data57 < 1 || isNaN(data57)) {
+          const err82 = {
+            instancePath: instancePath + '/ott-segment-duration',
+            schemaPath: '#/properties/ott-segment-duration/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema52.properties['ott-segment-duration'],
+            data: data57,
+          };
+          if (vErrors === null) {
+            vErrors = [err82];
+          } else {
+            vErrors.push(err82);
+          }
+          errors++;
+        }
       } else {
-        const err82 = {
+        const err83 = {
           instancePath: instancePath + '/ott-segment-duration',
           schemaPath: '#/properties/ott-segment-duration/type',
           keyword: 'type',
@@ -21081,21 +21151,21 @@ function validate30(
           message: 'must be number',
           schema: schema52.properties['ott-segment-duration'].type,
           parentSchema: schema52.properties['ott-segment-duration'],
-          data: data56,
+          data: data57,
         };
         if (vErrors === null) {
-          vErrors = [err82];
+          vErrors = [err83];
         } else {
-          vErrors.push(err82);
+          vErrors.push(err83);
         }
         errors++;
       }
     }
     if (data['ott-part-duration'] !== undefined) {
-      let data57 = data['ott-part-duration'];
-      if (typeof data57 == 'number' && isFinite(data57)) {
-        if (data57 > 2 || isNaN(data57)) {
-          const err83 = {
+      let data58 = data['ott-part-duration'];
+      if (typeof data58 == 'number' && isFinite(data58)) {
+        if (data58 > 2 || isNaN(data58)) {
+          const err84 = {
             instancePath: instancePath + '/ott-part-duration',
             schemaPath: '#/properties/ott-part-duration/maximum',
             keyword: 'maximum',
@@ -21103,25 +21173,7 @@ function validate30(
             message: 'must be <= 2',
             schema: 2,
             parentSchema: schema52.properties['ott-part-duration'],
-            data: data57,
-          };
-          if (vErrors === null) {
-            vErrors = [err83];
-          } else {
-            vErrors.push(err83);
-          }
-          errors++;
-        }
-        if (data57 < 0.1 || isNaN(data57)) {
-          const err84 = {
-            instancePath: instancePath + '/ott-part-duration',
-            schemaPath: '#/properties/ott-part-duration/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0.1 },
-            message: 'must be >= 0.1',
-            schema: 0.1,
-            parentSchema: schema52.properties['ott-part-duration'],
-            data: data57,
+            data: data58,
           };
           if (vErrors === null) {
             vErrors = [err84];
@@ -21130,8 +21182,26 @@ function validate30(
           }
           errors++;
         }
+        if (data58 < 0.1 || isNaN(data58)) {
+          const err85 = {
+            instancePath: instancePath + '/ott-part-duration',
+            schemaPath: '#/properties/ott-part-duration/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0.1 },
+            message: 'must be >= 0.1',
+            schema: 0.1,
+            parentSchema: schema52.properties['ott-part-duration'],
+            data: data58,
+          };
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
       } else {
-        const err85 = {
+        const err86 = {
           instancePath: instancePath + '/ott-part-duration',
           schemaPath: '#/properties/ott-part-duration/type',
           keyword: 'type',
@@ -21139,27 +21209,6 @@ function validate30(
           message: 'must be number',
           schema: schema52.properties['ott-part-duration'].type,
           parentSchema: schema52.properties['ott-part-duration'],
-          data: data57,
-        };
-        if (vErrors === null) {
-          vErrors = [err85];
-        } else {
-          vErrors.push(err85);
-        }
-        errors++;
-      }
-    }
-    if (data['ott-window'] !== undefined) {
-      let data58 = data['ott-window'];
-      if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-        const err86 = {
-          instancePath: instancePath + '/ott-window',
-          schemaPath: '#/properties/ott-window/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-          schema: schema52.properties['ott-window'].type,
-          parentSchema: schema52.properties['ott-window'],
           data: data58,
         };
         if (vErrors === null) {
@@ -21169,9 +21218,30 @@ function validate30(
         }
         errors++;
       }
-      if (typeof data58 == 'number' && isFinite(data58)) {
-        if (data58 > 1000 || isNaN(data58)) {
-          const err87 = {
+    }
+    if (data['ott-window'] !== undefined) {
+      let data59 = data['ott-window'];
+      if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+        const err87 = {
+          instancePath: instancePath + '/ott-window',
+          schemaPath: '#/properties/ott-window/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+          schema: schema52.properties['ott-window'].type,
+          parentSchema: schema52.properties['ott-window'],
+          data: data59,
+        };
+        if (vErrors === null) {
+          vErrors = [err87];
+        } else {
+          vErrors.push(err87);
+        }
+        errors++;
+      }
+      if (typeof data59 == 'number' && isFinite(data59)) {
+        if (data59 > 1000 || isNaN(data59)) {
+          const err88 = {
             instancePath: instancePath + '/ott-window',
             schemaPath: '#/properties/ott-window/maximum',
             keyword: 'maximum',
@@ -21179,25 +21249,7 @@ function validate30(
             message: 'must be <= 1000',
             schema: 1000,
             parentSchema: schema52.properties['ott-window'],
-            data: data58,
-          };
-          if (vErrors === null) {
-            vErrors = [err87];
-          } else {
-            vErrors.push(err87);
-          }
-          errors++;
-        }
-        if (data58 < 3 || isNaN(data58)) {
-          const err88 = {
-            instancePath: instancePath + '/ott-window',
-            schemaPath: '#/properties/ott-window/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 3 },
-            message: 'must be >= 3',
-            schema: 3,
-            parentSchema: schema52.properties['ott-window'],
-            data: data58,
+            data: data59,
           };
           if (vErrors === null) {
             vErrors = [err88];
@@ -21206,12 +21258,30 @@ function validate30(
           }
           errors++;
         }
+        if (data59 < 3 || isNaN(data59)) {
+          const err89 = {
+            instancePath: instancePath + '/ott-window',
+            schemaPath: '#/properties/ott-window/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 3 },
+            message: 'must be >= 3',
+            schema: 3,
+            parentSchema: schema52.properties['ott-window'],
+            data: data59,
+          };
+          if (vErrors === null) {
+            vErrors = [err89];
+          } else {
+            vErrors.push(err89);
+          }
+          errors++;
+        }
       }
     }
     if (data['dvr-storage'] !== undefined) {
-      let data59 = data['dvr-storage'];
-      if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
-        const err89 = {
+      let data60 = data['dvr-storage'];
+      if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
+        const err90 = {
           instancePath: instancePath + '/dvr-storage',
           schemaPath: '#/properties/dvr-storage/type',
           keyword: 'type',
@@ -21219,18 +21289,18 @@ function validate30(
           message: 'must be integer',
           schema: schema52.properties['dvr-storage'].type,
           parentSchema: schema52.properties['dvr-storage'],
-          data: data59,
+          data: data60,
         };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err90];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err90);
         }
         errors++;
       }
-      if (typeof data59 == 'number' && isFinite(data59)) {
-        if (data59 < 0 || isNaN(data59)) {
-          const err90 = {
+      if (typeof data60 == 'number' && isFinite(data60)) {
+        if (data60 < 0 || isNaN(data60)) {
+          const err91 = {
             instancePath: instancePath + '/dvr-storage',
             schemaPath: '#/properties/dvr-storage/minimum',
             keyword: 'minimum',
@@ -21238,21 +21308,21 @@ function validate30(
             message: 'must be >= 0',
             schema: 0,
             parentSchema: schema52.properties['dvr-storage'],
-            data: data59,
+            data: data60,
           };
           if (vErrors === null) {
-            vErrors = [err90];
+            vErrors = [err91];
           } else {
-            vErrors.push(err90);
+            vErrors.push(err91);
           }
           errors++;
         }
       }
     }
     if (data['dvr-hours'] !== undefined) {
-      let data60 = data['dvr-hours'];
-      if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
-        const err91 = {
+      let data61 = data['dvr-hours'];
+      if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
+        const err92 = {
           instancePath: instancePath + '/dvr-hours',
           schemaPath: '#/properties/dvr-hours/type',
           keyword: 'type',
@@ -21260,18 +21330,18 @@ function validate30(
           message: 'must be integer',
           schema: schema52.properties['dvr-hours'].type,
           parentSchema: schema52.properties['dvr-hours'],
-          data: data60,
+          data: data61,
         };
         if (vErrors === null) {
-          vErrors = [err91];
+          vErrors = [err92];
         } else {
-          vErrors.push(err91);
+          vErrors.push(err92);
         }
         errors++;
       }
-      if (typeof data60 == 'number' && isFinite(data60)) {
-        if (data60 > 2160 || isNaN(data60)) {
-          const err92 = {
+      if (typeof data61 == 'number' && isFinite(data61)) {
+        if (data61 > 2160 || isNaN(data61)) {
+          const err93 = {
             instancePath: instancePath + '/dvr-hours',
             schemaPath: '#/properties/dvr-hours/maximum',
             keyword: 'maximum',
@@ -21279,25 +21349,7 @@ function validate30(
             message: 'must be <= 2160',
             schema: 2160,
             parentSchema: schema52.properties['dvr-hours'],
-            data: data60,
-          };
-          if (vErrors === null) {
-            vErrors = [err92];
-          } else {
-            vErrors.push(err92);
-          }
-          errors++;
-        }
-        if (data60 < 1 || isNaN(data60)) {
-          const err93 = {
-            instancePath: instancePath + '/dvr-hours',
-            schemaPath: '#/properties/dvr-hours/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-            schema: 1,
-            parentSchema: schema52.properties['dvr-hours'],
-            data: data60,
+            data: data61,
           };
           if (vErrors === null) {
             vErrors = [err93];
@@ -21306,12 +21358,30 @@ function validate30(
           }
           errors++;
         }
+        if (data61 < 1 || isNaN(data61)) {
+          const err94 = {
+            instancePath: instancePath + '/dvr-hours',
+            schemaPath: '#/properties/dvr-hours/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+            schema: 1,
+            parentSchema: schema52.properties['dvr-hours'],
+            data: data61,
+          };
+          if (vErrors === null) {
+            vErrors = [err94];
+          } else {
+            vErrors.push(err94);
+          }
+          errors++;
+        }
       }
     }
     if (data['dvr-min-hours'] !== undefined) {
-      let data61 = data['dvr-min-hours'];
-      if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
-        const err94 = {
+      let data62 = data['dvr-min-hours'];
+      if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
+        const err95 = {
           instancePath: instancePath + '/dvr-min-hours',
           schemaPath: '#/properties/dvr-min-hours/type',
           keyword: 'type',
@@ -21319,18 +21389,18 @@ function validate30(
           message: 'must be integer',
           schema: schema52.properties['dvr-min-hours'].type,
           parentSchema: schema52.properties['dvr-min-hours'],
-          data: data61,
+          data: data62,
         };
         if (vErrors === null) {
-          vErrors = [err94];
+          vErrors = [err95];
         } else {
-          vErrors.push(err94);
+          vErrors.push(err95);
         }
         errors++;
       }
-      if (typeof data61 == 'number' && isFinite(data61)) {
-        if (data61 < 0 || isNaN(data61)) {
-          const err95 = {
+      if (typeof data62 == 'number' && isFinite(data62)) {
+        if (data62 < 0 || isNaN(data62)) {
+          const err96 = {
             instancePath: instancePath + '/dvr-min-hours',
             schemaPath: '#/properties/dvr-min-hours/minimum',
             keyword: 'minimum',
@@ -21338,21 +21408,21 @@ function validate30(
             message: 'must be >= 0',
             schema: 0,
             parentSchema: schema52.properties['dvr-min-hours'],
-            data: data61,
+            data: data62,
           };
           if (vErrors === null) {
-            vErrors = [err95];
+            vErrors = [err96];
           } else {
-            vErrors.push(err95);
+            vErrors.push(err96);
           }
           errors++;
         }
       }
     }
     if (data['epg-source'] !== undefined) {
-      let data62 = data['epg-source'];
-      if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
-        const err96 = {
+      let data63 = data['epg-source'];
+      if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
+        const err97 = {
           instancePath: instancePath + '/epg-source',
           schemaPath: '#/properties/epg-source/type',
           keyword: 'type',
@@ -21360,18 +21430,18 @@ function validate30(
           message: 'must be integer',
           schema: schema52.properties['epg-source'].type,
           parentSchema: schema52.properties['epg-source'],
-          data: data62,
+          data: data63,
         };
         if (vErrors === null) {
-          vErrors = [err96];
+          vErrors = [err97];
         } else {
-          vErrors.push(err96);
+          vErrors.push(err97);
         }
         errors++;
       }
-      if (typeof data62 == 'number' && isFinite(data62)) {
-        if (data62 < 0 || isNaN(data62)) {
-          const err97 = {
+      if (typeof data63 == 'number' && isFinite(data63)) {
+        if (data63 < 0 || isNaN(data63)) {
+          const err98 = {
             instancePath: instancePath + '/epg-source',
             schemaPath: '#/properties/epg-source/minimum',
             keyword: 'minimum',
@@ -21379,21 +21449,21 @@ function validate30(
             message: 'must be >= 0',
             schema: 0,
             parentSchema: schema52.properties['epg-source'],
-            data: data62,
+            data: data63,
           };
           if (vErrors === null) {
-            vErrors = [err97];
+            vErrors = [err98];
           } else {
-            vErrors.push(err97);
+            vErrors.push(err98);
           }
           errors++;
         }
       }
     }
     if (data['epg-channel'] !== undefined) {
-      let data63 = data['epg-channel'];
-      if (typeof data63 !== 'string') {
-        const err98 = {
+      let data64 = data['epg-channel'];
+      if (typeof data64 !== 'string') {
+        const err99 = {
           instancePath: instancePath + '/epg-channel',
           schemaPath: '#/properties/epg-channel/type',
           keyword: 'type',
@@ -21401,24 +21471,24 @@ function validate30(
           message: 'must be string',
           schema: schema52.properties['epg-channel'].type,
           parentSchema: schema52.properties['epg-channel'],
-          data: data63,
+          data: data64,
         };
         if (vErrors === null) {
-          vErrors = [err98];
+          vErrors = [err99];
         } else {
-          vErrors.push(err98);
+          vErrors.push(err99);
         }
         errors++;
       }
     }
     if (data['epg-channel-set'] !== undefined) {
-      let data64 = data['epg-channel-set'];
-      if (Array.isArray(data64)) {
-        const len5 = data64.length;
+      let data65 = data['epg-channel-set'];
+      if (Array.isArray(data65)) {
+        const len5 = data65.length;
         for (let i5 = 0; i5 < len5; i5++) {
-          let data65 = data64[i5];
-          if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
-            const err99 = {
+          let data66 = data65[i5];
+          if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66) && isFinite(data66))) {
+            const err100 = {
               instancePath: instancePath + '/epg-channel-set/' + i5,
               schemaPath: '#/properties/epg-channel-set/items/type',
               keyword: 'type',
@@ -21426,18 +21496,18 @@ function validate30(
               message: 'must be integer',
               schema: schema52.properties['epg-channel-set'].items.type,
               parentSchema: schema52.properties['epg-channel-set'].items,
-              data: data65,
+              data: data66,
             };
             if (vErrors === null) {
-              vErrors = [err99];
+              vErrors = [err100];
             } else {
-              vErrors.push(err99);
+              vErrors.push(err100);
             }
             errors++;
           }
-          if (typeof data65 == 'number' && isFinite(data65)) {
-            if (data65 < 1 || isNaN(data65)) {
-              const err100 = {
+          if (typeof data66 == 'number' && isFinite(data66)) {
+            if (data66 < 1 || isNaN(data66)) {
+              const err101 = {
                 instancePath: instancePath + '/epg-channel-set/' + i5,
                 schemaPath: '#/properties/epg-channel-set/items/minimum',
                 keyword: 'minimum',
@@ -21445,29 +21515,29 @@ function validate30(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema52.properties['epg-channel-set'].items,
-                data: data65,
+                data: data66,
               };
               if (vErrors === null) {
-                vErrors = [err100];
+                vErrors = [err101];
               } else {
-                vErrors.push(err100);
+                vErrors.push(err101);
               }
               errors++;
             }
           }
         }
-        let i6 = data64.length;
+        let i6 = data65.length;
         let j0;
         if (i6 > 1) {
           const indices0 = {};
           for (; i6--; ) {
-            let item0 = data64[i6];
+            let item0 = data65[i6];
             if (!(typeof item0 == 'number' && !(item0 % 1) && !isNaN(item0) && isFinite(item0))) {
               continue;
             }
             if (typeof indices0[item0] == 'number') {
               j0 = indices0[item0];
-              const err101 = {
+              const err102 = {
                 instancePath: instancePath + '/epg-channel-set',
                 schemaPath: '#/properties/epg-channel-set/uniqueItems',
                 keyword: 'uniqueItems',
@@ -21480,12 +21550,12 @@ function validate30(
                   ' are identical)',
                 schema: true,
                 parentSchema: schema52.properties['epg-channel-set'],
-                data: data64,
+                data: data65,
               };
               if (vErrors === null) {
-                vErrors = [err101];
+                vErrors = [err102];
               } else {
-                vErrors.push(err101);
+                vErrors.push(err102);
               }
               errors++;
               break;
@@ -21494,7 +21564,7 @@ function validate30(
           }
         }
       } else {
-        const err102 = {
+        const err103 = {
           instancePath: instancePath + '/epg-channel-set',
           schemaPath: '#/properties/epg-channel-set/type',
           keyword: 'type',
@@ -21502,18 +21572,18 @@ function validate30(
           message: 'must be array',
           schema: schema52.properties['epg-channel-set'].type,
           parentSchema: schema52.properties['epg-channel-set'],
-          data: data64,
+          data: data65,
         };
         if (vErrors === null) {
-          vErrors = [err102];
+          vErrors = [err103];
         } else {
-          vErrors.push(err102);
+          vErrors.push(err103);
         }
         errors++;
       }
     }
   } else {
-    const err103 = {
+    const err104 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -21524,9 +21594,9 @@ function validate30(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err103];
+      vErrors = [err104];
     } else {
-      vErrors.push(err103);
+      vErrors.push(err104);
     }
     errors++;
   }
@@ -22173,8 +22243,223 @@ function validate20(
             errors++;
           }
         }
+        if (data6.etcd !== undefined) {
+          let data18 = data6.etcd;
+          if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+            for (const key5 in data18) {
+              if (!(key5 === 'endpoints' || key5 === 'lease-ttl' || key5 === 'prefix')) {
+                const err24 = {
+                  instancePath: instancePath + '/cluster/etcd',
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/etcd/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key5 },
+                  message: 'must NOT have additional properties',
+                  schema: false,
+                  parentSchema: schema34.properties.etcd,
+                  data: data18,
+                };
+                if (vErrors === null) {
+                  vErrors = [err24];
+                } else {
+                  vErrors.push(err24);
+                }
+                errors++;
+              }
+            }
+            if (data18.endpoints !== undefined) {
+              let data19 = data18.endpoints;
+              if (Array.isArray(data19)) {
+                const len2 = data19.length;
+                for (let i2 = 0; i2 < len2; i2++) {
+                  let data20 = data19[i2];
+                  if (typeof data20 === 'string') {
+                    if (!pattern5.test(data20)) {
+                      const err25 = {
+                        instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
+                        schemaPath:
+                          'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^https?://' },
+                        message: 'must match pattern "' + '^https?://' + '"',
+                        schema: '^https?://',
+                        parentSchema: schema34.properties.etcd.properties.endpoints.items,
+                        data: data20,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err25];
+                      } else {
+                        vErrors.push(err25);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err26 = {
+                      instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema34.properties.etcd.properties.endpoints.items.type,
+                      parentSchema: schema34.properties.etcd.properties.endpoints.items,
+                      data: data20,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err26];
+                    } else {
+                      vErrors.push(err26);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err27 = {
+                  instancePath: instancePath + '/cluster/etcd/endpoints',
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema34.properties.etcd.properties.endpoints.type,
+                  parentSchema: schema34.properties.etcd.properties.endpoints,
+                  data: data19,
+                };
+                if (vErrors === null) {
+                  vErrors = [err27];
+                } else {
+                  vErrors.push(err27);
+                }
+                errors++;
+              }
+            }
+            if (data18['lease-ttl'] !== undefined) {
+              let data21 = data18['lease-ttl'];
+              if (
+                !(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))
+              ) {
+                const err28 = {
+                  instancePath: instancePath + '/cluster/etcd/lease-ttl',
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema34.properties.etcd.properties['lease-ttl'].type,
+                  parentSchema: schema34.properties.etcd.properties['lease-ttl'],
+                  data: data21,
+                };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
+              if (typeof data21 == 'number' && isFinite(data21)) {
+                if (data21 > 300 || isNaN(data21)) {
+                  const err29 = {
+                    instancePath: instancePath + '/cluster/etcd/lease-ttl',
+                    schemaPath:
+                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 300 },
+                    message: 'must be <= 300',
+                    schema: 300,
+                    parentSchema: schema34.properties.etcd.properties['lease-ttl'],
+                    data: data21,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err29];
+                  } else {
+                    vErrors.push(err29);
+                  }
+                  errors++;
+                }
+                if (data21 < 2 || isNaN(data21)) {
+                  const err30 = {
+                    instancePath: instancePath + '/cluster/etcd/lease-ttl',
+                    schemaPath:
+                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 2 },
+                    message: 'must be >= 2',
+                    schema: 2,
+                    parentSchema: schema34.properties.etcd.properties['lease-ttl'],
+                    data: data21,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err30];
+                  } else {
+                    vErrors.push(err30);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data18.prefix !== undefined) {
+              let data22 = data18.prefix;
+              if (typeof data22 === 'string') {
+                if (!pattern6.test(data22)) {
+                  const err31 = {
+                    instancePath: instancePath + '/cluster/etcd/prefix',
+                    schemaPath:
+                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^/[A-Za-z0-9/._-]*$' },
+                    message: 'must match pattern "' + '^/[A-Za-z0-9/._-]*$' + '"',
+                    schema: '^/[A-Za-z0-9/._-]*$',
+                    parentSchema: schema34.properties.etcd.properties.prefix,
+                    data: data22,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err31];
+                  } else {
+                    vErrors.push(err31);
+                  }
+                  errors++;
+                }
+              } else {
+                const err32 = {
+                  instancePath: instancePath + '/cluster/etcd/prefix',
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema34.properties.etcd.properties.prefix.type,
+                  parentSchema: schema34.properties.etcd.properties.prefix,
+                  data: data22,
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err33 = {
+              instancePath: instancePath + '/cluster/etcd',
+              schemaPath: 'settings.schema.json#/$defs/cluster/properties/etcd/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema34.properties.etcd.type,
+              parentSchema: schema34.properties.etcd,
+              data: data18,
+            };
+            if (vErrors === null) {
+              vErrors = [err33];
+            } else {
+              vErrors.push(err33);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err24 = {
+        const err34 = {
           instancePath: instancePath + '/cluster',
           schemaPath: 'settings.schema.json#/$defs/cluster/type',
           keyword: 'type',
@@ -22185,20 +22470,20 @@ function validate20(
           data: data6,
         };
         if (vErrors === null) {
-          vErrors = [err24];
+          vErrors = [err34];
         } else {
-          vErrors.push(err24);
+          vErrors.push(err34);
         }
         errors++;
       }
     }
     if (data['user-default'] !== undefined) {
-      let data18 = data['user-default'];
-      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
-        if (data18.role !== undefined) {
-          let data19 = data18.role;
-          if (typeof data19 !== 'string') {
-            const err25 = {
+      let data23 = data['user-default'];
+      if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
+        if (data23.role !== undefined) {
+          let data24 = data23.role;
+          if (typeof data24 !== 'string') {
+            const err35 = {
               instancePath: instancePath + '/user-default/role',
               schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
               keyword: 'type',
@@ -22206,17 +22491,17 @@ function validate20(
               message: 'must be string',
               schema: schema35.properties.role.type,
               parentSchema: schema35.properties.role,
-              data: data19,
+              data: data24,
             };
             if (vErrors === null) {
-              vErrors = [err25];
+              vErrors = [err35];
             } else {
-              vErrors.push(err25);
+              vErrors.push(err35);
             }
             errors++;
           }
-          if (!(data19 === 'admin' || data19 === 'viewer')) {
-            const err26 = {
+          if (!(data24 === 'admin' || data24 === 'viewer')) {
+            const err36 = {
               instancePath: instancePath + '/user-default/role',
               schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
               keyword: 'enum',
@@ -22224,20 +22509,20 @@ function validate20(
               message: 'must be equal to one of the allowed values',
               schema: schema35.properties.role.enum,
               parentSchema: schema35.properties.role,
-              data: data19,
+              data: data24,
             };
             if (vErrors === null) {
-              vErrors = [err26];
+              vErrors = [err36];
             } else {
-              vErrors.push(err26);
+              vErrors.push(err36);
             }
             errors++;
           }
         }
-        if (data18['max-sessions'] !== undefined) {
-          let data20 = data18['max-sessions'];
-          if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
-            const err27 = {
+        if (data23['max-sessions'] !== undefined) {
+          let data25 = data23['max-sessions'];
+          if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+            const err37 = {
               instancePath: instancePath + '/user-default/max-sessions',
               schemaPath: 'settings.schema.json#/$defs/user-default/properties/max-sessions/type',
               keyword: 'type',
@@ -22245,209 +22530,7 @@ function validate20(
               message: 'must be integer',
               schema: schema35.properties['max-sessions'].type,
               parentSchema: schema35.properties['max-sessions'],
-              data: data20,
-            };
-            if (vErrors === null) {
-              vErrors = [err27];
-            } else {
-              vErrors.push(err27);
-            }
-            errors++;
-          }
-          if (typeof data20 == 'number' && isFinite(data20)) {
-            if (data20 < 0 || isNaN(data20)) {
-              const err28 = {
-                instancePath: instancePath + '/user-default/max-sessions',
-                schemaPath:
-                  'settings.schema.json#/$defs/user-default/properties/max-sessions/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema35.properties['max-sessions'],
-                data: data20,
-              };
-              if (vErrors === null) {
-                vErrors = [err28];
-              } else {
-                vErrors.push(err28);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err29 = {
-          instancePath: instancePath + '/user-default',
-          schemaPath: 'settings.schema.json#/$defs/user-default/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema35.type,
-          parentSchema: schema35,
-          data: data18,
-        };
-        if (vErrors === null) {
-          vErrors = [err29];
-        } else {
-          vErrors.push(err29);
-        }
-        errors++;
-      }
-    }
-    if (data.user !== undefined) {
-      let data21 = data.user;
-      if (Array.isArray(data21)) {
-        const len2 = data21.length;
-        for (let i2 = 0; i2 < len2; i2++) {
-          let data22 = data21[i2];
-          if (data22 && typeof data22 == 'object' && !Array.isArray(data22)) {
-            if (data22.login === undefined) {
-              const err30 = {
-                instancePath: instancePath + '/user/' + i2,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'login' },
-                message: "must have required property '" + 'login' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data22,
-              };
-              if (vErrors === null) {
-                vErrors = [err30];
-              } else {
-                vErrors.push(err30);
-              }
-              errors++;
-            }
-            if (data22.password === undefined) {
-              const err31 = {
-                instancePath: instancePath + '/user/' + i2,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'password' },
-                message: "must have required property '" + 'password' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data22,
-              };
-              if (vErrors === null) {
-                vErrors = [err31];
-              } else {
-                vErrors.push(err31);
-              }
-              errors++;
-            }
-            if (data22.login !== undefined) {
-              let data23 = data22.login;
-              if (typeof data23 === 'string') {
-                if (func2(data23) < 1) {
-                  const err32 = {
-                    instancePath: instancePath + '/user/' + i2 + '/login',
-                    schemaPath: 'user.schema.json/properties/login/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema36.properties.login,
-                    data: data23,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err32];
-                  } else {
-                    vErrors.push(err32);
-                  }
-                  errors++;
-                }
-              } else {
-                const err33 = {
-                  instancePath: instancePath + '/user/' + i2 + '/login',
-                  schemaPath: 'user.schema.json/properties/login/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.login.type,
-                  parentSchema: schema36.properties.login,
-                  data: data23,
-                };
-                if (vErrors === null) {
-                  vErrors = [err33];
-                } else {
-                  vErrors.push(err33);
-                }
-                errors++;
-              }
-            }
-            if (data22.password !== undefined) {
-              let data24 = data22.password;
-              if (typeof data24 !== 'string') {
-                const err34 = {
-                  instancePath: instancePath + '/user/' + i2 + '/password',
-                  schemaPath: 'user.schema.json/properties/password/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.password.type,
-                  parentSchema: schema36.properties.password,
-                  data: data24,
-                };
-                if (vErrors === null) {
-                  vErrors = [err34];
-                } else {
-                  vErrors.push(err34);
-                }
-                errors++;
-              }
-            }
-            if (data22.role !== undefined) {
-              let data25 = data22.role;
-              if (typeof data25 !== 'string') {
-                const err35 = {
-                  instancePath: instancePath + '/user/' + i2 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.role.type,
-                  parentSchema: schema36.properties.role,
-                  data: data25,
-                };
-                if (vErrors === null) {
-                  vErrors = [err35];
-                } else {
-                  vErrors.push(err35);
-                }
-                errors++;
-              }
-              if (!(data25 === 'admin' || data25 === 'viewer')) {
-                const err36 = {
-                  instancePath: instancePath + '/user/' + i2 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema36.properties.role.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema36.properties.role.enum,
-                  parentSchema: schema36.properties.role,
-                  data: data25,
-                };
-                if (vErrors === null) {
-                  vErrors = [err36];
-                } else {
-                  vErrors.push(err36);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err37 = {
-              instancePath: instancePath + '/user/' + i2,
-              schemaPath: 'user.schema.json/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-              schema: schema36.type,
-              parentSchema: schema36,
-              data: data22,
+              data: data25,
             };
             if (vErrors === null) {
               vErrors = [err37];
@@ -22456,63 +22539,64 @@ function validate20(
             }
             errors++;
           }
+          if (typeof data25 == 'number' && isFinite(data25)) {
+            if (data25 < 0 || isNaN(data25)) {
+              const err38 = {
+                instancePath: instancePath + '/user-default/max-sessions',
+                schemaPath:
+                  'settings.schema.json#/$defs/user-default/properties/max-sessions/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema35.properties['max-sessions'],
+                data: data25,
+              };
+              if (vErrors === null) {
+                vErrors = [err38];
+              } else {
+                vErrors.push(err38);
+              }
+              errors++;
+            }
+          }
         }
       } else {
-        const err38 = {
-          instancePath: instancePath + '/user',
-          schemaPath: '#/properties/user/type',
+        const err39 = {
+          instancePath: instancePath + '/user-default',
+          schemaPath: 'settings.schema.json#/$defs/user-default/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-          schema: schema31.properties.user.type,
-          parentSchema: schema31.properties.user,
-          data: data21,
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema35.type,
+          parentSchema: schema35,
+          data: data23,
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err39];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err39);
         }
         errors++;
       }
     }
-    if (data['web-server'] !== undefined) {
-      let data26 = data['web-server'];
-      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
-        if (data26.enable !== undefined) {
-          let data27 = data26.enable;
-          if (typeof data27 !== 'boolean') {
-            const err39 = {
-              instancePath: instancePath + '/web-server/enable',
-              schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema37.properties.enable.type,
-              parentSchema: schema37.properties.enable,
-              data: data27,
-            };
-            if (vErrors === null) {
-              vErrors = [err39];
-            } else {
-              vErrors.push(err39);
-            }
-            errors++;
-          }
-        }
-        if (data26['ui-path'] !== undefined) {
-          let data28 = data26['ui-path'];
-          if (typeof data28 === 'string') {
-            if (!pattern5.test(data28)) {
+    if (data.user !== undefined) {
+      let data26 = data.user;
+      if (Array.isArray(data26)) {
+        const len3 = data26.length;
+        for (let i3 = 0; i3 < len3; i3++) {
+          let data27 = data26[i3];
+          if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+            if (data27.login === undefined) {
               const err40 = {
-                instancePath: instancePath + '/web-server/ui-path',
-                schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^/.*/$' },
-                message: 'must match pattern "' + '^/.*/$' + '"',
-                schema: '^/.*/$',
-                parentSchema: schema37.properties['ui-path'],
-                data: data28,
+                instancePath: instancePath + '/user/' + i3,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'login' },
+                message: "must have required property '" + 'login' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data27,
               };
               if (vErrors === null) {
                 vErrors = [err40];
@@ -22521,8 +22605,209 @@ function validate20(
               }
               errors++;
             }
+            if (data27.password === undefined) {
+              const err41 = {
+                instancePath: instancePath + '/user/' + i3,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'password' },
+                message: "must have required property '" + 'password' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data27,
+              };
+              if (vErrors === null) {
+                vErrors = [err41];
+              } else {
+                vErrors.push(err41);
+              }
+              errors++;
+            }
+            if (data27.login !== undefined) {
+              let data28 = data27.login;
+              if (typeof data28 === 'string') {
+                if (func2(data28) < 1) {
+                  const err42 = {
+                    instancePath: instancePath + '/user/' + i3 + '/login',
+                    schemaPath: 'user.schema.json/properties/login/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema36.properties.login,
+                    data: data28,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err42];
+                  } else {
+                    vErrors.push(err42);
+                  }
+                  errors++;
+                }
+              } else {
+                const err43 = {
+                  instancePath: instancePath + '/user/' + i3 + '/login',
+                  schemaPath: 'user.schema.json/properties/login/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.login.type,
+                  parentSchema: schema36.properties.login,
+                  data: data28,
+                };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+            }
+            if (data27.password !== undefined) {
+              let data29 = data27.password;
+              if (typeof data29 !== 'string') {
+                const err44 = {
+                  instancePath: instancePath + '/user/' + i3 + '/password',
+                  schemaPath: 'user.schema.json/properties/password/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.password.type,
+                  parentSchema: schema36.properties.password,
+                  data: data29,
+                };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
+                }
+                errors++;
+              }
+            }
+            if (data27.role !== undefined) {
+              let data30 = data27.role;
+              if (typeof data30 !== 'string') {
+                const err45 = {
+                  instancePath: instancePath + '/user/' + i3 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.role.type,
+                  parentSchema: schema36.properties.role,
+                  data: data30,
+                };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
+                }
+                errors++;
+              }
+              if (!(data30 === 'admin' || data30 === 'viewer')) {
+                const err46 = {
+                  instancePath: instancePath + '/user/' + i3 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema36.properties.role.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema36.properties.role.enum,
+                  parentSchema: schema36.properties.role,
+                  data: data30,
+                };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err41 = {
+            const err47 = {
+              instancePath: instancePath + '/user/' + i3,
+              schemaPath: 'user.schema.json/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema36.type,
+              parentSchema: schema36,
+              data: data27,
+            };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err48 = {
+          instancePath: instancePath + '/user',
+          schemaPath: '#/properties/user/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema31.properties.user.type,
+          parentSchema: schema31.properties.user,
+          data: data26,
+        };
+        if (vErrors === null) {
+          vErrors = [err48];
+        } else {
+          vErrors.push(err48);
+        }
+        errors++;
+      }
+    }
+    if (data['web-server'] !== undefined) {
+      let data31 = data['web-server'];
+      if (data31 && typeof data31 == 'object' && !Array.isArray(data31)) {
+        if (data31.enable !== undefined) {
+          let data32 = data31.enable;
+          if (typeof data32 !== 'boolean') {
+            const err49 = {
+              instancePath: instancePath + '/web-server/enable',
+              schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema37.properties.enable.type,
+              parentSchema: schema37.properties.enable,
+              data: data32,
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+        }
+        if (data31['ui-path'] !== undefined) {
+          let data33 = data31['ui-path'];
+          if (typeof data33 === 'string') {
+            if (!pattern7.test(data33)) {
+              const err50 = {
+                instancePath: instancePath + '/web-server/ui-path',
+                schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^/.*/$' },
+                message: 'must match pattern "' + '^/.*/$' + '"',
+                schema: '^/.*/$',
+                parentSchema: schema37.properties['ui-path'],
+                data: data33,
+              };
+              if (vErrors === null) {
+                vErrors = [err50];
+              } else {
+                vErrors.push(err50);
+              }
+              errors++;
+            }
+          } else {
+            const err51 = {
               instancePath: instancePath + '/web-server/ui-path',
               schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/type',
               keyword: 'type',
@@ -22530,207 +22815,6 @@ function validate20(
               message: 'must be string',
               schema: schema37.properties['ui-path'].type,
               parentSchema: schema37.properties['ui-path'],
-              data: data28,
-            };
-            if (vErrors === null) {
-              vErrors = [err41];
-            } else {
-              vErrors.push(err41);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err42 = {
-          instancePath: instancePath + '/web-server',
-          schemaPath: 'settings.schema.json#/$defs/web-server/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema37.type,
-          parentSchema: schema37,
-          data: data26,
-        };
-        if (vErrors === null) {
-          vErrors = [err42];
-        } else {
-          vErrors.push(err42);
-        }
-        errors++;
-      }
-    }
-    if (data['http-server'] !== undefined) {
-      let data29 = data['http-server'];
-      if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
-        if (data29.port !== undefined) {
-          let data30 = data29.port;
-          if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
-            const err43 = {
-              instancePath: instancePath + '/http-server/port',
-              schemaPath: 'http-server.schema.json/properties/port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties.port.type,
-              parentSchema: schema38.properties.port,
-              data: data30,
-            };
-            if (vErrors === null) {
-              vErrors = [err43];
-            } else {
-              vErrors.push(err43);
-            }
-            errors++;
-          }
-          if (typeof data30 == 'number' && isFinite(data30)) {
-            if (data30 > 65535 || isNaN(data30)) {
-              const err44 = {
-                instancePath: instancePath + '/http-server/port',
-                schemaPath: 'http-server.schema.json/properties/port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema38.properties.port,
-                data: data30,
-              };
-              if (vErrors === null) {
-                vErrors = [err44];
-              } else {
-                vErrors.push(err44);
-              }
-              errors++;
-            }
-            if (data30 < 1 || isNaN(data30)) {
-              const err45 = {
-                instancePath: instancePath + '/http-server/port',
-                schemaPath: 'http-server.schema.json/properties/port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema38.properties.port,
-                data: data30,
-              };
-              if (vErrors === null) {
-                vErrors = [err45];
-              } else {
-                vErrors.push(err45);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data29['https-port'] !== undefined) {
-          let data31 = data29['https-port'];
-          if (!(typeof data31 == 'number' && !(data31 % 1) && !isNaN(data31) && isFinite(data31))) {
-            const err46 = {
-              instancePath: instancePath + '/http-server/https-port',
-              schemaPath: 'http-server.schema.json/properties/https-port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['https-port'].type,
-              parentSchema: schema38.properties['https-port'],
-              data: data31,
-            };
-            if (vErrors === null) {
-              vErrors = [err46];
-            } else {
-              vErrors.push(err46);
-            }
-            errors++;
-          }
-          if (typeof data31 == 'number' && isFinite(data31)) {
-            if (data31 > 65535 || isNaN(data31)) {
-              const err47 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema38.properties['https-port'],
-                data: data31,
-              };
-              if (vErrors === null) {
-                vErrors = [err47];
-              } else {
-                vErrors.push(err47);
-              }
-              errors++;
-            }
-            if (data31 < 1 || isNaN(data31)) {
-              const err48 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema38.properties['https-port'],
-                data: data31,
-              };
-              if (vErrors === null) {
-                vErrors = [err48];
-              } else {
-                vErrors.push(err48);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data29['bind-address'] !== undefined) {
-          let data32 = data29['bind-address'];
-          if (typeof data32 === 'string') {
-            if (func2(data32) < 1) {
-              const err49 = {
-                instancePath: instancePath + '/http-server/bind-address',
-                schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema38.properties['bind-address'],
-                data: data32,
-              };
-              if (vErrors === null) {
-                vErrors = [err49];
-              } else {
-                vErrors.push(err49);
-              }
-              errors++;
-            }
-          } else {
-            const err50 = {
-              instancePath: instancePath + '/http-server/bind-address',
-              schemaPath: 'http-server.schema.json/properties/bind-address/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties['bind-address'].type,
-              parentSchema: schema38.properties['bind-address'],
-              data: data32,
-            };
-            if (vErrors === null) {
-              vErrors = [err50];
-            } else {
-              vErrors.push(err50);
-            }
-            errors++;
-          }
-        }
-        if (data29.certificate !== undefined) {
-          let data33 = data29.certificate;
-          if (typeof data33 !== 'string') {
-            const err51 = {
-              instancePath: instancePath + '/http-server/certificate',
-              schemaPath: 'http-server.schema.json/properties/certificate/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties.certificate.type,
-              parentSchema: schema38.properties.certificate,
               data: data33,
             };
             if (vErrors === null) {
@@ -22741,38 +22825,39 @@ function validate20(
             errors++;
           }
         }
-        if (data29['private-key'] !== undefined) {
-          let data34 = data29['private-key'];
-          if (typeof data34 !== 'string') {
-            const err52 = {
-              instancePath: instancePath + '/http-server/private-key',
-              schemaPath: 'http-server.schema.json/properties/private-key/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties['private-key'].type,
-              parentSchema: schema38.properties['private-key'],
-              data: data34,
-            };
-            if (vErrors === null) {
-              vErrors = [err52];
-            } else {
-              vErrors.push(err52);
-            }
-            errors++;
-          }
+      } else {
+        const err52 = {
+          instancePath: instancePath + '/web-server',
+          schemaPath: 'settings.schema.json#/$defs/web-server/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema37.type,
+          parentSchema: schema37,
+          data: data31,
+        };
+        if (vErrors === null) {
+          vErrors = [err52];
+        } else {
+          vErrors.push(err52);
         }
-        if (data29['native-delivery'] !== undefined) {
-          let data35 = data29['native-delivery'];
-          if (typeof data35 !== 'boolean') {
+        errors++;
+      }
+    }
+    if (data['http-server'] !== undefined) {
+      let data34 = data['http-server'];
+      if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
+        if (data34.port !== undefined) {
+          let data35 = data34.port;
+          if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
             const err53 = {
-              instancePath: instancePath + '/http-server/native-delivery',
-              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              instancePath: instancePath + '/http-server/port',
+              schemaPath: 'http-server.schema.json/properties/port/type',
               keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema38.properties['native-delivery'].type,
-              parentSchema: schema38.properties['native-delivery'],
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties.port.type,
+              parentSchema: schema38.properties.port,
               data: data35,
             };
             if (vErrors === null) {
@@ -22782,38 +22867,35 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data29['nonce-lifetime-sec'] !== undefined) {
-          let data36 = data29['nonce-lifetime-sec'];
-          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
-            const err54 = {
-              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['nonce-lifetime-sec'].type,
-              parentSchema: schema38.properties['nonce-lifetime-sec'],
-              data: data36,
-            };
-            if (vErrors === null) {
-              vErrors = [err54];
-            } else {
-              vErrors.push(err54);
-            }
-            errors++;
-          }
-          if (typeof data36 == 'number' && isFinite(data36)) {
-            if (data36 > 86400 || isNaN(data36)) {
-              const err55 = {
-                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/maximum',
+          if (typeof data35 == 'number' && isFinite(data35)) {
+            if (data35 > 65535 || isNaN(data35)) {
+              const err54 = {
+                instancePath: instancePath + '/http-server/port',
+                schemaPath: 'http-server.schema.json/properties/port/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 86400 },
-                message: 'must be <= 86400',
-                schema: 86400,
-                parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data36,
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema38.properties.port,
+                data: data35,
+              };
+              if (vErrors === null) {
+                vErrors = [err54];
+              } else {
+                vErrors.push(err54);
+              }
+              errors++;
+            }
+            if (data35 < 1 || isNaN(data35)) {
+              const err55 = {
+                instancePath: instancePath + '/http-server/port',
+                schemaPath: 'http-server.schema.json/properties/port/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema38.properties.port,
+                data: data35,
               };
               if (vErrors === null) {
                 vErrors = [err55];
@@ -22822,39 +22904,39 @@ function validate20(
               }
               errors++;
             }
-            if (data36 < 10 || isNaN(data36)) {
-              const err56 = {
-                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 10 },
-                message: 'must be >= 10',
-                schema: 10,
-                parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data36,
-              };
-              if (vErrors === null) {
-                vErrors = [err56];
-              } else {
-                vErrors.push(err56);
-              }
-              errors++;
-            }
           }
         }
-        if (data29.realm !== undefined) {
-          let data37 = data29.realm;
-          if (typeof data37 === 'string') {
-            if (func2(data37) < 1) {
+        if (data34['https-port'] !== undefined) {
+          let data36 = data34['https-port'];
+          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+            const err56 = {
+              instancePath: instancePath + '/http-server/https-port',
+              schemaPath: 'http-server.schema.json/properties/https-port/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['https-port'].type,
+              parentSchema: schema38.properties['https-port'],
+              data: data36,
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
+          }
+          if (typeof data36 == 'number' && isFinite(data36)) {
+            if (data36 > 65535 || isNaN(data36)) {
               const err57 = {
-                instancePath: instancePath + '/http-server/realm',
-                schemaPath: 'http-server.schema.json/properties/realm/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema38.properties.realm,
-                data: data37,
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema38.properties['https-port'],
+                data: data36,
               };
               if (vErrors === null) {
                 vErrors = [err57];
@@ -22863,8 +22945,211 @@ function validate20(
               }
               errors++;
             }
+            if (data36 < 1 || isNaN(data36)) {
+              const err58 = {
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema38.properties['https-port'],
+                data: data36,
+              };
+              if (vErrors === null) {
+                vErrors = [err58];
+              } else {
+                vErrors.push(err58);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data34['bind-address'] !== undefined) {
+          let data37 = data34['bind-address'];
+          if (typeof data37 === 'string') {
+            if (func2(data37) < 1) {
+              const err59 = {
+                instancePath: instancePath + '/http-server/bind-address',
+                schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema38.properties['bind-address'],
+                data: data37,
+              };
+              if (vErrors === null) {
+                vErrors = [err59];
+              } else {
+                vErrors.push(err59);
+              }
+              errors++;
+            }
           } else {
-            const err58 = {
+            const err60 = {
+              instancePath: instancePath + '/http-server/bind-address',
+              schemaPath: 'http-server.schema.json/properties/bind-address/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties['bind-address'].type,
+              parentSchema: schema38.properties['bind-address'],
+              data: data37,
+            };
+            if (vErrors === null) {
+              vErrors = [err60];
+            } else {
+              vErrors.push(err60);
+            }
+            errors++;
+          }
+        }
+        if (data34.certificate !== undefined) {
+          let data38 = data34.certificate;
+          if (typeof data38 !== 'string') {
+            const err61 = {
+              instancePath: instancePath + '/http-server/certificate',
+              schemaPath: 'http-server.schema.json/properties/certificate/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties.certificate.type,
+              parentSchema: schema38.properties.certificate,
+              data: data38,
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+        }
+        if (data34['private-key'] !== undefined) {
+          let data39 = data34['private-key'];
+          if (typeof data39 !== 'string') {
+            const err62 = {
+              instancePath: instancePath + '/http-server/private-key',
+              schemaPath: 'http-server.schema.json/properties/private-key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties['private-key'].type,
+              parentSchema: schema38.properties['private-key'],
+              data: data39,
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+        }
+        if (data34['native-delivery'] !== undefined) {
+          let data40 = data34['native-delivery'];
+          if (typeof data40 !== 'boolean') {
+            const err63 = {
+              instancePath: instancePath + '/http-server/native-delivery',
+              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema38.properties['native-delivery'].type,
+              parentSchema: schema38.properties['native-delivery'],
+              data: data40,
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+        }
+        if (data34['nonce-lifetime-sec'] !== undefined) {
+          let data41 = data34['nonce-lifetime-sec'];
+          if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+            const err64 = {
+              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['nonce-lifetime-sec'].type,
+              parentSchema: schema38.properties['nonce-lifetime-sec'],
+              data: data41,
+            };
+            if (vErrors === null) {
+              vErrors = [err64];
+            } else {
+              vErrors.push(err64);
+            }
+            errors++;
+          }
+          if (typeof data41 == 'number' && isFinite(data41)) {
+            if (data41 > 86400 || isNaN(data41)) {
+              const err65 = {
+                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 86400 },
+                message: 'must be <= 86400',
+                schema: 86400,
+                parentSchema: schema38.properties['nonce-lifetime-sec'],
+                data: data41,
+              };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
+            if (data41 < 10 || isNaN(data41)) {
+              const err66 = {
+                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema38.properties['nonce-lifetime-sec'],
+                data: data41,
+              };
+              if (vErrors === null) {
+                vErrors = [err66];
+              } else {
+                vErrors.push(err66);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data34.realm !== undefined) {
+          let data42 = data34.realm;
+          if (typeof data42 === 'string') {
+            if (func2(data42) < 1) {
+              const err67 = {
+                instancePath: instancePath + '/http-server/realm',
+                schemaPath: 'http-server.schema.json/properties/realm/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema38.properties.realm,
+                data: data42,
+              };
+              if (vErrors === null) {
+                vErrors = [err67];
+              } else {
+                vErrors.push(err67);
+              }
+              errors++;
+            }
+          } else {
+            const err68 = {
               instancePath: instancePath + '/http-server/realm',
               schemaPath: 'http-server.schema.json/properties/realm/type',
               keyword: 'type',
@@ -22872,20 +23157,20 @@ function validate20(
               message: 'must be string',
               schema: schema38.properties.realm.type,
               parentSchema: schema38.properties.realm,
-              data: data37,
+              data: data42,
             };
             if (vErrors === null) {
-              vErrors = [err58];
+              vErrors = [err68];
             } else {
-              vErrors.push(err58);
+              vErrors.push(err68);
             }
             errors++;
           }
         }
-        if (data29['segment-cache-max-age'] !== undefined) {
-          let data38 = data29['segment-cache-max-age'];
-          if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
-            const err59 = {
+        if (data34['segment-cache-max-age'] !== undefined) {
+          let data43 = data34['segment-cache-max-age'];
+          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+            const err69 = {
               instancePath: instancePath + '/http-server/segment-cache-max-age',
               schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
               keyword: 'type',
@@ -22893,18 +23178,18 @@ function validate20(
               message: 'must be integer',
               schema: schema38.properties['segment-cache-max-age'].type,
               parentSchema: schema38.properties['segment-cache-max-age'],
-              data: data38,
+              data: data43,
             };
             if (vErrors === null) {
-              vErrors = [err59];
+              vErrors = [err69];
             } else {
-              vErrors.push(err59);
+              vErrors.push(err69);
             }
             errors++;
           }
-          if (typeof data38 == 'number' && isFinite(data38)) {
-            if (data38 < 0 || isNaN(data38)) {
-              const err60 = {
+          if (typeof data43 == 'number' && isFinite(data43)) {
+            if (data43 < 0 || isNaN(data43)) {
+              const err70 = {
                 instancePath: instancePath + '/http-server/segment-cache-max-age',
                 schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/minimum',
                 keyword: 'minimum',
@@ -22912,19 +23197,19 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema38.properties['segment-cache-max-age'],
-                data: data38,
+                data: data43,
               };
               if (vErrors === null) {
-                vErrors = [err60];
+                vErrors = [err70];
               } else {
-                vErrors.push(err60);
+                vErrors.push(err70);
               }
               errors++;
             }
           }
         }
       } else {
-        const err61 = {
+        const err71 = {
           instancePath: instancePath + '/http-server',
           schemaPath: 'http-server.schema.json/type',
           keyword: 'type',
@@ -22932,12 +23217,12 @@ function validate20(
           message: 'must be object',
           schema: schema38.type,
           parentSchema: schema38,
-          data: data29,
+          data: data34,
         };
         if (vErrors === null) {
-          vErrors = [err61];
+          vErrors = [err71];
         } else {
-          vErrors.push(err61);
+          vErrors.push(err71);
         }
         errors++;
       }
@@ -22971,12 +23256,12 @@ function validate20(
       }
     }
     if (data.mosaic !== undefined) {
-      let data41 = data.mosaic;
-      if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
-        if (data41.enable !== undefined) {
-          let data42 = data41.enable;
-          if (typeof data42 !== 'boolean') {
-            const err62 = {
+      let data46 = data.mosaic;
+      if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
+        if (data46.enable !== undefined) {
+          let data47 = data46.enable;
+          if (typeof data47 !== 'boolean') {
+            const err72 = {
               instancePath: instancePath + '/mosaic/enable',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/enable/type',
               keyword: 'type',
@@ -22984,20 +23269,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema44.properties.enable.type,
               parentSchema: schema44.properties.enable,
-              data: data42,
+              data: data47,
             };
             if (vErrors === null) {
-              vErrors = [err62];
+              vErrors = [err72];
             } else {
-              vErrors.push(err62);
+              vErrors.push(err72);
             }
             errors++;
           }
         }
-        if (data41.columns !== undefined) {
-          let data43 = data41.columns;
-          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
-            const err63 = {
+        if (data46.columns !== undefined) {
+          let data48 = data46.columns;
+          if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+            const err73 = {
               instancePath: instancePath + '/mosaic/columns',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/type',
               keyword: 'type',
@@ -23005,18 +23290,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties.columns.type,
               parentSchema: schema44.properties.columns,
-              data: data43,
+              data: data48,
             };
             if (vErrors === null) {
-              vErrors = [err63];
+              vErrors = [err73];
             } else {
-              vErrors.push(err63);
+              vErrors.push(err73);
             }
             errors++;
           }
-          if (typeof data43 == 'number' && isFinite(data43)) {
-            if (data43 > 16 || isNaN(data43)) {
-              const err64 = {
+          if (typeof data48 == 'number' && isFinite(data48)) {
+            if (data48 > 16 || isNaN(data48)) {
+              const err74 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/maximum',
                 keyword: 'maximum',
@@ -23024,17 +23309,17 @@ function validate20(
                 message: 'must be <= 16',
                 schema: 16,
                 parentSchema: schema44.properties.columns,
-                data: data43,
+                data: data48,
               };
               if (vErrors === null) {
-                vErrors = [err64];
+                vErrors = [err74];
               } else {
-                vErrors.push(err64);
+                vErrors.push(err74);
               }
               errors++;
             }
-            if (data43 < 1 || isNaN(data43)) {
-              const err65 = {
+            if (data48 < 1 || isNaN(data48)) {
+              const err75 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
                 keyword: 'minimum',
@@ -23042,21 +23327,21 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema44.properties.columns,
-                data: data43,
+                data: data48,
               };
               if (vErrors === null) {
-                vErrors = [err65];
+                vErrors = [err75];
               } else {
-                vErrors.push(err65);
+                vErrors.push(err75);
               }
               errors++;
             }
           }
         }
-        if (data41['thumbnail-width'] !== undefined) {
-          let data44 = data41['thumbnail-width'];
-          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-            const err66 = {
+        if (data46['thumbnail-width'] !== undefined) {
+          let data49 = data46['thumbnail-width'];
+          if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
+            const err76 = {
               instancePath: instancePath + '/mosaic/thumbnail-width',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
               keyword: 'type',
@@ -23064,18 +23349,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties['thumbnail-width'].type,
               parentSchema: schema44.properties['thumbnail-width'],
-              data: data44,
+              data: data49,
             };
             if (vErrors === null) {
-              vErrors = [err66];
+              vErrors = [err76];
             } else {
-              vErrors.push(err66);
+              vErrors.push(err76);
             }
             errors++;
           }
-          if (typeof data44 == 'number' && isFinite(data44)) {
-            if (data44 > 1920 || isNaN(data44)) {
-              const err67 = {
+          if (typeof data49 == 'number' && isFinite(data49)) {
+            if (data49 > 1920 || isNaN(data49)) {
+              const err77 = {
                 instancePath: instancePath + '/mosaic/thumbnail-width',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
                 keyword: 'maximum',
@@ -23083,17 +23368,17 @@ function validate20(
                 message: 'must be <= 1920',
                 schema: 1920,
                 parentSchema: schema44.properties['thumbnail-width'],
-                data: data44,
+                data: data49,
               };
               if (vErrors === null) {
-                vErrors = [err67];
+                vErrors = [err77];
               } else {
-                vErrors.push(err67);
+                vErrors.push(err77);
               }
               errors++;
             }
-            if (data44 < 64 || isNaN(data44)) {
-              const err68 = {
+            if (data49 < 64 || isNaN(data49)) {
+              const err78 = {
                 instancePath: instancePath + '/mosaic/thumbnail-width',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
                 keyword: 'minimum',
@@ -23101,21 +23386,21 @@ function validate20(
                 message: 'must be >= 64',
                 schema: 64,
                 parentSchema: schema44.properties['thumbnail-width'],
-                data: data44,
+                data: data49,
               };
               if (vErrors === null) {
-                vErrors = [err68];
+                vErrors = [err78];
               } else {
-                vErrors.push(err68);
+                vErrors.push(err78);
               }
               errors++;
             }
           }
         }
-        if (data41['refresh-sec'] !== undefined) {
-          let data45 = data41['refresh-sec'];
-          if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
-            const err69 = {
+        if (data46['refresh-sec'] !== undefined) {
+          let data50 = data46['refresh-sec'];
+          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+            const err79 = {
               instancePath: instancePath + '/mosaic/refresh-sec',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
               keyword: 'type',
@@ -23123,18 +23408,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties['refresh-sec'].type,
               parentSchema: schema44.properties['refresh-sec'],
-              data: data45,
+              data: data50,
             };
             if (vErrors === null) {
-              vErrors = [err69];
+              vErrors = [err79];
             } else {
-              vErrors.push(err69);
+              vErrors.push(err79);
             }
             errors++;
           }
-          if (typeof data45 == 'number' && isFinite(data45)) {
-            if (data45 > 3600 || isNaN(data45)) {
-              const err70 = {
+          if (typeof data50 == 'number' && isFinite(data50)) {
+            if (data50 > 3600 || isNaN(data50)) {
+              const err80 = {
                 instancePath: instancePath + '/mosaic/refresh-sec',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
                 keyword: 'maximum',
@@ -23142,17 +23427,17 @@ function validate20(
                 message: 'must be <= 3600',
                 schema: 3600,
                 parentSchema: schema44.properties['refresh-sec'],
-                data: data45,
+                data: data50,
               };
               if (vErrors === null) {
-                vErrors = [err70];
+                vErrors = [err80];
               } else {
-                vErrors.push(err70);
+                vErrors.push(err80);
               }
               errors++;
             }
-            if (data45 < 1 || isNaN(data45)) {
-              const err71 = {
+            if (data50 < 1 || isNaN(data50)) {
+              const err81 = {
                 instancePath: instancePath + '/mosaic/refresh-sec',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
                 keyword: 'minimum',
@@ -23160,19 +23445,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema44.properties['refresh-sec'],
-                data: data45,
+                data: data50,
               };
               if (vErrors === null) {
-                vErrors = [err71];
+                vErrors = [err81];
               } else {
-                vErrors.push(err71);
+                vErrors.push(err81);
               }
               errors++;
             }
           }
         }
       } else {
-        const err72 = {
+        const err82 = {
           instancePath: instancePath + '/mosaic',
           schemaPath: 'settings.schema.json#/$defs/mosaic/type',
           keyword: 'type',
@@ -23180,12 +23465,12 @@ function validate20(
           message: 'must be object',
           schema: schema44.type,
           parentSchema: schema44,
-          data: data41,
+          data: data46,
         };
         if (vErrors === null) {
-          vErrors = [err72];
+          vErrors = [err82];
         } else {
-          vErrors.push(err72);
+          vErrors.push(err82);
         }
         errors++;
       }
@@ -23205,12 +23490,12 @@ function validate20(
       }
     }
     if (data.alerter !== undefined) {
-      let data47 = data.alerter;
-      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
-        if (data47.enable !== undefined) {
-          let data48 = data47.enable;
-          if (typeof data48 !== 'boolean') {
-            const err73 = {
+      let data52 = data.alerter;
+      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
+        if (data52.enable !== undefined) {
+          let data53 = data52.enable;
+          if (typeof data53 !== 'boolean') {
+            const err83 = {
               instancePath: instancePath + '/alerter/enable',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/enable/type',
               keyword: 'type',
@@ -23218,206 +23503,6 @@ function validate20(
               message: 'must be boolean',
               schema: schema47.properties.enable.type,
               parentSchema: schema47.properties.enable,
-              data: data48,
-            };
-            if (vErrors === null) {
-              vErrors = [err73];
-            } else {
-              vErrors.push(err73);
-            }
-            errors++;
-          }
-        }
-        if (data47['webhook-url'] !== undefined) {
-          let data49 = data47['webhook-url'];
-          if (typeof data49 === 'string') {
-            if (!pattern7.test(data49)) {
-              const err74 = {
-                instancePath: instancePath + '/alerter/webhook-url',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^(https?://.+)?$' },
-                message: 'must match pattern "' + '^(https?://.+)?$' + '"',
-                schema: '^(https?://.+)?$',
-                parentSchema: schema47.properties['webhook-url'],
-                data: data49,
-              };
-              if (vErrors === null) {
-                vErrors = [err74];
-              } else {
-                vErrors.push(err74);
-              }
-              errors++;
-            }
-          } else {
-            const err75 = {
-              instancePath: instancePath + '/alerter/webhook-url',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['webhook-url'].type,
-              parentSchema: schema47.properties['webhook-url'],
-              data: data49,
-            };
-            if (vErrors === null) {
-              vErrors = [err75];
-            } else {
-              vErrors.push(err75);
-            }
-            errors++;
-          }
-        }
-        if (data47['min-severity'] !== undefined) {
-          let data50 = data47['min-severity'];
-          if (typeof data50 !== 'string') {
-            const err76 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['min-severity'].type,
-              parentSchema: schema47.properties['min-severity'],
-              data: data50,
-            };
-            if (vErrors === null) {
-              vErrors = [err76];
-            } else {
-              vErrors.push(err76);
-            }
-            errors++;
-          }
-          if (!(data50 === 'info' || data50 === 'warning' || data50 === 'critical')) {
-            const err77 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties['min-severity'].enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema47.properties['min-severity'].enum,
-              parentSchema: schema47.properties['min-severity'],
-              data: data50,
-            };
-            if (vErrors === null) {
-              vErrors = [err77];
-            } else {
-              vErrors.push(err77);
-            }
-            errors++;
-          }
-        }
-        if (data47['repeat-sec'] !== undefined) {
-          let data51 = data47['repeat-sec'];
-          if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
-            const err78 = {
-              instancePath: instancePath + '/alerter/repeat-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['repeat-sec'].type,
-              parentSchema: schema47.properties['repeat-sec'],
-              data: data51,
-            };
-            if (vErrors === null) {
-              vErrors = [err78];
-            } else {
-              vErrors.push(err78);
-            }
-            errors++;
-          }
-          if (typeof data51 == 'number' && isFinite(data51)) {
-            if (data51 < 0 || isNaN(data51)) {
-              const err79 = {
-                instancePath: instancePath + '/alerter/repeat-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['repeat-sec'],
-                data: data51,
-              };
-              if (vErrors === null) {
-                vErrors = [err79];
-              } else {
-                vErrors.push(err79);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data47['clear-sec'] !== undefined) {
-          let data52 = data47['clear-sec'];
-          if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
-            const err80 = {
-              instancePath: instancePath + '/alerter/clear-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['clear-sec'].type,
-              parentSchema: schema47.properties['clear-sec'],
-              data: data52,
-            };
-            if (vErrors === null) {
-              vErrors = [err80];
-            } else {
-              vErrors.push(err80);
-            }
-            errors++;
-          }
-          if (typeof data52 == 'number' && isFinite(data52)) {
-            if (data52 > 3600 || isNaN(data52)) {
-              const err81 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600 },
-                message: 'must be <= 3600',
-                schema: 3600,
-                parentSchema: schema47.properties['clear-sec'],
-                data: data52,
-              };
-              if (vErrors === null) {
-                vErrors = [err81];
-              } else {
-                vErrors.push(err81);
-              }
-              errors++;
-            }
-            if (data52 < 0 || isNaN(data52)) {
-              const err82 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['clear-sec'],
-                data: data52,
-              };
-              if (vErrors === null) {
-                vErrors = [err82];
-              } else {
-                vErrors.push(err82);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data47['delay-sec'] !== undefined) {
-          let data53 = data47['delay-sec'];
-          if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
-            const err83 = {
-              instancePath: instancePath + '/alerter/delay-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['delay-sec'].type,
-              parentSchema: schema47.properties['delay-sec'],
               data: data53,
             };
             if (vErrors === null) {
@@ -23427,17 +23512,20 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data53 == 'number' && isFinite(data53)) {
-            if (data53 > 86400 || isNaN(data53)) {
+        }
+        if (data52['webhook-url'] !== undefined) {
+          let data54 = data52['webhook-url'];
+          if (typeof data54 === 'string') {
+            if (!pattern9.test(data54)) {
               const err84 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 86400 },
-                message: 'must be <= 86400',
-                schema: 86400,
-                parentSchema: schema47.properties['delay-sec'],
-                data: data53,
+                instancePath: instancePath + '/alerter/webhook-url',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^(https?://.+)?$' },
+                message: 'must match pattern "' + '^(https?://.+)?$' + '"',
+                schema: '^(https?://.+)?$',
+                parentSchema: schema47.properties['webhook-url'],
+                data: data54,
               };
               if (vErrors === null) {
                 vErrors = [err84];
@@ -23446,58 +23534,55 @@ function validate20(
               }
               errors++;
             }
-            if (data53 < 0 || isNaN(data53)) {
-              const err85 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['delay-sec'],
-                data: data53,
-              };
-              if (vErrors === null) {
-                vErrors = [err85];
-              } else {
-                vErrors.push(err85);
-              }
-              errors++;
+          } else {
+            const err85 = {
+              instancePath: instancePath + '/alerter/webhook-url',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['webhook-url'].type,
+              parentSchema: schema47.properties['webhook-url'],
+              data: data54,
+            };
+            if (vErrors === null) {
+              vErrors = [err85];
+            } else {
+              vErrors.push(err85);
             }
+            errors++;
           }
         }
-        if (data47['tr101290-p1-rate'] !== undefined) {
-          let data54 = data47['tr101290-p1-rate'];
-          if (typeof data54 == 'number' && isFinite(data54)) {
-            if (data54 < 0 || isNaN(data54)) {
-              const err86 = {
-                instancePath: instancePath + '/alerter/tr101290-p1-rate',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['tr101290-p1-rate'],
-                data: data54,
-              };
-              if (vErrors === null) {
-                vErrors = [err86];
-              } else {
-                vErrors.push(err86);
-              }
-              errors++;
-            }
-          } else {
-            const err87 = {
-              instancePath: instancePath + '/alerter/tr101290-p1-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
+        if (data52['min-severity'] !== undefined) {
+          let data55 = data52['min-severity'];
+          if (typeof data55 !== 'string') {
+            const err86 = {
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
               keyword: 'type',
-              params: { type: 'number' },
-              message: 'must be number',
-              schema: schema47.properties['tr101290-p1-rate'].type,
-              parentSchema: schema47.properties['tr101290-p1-rate'],
-              data: data54,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['min-severity'].type,
+              parentSchema: schema47.properties['min-severity'],
+              data: data55,
+            };
+            if (vErrors === null) {
+              vErrors = [err86];
+            } else {
+              vErrors.push(err86);
+            }
+            errors++;
+          }
+          if (!(data55 === 'info' || data55 === 'warning' || data55 === 'critical')) {
+            const err87 = {
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema47.properties['min-severity'].enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema47.properties['min-severity'].enum,
+              parentSchema: schema47.properties['min-severity'],
+              data: data55,
             };
             if (vErrors === null) {
               vErrors = [err87];
@@ -23507,58 +23592,59 @@ function validate20(
             errors++;
           }
         }
-        if (data47['cc-error-rate'] !== undefined) {
-          let data55 = data47['cc-error-rate'];
-          if (typeof data55 == 'number' && isFinite(data55)) {
-            if (data55 < 0 || isNaN(data55)) {
-              const err88 = {
-                instancePath: instancePath + '/alerter/cc-error-rate',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
+        if (data52['repeat-sec'] !== undefined) {
+          let data56 = data52['repeat-sec'];
+          if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+            const err88 = {
+              instancePath: instancePath + '/alerter/repeat-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['repeat-sec'].type,
+              parentSchema: schema47.properties['repeat-sec'],
+              data: data56,
+            };
+            if (vErrors === null) {
+              vErrors = [err88];
+            } else {
+              vErrors.push(err88);
+            }
+            errors++;
+          }
+          if (typeof data56 == 'number' && isFinite(data56)) {
+            if (data56 < 0 || isNaN(data56)) {
+              const err89 = {
+                instancePath: instancePath + '/alerter/repeat-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 0 },
                 message: 'must be >= 0',
                 schema: 0,
-                parentSchema: schema47.properties['cc-error-rate'],
-                data: data55,
+                parentSchema: schema47.properties['repeat-sec'],
+                data: data56,
               };
               if (vErrors === null) {
-                vErrors = [err88];
+                vErrors = [err89];
               } else {
-                vErrors.push(err88);
+                vErrors.push(err89);
               }
               errors++;
             }
-          } else {
-            const err89 = {
-              instancePath: instancePath + '/alerter/cc-error-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
-              keyword: 'type',
-              params: { type: 'number' },
-              message: 'must be number',
-              schema: schema47.properties['cc-error-rate'].type,
-              parentSchema: schema47.properties['cc-error-rate'],
-              data: data55,
-            };
-            if (vErrors === null) {
-              vErrors = [err89];
-            } else {
-              vErrors.push(err89);
-            }
-            errors++;
           }
         }
-        if (data47['error-window-sec'] !== undefined) {
-          let data56 = data47['error-window-sec'];
-          if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+        if (data52['clear-sec'] !== undefined) {
+          let data57 = data52['clear-sec'];
+          if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
             const err90 = {
-              instancePath: instancePath + '/alerter/error-window-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
+              instancePath: instancePath + '/alerter/clear-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['error-window-sec'].type,
-              parentSchema: schema47.properties['error-window-sec'],
-              data: data56,
+              schema: schema47.properties['clear-sec'].type,
+              parentSchema: schema47.properties['clear-sec'],
+              data: data57,
             };
             if (vErrors === null) {
               vErrors = [err90];
@@ -23567,18 +23653,17 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data56 == 'number' && isFinite(data56)) {
-            if (data56 > 600 || isNaN(data56)) {
+          if (typeof data57 == 'number' && isFinite(data57)) {
+            if (data57 > 3600 || isNaN(data57)) {
               const err91 = {
-                instancePath: instancePath + '/alerter/error-window-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 600 },
-                message: 'must be <= 600',
-                schema: 600,
-                parentSchema: schema47.properties['error-window-sec'],
-                data: data56,
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data57,
               };
               if (vErrors === null) {
                 vErrors = [err91];
@@ -23587,17 +23672,16 @@ function validate20(
               }
               errors++;
             }
-            if (data56 < 1 || isNaN(data56)) {
+            if (data57 < 0 || isNaN(data57)) {
               const err92 = {
-                instancePath: instancePath + '/alerter/error-window-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['error-window-sec'],
-                data: data56,
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data57,
               };
               if (vErrors === null) {
                 vErrors = [err92];
@@ -23608,18 +23692,18 @@ function validate20(
             }
           }
         }
-        if (data47['history-size'] !== undefined) {
-          let data57 = data47['history-size'];
-          if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
+        if (data52['delay-sec'] !== undefined) {
+          let data58 = data52['delay-sec'];
+          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
             const err93 = {
-              instancePath: instancePath + '/alerter/history-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
+              instancePath: instancePath + '/alerter/delay-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['history-size'].type,
-              parentSchema: schema47.properties['history-size'],
-              data: data57,
+              schema: schema47.properties['delay-sec'].type,
+              parentSchema: schema47.properties['delay-sec'],
+              data: data58,
             };
             if (vErrors === null) {
               vErrors = [err93];
@@ -23628,17 +23712,17 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data57 == 'number' && isFinite(data57)) {
-            if (data57 > 100000 || isNaN(data57)) {
+          if (typeof data58 == 'number' && isFinite(data58)) {
+            if (data58 > 86400 || isNaN(data58)) {
               const err94 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['history-size'],
-                data: data57,
+                params: { comparison: '<=', limit: 86400 },
+                message: 'must be <= 86400',
+                schema: 86400,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data58,
               };
               if (vErrors === null) {
                 vErrors = [err94];
@@ -23647,16 +23731,16 @@ function validate20(
               }
               errors++;
             }
-            if (data57 < 10 || isNaN(data57)) {
+            if (data58 < 0 || isNaN(data58)) {
               const err95 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 10 },
-                message: 'must be >= 10',
-                schema: 10,
-                parentSchema: schema47.properties['history-size'],
-                data: data57,
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data58,
               };
               if (vErrors === null) {
                 vErrors = [err95];
@@ -23667,57 +23751,60 @@ function validate20(
             }
           }
         }
-        if (data47['webhook-timeout-sec'] !== undefined) {
-          let data58 = data47['webhook-timeout-sec'];
-          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-            const err96 = {
-              instancePath: instancePath + '/alerter/webhook-timeout-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-timeout-sec'].type,
-              parentSchema: schema47.properties['webhook-timeout-sec'],
-              data: data58,
-            };
-            if (vErrors === null) {
-              vErrors = [err96];
-            } else {
-              vErrors.push(err96);
-            }
-            errors++;
-          }
-          if (typeof data58 == 'number' && isFinite(data58)) {
-            if (data58 > 120 || isNaN(data58)) {
-              const err97 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+        if (data52['tr101290-p1-rate'] !== undefined) {
+          let data59 = data52['tr101290-p1-rate'];
+          if (typeof data59 == 'number' && isFinite(data59)) {
+            if (data59 < 0 || isNaN(data59)) {
+              const err96 = {
+                instancePath: instancePath + '/alerter/tr101290-p1-rate',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 120 },
-                message: 'must be <= 120',
-                schema: 120,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
-                data: data58,
+                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['tr101290-p1-rate'],
+                data: data59,
               };
               if (vErrors === null) {
-                vErrors = [err97];
+                vErrors = [err96];
               } else {
-                vErrors.push(err97);
+                vErrors.push(err96);
               }
               errors++;
             }
-            if (data58 < 1 || isNaN(data58)) {
+          } else {
+            const err97 = {
+              instancePath: instancePath + '/alerter/tr101290-p1-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['tr101290-p1-rate'].type,
+              parentSchema: schema47.properties['tr101290-p1-rate'],
+              data: data59,
+            };
+            if (vErrors === null) {
+              vErrors = [err97];
+            } else {
+              vErrors.push(err97);
+            }
+            errors++;
+          }
+        }
+        if (data52['cc-error-rate'] !== undefined) {
+          let data60 = data52['cc-error-rate'];
+          if (typeof data60 == 'number' && isFinite(data60)) {
+            if (data60 < 0 || isNaN(data60)) {
               const err98 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
+                instancePath: instancePath + '/alerter/cc-error-rate',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
-                data: data58,
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['cc-error-rate'],
+                data: data60,
               };
               if (vErrors === null) {
                 vErrors = [err98];
@@ -23726,20 +23813,16 @@ function validate20(
               }
               errors++;
             }
-          }
-        }
-        if (data47['webhook-retries'] !== undefined) {
-          let data59 = data47['webhook-retries'];
-          if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+          } else {
             const err99 = {
-              instancePath: instancePath + '/alerter/webhook-retries',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
+              instancePath: instancePath + '/alerter/cc-error-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-retries'].type,
-              parentSchema: schema47.properties['webhook-retries'],
-              data: data59,
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['cc-error-rate'].type,
+              parentSchema: schema47.properties['cc-error-rate'],
+              data: data60,
             };
             if (vErrors === null) {
               vErrors = [err99];
@@ -23748,37 +23831,39 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data59 == 'number' && isFinite(data59)) {
-            if (data59 > 100 || isNaN(data59)) {
-              const err100 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100 },
-                message: 'must be <= 100',
-                schema: 100,
-                parentSchema: schema47.properties['webhook-retries'],
-                data: data59,
-              };
-              if (vErrors === null) {
-                vErrors = [err100];
-              } else {
-                vErrors.push(err100);
-              }
-              errors++;
+        }
+        if (data52['error-window-sec'] !== undefined) {
+          let data61 = data52['error-window-sec'];
+          if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
+            const err100 = {
+              instancePath: instancePath + '/alerter/error-window-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['error-window-sec'].type,
+              parentSchema: schema47.properties['error-window-sec'],
+              data: data61,
+            };
+            if (vErrors === null) {
+              vErrors = [err100];
+            } else {
+              vErrors.push(err100);
             }
-            if (data59 < 0 || isNaN(data59)) {
+            errors++;
+          }
+          if (typeof data61 == 'number' && isFinite(data61)) {
+            if (data61 > 600 || isNaN(data61)) {
               const err101 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
+                instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['webhook-retries'],
-                data: data59,
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 600 },
+                message: 'must be <= 600',
+                schema: 600,
+                parentSchema: schema47.properties['error-window-sec'],
+                data: data61,
               };
               if (vErrors === null) {
                 vErrors = [err101];
@@ -23787,59 +23872,58 @@ function validate20(
               }
               errors++;
             }
-          }
-        }
-        if (data47['webhook-queue-size'] !== undefined) {
-          let data60 = data47['webhook-queue-size'];
-          if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
-            const err102 = {
-              instancePath: instancePath + '/alerter/webhook-queue-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-queue-size'].type,
-              parentSchema: schema47.properties['webhook-queue-size'],
-              data: data60,
-            };
-            if (vErrors === null) {
-              vErrors = [err102];
-            } else {
-              vErrors.push(err102);
-            }
-            errors++;
-          }
-          if (typeof data60 == 'number' && isFinite(data60)) {
-            if (data60 > 100000 || isNaN(data60)) {
-              const err103 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
+            if (data61 < 1 || isNaN(data61)) {
+              const err102 = {
+                instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['webhook-queue-size'],
-                data: data60,
-              };
-              if (vErrors === null) {
-                vErrors = [err103];
-              } else {
-                vErrors.push(err103);
-              }
-              errors++;
-            }
-            if (data60 < 1 || isNaN(data60)) {
-              const err104 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
                 schema: 1,
-                parentSchema: schema47.properties['webhook-queue-size'],
-                data: data60,
+                parentSchema: schema47.properties['error-window-sec'],
+                data: data61,
+              };
+              if (vErrors === null) {
+                vErrors = [err102];
+              } else {
+                vErrors.push(err102);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data52['history-size'] !== undefined) {
+          let data62 = data52['history-size'];
+          if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
+            const err103 = {
+              instancePath: instancePath + '/alerter/history-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['history-size'].type,
+              parentSchema: schema47.properties['history-size'],
+              data: data62,
+            };
+            if (vErrors === null) {
+              vErrors = [err103];
+            } else {
+              vErrors.push(err103);
+            }
+            errors++;
+          }
+          if (typeof data62 == 'number' && isFinite(data62)) {
+            if (data62 > 100000 || isNaN(data62)) {
+              const err104 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['history-size'],
+                data: data62,
               };
               if (vErrors === null) {
                 vErrors = [err104];
@@ -23848,42 +23932,38 @@ function validate20(
               }
               errors++;
             }
+            if (data62 < 10 || isNaN(data62)) {
+              const err105 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema47.properties['history-size'],
+                data: data62,
+              };
+              if (vErrors === null) {
+                vErrors = [err105];
+              } else {
+                vErrors.push(err105);
+              }
+              errors++;
+            }
           }
         }
-      } else {
-        const err105 = {
-          instancePath: instancePath + '/alerter',
-          schemaPath: 'settings.schema.json#/$defs/alerter/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema47.type,
-          parentSchema: schema47,
-          data: data47,
-        };
-        if (vErrors === null) {
-          vErrors = [err105];
-        } else {
-          vErrors.push(err105);
-        }
-        errors++;
-      }
-    }
-    if (data.acme !== undefined) {
-      let data61 = data.acme;
-      if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
-        if (data61.enable !== undefined) {
-          let data62 = data61.enable;
-          if (typeof data62 !== 'boolean') {
+        if (data52['webhook-timeout-sec'] !== undefined) {
+          let data63 = data52['webhook-timeout-sec'];
+          if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
             const err106 = {
-              instancePath: instancePath + '/acme/enable',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
+              instancePath: instancePath + '/alerter/webhook-timeout-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
               keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema48.properties.enable.type,
-              parentSchema: schema48.properties.enable,
-              data: data62,
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-timeout-sec'].type,
+              parentSchema: schema47.properties['webhook-timeout-sec'],
+              data: data63,
             };
             if (vErrors === null) {
               vErrors = [err106];
@@ -23892,105 +23972,98 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data61.email !== undefined) {
-          let data63 = data61.email;
-          if (typeof data63 !== 'string') {
-            const err107 = {
-              instancePath: instancePath + '/acme/email',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties.email.type,
-              parentSchema: schema48.properties.email,
-              data: data63,
-            };
-            if (vErrors === null) {
-              vErrors = [err107];
-            } else {
-              vErrors.push(err107);
+          if (typeof data63 == 'number' && isFinite(data63)) {
+            if (data63 > 120 || isNaN(data63)) {
+              const err107 = {
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 120 },
+                message: 'must be <= 120',
+                schema: 120,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data63,
+              };
+              if (vErrors === null) {
+                vErrors = [err107];
+              } else {
+                vErrors.push(err107);
+              }
+              errors++;
             }
-            errors++;
+            if (data63 < 1 || isNaN(data63)) {
+              const err108 = {
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data63,
+              };
+              if (vErrors === null) {
+                vErrors = [err108];
+              } else {
+                vErrors.push(err108);
+              }
+              errors++;
+            }
           }
         }
-        if (data61.domains !== undefined) {
-          let data64 = data61.domains;
-          if (Array.isArray(data64)) {
-            const len3 = data64.length;
-            for (let i3 = 0; i3 < len3; i3++) {
-              let data65 = data64[i3];
-              if (typeof data65 === 'string') {
-                if (func2(data65) < 1) {
-                  const err108 = {
-                    instancePath: instancePath + '/acme/domains/' + i3,
-                    schemaPath:
-                      'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema48.properties.domains.items,
-                    data: data65,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err108];
-                  } else {
-                    vErrors.push(err108);
-                  }
-                  errors++;
-                }
-              } else {
-                const err109 = {
-                  instancePath: instancePath + '/acme/domains/' + i3,
-                  schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema48.properties.domains.items.type,
-                  parentSchema: schema48.properties.domains.items,
-                  data: data65,
-                };
-                if (vErrors === null) {
-                  vErrors = [err109];
-                } else {
-                  vErrors.push(err109);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err110 = {
-              instancePath: instancePath + '/acme/domains',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
+        if (data52['webhook-retries'] !== undefined) {
+          let data64 = data52['webhook-retries'];
+          if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64) && isFinite(data64))) {
+            const err109 = {
+              instancePath: instancePath + '/alerter/webhook-retries',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-              schema: schema48.properties.domains.type,
-              parentSchema: schema48.properties.domains,
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-retries'].type,
+              parentSchema: schema47.properties['webhook-retries'],
               data: data64,
             };
             if (vErrors === null) {
-              vErrors = [err110];
+              vErrors = [err109];
             } else {
-              vErrors.push(err110);
+              vErrors.push(err109);
             }
             errors++;
           }
-        }
-        if (data61['directory-url'] !== undefined) {
-          let data66 = data61['directory-url'];
-          if (typeof data66 === 'string') {
-            if (func2(data66) < 1) {
+          if (typeof data64 == 'number' && isFinite(data64)) {
+            if (data64 > 100 || isNaN(data64)) {
+              const err110 = {
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100 },
+                message: 'must be <= 100',
+                schema: 100,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data64,
+              };
+              if (vErrors === null) {
+                vErrors = [err110];
+              } else {
+                vErrors.push(err110);
+              }
+              errors++;
+            }
+            if (data64 < 0 || isNaN(data64)) {
               const err111 = {
-                instancePath: instancePath + '/acme/directory-url',
-                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema48.properties['directory-url'],
-                data: data66,
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data64,
               };
               if (vErrors === null) {
                 vErrors = [err111];
@@ -23999,16 +24072,20 @@ function validate20(
               }
               errors++;
             }
-          } else {
+          }
+        }
+        if (data52['webhook-queue-size'] !== undefined) {
+          let data65 = data52['webhook-queue-size'];
+          if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
             const err112 = {
-              instancePath: instancePath + '/acme/directory-url',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
+              instancePath: instancePath + '/alerter/webhook-queue-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
               keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties['directory-url'].type,
-              parentSchema: schema48.properties['directory-url'],
-              data: data66,
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-queue-size'].type,
+              parentSchema: schema47.properties['webhook-queue-size'],
+              data: data65,
             };
             if (vErrors === null) {
               vErrors = [err112];
@@ -24017,38 +24094,37 @@ function validate20(
             }
             errors++;
           }
-        }
-        if (data61['renew-days'] !== undefined) {
-          let data67 = data61['renew-days'];
-          if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67) && isFinite(data67))) {
-            const err113 = {
-              instancePath: instancePath + '/acme/renew-days',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema48.properties['renew-days'].type,
-              parentSchema: schema48.properties['renew-days'],
-              data: data67,
-            };
-            if (vErrors === null) {
-              vErrors = [err113];
-            } else {
-              vErrors.push(err113);
-            }
-            errors++;
-          }
-          if (typeof data67 == 'number' && isFinite(data67)) {
-            if (data67 > 60 || isNaN(data67)) {
-              const err114 = {
-                instancePath: instancePath + '/acme/renew-days',
-                schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
+          if (typeof data65 == 'number' && isFinite(data65)) {
+            if (data65 > 100000 || isNaN(data65)) {
+              const err113 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 60 },
-                message: 'must be <= 60',
-                schema: 60,
-                parentSchema: schema48.properties['renew-days'],
-                data: data67,
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data65,
+              };
+              if (vErrors === null) {
+                vErrors = [err113];
+              } else {
+                vErrors.push(err113);
+              }
+              errors++;
+            }
+            if (data65 < 1 || isNaN(data65)) {
+              const err114 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data65,
               };
               if (vErrors === null) {
                 vErrors = [err114];
@@ -24057,8 +24133,217 @@ function validate20(
               }
               errors++;
             }
-            if (data67 < 1 || isNaN(data67)) {
-              const err115 = {
+          }
+        }
+      } else {
+        const err115 = {
+          instancePath: instancePath + '/alerter',
+          schemaPath: 'settings.schema.json#/$defs/alerter/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema47.type,
+          parentSchema: schema47,
+          data: data52,
+        };
+        if (vErrors === null) {
+          vErrors = [err115];
+        } else {
+          vErrors.push(err115);
+        }
+        errors++;
+      }
+    }
+    if (data.acme !== undefined) {
+      let data66 = data.acme;
+      if (data66 && typeof data66 == 'object' && !Array.isArray(data66)) {
+        if (data66.enable !== undefined) {
+          let data67 = data66.enable;
+          if (typeof data67 !== 'boolean') {
+            const err116 = {
+              instancePath: instancePath + '/acme/enable',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema48.properties.enable.type,
+              parentSchema: schema48.properties.enable,
+              data: data67,
+            };
+            if (vErrors === null) {
+              vErrors = [err116];
+            } else {
+              vErrors.push(err116);
+            }
+            errors++;
+          }
+        }
+        if (data66.email !== undefined) {
+          let data68 = data66.email;
+          if (typeof data68 !== 'string') {
+            const err117 = {
+              instancePath: instancePath + '/acme/email',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties.email.type,
+              parentSchema: schema48.properties.email,
+              data: data68,
+            };
+            if (vErrors === null) {
+              vErrors = [err117];
+            } else {
+              vErrors.push(err117);
+            }
+            errors++;
+          }
+        }
+        if (data66.domains !== undefined) {
+          let data69 = data66.domains;
+          if (Array.isArray(data69)) {
+            const len4 = data69.length;
+            for (let i4 = 0; i4 < len4; i4++) {
+              let data70 = data69[i4];
+              if (typeof data70 === 'string') {
+                if (func2(data70) < 1) {
+                  const err118 = {
+                    instancePath: instancePath + '/acme/domains/' + i4,
+                    schemaPath:
+                      'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema48.properties.domains.items,
+                    data: data70,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err118];
+                  } else {
+                    vErrors.push(err118);
+                  }
+                  errors++;
+                }
+              } else {
+                const err119 = {
+                  instancePath: instancePath + '/acme/domains/' + i4,
+                  schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema48.properties.domains.items.type,
+                  parentSchema: schema48.properties.domains.items,
+                  data: data70,
+                };
+                if (vErrors === null) {
+                  vErrors = [err119];
+                } else {
+                  vErrors.push(err119);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err120 = {
+              instancePath: instancePath + '/acme/domains',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+              schema: schema48.properties.domains.type,
+              parentSchema: schema48.properties.domains,
+              data: data69,
+            };
+            if (vErrors === null) {
+              vErrors = [err120];
+            } else {
+              vErrors.push(err120);
+            }
+            errors++;
+          }
+        }
+        if (data66['directory-url'] !== undefined) {
+          let data71 = data66['directory-url'];
+          if (typeof data71 === 'string') {
+            if (func2(data71) < 1) {
+              const err121 = {
+                instancePath: instancePath + '/acme/directory-url',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema48.properties['directory-url'],
+                data: data71,
+              };
+              if (vErrors === null) {
+                vErrors = [err121];
+              } else {
+                vErrors.push(err121);
+              }
+              errors++;
+            }
+          } else {
+            const err122 = {
+              instancePath: instancePath + '/acme/directory-url',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties['directory-url'].type,
+              parentSchema: schema48.properties['directory-url'],
+              data: data71,
+            };
+            if (vErrors === null) {
+              vErrors = [err122];
+            } else {
+              vErrors.push(err122);
+            }
+            errors++;
+          }
+        }
+        if (data66['renew-days'] !== undefined) {
+          let data72 = data66['renew-days'];
+          if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72) && isFinite(data72))) {
+            const err123 = {
+              instancePath: instancePath + '/acme/renew-days',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema48.properties['renew-days'].type,
+              parentSchema: schema48.properties['renew-days'],
+              data: data72,
+            };
+            if (vErrors === null) {
+              vErrors = [err123];
+            } else {
+              vErrors.push(err123);
+            }
+            errors++;
+          }
+          if (typeof data72 == 'number' && isFinite(data72)) {
+            if (data72 > 60 || isNaN(data72)) {
+              const err124 = {
+                instancePath: instancePath + '/acme/renew-days',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 60 },
+                message: 'must be <= 60',
+                schema: 60,
+                parentSchema: schema48.properties['renew-days'],
+                data: data72,
+              };
+              if (vErrors === null) {
+                vErrors = [err124];
+              } else {
+                vErrors.push(err124);
+              }
+              errors++;
+            }
+            if (data72 < 1 || isNaN(data72)) {
+              const err125 = {
                 instancePath: instancePath + '/acme/renew-days',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/minimum',
                 keyword: 'minimum',
@@ -24066,19 +24351,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema48.properties['renew-days'],
-                data: data67,
+                data: data72,
               };
               if (vErrors === null) {
-                vErrors = [err115];
+                vErrors = [err125];
               } else {
-                vErrors.push(err115);
+                vErrors.push(err125);
               }
               errors++;
             }
           }
         }
       } else {
-        const err116 = {
+        const err126 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -24086,128 +24371,128 @@ function validate20(
           message: 'must be object',
           schema: schema48.type,
           parentSchema: schema48,
-          data: data61,
+          data: data66,
         };
         if (vErrors === null) {
-          vErrors = [err116];
+          vErrors = [err126];
         } else {
-          vErrors.push(err116);
+          vErrors.push(err126);
         }
         errors++;
       }
     }
     if (data['dvb-adapter'] !== undefined) {
-      let data68 = data['dvb-adapter'];
-      if (Array.isArray(data68)) {
-        const len4 = data68.length;
-        for (let i4 = 0; i4 < len4; i4++) {
-          let data69 = data68[i4];
-          const _errs154 = errors;
-          let valid35 = true;
-          const _errs155 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-            if (data69.mode !== undefined) {
-              let data70 = data69.mode;
-              if (!(data70 === 0 || data70 === 2)) {
-                const err117 = {};
+      let data73 = data['dvb-adapter'];
+      if (Array.isArray(data73)) {
+        const len5 = data73.length;
+        for (let i5 = 0; i5 < len5; i5++) {
+          let data74 = data73[i5];
+          const _errs165 = errors;
+          let valid38 = true;
+          const _errs166 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+            if (data74.mode !== undefined) {
+              let data75 = data74.mode;
+              if (!(data75 === 0 || data75 === 2)) {
+                const err127 = {};
                 if (vErrors === null) {
-                  vErrors = [err117];
+                  vErrors = [err127];
                 } else {
-                  vErrors.push(err117);
+                  vErrors.push(err127);
                 }
                 errors++;
               }
             }
           }
-          var _valid0 = _errs155 === errors;
-          errors = _errs154;
+          var _valid0 = _errs166 === errors;
+          errors = _errs165;
           if (vErrors !== null) {
-            if (_errs154) {
-              vErrors.length = _errs154;
+            if (_errs165) {
+              vErrors.length = _errs165;
             } else {
               vErrors = null;
             }
           }
           if (!_valid0) {
-            const _errs157 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69.freq !== undefined) {
-                const err118 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
+            const _errs168 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74.freq !== undefined) {
+                const err128 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
                   schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data69.freq,
+                  data: data74.freq,
                 };
                 if (vErrors === null) {
-                  vErrors = [err118];
+                  vErrors = [err128];
                 } else {
-                  vErrors.push(err118);
+                  vErrors.push(err128);
                 }
                 errors++;
               }
             }
-            var _valid0 = _errs157 === errors;
-            valid35 = _valid0;
-            if (valid35) {
+            var _valid0 = _errs168 === errors;
+            valid38 = _valid0;
+            if (valid38) {
               var props0 = {};
               props0.freq = true;
               props0.mode = true;
             }
           }
-          if (!valid35) {
-            const err119 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid38) {
+            const err129 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[0].if,
               parentSchema: schema49.allOf[0],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err119];
+              vErrors = [err129];
             } else {
-              vErrors.push(err119);
+              vErrors.push(err129);
             }
             errors++;
           }
-          const _errs159 = errors;
-          let valid38 = true;
-          const _errs160 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-            if (data69.mode !== undefined) {
-              let data72 = data69.mode;
-              if (!(data72 === 0 || data72 === 1)) {
-                const err120 = {};
+          const _errs170 = errors;
+          let valid41 = true;
+          const _errs171 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+            if (data74.mode !== undefined) {
+              let data77 = data74.mode;
+              if (!(data77 === 0 || data77 === 1)) {
+                const err130 = {};
                 if (vErrors === null) {
-                  vErrors = [err120];
+                  vErrors = [err130];
                 } else {
-                  vErrors.push(err120);
+                  vErrors.push(err130);
                 }
                 errors++;
               }
             }
           }
-          var _valid1 = _errs160 === errors;
-          errors = _errs159;
+          var _valid1 = _errs171 === errors;
+          errors = _errs170;
           if (vErrors !== null) {
-            if (_errs159) {
-              vErrors.length = _errs159;
+            if (_errs170) {
+              vErrors.length = _errs170;
             } else {
               vErrors = null;
             }
           }
           if (!_valid1) {
-            const _errs162 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69['buffer-size'] !== undefined) {
-                const err121 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
+            const _errs173 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74['buffer-size'] !== undefined) {
+                const err131 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
                   keyword: 'false schema',
@@ -24215,18 +24500,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data69['buffer-size'],
+                  data: data74['buffer-size'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err121];
+                  vErrors = [err131];
                 } else {
-                  vErrors.push(err121);
+                  vErrors.push(err131);
                 }
                 errors++;
               }
-              if (data69['epg-export'] !== undefined) {
-                const err122 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
+              if (data74['epg-export'] !== undefined) {
+                const err132 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
                   keyword: 'false schema',
@@ -24234,40 +24519,40 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data69['epg-export'],
+                  data: data74['epg-export'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err122];
+                  vErrors = [err132];
                 } else {
-                  vErrors.push(err122);
+                  vErrors.push(err132);
                 }
                 errors++;
               }
             }
-            var _valid1 = _errs162 === errors;
-            valid38 = _valid1;
-            if (valid38) {
+            var _valid1 = _errs173 === errors;
+            valid41 = _valid1;
+            if (valid41) {
               var props1 = {};
               props1['buffer-size'] = true;
               props1['epg-export'] = true;
               props1.mode = true;
             }
           }
-          if (!valid38) {
-            const err123 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid41) {
+            const err133 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err123];
+              vErrors = [err133];
             } else {
-              vErrors.push(err123);
+              vErrors.push(err133);
             }
             errors++;
           }
@@ -24279,37 +24564,37 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs164 = errors;
-          let valid41 = true;
-          const _errs165 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-            if (data69.mode !== undefined) {
-              if (!(data69.mode === 0)) {
-                const err124 = {};
+          const _errs175 = errors;
+          let valid44 = true;
+          const _errs176 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+            if (data74.mode !== undefined) {
+              if (!(data74.mode === 0)) {
+                const err134 = {};
                 if (vErrors === null) {
-                  vErrors = [err124];
+                  vErrors = [err134];
                 } else {
-                  vErrors.push(err124);
+                  vErrors.push(err134);
                 }
                 errors++;
               }
             }
           }
-          var _valid2 = _errs165 === errors;
-          errors = _errs164;
+          var _valid2 = _errs176 === errors;
+          errors = _errs175;
           if (vErrors !== null) {
-            if (_errs164) {
-              vErrors.length = _errs164;
+            if (_errs175) {
+              vErrors.length = _errs175;
             } else {
               vErrors = null;
             }
           }
           if (!_valid2) {
-            const _errs167 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69['spectral-inversion'] !== undefined) {
-                const err125 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
+            const _errs178 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74['spectral-inversion'] !== undefined) {
+                const err135 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
                   keyword: 'false schema',
@@ -24317,18 +24602,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data69['spectral-inversion'],
+                  data: data74['spectral-inversion'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err125];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err125);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
-              if (data69.modulation !== undefined) {
-                const err126 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
+              if (data74.modulation !== undefined) {
+                const err136 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
                   keyword: 'false schema',
@@ -24336,18 +24621,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data69.modulation,
+                  data: data74.modulation,
                 };
                 if (vErrors === null) {
-                  vErrors = [err126];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err126);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
-              if (data69['cam-pnr'] !== undefined) {
-                const err127 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
+              if (data74['cam-pnr'] !== undefined) {
+                const err137 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
                   keyword: 'false schema',
@@ -24355,19 +24640,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data69['cam-pnr'],
+                  data: data74['cam-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err127];
+                  vErrors = [err137];
                 } else {
-                  vErrors.push(err127);
+                  vErrors.push(err137);
                 }
                 errors++;
               }
             }
-            var _valid2 = _errs167 === errors;
-            valid41 = _valid2;
-            if (valid41) {
+            var _valid2 = _errs178 === errors;
+            valid44 = _valid2;
+            if (valid44) {
               var props2 = {};
               props2['spectral-inversion'] = true;
               props2.modulation = true;
@@ -24375,21 +24660,21 @@ function validate20(
               props2.mode = true;
             }
           }
-          if (!valid41) {
-            const err128 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid44) {
+            const err138 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err128];
+              vErrors = [err138];
             } else {
-              vErrors.push(err128);
+              vErrors.push(err138);
             }
             errors++;
           }
@@ -24401,72 +24686,72 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs169 = errors;
-          let valid44 = true;
-          const _errs170 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+          const _errs180 = errors;
+          let valid47 = true;
+          const _errs181 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing0;
-            if (data69.type === undefined && (missing0 = 'type')) {
-              const err129 = {};
+            if (data74.type === undefined && (missing0 = 'type')) {
+              const err139 = {};
               if (vErrors === null) {
-                vErrors = [err129];
+                vErrors = [err139];
               } else {
-                vErrors.push(err129);
+                vErrors.push(err139);
               }
               errors++;
             } else {
-              if (data69.mode !== undefined) {
-                const _errs171 = errors;
-                if (!(data69.mode === 0)) {
-                  const err130 = {};
+              if (data74.mode !== undefined) {
+                const _errs182 = errors;
+                if (!(data74.mode === 0)) {
+                  const err140 = {};
                   if (vErrors === null) {
-                    vErrors = [err130];
+                    vErrors = [err140];
                   } else {
-                    vErrors.push(err130);
+                    vErrors.push(err140);
                   }
                   errors++;
                 }
-                var valid45 = _errs171 === errors;
+                var valid48 = _errs182 === errors;
               } else {
-                var valid45 = true;
+                var valid48 = true;
               }
-              if (valid45) {
-                if (data69.type !== undefined) {
-                  let data80 = data69.type;
-                  const _errs172 = errors;
+              if (valid48) {
+                if (data74.type !== undefined) {
+                  let data85 = data74.type;
+                  const _errs183 = errors;
                   if (
-                    !(data80 === 1 || data80 === 2 || data80 === 5 || data80 === 6 || data80 === 18)
+                    !(data85 === 1 || data85 === 2 || data85 === 5 || data85 === 6 || data85 === 18)
                   ) {
-                    const err131 = {};
+                    const err141 = {};
                     if (vErrors === null) {
-                      vErrors = [err131];
+                      vErrors = [err141];
                     } else {
-                      vErrors.push(err131);
+                      vErrors.push(err141);
                     }
                     errors++;
                   }
-                  var valid45 = _errs172 === errors;
+                  var valid48 = _errs183 === errors;
                 } else {
-                  var valid45 = true;
+                  var valid48 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs170 === errors;
-          errors = _errs169;
+          var _valid3 = _errs181 === errors;
+          errors = _errs180;
           if (vErrors !== null) {
-            if (_errs169) {
-              vErrors.length = _errs169;
+            if (_errs180) {
+              vErrors.length = _errs180;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs173 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69['symbol-rate'] !== undefined) {
-                const err132 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
+            const _errs184 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74['symbol-rate'] !== undefined) {
+                const err142 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
                   keyword: 'false schema',
@@ -24474,37 +24759,37 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data69['symbol-rate'],
+                  data: data74['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err132];
+                  vErrors = [err142];
                 } else {
-                  vErrors.push(err132);
+                  vErrors.push(err142);
                 }
                 errors++;
               }
-              if (data69.fec !== undefined) {
-                const err133 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
+              if (data74.fec !== undefined) {
+                const err143 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data69.fec,
+                  data: data74.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err133];
+                  vErrors = [err143];
                 } else {
-                  vErrors.push(err133);
+                  vErrors.push(err143);
                 }
                 errors++;
               }
             }
-            var _valid3 = _errs173 === errors;
-            valid44 = _valid3;
-            if (valid44) {
+            var _valid3 = _errs184 === errors;
+            valid47 = _valid3;
+            if (valid47) {
               var props3 = {};
               props3['symbol-rate'] = true;
               props3.fec = true;
@@ -24512,21 +24797,21 @@ function validate20(
               props3.type = true;
             }
           }
-          if (!valid44) {
-            const err134 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid47) {
+            const err144 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err134];
+              vErrors = [err144];
             } else {
-              vErrors.push(err134);
+              vErrors.push(err144);
             }
             errors++;
           }
@@ -24538,70 +24823,70 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs175 = errors;
-          let valid47 = true;
-          const _errs176 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+          const _errs186 = errors;
+          let valid50 = true;
+          const _errs187 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing1;
-            if (data69.type === undefined && (missing1 = 'type')) {
-              const err135 = {};
+            if (data74.type === undefined && (missing1 = 'type')) {
+              const err145 = {};
               if (vErrors === null) {
-                vErrors = [err135];
+                vErrors = [err145];
               } else {
-                vErrors.push(err135);
+                vErrors.push(err145);
               }
               errors++;
             } else {
-              if (data69.mode !== undefined) {
-                const _errs177 = errors;
-                if (!(data69.mode === 0)) {
-                  const err136 = {};
+              if (data74.mode !== undefined) {
+                const _errs188 = errors;
+                if (!(data74.mode === 0)) {
+                  const err146 = {};
                   if (vErrors === null) {
-                    vErrors = [err136];
+                    vErrors = [err146];
                   } else {
-                    vErrors.push(err136);
+                    vErrors.push(err146);
                   }
                   errors++;
                 }
-                var valid48 = _errs177 === errors;
+                var valid51 = _errs188 === errors;
               } else {
-                var valid48 = true;
+                var valid51 = true;
               }
-              if (valid48) {
-                if (data69.type !== undefined) {
-                  let data84 = data69.type;
-                  const _errs178 = errors;
-                  if (!(data84 === 3 || data84 === 5 || data84 === 6 || data84 === 16)) {
-                    const err137 = {};
+              if (valid51) {
+                if (data74.type !== undefined) {
+                  let data89 = data74.type;
+                  const _errs189 = errors;
+                  if (!(data89 === 3 || data89 === 5 || data89 === 6 || data89 === 16)) {
+                    const err147 = {};
                     if (vErrors === null) {
-                      vErrors = [err137];
+                      vErrors = [err147];
                     } else {
-                      vErrors.push(err137);
+                      vErrors.push(err147);
                     }
                     errors++;
                   }
-                  var valid48 = _errs178 === errors;
+                  var valid51 = _errs189 === errors;
                 } else {
-                  var valid48 = true;
+                  var valid51 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs176 === errors;
-          errors = _errs175;
+          var _valid4 = _errs187 === errors;
+          errors = _errs186;
           if (vErrors !== null) {
-            if (_errs175) {
-              vErrors.length = _errs175;
+            if (_errs186) {
+              vErrors.length = _errs186;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs179 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69['dvb-stream-id'] !== undefined) {
-                const err138 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
+            const _errs190 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74['dvb-stream-id'] !== undefined) {
+                const err148 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
                   keyword: 'false schema',
@@ -24609,18 +24894,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data69['dvb-stream-id'],
+                  data: data74['dvb-stream-id'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err138];
+                  vErrors = [err148];
                 } else {
-                  vErrors.push(err138);
+                  vErrors.push(err148);
                 }
                 errors++;
               }
-              if (data69['biss-pnr'] !== undefined) {
-                const err139 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
+              if (data74['biss-pnr'] !== undefined) {
+                const err149 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
                   keyword: 'false schema',
@@ -24628,18 +24913,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data69['biss-pnr'],
+                  data: data74['biss-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err139];
+                  vErrors = [err149];
                 } else {
-                  vErrors.push(err139);
+                  vErrors.push(err149);
                 }
                 errors++;
               }
-              if (data69['biss-key'] !== undefined) {
-                const err140 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
+              if (data74['biss-key'] !== undefined) {
+                const err150 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
                   keyword: 'false schema',
@@ -24647,18 +24932,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data69['biss-key'],
+                  data: data74['biss-key'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err140];
+                  vErrors = [err150];
                 } else {
-                  vErrors.push(err140);
+                  vErrors.push(err150);
                 }
                 errors++;
               }
-              if (data69['t2mi-mode'] !== undefined) {
-                const err141 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
+              if (data74['t2mi-mode'] !== undefined) {
+                const err151 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
                   keyword: 'false schema',
@@ -24666,18 +24951,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data69['t2mi-mode'],
+                  data: data74['t2mi-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err141];
+                  vErrors = [err151];
                 } else {
-                  vErrors.push(err141);
+                  vErrors.push(err151);
                 }
                 errors++;
               }
-              if (data69['t2mi-pid'] !== undefined) {
-                const err142 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
+              if (data74['t2mi-pid'] !== undefined) {
+                const err152 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
                   keyword: 'false schema',
@@ -24685,18 +24970,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data69['t2mi-pid'],
+                  data: data74['t2mi-pid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err142];
+                  vErrors = [err152];
                 } else {
-                  vErrors.push(err142);
+                  vErrors.push(err152);
                 }
                 errors++;
               }
-              if (data69['t2mi-plp'] !== undefined) {
-                const err143 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
+              if (data74['t2mi-plp'] !== undefined) {
+                const err153 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
                   keyword: 'false schema',
@@ -24704,18 +24989,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data69['t2mi-plp'],
+                  data: data74['t2mi-plp'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err143];
+                  vErrors = [err153];
                 } else {
-                  vErrors.push(err143);
+                  vErrors.push(err153);
                 }
                 errors++;
               }
-              if (data69['t2mi-tsid'] !== undefined) {
-                const err144 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
+              if (data74['t2mi-tsid'] !== undefined) {
+                const err154 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
                   keyword: 'false schema',
@@ -24723,19 +25008,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data69['t2mi-tsid'],
+                  data: data74['t2mi-tsid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err144];
+                  vErrors = [err154];
                 } else {
-                  vErrors.push(err144);
+                  vErrors.push(err154);
                 }
                 errors++;
               }
             }
-            var _valid4 = _errs179 === errors;
-            valid47 = _valid4;
-            if (valid47) {
+            var _valid4 = _errs190 === errors;
+            valid50 = _valid4;
+            if (valid50) {
               var props4 = {};
               props4['dvb-stream-id'] = true;
               props4['biss-pnr'] = true;
@@ -24748,21 +25033,21 @@ function validate20(
               props4.type = true;
             }
           }
-          if (!valid47) {
-            const err145 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid50) {
+            const err155 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err145];
+              vErrors = [err155];
             } else {
-              vErrors.push(err145);
+              vErrors.push(err155);
             }
             errors++;
           }
@@ -24774,70 +25059,70 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs181 = errors;
-          let valid50 = true;
-          const _errs182 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+          const _errs192 = errors;
+          let valid53 = true;
+          const _errs193 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing2;
-            if (data69.type === undefined && (missing2 = 'type')) {
-              const err146 = {};
+            if (data74.type === undefined && (missing2 = 'type')) {
+              const err156 = {};
               if (vErrors === null) {
-                vErrors = [err146];
+                vErrors = [err156];
               } else {
-                vErrors.push(err146);
+                vErrors.push(err156);
               }
               errors++;
             } else {
-              if (data69.mode !== undefined) {
-                const _errs183 = errors;
-                if (!(data69.mode === 0)) {
-                  const err147 = {};
+              if (data74.mode !== undefined) {
+                const _errs194 = errors;
+                if (!(data74.mode === 0)) {
+                  const err157 = {};
                   if (vErrors === null) {
-                    vErrors = [err147];
+                    vErrors = [err157];
                   } else {
-                    vErrors.push(err147);
+                    vErrors.push(err157);
                   }
                   errors++;
                 }
-                var valid51 = _errs183 === errors;
+                var valid54 = _errs194 === errors;
               } else {
-                var valid51 = true;
+                var valid54 = true;
               }
-              if (valid51) {
-                if (data69.type !== undefined) {
-                  let data93 = data69.type;
-                  const _errs184 = errors;
-                  if (!(data93 === 3 || data93 === 16)) {
-                    const err148 = {};
+              if (valid54) {
+                if (data74.type !== undefined) {
+                  let data98 = data74.type;
+                  const _errs195 = errors;
+                  if (!(data98 === 3 || data98 === 16)) {
+                    const err158 = {};
                     if (vErrors === null) {
-                      vErrors = [err148];
+                      vErrors = [err158];
                     } else {
-                      vErrors.push(err148);
+                      vErrors.push(err158);
                     }
                     errors++;
                   }
-                  var valid51 = _errs184 === errors;
+                  var valid54 = _errs195 === errors;
                 } else {
-                  var valid51 = true;
+                  var valid54 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs182 === errors;
-          errors = _errs181;
+          var _valid5 = _errs193 === errors;
+          errors = _errs192;
           if (vErrors !== null) {
-            if (_errs181) {
-              vErrors.length = _errs181;
+            if (_errs192) {
+              vErrors.length = _errs192;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs185 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69.bandwidth !== undefined) {
-                const err149 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
+            const _errs196 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74.bandwidth !== undefined) {
+                const err159 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
                   keyword: 'false schema',
@@ -24845,18 +25130,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data69.bandwidth,
+                  data: data74.bandwidth,
                 };
                 if (vErrors === null) {
-                  vErrors = [err149];
+                  vErrors = [err159];
                 } else {
-                  vErrors.push(err149);
+                  vErrors.push(err159);
                 }
                 errors++;
               }
-              if (data69['transmission-mode'] !== undefined) {
-                const err150 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
+              if (data74['transmission-mode'] !== undefined) {
+                const err160 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
                   keyword: 'false schema',
@@ -24864,18 +25149,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data69['transmission-mode'],
+                  data: data74['transmission-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err150];
+                  vErrors = [err160];
                 } else {
-                  vErrors.push(err150);
+                  vErrors.push(err160);
                 }
                 errors++;
               }
-              if (data69['guard-interval'] !== undefined) {
-                const err151 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
+              if (data74['guard-interval'] !== undefined) {
+                const err161 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
                   keyword: 'false schema',
@@ -24883,18 +25168,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data69['guard-interval'],
+                  data: data74['guard-interval'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err151];
+                  vErrors = [err161];
                 } else {
-                  vErrors.push(err151);
+                  vErrors.push(err161);
                 }
                 errors++;
               }
-              if (data69['hierarchy-information'] !== undefined) {
-                const err152 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
+              if (data74['hierarchy-information'] !== undefined) {
+                const err162 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
                   keyword: 'false schema',
@@ -24902,19 +25187,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data69['hierarchy-information'],
+                  data: data74['hierarchy-information'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err152];
+                  vErrors = [err162];
                 } else {
-                  vErrors.push(err152);
+                  vErrors.push(err162);
                 }
                 errors++;
               }
             }
-            var _valid5 = _errs185 === errors;
-            valid50 = _valid5;
-            if (valid50) {
+            var _valid5 = _errs196 === errors;
+            valid53 = _valid5;
+            if (valid53) {
               var props5 = {};
               props5.bandwidth = true;
               props5['transmission-mode'] = true;
@@ -24924,21 +25209,21 @@ function validate20(
               props5.type = true;
             }
           }
-          if (!valid50) {
-            const err153 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid53) {
+            const err163 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err153];
+              vErrors = [err163];
             } else {
-              vErrors.push(err153);
+              vErrors.push(err163);
             }
             errors++;
           }
@@ -24950,71 +25235,71 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs187 = errors;
-          let valid53 = true;
-          const _errs188 = errors;
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+          const _errs198 = errors;
+          let valid56 = true;
+          const _errs199 = errors;
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing3;
-            if (data69.type === undefined && (missing3 = 'type')) {
-              const err154 = {};
+            if (data74.type === undefined && (missing3 = 'type')) {
+              const err164 = {};
               if (vErrors === null) {
-                vErrors = [err154];
+                vErrors = [err164];
               } else {
-                vErrors.push(err154);
+                vErrors.push(err164);
               }
               errors++;
             } else {
-              if (data69.mode !== undefined) {
-                let data98 = data69.mode;
-                const _errs189 = errors;
-                if (!(data98 === 0 || data98 === 1)) {
-                  const err155 = {};
+              if (data74.mode !== undefined) {
+                let data103 = data74.mode;
+                const _errs200 = errors;
+                if (!(data103 === 0 || data103 === 1)) {
+                  const err165 = {};
                   if (vErrors === null) {
-                    vErrors = [err155];
+                    vErrors = [err165];
                   } else {
-                    vErrors.push(err155);
+                    vErrors.push(err165);
                   }
                   errors++;
                 }
-                var valid54 = _errs189 === errors;
+                var valid57 = _errs200 === errors;
               } else {
-                var valid54 = true;
+                var valid57 = true;
               }
-              if (valid54) {
-                if (data69.type !== undefined) {
-                  let data99 = data69.type;
-                  const _errs190 = errors;
-                  if (!(data99 === 5 || data99 === 6)) {
-                    const err156 = {};
+              if (valid57) {
+                if (data74.type !== undefined) {
+                  let data104 = data74.type;
+                  const _errs201 = errors;
+                  if (!(data104 === 5 || data104 === 6)) {
+                    const err166 = {};
                     if (vErrors === null) {
-                      vErrors = [err156];
+                      vErrors = [err166];
                     } else {
-                      vErrors.push(err156);
+                      vErrors.push(err166);
                     }
                     errors++;
                   }
-                  var valid54 = _errs190 === errors;
+                  var valid57 = _errs201 === errors;
                 } else {
-                  var valid54 = true;
+                  var valid57 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs188 === errors;
-          errors = _errs187;
+          var _valid6 = _errs199 === errors;
+          errors = _errs198;
           if (vErrors !== null) {
-            if (_errs187) {
-              vErrors.length = _errs187;
+            if (_errs198) {
+              vErrors.length = _errs198;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs191 = errors;
-            if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-              if (data69['lnb-freq1'] !== undefined) {
-                const err157 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
+            const _errs202 = errors;
+            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+              if (data74['lnb-freq1'] !== undefined) {
+                const err167 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
                   keyword: 'false schema',
@@ -25022,18 +25307,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data69['lnb-freq1'],
+                  data: data74['lnb-freq1'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err157];
+                  vErrors = [err167];
                 } else {
-                  vErrors.push(err157);
+                  vErrors.push(err167);
                 }
                 errors++;
               }
-              if (data69['lnb-freq2'] !== undefined) {
-                const err158 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
+              if (data74['lnb-freq2'] !== undefined) {
+                const err168 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
                   keyword: 'false schema',
@@ -25041,18 +25326,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data69['lnb-freq2'],
+                  data: data74['lnb-freq2'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err158];
+                  vErrors = [err168];
                 } else {
-                  vErrors.push(err158);
+                  vErrors.push(err168);
                 }
                 errors++;
               }
-              if (data69['lnb-freq-range'] !== undefined) {
-                const err159 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
+              if (data74['lnb-freq-range'] !== undefined) {
+                const err169 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
                   keyword: 'false schema',
@@ -25060,18 +25345,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data69['lnb-freq-range'],
+                  data: data74['lnb-freq-range'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err159];
+                  vErrors = [err169];
                 } else {
-                  vErrors.push(err159);
+                  vErrors.push(err169);
                 }
                 errors++;
               }
-              if (data69['lnb-sharing'] !== undefined) {
-                const err160 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
+              if (data74['lnb-sharing'] !== undefined) {
+                const err170 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
                   keyword: 'false schema',
@@ -25079,18 +25364,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data69['lnb-sharing'],
+                  data: data74['lnb-sharing'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err160];
+                  vErrors = [err170];
                 } else {
-                  vErrors.push(err160);
+                  vErrors.push(err170);
                 }
                 errors++;
               }
-              if (data69['lnb-polarization'] !== undefined) {
-                const err161 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
+              if (data74['lnb-polarization'] !== undefined) {
+                const err171 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
                   keyword: 'false schema',
@@ -25098,18 +25383,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data69['lnb-polarization'],
+                  data: data74['lnb-polarization'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err161];
+                  vErrors = [err171];
                 } else {
-                  vErrors.push(err161);
+                  vErrors.push(err171);
                 }
                 errors++;
               }
-              if (data69['lnb-force-tone'] !== undefined) {
-                const err162 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
+              if (data74['lnb-force-tone'] !== undefined) {
+                const err172 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
                   keyword: 'false schema',
@@ -25117,18 +25402,18 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data69['lnb-force-tone'],
+                  data: data74['lnb-force-tone'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err162];
+                  vErrors = [err172];
                 } else {
-                  vErrors.push(err162);
+                  vErrors.push(err172);
                 }
                 errors++;
               }
-              if (data69['lnb-diseqc'] !== undefined) {
-                const err163 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
+              if (data74['lnb-diseqc'] !== undefined) {
+                const err173 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
                   keyword: 'false schema',
@@ -25136,19 +25421,19 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data69['lnb-diseqc'],
+                  data: data74['lnb-diseqc'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err163];
+                  vErrors = [err173];
                 } else {
-                  vErrors.push(err163);
+                  vErrors.push(err173);
                 }
                 errors++;
               }
             }
-            var _valid6 = _errs191 === errors;
-            valid53 = _valid6;
-            if (valid53) {
+            var _valid6 = _errs202 === errors;
+            valid56 = _valid6;
+            if (valid56) {
               var props6 = {};
               props6['lnb-freq1'] = true;
               props6['lnb-freq2'] = true;
@@ -25161,21 +25446,21 @@ function validate20(
               props6.type = true;
             }
           }
-          if (!valid53) {
-            const err164 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (!valid56) {
+            const err174 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
               params: { failingKeyword: 'else' },
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err164];
+              vErrors = [err174];
             } else {
-              vErrors.push(err164);
+              vErrors.push(err174);
             }
             errors++;
           }
@@ -25187,293 +25472,54 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-            if (data69.id === undefined) {
-              const err165 = {
-                instancePath: instancePath + '/dvb-adapter/' + i4,
+          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+            if (data74.id === undefined) {
+              const err175 = {
+                instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data69,
+                data: data74,
               };
               if (vErrors === null) {
-                vErrors = [err165];
+                vErrors = [err175];
               } else {
-                vErrors.push(err165);
+                vErrors.push(err175);
               }
               errors++;
             }
-            if (data69.name === undefined) {
-              const err166 = {
-                instancePath: instancePath + '/dvb-adapter/' + i4,
+            if (data74.name === undefined) {
+              const err176 = {
+                instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'name' },
                 message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data69,
+                data: data74,
               };
               if (vErrors === null) {
-                vErrors = [err166];
+                vErrors = [err176];
               } else {
-                vErrors.push(err166);
+                vErrors.push(err176);
               }
               errors++;
             }
-            for (const key5 in data69) {
-              if (!func1.call(schema49.properties, key5)) {
-                const err167 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4,
+            for (const key6 in data74) {
+              if (!func1.call(schema49.properties, key6)) {
+                const err177 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key5 },
+                  params: { additionalProperty: key6 },
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data69,
-                };
-                if (vErrors === null) {
-                  vErrors = [err167];
-                } else {
-                  vErrors.push(err167);
-                }
-                errors++;
-              }
-            }
-            if (data69.id !== undefined) {
-              let data107 = data69.id;
-              if (
-                !(
-                  typeof data107 == 'number' &&
-                  !(data107 % 1) &&
-                  !isNaN(data107) &&
-                  isFinite(data107)
-                )
-              ) {
-                const err168 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data107,
-                };
-                if (vErrors === null) {
-                  vErrors = [err168];
-                } else {
-                  vErrors.push(err168);
-                }
-                errors++;
-              }
-              if (typeof data107 == 'number' && isFinite(data107)) {
-                if (data107 < 1 || isNaN(data107)) {
-                  const err169 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties.id,
-                    data: data107,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err169];
-                  } else {
-                    vErrors.push(err169);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data69.mode !== undefined) {
-              let data108 = data69.mode;
-              if (
-                !(
-                  typeof data108 == 'number' &&
-                  !(data108 % 1) &&
-                  !isNaN(data108) &&
-                  isFinite(data108)
-                )
-              ) {
-                const err170 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.mode.type,
-                  parentSchema: schema49.properties.mode,
-                  data: data108,
-                };
-                if (vErrors === null) {
-                  vErrors = [err170];
-                } else {
-                  vErrors.push(err170);
-                }
-                errors++;
-              }
-              if (!(data108 === 0 || data108 === 1 || data108 === 2)) {
-                const err171 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
-                  data: data108,
-                };
-                if (vErrors === null) {
-                  vErrors = [err171];
-                } else {
-                  vErrors.push(err171);
-                }
-                errors++;
-              }
-            }
-            if (data69.type !== undefined) {
-              let data109 = data69.type;
-              if (
-                !(
-                  typeof data109 == 'number' &&
-                  !(data109 % 1) &&
-                  !isNaN(data109) &&
-                  isFinite(data109)
-                )
-              ) {
-                const err172 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
-                  data: data109,
-                };
-                if (vErrors === null) {
-                  vErrors = [err172];
-                } else {
-                  vErrors.push(err172);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data109 === 1 ||
-                  data109 === 2 ||
-                  data109 === 3 ||
-                  data109 === 5 ||
-                  data109 === 6 ||
-                  data109 === 16 ||
-                  data109 === 18
-                )
-              ) {
-                const err173 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
-                  parentSchema: schema49.properties.type,
-                  data: data109,
-                };
-                if (vErrors === null) {
-                  vErrors = [err173];
-                } else {
-                  vErrors.push(err173);
-                }
-                errors++;
-              }
-            }
-            if (data69.name !== undefined) {
-              let data110 = data69.name;
-              if (typeof data110 === 'string') {
-                if (func2(data110) < 1) {
-                  const err174 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
-                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema49.properties.name,
-                    data: data110,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err174];
-                  } else {
-                    vErrors.push(err174);
-                  }
-                  errors++;
-                }
-              } else {
-                const err175 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/name',
-                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.name.type,
-                  parentSchema: schema49.properties.name,
-                  data: data110,
-                };
-                if (vErrors === null) {
-                  vErrors = [err175];
-                } else {
-                  vErrors.push(err175);
-                }
-                errors++;
-              }
-            }
-            if (data69.pause !== undefined) {
-              let data111 = data69.pause;
-              if (typeof data111 !== 'boolean') {
-                const err176 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
-                  data: data111,
-                };
-                if (vErrors === null) {
-                  vErrors = [err176];
-                } else {
-                  vErrors.push(err176);
-                }
-                errors++;
-              }
-            }
-            if (data69.adapter !== undefined) {
-              let data112 = data69.adapter;
-              if (
-                !(
-                  typeof data112 == 'number' &&
-                  !(data112 % 1) &&
-                  !isNaN(data112) &&
-                  isFinite(data112)
-                )
-              ) {
-                const err177 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
-                  data: data112,
+                  data: data74,
                 };
                 if (vErrors === null) {
                   vErrors = [err177];
@@ -25482,29 +25528,57 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data74.id !== undefined) {
+              let data112 = data74.id;
+              if (
+                !(
+                  typeof data112 == 'number' &&
+                  !(data112 % 1) &&
+                  !isNaN(data112) &&
+                  isFinite(data112)
+                )
+              ) {
+                const err178 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
+                  data: data112,
+                };
+                if (vErrors === null) {
+                  vErrors = [err178];
+                } else {
+                  vErrors.push(err178);
+                }
+                errors++;
+              }
               if (typeof data112 == 'number' && isFinite(data112)) {
-                if (data112 < -1 || isNaN(data112)) {
-                  const err178 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/adapter',
-                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
+                if (data112 < 1 || isNaN(data112)) {
+                  const err179 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties.adapter,
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties.id,
                     data: data112,
                   };
                   if (vErrors === null) {
-                    vErrors = [err178];
+                    vErrors = [err179];
                   } else {
-                    vErrors.push(err178);
+                    vErrors.push(err179);
                   }
                   errors++;
                 }
               }
             }
-            if (data69.device !== undefined) {
-              let data113 = data69.device;
+            if (data74.mode !== undefined) {
+              let data113 = data74.mode;
               if (
                 !(
                   typeof data113 == 'number' &&
@@ -25513,56 +25587,33 @@ function validate20(
                   isFinite(data113)
                 )
               ) {
-                const err179 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
-                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
+                const err180 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.device.type,
-                  parentSchema: schema49.properties.device,
+                  schema: schema49.properties.mode.type,
+                  parentSchema: schema49.properties.mode,
                   data: data113,
                 };
                 if (vErrors === null) {
-                  vErrors = [err179];
+                  vErrors = [err180];
                 } else {
-                  vErrors.push(err179);
+                  vErrors.push(err180);
                 }
                 errors++;
               }
-              if (typeof data113 == 'number' && isFinite(data113)) {
-                if (data113 < 0 || isNaN(data113)) {
-                  const err180 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/device',
-                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.device,
-                    data: data113,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err180];
-                  } else {
-                    vErrors.push(err180);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data69.trace !== undefined) {
-              let data114 = data69.trace;
-              if (typeof data114 !== 'boolean') {
+              if (!(data113 === 0 || data113 === 1 || data113 === 2)) {
                 const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.trace.type,
-                  parentSchema: schema49.properties.trace,
-                  data: data114,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.mode.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
+                  data: data113,
                 };
                 if (vErrors === null) {
                   vErrors = [err181];
@@ -25572,18 +25623,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data69['mpegts-trace'] !== undefined) {
-              let data115 = data69['mpegts-trace'];
-              if (typeof data115 !== 'boolean') {
+            if (data74.type !== undefined) {
+              let data114 = data74.type;
+              if (
+                !(
+                  typeof data114 == 'number' &&
+                  !(data114 % 1) &&
+                  !isNaN(data114) &&
+                  isFinite(data114)
+                )
+              ) {
                 const err182 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
-                  data: data115,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.type.type,
+                  parentSchema: schema49.properties.type,
+                  data: data114,
                 };
                 if (vErrors === null) {
                   vErrors = [err182];
@@ -25592,19 +25650,26 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data69['enable-alert'] !== undefined) {
-              let data116 = data69['enable-alert'];
-              if (typeof data116 !== 'boolean') {
+              if (
+                !(
+                  data114 === 1 ||
+                  data114 === 2 ||
+                  data114 === 3 ||
+                  data114 === 5 ||
+                  data114 === 6 ||
+                  data114 === 16 ||
+                  data114 === 18
+                )
+              ) {
                 const err183 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
-                  data: data116,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
+                  data: data114,
                 };
                 if (vErrors === null) {
                   vErrors = [err183];
@@ -25614,39 +25679,37 @@ function validate20(
                 errors++;
               }
             }
-            if (data69['mpegts-filter-ca-clear'] !== undefined) {
-              let data117 = data69['mpegts-filter-ca-clear'];
-              if (typeof data117 !== 'boolean') {
-                const err184 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
-                  data: data117,
-                };
-                if (vErrors === null) {
-                  vErrors = [err184];
-                } else {
-                  vErrors.push(err184);
+            if (data74.name !== undefined) {
+              let data115 = data74.name;
+              if (typeof data115 === 'string') {
+                if (func2(data115) < 1) {
+                  const err184 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
+                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema49.properties.name,
+                    data: data115,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err184];
+                  } else {
+                    vErrors.push(err184);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data69.note !== undefined) {
-              let data118 = data69.note;
-              if (typeof data118 !== 'string') {
+              } else {
                 const err185 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
+                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
-                  data: data118,
+                  schema: schema49.properties.name.type,
+                  parentSchema: schema49.properties.name,
+                  data: data115,
                 };
                 if (vErrors === null) {
                   vErrors = [err185];
@@ -25656,25 +25719,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data69.freq !== undefined) {
-              let data119 = data69.freq;
-              if (
-                !(
-                  typeof data119 == 'number' &&
-                  !(data119 % 1) &&
-                  !isNaN(data119) &&
-                  isFinite(data119)
-                )
-              ) {
+            if (data74.pause !== undefined) {
+              let data116 = data74.pause;
+              if (typeof data116 !== 'boolean') {
                 const err186 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
-                  data: data119,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
+                  data: data116,
                 };
                 if (vErrors === null) {
                   vErrors = [err186];
@@ -25683,83 +25739,93 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data119 == 'number' && isFinite(data119)) {
-                if (data119 < 0 || isNaN(data119)) {
-                  const err187 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
+            }
+            if (data74.adapter !== undefined) {
+              let data117 = data74.adapter;
+              if (
+                !(
+                  typeof data117 == 'number' &&
+                  !(data117 % 1) &&
+                  !isNaN(data117) &&
+                  isFinite(data117)
+                )
+              ) {
+                const err187 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
+                  data: data117,
+                };
+                if (vErrors === null) {
+                  vErrors = [err187];
+                } else {
+                  vErrors.push(err187);
+                }
+                errors++;
+              }
+              if (typeof data117 == 'number' && isFinite(data117)) {
+                if (data117 < -1 || isNaN(data117)) {
+                  const err188 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
+                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data119,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties.adapter,
+                    data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err187];
+                    vErrors = [err188];
                   } else {
-                    vErrors.push(err187);
+                    vErrors.push(err188);
                   }
                   errors++;
                 }
               }
             }
-            if (data69['buffer-size'] !== undefined) {
-              let data120 = data69['buffer-size'];
+            if (data74.device !== undefined) {
+              let data118 = data74.device;
               if (
                 !(
-                  typeof data120 == 'number' &&
-                  !(data120 % 1) &&
-                  !isNaN(data120) &&
-                  isFinite(data120)
+                  typeof data118 == 'number' &&
+                  !(data118 % 1) &&
+                  !isNaN(data118) &&
+                  isFinite(data118)
                 )
               ) {
-                const err188 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                const err189 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
+                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['buffer-size'].type,
-                  parentSchema: schema49.properties['buffer-size'],
-                  data: data120,
+                  schema: schema49.properties.device.type,
+                  parentSchema: schema49.properties.device,
+                  data: data118,
                 };
                 if (vErrors === null) {
-                  vErrors = [err188];
+                  vErrors = [err189];
                 } else {
-                  vErrors.push(err188);
+                  vErrors.push(err189);
                 }
                 errors++;
               }
-              if (typeof data120 == 'number' && isFinite(data120)) {
-                if (data120 > 65535 || isNaN(data120)) {
-                  const err189 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 65535 },
-                    message: 'must be <= 65535',
-                    schema: 65535,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data120,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err189];
-                  } else {
-                    vErrors.push(err189);
-                  }
-                  errors++;
-                }
-                if (data120 < 0 || isNaN(data120)) {
+              if (typeof data118 == 'number' && isFinite(data118)) {
+                if (data118 < 0 || isNaN(data118)) {
                   const err190 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
+                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data120,
+                    parentSchema: schema49.properties.device,
+                    data: data118,
                   };
                   if (vErrors === null) {
                     vErrors = [err190];
@@ -25770,18 +25836,18 @@ function validate20(
                 }
               }
             }
-            if (data69['epg-export'] !== undefined) {
-              let data121 = data69['epg-export'];
-              if (typeof data121 !== 'boolean') {
+            if (data74.trace !== undefined) {
+              let data119 = data74.trace;
+              if (typeof data119 !== 'boolean') {
                 const err191 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/epg-export',
-                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['epg-export'].type,
-                  parentSchema: schema49.properties['epg-export'],
-                  data: data121,
+                  schema: schema49.properties.trace.type,
+                  parentSchema: schema49.properties.trace,
+                  data: data119,
                 };
                 if (vErrors === null) {
                   vErrors = [err191];
@@ -25791,25 +25857,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data69['spectral-inversion'] !== undefined) {
-              let data122 = data69['spectral-inversion'];
-              if (
-                !(
-                  typeof data122 == 'number' &&
-                  !(data122 % 1) &&
-                  !isNaN(data122) &&
-                  isFinite(data122)
-                )
-              ) {
+            if (data74['mpegts-trace'] !== undefined) {
+              let data120 = data74['mpegts-trace'];
+              if (typeof data120 !== 'boolean') {
                 const err192 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data122,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
+                  data: data120,
                 };
                 if (vErrors === null) {
                   vErrors = [err192];
@@ -25818,16 +25877,19 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data122 === 0 || data122 === 1 || data122 === 2)) {
+            }
+            if (data74['enable-alert'] !== undefined) {
+              let data121 = data74['enable-alert'];
+              if (typeof data121 !== 'boolean') {
                 const err193 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data122,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
+                  data: data121,
                 };
                 if (vErrors === null) {
                   vErrors = [err193];
@@ -25837,25 +25899,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data69.modulation !== undefined) {
-              let data123 = data69.modulation;
-              if (
-                !(
-                  typeof data123 == 'number' &&
-                  !(data123 % 1) &&
-                  !isNaN(data123) &&
-                  isFinite(data123)
-                )
-              ) {
+            if (data74['mpegts-filter-ca-clear'] !== undefined) {
+              let data122 = data74['mpegts-filter-ca-clear'];
+              if (typeof data122 !== 'boolean') {
                 const err194 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
-                  data: data123,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  data: data122,
                 };
                 if (vErrors === null) {
                   vErrors = [err194];
@@ -25864,33 +25919,18 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data123 === -1 ||
-                  data123 === 0 ||
-                  data123 === 1 ||
-                  data123 === 2 ||
-                  data123 === 3 ||
-                  data123 === 4 ||
-                  data123 === 5 ||
-                  data123 === 6 ||
-                  data123 === 7 ||
-                  data123 === 8 ||
-                  data123 === 9 ||
-                  data123 === 10 ||
-                  data123 === 11 ||
-                  data123 === 12 ||
-                  data123 === 13
-                )
-              ) {
+            }
+            if (data74.note !== undefined) {
+              let data123 = data74.note;
+              if (typeof data123 !== 'string') {
                 const err195 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
-                  parentSchema: schema49.properties.modulation,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
                   data: data123,
                 };
                 if (vErrors === null) {
@@ -25901,76 +25941,73 @@ function validate20(
                 errors++;
               }
             }
-            if (data69['cam-pnr'] !== undefined) {
-              let data124 = data69['cam-pnr'];
-              if (Array.isArray(data124)) {
-                const len5 = data124.length;
-                for (let i5 = 0; i5 < len5; i5++) {
-                  let data125 = data124[i5];
-                  if (
-                    !(
-                      typeof data125 == 'number' &&
-                      !(data125 % 1) &&
-                      !isNaN(data125) &&
-                      isFinite(data125)
-                    )
-                  ) {
-                    const err196 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr/' + i5,
-                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['cam-pnr'].items.type,
-                      parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data125,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err196];
-                    } else {
-                      vErrors.push(err196);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err197 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/cam-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['cam-pnr'].type,
-                  parentSchema: schema49.properties['cam-pnr'],
-                  data: data124,
-                };
-                if (vErrors === null) {
-                  vErrors = [err197];
-                } else {
-                  vErrors.push(err197);
-                }
-                errors++;
-              }
-            }
-            if (data69['symbol-rate'] !== undefined) {
-              let data126 = data69['symbol-rate'];
+            if (data74.freq !== undefined) {
+              let data124 = data74.freq;
               if (
                 !(
-                  typeof data126 == 'number' &&
-                  !(data126 % 1) &&
-                  !isNaN(data126) &&
-                  isFinite(data126)
+                  typeof data124 == 'number' &&
+                  !(data124 % 1) &&
+                  !isNaN(data124) &&
+                  isFinite(data124)
                 )
               ) {
-                const err198 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
+                const err196 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
-                  data: data126,
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
+                  data: data124,
+                };
+                if (vErrors === null) {
+                  vErrors = [err196];
+                } else {
+                  vErrors.push(err196);
+                }
+                errors++;
+              }
+              if (typeof data124 == 'number' && isFinite(data124)) {
+                if (data124 < 0 || isNaN(data124)) {
+                  const err197 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.freq,
+                    data: data124,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err197];
+                  } else {
+                    vErrors.push(err197);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data74['buffer-size'] !== undefined) {
+              let data125 = data74['buffer-size'];
+              if (
+                !(
+                  typeof data125 == 'number' &&
+                  !(data125 % 1) &&
+                  !isNaN(data125) &&
+                  isFinite(data125)
+                )
+              ) {
+                const err198 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['buffer-size'].type,
+                  parentSchema: schema49.properties['buffer-size'],
+                  data: data125,
                 };
                 if (vErrors === null) {
                   vErrors = [err198];
@@ -25979,17 +26016,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data126 == 'number' && isFinite(data126)) {
-                if (data126 < 0 || isNaN(data126)) {
+              if (typeof data125 == 'number' && isFinite(data125)) {
+                if (data125 > 65535 || isNaN(data125)) {
                   const err199 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data126,
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data125,
                   };
                   if (vErrors === null) {
                     vErrors = [err199];
@@ -25998,61 +26035,38 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data125 < 0 || isNaN(data125)) {
+                  const err200 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data125,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err200];
+                  } else {
+                    vErrors.push(err200);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data69.fec !== undefined) {
-              let data127 = data69.fec;
-              if (
-                !(
-                  typeof data127 == 'number' &&
-                  !(data127 % 1) &&
-                  !isNaN(data127) &&
-                  isFinite(data127)
-                )
-              ) {
-                const err200 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
-                  data: data127,
-                };
-                if (vErrors === null) {
-                  vErrors = [err200];
-                } else {
-                  vErrors.push(err200);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data127 === 0 ||
-                  data127 === 1 ||
-                  data127 === 2 ||
-                  data127 === 3 ||
-                  data127 === 4 ||
-                  data127 === 5 ||
-                  data127 === 6 ||
-                  data127 === 7 ||
-                  data127 === 8 ||
-                  data127 === 9 ||
-                  data127 === 10 ||
-                  data127 === 11 ||
-                  data127 === 12
-                )
-              ) {
+            if (data74['epg-export'] !== undefined) {
+              let data126 = data74['epg-export'];
+              if (typeof data126 !== 'boolean') {
                 const err201 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
-                  data: data127,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
+                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['epg-export'].type,
+                  parentSchema: schema49.properties['epg-export'],
+                  data: data126,
                 };
                 if (vErrors === null) {
                   vErrors = [err201];
@@ -26062,25 +26076,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data69['dvb-stream-id'] !== undefined) {
-              let data128 = data69['dvb-stream-id'];
+            if (data74['spectral-inversion'] !== undefined) {
+              let data127 = data74['spectral-inversion'];
               if (
                 !(
-                  typeof data128 == 'number' &&
-                  !(data128 % 1) &&
-                  !isNaN(data128) &&
-                  isFinite(data128)
+                  typeof data127 == 'number' &&
+                  !(data127 % 1) &&
+                  !isNaN(data127) &&
+                  isFinite(data127)
                 )
               ) {
                 const err202 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['dvb-stream-id'].type,
-                  parentSchema: schema49.properties['dvb-stream-id'],
-                  data: data128,
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data127,
                 };
                 if (vErrors === null) {
                   vErrors = [err202];
@@ -26089,29 +26103,91 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data128 == 'number' && isFinite(data128)) {
-                if (data128 < -1 || isNaN(data128)) {
-                  const err203 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/dvb-stream-id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data128,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err203];
-                  } else {
-                    vErrors.push(err203);
-                  }
-                  errors++;
+              if (!(data127 === 0 || data127 === 1 || data127 === 2)) {
+                const err203 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data127,
+                };
+                if (vErrors === null) {
+                  vErrors = [err203];
+                } else {
+                  vErrors.push(err203);
                 }
+                errors++;
               }
             }
-            if (data69['biss-pnr'] !== undefined) {
-              let data129 = data69['biss-pnr'];
+            if (data74.modulation !== undefined) {
+              let data128 = data74.modulation;
+              if (
+                !(
+                  typeof data128 == 'number' &&
+                  !(data128 % 1) &&
+                  !isNaN(data128) &&
+                  isFinite(data128)
+                )
+              ) {
+                const err204 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.modulation.type,
+                  parentSchema: schema49.properties.modulation,
+                  data: data128,
+                };
+                if (vErrors === null) {
+                  vErrors = [err204];
+                } else {
+                  vErrors.push(err204);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data128 === -1 ||
+                  data128 === 0 ||
+                  data128 === 1 ||
+                  data128 === 2 ||
+                  data128 === 3 ||
+                  data128 === 4 ||
+                  data128 === 5 ||
+                  data128 === 6 ||
+                  data128 === 7 ||
+                  data128 === 8 ||
+                  data128 === 9 ||
+                  data128 === 10 ||
+                  data128 === 11 ||
+                  data128 === 12 ||
+                  data128 === 13
+                )
+              ) {
+                const err205 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
+                  data: data128,
+                };
+                if (vErrors === null) {
+                  vErrors = [err205];
+                } else {
+                  vErrors.push(err205);
+                }
+                errors++;
+              }
+            }
+            if (data74['cam-pnr'] !== undefined) {
+              let data129 = data74['cam-pnr'];
               if (Array.isArray(data129)) {
                 const len6 = data129.length;
                 for (let i6 = 0; i6 < len6; i6++) {
@@ -26124,144 +26200,110 @@ function validate20(
                       isFinite(data130)
                     )
                   ) {
-                    const err204 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr/' + i6,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
+                    const err206 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr/' + i6,
+                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
                       keyword: 'type',
                       params: { type: 'integer' },
                       message: 'must be integer',
-                      schema: schema49.properties['biss-pnr'].items.type,
-                      parentSchema: schema49.properties['biss-pnr'].items,
+                      schema: schema49.properties['cam-pnr'].items.type,
+                      parentSchema: schema49.properties['cam-pnr'].items,
                       data: data130,
                     };
                     if (vErrors === null) {
-                      vErrors = [err204];
+                      vErrors = [err206];
                     } else {
-                      vErrors.push(err204);
+                      vErrors.push(err206);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err205 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
+                const err207 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
-                  schema: schema49.properties['biss-pnr'].type,
-                  parentSchema: schema49.properties['biss-pnr'],
+                  schema: schema49.properties['cam-pnr'].type,
+                  parentSchema: schema49.properties['cam-pnr'],
                   data: data129,
                 };
                 if (vErrors === null) {
-                  vErrors = [err205];
+                  vErrors = [err207];
                 } else {
-                  vErrors.push(err205);
+                  vErrors.push(err207);
                 }
                 errors++;
               }
             }
-            if (data69['biss-key'] !== undefined) {
-              let data131 = data69['biss-key'];
-              if (Array.isArray(data131)) {
-                const len7 = data131.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data132 = data131[i7];
-                  if (typeof data132 === 'string') {
-                    if (func2(data132) < 1) {
-                      const err206 = {
-                        instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
-                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema49.properties['biss-key'].items,
-                        data: data132,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err206];
-                      } else {
-                        vErrors.push(err206);
-                      }
-                      errors++;
-                    }
-                    if (!pattern8.test(data132)) {
-                      const err207 = {
-                        instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
-                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
-                        message:
-                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
-                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
-                        parentSchema: schema49.properties['biss-key'].items,
-                        data: data132,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err207];
-                      } else {
-                        vErrors.push(err207);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err208 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key/' + i7,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema49.properties['biss-key'].items.type,
-                      parentSchema: schema49.properties['biss-key'].items,
-                      data: data132,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err208];
-                    } else {
-                      vErrors.push(err208);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err209 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/biss-key',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-key'].type,
-                  parentSchema: schema49.properties['biss-key'],
-                  data: data131,
-                };
-                if (vErrors === null) {
-                  vErrors = [err209];
-                } else {
-                  vErrors.push(err209);
-                }
-                errors++;
-              }
-            }
-            if (data69['t2mi-mode'] !== undefined) {
-              let data133 = data69['t2mi-mode'];
+            if (data74['symbol-rate'] !== undefined) {
+              let data131 = data74['symbol-rate'];
               if (
                 !(
-                  typeof data133 == 'number' &&
-                  !(data133 % 1) &&
-                  !isNaN(data133) &&
-                  isFinite(data133)
+                  typeof data131 == 'number' &&
+                  !(data131 % 1) &&
+                  !isNaN(data131) &&
+                  isFinite(data131)
                 )
               ) {
-                const err210 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
+                const err208 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data133,
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
+                  data: data131,
+                };
+                if (vErrors === null) {
+                  vErrors = [err208];
+                } else {
+                  vErrors.push(err208);
+                }
+                errors++;
+              }
+              if (typeof data131 == 'number' && isFinite(data131)) {
+                if (data131 < 0 || isNaN(data131)) {
+                  const err209 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data131,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err209];
+                  } else {
+                    vErrors.push(err209);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data74.fec !== undefined) {
+              let data132 = data74.fec;
+              if (
+                !(
+                  typeof data132 == 'number' &&
+                  !(data132 % 1) &&
+                  !isNaN(data132) &&
+                  isFinite(data132)
+                )
+              ) {
+                const err210 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
+                  data: data132,
                 };
                 if (vErrors === null) {
                   vErrors = [err210];
@@ -26270,16 +26312,32 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data133 === 0 || data133 === 1 || data133 === 2)) {
+              if (
+                !(
+                  data132 === 0 ||
+                  data132 === 1 ||
+                  data132 === 2 ||
+                  data132 === 3 ||
+                  data132 === 4 ||
+                  data132 === 5 ||
+                  data132 === 6 ||
+                  data132 === 7 ||
+                  data132 === 8 ||
+                  data132 === 9 ||
+                  data132 === 10 ||
+                  data132 === 11 ||
+                  data132 === 12
+                )
+              ) {
                 const err211 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
+                  params: { allowedValues: schema49.properties.fec.enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data133,
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
+                  data: data132,
                 };
                 if (vErrors === null) {
                   vErrors = [err211];
@@ -26289,25 +26347,25 @@ function validate20(
                 errors++;
               }
             }
-            if (data69['t2mi-pid'] !== undefined) {
-              let data134 = data69['t2mi-pid'];
+            if (data74['dvb-stream-id'] !== undefined) {
+              let data133 = data74['dvb-stream-id'];
               if (
                 !(
-                  typeof data134 == 'number' &&
-                  !(data134 % 1) &&
-                  !isNaN(data134) &&
-                  isFinite(data134)
+                  typeof data133 == 'number' &&
+                  !(data133 % 1) &&
+                  !isNaN(data133) &&
+                  isFinite(data133)
                 )
               ) {
                 const err212 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
-                  data: data134,
+                  schema: schema49.properties['dvb-stream-id'].type,
+                  parentSchema: schema49.properties['dvb-stream-id'],
+                  data: data133,
                 };
                 if (vErrors === null) {
                   vErrors = [err212];
@@ -26316,17 +26374,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data134 == 'number' && isFinite(data134)) {
-                if (data134 > 8191 || isNaN(data134)) {
+              if (typeof data133 == 'number' && isFinite(data133)) {
+                if (data133 < -1 || isNaN(data133)) {
                   const err213 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data134,
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['dvb-stream-id'],
+                    data: data133,
                   };
                   if (vErrors === null) {
                     vErrors = [err213];
@@ -26335,45 +26393,50 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data134 < 0 || isNaN(data134)) {
-                  const err214 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data134,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err214];
-                  } else {
-                    vErrors.push(err214);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data69['t2mi-plp'] !== undefined) {
-              let data135 = data69['t2mi-plp'];
-              if (
-                !(
-                  typeof data135 == 'number' &&
-                  !(data135 % 1) &&
-                  !isNaN(data135) &&
-                  isFinite(data135)
-                )
-              ) {
+            if (data74['biss-pnr'] !== undefined) {
+              let data134 = data74['biss-pnr'];
+              if (Array.isArray(data134)) {
+                const len7 = data134.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data135 = data134[i7];
+                  if (
+                    !(
+                      typeof data135 == 'number' &&
+                      !(data135 % 1) &&
+                      !isNaN(data135) &&
+                      isFinite(data135)
+                    )
+                  ) {
+                    const err214 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr/' + i7,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['biss-pnr'].items.type,
+                      parentSchema: schema49.properties['biss-pnr'].items,
+                      data: data135,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err214];
+                    } else {
+                      vErrors.push(err214);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
                 const err215 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
-                  data: data135,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-pnr'].type,
+                  parentSchema: schema49.properties['biss-pnr'],
+                  data: data134,
                 };
                 if (vErrors === null) {
                   vErrors = [err215];
@@ -26382,179 +26445,91 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data135 == 'number' && isFinite(data135)) {
-                if (data135 > 255 || isNaN(data135)) {
-                  const err216 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data135,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err216];
-                  } else {
-                    vErrors.push(err216);
-                  }
-                  errors++;
-                }
-                if (data135 < 0 || isNaN(data135)) {
-                  const err217 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data135,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err217];
-                  } else {
-                    vErrors.push(err217);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data69['t2mi-tsid'] !== undefined) {
-              let data136 = data69['t2mi-tsid'];
-              if (
-                !(
-                  typeof data136 == 'number' &&
-                  !(data136 % 1) &&
-                  !isNaN(data136) &&
-                  isFinite(data136)
-                )
-              ) {
-                const err218 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+            if (data74['biss-key'] !== undefined) {
+              let data136 = data74['biss-key'];
+              if (Array.isArray(data136)) {
+                const len8 = data136.length;
+                for (let i8 = 0; i8 < len8; i8++) {
+                  let data137 = data136[i8];
+                  if (typeof data137 === 'string') {
+                    if (func2(data137) < 1) {
+                      const err216 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data137,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err216];
+                      } else {
+                        vErrors.push(err216);
+                      }
+                      errors++;
+                    }
+                    if (!pattern10.test(data137)) {
+                      const err217 = {
+                        instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
+                        schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' },
+                        message:
+                          'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
+                        schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
+                        parentSchema: schema49.properties['biss-key'].items,
+                        data: data137,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err217];
+                      } else {
+                        vErrors.push(err217);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err218 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema49.properties['biss-key'].items.type,
+                      parentSchema: schema49.properties['biss-key'].items,
+                      data: data137,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err218];
+                    } else {
+                      vErrors.push(err218);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err219 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-key'].type,
+                  parentSchema: schema49.properties['biss-key'],
                   data: data136,
                 };
                 if (vErrors === null) {
-                  vErrors = [err218];
+                  vErrors = [err219];
                 } else {
-                  vErrors.push(err218);
+                  vErrors.push(err219);
                 }
                 errors++;
               }
-              if (typeof data136 == 'number' && isFinite(data136)) {
-                if (data136 > 255 || isNaN(data136)) {
-                  const err219 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data136,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err219];
-                  } else {
-                    vErrors.push(err219);
-                  }
-                  errors++;
-                }
-                if (data136 < -1 || isNaN(data136)) {
-                  const err220 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data136,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err220];
-                  } else {
-                    vErrors.push(err220);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data69.bandwidth !== undefined) {
-              let data137 = data69.bandwidth;
-              if (
-                !(
-                  typeof data137 == 'number' &&
-                  !(data137 % 1) &&
-                  !isNaN(data137) &&
-                  isFinite(data137)
-                )
-              ) {
-                const err221 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
-                  data: data137,
-                };
-                if (vErrors === null) {
-                  vErrors = [err221];
-                } else {
-                  vErrors.push(err221);
-                }
-                errors++;
-              }
-              if (typeof data137 == 'number' && isFinite(data137)) {
-                if (data137 > 8000 || isNaN(data137)) {
-                  const err222 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data137,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err222];
-                  } else {
-                    vErrors.push(err222);
-                  }
-                  errors++;
-                }
-                if (data137 < 6000 || isNaN(data137)) {
-                  const err223 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data137,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err223];
-                  } else {
-                    vErrors.push(err223);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data69['transmission-mode'] !== undefined) {
-              let data138 = data69['transmission-mode'];
+            if (data74['t2mi-mode'] !== undefined) {
+              let data138 = data74['t2mi-mode'];
               if (
                 !(
                   typeof data138 == 'number' &&
@@ -26563,56 +26538,44 @@ function validate20(
                   isFinite(data138)
                 )
               ) {
-                const err224 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                const err220 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
                   data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err224];
+                  vErrors = [err220];
                 } else {
-                  vErrors.push(err224);
+                  vErrors.push(err220);
                 }
                 errors++;
               }
-              if (
-                !(
-                  data138 === 0 ||
-                  data138 === 1 ||
-                  data138 === 2 ||
-                  data138 === 3 ||
-                  data138 === 4 ||
-                  data138 === 5 ||
-                  data138 === 6 ||
-                  data138 === 7 ||
-                  data138 === 8
-                )
-              ) {
-                const err225 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+              if (!(data138 === 0 || data138 === 1 || data138 === 2)) {
+                const err221 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
                   data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err225];
+                  vErrors = [err221];
                 } else {
-                  vErrors.push(err225);
+                  vErrors.push(err221);
                 }
                 errors++;
               }
             }
-            if (data69['guard-interval'] !== undefined) {
-              let data139 = data69['guard-interval'];
+            if (data74['t2mi-pid'] !== undefined) {
+              let data139 = data74['t2mi-pid'];
               if (
                 !(
                   typeof data139 == 'number' &&
@@ -26621,58 +26584,64 @@ function validate20(
                   isFinite(data139)
                 )
               ) {
-                const err226 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                const err222 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
                   data: data139,
                 };
                 if (vErrors === null) {
-                  vErrors = [err226];
+                  vErrors = [err222];
                 } else {
-                  vErrors.push(err226);
+                  vErrors.push(err222);
                 }
                 errors++;
               }
-              if (
-                !(
-                  data139 === 0 ||
-                  data139 === 1 ||
-                  data139 === 2 ||
-                  data139 === 3 ||
-                  data139 === 4 ||
-                  data139 === 5 ||
-                  data139 === 6 ||
-                  data139 === 7 ||
-                  data139 === 8 ||
-                  data139 === 9 ||
-                  data139 === 10
-                )
-              ) {
-                const err227 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data139,
-                };
-                if (vErrors === null) {
-                  vErrors = [err227];
-                } else {
-                  vErrors.push(err227);
+              if (typeof data139 == 'number' && isFinite(data139)) {
+                if (data139 > 8191 || isNaN(data139)) {
+                  const err223 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data139,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err223];
+                  } else {
+                    vErrors.push(err223);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data139 < 0 || isNaN(data139)) {
+                  const err224 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data139,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err224];
+                  } else {
+                    vErrors.push(err224);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data69['hierarchy-information'] !== undefined) {
-              let data140 = data69['hierarchy-information'];
+            if (data74['t2mi-plp'] !== undefined) {
+              let data140 = data74['t2mi-plp'];
               if (
                 !(
                   typeof data140 == 'number' &&
@@ -26681,46 +26650,64 @@ function validate20(
                   isFinite(data140)
                 )
               ) {
-                const err228 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                const err225 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
                   data: data140,
                 };
                 if (vErrors === null) {
-                  vErrors = [err228];
+                  vErrors = [err225];
                 } else {
-                  vErrors.push(err228);
+                  vErrors.push(err225);
                 }
                 errors++;
               }
-              if (
-                !(data140 === 0 || data140 === 1 || data140 === 2 || data140 === 3 || data140 === 4)
-              ) {
-                const err229 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data140,
-                };
-                if (vErrors === null) {
-                  vErrors = [err229];
-                } else {
-                  vErrors.push(err229);
+              if (typeof data140 == 'number' && isFinite(data140)) {
+                if (data140 > 255 || isNaN(data140)) {
+                  const err226 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data140,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err226];
+                  } else {
+                    vErrors.push(err226);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data140 < 0 || isNaN(data140)) {
+                  const err227 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data140,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err227];
+                  } else {
+                    vErrors.push(err227);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data69['lnb-freq1'] !== undefined) {
-              let data141 = data69['lnb-freq1'];
+            if (data74['t2mi-tsid'] !== undefined) {
+              let data141 = data74['t2mi-tsid'];
               if (
                 !(
                   typeof data141 == 'number' &&
@@ -26729,46 +26716,64 @@ function validate20(
                   isFinite(data141)
                 )
               ) {
-                const err230 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                const err228 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
                   data: data141,
                 };
                 if (vErrors === null) {
-                  vErrors = [err230];
+                  vErrors = [err228];
                 } else {
-                  vErrors.push(err230);
+                  vErrors.push(err228);
                 }
                 errors++;
               }
               if (typeof data141 == 'number' && isFinite(data141)) {
-                if (data141 < 0 || isNaN(data141)) {
-                  const err231 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
+                if (data141 > 255 || isNaN(data141)) {
+                  const err229 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err231];
+                    vErrors = [err229];
                   } else {
-                    vErrors.push(err231);
+                    vErrors.push(err229);
+                  }
+                  errors++;
+                }
+                if (data141 < -1 || isNaN(data141)) {
+                  const err230 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['t2mi-tsid'],
+                    data: data141,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err230];
+                  } else {
+                    vErrors.push(err230);
                   }
                   errors++;
                 }
               }
             }
-            if (data69['lnb-freq2'] !== undefined) {
-              let data142 = data69['lnb-freq2'];
+            if (data74.bandwidth !== undefined) {
+              let data142 = data74.bandwidth;
               if (
                 !(
                   typeof data142 == 'number' &&
@@ -26777,33 +26782,51 @@ function validate20(
                   isFinite(data142)
                 )
               ) {
-                const err232 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                const err231 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
                   data: data142,
                 };
                 if (vErrors === null) {
-                  vErrors = [err232];
+                  vErrors = [err231];
                 } else {
-                  vErrors.push(err232);
+                  vErrors.push(err231);
                 }
                 errors++;
               }
               if (typeof data142 == 'number' && isFinite(data142)) {
-                if (data142 < 0 || isNaN(data142)) {
+                if (data142 > 8000 || isNaN(data142)) {
+                  const err232 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data142,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err232];
+                  } else {
+                    vErrors.push(err232);
+                  }
+                  errors++;
+                }
+                if (data142 < 6000 || isNaN(data142)) {
                   const err233 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -26815,8 +26838,8 @@ function validate20(
                 }
               }
             }
-            if (data69['lnb-freq-range'] !== undefined) {
-              let data143 = data69['lnb-freq-range'];
+            if (data74['transmission-mode'] !== undefined) {
+              let data143 = data74['transmission-mode'];
               if (
                 !(
                   typeof data143 == 'number' &&
@@ -26826,13 +26849,13 @@ function validate20(
                 )
               ) {
                 const err234 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq-range'].type,
-                  parentSchema: schema49.properties['lnb-freq-range'],
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data143,
                 };
                 if (vErrors === null) {
@@ -26842,38 +26865,55 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data143 == 'number' && isFinite(data143)) {
-                if (data143 < 0 || isNaN(data143)) {
-                  const err235 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-freq-range',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq-range'],
-                    data: data143,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err235];
-                  } else {
-                    vErrors.push(err235);
-                  }
-                  errors++;
+              if (
+                !(
+                  data143 === 0 ||
+                  data143 === 1 ||
+                  data143 === 2 ||
+                  data143 === 3 ||
+                  data143 === 4 ||
+                  data143 === 5 ||
+                  data143 === 6 ||
+                  data143 === 7 ||
+                  data143 === 8
+                )
+              ) {
+                const err235 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
+                  data: data143,
+                };
+                if (vErrors === null) {
+                  vErrors = [err235];
+                } else {
+                  vErrors.push(err235);
                 }
+                errors++;
               }
             }
-            if (data69['lnb-sharing'] !== undefined) {
-              let data144 = data69['lnb-sharing'];
-              if (typeof data144 !== 'boolean') {
+            if (data74['guard-interval'] !== undefined) {
+              let data144 = data74['guard-interval'];
+              if (
+                !(
+                  typeof data144 == 'number' &&
+                  !(data144 % 1) &&
+                  !isNaN(data144) &&
+                  isFinite(data144)
+                )
+              ) {
                 const err236 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-sharing',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-sharing'].type,
-                  parentSchema: schema49.properties['lnb-sharing'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
                   data: data144,
                 };
                 if (vErrors === null) {
@@ -26883,26 +26923,30 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data69['lnb-polarization'] !== undefined) {
-              let data145 = data69['lnb-polarization'];
               if (
                 !(
-                  typeof data145 == 'number' &&
-                  !(data145 % 1) &&
-                  !isNaN(data145) &&
-                  isFinite(data145)
+                  data144 === 0 ||
+                  data144 === 1 ||
+                  data144 === 2 ||
+                  data144 === 3 ||
+                  data144 === 4 ||
+                  data144 === 5 ||
+                  data144 === 6 ||
+                  data144 === 7 ||
+                  data144 === 8 ||
+                  data144 === 9 ||
+                  data144 === 10
                 )
               ) {
                 const err237 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-polarization'].type,
-                  parentSchema: schema49.properties['lnb-polarization'],
-                  data: data145,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data144,
                 };
                 if (vErrors === null) {
                   vErrors = [err237];
@@ -26911,56 +26955,73 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data145 == 'number' && isFinite(data145)) {
-                if (data145 > 1 || isNaN(data145)) {
-                  const err238 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1 },
-                    message: 'must be <= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data145,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err238];
-                  } else {
-                    vErrors.push(err238);
-                  }
-                  errors++;
+            }
+            if (data74['hierarchy-information'] !== undefined) {
+              let data145 = data74['hierarchy-information'];
+              if (
+                !(
+                  typeof data145 == 'number' &&
+                  !(data145 % 1) &&
+                  !isNaN(data145) &&
+                  isFinite(data145)
+                )
+              ) {
+                const err238 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data145,
+                };
+                if (vErrors === null) {
+                  vErrors = [err238];
+                } else {
+                  vErrors.push(err238);
                 }
-                if (data145 < -1 || isNaN(data145)) {
-                  const err239 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data145,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err239];
-                  } else {
-                    vErrors.push(err239);
-                  }
-                  errors++;
+                errors++;
+              }
+              if (
+                !(data145 === 0 || data145 === 1 || data145 === 2 || data145 === 3 || data145 === 4)
+              ) {
+                const err239 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data145,
+                };
+                if (vErrors === null) {
+                  vErrors = [err239];
+                } else {
+                  vErrors.push(err239);
                 }
+                errors++;
               }
             }
-            if (data69['lnb-force-tone'] !== undefined) {
-              let data146 = data69['lnb-force-tone'];
-              if (typeof data146 !== 'boolean') {
+            if (data74['lnb-freq1'] !== undefined) {
+              let data146 = data74['lnb-freq1'];
+              if (
+                !(
+                  typeof data146 == 'number' &&
+                  !(data146 % 1) &&
+                  !isNaN(data146) &&
+                  isFinite(data146)
+                )
+              ) {
                 const err240 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-force-tone',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-force-tone'].type,
-                  parentSchema: schema49.properties['lnb-force-tone'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
                   data: data146,
                 };
                 if (vErrors === null) {
@@ -26970,9 +27031,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data146 == 'number' && isFinite(data146)) {
+                if (data146 < 0 || isNaN(data146)) {
+                  const err241 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq1'],
+                    data: data146,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err241];
+                  } else {
+                    vErrors.push(err241);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data69['lnb-diseqc'] !== undefined) {
-              let data147 = data69['lnb-diseqc'];
+            if (data74['lnb-freq2'] !== undefined) {
+              let data147 = data74['lnb-freq2'];
               if (
                 !(
                   typeof data147 == 'number' &&
@@ -26981,34 +27062,14 @@ function validate20(
                   isFinite(data147)
                 )
               ) {
-                const err241 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                const err242 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-diseqc'].type,
-                  parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data147,
-                };
-                if (vErrors === null) {
-                  vErrors = [err241];
-                } else {
-                  vErrors.push(err241);
-                }
-                errors++;
-              }
-              if (
-                !(data147 === 0 || data147 === 1 || data147 === 2 || data147 === 3 || data147 === 4)
-              ) {
-                const err242 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i4 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['lnb-diseqc'].enum,
-                  parentSchema: schema49.properties['lnb-diseqc'],
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
                   data: data147,
                 };
                 if (vErrors === null) {
@@ -27018,28 +27079,252 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data147 == 'number' && isFinite(data147)) {
+                if (data147 < 0 || isNaN(data147)) {
+                  const err243 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq2'],
+                    data: data147,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err243];
+                  } else {
+                    vErrors.push(err243);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data74['lnb-freq-range'] !== undefined) {
+              let data148 = data74['lnb-freq-range'];
+              if (
+                !(
+                  typeof data148 == 'number' &&
+                  !(data148 % 1) &&
+                  !isNaN(data148) &&
+                  isFinite(data148)
+                )
+              ) {
+                const err244 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq-range'].type,
+                  parentSchema: schema49.properties['lnb-freq-range'],
+                  data: data148,
+                };
+                if (vErrors === null) {
+                  vErrors = [err244];
+                } else {
+                  vErrors.push(err244);
+                }
+                errors++;
+              }
+              if (typeof data148 == 'number' && isFinite(data148)) {
+                if (data148 < 0 || isNaN(data148)) {
+                  const err245 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq-range'],
+                    data: data148,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err245];
+                  } else {
+                    vErrors.push(err245);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data74['lnb-sharing'] !== undefined) {
+              let data149 = data74['lnb-sharing'];
+              if (typeof data149 !== 'boolean') {
+                const err246 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-sharing'].type,
+                  parentSchema: schema49.properties['lnb-sharing'],
+                  data: data149,
+                };
+                if (vErrors === null) {
+                  vErrors = [err246];
+                } else {
+                  vErrors.push(err246);
+                }
+                errors++;
+              }
+            }
+            if (data74['lnb-polarization'] !== undefined) {
+              let data150 = data74['lnb-polarization'];
+              if (
+                !(
+                  typeof data150 == 'number' &&
+                  !(data150 % 1) &&
+                  !isNaN(data150) &&
+                  isFinite(data150)
+                )
+              ) {
+                const err247 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-polarization'].type,
+                  parentSchema: schema49.properties['lnb-polarization'],
+                  data: data150,
+                };
+                if (vErrors === null) {
+                  vErrors = [err247];
+                } else {
+                  vErrors.push(err247);
+                }
+                errors++;
+              }
+              if (typeof data150 == 'number' && isFinite(data150)) {
+                if (data150 > 1 || isNaN(data150)) {
+                  const err248 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1 },
+                    message: 'must be <= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data150,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err248];
+                  } else {
+                    vErrors.push(err248);
+                  }
+                  errors++;
+                }
+                if (data150 < -1 || isNaN(data150)) {
+                  const err249 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data150,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err249];
+                  } else {
+                    vErrors.push(err249);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data74['lnb-force-tone'] !== undefined) {
+              let data151 = data74['lnb-force-tone'];
+              if (typeof data151 !== 'boolean') {
+                const err250 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-force-tone'].type,
+                  parentSchema: schema49.properties['lnb-force-tone'],
+                  data: data151,
+                };
+                if (vErrors === null) {
+                  vErrors = [err250];
+                } else {
+                  vErrors.push(err250);
+                }
+                errors++;
+              }
+            }
+            if (data74['lnb-diseqc'] !== undefined) {
+              let data152 = data74['lnb-diseqc'];
+              if (
+                !(
+                  typeof data152 == 'number' &&
+                  !(data152 % 1) &&
+                  !isNaN(data152) &&
+                  isFinite(data152)
+                )
+              ) {
+                const err251 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-diseqc'].type,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data152,
+                };
+                if (vErrors === null) {
+                  vErrors = [err251];
+                } else {
+                  vErrors.push(err251);
+                }
+                errors++;
+              }
+              if (
+                !(data152 === 0 || data152 === 1 || data152 === 2 || data152 === 3 || data152 === 4)
+              ) {
+                const err252 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['lnb-diseqc'].enum,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data152,
+                };
+                if (vErrors === null) {
+                  vErrors = [err252];
+                } else {
+                  vErrors.push(err252);
+                }
+                errors++;
+              }
             }
           } else {
-            const err243 = {
-              instancePath: instancePath + '/dvb-adapter/' + i4,
+            const err253 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data69,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err243];
+              vErrors = [err253];
             } else {
-              vErrors.push(err243);
+              vErrors.push(err253);
             }
             errors++;
           }
         }
       } else {
-        const err244 = {
+        const err254 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -27047,12 +27332,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data68,
+          data: data73,
         };
         if (vErrors === null) {
-          vErrors = [err244];
+          vErrors = [err254];
         } else {
-          vErrors.push(err244);
+          vErrors.push(err254);
         }
         errors++;
       }
@@ -27072,15 +27357,15 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data149 = data.stream;
-      if (Array.isArray(data149)) {
-        const len8 = data149.length;
-        for (let i8 = 0; i8 < len8; i8++) {
+      let data154 = data.stream;
+      if (Array.isArray(data154)) {
+        const len9 = data154.length;
+        for (let i9 = 0; i9 < len9; i9++) {
           if (
-            !validate30(data149[i8], {
-              instancePath: instancePath + '/stream/' + i8,
-              parentData: data149,
-              parentDataProperty: i8,
+            !validate30(data154[i9], {
+              instancePath: instancePath + '/stream/' + i9,
+              parentData: data154,
+              parentDataProperty: i9,
               rootData,
               dynamicAnchors,
             })
@@ -27090,7 +27375,7 @@ function validate20(
           }
         }
       } else {
-        const err245 = {
+        const err255 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -27098,329 +27383,96 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data149,
+          data: data154,
         };
         if (vErrors === null) {
-          vErrors = [err245];
+          vErrors = [err255];
         } else {
-          vErrors.push(err245);
+          vErrors.push(err255);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data151 = data['stream-adaptive'];
-      if (Array.isArray(data151)) {
-        const len9 = data151.length;
-        for (let i9 = 0; i9 < len9; i9++) {
-          let data152 = data151[i9];
-          if (data152 && typeof data152 == 'object' && !Array.isArray(data152)) {
-            if (data152.id === undefined) {
-              const err246 = {
-                instancePath: instancePath + '/stream-adaptive/' + i9,
+      let data156 = data['stream-adaptive'];
+      if (Array.isArray(data156)) {
+        const len10 = data156.length;
+        for (let i10 = 0; i10 < len10; i10++) {
+          let data157 = data156[i10];
+          if (data157 && typeof data157 == 'object' && !Array.isArray(data157)) {
+            if (data157.id === undefined) {
+              const err256 = {
+                instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data152,
+                data: data157,
               };
               if (vErrors === null) {
-                vErrors = [err246];
+                vErrors = [err256];
               } else {
-                vErrors.push(err246);
+                vErrors.push(err256);
               }
               errors++;
             }
-            if (data152['stream-name'] === undefined) {
-              const err247 = {
-                instancePath: instancePath + '/stream-adaptive/' + i9,
+            if (data157['stream-name'] === undefined) {
+              const err257 = {
+                instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'stream-name' },
                 message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data152,
+                data: data157,
               };
               if (vErrors === null) {
-                vErrors = [err247];
+                vErrors = [err257];
               } else {
-                vErrors.push(err247);
+                vErrors.push(err257);
               }
               errors++;
             }
-            if (data152.streams === undefined) {
-              const err248 = {
-                instancePath: instancePath + '/stream-adaptive/' + i9,
+            if (data157.streams === undefined) {
+              const err258 = {
+                instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'streams' },
                 message: "must have required property '" + 'streams' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data152,
+                data: data157,
               };
               if (vErrors === null) {
-                vErrors = [err248];
+                vErrors = [err258];
               } else {
-                vErrors.push(err248);
+                vErrors.push(err258);
               }
               errors++;
             }
-            if (data152.id !== undefined) {
-              let data153 = data152.id;
+            if (data157.id !== undefined) {
+              let data158 = data157.id;
               if (
                 !(
-                  typeof data153 == 'number' &&
-                  !(data153 % 1) &&
-                  !isNaN(data153) &&
-                  isFinite(data153)
+                  typeof data158 == 'number' &&
+                  !(data158 % 1) &&
+                  !isNaN(data158) &&
+                  isFinite(data158)
                 )
               ) {
-                const err249 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/id',
+                const err259 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
                   schema: schema82.properties.id.type,
                   parentSchema: schema82.properties.id,
-                  data: data153,
-                };
-                if (vErrors === null) {
-                  vErrors = [err249];
-                } else {
-                  vErrors.push(err249);
-                }
-                errors++;
-              }
-              if (typeof data153 == 'number' && isFinite(data153)) {
-                if (data153 < 1 || isNaN(data153)) {
-                  const err250 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/id',
-                    schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema82.properties.id,
-                    data: data153,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err250];
-                  } else {
-                    vErrors.push(err250);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data152['stream-name'] !== undefined) {
-              let data154 = data152['stream-name'];
-              if (typeof data154 === 'string') {
-                if (func2(data154) < 1) {
-                  const err251 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema82.properties['stream-name'],
-                    data: data154,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err251];
-                  } else {
-                    vErrors.push(err251);
-                  }
-                  errors++;
-                }
-                if (!pattern16.test(data154)) {
-                  const err252 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
-                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
-                    schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema82.properties['stream-name'],
-                    data: data154,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err252];
-                  } else {
-                    vErrors.push(err252);
-                  }
-                  errors++;
-                }
-              } else {
-                const err253 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/stream-name',
-                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties['stream-name'].type,
-                  parentSchema: schema82.properties['stream-name'],
-                  data: data154,
-                };
-                if (vErrors === null) {
-                  vErrors = [err253];
-                } else {
-                  vErrors.push(err253);
-                }
-                errors++;
-              }
-            }
-            if (data152.placement !== undefined) {
-              let data155 = data152.placement;
-              const _errs289 = errors;
-              let valid69 = false;
-              let passing0 = null;
-              const _errs290 = errors;
-              if (typeof data155 === 'string') {
-                if (func2(data155) < 1) {
-                  const err254 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema82.properties.placement.oneOf[0],
-                    data: data155,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err254];
-                  } else {
-                    vErrors.push(err254);
-                  }
-                  errors++;
-                }
-              } else {
-                const err255 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
-                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties.placement.oneOf[0].type,
-                  parentSchema: schema82.properties.placement.oneOf[0],
-                  data: data155,
-                };
-                if (vErrors === null) {
-                  vErrors = [err255];
-                } else {
-                  vErrors.push(err255);
-                }
-                errors++;
-              }
-              var _valid7 = _errs290 === errors;
-              if (_valid7) {
-                valid69 = true;
-                passing0 = 0;
-              }
-              const _errs292 = errors;
-              if (data155 && typeof data155 == 'object' && !Array.isArray(data155)) {
-                for (const key6 in data155) {
-                  let data156 = data155[key6];
-                  if (typeof data156 !== 'string') {
-                    const err256 = {
-                      instancePath:
-                        instancePath +
-                        '/stream-adaptive/' +
-                        i9 +
-                        '/placement/' +
-                        key6.replace(/~/g, '~0').replace(/\//g, '~1'),
-                      schemaPath:
-                        'stream-adaptive.schema.json/properties/placement/oneOf/1/additionalProperties/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema82.properties.placement.oneOf[1].additionalProperties.type,
-                      parentSchema: schema82.properties.placement.oneOf[1].additionalProperties,
-                      data: data156,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err256];
-                    } else {
-                      vErrors.push(err256);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err257 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
-                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema82.properties.placement.oneOf[1].type,
-                  parentSchema: schema82.properties.placement.oneOf[1],
-                  data: data155,
-                };
-                if (vErrors === null) {
-                  vErrors = [err257];
-                } else {
-                  vErrors.push(err257);
-                }
-                errors++;
-              }
-              var _valid7 = _errs292 === errors;
-              if (_valid7 && valid69) {
-                valid69 = false;
-                passing0 = [passing0, 1];
-              } else {
-                if (_valid7) {
-                  valid69 = true;
-                  passing0 = 1;
-                }
-              }
-              if (!valid69) {
-                const err258 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/placement',
-                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
-                  keyword: 'oneOf',
-                  params: { passingSchemas: passing0 },
-                  message: 'must match exactly one schema in oneOf',
-                  schema: schema82.properties.placement.oneOf,
-                  parentSchema: schema82.properties.placement,
-                  data: data155,
-                };
-                if (vErrors === null) {
-                  vErrors = [err258];
-                } else {
-                  vErrors.push(err258);
-                }
-                errors++;
-              } else {
-                errors = _errs289;
-                if (vErrors !== null) {
-                  if (_errs289) {
-                    vErrors.length = _errs289;
-                  } else {
-                    vErrors = null;
-                  }
-                }
-              }
-            }
-            if (data152['display-name'] !== undefined) {
-              let data157 = data152['display-name'];
-              if (typeof data157 !== 'string') {
-                const err259 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/display-name',
-                  schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties['display-name'].type,
-                  parentSchema: schema82.properties['display-name'],
-                  data: data157,
+                  data: data158,
                 };
                 if (vErrors === null) {
                   vErrors = [err259];
@@ -27429,19 +27481,16 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data152.streams !== undefined) {
-              let data158 = data152.streams;
-              if (Array.isArray(data158)) {
-                if (data158.length < 1) {
+              if (typeof data158 == 'number' && isFinite(data158)) {
+                if (data158 < 1 || isNaN(data158)) {
                   const err260 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
-                    schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
-                    keyword: 'minItems',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 items',
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
+                    schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema82.properties.streams,
+                    parentSchema: schema82.properties.id,
                     data: data158,
                   };
                   if (vErrors === null) {
@@ -27451,61 +27500,297 @@ function validate20(
                   }
                   errors++;
                 }
-                const len10 = data158.length;
-                for (let i10 = 0; i10 < len10; i10++) {
-                  let data159 = data158[i10];
+              }
+            }
+            if (data157['stream-name'] !== undefined) {
+              let data159 = data157['stream-name'];
+              if (typeof data159 === 'string') {
+                if (func2(data159) < 1) {
+                  const err261 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema82.properties['stream-name'],
+                    data: data159,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err261];
+                  } else {
+                    vErrors.push(err261);
+                  }
+                  errors++;
+                }
+                if (!pattern18.test(data159)) {
+                  const err262 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
+                    schema: '^[A-Za-z0-9._~-]+$',
+                    parentSchema: schema82.properties['stream-name'],
+                    data: data159,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err262];
+                  } else {
+                    vErrors.push(err262);
+                  }
+                  errors++;
+                }
+              } else {
+                const err263 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties['stream-name'].type,
+                  parentSchema: schema82.properties['stream-name'],
+                  data: data159,
+                };
+                if (vErrors === null) {
+                  vErrors = [err263];
+                } else {
+                  vErrors.push(err263);
+                }
+                errors++;
+              }
+            }
+            if (data157.placement !== undefined) {
+              let data160 = data157.placement;
+              const _errs300 = errors;
+              let valid72 = false;
+              let passing0 = null;
+              const _errs301 = errors;
+              if (typeof data160 === 'string') {
+                if (func2(data160) < 1) {
+                  const err264 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema82.properties.placement.oneOf[0],
+                    data: data160,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err264];
+                  } else {
+                    vErrors.push(err264);
+                  }
+                  errors++;
+                }
+              } else {
+                const err265 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties.placement.oneOf[0].type,
+                  parentSchema: schema82.properties.placement.oneOf[0],
+                  data: data160,
+                };
+                if (vErrors === null) {
+                  vErrors = [err265];
+                } else {
+                  vErrors.push(err265);
+                }
+                errors++;
+              }
+              var _valid7 = _errs301 === errors;
+              if (_valid7) {
+                valid72 = true;
+                passing0 = 0;
+              }
+              const _errs303 = errors;
+              if (data160 && typeof data160 == 'object' && !Array.isArray(data160)) {
+                for (const key7 in data160) {
+                  let data161 = data160[key7];
+                  if (typeof data161 !== 'string') {
+                    const err266 = {
+                      instancePath:
+                        instancePath +
+                        '/stream-adaptive/' +
+                        i10 +
+                        '/placement/' +
+                        key7.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath:
+                        'stream-adaptive.schema.json/properties/placement/oneOf/1/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema82.properties.placement.oneOf[1].additionalProperties.type,
+                      parentSchema: schema82.properties.placement.oneOf[1].additionalProperties,
+                      data: data161,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err266];
+                    } else {
+                      vErrors.push(err266);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err267 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema82.properties.placement.oneOf[1].type,
+                  parentSchema: schema82.properties.placement.oneOf[1],
+                  data: data160,
+                };
+                if (vErrors === null) {
+                  vErrors = [err267];
+                } else {
+                  vErrors.push(err267);
+                }
+                errors++;
+              }
+              var _valid7 = _errs303 === errors;
+              if (_valid7 && valid72) {
+                valid72 = false;
+                passing0 = [passing0, 1];
+              } else {
+                if (_valid7) {
+                  valid72 = true;
+                  passing0 = 1;
+                }
+              }
+              if (!valid72) {
+                const err268 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
+                  keyword: 'oneOf',
+                  params: { passingSchemas: passing0 },
+                  message: 'must match exactly one schema in oneOf',
+                  schema: schema82.properties.placement.oneOf,
+                  parentSchema: schema82.properties.placement,
+                  data: data160,
+                };
+                if (vErrors === null) {
+                  vErrors = [err268];
+                } else {
+                  vErrors.push(err268);
+                }
+                errors++;
+              } else {
+                errors = _errs300;
+                if (vErrors !== null) {
+                  if (_errs300) {
+                    vErrors.length = _errs300;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data157['display-name'] !== undefined) {
+              let data162 = data157['display-name'];
+              if (typeof data162 !== 'string') {
+                const err269 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/display-name',
+                  schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties['display-name'].type,
+                  parentSchema: schema82.properties['display-name'],
+                  data: data162,
+                };
+                if (vErrors === null) {
+                  vErrors = [err269];
+                } else {
+                  vErrors.push(err269);
+                }
+                errors++;
+              }
+            }
+            if (data157.streams !== undefined) {
+              let data163 = data157.streams;
+              if (Array.isArray(data163)) {
+                if (data163.length < 1) {
+                  const err270 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
+                    schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
+                    keyword: 'minItems',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 items',
+                    schema: 1,
+                    parentSchema: schema82.properties.streams,
+                    data: data163,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err270];
+                  } else {
+                    vErrors.push(err270);
+                  }
+                  errors++;
+                }
+                const len11 = data163.length;
+                for (let i11 = 0; i11 < len11; i11++) {
+                  let data164 = data163[i11];
                   if (
                     !(
-                      typeof data159 == 'number' &&
-                      !(data159 % 1) &&
-                      !isNaN(data159) &&
-                      isFinite(data159)
+                      typeof data164 == 'number' &&
+                      !(data164 % 1) &&
+                      !isNaN(data164) &&
+                      isFinite(data164)
                     )
                   ) {
-                    const err261 = {
-                      instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams/' + i10,
+                    const err271 = {
+                      instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
                       params: { type: 'integer' },
                       message: 'must be integer',
                       schema: schema82.properties.streams.items.type,
                       parentSchema: schema82.properties.streams.items,
-                      data: data159,
+                      data: data164,
                     };
                     if (vErrors === null) {
-                      vErrors = [err261];
+                      vErrors = [err271];
                     } else {
-                      vErrors.push(err261);
+                      vErrors.push(err271);
                     }
                     errors++;
                   }
-                  if (typeof data159 == 'number' && isFinite(data159)) {
-                    if (data159 < 1 || isNaN(data159)) {
-                      const err262 = {
-                        instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams/' + i10,
+                  if (typeof data164 == 'number' && isFinite(data164)) {
+                    if (data164 < 1 || isNaN(data164)) {
+                      const err272 = {
+                        instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
                         params: { comparison: '>=', limit: 1 },
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema82.properties.streams.items,
-                        data: data159,
+                        data: data164,
                       };
                       if (vErrors === null) {
-                        vErrors = [err262];
+                        vErrors = [err272];
                       } else {
-                        vErrors.push(err262);
+                        vErrors.push(err272);
                       }
                       errors++;
                     }
                   }
                 }
-                let i11 = data158.length;
+                let i12 = data163.length;
                 let j0;
-                if (i11 > 1) {
+                if (i12 > 1) {
                   const indices0 = {};
-                  for (; i11--; ) {
-                    let item0 = data158[i11];
+                  for (; i12--; ) {
+                    let item0 = data163[i12];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -27518,283 +27803,70 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err263 = {
-                        instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
+                      const err273 = {
+                        instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
-                        params: { i: i11, j: j0 },
+                        params: { i: i12, j: j0 },
                         message:
                           'must NOT have duplicate items (items ## ' +
                           j0 +
                           ' and ' +
-                          i11 +
+                          i12 +
                           ' are identical)',
                         schema: true,
                         parentSchema: schema82.properties.streams,
-                        data: data158,
+                        data: data163,
                       };
                       if (vErrors === null) {
-                        vErrors = [err263];
+                        vErrors = [err273];
                       } else {
-                        vErrors.push(err263);
+                        vErrors.push(err273);
                       }
                       errors++;
                       break;
                     }
-                    indices0[item0] = i11;
+                    indices0[item0] = i12;
                   }
                 }
               } else {
-                const err264 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/streams',
+                const err274 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
                   schema: schema82.properties.streams.type,
                   parentSchema: schema82.properties.streams,
-                  data: data158,
+                  data: data163,
                 };
                 if (vErrors === null) {
-                  vErrors = [err264];
+                  vErrors = [err274];
                 } else {
-                  vErrors.push(err264);
+                  vErrors.push(err274);
                 }
                 errors++;
               }
             }
-            if (data152['ott-hls'] !== undefined) {
-              let data160 = data152['ott-hls'];
+            if (data157['ott-hls'] !== undefined) {
+              let data165 = data157['ott-hls'];
               if (
                 !(
-                  typeof data160 == 'number' &&
-                  !(data160 % 1) &&
-                  !isNaN(data160) &&
-                  isFinite(data160)
+                  typeof data165 == 'number' &&
+                  !(data165 % 1) &&
+                  !isNaN(data165) &&
+                  isFinite(data165)
                 )
               ) {
-                const err265 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-hls',
+                const err275 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
                   schema: schema82.properties['ott-hls'].type,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data160,
-                };
-                if (vErrors === null) {
-                  vErrors = [err265];
-                } else {
-                  vErrors.push(err265);
-                }
-                errors++;
-              }
-              if (!(data160 === 0 || data160 === 1 || data160 === 2 || data160 === 3)) {
-                const err266 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-hls',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema82.properties['ott-hls'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema82.properties['ott-hls'].enum,
-                  parentSchema: schema82.properties['ott-hls'],
-                  data: data160,
-                };
-                if (vErrors === null) {
-                  vErrors = [err266];
-                } else {
-                  vErrors.push(err266);
-                }
-                errors++;
-              }
-            }
-            if (data152['ott-segment-duration'] !== undefined) {
-              let data161 = data152['ott-segment-duration'];
-              if (typeof data161 == 'number' && isFinite(data161)) {
-                if (data161 > 30 || isNaN(data161)) {
-                  const err267 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 30 },
-                    message: 'must be <= 30',
-                    schema: 30,
-                    parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data161,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err267];
-                  } else {
-                    vErrors.push(err267);
-                  }
-                  errors++;
-                }
-                if (data161 < 1 || isNaN(data161)) {
-                  const err268 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data161,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err268];
-                  } else {
-                    vErrors.push(err268);
-                  }
-                  errors++;
-                }
-              } else {
-                const err269 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-segment-duration',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema82.properties['ott-segment-duration'].type,
-                  parentSchema: schema82.properties['ott-segment-duration'],
-                  data: data161,
-                };
-                if (vErrors === null) {
-                  vErrors = [err269];
-                } else {
-                  vErrors.push(err269);
-                }
-                errors++;
-              }
-            }
-            if (data152['ott-window'] !== undefined) {
-              let data162 = data152['ott-window'];
-              if (
-                !(
-                  typeof data162 == 'number' &&
-                  !(data162 % 1) &&
-                  !isNaN(data162) &&
-                  isFinite(data162)
-                )
-              ) {
-                const err270 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema82.properties['ott-window'].type,
-                  parentSchema: schema82.properties['ott-window'],
-                  data: data162,
-                };
-                if (vErrors === null) {
-                  vErrors = [err270];
-                } else {
-                  vErrors.push(err270);
-                }
-                errors++;
-              }
-              if (typeof data162 == 'number' && isFinite(data162)) {
-                if (data162 > 1000 || isNaN(data162)) {
-                  const err271 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema82.properties['ott-window'],
-                    data: data162,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err271];
-                  } else {
-                    vErrors.push(err271);
-                  }
-                  errors++;
-                }
-                if (data162 < 3 || isNaN(data162)) {
-                  const err272 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 3 },
-                    message: 'must be >= 3',
-                    schema: 3,
-                    parentSchema: schema82.properties['ott-window'],
-                    data: data162,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err272];
-                  } else {
-                    vErrors.push(err272);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data152['dvr-storage'] !== undefined) {
-              let data163 = data152['dvr-storage'];
-              if (
-                !(
-                  typeof data163 == 'number' &&
-                  !(data163 % 1) &&
-                  !isNaN(data163) &&
-                  isFinite(data163)
-                )
-              ) {
-                const err273 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
-                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema82.properties['dvr-storage'].type,
-                  parentSchema: schema82.properties['dvr-storage'],
-                  data: data163,
-                };
-                if (vErrors === null) {
-                  vErrors = [err273];
-                } else {
-                  vErrors.push(err273);
-                }
-                errors++;
-              }
-              if (typeof data163 == 'number' && isFinite(data163)) {
-                if (data163 < 0 || isNaN(data163)) {
-                  const err274 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i9 + '/dvr-storage',
-                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema82.properties['dvr-storage'],
-                    data: data163,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err274];
-                  } else {
-                    vErrors.push(err274);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data152.note !== undefined) {
-              let data164 = data152.note;
-              if (typeof data164 !== 'string') {
-                const err275 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i9 + '/note',
-                  schemaPath: 'stream-adaptive.schema.json/properties/note/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties.note.type,
-                  parentSchema: schema82.properties.note,
-                  data: data164,
+                  data: data165,
                 };
                 if (vErrors === null) {
                   vErrors = [err275];
@@ -27803,28 +27875,243 @@ function validate20(
                 }
                 errors++;
               }
+              if (!(data165 === 0 || data165 === 1 || data165 === 2 || data165 === 3)) {
+                const err276 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema82.properties['ott-hls'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema82.properties['ott-hls'].enum,
+                  parentSchema: schema82.properties['ott-hls'],
+                  data: data165,
+                };
+                if (vErrors === null) {
+                  vErrors = [err276];
+                } else {
+                  vErrors.push(err276);
+                }
+                errors++;
+              }
+            }
+            if (data157['ott-segment-duration'] !== undefined) {
+              let data166 = data157['ott-segment-duration'];
+              if (typeof data166 == 'number' && isFinite(data166)) {
+                if (data166 > 30 || isNaN(data166)) {
+                  const err277 = {
+                    instancePath:
+                      instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 30 },
+                    message: 'must be <= 30',
+                    schema: 30,
+                    parentSchema: schema82.properties['ott-segment-duration'],
+                    data: data166,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err277];
+                  } else {
+                    vErrors.push(err277);
+                  }
+                  errors++;
+                }
+                if (data166 < 1 || isNaN(data166)) {
+                  const err278 = {
+                    instancePath:
+                      instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema82.properties['ott-segment-duration'],
+                    data: data166,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err278];
+                  } else {
+                    vErrors.push(err278);
+                  }
+                  errors++;
+                }
+              } else {
+                const err279 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema82.properties['ott-segment-duration'].type,
+                  parentSchema: schema82.properties['ott-segment-duration'],
+                  data: data166,
+                };
+                if (vErrors === null) {
+                  vErrors = [err279];
+                } else {
+                  vErrors.push(err279);
+                }
+                errors++;
+              }
+            }
+            if (data157['ott-window'] !== undefined) {
+              let data167 = data157['ott-window'];
+              if (
+                !(
+                  typeof data167 == 'number' &&
+                  !(data167 % 1) &&
+                  !isNaN(data167) &&
+                  isFinite(data167)
+                )
+              ) {
+                const err280 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema82.properties['ott-window'].type,
+                  parentSchema: schema82.properties['ott-window'],
+                  data: data167,
+                };
+                if (vErrors === null) {
+                  vErrors = [err280];
+                } else {
+                  vErrors.push(err280);
+                }
+                errors++;
+              }
+              if (typeof data167 == 'number' && isFinite(data167)) {
+                if (data167 > 1000 || isNaN(data167)) {
+                  const err281 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema82.properties['ott-window'],
+                    data: data167,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err281];
+                  } else {
+                    vErrors.push(err281);
+                  }
+                  errors++;
+                }
+                if (data167 < 3 || isNaN(data167)) {
+                  const err282 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 3 },
+                    message: 'must be >= 3',
+                    schema: 3,
+                    parentSchema: schema82.properties['ott-window'],
+                    data: data167,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err282];
+                  } else {
+                    vErrors.push(err282);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data157['dvr-storage'] !== undefined) {
+              let data168 = data157['dvr-storage'];
+              if (
+                !(
+                  typeof data168 == 'number' &&
+                  !(data168 % 1) &&
+                  !isNaN(data168) &&
+                  isFinite(data168)
+                )
+              ) {
+                const err283 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
+                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema82.properties['dvr-storage'].type,
+                  parentSchema: schema82.properties['dvr-storage'],
+                  data: data168,
+                };
+                if (vErrors === null) {
+                  vErrors = [err283];
+                } else {
+                  vErrors.push(err283);
+                }
+                errors++;
+              }
+              if (typeof data168 == 'number' && isFinite(data168)) {
+                if (data168 < 0 || isNaN(data168)) {
+                  const err284 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
+                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema82.properties['dvr-storage'],
+                    data: data168,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err284];
+                  } else {
+                    vErrors.push(err284);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data157.note !== undefined) {
+              let data169 = data157.note;
+              if (typeof data169 !== 'string') {
+                const err285 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/note',
+                  schemaPath: 'stream-adaptive.schema.json/properties/note/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties.note.type,
+                  parentSchema: schema82.properties.note,
+                  data: data169,
+                };
+                if (vErrors === null) {
+                  vErrors = [err285];
+                } else {
+                  vErrors.push(err285);
+                }
+                errors++;
+              }
             }
           } else {
-            const err276 = {
-              instancePath: instancePath + '/stream-adaptive/' + i9,
+            const err286 = {
+              instancePath: instancePath + '/stream-adaptive/' + i10,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
               schema: schema82.type,
               parentSchema: schema82,
-              data: data152,
+              data: data157,
             };
             if (vErrors === null) {
-              vErrors = [err276];
+              vErrors = [err286];
             } else {
-              vErrors.push(err276);
+              vErrors.push(err286);
             }
             errors++;
           }
         }
       } else {
-        const err277 = {
+        const err287 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -27832,18 +28119,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data151,
+          data: data156,
         };
         if (vErrors === null) {
-          vErrors = [err277];
+          vErrors = [err287];
         } else {
-          vErrors.push(err277);
+          vErrors.push(err287);
         }
         errors++;
       }
     }
   } else {
-    const err278 = {
+    const err288 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -27854,9 +28141,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err278];
+      vErrors = [err288];
     } else {
-      vErrors.push(err278);
+      vErrors.push(err288);
     }
     errors++;
   }
@@ -27864,4 +28151,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'e78480e70e67c8e96bbf615f745dac8bcd8f5d4ec61508bd56db9b6172e4860a';
+module.exports.schemaHash = 'cc78e6c75c8b3122855504b70fa9ac8f39186fa26a61a0656a406ba5defa6ce8';

@@ -3,7 +3,14 @@
 // resources are retried with backoff; status is rebuilt from the drivers on every read.
 import type { Logger } from 'pino';
 import type { FieldRules } from '../config/contracts.ts';
-import { nodeName, shareOf } from '../config/placement.ts';
+import {
+  etcdConfigured,
+  MOVABLE_SERVICE,
+  type MovableOwnership,
+  movables,
+  nodeName,
+  shareOf,
+} from '../config/placement.ts';
 import type { ConfigIssue, DesiredState, Resource, ResourceKind } from '../config/types.ts';
 import type { Clock } from '../util/clock.ts';
 import { type ApplyEnv, type ApplyState, apply, newApplyState, teardownAll } from './apply.ts';
@@ -41,6 +48,11 @@ export class ReconcileLoop {
   private lastError?: { origin: string; at: number; issues: ConfigIssue[] };
   private next?: { desired: DesiredState; origin: string; waiters: Waiter[] };
   private retryWanted = false;
+  /** The newest config submitted, whole (before this node's share was taken from it). */
+  private full?: { desired: DesiredState; origin: string };
+  /** The etcd claims followed (src/fleet/movable.ts) and how to stop following them. */
+  private followed?: MovableOwnership;
+  private unfollow?: () => void;
   private running = false;
   private draining: Promise<void> = Promise.resolve();
   private closed = false;
@@ -73,12 +85,40 @@ export class ReconcileLoop {
     return plan(this.share(desired), this.actual(), this.opts.rules);
   }
 
-  /** The part of `desired` this server runs (all of it outside a fleet). */
+  /** The part of `desired` this server runs (all of it outside a fleet). With etcd, a movable
+   *  stream is part of it only while this node holds its claim (none before the claims are
+   *  known: a restarted node never starts what another node runs). */
   private share(desired: DesiredState): DesiredState {
     const p = desired.placement;
-    return p && p.nodes.length > 0
-      ? shareOf(desired, p, nodeName(desired, this.opts.node))
-      : desired;
+    if (!p || p.nodes.length === 0) return desired;
+    let owns: ((id: string) => boolean) | undefined;
+    if (etcdConfigured(desired)) {
+      const m = this.opts.host.services.get(MOVABLE_SERVICE);
+      owns = m ? (id) => m.owns(id) : () => false;
+    }
+    return shareOf(desired, p, nodeName(desired, this.opts.node), owns);
+  }
+
+  /** Tell the claims which movable streams the config has, and take the share again whenever
+   *  this node's claims change (after each pass: the cluster driver publishes the claims). */
+  private followMovable(): void {
+    const m = this.opts.host.services.get(MOVABLE_SERVICE);
+    if (m !== this.followed) {
+      this.unfollow?.();
+      this.followed = m;
+      this.unfollow = m?.onChange(() => this.reshare());
+    }
+    const full = this.full?.desired;
+    const p = full?.placement;
+    if (m && full && p) m.want(nodeName(full, this.opts.node), movables(p));
+  }
+
+  /** Apply the newest config again with this node's current claims. */
+  private reshare(): void {
+    if (!this.full || this.closed) return;
+    this.submit(this.full.desired, this.full.origin).catch((e) =>
+      this.opts.log.error({ err: e }, 'applying the changed claims failed'),
+    );
   }
 
   /** Queue `desired`; resolves with the report of the pass that applied it or a newer one. */
@@ -87,6 +127,7 @@ export class ReconcileLoop {
     return new Promise((resolve, reject) => {
       const waiters = this.next?.waiters ?? [];
       waiters.push({ resolve, reject });
+      this.full = { desired, origin };
       this.next = { desired: this.share(desired), origin, waiters };
       this.kick();
     });
@@ -201,6 +242,7 @@ export class ReconcileLoop {
   async close(): Promise<void> {
     if (this.closed) return this.draining;
     this.closed = true;
+    this.unfollow?.();
     const pending = this.next;
     this.next = undefined;
     for (const w of pending?.waiters ?? []) w.reject(new Error('the reconcile loop is closed'));
@@ -273,6 +315,7 @@ export class ReconcileLoop {
     }
     this.lastReport = report;
     this.logReport(report, retry);
+    this.followMovable();
     await this.saveState();
     return report;
   }

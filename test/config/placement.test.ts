@@ -3,9 +3,10 @@
 // stable hash, following what a stream reads, storages per node, adapters as one node's
 // hardware, and the config errors for what is placed nowhere or reads across nodes.
 import t from 'tap';
-import { place, runsOn, shareOf } from '../../src/config/placement.ts';
+import { movables, place, runsOn, shareOf } from '../../src/config/placement.ts';
 import { loadConfigText } from '../../src/config/store.ts';
 import { ConfigError } from '../../src/config/types.ts';
+import { claimsToTake } from '../../src/fleet/movable.ts';
 
 const nodes = {
   'ams-1': { labels: { site: 'ams', role: 'origin' } },
@@ -202,3 +203,98 @@ t.test('placement errors refuse the config with line and column', async (t) => {
   t.ok(err instanceof ConfigError);
   t.match(err.issues, [{ pointer: '/stream/0/placement', line: 3, rule: 'placement' }]);
 });
+
+t.test('movable streams: eligible nodes, where they run without etcd, and with it', async (t) => {
+  const doc = {
+    cluster: { nodes },
+    stream: [
+      stream(1, { movable: true, placement: { role: 'origin' } }),
+      stream(2, { movable: true }),
+      stream(3, { placement: 'ams-2' }),
+    ],
+  };
+  const p = place(doc);
+  t.same(p.issues, []);
+  t.same(
+    movables(p),
+    new Map([
+      ['stream/1', ['ams-1', 'fra-1']],
+      ['stream/2', ['ams-1', 'ams-2', 'fra-1']],
+    ]),
+  );
+  const w1 = p.of.get('stream/1') as { nodes: string[] };
+  t.ok(['ams-1', 'fra-1'].includes(w1.nodes[0]!), 'without etcd: one of them, by the stable hash');
+  t.ok(runsOn(p, 'stream/1', w1.nodes[0]!), 'and it runs there');
+  // With etcd the claim decides: only an eligible node that holds it runs it.
+  const held = new Set(['stream/1']);
+  const owns = (id: string) => held.has(id);
+  t.ok(runsOn(p, 'stream/1', 'fra-1', owns));
+  t.notOk(runsOn(p, 'stream/1', 'ams-2', owns), 'a node it may not run on, even if it held it');
+  t.notOk(runsOn(p, 'stream/2', 'ams-1', owns), 'not held: not here');
+  t.ok(runsOn(p, 'stream/3', 'ams-2', owns), 'other streams as placed');
+});
+
+t.test('movable: what cannot work is an error that says why', async (t) => {
+  const p = place({
+    cluster: { nodes: { ...nodes, 'ams-1': { ...nodes['ams-1'], 'dvb-adapter': [1] } } },
+    stream: [
+      stream(1, { movable: true, placement: 'ams-1' }),
+      stream(2, { movable: true, input: [{ type: 'dvb', 'adapter-id': 1 }] }),
+      stream(3, { movable: true, placement: { site: 'lon' } }),
+      stream(4, { movable: true, placement: { role: 'origin' } }),
+      stream(5, { placement: 'ams-1', input: [{ type: 'transcoder', 'decoder-id': 4 }] }),
+    ],
+    'dvb-adapter': [{ id: 1, name: 'tuner', type: 5, 'lnb-polarization': 0 }],
+  });
+  t.match(p.issues, [
+    {
+      pointer: '/stream/0/movable',
+      message: /movable needs a placement that admits several nodes/,
+    },
+    {
+      pointer: '/stream/1/input/0/adapter-id',
+      message: /a movable stream cannot read adapter-id 1/,
+    },
+    { pointer: '/stream/2/placement', message: /placed nowhere: no node has the labels site=lon/ },
+    { pointer: '/stream/4/input/0/decoder-id', message: /decoder-id 4 is movable/ },
+  ]);
+  const none = place({ stream: [stream(1, { movable: true })] });
+  t.match(none.issues, [{ pointer: '/stream/0/movable', message: /movable needs cluster.nodes/ }]);
+});
+
+t.test(
+  'claimsToTake: free, eligible here, and the stable choice among the live nodes',
+  async (t) => {
+    const want = new Map([
+      ['stream/1', ['a', 'b']],
+      ['stream/2', ['a', 'b']],
+      ['stream/3', ['b']],
+    ]);
+    const both = new Set(['a', 'b']);
+    const a = claimsToTake('a', want, new Map(), both);
+    const b = claimsToTake('b', want, new Map(), both);
+    t.same([...a, ...b].sort(), ['stream/1', 'stream/2', 'stream/3'], 'each free stream once');
+    t.notOk(a.includes('stream/3'), 'never where it may not run');
+    t.same(
+      claimsToTake('a', want, new Map(), new Set(['a'])),
+      ['stream/1', 'stream/2'],
+      'b is dead: a takes both',
+    );
+    t.same(
+      claimsToTake(
+        'a',
+        want,
+        new Map([
+          ['stream/1', 'b'],
+          ['stream/2', 'b'],
+        ]),
+        new Set(['a']),
+      ),
+      [],
+      'held (sticky): nothing is taken even where a would be preferred',
+    );
+    // Just joined: only what the stable choice over all eligible nodes gives it, dead or not.
+    const joining = claimsToTake('a', want, new Map(), new Set(['a']), true);
+    t.same(joining, a, "joining: a's own share, not b's");
+  },
+);

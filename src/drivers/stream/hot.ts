@@ -42,6 +42,7 @@ export const STREAM_HOT_EFFECTS: Readonly<Record<string, HotEffect>> = {
   note: 'meta',
   // Which node runs the stream: the reconciler's share of the config acts on it (docs/fleet.md).
   placement: 'meta',
+  movable: 'meta',
   'ott-http-trace': 'pending',
   'dvr-hours': 'archive',
   'dvr-min-hours': 'archive',

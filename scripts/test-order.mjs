@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// The order scripts/test runs the suite in: `parallel` prints the test files that may run
-// beside others, longest first (so the last minutes are not one long file alone); `serial`
-// prints the files of package.json's tap.serial list (timing- or load-sensitive), run alone
-// after the others. Durations come from the last local run (.tap/test-results) or, on a fresh
-// clone, from test/durations.json (`node scripts/test-order.mjs record` rewrites it from the
-// last run). A file with no recorded duration goes first.
+// How scripts/test runs the suite. `buckets N` splits the test files that may run beside
+// others into N lists of about equal recorded duration (longest first, each to the list with
+// the least so far), one line per list, files separated by spaces: scripts/test runs one tap
+// per list at once (tap itself sorts the files it is given, so a longest-first order cannot be
+// had from one tap). `serial` prints the files of package.json's tap.serial list (timing- or
+// load-sensitive), run alone after the others. Durations come from the last local run
+// (.tap/test-results) or, on a fresh clone, from test/durations.json (`node
+// scripts/test-order.mjs record` rewrites it from the last run). A file with no recorded
+// duration counts as a long one.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -53,15 +56,27 @@ if (mode === 'record') {
   );
   writeFileSync(RECORDED, `${JSON.stringify(kept, null, 2)}\n`);
   console.log(`${Object.keys(kept).length} durations written to ${relative(root, RECORDED)}`);
-} else if (mode === 'parallel' || mode === 'serial') {
+} else if (mode === 'buckets' || mode === 'serial') {
   const serial = new Set(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).tap.serial);
   const recorded = existsSync(RECORDED) ? JSON.parse(readFileSync(RECORDED, 'utf8')) : {};
   const local = lastRun();
   const seconds = (f) => local[f] ?? recorded[f] ?? UNKNOWN_S;
   const chosen = files.filter((f) => serial.has(f) === (mode === 'serial'));
-  if (mode === 'parallel') chosen.sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
-  for (const f of chosen) console.log(f);
+  if (mode === 'serial') {
+    for (const f of chosen) console.log(f);
+  } else {
+    const n = Number(process.argv[3]);
+    if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error('buckets: a count from 1 to 16');
+    const lists = Array.from({ length: n }, () => ({ total: 0, files: [] }));
+    chosen.sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
+    for (const f of chosen) {
+      const least = lists.reduce((m, l) => (l.total < m.total ? l : m));
+      least.files.push(f);
+      least.total += seconds(f);
+    }
+    for (const l of lists) if (l.files.length) console.log(l.files.join(' '));
+  }
 } else {
-  console.error('usage: test-order.mjs parallel | serial | record');
+  console.error('usage: test-order.mjs buckets N | serial | record');
   process.exit(2);
 }

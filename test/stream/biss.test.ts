@@ -91,7 +91,8 @@ t.test('scrambled MPTS → biss keys → demuxers decode the source frames', asy
       got.every((h) => want.has(h)),
       `ch${pnr}: every decoded frame (the last, cut, aside) is a frame of the clear source`,
     );
-    t.equal(ch[i]!.state(), 'running');
+    // Still (or again, after a dip of the file source under load) running.
+    await waitFor(() => ch[i]!.state() === 'running', 15_000, `ch${pnr} running`);
   }
   const st = bissStatus(mux);
   t.same(

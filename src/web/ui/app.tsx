@@ -6,6 +6,7 @@ import { AdaptersPage, needsAttention } from './pages/adapters.tsx';
 import { AlertsPage } from './pages/alerts.tsx';
 import { ConfigPage } from './pages/config.tsx';
 import { EpgPage } from './pages/epg.tsx';
+import { EpgChannelPage } from './pages/epg-channel.tsx';
 import { MosaicPage } from './pages/mosaic.tsx';
 import { StoragesPage } from './pages/storages.tsx';
 import { StreamPage } from './pages/stream.tsx';
@@ -56,7 +57,7 @@ function Page() {
     case 'storages':
       return <StoragesPage />;
     case 'epg':
-      return <EpgPage />;
+      return r.arg ? <EpgChannelPage id={r.arg} key={r.arg} /> : <EpgPage />;
     case 'mosaic':
       return <MosaicPage />;
     case 'config':

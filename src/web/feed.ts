@@ -1,15 +1,16 @@
-// The dashboard's live feed: every second it reads the stream rows, keeps a short bit-rate
-// history per stream and hands the changes since the last sweep to its subscribers (the
-// `/data/events` Server-Sent Events stream). Time comes from the injected clock.
+// The dashboard's live feed: every second it reads the stream rows and the tuner adapter rows,
+// keeps a short bit-rate history per stream and hands the changes since the last sweep to its
+// subscribers (the `/data/events` Server-Sent Events stream). Time comes from the injected clock.
 import type { Clock, Timer } from '../util/clock.ts';
-import { rowChange, type StreamRow } from './rows.ts';
+import { type AdapterRow, rowChange, type StreamRow } from './rows.ts';
 
 /** A sweep's changes: changed rows (only the fields that changed, with `key`) and the keys of
- *  the streams that are gone. */
+ *  the streams that are gone; `adapters` the same for the tuner adapters, when any changed. */
 export interface FeedDelta {
   t: number;
   changed: Partial<StreamRow>[];
   removed: string[];
+  adapters?: { changed: Partial<AdapterRow>[]; removed: string[] };
 }
 
 /** What a new client gets first: every row and the bit-rate history (in, out; oldest first). */
@@ -18,11 +19,14 @@ export interface FeedSnapshot {
   intervalMs: number;
   rows: StreamRow[];
   history: Record<string, [number[], number[]]>;
+  adapters: AdapterRow[];
 }
 
 export interface FeedOptions {
   clock: Clock;
   rows: () => StreamRow[];
+  /** The tuner adapters' rows (none when not given). */
+  adapters?: () => AdapterRow[];
   /** Sweep period; the default suits a bit-rate sparkline. */
   intervalMs?: number;
   /** Samples of history kept per stream. */
@@ -32,8 +36,25 @@ export interface FeedOptions {
 export const FEED_INTERVAL_MS = 1000;
 export const FEED_HISTORY = 60;
 
+/** The rows of `rows` that differ from `last` (changed fields only) and the keys gone. */
+function diff<R extends { key: string; message?: string }>(
+  last: Map<string, R>,
+  rows: R[],
+): { next: Map<string, R>; changed: Partial<R>[]; removed: string[] } {
+  const next = new Map<string, R>();
+  const changed: Partial<R>[] = [];
+  for (const row of rows) {
+    next.set(row.key, row);
+    const c = rowChange(last.get(row.key), row);
+    if (c) changed.push(c);
+  }
+  const removed = [...last.keys()].filter((k) => !next.has(k));
+  return { next, changed, removed };
+}
+
 export class StreamFeed {
   private last = new Map<string, StreamRow>();
+  private lastAdapters = new Map<string, AdapterRow>();
   private readonly history = new Map<string, [number[], number[]]>();
   private readonly listeners = new Set<(d: FeedDelta) => void>();
   private timer: Timer | null = null;
@@ -83,29 +104,28 @@ export class StreamFeed {
       intervalMs: this.intervalMs,
       rows: [...this.last.values()],
       history,
+      adapters: [...this.lastAdapters.values()],
     };
   }
 
   /** Read the rows once, record history, publish the changes. */
   sweep(sample = true): FeedDelta {
     const rows = this.opts.rows();
-    const next = new Map<string, StreamRow>();
-    const changed: Partial<StreamRow>[] = [];
-    for (const row of rows) {
-      next.set(row.key, row);
-      const c = rowChange(this.last.get(row.key), row);
-      if (c) changed.push(c);
-      if (sample) this.record(row);
-    }
-    const removed = [...this.last.keys()].filter((k) => !next.has(k));
+    const { next, changed, removed } = diff(this.last, rows);
+    if (sample) for (const row of rows) this.record(row);
     for (const k of removed) this.history.delete(k);
     if (!sample) {
       // A stream first seen here gets its first sample now; the others wait for the sweep.
       for (const row of rows) if (!this.history.has(row.key)) this.record(row);
     }
     this.last = next;
-    const delta = { t: this.opts.clock.now(), changed, removed };
-    if (changed.length > 0 || removed.length > 0) this.publish(delta);
+    const delta: FeedDelta = { t: this.opts.clock.now(), changed, removed };
+    const a = diff(this.lastAdapters, this.opts.adapters?.() ?? []);
+    this.lastAdapters = a.next;
+    if (a.changed.length > 0 || a.removed.length > 0) {
+      delta.adapters = { changed: a.changed, removed: a.removed };
+    }
+    if (changed.length > 0 || removed.length > 0 || delta.adapters) this.publish(delta);
     return delta;
   }
 

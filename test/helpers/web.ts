@@ -64,9 +64,11 @@ export async function startRelay(port: number): Promise<{ port: number; close():
 
 export const VIEWPORT = { width: 1280, height: 720 };
 
+/** `timezoneId`: the zone the pages see (an IANA name); the machine's when not given. */
 export async function launch(
   profile: string,
   credentials?: { username: string; password: string },
+  timezoneId?: string,
 ): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -74,5 +76,6 @@ export async function launch(
     args: CHROMIUM_ARGS,
     viewport: VIEWPORT,
     ...(credentials ? { httpCredentials: credentials } : {}),
+    ...(timezoneId ? { timezoneId } : {}),
   });
 }

@@ -85,7 +85,8 @@ t.teardown(async () => {
   if (keep) await cp(shots, keep, { recursive: true });
 });
 const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
-const ctx = await launch(join(tmp, 'profile'));
+// UTC: the EPG test's guide is laid out by UTC day (epg.test.ts shows another zone).
+const ctx = await launch(join(tmp, 'profile'), undefined, 'UTC');
 t.teardown(() => ctx.close());
 
 const stateOf = async (name: string) =>
@@ -308,7 +309,7 @@ t.test("the editor shows the config file's own text", async (t) => {
   t.same(lines.slice(0, 12), want, 'the editor starts with the same lines, layout kept');
 });
 
-t.test('the EPG page: channels × the hours of a day', async (t) => {
+t.test('the EPG page: channels × the hours of a day (24 h shown)', async (t) => {
   await waitFor(
     'the guide imported',
     async () => {
@@ -320,6 +321,7 @@ t.test('the EPG page: channels × the hours of a day', async (t) => {
   const page = await ctx.newPage();
   t.teardown(() => page.close());
   await page.goto(`${ui}#/epg`);
+  await page.getByLabel('Hours shown').selectOption('24');
   const news = page.locator('[data-channel="news"] [data-testid=epg-event]');
   await page.waitForFunction(
     () => document.querySelectorAll('[data-channel] [data-testid=epg-event]').length === 4,
@@ -340,14 +342,15 @@ t.test('the EPG page: channels × the hours of a day', async (t) => {
   await news.nth(1).focus();
   await page.keyboard.press('Enter');
   t.match(await page.getByTestId('epg-detail').textContent(), /12:00–00:00 Show a 1About a 1\./);
-  await page.getByRole('button', { name: 'Next day' }).click();
+  t.match(await page.getByTestId('epg-zone').textContent(), /^Times in .*\(UTC\+00:00\)$/);
+  await page.getByRole('button', { name: 'Later' }).click();
   await page.waitForFunction(
     () =>
       document.querySelectorAll('[data-testid=epg-event]').length === 0 &&
       /No programmes/.test(document.querySelector('[data-channel="news"]')?.textContent ?? ''),
   );
   t.pass('the next day has no programmes');
-  await page.getByRole('button', { name: 'Today' }).click();
+  await page.getByRole('button', { name: 'Now' }).click();
   await news.first().waitFor();
   t.pass('and back to today');
 });

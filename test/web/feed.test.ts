@@ -5,7 +5,7 @@ import { ROOT_SCHEMA_ID, schemaFiles } from '../../src/config/schema.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { type FeedDelta, StreamFeed } from '../../src/web/feed.ts';
 import { UI_ROUTE_PREFIX, uiRewrite } from '../../src/web/paths.ts';
-import { rowChange, type StreamRow } from '../../src/web/rows.ts';
+import { type AdapterRow, rowChange, type StreamRow } from '../../src/web/rows.ts';
 import { bundleSchema } from '../../src/web/schema-bundle.ts';
 
 const row = (key: string, o: Partial<StreamRow> = {}): StreamRow => ({
@@ -85,6 +85,62 @@ t.test(
     feed.close();
   },
 );
+
+const adapter = (key: string, o: Partial<AdapterRow> = {}): AdapterRow => ({
+  key,
+  id: Number(key),
+  name: `a${key}`,
+  type: 3,
+  mode: 0,
+  state: 'locked',
+  lock: true,
+  signal: -48,
+  snr: 28.1,
+  ber: 0,
+  unc: 0,
+  frequency: 602000,
+  intermediate: false,
+  scan: '',
+  transponders: 0,
+  services: 0,
+  streams: ['1'],
+  ...o,
+});
+
+t.test('the tuner adapters ride the same feed: in the snapshot, then what changed', async (t) => {
+  const clock = new ManualClock();
+  const rows = [row('1')];
+  let adapters = [adapter('1'), adapter('2', { mode: 1, state: 'ready', lock: false })];
+  const feed = new StreamFeed({ clock, rows: () => rows, adapters: () => adapters });
+  feed.start();
+  const got: FeedDelta[] = [];
+  feed.subscribe((d) => got.push(d));
+  t.same(
+    feed.snapshot().adapters.map((a) => a.key),
+    ['1', '2'],
+    'every adapter in the snapshot',
+  );
+  clock.advance(1000);
+  t.equal(got.length, 0, 'nothing changed: nothing sent');
+  adapters = [adapter('1', { state: 'no lock', lock: false, message: 'the frontend has no lock' })];
+  clock.advance(1000);
+  t.same(got[0]!.adapters, {
+    changed: [{ key: '1', state: 'no lock', lock: false, message: 'the frontend has no lock' }],
+    removed: ['2'],
+  });
+  t.same(got[0]!.changed, [], 'no stream row with it');
+  adapters = [adapter('1', { streams: ['1', '2'] })];
+  clock.advance(1000);
+  t.same(
+    got[1]!.adapters?.changed,
+    [{ key: '1', state: 'locked', lock: true, streams: ['1', '2'], message: '' }],
+    'lock back, a second reader, the message gone',
+  );
+  rows.push(row('2'));
+  clock.advance(1000);
+  t.equal(got[2]!.adapters, undefined, 'a delta of streams only has no adapters');
+  feed.close();
+});
 
 t.test('a message that goes away is sent as empty', async (t) => {
   t.same(rowChange(row('1', { message: 'x' }), row('1')), { key: '1', message: '' });

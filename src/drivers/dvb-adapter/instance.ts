@@ -22,6 +22,7 @@ import { TsAnalyzer } from '../../native/ts.ts';
 import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
+import type { AdapterRow } from '../../web/rows.ts';
 import type { DvbDevices, Dvr, Frontend } from './devices.ts';
 import { dvbAdapterRegistry } from './registry.ts';
 import { Scanner } from './scanner.ts';
@@ -295,6 +296,41 @@ export class DvbAdapterInstance implements Instance<Spec> {
       enableAlert: this.spec['enable-alert'],
       locked: this.state === 'locked',
       message: this.message,
+    };
+  }
+
+  /** The adapter's line on the dashboard (src/web/rows.ts); `streams`: the keys of the running
+   *  streams that read it. */
+  dashboardRow(streams: string[]): AdapterRow {
+    const s = this.spec;
+    const st = this.last;
+    const scan = this.scanner;
+    const found = scan?.entries ?? [];
+    let frequency: number | null = s.freq ? s.freq * (isSatellite(s.type) ? 1000 : 1) : null;
+    let intermediate = false;
+    if (s.mode === 2 && !s.freq && this.onFrequency) {
+      intermediate = isSatellite(this.onFrequency.system);
+      frequency = this.onFrequency.frequency / (intermediate ? 1 : HZ_PER_KHZ);
+    }
+    return {
+      key: this.key,
+      id: s.id,
+      name: s.name,
+      type: s.type,
+      mode: s.mode,
+      state: this.state,
+      ...(this.message ? { message: this.message } : {}),
+      lock: this.fe !== null && st?.lock === true,
+      signal: st?.signal ?? null,
+      snr: st?.cnr ?? null,
+      ber: this.ber,
+      unc: st?.errorBlocks ?? null,
+      frequency,
+      intermediate,
+      scan: scan?.state ?? '',
+      transponders: found.filter((e) => e.state !== 'pending' && e.state !== 'scanning').length,
+      services: found.reduce((n, e) => n + (e.services?.length ?? 0), 0),
+      streams,
     };
   }
 

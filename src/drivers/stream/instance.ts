@@ -5,6 +5,7 @@
 
 import type { Logger } from 'pino';
 import type { StreamApplied } from '../../config/spec-types.generated.ts';
+import { int } from '../../config/spec-values.ts';
 import type { Resource } from '../../config/types.ts';
 import { withArchive } from '../../dvr/attach.ts';
 import { EIT_SINK_SERVICE, type StreamBus } from '../../engine/bus.ts';
@@ -46,6 +47,9 @@ function bissTargets(spec: StreamRecord): { pnr: number; key: string }[] {
   const keys = spec['biss-key'] ?? [];
   return (spec['biss-pnr'] ?? []).map((pnr, i) => ({ pnr, key: keys[i] ?? '' }));
 }
+
+/** A demuxer's `src` when its multiplex is a tuner adapter's TS (src/inputs/demuxer/). */
+const DEMUX_SRC_ADAPTER = 1;
 
 /** The engine's settings from a stream record (µs and s of the config → ms). */
 export function engineSettings(spec: StreamRecord): StreamSettings {
@@ -295,6 +299,20 @@ export class StreamInstance implements Instance<StreamRecord> {
    *  a scrape of a hundred streams must not hold the event loop. */
   metricsSnapshot(): StreamMetricsSnapshot {
     return { ...this.engine.metrics(), httpClients: this.httpTs.stats().clients };
+  }
+
+  /** The ids of the tuner adapters this stream's inputs read: `dvb` inputs (`adapter-id`) and
+   *  demuxers of an adapter's multiplex (`src` 1, `mpts-id`). */
+  adapterIds(): number[] {
+    const ids = new Set<number>();
+    for (const i of this.engine.settings.inputs) {
+      if (i['type'] === 'dvb') ids.add(int(i, 'adapter-id', 0));
+      else if (i['type'] === 'demuxer' && int(i, 'src', 0) === DEMUX_SRC_ADAPTER) {
+        ids.add(int(i, 'mpts-id', 0));
+      }
+    }
+    ids.delete(0);
+    return [...ids];
   }
 
   /** The stream's line on the dashboard (src/web/rows.ts): the metrics' figures, no more. */

@@ -1,9 +1,12 @@
 // The dashboard's frame: navigation, connection state, theme switch, and the page of the route.
 import { signal } from '@preact/signals';
-import { alerts, connected, me } from './live.ts';
+import { adapters, alerts, connected, me } from './live.ts';
+import { AdapterPage } from './pages/adapter.tsx';
+import { AdaptersPage, needsAttention } from './pages/adapters.tsx';
 import { AlertsPage } from './pages/alerts.tsx';
 import { ConfigPage } from './pages/config.tsx';
 import { EpgPage } from './pages/epg.tsx';
+import { EpgChannelPage } from './pages/epg-channel.tsx';
 import { MosaicPage } from './pages/mosaic.tsx';
 import { StoragesPage } from './pages/storages.tsx';
 import { StreamPage } from './pages/stream.tsx';
@@ -30,11 +33,15 @@ function toggleTheme(): void {
 const PAGES: { page: string; label: string; admin?: boolean }[] = [
   { page: 'streams', label: 'Streams' },
   { page: 'alerts', label: 'Alerts' },
+  { page: 'adapters', label: 'Adapters' },
   { page: 'storages', label: 'Storages' },
   { page: 'epg', label: 'EPG' },
   { page: 'mosaic', label: 'Mosaic' },
   { page: 'config', label: 'Config', admin: true },
 ];
+
+/** Pages under another's navigation entry. */
+const PARENT: Readonly<Record<string, string>> = { stream: 'streams', adapter: 'adapters' };
 
 function Page() {
   const r = route.value;
@@ -43,10 +50,14 @@ function Page() {
       return <StreamPage id={r.arg} key={r.arg} />;
     case 'alerts':
       return <AlertsPage />;
+    case 'adapters':
+      return <AdaptersPage />;
+    case 'adapter':
+      return <AdapterPage id={r.arg} key={r.arg} />;
     case 'storages':
       return <StoragesPage />;
     case 'epg':
-      return <EpgPage />;
+      return r.arg ? <EpgChannelPage id={r.arg} key={r.arg} /> : <EpgPage />;
     case 'mosaic':
       return <MosaicPage />;
     case 'config':
@@ -59,7 +70,8 @@ function Page() {
 export function App() {
   const m = me.value;
   const admin = m?.role === 'admin';
-  const current = route.value.page === 'stream' ? 'streams' : route.value.page;
+  const current = PARENT[route.value.page] ?? route.value.page;
+  const faulty = [...adapters.value.values()].filter(needsAttention).length;
   return (
     <>
       <a class="skip" href="#main">
@@ -77,6 +89,11 @@ export function App() {
               {p.label}
               {p.page === 'alerts' && alerts.value.length ? (
                 <span class="badge bad">{alerts.value.length}</span>
+              ) : null}
+              {p.page === 'adapters' && faulty ? (
+                <span class="badge bad" title="adapters without lock or failed">
+                  {faulty}
+                </span>
               ) : null}
             </a>
           ))}

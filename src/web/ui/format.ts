@@ -29,3 +29,51 @@ export const STATE_CLASS: Readonly<Record<string, string>> = {
   'no-signal': 'bad',
   error: 'bad',
 };
+
+/** Spec 1's delivery systems (`type`: the kernel's SYS_* numbers). */
+export const DELIVERY_SYSTEM: Readonly<Record<number, string>> = {
+  1: 'DVB-C',
+  2: 'DVB-C annex B',
+  3: 'DVB-T',
+  5: 'DVB-S',
+  6: 'DVB-S2',
+  16: 'DVB-T2',
+  18: 'DVB-C annex C',
+};
+
+/** A tuner adapter's modes (spec 1's `mode`). */
+export const ADAPTER_MODE: Readonly<Record<number, string>> = {
+  0: 'stream',
+  1: 'scanner',
+  2: 'monitor',
+};
+
+/** A tuner adapter's states and their colours: no lock and error are faults, unassigned and
+ *  starting wait for something. */
+export const ADAPTER_STATE_CLASS: Readonly<Record<string, string>> = {
+  locked: 'ok',
+  ready: 'ok',
+  paused: 'muted',
+  closed: 'muted',
+  starting: 'warn',
+  unassigned: 'warn',
+  'no lock': 'bad',
+  error: 'bad',
+};
+
+/** kHz as the unit an operator reads: MHz with the kHz kept. */
+export function frequency(khz: number | null, intermediate = false): string {
+  if (khz === null) return '—';
+  return `${intermediate ? 'IF ' : ''}${(khz / 1000).toFixed(3)} MHz`;
+}
+
+/** A figure with its unit, or a dash when the frontend does not report it. */
+export function figure(v: number | null, unit: string, digits = 1): string {
+  return v === null ? '—' : `${v.toFixed(digits)} ${unit}`;
+}
+
+/** A bit error ratio in scientific notation (`2.0e-6`), 0 as `0`. */
+export function ratio(v: number | null): string {
+  if (v === null) return '—';
+  return v === 0 ? '0' : v.toExponential(1);
+}

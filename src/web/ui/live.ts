@@ -1,11 +1,12 @@
 // The dashboard's live state, fed by the one events stream (/data/events): the stream rows with
-// their bit-rate history, the active alerts and the connection; pages read these signals.
+// their bit-rate history, the tuner adapter rows, the active alerts and the connection; pages
+// read these signals.
 import { batch, signal } from '@preact/signals';
-import type { StreamRow } from '../rows.ts';
+import type { AdapterRow, StreamRow } from '../rows.ts';
 import { api } from './api.ts';
 
-// The row the server sends (src/web/rows.ts): one definition, erased from the bundle.
-export type { StreamRow } from '../rows.ts';
+// The rows the server sends (src/web/rows.ts): one definition, erased from the bundle.
+export type { AdapterRow, StreamRow } from '../rows.ts';
 
 export interface Alert {
   id: string;
@@ -36,6 +37,9 @@ export const history = new Map<string, [number[], number[]]>();
 export const version = signal(0);
 /** Bumped for each stream whose switch count or state changed: the stream page refetches. */
 export const touched = signal<{ key: string; n: number }>({ key: '', n: 0 });
+/** The tuner adapters by key, by id; a new map on every change, where a row that did not
+ *  change keeps its object (the adapter page refetches when its row is a new one). */
+export const adapters = signal<Map<string, AdapterRow>>(new Map());
 export const alerts = signal<Alert[]>([]);
 /** Raise / clear events seen since the page opened, newest first. */
 export const alertLog = signal<Alert[]>([]);
@@ -60,10 +64,24 @@ function push(key: string, inKbps: number, outKbps: number): void {
 interface Snapshot {
   rows: StreamRow[];
   history: Record<string, [number[], number[]]>;
+  adapters?: AdapterRow[];
 }
 interface Delta {
   changed: (Partial<StreamRow> & { key: string })[];
   removed: string[];
+  adapters?: { changed: (Partial<AdapterRow> & { key: string })[]; removed: string[] };
+}
+
+/** The adapters after a delta: changed fields merged, the removed dropped, sorted by id. */
+function mergeAdapters(d: NonNullable<Delta['adapters']>): Map<string, AdapterRow> {
+  const next = new Map(adapters.value);
+  for (const c of d.changed) {
+    const row = { ...(next.get(c.key) ?? {}), ...c } as AdapterRow;
+    if (c.message === '') delete row.message;
+    next.set(c.key, row);
+  }
+  for (const k of d.removed) next.delete(k);
+  return new Map([...next.entries()].sort((a, b) => a[1].id - b[1].id));
 }
 
 function onSnapshot(s: Snapshot): void {
@@ -72,6 +90,7 @@ function onSnapshot(s: Snapshot): void {
   for (const r of s.rows) rows.set(r.key, r);
   for (const [k, h] of Object.entries(s.history)) history.set(k, [[...h[0]], [...h[1]]]);
   batch(() => {
+    adapters.value = new Map((s.adapters ?? []).map((a) => [a.key, a]));
     version.value++;
     loaded.value = true;
   });
@@ -94,9 +113,11 @@ function onDelta(d: Delta): void {
   }
   // Every stream gets a sample per sweep (unchanged rows repeat their last figures).
   for (const r of rows.values()) push(r.key, r.in, r.out);
+  const a = d.adapters;
   batch(() => {
     version.value++;
     if (touchedKey) touched.value = { key: touchedKey, n: touched.value.n + 1 };
+    if (a) adapters.value = mergeAdapters(a);
   });
 }
 

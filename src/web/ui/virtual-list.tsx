@@ -9,12 +9,24 @@ interface Props<T> {
   keyOf: (item: T) => string;
   render: (item: T, index: number) => ComponentChildren;
   label: string;
+  /** Told the rows drawn (first, end exclusive) whenever they change: what to load. */
+  onRange?: (first: number, last: number) => void;
+  /** A row to bring to the top when this value changes (-1: none), e.g. the one on air. */
+  reveal?: number;
 }
 
 /** Rows drawn above and below the visible ones, so a fast scroll shows no gap. */
 const OVERSCAN = 8;
 
-export function VirtualList<T>({ items, rowHeight, keyOf, render, label }: Props<T>) {
+export function VirtualList<T>({
+  items,
+  rowHeight,
+  keyOf,
+  render,
+  label,
+  onRange,
+  reveal = -1,
+}: Props<T>) {
   const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(600);
@@ -44,6 +56,13 @@ export function VirtualList<T>({ items, rowHeight, keyOf, render, label }: Props
 
   const first = Math.max(0, Math.floor(top / rowHeight) - OVERSCAN);
   const last = Math.min(items.length, Math.ceil((top + height) / rowHeight) + OVERSCAN);
+  useEffect(() => onRange?.(first, last), [first, last, items]);
+  useEffect(() => {
+    const el = box.current;
+    if (reveal < 0 || !el) return;
+    el.scrollTop = reveal * rowHeight;
+    setTop(el.scrollTop);
+  }, [reveal]);
 
   /** Focus row `i`, scrolling it into view first (it may not be rendered yet). */
   const focusRow = (i: number) => {

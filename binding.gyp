@@ -4,6 +4,7 @@
       "target_name": "sluice_native",
       "sources": [
         "native/addon.cc",
+        "native/dvb/ca.cc",
         "native/dvb/dvr.cc",
         "native/dvb/frontend.cc",
         "native/fs/durable_write.cc",

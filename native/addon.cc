@@ -1,6 +1,7 @@
 // sluice native addon: the one registration point for every native class and function.
 #include <napi.h>
 
+#include "dvb/ca.h"
 #include "dvb/dvr.h"
 #include "dvb/frontend.h"
 #include "fs/durable_write.h"
@@ -53,6 +54,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("bissScramble", Napi::Function::New(env, sluice::BissScramble, "bissScramble"));
   exports.Set("DvbFrontend", sluice::DvbFrontendWrap::Define(env));
   exports.Set("DvbDvr", sluice::DvbDvrWrap::Define(env));
+  exports.Set("DvbCa", sluice::DvbCaWrap::Define(env));
   exports.Set("dvbConstants", Napi::Function::New(env, sluice::DvbConstants, "dvbConstants"));
   return exports;
 }

@@ -32,6 +32,7 @@ std::string DevPath(int adapter, const char* kind, int n) {
 Napi::Function DvbDvrWrap::Define(Napi::Env env) {
   return DefineClass(env, "DvbDvr",
                      {InstanceMethod("stats", &DvbDvrWrap::Stats),
+                      InstanceMethod("setPids", &DvbDvrWrap::SetPids),
                       InstanceMethod("close", &DvbDvrWrap::Close)});
 }
 
@@ -61,16 +62,9 @@ DvbDvrWrap::DvbDvrWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DvbDvr
   };
   if (opts_.bufferBytes > 0 && ioctl(demux_, DMX_SET_BUFFER_SIZE, opts_.bufferBytes) < 0)
     fail("DMX_SET_BUFFER_SIZE");
-  dmx_pes_filter_params f{};
-  f.pid = opts_.pids.at(0);
-  f.input = DMX_IN_FRONTEND;
-  f.output = DMX_OUT_TS_TAP;
-  f.pes_type = DMX_PES_OTHER;
-  f.flags = DMX_IMMEDIATE_START;
-  if (ioctl(demux_, DMX_SET_PES_FILTER, &f) < 0) fail("DMX_SET_PES_FILTER");
-  for (size_t i = 1; i < opts_.pids.size(); i++) {
-    uint16_t pid = opts_.pids[i];
-    if (ioctl(demux_, DMX_ADD_PID, &pid) < 0) fail("DMX_ADD_PID");
+  if (int err = SetFilter(opts_.pids)) {
+    errno = err;
+    fail("DMX_SET_PES_FILTER / DMX_ADD_PID");
   }
   std::string dvrPath = DevPath(opts_.adapter, "dvr", opts_.demux);
   dvr_ = open(dvrPath.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -86,6 +80,56 @@ DvbDvrWrap::DvbDvrWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DvbDvr
 }
 
 DvbDvrWrap::~DvbDvrWrap() { Shutdown(); }
+
+int DvbDvrWrap::SetFilter(const std::vector<uint16_t>& pids) {
+  dmx_pes_filter_params f{};
+  f.pid = pids.at(0);
+  f.input = DMX_IN_FRONTEND;
+  f.output = DMX_OUT_TS_TAP;
+  f.pes_type = DMX_PES_OTHER;
+  f.flags = DMX_IMMEDIATE_START;
+  if (ioctl(demux_, DMX_SET_PES_FILTER, &f) < 0) return errno;
+  for (size_t i = 1; i < pids.size(); i++) {
+    uint16_t pid = pids[i];
+    if (ioctl(demux_, DMX_ADD_PID, &pid) < 0) return errno;
+  }
+  return 0;
+}
+
+// setPids(pids): the filter's new PID list. Between two lists of PIDs only the difference is
+// sent (DMX_REMOVE_PID, then DMX_ADD_PID: the running filter keeps its other PIDs without a
+// gap); to or from the whole TS (8192) the filter is set anew.
+Napi::Value DvbDvrWrap::SetPids(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (demux_ < 0) throw CodedError(env, "ERR_NATIVE_CLOSED", "the dvr is closed");
+  Napi::Array a = info[0].As<Napi::Array>();
+  std::vector<uint16_t> next;
+  for (uint32_t i = 0; i < a.Length(); i++)
+    next.push_back(static_cast<uint16_t>(a.Get(i).As<Napi::Number>().Uint32Value()));
+  auto has = [](const std::vector<uint16_t>& v, uint16_t p) {
+    for (uint16_t x : v)
+      if (x == p) return true;
+    return false;
+  };
+  const std::vector<uint16_t>& cur = opts_.pids;
+  bool whole = has(cur, 8192) || has(next, 8192);
+  if (whole) {
+    if (int err = SetFilter(next)) ThrowErrno(env, "ioctl", err, "DMX_SET_PES_FILTER / DMX_ADD_PID");
+  } else {
+    for (uint16_t p : cur) {
+      if (has(next, p)) continue;
+      uint16_t pid = p;
+      if (ioctl(demux_, DMX_REMOVE_PID, &pid) < 0) ThrowErrno(env, "ioctl", errno, "DMX_REMOVE_PID");
+    }
+    for (uint16_t p : next) {
+      if (has(cur, p)) continue;
+      uint16_t pid = p;
+      if (ioctl(demux_, DMX_ADD_PID, &pid) < 0) ThrowErrno(env, "ioctl", errno, "DMX_ADD_PID");
+    }
+  }
+  opts_.pids = next;
+  return env.Undefined();
+}
 
 void DvbDvrWrap::Read() {
   std::shared_ptr<DvbDvrState> st = st_;

@@ -19,7 +19,7 @@ namespace sluice {
 struct DvbDvrOptions {
   int adapter = 0;
   int demux = 0;
-  std::vector<uint16_t> pids;  // 8192 = the whole TS
+  std::vector<uint16_t> pids;  // 8192 = the whole TS; the filter's PIDs now (JS thread)
   uint32_t bufferBytes = 0;    // DMX_SET_BUFFER_SIZE; 0 = the driver's default
   size_t batchBytes = 0;
   int batchLatencyMs = 0;
@@ -42,6 +42,9 @@ class DvbDvrWrap : public Napi::ObjectWrap<DvbDvrWrap> {
 
  private:
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value SetPids(const Napi::CallbackInfo& info);
+  /** DMX_SET_PES_FILTER on pids[0] (8192 = the whole TS), DMX_ADD_PID for the rest; errno or 0. */
+  int SetFilter(const std::vector<uint16_t>& pids);
   Napi::Value Close(const Napi::CallbackInfo& info);
   void Read();  // the reader thread
   void Shutdown();

@@ -30,7 +30,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
     'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
   'dvb-adapter': {
-    'cam-pnr': 'the CAM (EN 50221) is not built yet',
     trace: 'the verbose log of tuner adapters is not built yet',
     'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
   },

@@ -11,6 +11,9 @@ export interface BusSink {
   discontinuity?(reason: string): void;
   /** The stream stopped delivering (paused, no signal, closed). */
   end?(): void;
+  /** The programme numbers this sink reads, now; absent (or null) = the whole TS. A tuner
+   *  adapter sets per-PID demux filters from it (docs/dvb.md, "Demux filters"). */
+  programmes?(): readonly number[] | null;
 }
 
 export interface StreamBus {

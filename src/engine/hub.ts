@@ -19,6 +19,17 @@ export class BusHub implements StreamBus {
     return this.sinks.size;
   }
 
+  /** What the sinks read: the union of their programmes, or null when one reads the whole TS. */
+  programmes(): Set<number> | null {
+    const out = new Set<number>();
+    for (const s of this.sinks) {
+      const p = s.programmes?.() ?? null;
+      if (p === null) return null;
+      for (const n of p) out.add(n);
+    }
+    return out;
+  }
+
   packets(buf: Buffer): void {
     if (buf.length === 0) return;
     for (const s of this.sinks) this.call(s, () => s.packets(buf));

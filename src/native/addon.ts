@@ -284,6 +284,7 @@ export interface RawDvbDvrOptions {
 }
 
 export interface NativeDvbDvr {
+  setPids(pids: number[]): void;
   stats(): {
     bytes: number;
     batches: number;
@@ -291,6 +292,15 @@ export interface NativeDvbDvr {
     overflows: number;
     readErrors: number;
   };
+  close(): void;
+}
+
+export interface NativeDvbCa {
+  caps(): { slots: number; slotType: number };
+  slotInfo(slot: number): { type: number; present: boolean; ready: boolean };
+  reset(slot: number): void;
+  send(tpdu: Buffer): void;
+  stats(): { reads: number; writes: number; errors: number };
   close(): void;
 }
 
@@ -331,6 +341,11 @@ export interface NativeAddon {
   writeDurableStats(): { copiesMostAtOnce: number };
   DvbFrontend: new (adapter: number, device: number, readOnly: boolean) => NativeDvbFrontend;
   DvbDvr: new (opts: RawDvbDvrOptions, onData: (batch: Buffer) => void) => NativeDvbDvr;
+  DvbCa: new (
+    adapter: number,
+    index: number,
+    onEvent: (tpdu: Buffer | null, error: string | null) => void,
+  ) => NativeDvbCa;
   dvbConstants(): {
     DTV: Record<string, number>;
     SYS: Record<string, number>;

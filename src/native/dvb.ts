@@ -17,8 +17,9 @@ export const DEFAULT_BATCH_BYTES = 348 * TS_PACKET_SIZE;
 export const DEFAULT_BATCH_LATENCY_MS = 10;
 /** Batches waiting for the JS thread before new ones are shed (counted as queueDrops). */
 export const DEFAULT_QUEUE_BATCHES = 256;
-/** DMX_ADD_PID filters the kernel allows on one demux file (dmx.h: 16 PIDs per filter). */
-const MAX_PIDS = 16;
+/** PIDs one demux filter may carry: a bound of sanity (which PIDs, and how many are worth it,
+ *  src/dvb/pid-filter.ts decides). */
+const MAX_PIDS = 64;
 const MAX_INDEX = 255;
 
 export type DvbStatus = RawDvbStatus;
@@ -109,6 +110,16 @@ function checkStep(s: SecStep): void {
   }
 }
 
+function checkPids(list: number[] | undefined): number[] {
+  const pids = list && list.length > 0 ? [...new Set(list)] : [WHOLE_TS_PID];
+  if (pids.length > MAX_PIDS) throw argError(`at most ${MAX_PIDS} PIDs, got ${pids.length}`);
+  for (const p of pids)
+    if (!Number.isInteger(p) || p < 0 || p > WHOLE_TS_PID) throw argError(`PID ${p} out of range`);
+  if (pids.length > 1 && pids.includes(WHOLE_TS_PID))
+    throw argError('the whole TS (8192) is a filter of its own, not one PID among others');
+  return pids;
+}
+
 export interface DvbDvrOptions {
   adapter: number;
   /** Demux (and dvr) index; the frontend's index on most adapters. */
@@ -130,11 +141,7 @@ export class DvbDvr {
     checkIndex('adapter', opts.adapter);
     const demux = opts.demux ?? 0;
     checkIndex('demux', demux);
-    const pids = opts.pids && opts.pids.length > 0 ? opts.pids : [WHOLE_TS_PID];
-    if (pids.length > MAX_PIDS) throw argError(`at most ${MAX_PIDS} PIDs, got ${pids.length}`);
-    for (const p of pids)
-      if (!Number.isInteger(p) || p < 0 || p > WHOLE_TS_PID)
-        throw argError(`PID ${p} out of range`);
+    const pids = checkPids(opts.pids);
     const blocks = opts.bufferBlocks ?? 0;
     if (!Number.isInteger(blocks) || blocks < 0 || blocks > 65535)
       throw argError(`bufferBlocks must be 0..65535, got ${blocks}`);
@@ -151,6 +158,18 @@ export class DvbDvr {
       throw argError('batchBytes ≥ 188, batchLatencyMs ≥ 1 and queueBatches ≥ 1');
     try {
       this.#dvr = new (addon().DvbDvr)(raw, onData);
+    } catch (err) {
+      throw fromNative(err);
+    }
+  }
+
+  /** The demux filter's PIDs from now on ([] or [8192]: the whole TS): the difference is added
+   *  and removed on the running filter; to or from the whole TS the filter is set anew. */
+  setPids(pids: number[]): void {
+    const checked = checkPids(pids);
+    if (!this.#dvr) throw new NativeError('ERR_NATIVE_CLOSED', 'the dvr is closed');
+    try {
+      this.#dvr.setPids(checked);
     } catch (err) {
       throw fromNative(err);
     }

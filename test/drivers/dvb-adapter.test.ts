@@ -59,7 +59,10 @@ class FakeDevices implements DvbDevices {
   }
   dvr(_o: unknown, onData: (b: Buffer) => void) {
     this.dvrs.push(onData);
-    return { stats: () => ({ bytes: 0 }), close: () => undefined };
+    return { stats: () => ({ bytes: 0 }), setPids: () => undefined, close: () => undefined };
+  }
+  ca(): never {
+    throw new NativeError('ENOENT', 'open: No such file or directory');
   }
 }
 

@@ -26,18 +26,21 @@
 #define MAX_PIDS 8193
 #define PKT 188
 #define WHOLE_TS 8192
+/* PIDs one fake demux filter holds (a real demux's feeds run out somewhere too). */
+#define FAKE_MAX_FILTER_PIDS 64
 
 enum kind { K_NONE, K_FRONTEND, K_DEMUX, K_DVR, K_CA };
 struct fake_fd {
   enum kind kind;
   int adapter, index, nonblock;
-  int pids[8];      /* demux: the PIDs this fd's filters send to dvr */
+  int pids[FAKE_MAX_FILTER_PIDS]; /* demux: the PIDs this fd's filter sends to dvr */
   int npids;
   int ts;           /* dvr: the open TS file, -1 before the first read while locked */
   double start;     /* dvr: when delivery (re)started */
   long long sent;   /* dvr: file bytes consumed since start */
   double bitrate;
   struct fake_section_filter *sect; /* demux: a section filter (DMX_SET_FILTER), or NULL */
+  struct fake_cam *cam;             /* ca: the module in the slot */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -104,7 +107,8 @@ static int open_fake(const char *path, int flags) {
   if (fd < 0 || fd >= MAX_FDS) return fd;
   pthread_mutex_lock(&mu);
   memset(&fds[fd], 0, sizeof fds[fd]);
-  fds[fd] = (struct fake_fd){k, adapter, index, (flags & O_NONBLOCK) != 0, {0}, 0, -1, 0, 0, 0, NULL};
+  fds[fd] = (struct fake_fd){k, adapter, index, (flags & O_NONBLOCK) != 0, {0}, 0, -1, 0, 0, 0, NULL, NULL};
+  if (k == K_CA) fds[fd].cam = fake_cam_new();
   pthread_mutex_unlock(&mu);
   fake_log("{\"op\":\"open\",\"path\":\"%s\",\"fd\":%d,\"nonblock\":%d}", path, fd,
            (flags & O_NONBLOCK) != 0);
@@ -151,6 +155,7 @@ int close(int fd) {
   if (f) {
     if (f->ts >= 0) real_close(f->ts);
     drop_sections(f);
+    if (f->cam) fake_cam_free(f->cam), f->cam = NULL;
     f->kind = K_NONE;
   }
   pthread_mutex_unlock(&mu);
@@ -291,14 +296,27 @@ static int demux_ioctl(struct fake_fd *f, unsigned long req, void *arg) {
     fake_log("{\"op\":\"DMX_SET_PES_FILTER\",\"pid\":%u,\"input\":%d,\"output\":%d,\"pes_type\":%d,"
              "\"flags\":%u}",
              p->pid, p->input, p->output, p->pes_type, p->flags);
-    if (p->output == DMX_OUT_TS_TAP && f->npids < 8) f->pids[f->npids++] = p->pid;
+    /* A new filter replaces the fd's PIDs, as the kernel's does. */
+    f->npids = 0;
+    if (p->output == DMX_OUT_TS_TAP) f->pids[f->npids++] = p->pid;
     return 0;
   }
   case DMX_ADD_PID: {
     uint16_t pid = *(uint16_t *)arg;
     fake_log("{\"op\":\"DMX_ADD_PID\",\"pid\":%u}", pid);
-    if (f->npids < 8) f->pids[f->npids++] = pid;
+    if (f->npids >= FAKE_MAX_FILTER_PIDS) return errno = ENOSPC, -1;
+    f->pids[f->npids++] = pid;
     return 0;
+  }
+  case DMX_REMOVE_PID: {
+    uint16_t pid = *(uint16_t *)arg;
+    fake_log("{\"op\":\"DMX_REMOVE_PID\",\"pid\":%u}", pid);
+    for (int i = 0; i < f->npids; i++)
+      if (f->pids[i] == pid) {
+        f->pids[i] = f->pids[--f->npids];
+        return 0;
+      }
+    return errno = EINVAL, -1;
   }
   case DMX_SET_BUFFER_SIZE:
     fake_log("{\"op\":\"DMX_SET_BUFFER_SIZE\",\"v\":%lu}", (unsigned long)arg);
@@ -339,6 +357,7 @@ int ioctl(int fd, unsigned long req, ...) {
   if (f) {
     r = f->kind == K_FRONTEND ? frontend_ioctl(req, arg)
         : f->kind == K_DEMUX  ? demux_ioctl(f, req, arg)
+        : f->kind == K_CA && f->cam ? fake_cam_ioctl(f->cam, req, arg)
                               : (errno = ENOTTY, -1);
   }
   pthread_mutex_unlock(&mu);
@@ -396,18 +415,34 @@ ssize_t read(int fd, void *buf, size_t count) {
       return real_read(fd, buf, count);
     }
     ssize_t n = f->kind == K_DVR ? dvr_fill(f, buf, count)
+                : f->kind == K_CA && f->cam ? fake_cam_read(f->cam, buf, count)
                 : f->kind == K_DEMUX && f->sect && locked()
                     ? fake_section_read(f->sect, tuned.file, buf, count)
                     : 0;
     int nonblock = f->nonblock, kind = f->kind;
     pthread_mutex_unlock(&mu);
     if (n > 0) return n;
-    if ((kind != K_DVR && kind != K_DEMUX) || nonblock) {
+    if ((kind != K_DVR && kind != K_DEMUX && kind != K_CA) || nonblock) {
       errno = EAGAIN;
       return -1;
     }
     usleep(5000);
   }
+}
+
+/* ---- writes (the ca device takes TPDUs) ---- */
+
+ssize_t write(int fd, const void *buf, size_t count) {
+  static ssize_t (*real_write)(int, const void *, size_t);
+  if (!real_write) real_write = dlsym(RTLD_NEXT, "write");
+  /* Only a fake fd takes the lock: the log's own writes happen with it held. */
+  if (!fake(fd)) return real_write(fd, buf, count);
+  pthread_mutex_lock(&mu);
+  struct fake_fd *f = fake(fd);
+  ssize_t r = f && f->kind == K_CA && f->cam ? fake_cam_write(f->cam, buf, count)
+                                             : (errno = EINVAL, -1);
+  pthread_mutex_unlock(&mu);
+  return r;
 }
 
 /* ---- readiness ---- */
@@ -416,7 +451,8 @@ static int ready(int fd) {
   pthread_mutex_lock(&mu);
   struct fake_fd *f = fake(fd);
   int r = f && ((f->kind == K_DVR && budget(f) >= PKT) ||
-                (f->kind == K_DEMUX && f->sect && locked()));
+                (f->kind == K_DEMUX && f->sect && locked()) ||
+                (f->kind == K_CA && f->cam && fake_cam_readable(f->cam)));
   pthread_mutex_unlock(&mu);
   return r;
 }

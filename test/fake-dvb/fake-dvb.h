@@ -4,6 +4,7 @@
 #define FAKE_DVB_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct dvb_frontend_info;
 
@@ -41,4 +42,15 @@ struct fake_section_filter {
 /* The next section of `file` that passes the filter into `out`; 0 when a whole pass of the
  * file has none. */
 int fake_section_read(struct fake_section_filter *s, const char *file, uint8_t *out, size_t count);
+
+/* The scripted CI CAM behind a fake ca device (fake-ca.c); called with the layer's lock held. */
+struct fake_cam;
+struct fake_cam *fake_cam_new(void);
+void fake_cam_free(struct fake_cam *c);
+int fake_cam_ioctl(struct fake_cam *c, unsigned long req, void *arg);
+/* One ca-framed TPDU from the host; -1 with errno EIO while the module is absent or not ready. */
+ssize_t fake_cam_write(struct fake_cam *c, const uint8_t *buf, size_t n);
+/* The module's next answer (one read, one TPDU with its T_SB), 0 when none is due yet. */
+ssize_t fake_cam_read(struct fake_cam *c, uint8_t *buf, size_t count);
+int fake_cam_readable(struct fake_cam *c);
 #endif

@@ -10,8 +10,19 @@ interface Job {
   adapter: number;
   dvrBytes: number;
   pids?: number[];
+  /** Then the filter's PIDs changed to these (setPids), and `dvrBytes` more read. */
+  thenPids?: number[];
   /** Close the frontend right after starting the tuning (the close must wait for it). */
   closeDuringTune?: boolean;
+}
+
+/** Batches read before setPids took effect are let pass this long. */
+const SETTLE_MS = 100;
+
+function pidsOf(data: Buffer): number[] {
+  const pids = new Set<number>();
+  for (let o = 0; o < data.length; o += 188) pids.add(((data[o + 1]! & 0x1f) << 8) | data[o + 2]!);
+  return [...pids].sort((a, b) => a - b);
 }
 
 const job = JSON.parse(process.argv[2]!) as Job;
@@ -36,30 +47,42 @@ for (const rec of job.records) {
   statuses.push({ ...fe.status(), tuned: fe.tuned() });
   if (job.dvrBytes === 0) fe.close();
   else {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let got = 0;
+    let pidsThen: number[] | undefined;
     await new Promise<void>((resolve) => {
+      let phase = 0;
       const dvr = new DvbDvr({ adapter: job.adapter, pids: job.pids, bufferBlocks: 2 }, (b) => {
+        if (phase === 1) return; // batches read before the new filter
         chunks.push(b);
         got += b.length;
-        if (got >= job.dvrBytes) {
-          dvr.close();
-          dvr.close(); // idempotent
-          resolve();
+        if (got < job.dvrBytes) return;
+        if (phase === 0 && job.thenPids) {
+          phase = 1;
+          dvr.setPids(job.thenPids);
+          setTimeout(() => {
+            phase = 2;
+            got = 0;
+            pidsThen = [];
+            chunks = [];
+          }, SETTLE_MS);
+          return;
         }
+        if (phase === 2) pidsThen = pidsOf(Buffer.concat(chunks));
+        dvr.close();
+        dvr.close(); // idempotent
+        resolve();
       });
     });
     fe.close();
     const data = Buffer.concat(chunks).subarray(0, job.dvrBytes);
-    const pids = new Set<number>();
-    for (let o = 0; o < data.length; o += 188)
-      pids.add(((data[o + 1]! & 0x1f) << 8) | data[o + 2]!);
     console.log(
       JSON.stringify({
         statuses,
         bytes: got,
         sha: createHash('sha1').update(data).digest('hex'),
-        pids: [...pids].sort((a, b) => a - b),
+        pids: pidsOf(data),
+        ...(pidsThen ? { pidsThen } : {}),
         sync: data.every((v, i) => i % 188 !== 0 || v === 0x47),
       }),
     );

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, type Teardown, tempDir } from './server.ts';
 
-const SOURCES = ['fake-dvb.c', 'fake-config.c', 'fake-udev.c', 'fake-sections.c'];
+const SOURCES = ['fake-dvb.c', 'fake-config.c', 'fake-udev.c', 'fake-sections.c', 'fake-ca.c'];
 /** dvbv5-zap locks within milliseconds through the shim; this only bounds a wrong tuning. */
 const ZAP_TIMEOUT_MS = 5_000;
 /** A scan waits for tables and for lock on every transponder (~4 s for three here). */

@@ -1,7 +1,8 @@
 // native/dvb through the fake device layer: the property lists and LNB steps the native
 // frontend sends equal src/dvb/tuning.ts's (themselves equal to libdvbv5's, test/dvb/
 // libdvbv5.test.ts); the frontend reports lock, signal, C/N and error counters as the layer
-// gives them; the demux and dvr deliver the tuned transponder's TS, whole or per PID; the kernel
+// gives them; the demux and dvr deliver the tuned transponder's TS, whole or per PID (a changed
+// PID list by DMX_ADD_PID / DMX_REMOVE_PID); the kernel
 // header's numbers equal src/dvb/api.ts's.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -149,6 +150,30 @@ t.test('status, and the TS of the tuned transponder from dvr (whole TS and per P
       { op: 'DMX_SET_PES_FILTER', pid: 0x101 },
       { op: 'DMX_ADD_PID', pid: 0x103 },
     ],
+  );
+
+  fake.clearLog();
+  const changed = await child(
+    fake,
+    {
+      records: [rec],
+      adapter: 0,
+      dvrBytes: 188 * 100,
+      pids: [0x101, 0x103],
+      thenPids: [0x100, 0x101],
+    },
+    [3, 16],
+  );
+  t.same(changed['pidsThen'], [0x100, 0x101], 'setPids: only the new PIDs after the change');
+  t.match(
+    fake.entries().filter((e) => e.op.startsWith('DMX_SET_PES') || e.op.endsWith('_PID')),
+    [
+      { op: 'DMX_SET_PES_FILTER', pid: 0x101 },
+      { op: 'DMX_ADD_PID', pid: 0x103 },
+      { op: 'DMX_REMOVE_PID', pid: 0x103 },
+      { op: 'DMX_ADD_PID', pid: 0x100 },
+    ],
+    'the difference only: 0x103 removed, 0x100 added, 0x101 untouched',
   );
 
   fake.setControl({ lock: 0 });

@@ -6,6 +6,7 @@ import type { AdapterView } from '../../alerting/sources.ts';
 import type { Resource } from '../../config/types.ts';
 import type { TransponderTuning } from '../../dvb/delivery.ts';
 import { LockWatch } from '../../dvb/lock-watch.ts';
+import { chooseFilter, type FilterChoice } from '../../dvb/pid-filter.ts';
 import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
 import { EIT_SINK_SERVICE } from '../../engine/bus.ts';
 import { BusHub } from '../../engine/hub.ts';
@@ -17,15 +18,17 @@ import {
 } from '../../mpegts/psi.ts';
 import { T2miReader } from '../../mpegts/t2mi.ts';
 import { BissDescrambler } from '../../native/biss.ts';
-import type { DvbStatus } from '../../native/dvb.ts';
+import { type DvbStatus, WHOLE_TS_PID } from '../../native/dvb.ts';
 import { TsAnalyzer } from '../../native/ts.ts';
 import type { Host, Instance, ResourceStatus, SpecOf } from '../../reconciler/driver.ts';
 import type { FieldChange } from '../../reconciler/types.ts';
 import type { Timer } from '../../util/clock.ts';
 import type { AdapterRow } from '../../web/rows.ts';
+import { Cam } from './cam.ts';
 import type { DvbDevices, Dvr, Frontend } from './devices.ts';
 import { dvbAdapterRegistry } from './registry.ts';
 import { Scanner } from './scanner.ts';
+import { ProgrammeTables } from './tables.ts';
 
 type Spec = SpecOf<'dvb-adapter'>;
 
@@ -66,6 +69,13 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private t2mi: T2miReader | null = null;
   /** biss-pnr / biss-key: the adapter's TS descrambled before its readers get it. */
   private biss: BissDescrambler | null = null;
+  /** `cam-pnr`: the CI slot's CAM, asked to descramble those programmes. */
+  private cam: Cam | null = null;
+  /** PAT and PMTs of the TS (for the demux filter and the CAM). */
+  private tables: ProgrammeTables | null = null;
+  /** The demux filter now: the whole TS, or the PIDs the readers need. */
+  private filter: FilterChoice = { whole: true, reason: 'starting' };
+  private filterChanges = 0;
   /** The section reader of `epg-export` (created while it is on and the guide runs). */
   private eit: TsAnalyzer | null = null;
   /** Mode 2: what the frontend reports it is tuned to. */
@@ -123,6 +133,11 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.tuning = r.tuning;
     const keys = s['biss-key'] ?? [];
     const targets = (s['biss-pnr'] ?? []).map((pnr, i) => ({ pnr, key: keys[i] ?? '' }));
+    this.filter = { whole: true, reason: 'the PAT is not known yet' };
+    this.tables = new ProgrammeTables((pmt) => {
+      if (pmt) this.cam?.setPmt(pmt);
+      this.refilter();
+    });
     try {
       this.biss = targets.length ? new BissDescrambler(targets) : null;
       this.t2mi = t2miReader(s, (ts) => this.hub.packets(ts));
@@ -137,6 +152,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
           this.bytes += batch.length;
           // A fresh Buffer per batch: descrambled in place before anyone reads it.
           this.biss?.process(batch);
+          this.tables?.push(batch);
           this.exportEit(batch);
           if (this.t2mi) this.t2mi.push(batch);
           else this.hub.packets(batch);
@@ -145,6 +161,12 @@ export class DvbAdapterInstance implements Instance<Spec> {
     } catch (err) {
       if (run === this.run) this.cannotOpen(err as Error);
       return;
+    }
+    const pnrs = s['cam-pnr'] ?? [];
+    if (pnrs.length) {
+      // ca{device} beside frontend{device}, as the demux and dvr are.
+      this.cam = new Cam(s.adapter, s.device, pnrs, this.devices, this.host.clock, this.log);
+      this.cam.start();
     }
     this.polling();
   }
@@ -180,6 +202,34 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.polling();
   }
 
+  /** Sets the demux filter the readers need now (docs/dvb.md, "Demux filters"): on a new PAT or
+   *  PMT, and on every status poll (readers come and go). */
+  private refilter(): void {
+    const dvr = this.dvr;
+    const tables = this.tables;
+    if (!dvr || !tables) return;
+    const next = chooseFilter({
+      readers: this.hub.programmes(),
+      pmtOnly: this.spec['cam-pnr'] ?? [],
+      pat: tables.pat,
+      pmts: tables.pmts,
+      perPidAllowed: !this.t2mi,
+    });
+    const key = (f: FilterChoice) => (f.whole ? 'whole' : f.pids.join(','));
+    if (key(next) === key(this.filter)) {
+      this.filter = next;
+      return;
+    }
+    try {
+      dvr.setPids(next.whole ? [WHOLE_TS_PID] : next.pids);
+      this.filter = next;
+      this.filterChanges++;
+      this.log.info({ filter: next }, 'demux filter changed');
+    } catch (err) {
+      this.log.warn({ err }, 'demux filter not changed');
+    }
+  }
+
   private cannotOpen(err: Error): void {
     this.log.warn({ err }, 'tuner adapter cannot open');
     this.stop();
@@ -203,6 +253,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
 
   private pollStatus(): void {
     if (!this.fe) return;
+    this.refilter();
     let st: DvbStatus;
     try {
       st = this.fe.status();
@@ -263,6 +314,9 @@ export class DvbAdapterInstance implements Instance<Spec> {
     this.poll = null;
     this.reopen?.cancel();
     this.reopen = null;
+    this.cam?.stop();
+    this.cam = null;
+    this.tables = null;
     this.dvr?.close();
     this.dvr = null;
     this.fe?.close();
@@ -345,6 +399,13 @@ export class DvbAdapterInstance implements Instance<Spec> {
       : { system: on.system, frequency: on.frequency / HZ_PER_KHZ };
   }
 
+  private filterStatus(): Record<string, unknown> {
+    const f = this.filter;
+    return f.whole
+      ? { whole: true, reason: f.reason, changes: this.filterChanges }
+      : { whole: false, pids: f.pids, changes: this.filterChanges };
+  }
+
   status(): ResourceStatus {
     const s = this.spec;
     const st = this.last;
@@ -369,8 +430,9 @@ export class DvbAdapterInstance implements Instance<Spec> {
       lockChanges: this.watch.lockChanges,
       ...(s.mode === 2 ? {} : { retunes: this.watch.retunes }),
       bytes: this.bytes,
-      ...(this.dvr ? { dvr: this.dvr.stats() } : {}),
+      ...(this.dvr ? { dvr: this.dvr.stats(), filter: this.filterStatus() } : {}),
       ...(this.biss ? { biss: this.biss.stats() } : {}),
+      ...(this.cam ? { cam: this.cam.status() } : {}),
       ...(this.t2mi ? { t2mi: { plp: s['t2mi-plp'] ?? 0, ...this.t2mi.stats() } } : {}),
     };
   }

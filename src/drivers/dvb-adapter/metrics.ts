@@ -66,6 +66,22 @@ export function ensureDvbMetrics(services: Services): void {
     'Tuner adapter re-tunes after a lost lock',
     (s) => s['retunes'],
   );
+  const cam = (s: Record<string, unknown>) => s['cam'] as Record<string, unknown> | undefined;
+  gauge(
+    'sluice_dvb_cam_ready',
+    'Tuner adapter CAM ready (1) or not (0); absent without cam-pnr',
+    (s) => (cam(s) ? (cam(s)!['state'] === 'ready' ? 1 : 0) : undefined),
+  );
+  gauge(
+    'sluice_dvb_cam_descrambling',
+    'Tuner adapter cam-pnr programmes the CAM says it descrambles',
+    (s) =>
+      cam(s)
+        ? (cam(s)!['programmes'] as { state: string }[]).filter((p) => p.state === 'descrambling')
+            .length
+        : undefined,
+  );
+  counter('sluice_dvb_cam_resets_total', 'Tuner adapter CAM resets', (s) => cam(s)?.['resets']);
   counter(
     'sluice_dvb_received_bytes_total',
     'Tuner adapter transport stream bytes read from dvr',

@@ -16,6 +16,8 @@ import { nativeRoutePackets } from '../../native/pid-router.ts';
 interface Shared {
   splitter: ProgrammeSplitter;
   off: () => void;
+  /** Leases per programme number: what the bus's per-PID filter must carry. */
+  pnrs: Map<number, number>;
 }
 
 const byBus = new WeakMap<StreamBus, Shared>();
@@ -44,16 +46,19 @@ export function leaseProgramme(
   let shared = byBus.get(bus);
   if (!shared) {
     const splitter = new ProgrammeSplitter(nativeRoutePackets);
+    const pnrs = new Map<number, number>();
     const off = bus.subscribe({
       packets: (b) => splitter.push(b),
       discontinuity: (reason) => splitter.discontinuity(reason),
       end: () => splitter.end(),
+      programmes: () => [...pnrs.keys()],
     });
-    shared = { splitter, off };
+    shared = { splitter, off, pnrs };
     byBus.set(bus, shared);
   }
   const s = shared;
   const consumer = s.splitter.add(pnr, events, opts);
+  s.pnrs.set(pnr, (s.pnrs.get(pnr) ?? 0) + 1);
   let released = false;
   return {
     consumer,
@@ -62,6 +67,9 @@ export function leaseProgramme(
       if (released) return;
       released = true;
       s.splitter.remove(consumer);
+      const left = (s.pnrs.get(pnr) ?? 1) - 1;
+      if (left > 0) s.pnrs.set(pnr, left);
+      else s.pnrs.delete(pnr);
       if (s.splitter.size === 0) {
         s.off();
         if (byBus.get(bus) === s) byBus.delete(bus);

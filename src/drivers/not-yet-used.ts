@@ -25,9 +25,7 @@ export interface NotYetUsed {
 export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   stream: {
     'stream-type': 'audio-only and video-only streams are not built yet: every component is kept',
-    'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
-    'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
   'dvb-adapter': {
     'cam-pnr': 'the CAM (EN 50221) is not built yet',

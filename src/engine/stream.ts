@@ -63,6 +63,8 @@ export interface StreamSettings {
   enableAlert: boolean;
   alertDelayMs: number;
   trace: boolean;
+  /** Log what the TS analysis of each input finds as it changes (`mpegts-trace`). */
+  mpegtsTrace?: boolean;
 }
 
 export interface StreamEngineDeps {
@@ -238,6 +240,7 @@ export class StreamEngine {
       dataDir: this.deps.dataDir,
       streamName: this.settings.name,
       wantSections: () => this.settings.epgExport,
+      mpegtsTrace: () => this.settings.mpegtsTrace === true,
       ...(this.settings.biss?.length ? { biss: this.settings.biss } : {}),
       onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),

@@ -67,6 +67,7 @@ export function engineSettings(spec: StreamRecord): StreamSettings {
     alertDelayMs: spec['alert-delay'] * 1000,
     trace: spec.trace,
     mpegtsTrace: spec['mpegts-trace'],
+    streamType: spec['stream-type'],
   };
 }
 

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  'cc78e6c75c8b3122855504b70fa9ac8f39186fa26a61a0656a406ba5defa6ce8';
+  '93d96a18cdf79ae0a234557bd8a92864d787249478a6233c47662421f2c5cccb';
 
 /** Server */
 export interface ServerSpec {
@@ -1087,7 +1087,7 @@ export interface StreamSpec {
    */
   trace?: boolean;
   /**
-   * verbose log of transport stream analysis
+   * verbose log of transport stream analysis: each input's programme table when it appears or changes, and error counters as they grow (info level; docs/stream.md)
    * @default false
    */
   'mpegts-trace'?: boolean;
@@ -1201,7 +1201,7 @@ export interface StreamSpec {
    */
   'ott-http'?: 0 | 1;
   /**
-   * verbose log of HTTP delivery
+   * verbose log of HTTP delivery: one info line per playback request of the stream, credentials masked; while on, the native engine leaves the stream's requests to the app (docs/ott.md)
    * @default false
    */
   'ott-http-trace'?: boolean;

@@ -5231,7 +5231,8 @@ const schema52 = {
       'x-apply': 'hot',
     },
     'mpegts-trace': {
-      description: 'verbose log of transport stream analysis',
+      description:
+        "verbose log of transport stream analysis: each input's programme table when it appears or changes, and error counters as they grow (info level; docs/stream.md)",
       type: 'boolean',
       default: false,
       'x-apply': 'hot',
@@ -5406,7 +5407,8 @@ const schema52 = {
       'x-when': 'mpts is false',
     },
     'ott-http-trace': {
-      description: 'verbose log of HTTP delivery',
+      description:
+        "verbose log of HTTP delivery: one info line per playback request of the stream, credentials masked; while on, the native engine leaves the stream's requests to the app (docs/ott.md)",
       type: 'boolean',
       default: false,
       'x-apply': 'hot',
@@ -28151,4 +28153,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = 'cc78e6c75c8b3122855504b70fa9ac8f39186fa26a61a0656a406ba5defa6ce8';
+module.exports.schemaHash = '93d96a18cdf79ae0a234557bd8a92864d787249478a6233c47662421f2c5cccb';

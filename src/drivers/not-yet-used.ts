@@ -24,10 +24,7 @@ export interface NotYetUsed {
  *  whose hot effect is `pending` must have a line here (test/drivers/not-yet-used.test.ts). */
 export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   stream: {
-    'stream-type': 'audio-only and video-only streams are not built yet: every component is kept',
-    'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
-    'ott-http-trace': 'the verbose log of HTTP delivery is not built yet',
   },
   'dvb-adapter': {
     trace: 'the verbose log of tuner adapters is not built yet',

@@ -6,6 +6,7 @@
 // StreamSettings and says what to restart.
 
 import type { Logger } from 'pino';
+import { ComponentFilter } from '../mpegts/component-filter.ts';
 import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import {
   EIT_PF_ACTUAL_TABLE_ID,
@@ -63,6 +64,10 @@ export interface StreamSettings {
   enableAlert: boolean;
   alertDelayMs: number;
   trace: boolean;
+  /** Log what the TS analysis of each input finds as it changes (`mpegts-trace`). */
+  mpegtsTrace?: boolean;
+  /** `stream-type`: 0 every component, 1 audio only, 2 video only. */
+  streamType?: number;
 }
 
 export interface StreamEngineDeps {
@@ -147,6 +152,8 @@ export class StreamEngine {
   private active = -1;
   private pendingSplice: string | null = null;
   private readonly splicer = new Splicer();
+  /** Audio-only / video-only (`stream-type` 1, 2); null keeps every component. */
+  private components: ComponentFilter | null = null;
   private tick: Timer | null = null;
   /** One-shot at the active input's silence deadline, when it falls before the next tick. */
   private deadline: Timer | null = null;
@@ -195,6 +202,8 @@ export class StreamEngine {
     this.lastOutput = -1;
     this.splicer.reset();
     this.splicer.dropNull = this.settings.bitrateMode === 1;
+    const st = this.settings.streamType ?? 0;
+    this.components = st === 0 ? null : new ComponentFilter(st === 1 ? 'audio' : 'video');
     this.message = '';
     const inputs = this.settings.inputs;
     this.runners = inputs.map((cfg, i) => this.makeRunner(i, cfg));
@@ -238,6 +247,7 @@ export class StreamEngine {
       dataDir: this.deps.dataDir,
       streamName: this.settings.name,
       wantSections: () => this.settings.epgExport,
+      mpegtsTrace: () => this.settings.mpegtsTrace === true,
       ...(this.settings.biss?.length ? { biss: this.settings.biss } : {}),
       onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),
@@ -343,7 +353,8 @@ export class StreamEngine {
       this.hub.discontinuity(this.pendingSplice);
       this.pendingSplice = null;
     }
-    const out = this.splicer.push(packets, owned);
+    let out = this.splicer.push(packets, owned);
+    if (this.components) out = this.components.push(out);
     if (out.length === 0) return;
     // Switch → first packet out (the splicer has let the new input through: its PAT came).
     const last = this.switches[this.switches.length - 1];

@@ -109,6 +109,8 @@ export class LivePublisher {
    *  (While viewers need a verdict the engine answers only requests holding a viewer pass.) */
   private served(): boolean {
     if (!PLAIN_NAME.test(this.name)) return false;
+    // Traced requests are all answered by the app, which logs them (ott-http-trace).
+    if (this.svc.spec['ott-http-trace'] === true) return false;
     const router = this.services.get(OTT_ROUTER_SERVICE);
     return !!router?.lookup(this.name) && ottRegistry(this.services).find(this.name) === this.svc;
   }

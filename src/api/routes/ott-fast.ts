@@ -94,7 +94,8 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
     // Only a name the stream itself serves (the router holds stream and group names).
     if (!ctx.ottRouter.lookup(name)) return false;
     const svc = streams.find(name);
-    if (!svc) return false;
+    // Traced requests go to the app, which logs them (ott-http-trace).
+    if (!svc || svc.spec['ott-http-trace'] === true) return false;
     if (file.charCodeAt(0) !== SEG_PREFIX) {
       const body = svc.plainTsPlaylist(file);
       if (!body) return false;

@@ -1,9 +1,10 @@
 // Catch-all for per-stream paths (`/{name}/mpegts`, `/{name}/index.m3u8`, …): the stream or
 // adaptive group that registered `name` in the OttRouter answers; anything else is a 404.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VIEWER_GATE_SERVICE } from '../../billing/gate.ts';
 import { ERRORS } from '../../errors.ts';
 import { setViewerQuery } from '../../ott/access.ts';
+import { ottRegistry } from '../../ott/registry.ts';
 import type { AppContext } from '../context.ts';
 import { sendError } from '../errors.ts';
 
@@ -26,8 +27,52 @@ const PLAYBACK_LOG_LEVEL = 'warn';
  */
 const skipValidation = () => () => true;
 
+/** Query members whose values are credentials: written to a trace as `***`. */
+const SECRET_QUERY = /([?&](?:token|password|p)=)[^&]*/g;
+
+/**
+ * `ott-http-trace`: one `info` line per playback request of the stream when its response ends
+ * (finished or cut): method, URL (credentials masked), status, bytes sent, duration, client
+ * address, Range and User-Agent. While it is on, the stream's requests are all answered here
+ * (the native engine and the fast path leave them to the app), so none is missing.
+ */
+function traceRequest(
+  log: FastifyBaseLogger,
+  stream: string,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const socket = req.raw.socket;
+  const sentBefore = socket?.bytesWritten ?? 0;
+  const started = performance.now();
+  const res = reply.raw;
+  let logged = false;
+  const done = () => {
+    if (logged) return;
+    logged = true;
+    log.info(
+      {
+        stream,
+        method: req.method,
+        url: req.url.replace(SECRET_QUERY, '$1***'),
+        status: res.statusCode,
+        bytes: (socket?.bytesWritten ?? 0) - sentBefore,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        client: socket?.remoteAddress,
+        ...(req.headers.range ? { range: req.headers.range } : {}),
+        ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
+        ...(res.writableFinished ? {} : { aborted: true }),
+      },
+      'ott http',
+    );
+  };
+  res.once('finish', done);
+  res.once('close', done);
+}
+
 export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ottRouter, services } = opts.ctx;
+  const streams = ottRegistry(services);
   const quiet = app.log.level === PLAYBACK_QUIET_LEVEL;
   app.route<{ Params: { name: string; '*': string } }>({
     // HEAD and OPTIONS go to the stream's handler like GET: it answers the CORS preflight and
@@ -55,6 +100,8 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
       const name = req.params.name;
       const handler = ottRouter.lookup(name);
       if (!handler) return sendError(reply, ERRORS.NOT_FOUND.status, `No stream ${name}`);
+      if (streams.find(name)?.spec['ott-http-trace'] === true)
+        traceRequest(app.log, name, req, reply);
       // While billing servers are configured every request but a CORS preflight needs a
       // verdict (docs/billing.md); without them this is the whole of the gate.
       const gate = services.get(VIEWER_GATE_SERVICE);

@@ -26,7 +26,7 @@ export const STREAM_HOT_EFFECTS: Readonly<Record<string, HotEffect>> = {
   order: 'read',
   pause: 'pause',
   trace: 'read',
-  'mpegts-trace': 'pending',
+  'mpegts-trace': 'read',
   'mpegts-tr101290': 'pending',
   'enable-alert': 'alerts',
   'alert-delay': 'alerts',
@@ -43,7 +43,7 @@ export const STREAM_HOT_EFFECTS: Readonly<Record<string, HotEffect>> = {
   // Which node runs the stream: the reconciler's share of the config acts on it (docs/fleet.md).
   placement: 'meta',
   movable: 'meta',
-  'ott-http-trace': 'pending',
+  'ott-http-trace': 'read',
   'dvr-hours': 'archive',
   'dvr-min-hours': 'archive',
   'epg-source': 'read',

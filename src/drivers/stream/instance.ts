@@ -70,6 +70,8 @@ export function engineSettings(spec: StreamRecord): StreamSettings {
     enableAlert: spec['enable-alert'],
     alertDelayMs: spec['alert-delay'] * 1000,
     trace: spec.trace,
+    mpegtsTrace: spec['mpegts-trace'],
+    streamType: spec['stream-type'],
   };
 }
 

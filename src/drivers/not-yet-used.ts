@@ -26,10 +26,6 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
   stream: {
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
   },
-  'dvb-adapter': {
-    trace: 'the verbose log of tuner adapters is not built yet',
-    'mpegts-trace': 'the verbose log of the transport stream analysis is not built yet',
-  },
   'user-default': {
     role: 'no tool creates accounts yet: each user record states its own role',
   },

@@ -18,6 +18,7 @@ import {
   NOT_SUPPORTED_YET,
   type TransportMetrics,
 } from './input.ts';
+import { TsTrace } from './ts-trace.ts';
 import { TsValidity } from './validity.ts';
 
 export type InputMode = 'off' | 'active' | 'probe';
@@ -82,12 +83,13 @@ export class InputRunner {
   private validity = new TsValidity();
   private biss: BissDescrambler | null = null;
   private lastBiss: BissStats | null = null;
-  /** What the trace last logged (mpegts-trace): counters and the programme table. */
-  private traced: { stats: TsStats | null; programs: string } | null = null;
+  /** `mpegts-trace` of this input. */
+  private readonly trace: TsTrace;
 
   constructor(private readonly o: RunnerOptions) {
     this.index = o.index;
     this.cfg = o.cfg;
+    this.trace = new TsTrace(o.log, { input: o.index });
     const type = o.cfg['type'];
     this.type = typeof type === 'string' ? type : '';
   }
@@ -208,49 +210,10 @@ export class InputRunner {
       this.lastSample = now;
       this.samples.push({ at: now, p1: this.lastStats.priority1 });
       this.validity.syncLossCount(this.lastStats.tr101290.tsSyncLoss, now);
-      if (this.o.mpegtsTrace?.()) this.trace(this.lastStats);
-      else this.traced = null;
+      if (this.o.mpegtsTrace?.()) this.trace.sample(this.lastStats, this.programs());
+      else this.trace.reset();
     }
     return this.lastStats;
-  }
-
-  /**
-   * `mpegts-trace`: one log line when the programme table changes (PAT, PMT versions and
-   * PIDs, SDT names) and one per sample (4 a second at most) in which error counters grew,
-   * with how much each grew. Quiet while nothing changes.
-   */
-  private trace(st: TsStats): void {
-    const programs = JSON.stringify(
-      this.programs().map((p) => ({
-        pnr: p.pnr,
-        pmt: p.pmtPid,
-        pcr: p.pcrPid,
-        version: p.version,
-        name: p.name,
-        streams: p.streams.map((s) => `${s.pid}:${s.codec}`),
-      })),
-    );
-    const was = this.traced;
-    this.traced = { stats: st, programs };
-    const log = this.o.log;
-    if (!was || was.programs !== programs)
-      log.info(
-        { input: this.index, programs: JSON.parse(programs) },
-        was ? 'mpegts: programme table changed' : 'mpegts: analysis started',
-      );
-    if (!was?.stats) return;
-    const grew: Record<string, number> = {};
-    const add = (key: string, now: number, before: number) => {
-      if (now > before) grew[key] = now - before;
-    };
-    add('syncLosses', st.syncLosses, was.stats.syncLosses);
-    add('junkBytes', st.junkBytes, was.stats.junkBytes);
-    add('crcErrors', st.crcErrors, was.stats.crcErrors);
-    add('sectionsDropped', st.sectionsDropped, was.stats.sectionsDropped);
-    const t0 = was.stats.tr101290 as unknown as Record<string, number>;
-    const t1 = st.tr101290 as unknown as Record<string, number>;
-    for (const k of Object.keys(t1)) if (typeof t1[k] === 'number') add(k, t1[k]!, t0[k] ?? 0);
-    if (Object.keys(grew).length > 0) log.info({ input: this.index, grew }, 'mpegts: errors');
   }
 
   /** The BISS descrambler's figures (null without targets). */

@@ -10,6 +10,7 @@ import { chooseFilter, type FilterChoice } from '../../dvb/pid-filter.ts';
 import { isSatellite, type Tuning, tuningOf } from '../../dvb/tuning.ts';
 import { EIT_SINK_SERVICE } from '../../engine/bus.ts';
 import { BusHub } from '../../engine/hub.ts';
+import { TsTrace } from '../../engine/ts-trace.ts';
 import {
   EIT_PF_ACTUAL_TABLE_ID,
   EIT_SCHEDULE_OTHER_LAST_TABLE_ID,
@@ -36,6 +37,8 @@ type Spec = SpecOf<'dvb-adapter'>;
 export const STATUS_POLL_MS = 500;
 /** A device that would not open is tried again after this long (doubling, up to the cap). */
 const REOPEN_MIN_MS = 1000;
+/** `mpegts-trace` samples the adapter's TS analysis at most this often. */
+const TRACE_SAMPLE_MS = 250;
 const REOPEN_MAX_MS = 30_000;
 const EIT_PID = 0x12;
 /** TDT and TOT. */
@@ -80,6 +83,10 @@ export class DvbAdapterInstance implements Instance<Spec> {
   private eit: TsAnalyzer | null = null;
   /** Mode 2: what the frontend reports it is tuned to. */
   private onFrequency: { system: number; frequency: number } | null = null;
+  /** `mpegts-trace`: an analysis of the adapter's TS, while it is on. */
+  private analysis: { analyzer: TsAnalyzer; trace: TsTrace; sampledAt: number } | null = null;
+  /** `trace`: the frontend status last logged (lock and signal figures). */
+  private tracedStatus = '';
 
   constructor(
     res: Resource<Spec>,
@@ -144,6 +151,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
       const fe = this.devices.frontend(s.adapter, s.device, !s['lnb-sharing'], false);
       this.fe = fe;
       this.frontendName = fe.info().name;
+      if (s.trace) this.log.info({ frontend: this.frontendName, tuning: r.tuning }, 'tuning');
       await fe.tune(r.tuning);
       if (run !== this.run) return;
       this.dvr = this.devices.dvr(
@@ -154,6 +162,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
           this.biss?.process(batch);
           this.tables?.push(batch);
           this.exportEit(batch);
+          this.traceTs(batch);
           if (this.t2mi) this.t2mi.push(batch);
           else this.hub.packets(batch);
         },
@@ -187,6 +196,27 @@ export class DvbAdapterInstance implements Instance<Spec> {
       if (eit || t === TDT_TABLE_ID || t === TOT_TABLE_ID)
         sink.section({ stream: `adapter:${this.spec.name}`, pid: s.pid }, s.data);
     }
+  }
+
+  /** `mpegts-trace`: the adapter's TS analysed and logged as it changes (src/engine/ts-trace.ts),
+   *  sampled at most 4 times a second; nothing is analysed while it is off. */
+  private traceTs(batch: Buffer): void {
+    if (!this.spec['mpegts-trace']) {
+      this.analysis = null;
+      return;
+    }
+    const now = this.host.clock.monotonic();
+    this.analysis ??= {
+      analyzer: new TsAnalyzer({ tr101290: true, clock: this.host.clock, psiPids: 'all' }),
+      trace: new TsTrace(this.log),
+      sampledAt: -TRACE_SAMPLE_MS,
+    };
+    const a = this.analysis;
+    a.analyzer.push(batch);
+    a.analyzer.takeSections();
+    if (now - a.sampledAt < TRACE_SAMPLE_MS) return;
+    a.sampledAt = now;
+    a.trace.sample(a.analyzer.stats(), a.analyzer.programs());
   }
 
   /** Mode 2: the frontend read-only, its status and the frequency it is on. */
@@ -264,6 +294,14 @@ export class DvbAdapterInstance implements Instance<Spec> {
     }
     this.ber = berOf(this.last, st) ?? this.ber;
     this.last = st;
+    if (this.spec.trace) {
+      // Logged when the lock bits change, or a figure moves by a visible step.
+      const step = (v: number | null) => (v === null ? null : Math.round(v));
+      const seen = JSON.stringify([st.lock, st.status, step(st.signal), step(st.cnr)]);
+      if (seen !== this.tracedStatus)
+        this.log.info({ status: st, ber: this.ber }, 'frontend status');
+      this.tracedStatus = seen;
+    }
     switch (this.watch.feed(st.lock, this.host.clock.monotonic())) {
       case 'locked':
         if (this.watch.lockChanges > 0) {
@@ -283,6 +321,7 @@ export class DvbAdapterInstance implements Instance<Spec> {
         if (this.tuning && !this.retuning) {
           const fe = this.fe;
           this.retuning = true;
+          if (this.spec.trace) this.log.info({ tuning: this.tuning }, 'tuning again');
           fe.tune(this.tuning)
             .catch((err: Error) => {
               if (fe === this.fe) this.set('error', err.message);

@@ -28,7 +28,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
       {
         id: 1,
         'stream-name': 'a',
-        'stream-type': 1,
+        'mpegts-tr101290': true,
         'display-name': 'A',
         input: [
           { type: 'udp', port: 5000 },
@@ -44,7 +44,7 @@ t.test('notYetUsed: the list names only what the config sets', async (t) => {
     notYetUsed(doc).map((e) => [e.pointer, e.setting]),
     [
       ['/user-default/role', 'user-default.role'],
-      ['/stream/0/stream-type', 'stream.stream-type'],
+      ['/stream/0/mpegts-tr101290', 'stream.mpegts-tr101290'],
     ],
   );
   t.same(notYetUsed({}), [], 'an empty config sets nothing');
@@ -80,7 +80,7 @@ t.test('the real server', async (t) => {
         {
           id: 1,
           'stream-name': 'one',
-          'stream-type': 2,
+          'mpegts-tr101290': true,
           'enable-mosaic': false,
           input: [
             { type: 'udp', port: await freePort(), 'bind-if': '127.0.0.1' },
@@ -116,7 +116,7 @@ t.test('the real server', async (t) => {
   const named = status.notYetUsed.map((e) => e.setting);
   t.same(
     named,
-    ['stream.stream-type'],
+    ['stream.mpegts-tr101290'],
     'the settings the config sets that do nothing yet, in document order',
   );
   t.notOk(named.includes('http-server.realm'), 'the realm is used now');

@@ -1,7 +1,7 @@
 // One tuner adapter (GET /data/dvb-adapter/{id}, docs/dvb.md): its status, the streams that read
 // it and, for a scanner (mode 1), the transponders and services of the last scan, with a form
 // that starts one (admin). Refetched when the events stream says its row changed.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
 import {
   ADAPTER_MODE,
@@ -14,6 +14,7 @@ import {
 } from '../format.ts';
 import { adapters, me } from '../live.ts';
 import { href } from '../router.ts';
+import { useThrottledReload } from '../throttle.ts';
 import { needsAttention, Readers } from './adapters.tsx';
 
 interface Service {
@@ -206,20 +207,8 @@ export function AdapterPage({ id }: { id: string }) {
       })
       .catch((e: ApiError) => setError(e.message));
 
-  // A throttle on the row's changes, as on the stream page.
   const row = adapters.value.get(id);
-  const last = useRef(0);
-  const pending = useRef(0);
-  useEffect(() => {
-    if (pending.current) return;
-    const wait = Math.max(0, last.current + REFRESH_MS - Date.now());
-    pending.current = window.setTimeout(() => {
-      pending.current = 0;
-      last.current = Date.now();
-      void load();
-    }, wait);
-  }, [row]);
-  useEffect(() => () => clearTimeout(pending.current), []);
+  useThrottledReload(row, load, REFRESH_MS);
 
   if (error && !a) {
     return (

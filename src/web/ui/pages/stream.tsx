@@ -1,12 +1,13 @@
 // One stream: state and bit-rate chart, inputs with their failover state and the switch log,
 // programmes and PIDs, outputs and playback URLs (click to play), archive, EPG now/next.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
 import { RateChart } from '../chart.tsx';
 import { rate, STATE_CLASS, time } from '../format.ts';
 import { alerts, history, me, rows, streamAlerts, touched, version } from '../live.ts';
 import { Player } from '../player.tsx';
 import { href } from '../router.ts';
+import { useThrottledReload } from '../throttle.ts';
 import { ChangeInput } from './config-forms.tsx';
 import { Guide } from './stream-guide.tsx';
 import { Programmes, Switches } from './stream-tables.tsx';
@@ -128,19 +129,7 @@ export function StreamPage({ id }: { id: string }) {
   useEffect(() => {
     if (t.key === id) void load();
   }, [t.n]);
-  // A throttle, not a debounce: rows change every second, a debounce would never fire.
-  const last = useRef(0);
-  const pending = useRef(0);
-  useEffect(() => {
-    if (pending.current) return;
-    const wait = Math.max(0, last.current + REFRESH_MS - Date.now());
-    pending.current = window.setTimeout(() => {
-      pending.current = 0;
-      last.current = Date.now();
-      void load();
-    }, wait);
-  }, [row]);
-  useEffect(() => () => clearTimeout(pending.current), []);
+  useThrottledReload(row, load, REFRESH_MS);
 
   if (error && !s) {
     return (

@@ -1,7 +1,11 @@
 // NIT actual sections with terrestrial delivery descriptors (EN 300 468 6.2.13.4), for the
 // scanner's tests: the network a fake transponder announces.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { buildNit, networkNameDescriptor } from '../../src/mpegts/nit.ts';
+import { NIT_PID, PAT_PID, pid, pusi } from '../../src/mpegts/packet.ts';
 import { buildDescriptors } from '../../src/mpegts/psi.ts';
+import { makeMpts } from './mpts.ts';
+import { PKT, psiPackets } from './ts-craft.ts';
 
 /** A terrestrial_delivery_system_descriptor: `kHz`, 8 MHz, 64-QAM, non-hierarchical, 1/4
  *  guard interval, 8k. */
@@ -72,4 +76,32 @@ export function satelliteNit(
       descriptors: satelliteDescriptor(m.mhz, m.pol, m.psk8, m.ksym, m.fec),
     })),
   });
+}
+
+/**
+ * An MPTS of `programmes` (H.264 + AAC, `seconds` long, made by ./mpts.ts) at `file` with `nit`
+ * sent after every PAT, as a transponder of the network would carry it; returns its bit rate
+ * (for the fake layer's pacing).
+ */
+export function transponderWithNit(
+  file: string,
+  programmes: { pnr: number; title: string }[],
+  nit: Buffer,
+  seconds: number,
+): number {
+  makeMpts(
+    `${file}.plain`,
+    programmes.map((p) => ({ ...p, video: 'libx264' as const, audio: 'aac' as const })),
+    seconds,
+    [],
+  );
+  const ts = readFileSync(`${file}.plain`);
+  const cc = { n: 0 };
+  const out: Buffer[] = [];
+  for (let o = 0; o + PKT <= ts.length; o += PKT) {
+    out.push(ts.subarray(o, o + PKT));
+    if (pid(ts, o) === PAT_PID && pusi(ts, o)) out.push(...psiPackets(NIT_PID, [nit], cc));
+  }
+  writeFileSync(file, Buffer.concat(out));
+  return Math.round((statSync(file).size * 8) / seconds);
 }

@@ -1,19 +1,9 @@
-// The scanner (mode 1) end to end through the fake device layer: two DVB-T transponders, each an
-// ffmpeg MPTS with a NIT woven in that announces both; a scan started on the first follows the
-// NIT to the second and lists every service with its name, provider, type and PIDs at
-// /data/dvb-adapter/{id}. A third frequency the NIT names but nothing transmits is `no lock`.
-// dvbv5-scan (libdvbv5) run the same way is the reference: the same transponders tuned with the
-// same property lists (and, on a satellite network behind a universal LNB, the same voltage and
-// tone), the same services.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { channelFile } from '../helpers/dvb-cases.ts';
-import { satelliteNit, terrestrialNit } from '../helpers/dvb-nit.ts';
+import { satelliteNit, terrestrialNit, transponderWithNit } from '../helpers/dvb-nit.ts';
 import { fakeDvb, runScan } from '../helpers/fake-dvb.ts';
-import { makeMpts } from '../helpers/mpts.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
-import { PKT, psiPackets } from '../helpers/ts-craft.ts';
 
 const SECONDS = 4;
 const NETWORK = [
@@ -28,22 +18,7 @@ function transponder(
   programmes: { pnr: number; title: string }[],
   nit = terrestrialNit(0x2001, 'Sluice Net', NETWORK),
 ): number {
-  makeMpts(
-    `${file}.plain`,
-    programmes.map((p) => ({ ...p, video: 'libx264' as const, audio: 'aac' as const })),
-    SECONDS,
-    [],
-  );
-  const ts = readFileSync(`${file}.plain`);
-  const cc = { n: 0 };
-  const out: Buffer[] = [];
-  for (let o = 0; o + PKT <= ts.length; o += PKT) {
-    out.push(ts.subarray(o, o + PKT));
-    const pid = ((ts[o + 1]! & 0x1f) << 8) | ts[o + 2]!;
-    if (pid === 0 && (ts[o + 1]! & 0x40) !== 0) out.push(...psiPackets(0x10, [nit], cc));
-  }
-  writeFileSync(file, Buffer.concat(out));
-  return Math.round((statSync(file).size * 8) / SECONDS);
+  return transponderWithNit(file, programmes, nit, SECONDS);
 }
 
 t.test('a scan follows the NIT and lists the services with names', async (t) => {

@@ -1,21 +1,10 @@
-// The adapters page in Chromium against a real server on the fake DVB device layer
-// (test/helpers/fake-dvb.ts): a locked DVB-T adapter read by a dvb input and a demuxer, one on a
-// device that does not exist (error), and a scanner. The fake layer keeps one tuned transponder
-// for the whole process, so one adapter tunes and its lock is dropped through the control file to
-// show an adapter without lock. The list shows each one's figures and readers, live (lock dropped
-// and back without a reload), the faulty ones marked; the detail page shows status and links to
-// the readers; a scan started from the scanner's page lists the transponder's services. A server
-// without adapters shows how to add one.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import t from 'tap';
-import { terrestrialNit } from '../helpers/dvb-nit.ts';
+import { terrestrialNit, transponderWithNit } from '../helpers/dvb-nit.ts';
 import { fakeDvb } from '../helpers/fake-dvb.ts';
-import { makeMpts } from '../helpers/mpts.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
-import { PKT, psiPackets } from '../helpers/ts-craft.ts';
 import { ensureUiBuilt, launch } from '../helpers/web.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: browser globals, checked by the browser
@@ -31,26 +20,12 @@ const fake = await fakeDvb(t);
 /** An MPTS of two programmes with a NIT that announces only its own transponder (so a scan
  *  ends as soon as the tables are read). */
 function transponder(file: string): number {
-  makeMpts(
-    `${file}.plain`,
-    [
-      { pnr: 101, title: 'One', video: 'libx264', audio: 'aac' },
-      { pnr: 102, title: 'Two', video: 'libx264', audio: 'aac' },
-    ],
-    SECONDS,
-    [],
-  );
+  const programmes = [
+    { pnr: 101, title: 'One' },
+    { pnr: 102, title: 'Two' },
+  ];
   const nit = terrestrialNit(0x2001, 'Sluice Net', [{ tsid: 1, kHz: FREQ_KHZ }]);
-  const ts = readFileSync(`${file}.plain`);
-  const cc = { n: 0 };
-  const out: Buffer[] = [];
-  for (let o = 0; o + PKT <= ts.length; o += PKT) {
-    out.push(ts.subarray(o, o + PKT));
-    const pid = ((ts[o + 1]! & 0x1f) << 8) | ts[o + 2]!;
-    if (pid === 0 && (ts[o + 1]! & 0x40) !== 0) out.push(...psiPackets(0x10, [nit], cc));
-  }
-  writeFileSync(file, Buffer.concat(out));
-  return Math.round((statSync(file).size * 8) / SECONDS);
+  return transponderWithNit(file, programmes, nit, SECONDS);
 }
 
 const mux = join(fake.dir, 'mux.ts');

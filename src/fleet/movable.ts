@@ -111,6 +111,12 @@ export class MovableClaims implements MovableOwnership {
 
   want(node: string, movable: ReadonlyMap<string, string[]>): void {
     const first = this.me === '';
+    // Called after every reconcile pass: only a change of the movable set asks etcd again.
+    const same =
+      node === this.me &&
+      movable.size === this.wanted.size &&
+      [...movable].every(([id, nodes]) => this.wanted.get(id)?.join() === nodes.join());
+    if (same) return;
     this.me = node;
     this.wanted = new Map(movable);
     if (first) this.connect();

@@ -16,6 +16,7 @@ import {
   drawText,
   dvbSubtitlePes,
   subtitlingDescriptor,
+  words,
 } from '../helpers/dvbsub.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { muxPrivatePes } from '../helpers/teletext.ts';
@@ -31,13 +32,6 @@ const LINES = [
   { at: 4, end: 6.5, text: 'The quick brown fox jumps\nover the lazy dog' },
   { at: 7, end: 9, text: 'Seven silver swans swam south' },
 ];
-
-const words = (s: string) =>
-  s
-    .toLowerCase()
-    .replace(/[^a-z0-9\s]/g, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
 
 /** Push `data` in pieces, a quarter second of the clock each (the recorder's pace). */
 async function feed(bus: TinyBus, clock: ManualClock, data: Buffer, seconds: number) {

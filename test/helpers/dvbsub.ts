@@ -232,3 +232,13 @@ export function subtitlingDescriptor(language: string, page: number, ancillary =
     ancillary & 0xff,
   ]);
 }
+
+/** The words of an OCR'd or expected line, lower case, punctuation dropped (what OCR tests
+ *  compare: recognised text may differ in case and punctuation). */
+export function words(s: string): string[] {
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9\s]/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
+}

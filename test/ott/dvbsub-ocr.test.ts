@@ -12,6 +12,7 @@ import {
   drawText,
   dvbSubtitlePes,
   subtitlingDescriptor,
+  words,
 } from '../helpers/dvbsub.ts';
 import { makeTestStream, startOttServer, TinyBus, tempDir } from '../helpers/ott.ts';
 import { muxPrivatePes } from '../helpers/teletext.ts';
@@ -23,13 +24,6 @@ const LINES = [
   { at: 4, end: 6.5, text: 'The quick brown fox jumps\nover the lazy dog' },
   { at: 7, end: 9, text: 'Seven silver swans swam south' },
 ];
-
-const words = (s: string) =>
-  s
-    .toLowerCase()
-    .replace(/[^a-z0-9\s]/g, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
 
 t.test('DVB subtitles → live WebVTT by OCR', async (t) => {
   const tmp = tempDir();

@@ -2,10 +2,13 @@
    `send GROUP BASE N MBPS_EACH SECONDS FILE`: paced sendmmsg on lo, each port playing FILE (a TS)
    from its own offset in 1316-byte datagrams, looping; prints {"sent":datagrams}.
    `recv GROUP BASE N SECONDS`: the C ceiling: N sockets (8 MB buffers) under one epoll, drained
-   with recvmmsg; prints {"datagrams":n,"cpu":seconds}. It wakes as sluice's receive hub does
+   with recvmmsg; prints {"datagrams":n,"cpu":seconds,"wall":seconds}, CPU and wall time from the
+   line "start" on stdin. It wakes as sluice's receive hub does
    (native/net/udp_hub.cc, kRound): a round that read data but filled no batch is followed by a
    pause until 2 ms after the round began, and a socket gets at most 8 recvmmsg calls per round,
-   so the ratio measures the code, not the wake-up policy. */
+   so the ratio measures the code, not the wake-up policy. Like the hub it takes up to 256 ready
+   sockets per epoll_wait (kMaxEvents): with 64, a round at 100 streams read only 64 sockets and
+   left the rest for the next, so each recvmmsg found more datagrams than the hub's did. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -81,10 +84,36 @@ static int do_send(const char *group, int base, int n, double mbps, double secs,
   return 0;
 }
 
-static int do_recv(const char *group, int base, int n, double secs) {
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
+/* `keep` mode: what any receiver that hands its data on must do at the least. Each socket's
+   datagrams are read straight into that socket's batch (packed: the stream's datagrams are all
+   1316 bytes, so entry i of a call points at the batch's end plus i × 1316; no copy at all), a
+   batch is complete at 64 datagrams or 20 ms after its first (the udp input's batching), and
+   two batches per socket alternate (one filling while the other is with its consumer). */
+#define KEEP_LATENCY 0.020
+struct keep {
+  unsigned char *buf[2];
+  int cur, count;
+  double first;
+};
+
+static int do_recv(const char *group, int base, int n, double secs, int keep) {
   int ep = epoll_create1(0);
+  static struct keep ks[4096];
+  static int fd_index[65536];
   for (int i = 0; i < n; i++) {
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    fd_index[fd] = i;
+    if (keep) {
+      ks[i].buf[0] = malloc(BATCH * 2048);
+      ks[i].buf[1] = malloc(BATCH * 2048);
+    }
     int one = 1, buf = 8 << 20;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
@@ -98,19 +127,60 @@ static int do_recv(const char *group, int base, int n, double secs) {
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
   }
+  /* "start" on stdin (after the bench's warm-up) begins the measured window, as for the
+     sluice children: CPU and wall time are counted from it. */
+  struct epoll_event sev = {.events = EPOLLIN, .data.fd = 0};
+  epoll_ctl(ep, EPOLL_CTL_ADD, 0, &sev);
+  double cpu0 = 0, w0 = 0;
+  int started = 0;
   printf("ready\n");
   fflush(stdout);
   static unsigned char data[BATCH][2048];
   struct mmsghdr m[BATCH];
   struct iovec iov[BATCH];
-  struct epoll_event evs[64];
+  struct epoll_event evs[256];
   unsigned long long got = 0;
   double t0 = now();
   while (now() - t0 < secs) {
-    int ready = epoll_wait(ep, evs, 64, 100);
+    int ready = epoll_wait(ep, evs, 256, 100);
     const double round = now();
     int full = 0;
     for (int e = 0; e < ready; e++) {
+      if (evs[e].data.fd == 0) {
+        char line[64];
+        ssize_t r = read(0, line, sizeof line);
+        if (r <= 0 || (memmem(line, (size_t)r, "start", 5) && !started)) {
+          epoll_ctl(ep, EPOLL_CTL_DEL, 0, NULL);
+          started = 1;
+          cpu0 = cpu_seconds();
+          w0 = now();
+        }
+        continue;
+      }
+      if (keep) {
+        struct keep *k = &ks[fd_index[evs[e].data.fd]];
+        for (int call = 0; call < 8; call++) {
+          const int room = BATCH - k->count;
+          unsigned char *at = k->buf[k->cur] + (size_t)k->count * DG;
+          for (int i = 0; i < room; i++) {
+            iov[i].iov_base = at + (size_t)i * DG;
+            iov[i].iov_len = 2048;
+            memset(&m[i], 0, sizeof m[i]);
+            m[i].msg_hdr.msg_iov = &iov[i];
+            m[i].msg_hdr.msg_iovlen = 1;
+          }
+          int got_k = recvmmsg(evs[e].data.fd, m, room, MSG_DONTWAIT, NULL);
+          if (got_k <= 0) break;
+          if (k->count == 0) k->first = round;
+          got += got_k;
+          k->count += got_k;
+          if (got_k < room) break;
+          k->cur ^= 1; /* full: handed on */
+          k->count = 0;
+          full = 1;
+        }
+        continue;
+      }
       for (int call = 0; call < 8; call++) {
         for (int i = 0; i < BATCH; i++) {
           iov[i].iov_base = data[i];
@@ -126,16 +196,24 @@ static int do_recv(const char *group, int base, int n, double secs) {
         full = 1;
       }
     }
+    if (keep) {
+      for (int i = 0; i < n; i++) {
+        if (ks[i].count > 0 && round - ks[i].first >= KEEP_LATENCY) {
+          ks[i].cur ^= 1; /* due: handed on */
+          ks[i].count = 0;
+        }
+      }
+    }
     if (ready > 0 && !full) {
       const double wait = round + 0.002 - now();
       if (wait > 0) usleep((useconds_t)(wait * 1e6));
     }
   }
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-               ru.ru_stime.tv_usec / 1e6;
-  printf("{\"datagrams\":%llu,\"cpu\":%f}\n", got, cpu);
+  if (!started) {
+    cpu0 = 0;
+    w0 = t0;
+  }
+  printf("{\"datagrams\":%llu,\"cpu\":%f,\"wall\":%f}\n", got, cpu_seconds() - cpu0, now() - w0);
   return 0;
 }
 
@@ -143,7 +221,8 @@ int main(int argc, char **argv) {
   if (argc >= 8 && !strcmp(argv[1], "send"))
     return do_send(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]), atof(argv[6]), argv[7]);
   if (argc >= 6 && !strcmp(argv[1], "recv"))
-    return do_recv(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]));
-  fprintf(stderr, "usage: send GROUP BASE N MBPS SECONDS FILE | recv GROUP BASE N SECONDS\n");
+    return do_recv(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]),
+                   argc >= 7 && !strcmp(argv[6], "keep"));
+  fprintf(stderr, "usage: send GROUP BASE N MBPS SECONDS FILE | recv GROUP BASE N SECONDS [keep]\n");
   return 2;
 }

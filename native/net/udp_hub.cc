@@ -41,6 +41,22 @@ constexpr auto kRound = std::chrono::microseconds(2000);
  *  (timers, the API's sockets) before the next slice. A batch is never cut: a slice may end up
  *  to one batch's processing past it. */
 constexpr size_t kTypicalDatagram = 1400;
+/** Where a socket's first datagram is read to in a pool block, before its size is known: seven
+ *  TS packets, the usual payload of TS over UDP. */
+constexpr size_t kTypicalTsDatagram = 7 * 188;
+
+/** When `s`'s open batch is due: the last point of the socket's latency grid at or before its
+ *  first datagram's arrival plus the latency. Every socket with the same latency then completes
+ *  on the same tick, so the JS thread wakes once per latency period for all of them (100
+ *  streams with deadlines of their own woke it ~500 times a second, each for a batch or two).
+ *  A batch still waits no longer than the latency; it is as many per second as before. */
+Clock::time_point Due(const UdpSocketState& s) {
+  const auto latency = std::chrono::milliseconds(s.opts.batchLatencyMs);
+  const Clock::time_point deadline = s.first + latency;
+  if (latency.count() <= 0) return deadline;
+  const auto since = deadline.time_since_epoch();
+  return Clock::time_point(since - since % latency);
+}
 
 std::mutex gHubsMu;
 std::map<napi_env, std::weak_ptr<UdpHub>> gHubs;
@@ -206,6 +222,7 @@ void UdpHub::Fault(UdpSocketState& s, int err, bool& added) {
   epoll_ctl(epfd_, EPOLL_CTL_MOD, s.fd, &ev);
   s.backoff = true;
   s.backoffUntil = Clock::now() + kErrorBackoff;
+  sweepAt_ = std::min(sweepAt_, s.backoffUntil);
 }
 
 void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
@@ -219,6 +236,24 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
   for (int call = 0; call < kMaxCallsPerSocket; call++) {
     const int room = maxN - (s.cur ? static_cast<int>(s.cur->lengths.size()) : 0);
     for (; armed_ < room; armed_++) Arm(armed_, slot);
+    // Entry 0 straight into the pool block, at the batch's end (or a free block's start).
+    uint8_t* dst = nullptr;
+    if (s.cur) {
+      if (s.cur->block.data) dst = s.cur->block.data + s.cur->used;
+    } else if (!s.freeBlocks.empty()) {
+      dst = s.freeBlocks.back().data;
+    }
+    const size_t expect = std::min(s.expect > 0 ? s.expect : kTypicalTsDatagram, slot);
+    msghdr& h0 = msgs_[0].msg_hdr;
+    if (dst) {
+      head_[0] = {dst, expect};
+      head_[1] = {scratch_.data(), slot - expect};
+      h0.msg_iov = head_;
+      h0.msg_iovlen = expect < slot ? 2 : 1;
+    } else {
+      h0.msg_iov = &iov_[0];
+      h0.msg_iovlen = 1;
+    }
     int n = recvmmsg(s.fd, msgs_.data(), static_cast<unsigned>(room), MSG_DONTWAIT, nullptr);
     if (n < 0) {
       int err = errno;
@@ -230,11 +265,18 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
     if (!s.cur) {
       s.cur = new UdpBatch();
       s.cur->sock = socks_[s.id];
-      // room for the lengths appended at hand-off (udp_receiver.cc), so that is no realloc
-      s.cur->data.reserve(static_cast<size_t>(maxN) * (kTypicalDatagram + sizeof(int32_t)) + 4);
       s.cur->lengths.reserve(static_cast<size_t>(maxN));
+      if (!s.freeBlocks.empty()) {  // the block dst points into (room for maxN × maxDatagram)
+        s.cur->block = s.freeBlocks.back();
+        s.freeBlocks.pop_back();
+      } else {
+        s.cur->data.reserve(static_cast<size_t>(maxN) * kTypicalDatagram);
+      }
       s.first = Clock::now();
+      s.due = Due(s);
+      sweepAt_ = std::min(sweepAt_, s.due);
     }
+    UdpBatch& b = *s.cur;
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++) {
       msghdr& h = msgs_[i].msg_hdr;
@@ -242,13 +284,22 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
       if (h.msg_flags & MSG_TRUNC) Bump(s.truncated);
       if (len > slot) len = slot;
       const uint8_t* src = scratch_.data() + static_cast<size_t>(i) * slot_;
-      s.cur->data.insert(s.cur->data.end(), src, src + len);
-      s.cur->lengths.push_back(static_cast<int32_t>(len));
+      if (i == 0 && dst) {  // in place already; a datagram larger than expected has its tail
+        if (len > expect) std::memcpy(dst + expect, src, len - expect);  // in scratch
+        b.used += len;
+      } else if (b.block.data) {
+        std::memcpy(b.block.data + b.used, src, len);
+        b.used += len;
+      } else {
+        b.data.insert(b.data.end(), src, src + len);
+      }
+      b.lengths.push_back(static_cast<int32_t>(len));
       bytes += len;
       // the kernel wrote these two: ready the entry for the next call again
       h.msg_flags = 0;
       msgs_[i].msg_len = 0;
     }
+    s.expect = static_cast<size_t>(b.lengths.back());
     Bump(s.bytes, bytes);
     Bump(s.datagrams, static_cast<uint64_t>(n));
     if (n < room) return;  // drained
@@ -290,7 +341,13 @@ void UdpHub::Run() {
         if (it != socks_.end()) Receive(*it->second, added, busy);
       }
       const Clock::time_point now = Clock::now();
-      for (auto& [id, sp] : socks_) {
+      // The sockets are walked only when a batch may be due or a back-off may end (sweepAt_:
+      // the earliest such time, lowered as batches start and faults happen): at 100 streams
+      // a walk every 2 ms round was most of the thread's own time.
+      if (now < sweepAt_) {
+        next = sweepAt_;
+      } else {
+        for (auto& [id, sp] : socks_) {
         UdpSocketState& s = *sp;
         if (s.backoff) {
           if (now >= s.backoffUntil) {
@@ -304,10 +361,11 @@ void UdpHub::Run() {
           }
         }
         if (s.cur) {
-          const Clock::time_point due = s.first + std::chrono::milliseconds(s.opts.batchLatencyMs);
-          if (now >= due) Complete(s, added);
-          else next = std::min(next, due);
+          if (now >= s.due) Complete(s, added);
+          else next = std::min(next, s.due);
         }
+        }
+        sweepAt_ = next;
       }
     }
     if (added) Signal();
@@ -338,6 +396,11 @@ void UdpHub::Signal() {
   if (tsfn_.NonBlockingCall(this) != napi_ok) {
     closing_ = true;  // the environment is going away: nothing will read the queues any more
   }
+}
+
+void UdpHub::Release(UdpSocketState& s, const UdpBlock& block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  s.freeBlocks.push_back(block);
 }
 
 void UdpHub::Pump(Napi::Env env) {

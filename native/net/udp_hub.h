@@ -36,6 +36,14 @@ struct UdpBatchOptions {
 
 struct UdpBatch;
 
+/** A block of a receiver's pool: the bytes of a long-lived ArrayBuffer the receiver keeps. The
+ *  hub thread writes a batch straight into a free block and JS gets that ArrayBuffer as it is:
+ *  no copy at the hand-off, and no new ArrayBuffer per batch (external memory stays flat). */
+struct UdpBlock {
+  uint8_t* data = nullptr;
+  int index = -1;  // the receiver's reference to its ArrayBuffer
+};
+
 /** One registered socket. Fields marked (hub) are touched by the hub thread under the hub's
  *  mutex only; (js) on the JS thread only; the counters from both. */
 struct UdpSocketState {
@@ -45,10 +53,13 @@ struct UdpSocketState {
   UdpReceiverWrap* wrap = nullptr;  // (js) null once closed: queued batches are then discarded
   UdpBatch* cur = nullptr;          // (hub) batch being filled
   std::chrono::steady_clock::time_point first{};  // (hub) arrival of cur's first datagram
+  std::chrono::steady_clock::time_point due{};    // (hub) when cur is handed over (Due)
+  size_t expect = 0;  // (hub) the last datagram's size: where a block's next one is read to
   std::chrono::steady_clock::time_point backoffUntil{};  // (hub) after a recvmmsg fault
   bool backoff = false;                                  // (hub)
   std::string lastErr;                                   // (hub)
   std::deque<UdpBatch*> ready;  // (under the hub's mutex) completed batches waiting for JS
+  std::vector<UdpBlock> freeBlocks;  // (under the hub's mutex) the pool's blocks not in use
   // Counters on cache lines of their own: the hub bumps its counters hundreds of thousands of
   // times a second at 100 sockets, and a line shared with what the JS thread writes (`queued`
   // on every hand-off, `drops` at stats()) bounced between the cores on every bump (perf: ~6 %
@@ -67,7 +78,9 @@ inline void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
 struct UdpBatch {
   enum Kind { kData = 0, kError = 1 } kind = kData;
   std::shared_ptr<UdpSocketState> sock;
-  std::vector<uint8_t> data;
+  UdpBlock block;      // the payloads, when a pool block was free (used bytes in `used`) …
+  size_t used = 0;
+  std::vector<uint8_t> data;  // … else here (copied into the receiver's slab at hand-off)
   std::vector<int32_t> lengths;
   std::string code, message;
 };
@@ -90,6 +103,9 @@ class UdpHub {
   /** Unregister (the hub no longer touches s->fd when this returns; the caller closes it);
    *  stops the thread when it was the last. JS thread. */
   void Remove(const std::shared_ptr<UdpSocketState>& s);
+
+  /** Give a pool block back once JS is done with its batch. JS thread. */
+  void Release(UdpSocketState& s, const UdpBlock& block);
 
   /** Hand queued batches to their receivers for at most the drain budget; when some are left,
    *  ask `pump` for another turn. JS thread (the TSFN's call, or the scheduled pump). */
@@ -132,6 +148,13 @@ class UdpHub {
   // filled (most calls read one or two datagrams of a 64-entry batch).
   std::vector<mmsghdr> msgs_;
   std::vector<iovec> iov_;
+  // (hub thread) The earliest open batch's due time or back-off end: before it, a round does
+  // not walk the sockets.
+  std::chrono::steady_clock::time_point sweepAt_ = std::chrono::steady_clock::time_point::max();
+  // Entry 0 of a call into a pool block: its first `expect` bytes straight into the block
+  // where the datagram belongs, the rest (a larger one) into scratch. Most calls read one or
+  // two datagrams, so most datagrams need no copy.
+  iovec head_[2]{};
   int armed_ = 0;          // entries [0, armed_) are ready for the next call …
   size_t armedSlot_ = 0;   // … with this iov_len
 };

@@ -17,6 +17,11 @@ namespace sluice {
 
 namespace {
 
+/** A receiver's pool starts with a block filling, one queued and one in JS … */
+constexpr size_t kInitialBlocks = 3;
+/** … and grows while JS falls behind, to this many. */
+constexpr size_t kMaxBlocks = 8;
+
 in_addr ParseIp(Napi::Env env, const Napi::Object& o, const char* key) {
   in_addr a{};
   Napi::Value v = o.Get(key);
@@ -66,6 +71,14 @@ UdpReceiverWrap::UdpReceiverWrap(const Napi::CallbackInfo& info)
   sock_ = std::make_shared<UdpSocketState>();
   sock_->fd = fd;
   sock_->opts = opts_.batch;
+  // Room for a full batch and its lengths. Blocks of large maxDatagram settings are mostly
+  // untouched pages (the allocation is zero-filled lazily): resident memory follows the
+  // datagrams received, not the size.
+  const size_t payload =
+      static_cast<size_t>(opts_.batch.batchDatagrams) * static_cast<size_t>(opts_.batch.maxDatagram);
+  blockSize_ = BatchSlab::LengthsOffset(payload) +
+               static_cast<size_t>(opts_.batch.batchDatagrams) * sizeof(int32_t);
+  for (size_t i = 0; i < kInitialBlocks; i++) AddBlock(env);
   try {
     hub_ = UdpHub::For(env);
     hub_->Add(env, sock_, pump.IsFunction() ? pump.As<Napi::Function>() : Napi::Function());
@@ -81,6 +94,14 @@ UdpReceiverWrap::UdpReceiverWrap(const Napi::CallbackInfo& info)
 }
 
 UdpReceiverWrap::~UdpReceiverWrap() { Shutdown(); }
+
+void UdpReceiverWrap::AddBlock(Napi::Env env) {
+  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, blockSize_);
+  UdpBlock block{static_cast<uint8_t*>(ab.Data()), static_cast<int>(blocks_.size())};
+  blocks_.push_back(Napi::Persistent(ab));
+  if (hub_) hub_->Release(*sock_, block);  // registered: under the hub's lock
+  else sock_->freeBlocks.push_back(block);
+}
 
 int UdpReceiverWrap::Open(Napi::Env env) {
   const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -206,6 +227,7 @@ Napi::Value UdpReceiverWrap::Close(const Napi::CallbackInfo& info) {
     Shutdown();
     Unref();
     slab_.Reset();
+    blocks_.clear();  // the hub no longer writes them (Shutdown unregistered the socket)
   }
   return info.Env().Undefined();
 }
@@ -233,8 +255,25 @@ void UdpReceiverWrap::Emit(Napi::Env env, UdpBatch* b) {
   // next batch overwrites them). One long-lived block instead of a new external ArrayBuffer per
   // batch keeps the external-memory figure V8 schedules full collections by flat.
   const size_t count = b->lengths.size();
+  if (b->block.data) {  // written in place: only the lengths go after the payloads
+    const size_t dataLen = b->used;
+    std::memcpy(b->block.data + BatchSlab::LengthsOffset(dataLen), b->lengths.data(),
+                count * sizeof(int32_t));
+    Napi::ArrayBuffer ab = blocks_[static_cast<size_t>(b->block.index)].Value();
+    try {
+      cb.Call({Napi::Number::New(env, 0), ab, Napi::Number::New(env, static_cast<double>(count)),
+               Napi::Number::New(env, static_cast<double>(dataLen))});
+    } catch (...) {
+      if (open_) hub_->Release(*sock_, b->block);
+      throw;
+    }
+    // Back to the pool, unless onData closed the receiver (its blocks are then let go).
+    if (open_) hub_->Release(*sock_, b->block);
+    return;
+  }
   const size_t dataLen = b->data.size();
   Napi::ArrayBuffer ab = slab_.Fill(env, b->data.data(), dataLen, b->lengths.data(), count);
+  if (open_ && blocks_.size() < kMaxBlocks) AddBlock(env);  // JS fell behind the pool
   cb.Call({Napi::Number::New(env, 0), ab, Napi::Number::New(env, static_cast<double>(count)),
            Napi::Number::New(env, static_cast<double>(dataLen))});
 }

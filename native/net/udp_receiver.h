@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "net/udp_hub.h"
 
@@ -53,6 +54,13 @@ class UdpReceiverWrap : public Napi::ObjectWrap<UdpReceiverWrap> {
   // long-lived ArrayBuffer, grown when a batch does not fit. A new external ArrayBuffer per
   // batch made V8 collect for external-memory pressure several times a second at 100 streams.
   BatchSlab slab_;
+  // The pool the hub thread writes batches into (UdpBlock): each block one ArrayBuffer of room
+  // for a full batch and its lengths, handed to onData as it is. A batch that finds every block
+  // in use (JS behind) is kept on the heap and goes through the slab, and the pool grows by one
+  // block, up to kMaxBlocks.
+  void AddBlock(Napi::Env env);
+  std::vector<Napi::Reference<Napi::ArrayBuffer>> blocks_;
+  size_t blockSize_ = 0;
   std::shared_ptr<UdpHub> hub_;
   std::shared_ptr<UdpSocketState> sock_;
 };

@@ -1,5 +1,5 @@
-// Every batch of a UdpReceiver is delivered in the receiver's one reused block (no new
-// ArrayBuffer per batch), with the right bytes during the onData call.
+// Every batch of a UdpReceiver is delivered in a block of the receiver's small reused pool (no
+// new ArrayBuffer per batch), with the right bytes during the onData call.
 import dgram from 'node:dgram';
 import t from 'tap';
 import { UdpReceiver } from '../../src/native/udp.ts';
@@ -7,7 +7,7 @@ import { UdpReceiver } from '../../src/native/udp.ts';
 const DATAGRAMS = 40;
 const SIZE = 1316;
 
-t.test('batches share one block and carry their own bytes during the call', async (t) => {
+t.test('batches reuse one block and carry their own bytes during the call', async (t) => {
   const blocks = new Set<ArrayBufferLike>();
   const seen: number[] = [];
   let wrong = 0;
@@ -58,5 +58,6 @@ t.test('batches share one block and carry their own bytes during the call', asyn
   );
   t.equal(wrong, 0, 'each batch had its own bytes while onData ran');
   t.equal(rx.stats().batches, DATAGRAMS, 'one batch per datagram');
+  // One batch at a time: the block handed back after each call is the next one filled.
   t.equal(blocks.size, 1, 'all batches were views of the same reused block');
 });

@@ -437,8 +437,11 @@ export class ProgrammeConsumer {
   }
 }
 
-/** Bytes of output a consumer gathers before it hands them over (a whole receive batch fits). */
-const REGION_BYTES = 128 * 1024;
+/** Bytes of output a consumer gathers before it hands them over (a whole receive batch of 448
+ *  packets fits). Not a power of two on purpose: regions 128 KiB apart began on the same cache
+ *  sets, so 20 consumers filling theirs at once evicted each other (bench/demux.ts: 0.43× the C
+ *  bound at 128 KiB, 0.47× at 700 packets; bench/RESULTS.md "demux"). */
+const REGION_BYTES = 700 * TS_PACKET_SIZE;
 /** Deferred packets (SDT, EIT, TDT) noted per routing pass before they are handled. */
 const DEFERRED_MAX = 1024;
 

@@ -110,3 +110,18 @@ t.test('native router: bad arguments are refused', async (t) => {
     code: 'ERR_NATIVE_ARG',
   });
 });
+
+t.test('native router: tables the splitter replaced (grown regions) are bound again', async (t) => {
+  const src = input(200);
+  const tb = tables(64 * TS_PACKET_SIZE, 1024);
+  const first = drive(nativeRoutePackets, src, tb);
+  // New regions and fills, as ProgrammeSplitter.attach() makes them: routing must write there.
+  const grown = { ...tables(32 * TS_PACKET_SIZE, 1024), codes: tb.codes, deferred: tb.deferred };
+  Object.assign(tb, { dst: grown.dst, region: grown.region, lens: grown.lens });
+  const again = drive(nativeRoutePackets, src, tb);
+  const js = drive(routePackets, src, tables(32 * TS_PACKET_SIZE, 1024));
+  t.ok(first.out[0]!.length > 0, 'slot 0 got packets before');
+  t.same(again.stops, js.stops, 'stops with the new regions');
+  t.ok(again.out[0]!.equals(js.out[0]!), 'slot 0 bytes in the new regions');
+  t.ok(again.out[1]!.equals(js.out[1]!), 'slot 1 bytes in the new regions');
+});

@@ -12,9 +12,11 @@ import {
   type ConsumerOptions,
   ProgrammeSplitter,
 } from '../../src/mpegts/programme-splitter.ts';
+import { type PacketRouter, routePackets } from '../../src/mpegts/pid-router.ts';
 import { parsePat, parsePmt } from '../../src/mpegts/psi.ts';
 import { parseSdt } from '../../src/mpegts/sdt.ts';
 import { SectionReader } from '../../src/mpegts/section-reader.ts';
+import { nativeRoutePackets } from '../../src/native/pid-router.ts';
 import { type Section, TsAnalyzer } from '../../src/native/ts.ts';
 import { packet, pat, pmt, psiPackets, sdt, section } from '../helpers/ts-craft.ts';
 
@@ -395,6 +397,41 @@ t.test('section reader: spanning, packed, continuity break', async (t) => {
   t.equal(got.length, 0);
   t.equal(r.stats.dropped, 1);
 });
+
+const ROUTERS: [string, PacketRouter][] = [
+  ['TypeScript router', routePackets],
+  ['native router', nativeRoutePackets],
+];
+
+t.test(
+  'consumers added until the output regions move: batches come from the new ones',
+  async (t) => {
+    for (const [name, router] of ROUTERS) {
+      const mux = new Mux();
+      const sp = new ProgrammeSplitter(router);
+      const early = collect(sp, 101);
+      // Batches of the same sizes before and after: a view of the old regions kept for a size
+      // would hand over stale bytes (continuity errors, packets repeated).
+      for (let i = 0; i < 3; i++) sp.push(mux.cycle(PROGS));
+      for (const pnr of [102, 103, 102, 103]) collect(sp, pnr); // a fifth slot: regions reallocated
+      for (let i = 0; i < 3; i++) sp.push(mux.cycle(PROGS));
+      const r = read(early.all());
+      t.equal(r.stats.tr101290.continuityCountError, 0, `${name}: CC valid on every PID`);
+      const es = early.all().filter((_, i) => i % PKT === 0).length; // packets out
+      t.equal(es, early.consumer.stats().packetsOut, `${name}: every packet counted once`);
+      const payloads = new Set<number>();
+      const all = early.all();
+      for (let o = 0; o < all.length; o += PKT)
+        if (pidOf(all, o) === 0x101) payloads.add(all[o + 4]!);
+      t.same([...payloads], [0x01], `${name}: PID 0x101 carries its own bytes only`);
+      t.equal(
+        read(all).sections.filter((x) => x.tableId === 0).length,
+        6,
+        `${name}: one PAT per cycle, none repeated`,
+      );
+    }
+  },
+);
 
 t.test('pnr encoding for T2-MI inner programmes', async (t) => {
   t.same(decodePnr(101), { plp: null, programme: 101 });

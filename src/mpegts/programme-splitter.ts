@@ -46,7 +46,9 @@ import {
   parseSectionHeader,
   SDT_ACTUAL_TABLE_ID,
   sectionPackets,
+  sectionPacketsLength,
   versionless,
+  writeSectionPackets,
 } from './psi.ts';
 import { buildSdt, parseSdt } from './sdt.ts';
 import { SectionReader } from './section-reader.ts';
@@ -383,18 +385,25 @@ export class ProgrammeConsumer {
       return;
     }
     const version = v.next(versionless(section), start);
-    const packets = this.sendSection(pid, withVersion(section, version));
+    const first = this.ccs.get(pid) ?? 0;
+    const packets = sectionPackets(withVersion(section, version), pid, first);
+    this.ccs.set(pid, (first + packets.length / TS_PACKET_SIZE) & 0x0f);
+    this.write(packets, 0, packets.length);
+    this.s.tablesRewritten++;
     this.lastTable.set(pid, { body: section, packets });
   }
 
-  private sendSection(pid: number, section: Buffer): Buffer {
+  /** A section sent as it came (EIT, CAT), cut straight into this batch's output: most are
+   *  sent once, so the packets are not kept. */
+  private sendSection(pid: number, section: Buffer): void {
+    const t = this.t!;
+    const bytes = sectionPacketsLength(section.length);
+    if (t.lens[this.slot]! + bytes > t.region) this.flush();
     const first = this.ccs.get(pid) ?? 0;
-    const pk = sectionPackets(section, pid, first);
-    const n = pk.length / TS_PACKET_SIZE;
-    this.ccs.set(pid, (first + n) & 0x0f);
-    this.write(pk, 0, pk.length);
+    writeSectionPackets(section, pid, first, t.dst, this.slot * t.region + t.lens[this.slot]!);
+    t.lens[this.slot] = t.lens[this.slot]! + bytes;
+    this.ccs.set(pid, (first + bytes / TS_PACKET_SIZE) & 0x0f);
     this.s.tablesRewritten++;
-    return pk;
   }
 
   /** A section's packets sent again, on this PID's next continuity counters. */

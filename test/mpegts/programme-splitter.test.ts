@@ -7,12 +7,12 @@ import { BusHub } from '../../src/engine/hub.ts';
 import { decodePnr, encodePnr } from '../../src/inputs/demuxer/input.ts';
 import { leaseProgramme, splitterConsumers } from '../../src/inputs/demuxer/shared.ts';
 import { crc32 } from '../../src/mpegts/crc.ts';
+import { type PacketRouter, routePackets } from '../../src/mpegts/pid-router.ts';
 import {
   CONFIRM_CLEAR_PACKETS,
   type ConsumerOptions,
   ProgrammeSplitter,
 } from '../../src/mpegts/programme-splitter.ts';
-import { type PacketRouter, routePackets } from '../../src/mpegts/pid-router.ts';
 import { parsePat, parsePmt } from '../../src/mpegts/psi.ts';
 import { parseSdt } from '../../src/mpegts/sdt.ts';
 import { SectionReader } from '../../src/mpegts/section-reader.ts';
@@ -430,6 +430,37 @@ t.test(
         `${name}: one PAT per cycle, none repeated`,
       );
     }
+  },
+);
+
+t.test(
+  'section reader: repeats are the checked copy again; changed bytes are checked',
+  async (t) => {
+    const got: Buffer[] = [];
+    const r = new SectionReader((s) => got.push(s));
+    const cc = { n: 0 };
+    // Forty EIT sections in turn, twice: the second round is the first round's objects.
+    const sections = Array.from({ length: 40 }, (_, i) => eit(0x4e, 100 + i, i));
+    for (let round = 0; round < 2; round++)
+      for (const p of psiPackets(0x12, sections, cc)) r.packet(p, 0);
+    t.equal(got.length, 80);
+    t.ok(
+      got.slice(40).every((s, i) => s === got[i]),
+      'every repeat handed on as the copy checked the first time',
+    );
+    t.ok(
+      got.slice(0, 40).every((s, i) => s.equals(sections[i]!)),
+      'the bytes as they came',
+    );
+    // Same CRC_32 field, other bytes: checked (and refused), not taken for the cached one.
+    const forged = Buffer.from(sections[3]!);
+    forged[10] = forged[10]! ^ 0xff;
+    const first = got.slice(0, 40);
+    got.length = 0;
+    for (const p of psiPackets(0x12, [forged, sections[3]!], cc)) r.packet(p, 0);
+    t.equal(r.stats.crcErrors, 1, 'the changed section fails its CRC');
+    t.same(got, [sections[3]], 'only the good one handed on');
+    t.equal(got[0], first[3], 'as the copy checked before');
   },
 );
 

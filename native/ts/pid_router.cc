@@ -12,7 +12,15 @@ namespace {
 constexpr size_t kPacket = 188;
 constexpr size_t kPidCount = 8192;
 constexpr uint8_t kRouteDefer = 254;
-constexpr uint8_t kMaxRouteSlot = 250;
+constexpr uint8_t kMaxRouteSlot = 200;
+constexpr uint8_t kRouteTableFirst = 201;
+constexpr uint8_t kRouteTableSlots = 52;
+
+/** Packets equal but for the continuity counter (the low half of byte 3). */
+inline bool SameButCc(const uint8_t* a, const uint8_t* b) {
+  return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && ((a[3] ^ b[3]) & 0xf0) == 0 &&
+         std::memcmp(a + 4, b + 4, kPacket - 4) == 0;
+}
 
 /** The splitter's tables as routeTables() bound them: raw pointers into backing stores that
  *  the references keep alive (a typed array's backing store never moves once it is off the
@@ -27,6 +35,8 @@ struct BoundTables {
   int32_t* deferred = nullptr;
   int32_t deferredCap = 0;
   int32_t* state = nullptr;
+  uint8_t* last = nullptr;
+  size_t lastSlots = 0;
 };
 
 Napi::Error BadArg(Napi::Env env, const char* what) {
@@ -37,9 +47,9 @@ Napi::Error BadArg(Napi::Env env, const char* what) {
 
 Napi::Value RouteTables(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 6 || !info[0].IsTypedArray() || !info[1].IsBuffer() ||
+  if (info.Length() < 7 || !info[0].IsTypedArray() || !info[1].IsBuffer() ||
       !info[2].IsNumber() || !info[3].IsTypedArray() || !info[4].IsTypedArray() ||
-      !info[5].IsTypedArray()) {
+      !info[5].IsTypedArray() || !info[6].IsBuffer()) {
     throw BadArg(env, "bad arguments");
   }
   auto codes = info[0].As<Napi::TypedArray>();
@@ -48,6 +58,7 @@ Napi::Value RouteTables(const Napi::CallbackInfo& info) {
   auto lens = info[3].As<Napi::TypedArray>();
   auto deferred = info[4].As<Napi::TypedArray>();
   auto state = info[5].As<Napi::TypedArray>();
+  auto last = info[6].As<Napi::Buffer<uint8_t>>();
   if (codes.TypedArrayType() != napi_uint8_array || lens.TypedArrayType() != napi_int32_array ||
       deferred.TypedArrayType() != napi_int32_array || state.TypedArrayType() != napi_int32_array) {
     throw BadArg(env, "bad table types");
@@ -61,7 +72,7 @@ Napi::Value RouteTables(const Napi::CallbackInfo& info) {
     throw BadArg(env, "dst smaller than its regions");
   }
   auto* t = new BoundTables();
-  for (size_t i : {0, 1, 3, 4, 5}) t->keep.push_back(Napi::Persistent(info[i]));  // 2: region
+  for (size_t i : {0, 1, 3, 4, 5, 6}) t->keep.push_back(Napi::Persistent(info[i]));  // 2: region
   t->codes = codes.As<Napi::Uint8Array>().Data();
   t->dst = dst.Data();
   t->region = static_cast<size_t>(region);
@@ -70,6 +81,8 @@ Napi::Value RouteTables(const Napi::CallbackInfo& info) {
   t->deferred = deferred.As<Napi::Int32Array>().Data();
   t->deferredCap = static_cast<int32_t>(deferred.ElementLength());
   t->state = state.As<Napi::Int32Array>().Data();
+  t->last = last.Data();
+  t->lastSlots = last.Length() / kPacket;
   return Napi::External<BoundTables>::New(env, t, [](Napi::Env, BoundTables* b) { delete b; });
 }
 
@@ -106,7 +119,17 @@ Napi::Value RoutePackets(const Napi::CallbackInfo& info) {
       if (at + kPacket > reg) return Napi::Number::New(env, static_cast<double>(o));
       std::memcpy(d + slot * reg + at, p, kPacket);
       fill[slot] = static_cast<int32_t>(at + kPacket);
-    } else if (c == kRouteDefer) {
+    } else if (c == kRouteDefer ||
+               (c >= kRouteTableFirst && c < kRouteTableFirst + kRouteTableSlots)) {
+      if (c != kRouteDefer) {
+        const size_t k = c - kRouteTableFirst;
+        if (k >= t.lastSlots) return Napi::Number::New(env, static_cast<double>(o));
+        uint8_t* l = t.last + k * kPacket;
+        if (!SameButCc(p, l)) {
+          std::memcpy(l, p, kPacket);
+          return Napi::Number::New(env, static_cast<double>(o));
+        }
+      }
       if (defN >= t.deferredCap) return Napi::Number::New(env, static_cast<double>(o));
       def[defN++] = static_cast<int32_t>(o);
     } else {

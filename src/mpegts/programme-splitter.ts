@@ -23,6 +23,8 @@ import {
   ROUTE_DEFER,
   ROUTE_MAX_SLOT,
   ROUTE_STOP,
+  ROUTE_TABLE_FIRST,
+  ROUTE_TABLE_SLOTS,
   type RouteTables,
   routePackets,
 } from './pid-router.ts';
@@ -462,7 +464,8 @@ export class ProgrammeConsumer {
  *  sets, so 20 consumers filling theirs at once evicted each other (bench/demux.ts: 0.43× the C
  *  bound at 128 KiB, 0.47× at 700 packets; bench/RESULTS.md "demux"). */
 const REGION_BYTES = 700 * TS_PACKET_SIZE;
-/** Deferred packets (SDT, EIT, TDT) noted per routing pass before they are handled. */
+/** Deferred packets (SDT, EIT, TDT, repeated PAT/PMT/CAT packets) noted per routing pass
+ *  before they are handled. */
 const DEFERRED_MAX = 1024;
 
 export class ProgrammeSplitter {
@@ -476,6 +479,7 @@ export class ProgrammeSplitter {
     lens: new Int32Array(0),
     deferred: new Int32Array(DEFERRED_MAX),
     state: new Int32Array(1),
+    last: Buffer.alloc(ROUTE_TABLE_SLOTS * TS_PACKET_SIZE),
   };
   /** Consumers wanting each PID's packets as they are. */
   private routes: (ProgrammeConsumer[] | undefined)[] = new Array(PID_COUNT);
@@ -567,7 +571,10 @@ export class ProgrammeSplitter {
    * Aligned packets of the multiplex (N × 188 bytes). The router copies the packets of PIDs one
    * consumer takes as they are; it stops at the packets that can change the routes (PAT, PMT,
    * CAT), at PIDs several consumers take or whose scrambling a consumer follows, and those are
-   * handled here in order; SDT, EIT and TDT packets are noted and handled after the batch.
+   * handled here in order; SDT, EIT and TDT packets are noted and handled after the batch (or
+   * before the next packet handled in order), and so are PAT, PMT and CAT packets equal to the
+   * last of their PID but for the continuity counter: a repeat read again changes no route
+   * (the memory of last packets is wiped whenever the routes change).
    */
   push(b: Buffer): void {
     const end = b.length - (b.length % TS_PACKET_SIZE);
@@ -586,6 +593,9 @@ export class ProgrammeSplitter {
         this.runDeferred(b); // the list of deferred packets is full
         continue;
       }
+      // A packet handled in order: what was noted before it goes first, so each PID's packets
+      // are read in their order and under the routes in force where they lie.
+      this.runDeferred(b);
       this.packet(b, o);
       o += TS_PACKET_SIZE;
     }
@@ -636,6 +646,7 @@ export class ProgrammeSplitter {
   /** The source spliced: sections in progress are dropped, consumers told. */
   discontinuity(reason: string): void {
     for (const r of this.readers.values()) r.reset();
+    this.t.last.fill(0);
     for (const c of this.consumers) c.events.discontinuity?.(reason);
   }
 
@@ -775,11 +786,16 @@ export class ProgrammeSplitter {
       const plain = only !== undefined && !(only.opts.filterCaClear && only.isEs(p));
       codes[p] = plain && slot >= 0 && slot < ROUTE_MAX_SLOT ? slot + 1 : ROUTE_STOP;
     });
-    // Tables that change the routes are read in order; the others after the batch.
+    // Tables that change the routes are read in order, but for a packet that repeats the last
+    // one of its PID (it changes nothing); the others after the batch.
+    let k = 0;
     for (const p of this.readers.keys()) {
-      codes[p] = p === SDT_PID || p === EIT_PID ? ROUTE_DEFER : ROUTE_STOP;
+      if (p === SDT_PID || p === EIT_PID) codes[p] = ROUTE_DEFER;
+      else codes[p] = k < ROUTE_TABLE_SLOTS ? ROUTE_TABLE_FIRST + k++ : ROUTE_STOP;
     }
     codes[TDT_PID] = ROUTE_DEFER;
+    // The routes changed: a packet that repeats one read before may mean something new now.
+    this.t.last.fill(0);
   }
 
   private isTablePid(p: number, pmtPids: Set<number>): boolean {

@@ -333,6 +333,7 @@ export interface NativeAddon {
     lens: Int32Array,
     deferred: Int32Array,
     state: Int32Array,
+    last: Buffer,
   ): NativeRouteTables;
   /** The demuxer's per-packet routing (src/mpegts/pid-router.ts says what it does). */
   routePackets(tables: NativeRouteTables, src: Buffer, from: number, end: number): number;

@@ -11,15 +11,16 @@ interface Bound {
   lens: Int32Array;
   deferred: Int32Array;
   state: Int32Array;
+  last: Buffer;
   handle: NativeRouteTables;
 }
 
 const bound = new WeakMap<RouteTables, Bound>();
 
 function bind(t: RouteTables): Bound {
-  const { codes, dst, region, lens, deferred, state } = t;
-  const handle = addon().routeTables(codes, dst, region, lens, deferred, state);
-  const b = { codes, dst, region, lens, deferred, state, handle };
+  const { codes, dst, region, lens, deferred, state, last } = t;
+  const handle = addon().routeTables(codes, dst, region, lens, deferred, state, last);
+  const b = { codes, dst, region, lens, deferred, state, last, handle };
   bound.set(t, b);
   return b;
 }
@@ -33,7 +34,8 @@ export const nativeRoutePackets: PacketRouter = (src, from, end, t) => {
     b.codes !== t.codes ||
     b.region !== t.region ||
     b.deferred !== t.deferred ||
-    b.state !== t.state
+    b.state !== t.state ||
+    b.last !== t.last
   ) {
     b = bind(t);
   }

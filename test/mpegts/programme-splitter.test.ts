@@ -464,6 +464,43 @@ t.test(
   },
 );
 
+t.test('repeated PAT and PMT packets do not stop the router; a changed PMT does', async (t) => {
+  for (const [name, router] of ROUTERS) {
+    let calls = 0;
+    const counting: PacketRouter = (src, from, end, tb) => {
+      calls++;
+      return router(src, from, end, tb);
+    };
+    const mux = new Mux();
+    const sp = new ProgrammeSplitter(counting);
+    const c = collect(sp, 101);
+    sp.push(mux.cycle(PROGS));
+    sp.push(mux.cycle(PROGS));
+    calls = 0;
+    for (let i = 0; i < 5; i++) sp.push(mux.cycle(PROGS));
+    t.equal(calls, 5, `${name}: one routing call per batch while the tables repeat`);
+    // In one batch: the tables again, then a new PMT version with a third PID, then its packets.
+    const changed = PROGS.map((p) =>
+      p.pnr === 101 ? { ...p, es: [0x101, 0x102, 0x103], version: 1 } : p,
+    );
+    c.out.length = 0;
+    calls = 0;
+    sp.push(Buffer.concat([mux.cycle(PROGS), mux.cycle(changed)]));
+    t.ok(calls > 1, `${name}: the changed PMT stopped the router`);
+    const r = read(c.all());
+    const all = c.all();
+    let n103 = 0;
+    for (let o = 0; o < all.length; o += PKT) if (pidOf(all, o) === 0x103) n103++;
+    t.equal(n103, 3, `${name}: the new PID's packets after the new PMT, in the same batch`);
+    t.equal(r.stats.tr101290.continuityCountError, 0, `${name}: CC valid on every PID`);
+    t.same(
+      r.sections.filter((x) => x.tableId === 0).length,
+      2,
+      `${name}: both PATs out, repeats included`,
+    );
+  }
+});
+
 t.test('pnr encoding for T2-MI inner programmes', async (t) => {
   t.same(decodePnr(101), { plp: null, programme: 101 });
   t.equal(encodePnr(0, 101), 65536 + 101);

@@ -46,6 +46,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("SrtReceiver", sluice::SrtReceiverWrap::Define(env));
   exports.Set("SrtSender", sluice::SrtSenderWrap::Define(env));
   exports.Set("srtDrain", Napi::Function::New(env, SrtDrain, "srtDrain"));
+  exports.Set("routeTables", Napi::Function::New(env, sluice::RouteTables, "routeTables"));
   exports.Set("routePackets", Napi::Function::New(env, sluice::RoutePackets, "routePackets"));
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",

@@ -23,6 +23,8 @@ import {
   ROUTE_DEFER,
   ROUTE_MAX_SLOT,
   ROUTE_STOP,
+  ROUTE_TABLE_FIRST,
+  ROUTE_TABLE_SLOTS,
   type RouteTables,
   routePackets,
 } from './pid-router.ts';
@@ -46,7 +48,9 @@ import {
   parseSectionHeader,
   SDT_ACTUAL_TABLE_ID,
   sectionPackets,
+  sectionPacketsLength,
   versionless,
+  writeSectionPackets,
 } from './psi.ts';
 import { buildSdt, parseSdt } from './sdt.ts';
 import { SectionReader } from './section-reader.ts';
@@ -160,6 +164,10 @@ export class ProgrammeConsumer {
   /** The splitter's output regions and this consumer's slot in them (see attach()). */
   private t: RouteTables | null = null;
   private slot = -1;
+  /** Views of this consumer's region by packet count, made once: a batch is handed over
+   *  without a new Buffer (its bytes are valid during the call only, so the same view serves
+   *  every batch of that size; twenty views a batch were a tenth of the demuxer's time). */
+  private views: (Buffer | undefined)[] = [];
   private readonly s: ConsumerStats;
 
   constructor(
@@ -379,18 +387,25 @@ export class ProgrammeConsumer {
       return;
     }
     const version = v.next(versionless(section), start);
-    const packets = this.sendSection(pid, withVersion(section, version));
+    const first = this.ccs.get(pid) ?? 0;
+    const packets = sectionPackets(withVersion(section, version), pid, first);
+    this.ccs.set(pid, (first + packets.length / TS_PACKET_SIZE) & 0x0f);
+    this.write(packets, 0, packets.length);
+    this.s.tablesRewritten++;
     this.lastTable.set(pid, { body: section, packets });
   }
 
-  private sendSection(pid: number, section: Buffer): Buffer {
+  /** A section sent as it came (EIT, CAT), cut straight into this batch's output: most are
+   *  sent once, so the packets are not kept. */
+  private sendSection(pid: number, section: Buffer): void {
+    const t = this.t!;
+    const bytes = sectionPacketsLength(section.length);
+    if (t.lens[this.slot]! + bytes > t.region) this.flush();
     const first = this.ccs.get(pid) ?? 0;
-    const pk = sectionPackets(section, pid, first);
-    const n = pk.length / TS_PACKET_SIZE;
-    this.ccs.set(pid, (first + n) & 0x0f);
-    this.write(pk, 0, pk.length);
+    writeSectionPackets(section, pid, first, t.dst, this.slot * t.region + t.lens[this.slot]!);
+    t.lens[this.slot] = t.lens[this.slot]! + bytes;
+    this.ccs.set(pid, (first + bytes / TS_PACKET_SIZE) & 0x0f);
     this.s.tablesRewritten++;
-    return pk;
   }
 
   /** A section's packets sent again, on this PID's next continuity counters. */
@@ -413,6 +428,7 @@ export class ProgrammeConsumer {
   attach(t: RouteTables, slot: number): void {
     this.t = t;
     this.slot = slot;
+    this.views = [];
   }
 
   /** Copy bytes [from, to) of `b` into this batch's output (handed over early when full). */
@@ -432,14 +448,24 @@ export class ProgrammeConsumer {
     if (n === 0) return;
     t.lens[this.slot] = 0;
     this.s.packetsOut += n / TS_PACKET_SIZE;
-    const base = this.slot * t.region;
-    this.events.packets(t.dst.subarray(base, base + n));
+    const k = n / TS_PACKET_SIZE;
+    let view = this.views[k];
+    if (!view) {
+      const base = this.slot * t.region;
+      view = t.dst.subarray(base, base + n);
+      this.views[k] = view;
+    }
+    this.events.packets(view);
   }
 }
 
-/** Bytes of output a consumer gathers before it hands them over (a whole receive batch fits). */
-const REGION_BYTES = 128 * 1024;
-/** Deferred packets (SDT, EIT, TDT) noted per routing pass before they are handled. */
+/** Bytes of output a consumer gathers before it hands them over (a whole receive batch of 448
+ *  packets fits). Not a power of two on purpose: regions 128 KiB apart began on the same cache
+ *  sets, so 20 consumers filling theirs at once evicted each other (bench/demux.ts: 0.43× the C
+ *  bound at 128 KiB, 0.47× at 700 packets; bench/RESULTS.md "demux"). */
+const REGION_BYTES = 700 * TS_PACKET_SIZE;
+/** Deferred packets (SDT, EIT, TDT, repeated PAT/PMT/CAT packets) noted per routing pass
+ *  before they are handled. */
 const DEFERRED_MAX = 1024;
 
 export class ProgrammeSplitter {
@@ -453,6 +479,7 @@ export class ProgrammeSplitter {
     lens: new Int32Array(0),
     deferred: new Int32Array(DEFERRED_MAX),
     state: new Int32Array(1),
+    last: Buffer.alloc(ROUTE_TABLE_SLOTS * TS_PACKET_SIZE),
   };
   /** Consumers wanting each PID's packets as they are. */
   private routes: (ProgrammeConsumer[] | undefined)[] = new Array(PID_COUNT);
@@ -544,7 +571,10 @@ export class ProgrammeSplitter {
    * Aligned packets of the multiplex (N × 188 bytes). The router copies the packets of PIDs one
    * consumer takes as they are; it stops at the packets that can change the routes (PAT, PMT,
    * CAT), at PIDs several consumers take or whose scrambling a consumer follows, and those are
-   * handled here in order; SDT, EIT and TDT packets are noted and handled after the batch.
+   * handled here in order; SDT, EIT and TDT packets are noted and handled after the batch (or
+   * before the next packet handled in order), and so are PAT, PMT and CAT packets equal to the
+   * last of their PID but for the continuity counter: a repeat read again changes no route
+   * (the memory of last packets is wiped whenever the routes change).
    */
   push(b: Buffer): void {
     const end = b.length - (b.length % TS_PACKET_SIZE);
@@ -563,6 +593,9 @@ export class ProgrammeSplitter {
         this.runDeferred(b); // the list of deferred packets is full
         continue;
       }
+      // A packet handled in order: what was noted before it goes first, so each PID's packets
+      // are read in their order and under the routes in force where they lie.
+      this.runDeferred(b);
       this.packet(b, o);
       o += TS_PACKET_SIZE;
     }
@@ -613,6 +646,7 @@ export class ProgrammeSplitter {
   /** The source spliced: sections in progress are dropped, consumers told. */
   discontinuity(reason: string): void {
     for (const r of this.readers.values()) r.reset();
+    this.t.last.fill(0);
     for (const c of this.consumers) c.events.discontinuity?.(reason);
   }
 
@@ -752,11 +786,16 @@ export class ProgrammeSplitter {
       const plain = only !== undefined && !(only.opts.filterCaClear && only.isEs(p));
       codes[p] = plain && slot >= 0 && slot < ROUTE_MAX_SLOT ? slot + 1 : ROUTE_STOP;
     });
-    // Tables that change the routes are read in order; the others after the batch.
+    // Tables that change the routes are read in order, but for a packet that repeats the last
+    // one of its PID (it changes nothing); the others after the batch.
+    let k = 0;
     for (const p of this.readers.keys()) {
-      codes[p] = p === SDT_PID || p === EIT_PID ? ROUTE_DEFER : ROUTE_STOP;
+      if (p === SDT_PID || p === EIT_PID) codes[p] = ROUTE_DEFER;
+      else codes[p] = k < ROUTE_TABLE_SLOTS ? ROUTE_TABLE_FIRST + k++ : ROUTE_STOP;
     }
     codes[TDT_PID] = ROUTE_DEFER;
+    // The routes changed: a packet that repeats one read before may mean something new now.
+    this.t.last.fill(0);
   }
 
   private isTablePid(p: number, pmtPids: Set<number>): boolean {

@@ -313,24 +313,42 @@ function versionOf(t: { version: number; currentNext: boolean }) {
  * the last is padded with stuffing bytes; continuity counters count up from `firstCc`.
  */
 export function sectionPackets(section: Uint8Array, pid: number, firstCc: number): Buffer {
+  const out = Buffer.allocUnsafe(sectionPacketsLength(section.length));
+  writeSectionPackets(section, pid, firstCc, out, 0);
+  return out;
+}
+
+/** Bytes of the packets sectionPackets() cuts a section of `length` bytes into. */
+export function sectionPacketsLength(length: number): number {
   const firstRoom = TS_PACKET_SIZE - TS_HEADER_SIZE - 1;
   const room = TS_PACKET_SIZE - TS_HEADER_SIZE;
-  const count = 1 + Math.ceil(Math.max(0, section.length - firstRoom) / room);
-  const out = Buffer.alloc(count * TS_PACKET_SIZE, STUFFING_BYTE);
+  return (1 + Math.ceil(Math.max(0, length - firstRoom) / room)) * TS_PACKET_SIZE;
+}
+
+/** sectionPackets() written into `out` at `at` (sectionPacketsLength() bytes, which must fit),
+ *  with no buffer of its own: for a section sent once, straight into an output batch. */
+export function writeSectionPackets(
+  section: Uint8Array,
+  pid: number,
+  firstCc: number,
+  out: Uint8Array,
+  at: number,
+): number {
+  const bytes = sectionPacketsLength(section.length);
   let from = 0;
-  for (let i = 0; i < count; i++) {
-    const o = i * TS_PACKET_SIZE;
+  for (let o = at, i = 0; o < at + bytes; o += TS_PACKET_SIZE, i++) {
     out[o] = SYNC_BYTE;
     out[o + 1] = (i === 0 ? PUSI_FLAG : 0) | ((pid >> 8) & PID_HIGH_MASK);
     out[o + 2] = pid & 0xff;
     out[o + 3] = AFC_PAYLOAD | ((firstCc + i) & 0x0f);
-    let at = o + TS_HEADER_SIZE;
-    if (i === 0) out[at++] = 0; // pointer_field: the section starts right after it
-    const n = Math.min(section.length - from, o + TS_PACKET_SIZE - at);
-    out.set(section.subarray(from, from + n), at);
+    let p = o + TS_HEADER_SIZE;
+    if (i === 0) out[p++] = 0; // pointer_field: the section starts right after it
+    const n = Math.min(section.length - from, o + TS_PACKET_SIZE - p);
+    out.set(section.subarray(from, from + n), p);
+    out.fill(STUFFING_BYTE, p + n, o + TS_PACKET_SIZE);
     from += n;
   }
-  return out;
+  return bytes;
 }
 
 /** A version_number of one table as a rewriter sends it (the demuxer's consumers, the muxer): kept while the bytes sent stay the same,

@@ -304,6 +304,11 @@ export interface NativeDvbCa {
   close(): void;
 }
 
+/** Routing tables bound by routeTables(): an opaque handle that keeps them alive. */
+export interface NativeRouteTables {
+  readonly __brand: 'NativeRouteTables';
+}
+
 export interface NativeAddon {
   version(): string;
   LiveHttp: new (
@@ -320,18 +325,18 @@ export interface NativeAddon {
   SrtSender: new (opts: RawSrtSocketOptions & { maxCallers: number }) => NativeSrtSender;
   /** One drain slice of the SRT receive hub (src/native/srt.ts: the pump). */
   srtDrain(): void;
-  /** The demuxer's per-packet routing (src/mpegts/pid-router.ts says what it does). */
-  routePackets(
-    src: Buffer,
-    from: number,
-    end: number,
+  /** The demuxer's routing tables bound once (src/native/pid-router.ts). */
+  routeTables(
     codes: Uint8Array,
     dst: Buffer,
     region: number,
     lens: Int32Array,
     deferred: Int32Array,
     state: Int32Array,
-  ): number;
+    last: Buffer,
+  ): NativeRouteTables;
+  /** The demuxer's per-packet routing (src/mpegts/pid-router.ts says what it does). */
+  routePackets(tables: NativeRouteTables, src: Buffer, from: number, end: number): number;
   BissDescrambler: {
     new (targets: { pnr: number; cw: Buffer }[]): NativeBissDescrambler;
     readonly batchSize: number;

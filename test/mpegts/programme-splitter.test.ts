@@ -7,6 +7,7 @@ import { BusHub } from '../../src/engine/hub.ts';
 import { decodePnr, encodePnr } from '../../src/inputs/demuxer/input.ts';
 import { leaseProgramme, splitterConsumers } from '../../src/inputs/demuxer/shared.ts';
 import { crc32 } from '../../src/mpegts/crc.ts';
+import { type PacketRouter, routePackets } from '../../src/mpegts/pid-router.ts';
 import {
   CONFIRM_CLEAR_PACKETS,
   type ConsumerOptions,
@@ -15,6 +16,7 @@ import {
 import { parsePat, parsePmt } from '../../src/mpegts/psi.ts';
 import { parseSdt } from '../../src/mpegts/sdt.ts';
 import { SectionReader } from '../../src/mpegts/section-reader.ts';
+import { nativeRoutePackets } from '../../src/native/pid-router.ts';
 import { type Section, TsAnalyzer } from '../../src/native/ts.ts';
 import { packet, pat, pmt, psiPackets, sdt, section } from '../helpers/ts-craft.ts';
 
@@ -394,6 +396,109 @@ t.test('section reader: spanning, packed, continuity break', async (t) => {
   r.packet(pk[2]!, 0); // the middle packet lost
   t.equal(got.length, 0);
   t.equal(r.stats.dropped, 1);
+});
+
+const ROUTERS: [string, PacketRouter][] = [
+  ['TypeScript router', routePackets],
+  ['native router', nativeRoutePackets],
+];
+
+t.test(
+  'consumers added until the output regions move: batches come from the new ones',
+  async (t) => {
+    for (const [name, router] of ROUTERS) {
+      const mux = new Mux();
+      const sp = new ProgrammeSplitter(router);
+      const early = collect(sp, 101);
+      // Batches of the same sizes before and after: a view of the old regions kept for a size
+      // would hand over stale bytes (continuity errors, packets repeated).
+      for (let i = 0; i < 3; i++) sp.push(mux.cycle(PROGS));
+      for (const pnr of [102, 103, 102, 103]) collect(sp, pnr); // a fifth slot: regions reallocated
+      for (let i = 0; i < 3; i++) sp.push(mux.cycle(PROGS));
+      const r = read(early.all());
+      t.equal(r.stats.tr101290.continuityCountError, 0, `${name}: CC valid on every PID`);
+      const es = early.all().filter((_, i) => i % PKT === 0).length; // packets out
+      t.equal(es, early.consumer.stats().packetsOut, `${name}: every packet counted once`);
+      const payloads = new Set<number>();
+      const all = early.all();
+      for (let o = 0; o < all.length; o += PKT)
+        if (pidOf(all, o) === 0x101) payloads.add(all[o + 4]!);
+      t.same([...payloads], [0x01], `${name}: PID 0x101 carries its own bytes only`);
+      t.equal(
+        read(all).sections.filter((x) => x.tableId === 0).length,
+        6,
+        `${name}: one PAT per cycle, none repeated`,
+      );
+    }
+  },
+);
+
+t.test(
+  'section reader: repeats are the checked copy again; changed bytes are checked',
+  async (t) => {
+    const got: Buffer[] = [];
+    const r = new SectionReader((s) => got.push(s));
+    const cc = { n: 0 };
+    // Forty EIT sections in turn, twice: the second round is the first round's objects.
+    const sections = Array.from({ length: 40 }, (_, i) => eit(0x4e, 100 + i, i));
+    for (let round = 0; round < 2; round++)
+      for (const p of psiPackets(0x12, sections, cc)) r.packet(p, 0);
+    t.equal(got.length, 80);
+    t.ok(
+      got.slice(40).every((s, i) => s === got[i]),
+      'every repeat handed on as the copy checked the first time',
+    );
+    t.ok(
+      got.slice(0, 40).every((s, i) => s.equals(sections[i]!)),
+      'the bytes as they came',
+    );
+    // Same CRC_32 field, other bytes: checked (and refused), not taken for the cached one.
+    const forged = Buffer.from(sections[3]!);
+    forged[10] = forged[10]! ^ 0xff;
+    const first = got.slice(0, 40);
+    got.length = 0;
+    for (const p of psiPackets(0x12, [forged, sections[3]!], cc)) r.packet(p, 0);
+    t.equal(r.stats.crcErrors, 1, 'the changed section fails its CRC');
+    t.same(got, [sections[3]], 'only the good one handed on');
+    t.equal(got[0], first[3], 'as the copy checked before');
+  },
+);
+
+t.test('repeated PAT and PMT packets do not stop the router; a changed PMT does', async (t) => {
+  for (const [name, router] of ROUTERS) {
+    let calls = 0;
+    const counting: PacketRouter = (src, from, end, tb) => {
+      calls++;
+      return router(src, from, end, tb);
+    };
+    const mux = new Mux();
+    const sp = new ProgrammeSplitter(counting);
+    const c = collect(sp, 101);
+    sp.push(mux.cycle(PROGS));
+    sp.push(mux.cycle(PROGS));
+    calls = 0;
+    for (let i = 0; i < 5; i++) sp.push(mux.cycle(PROGS));
+    t.equal(calls, 5, `${name}: one routing call per batch while the tables repeat`);
+    // In one batch: the tables again, then a new PMT version with a third PID, then its packets.
+    const changed = PROGS.map((p) =>
+      p.pnr === 101 ? { ...p, es: [0x101, 0x102, 0x103], version: 1 } : p,
+    );
+    c.out.length = 0;
+    calls = 0;
+    sp.push(Buffer.concat([mux.cycle(PROGS), mux.cycle(changed)]));
+    t.ok(calls > 1, `${name}: the changed PMT stopped the router`);
+    const r = read(c.all());
+    const all = c.all();
+    let n103 = 0;
+    for (let o = 0; o < all.length; o += PKT) if (pidOf(all, o) === 0x103) n103++;
+    t.equal(n103, 3, `${name}: the new PID's packets after the new PMT, in the same batch`);
+    t.equal(r.stats.tr101290.continuityCountError, 0, `${name}: CC valid on every PID`);
+    t.same(
+      r.sections.filter((x) => x.tableId === 0).length,
+      2,
+      `${name}: both PATs out, repeats included`,
+    );
+  }
 });
 
 t.test('pnr encoding for T2-MI inner programmes', async (t) => {

@@ -22,6 +22,8 @@ import {
   sectionCrcOk,
   sectionLength,
   sectionPackets,
+  sectionPacketsLength,
+  writeSectionPackets,
 } from '../../src/mpegts/psi.ts';
 import { pat, pmt, psiPackets } from '../helpers/ts-craft.ts';
 
@@ -189,6 +191,28 @@ t.test('sectionPackets cuts a section as the test helper does', async (t) => {
   const cc = { n: 14 };
   t.same(sectionPackets(big, 0x1000, 14), Buffer.concat(psiPackets(0x1000, [big], cc)));
 });
+
+t.test(
+  'writeSectionPackets writes what sectionPackets cuts, in place, nothing around it',
+  async (t) => {
+    const streams = Array.from({ length: 80 }, (_, i) => ({ type: 0x0f, pid: 0x200 + i }));
+    for (const s of [FFMPEG_PAT, pmt(1, 0x200, streams)]) {
+      const want = sectionPackets(s, 0x12, 9);
+      t.equal(sectionPacketsLength(s.length), want.length);
+      const out = Buffer.alloc(want.length + 2 * 188, 0xaa); // stuffing bytes are written too
+      t.equal(writeSectionPackets(s, 0x12, 9, out, 188), want.length);
+      t.same(out.subarray(188, 188 + want.length), want);
+      t.ok(
+        out.subarray(0, 188).every((b) => b === 0xaa),
+        'before it untouched',
+      );
+      t.ok(
+        out.subarray(188 + want.length).every((b) => b === 0xaa),
+        'after it untouched',
+      );
+    }
+  },
+);
 
 t.test('pmtWithoutStreams keeps every other byte and fixes length and CRC', async (t) => {
   const s = pmt(1, 0x101, [

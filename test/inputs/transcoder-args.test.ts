@@ -3,6 +3,7 @@
 import t from 'tap';
 import { parseEncOpt } from '../../src/config/enc-opt.ts';
 import {
+  BUFFERED_OUTPUT_MIN_KBPS,
   gridStartFilter,
   type SourceProgramme,
   transcoderArgs,
@@ -208,6 +209,33 @@ t.test('audio rules per source codec, bitrate, 5.1 gain', async (t) => {
     ['0:257', '1:258', '2:260'],
   );
 });
+
+t.test(
+  'output written in whole buffers at a constant rate high enough, else per packet',
+  async (t) => {
+    const flushes = (a: string[]) => after(a, '-flush_packets');
+    t.equal(BUFFERED_OUTPUT_MIN_KBPS, 1049, '32 KiB fill within 250 ms');
+    t.equal(flushes(defaults), '0', 'constant 5000k: whole buffers');
+    t.equal(defaults.indexOf('-flush_packets'), defaults.length - 5, 'an output option');
+    const video = (kbps: number, mode = 0, total = 0) =>
+      transcoderArgs(
+        { 'enc-video-bitrate': kbps, 'enc-video-bitrate-mode': mode, 'enc-bitrate': total },
+        SRC,
+      );
+    t.equal(flushes(video(2000)), '0');
+    t.equal(flushes(video(BUFFERED_OUTPUT_MIN_KBPS)), '0');
+    t.equal(
+      flushes(video(BUFFERED_OUTPUT_MIN_KBPS - 1)),
+      undefined,
+      'constant, too low: per packet',
+    );
+    t.equal(flushes(video(200)), undefined);
+    t.equal(flushes(video(5000, 1)), undefined, 'variable rate: per packet');
+    t.equal(flushes(video(5000, 2)), undefined);
+    t.equal(flushes(video(500, 1, 3000)), '0', 'a padded multiplex keeps its rate');
+    t.equal(flushes(video(5000, 0, 800)), undefined, 'the multiplex rate rules when set');
+  },
+);
 
 t.test('enc-pmt-pid, patpmt-interval, enc-bitrate, subtitles', async (t) => {
   const a = transcoderArgs(

@@ -56,6 +56,19 @@ const PROBE_BYTES = 5_000_000;
 /** Constant mode: VBV buffer of one second at the rate; variable modes: cap is 1.5× average. */
 const VBR_CAP = 1.5;
 const MAX_TO_AVERAGE = 2 / 3;
+/** ffmpeg's output I/O buffer (libavformat's IO_BUFFER_SIZE), bytes. */
+const AVIO_BUFFER_BYTES = 32_768;
+/** The longest the encoder's output may wait in that buffer, ms, when it is written whole. */
+const MAX_BUFFER_DELAY_MS = 250;
+/**
+ * At a constant output rate of at least this (kbit/s: bits per ms), ffmpeg's buffer fills within
+ * MAX_BUFFER_DELAY_MS, so the output is written in whole buffers (`-flush_packets 0`) rather
+ * than one write per muxed packet (a video frame, an audio PES, a table: ~70 a second at
+ * 2 Mbit/s, each a wake-up of sluice's event loop, a pass through the stream engine and an
+ * HTTP-TS write; ~8 a second in 32 KiB writes). Below it, or at a variable rate (a still picture
+ * may take a tenth of the target), every packet is flushed as it is muxed.
+ */
+export const BUFFERED_OUTPUT_MIN_KBPS = Math.ceil((AVIO_BUFFER_BYTES * 8) / MAX_BUFFER_DELAY_MS);
 
 /** The scale filter asked by enc-resize, or by enc-width / enc-height; '' for none. */
 export function resizeFilter(cfg: Record<string, unknown>): string {
@@ -227,6 +240,9 @@ export function transcoderArgs(
   if (total > 0) args.push('-muxrate', `${total}k`);
   if (serviceName) args.push('-metadata', `service_name=${serviceName}`);
   args.push('-muxdelay', '0', '-muxpreload', '0', '-avoid_negative_ts', 'disabled');
+  // The least rate the output keeps: the multiplex's when padded, else the video's when constant.
+  const floorKbps = total > 0 ? total : rc.constant ? rc.average : 0;
+  if (floorKbps >= BUFFERED_OUTPUT_MIN_KBPS) args.push('-flush_packets', '0');
   args.push('-f', 'mpegts', 'pipe:1');
   return args;
 }

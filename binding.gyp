@@ -16,6 +16,7 @@
         "native/ts/biss.cc",
         "native/ts/biss_wrap.cc",
         "native/net/live_http.cc",
+        "native/net/socket_opts.cc",
         "native/net/udp_hub.cc",
         "native/net/udp_receiver.cc",
         "native/transport/rist_receiver.cc",

@@ -62,6 +62,18 @@ async function child(port: number, n: number): Promise<void> {
     return inp;
   });
   while (bytes.some((b) => b === 0)) await sleep(50);
+  // Garbage collections from here on, by kind (V8's major ones are driven by external memory:
+  // socket reads and segment bodies).
+  const gc = { major: 0, minor: 0, ms: 0 };
+  const { PerformanceObserver, constants } = await import('node:perf_hooks');
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+      else gc.minor++;
+      gc.ms += e.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
   console.log('ready');
   createInterface({ input: process.stdin }).on('line', (line) => {
     if (line !== 'report') return;
@@ -72,7 +84,10 @@ async function child(port: number, n: number): Promise<void> {
       segments += s['segments'] ?? 0;
       errors += (s['notFound'] ?? 0) + (s['segmentErrors'] ?? 0) + (s['reloadErrors'] ?? 0);
     }
-    console.log(JSON.stringify({ tsBytes: bytes.reduce((a, b) => a + b, 0), segments, errors }));
+    gc.ms = Math.round(gc.ms);
+    console.log(
+      JSON.stringify({ tsBytes: bytes.reduce((a, b) => a + b, 0), segments, errors, gc }),
+    );
     process.exit(0);
   });
 }

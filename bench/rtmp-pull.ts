@@ -34,7 +34,9 @@ async function child(port: number, n: number): Promise<void> {
   const { RtmpInput } = await import('../src/inputs/rtmp/input.ts');
   const { silentLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/util/clock.ts');
+  const { recvLowWaterOf } = await import('../src/inputs/recv-low-water.ts');
   const bytes = new Array<number>(n).fill(0);
+  let deliveries = 0;
   const inputs = Array.from({ length: n }, (_, i) => {
     const inp = new RtmpInput(
       { url: `rtmp://127.0.0.1:${port}/live/s${i}`, 'client-timeout': 10 },
@@ -46,6 +48,7 @@ async function child(port: number, n: number): Promise<void> {
         index: 0,
         onData: (b: Buffer) => {
           bytes[i]! += b.length;
+          deliveries++;
         },
         bus: () => undefined,
       },
@@ -62,7 +65,15 @@ async function child(port: number, n: number): Promise<void> {
       const s = inp.status() as { videoFrames: number; audioFrames: number };
       frames += s.videoFrames + s.audioFrames;
     }
-    console.log(JSON.stringify({ tsBytes: bytes.reduce((a, b) => a + b, 0), frames }));
+    // deliveries: TS handed on, one per socket read that completed a frame (the wake-ups).
+    console.log(
+      JSON.stringify({
+        tsBytes: bytes.reduce((a, b) => a + b, 0),
+        frames,
+        deliveries,
+        lowWater: recvLowWaterOf(systemClock).counters,
+      }),
+    );
     process.exit(0);
   });
 }

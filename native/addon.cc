@@ -6,6 +6,7 @@
 #include "dvb/frontend.h"
 #include "fs/durable_write.h"
 #include "net/live_http.h"
+#include "net/socket_opts.h"
 #include "net/udp_receiver.h"
 #include "transport/rist_receiver.h"
 #include "transport/rist_sender.h"
@@ -56,6 +57,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("DvbFrontend", sluice::DvbFrontendWrap::Define(env));
   exports.Set("DvbDvr", sluice::DvbDvrWrap::Define(env));
   exports.Set("DvbCa", sluice::DvbCaWrap::Define(env));
+  exports.Set("setRecvLowWater",
+              Napi::Function::New(env, sluice::SetRecvLowWater, "setRecvLowWater"));
+  exports.Set("recvLowWater", Napi::Function::New(env, sluice::RecvLowWater, "recvLowWater"));
   exports.Set("dvbConstants", Napi::Function::New(env, sluice::DvbConstants, "dvbConstants"));
   return exports;
 }

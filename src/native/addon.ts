@@ -351,6 +351,9 @@ export interface NativeAddon {
     index: number,
     onEvent: (tpdu: Buffer | null, error: string | null) => void,
   ) => NativeDvbCa;
+  /** SO_RCVLOWAT of a socket by fd (src/native/socket.ts). */
+  setRecvLowWater(fd: number, bytes: number): void;
+  recvLowWater(fd: number): number;
   dvbConstants(): {
     DTV: Record<string, number>;
     SYS: Record<string, number>;

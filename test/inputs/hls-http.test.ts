@@ -1,12 +1,14 @@
 // The hls input's HTTP side against a Node server on loopback: Digest (checked by the admin
 // API's own authenticator) and Basic, cookies and User-Agent sent, bounded redirects, the
-// segment size cap, and the progressive modes (2, and 0 detecting a transport stream).
+// segment size cap, the progressive modes (2, and 0 detecting a transport stream), and plain
+// http:// over our own kept-alive connections (src/inputs/hls/http1-pool.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { DigestAuthenticator } from '../../src/api/auth/digest.ts';
 import type { InputContext } from '../../src/engine/input.ts';
 import { HttpClient } from '../../src/inputs/hls/http.ts';
+import { BodyBuffers } from '../../src/inputs/hls/http1-pool.ts';
 import { HlsInput } from '../../src/inputs/hls/input.ts';
 import { silentLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/util/clock.ts';
@@ -138,4 +140,60 @@ t.test('mode 1 on a transport stream: named, not played', async (t) => {
   t.teardown(() => inp.close());
   await waitFor(() => inp.fault(), 5000, 'fault');
   t.match(inp.fault(), /not an HLS playlist/);
+});
+
+t.test('plain http: one kept-alive connection, bodies in reused memory', async (t) => {
+  const sockets = new Set<unknown>();
+  const base = await server(t, (req, res) => {
+    sockets.add(req.socket);
+    if (req.url === '/chunked') {
+      res.write('part one, ');
+      res.end('part two');
+    } else res.end(Buffer.alloc(100_000, Number(req.url?.slice(1)) || 0));
+  });
+  const c = client();
+  t.teardown(() => c.close());
+  const bodies = new BodyBuffers();
+  const a = await c.get(`${base}/1`, { maxBytes: 1 << 20, bodies });
+  t.equal(a.body.length, 100_000);
+  t.ok(
+    a.body.every((x) => x === 1),
+    'first body',
+  );
+  const first = a.body.buffer;
+  bodies.give(a.body);
+  const b = await c.get(`${base}/2`, { maxBytes: 1 << 20, bodies });
+  t.ok(
+    b.body.every((x) => x === 2),
+    'second body',
+  );
+  t.equal(b.body.buffer, first, 'the second body is written into the first one’s memory');
+  const ch = await c.get(`${base}/chunked`, { maxBytes: 1000 });
+  t.equal(ch.body.toString(), 'part one, part two', 'chunked body');
+  t.equal(sockets.size, 1, 'three requests on one connection');
+});
+
+t.test('plain http: an idle connection the origin closed is replaced', async (t) => {
+  const base = await server(t, (req, res) => {
+    res.end('ok');
+    // Close the connection right after answering, with keep-alive announced.
+    res.on('finish', () => req.socket.destroy());
+  });
+  const c = client();
+  t.teardown(() => c.close());
+  for (let i = 0; i < 3; i++) {
+    t.equal((await c.get(`${base}/x`, { maxBytes: 10 })).body.toString(), 'ok', `request ${i}`);
+  }
+});
+
+t.test('plain http: no answer in time, a body over the cap', async (t) => {
+  const base = await server(t, (req, res) => {
+    if (req.url === '/big') res.end(Buffer.alloc(5000));
+    // else: never answered
+  });
+  const c = client({ timeoutMs: 200 });
+  t.teardown(() => c.close());
+  await t.rejects(c.get(`${base}/slow`, { maxBytes: 10 }), /no answer from origin in 0.2 s/);
+  const big = await c.get(`${base}/big`, { maxBytes: 100 }).catch((e: unknown) => e);
+  t.match(big, { tooBig: true, message: /over the cap/ });
 });

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { basicAuthorization, DigestClient, parseChallenges } from '../../protocols/http-auth.ts';
+import { type BodyBuffers, Http1Failure, Http1Pool } from './http1-pool.ts';
 
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_USER_AGENT = 'sluice';
@@ -39,6 +40,8 @@ export interface GetOptions {
   /** Streaming: every chunk of the body goes here and the result's body stays empty. */
   onChunk?: (chunk: Buffer) => void;
   signal?: AbortSignal;
+  /** Plain http: the body is put in this memory (hand it back with `give` once done). */
+  bodies?: BodyBuffers;
 }
 
 export interface GetResult {
@@ -60,17 +63,30 @@ export function statusWords(status: number, url: string): string {
   return `${what} (${url})`;
 }
 
+/** One request's answer, before redirects and authentication are followed. */
+interface OnceResult {
+  status: number;
+  location?: string;
+  challenge: string;
+  contentType: string;
+  body: Buffer;
+}
+
 export class HttpClient {
   private readonly agents: { http: http.Agent; https: https.Agent };
+  /** Plain http:// GETs (all but progressive streams): src/inputs/hls/http1-pool.ts. */
+  private readonly plain: Http1Pool;
   private readonly digest = new Map<string, DigestClient>();
   private readonly basic = new Set<string>();
 
   constructor(private readonly o: HttpClientOptions) {
     const a = { keepAlive: true, maxSockets: o.maxSockets, maxFreeSockets: o.maxSockets };
     this.agents = { http: new http.Agent(a), https: new https.Agent(a) };
+    this.plain = new Http1Pool(o.maxSockets);
   }
 
   close(): void {
+    this.plain.close();
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -122,16 +138,7 @@ export class HttpClient {
     return false;
   }
 
-  private once(
-    url: string,
-    opts: GetOptions,
-  ): Promise<{
-    status: number;
-    location?: string;
-    challenge: string;
-    contentType: string;
-    body: Buffer;
-  }> {
+  private once(url: string, opts: GetOptions): Promise<OnceResult> {
     return new Promise((resolve, reject) => {
       let u: URL;
       try {
@@ -158,6 +165,9 @@ export class HttpClient {
       if (d) headers['Authorization'] = d.authorization('GET', path);
       else if (this.basic.has(u.origin)) {
         headers['Authorization'] = basicAuthorization(this.o.login, this.o.password);
+      }
+      if (!secure && !opts.onChunk) {
+        return this.plainGet(u, path, headers, opts).then(resolve, reject);
       }
       const req = (secure ? https : http).request({
         protocol: u.protocol,
@@ -222,6 +232,47 @@ export class HttpClient {
       });
       req.end();
     });
+  }
+
+  /** A plain http:// GET through the pool of our own connections (no streaming). */
+  private async plainGet(
+    u: URL,
+    path: string,
+    headers: Record<string, string>,
+    opts: GetOptions,
+  ): Promise<OnceResult> {
+    try {
+      const a = await this.plain.request({
+        host: u.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(u.port || 80),
+        authority: u.host,
+        target: path,
+        headers: Object.entries(headers),
+        timeoutMs: this.o.timeoutMs,
+        maxBytes: opts.maxBytes,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.bodies ? { bodies: opts.bodies } : {}),
+      });
+      const location = a.headers.get('location');
+      return {
+        status: a.status,
+        challenge: a.headers.get('www-authenticate') ?? '',
+        contentType: a.headers.get('content-type') ?? '',
+        ...(location !== undefined ? { location } : {}),
+        body: a.body,
+      };
+    } catch (err) {
+      if (!(err instanceof Http1Failure)) throw err;
+      if (err.tooBig >= 0) throw tooBig(err.tooBig, opts.maxBytes);
+      if (err.code === 'ECONNREFUSED') throw new HttpError('origin refused the connection', 0);
+      if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
+        throw new HttpError(`origin host not found (${u.hostname})`, 0);
+      }
+      if (err.code === 'TIMEOUT' || err.code === 'ABORTED' || err.code === 'EARLY_CLOSE') {
+        throw new HttpError(err.message, 0);
+      }
+      throw new HttpError(`origin: ${err.message}`, 0);
+    }
   }
 }
 

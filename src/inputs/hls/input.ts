@@ -24,6 +24,7 @@ import {
 import { type Mp4Init, parseInit, parseSegment } from '../../protocols/mp4/fmp4.ts';
 import { Backoff } from '../common.ts';
 import { HttpClient, HttpError } from './http.ts';
+import { BodyBuffers } from './http1-pool.ts';
 
 /** A segment bigger than this is aborted and counted (`oversize`). */
 export const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -64,6 +65,8 @@ export class HlsInput implements InputTransport {
   private readonly client: HttpClient;
   private readonly backoff: Backoff;
   private readonly pacer: PcrPacer;
+  /** Segment bodies: reused once played (no new memory per segment for the collector). */
+  private readonly bodies = new BodyBuffers();
   private readonly abort = new AbortController();
   private closed = false;
   private running: Promise<void> | null = null;
@@ -326,6 +329,7 @@ export class HlsInput implements InputTransport {
           continue;
         }
         await this.playSegment(job.seg, body);
+        this.bodies.give(body);
       }
     } finally {
       this.live = false;
@@ -438,6 +442,7 @@ export class HlsInput implements InputTransport {
       const r = await this.client.get(seg.url, {
         maxBytes: MAX_SEGMENT_BYTES,
         signal: this.abort.signal,
+        bodies: this.bodies,
         ...(seg.range ? { range: seg.range } : {}),
       });
       return r.body;

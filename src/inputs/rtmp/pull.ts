@@ -11,6 +11,7 @@ import {
   windowAckSize,
 } from '../../protocols/rtmp/chunk.ts';
 import type { Clock, Timer } from '../../util/clock.ts';
+import { type LowWaterSocket, recvLowWaterOf } from '../recv-low-water.ts';
 import { RtmpConnection } from './connection.ts';
 import type { RtmpUrl } from './url.ts';
 
@@ -45,6 +46,8 @@ export interface PullOptions {
 
 export class PullSession {
   private conn: RtmpConnection | null = null;
+  /** Plain TCP: reads batched by the socket's receive low-water mark (recv-low-water.ts). */
+  private lowWater: LowWaterSocket | null = null;
   private timer: Timer | null = null;
   private lastIn = 0;
   private startedAt = 0;
@@ -78,6 +81,7 @@ export class PullSession {
     socket.setNoDelay(true);
     socket.once(url.tls ? 'secureConnect' : 'connect', () => {
       this.connected = true;
+      if (!url.tls && !this.done) this.lowWater = recvLowWaterOf(this.o.clock).add(socket);
       this.conn?.hello();
     });
     this.startedAt = this.o.clock.monotonic();
@@ -104,6 +108,7 @@ export class PullSession {
   }
 
   private read(buf: Uint8Array, n: number): boolean {
+    this.lowWater?.read(n);
     this.conn?.feed(Buffer.from(buf.buffer, buf.byteOffset, n));
     return true;
   }
@@ -201,6 +206,8 @@ export class PullSession {
   private end(reason: string): void {
     if (this.done) return;
     this.done = true;
+    this.lowWater?.remove();
+    this.lowWater = null;
     this.timer?.cancel();
     this.timer = null;
     this.ev.ended(reason, this.o.clock.monotonic() - this.startedAt);

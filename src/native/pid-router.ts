@@ -4,14 +4,8 @@
 import type { PacketRouter, RouteTables } from '../mpegts/pid-router.ts';
 import { addon, type NativeRouteTables } from './addon.ts';
 
-interface Bound {
-  codes: Uint8Array;
-  dst: Buffer;
-  region: number;
-  lens: Int32Array;
-  deferred: Int32Array;
-  state: Int32Array;
-  last: Buffer;
+/** The tables' arrays as they were bound (the splitter may replace any of them), and the handle. */
+interface Bound extends RouteTables {
   handle: NativeRouteTables;
 }
 

@@ -10,14 +10,12 @@ interface Job {
   adapter: number;
   dvrBytes: number;
   pids?: number[];
-  /** Then the filter's PIDs changed to these (setPids), and `dvrBytes` more read. */
+  /** Then the filter's PIDs changed to these (setPids; at least one PID not in `pids`), and
+   *  `dvrBytes` more read from the first batch that shows the change. */
   thenPids?: number[];
   /** Close the frontend right after starting the tuning (the close must wait for it). */
   closeDuringTune?: boolean;
 }
-
-/** Batches read before setPids took effect are let pass this long. */
-const SETTLE_MS = 100;
 
 function pidsOf(data: Buffer): number[] {
   const pids = new Set<number>();
@@ -53,19 +51,25 @@ for (const rec of job.records) {
     await new Promise<void>((resolve) => {
       let phase = 0;
       const dvr = new DvbDvr({ adapter: job.adapter, pids: job.pids, bufferBlocks: 2 }, (b) => {
-        if (phase === 1) return; // batches read before the new filter
+        if (phase === 1) {
+          // Batches read before the new filter are let pass, up to the first one that holds a
+          // PID only the new list has and none it dropped: everything after it was read after
+          // the change (the batches come in order).
+          const seen = pidsOf(b);
+          const added = job.thenPids!.filter((p) => !job.pids?.includes(p));
+          if (!seen.some((p) => added.includes(p)) || seen.some((p) => !job.thenPids!.includes(p)))
+            return;
+          phase = 2;
+          got = 0;
+          pidsThen = [];
+          chunks = [];
+        }
         chunks.push(b);
         got += b.length;
         if (got < job.dvrBytes) return;
         if (phase === 0 && job.thenPids) {
           phase = 1;
           dvr.setPids(job.thenPids);
-          setTimeout(() => {
-            phase = 2;
-            got = 0;
-            pidsThen = [];
-            chunks = [];
-          }, SETTLE_MS);
           return;
         }
         if (phase === 2) pidsThen = pidsOf(Buffer.concat(chunks));

@@ -1,8 +1,8 @@
 // Every batch of a UdpReceiver is delivered in a block of the receiver's small reused pool (no
 // new ArrayBuffer per batch), with the right bytes during the onData call.
-import dgram from 'node:dgram';
 import t from 'tap';
 import { UdpReceiver } from '../../src/native/udp.ts';
+import { stepwise } from '../helpers/udp-stepwise.ts';
 
 const DATAGRAMS = 40;
 const SIZE = 1316;
@@ -11,9 +11,9 @@ t.test('batches reuse one block and carry their own bytes during the call', asyn
   const blocks = new Set<ArrayBufferLike>();
   const seen: number[] = [];
   let wrong = 0;
-  // Each datagram is sent only once the previous one has been delivered, so every batch
-  // holds exactly one datagram whatever the scheduling: no timing decides the batch count.
-  let delivered: (() => void) | null = null;
+  // One datagram per batch (test/helpers/udp-stepwise.ts).
+  const tx = stepwise();
+  t.teardown(() => tx.close());
   const rx = new UdpReceiver({
     port: 0,
     address: '127.0.0.1',
@@ -29,27 +29,15 @@ t.test('batches reuse one block and carry their own bytes during the call', asyn
         seen.push(tag);
         o += len;
       }
-      delivered?.();
+      tx.delivered();
     },
   });
   t.teardown(() => rx.close());
-  const tx = dgram.createSocket('udp4');
-  t.teardown(() => tx.close());
-  for (let k = 0; k < DATAGRAMS; k++) {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`datagram ${k} not delivered within 5 s`)),
-        5000,
-      );
-      delivered = () => {
-        if (seen.length > k) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      tx.send(Buffer.alloc(SIZE, k), rx.port, '127.0.0.1');
-    });
-  }
+  await tx.send(
+    rx.port,
+    Array.from({ length: DATAGRAMS }, (_, k) => Buffer.alloc(SIZE, k)),
+    () => seen.length,
+  );
   t.equal(seen.length, DATAGRAMS, 'every datagram arrived');
   t.same(
     seen,

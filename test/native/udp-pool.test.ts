@@ -5,6 +5,7 @@
 import dgram from 'node:dgram';
 import t from 'tap';
 import { UdpReceiver } from '../../src/native/udp.ts';
+import { stepwise } from '../helpers/udp-stepwise.ts';
 
 /** Datagram k: `size` bytes, byte j = (k * 31 + j) & 0xff, so a shifted or stale byte shows. */
 function datagram(k: number, size: number): Buffer {
@@ -34,31 +35,23 @@ function check(batch: Buffer, n: number, lengths: Int32Array, into: Got[]): void
 t.test('one datagram at a time, sizes smaller and larger than the one before', async (t) => {
   const sizes = [1316, 4000, 100, 1316, 4096, 2000, 1, 1316, 1316, 3000];
   const got: Got[] = [];
-  let delivered: (() => void) | null = null;
+  const tx = stepwise();
+  t.teardown(() => tx.close());
   const rx = new UdpReceiver({
     port: 0,
     address: '127.0.0.1',
     batchLatencyMs: 0,
     onData: (batch, n, lengths) => {
       check(batch, n, lengths, got);
-      delivered?.();
+      tx.delivered();
     },
   });
   t.teardown(() => rx.close());
-  const tx = dgram.createSocket('udp4');
-  t.teardown(() => tx.close());
-  for (let k = 0; k < sizes.length; k++) {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`datagram ${k} not delivered`)), 5000);
-      delivered = () => {
-        if (got.length > k) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      tx.send(datagram(k, sizes[k]!), rx.port, '127.0.0.1');
-    });
-  }
+  await tx.send(
+    rx.port,
+    sizes.map((size, k) => datagram(k, size)),
+    () => got.length,
+  );
   t.same(
     got.map((g) => g.len),
     sizes,
@@ -95,8 +88,8 @@ t.test('a burst while JavaScript is busy: pool, then heap batches, all exact', a
   tx.bind(0, '127.0.0.1');
   await new Promise((r) => tx.once('listening', r));
   tx.setSendBufferSize(16 * 1024 * 1024);
-  // Sent, then the JS thread is held for 200 ms: the receive thread reads the whole burst
-  // into batches meanwhile, more than the pool holds, and they wait in the queue.
+  // Sent, then the JS thread is held until the receive thread has read the whole burst: its
+  // batches, more than the pool holds, wait in the queue meanwhile.
   let sent = 0;
   await new Promise<void>((resolve) => {
     for (let k = 0; k < COUNT; k++) {
@@ -105,10 +98,11 @@ t.test('a burst while JavaScript is busy: pool, then heap batches, all exact', a
       });
     }
   });
-  const until = Date.now() + 200;
-  while (Date.now() < until) {
+  const deadline = Date.now() + 5000;
+  while (rx.stats().datagrams < COUNT && Date.now() < deadline) {
     // busy: the event loop cannot drain
   }
+  t.ok(rx.stats().queued > 3, `batches queued behind the held thread (${rx.stats().queued})`);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${got.length} of ${COUNT} datagrams delivered`)),

@@ -14,6 +14,13 @@ export interface BusSink {
   /** The programme numbers this sink reads, now; absent (or null) = the whole TS. A tuner
    *  adapter sets per-PID demux filters from it (docs/dvb.md, "Demux filters"). */
   programmes?(): readonly number[] | null;
+  /** True: this sink takes packets in bursts of up to COARSE_TICK_MS (src/mpegts/pcr-pacer.ts)
+   *  as well as evenly spread: it buffers or re-times them itself (HTTP clients, the packager,
+   *  an encoder). A stream whose every sink says so lets an input that paces bytes read faster
+   *  than real time (a file, HLS segments) wake five times less often. Absent: the sink passes
+   *  packets on as they come (a UDP output, another stream reading this one) and wants them
+   *  spread as the source's clock says. */
+  readonly acceptsBursts?: boolean;
 }
 
 export interface StreamBus {

@@ -30,6 +30,12 @@ export class BusHub implements StreamBus {
     return out;
   }
 
+  /** Some sink wants the packets evenly spread in time (one without `acceptsBursts`). */
+  smooth(): boolean {
+    for (const s of this.sinks) if (s.acceptsBursts !== true) return true;
+    return false;
+  }
+
   packets(buf: Buffer): void {
     if (buf.length === 0) return;
     for (const s of this.sinks) this.call(s, () => s.packets(buf));

@@ -48,6 +48,8 @@ export interface RunnerOptions {
   onSections(runner: InputRunner, sections: Section[]): void;
   /** The transport's next bytes do not continue the previous ones (inputs/types.ts). */
   onDiscontinuity(runner: InputRunner, reason: string): void;
+  /** The stream's consumers want its packets evenly spread in time (InputContext.smooth). */
+  smooth?(): boolean;
 }
 
 interface ErrorSample {
@@ -139,6 +141,8 @@ export class InputRunner {
         onDiscontinuity: (reason) => {
           if (this.mode === 'active') this.o.onDiscontinuity(this, reason);
         },
+        // A probed backup's packets go no further than its analysis.
+        smooth: () => this.mode === 'active' && (this.o.smooth?.() ?? true),
       });
       this.transport.start();
     } catch (err) {

@@ -33,6 +33,10 @@ export interface InputContext {
    *  stream splices there as at an input switch — continuity counters kept, PIDs marked with
    *  discontinuity_indicator — so players and monitors do not see a break. */
   onDiscontinuity?(reason: string): void;
+  /** Whether the stream's consumers want its packets evenly spread in time (BusSink.
+   *  acceptsBursts): an input pacing bytes it reads faster than real time asks before each
+   *  wait, and may hand them over on a coarser grid while this is false. Absent: true. */
+  smooth?(): boolean;
   /** The server's cluster identity (peer-auth), read when the input dials; undefined when the
    *  server has no cluster settings. */
   cluster?(): ClusterIdentity | undefined;

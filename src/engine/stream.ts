@@ -251,6 +251,7 @@ export class StreamEngine {
       ...(this.settings.biss?.length ? { biss: this.settings.biss } : {}),
       onPackets: (r, p, owned) => this.onPackets(r, p, owned),
       onSections: (r, s) => this.onSections(r, s),
+      smooth: () => this.hub.smooth(),
       onDiscontinuity: (r, reason) => {
         // Spliced like a switch to the same input: the output stays continuous.
         if (r.index === this.active) this.pendingSplice = `input ${r.index}: ${reason}`;

@@ -1,19 +1,24 @@
 // Real-time delivery of TS read faster than real time (a file, an HLS segment downloaded in
-// 50 ms): packets are handed over no earlier than their PCR says (anchored to the clock at the
-// first PCR, on the first PID that carries one), so downstream sees the source's rate. A PCR
-// jump (discontinuity), a PCR that goes back, or falling more than MAX_LATE_MS behind
-// re-anchors. Used by the `file` and `hls` inputs.
-// Wake-ups are shared: a pacer's sleep ends at the first point of a TICK_MS grid (of the clock's
+// 50 ms): packets are handed over no earlier than their PCR says, less a lead of one grid step
+// (anchored to the clock at the first PCR, on the first PID that carries one), so downstream
+// sees the source's rate. A PCR jump (discontinuity), a PCR that goes back, or falling more
+// than MAX_LATE_MS behind re-anchors. Used by the `file` and `hls` inputs.
+// Wake-ups are shared: a pacer's sleep ends at the first point of its grid (of the clock's
 // monotonic time) at or after its due time, and one timer per clock serves every pacer waiting
 // for that point — one wake-up of the event loop per tick for all inputs, not one per PCR per
-// input (a PCR every 20–40 ms is common).
+// input (a PCR every 20–40 ms is common). The grid is TICK_MS while the stream's consumers
+// want the packets evenly spread (a UDP output passes them on as they come), COARSE_TICK_MS
+// while every one of them takes bursts (HTTP clients, the packager, an encoder): the same
+// bytes at the same times give or take a step, for a fifth of the wake-ups.
 import type { Clock, Timer } from '../util/clock.ts';
 import { pid, TS_PACKET_SIZE } from './packet.ts';
 import { PCR_PER_MS, readPcr } from './pcr.ts';
 
-const LEAD_MS = 20;
-/** Grid of the shared wake-ups; packets go out between their time less LEAD_MS and it. */
+/** Grid of the shared wake-ups for consumers that want packets evenly spread; packets go out
+ *  between their time less one step of their grid and it. */
 export const TICK_MS = 20;
+/** Grid for consumers that all take bursts (BusSink.acceptsBursts); a multiple of TICK_MS. */
+export const COARSE_TICK_MS = 100;
 
 /** The shared wake-ups of one clock: callbacks in buckets by grid point, one timer for the
  *  earliest. */
@@ -24,9 +29,10 @@ class Ticker {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Call `fn` at the first grid point at or after monotonic time `at`; returns a cancel. */
-  at(at: number, fn: () => void): () => void {
-    const k = Math.ceil(at / TICK_MS);
+  /** Call `fn` at the first point of the `grid` (a multiple of TICK_MS) at or after monotonic
+   *  time `at`; returns a cancel. */
+  at(at: number, grid: number, fn: () => void): () => void {
+    const k = Math.ceil(at / grid) * (grid / TICK_MS);
     let set = this.due.get(k);
     if (!set) {
       set = new Set();
@@ -90,9 +96,12 @@ export class PcrPacer {
   /** Bytes handed over since the last PCR (a source without PCR needs pacing of its own). */
   bytesSincePcr = 0;
 
+  /** `smooth`: whether the consumers want packets evenly spread now (InputContext.smooth),
+   *  asked before each wait; absent: always. */
   constructor(
     private readonly clock: Clock,
     private readonly out: (buf: Buffer) => void,
+    private readonly smooth: () => boolean = () => true,
   ) {}
 
   /** Forget the time base (the next PCR anchors anew). */
@@ -113,6 +122,7 @@ export class PcrPacer {
   async play(packets: Buffer): Promise<void> {
     let from = 0;
     let lastPcrAt = -1;
+    let grid = this.smooth() ? TICK_MS : COARSE_TICK_MS;
     for (let o = 0; o + TS_PACKET_SIZE <= packets.length && !this.closed; o += TS_PACKET_SIZE) {
       const p = pid(packets, o);
       const pcr = this.pcrPid < 0 || p === this.pcrPid ? readPcr(packets, o) : -1;
@@ -128,10 +138,11 @@ export class PcrPacer {
         this.anchor = now;
         due = now;
       }
-      if (due > now + LEAD_MS) {
+      if (due > now + grid) {
         if (o > from) this.out(packets.subarray(from, o));
         from = o;
-        await this.sleepUntil(due - LEAD_MS);
+        await this.sleepUntil(due - grid, grid);
+        grid = this.smooth() ? TICK_MS : COARSE_TICK_MS;
       }
     }
     if (!this.closed && from < packets.length) this.out(packets.subarray(from));
@@ -139,12 +150,12 @@ export class PcrPacer {
       lastPcrAt < 0 ? this.bytesSincePcr + packets.length : packets.length - lastPcrAt;
   }
 
-  /** Until the first tick at or after monotonic time `at`. */
-  private sleepUntil(at: number): Promise<void> {
+  /** Until the first point of `grid` at or after monotonic time `at`. */
+  private sleepUntil(at: number, grid: number): Promise<void> {
     return new Promise((resolve) => {
       if (this.closed) return resolve();
       this.wake = resolve;
-      this.cancelWake = tickerOf(this.clock).at(at, () => {
+      this.cancelWake = tickerOf(this.clock).at(at, grid, () => {
         this.cancelWake = null;
         this.wake = null;
         resolve();

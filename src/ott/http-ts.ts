@@ -37,6 +37,8 @@ export interface HttpTsStats {
 }
 
 export class HttpTsFanout implements BusSink {
+  /** Takes bursts (BusSink.acceptsBursts): its clients read through socket buffers. */
+  readonly acceptsBursts = true;
   /**
    * Output since the latest random access point, copied into one buffer reused from key frame
    * to key frame, and the PAT + PMT packets sent before it. Keeping the receive batches

@@ -20,6 +20,8 @@ export interface CmafRendition {
 }
 
 export class Packager implements BusSink {
+  /** Takes bursts (BusSink.acceptsBursts): cuts by timestamps, not by arrival. */
+  readonly acceptsBursts = true;
   readonly segmenter: Segmenter;
   readonly tsStore?: SegmentStore;
   /** Teletext subtitles as WebVTT (`ott-webvtt`). */

@@ -195,6 +195,43 @@ t.test('outputs come from the factories; an unknown type is reported, not thrown
   t.ok(outputs[1]!.closed);
 });
 
+t.test(
+  'inputs learn whether the consumers want packets evenly spread (InputContext.smooth)',
+  async (t) => {
+    const { e, open, outputs } = engine({ inputs: [{ type: 'fake' }], outputs: [] });
+    await e.start();
+    const ctx = open[0]!;
+    t.equal(ctx.smooth?.(), false, 'no consumer: bursts are fine');
+    const offHttp = e.hub.subscribe({ acceptsBursts: true, packets: () => {} });
+    t.equal(ctx.smooth?.(), false, 'only sinks that take bursts (HTTP clients, the packager)');
+    const offPlain = e.hub.subscribe({ packets: () => {} });
+    t.equal(ctx.smooth?.(), true, 'a sink that passes packets on as they come (another stream)');
+    offPlain();
+    t.equal(ctx.smooth?.(), false, 'and back when it leaves');
+    e.settings = { ...e.settings, outputs: [{ type: 'count' }] };
+    await e.restartOutput(0);
+    t.equal(outputs.length, 1);
+    t.equal(ctx.smooth?.(), true, 'a push output (UDP, SRT …) wants them spread');
+    offHttp();
+    await e.stop();
+  },
+);
+
+t.test('a probed backup is never asked to keep its packets spread', async (t) => {
+  const { e, open, clock, feed } = engine({ outputs: [{ type: 'count' }] });
+  await e.start();
+  feed(0, 500);
+  t.equal(open[0]!.smooth?.(), true, 'the active input feeds the output');
+  clock.advance(1500); // the primary falls silent: the backup becomes active
+  t.equal(e.status().activeInput, 1);
+  t.equal(open[1]!.smooth?.(), true);
+  feed(1, 5500); // the backup runs; check-interval passes: the primary is probed
+  t.equal(e.status().activeInput, 1);
+  t.ok(open[0], 'the primary is open as a probe');
+  t.equal(open[0]!.smooth?.(), false, 'its packets go no further than its analysis');
+  await e.stop();
+});
+
 t.test('no input of a supported type: state error with the reason', async (t) => {
   const { e } = engine({ inputs: [{ type: 'srt' }] });
   await e.start();

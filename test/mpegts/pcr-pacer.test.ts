@@ -93,3 +93,63 @@ t.test('a closed pacer wakes at once and is not called back', async (t) => {
   await turns();
   t.same(out, [2], 'nothing after close');
 });
+
+t.test(
+  'consumers that take bursts: a 100 ms grid, a step early; back to 20 ms when asked',
+  async (t) => {
+    const clock = new ManualClock();
+    let timers = 0;
+    const counting = {
+      now: () => clock.now(),
+      monotonic: () => clock.monotonic(),
+      setTimeout: (fn: () => void, ms: number) => {
+        timers++;
+        return clock.setTimeout(fn, ms);
+      },
+      setInterval: (fn: () => void, ms: number) => clock.setInterval(fn, ms),
+    };
+    let smooth = false;
+    const out: number[] = [];
+    const pacer = new PcrPacer(
+      counting,
+      (b) => out.push(b.length / 188),
+      () => smooth,
+    );
+    // A PCR every 20 ms for 1 s, each followed by one plain packet.
+    const pcrs = Array.from({ length: 51 }, (_, i) => Buffer.concat([at(i * 20), plain()]));
+    const done = pacer.play(Buffer.concat(pcrs));
+    await turns();
+    t.same(out, [12], 'up to 100 ms ahead at once: PCRs 0–100 ms with their packets');
+    t.equal(timers, 1);
+    clock.advance(99);
+    await turns();
+    t.same(out, [12], 'nothing between grid points');
+    clock.advance(1); // 100 ms: PCRs 120–200
+    await turns();
+    t.same(out, [12, 10], 'a step of the grid at each wake-up');
+    clock.advance(100); // 200 ms: PCRs 220–300
+    await turns();
+    t.same(out, [12, 10, 10]);
+    t.equal(timers, 3, 'one wake-up per 100 ms');
+    // A consumer that wants packets evenly spread arrives (a UDP output): from the next wake-up
+    // on, the 20 ms grid with a 20 ms lead.
+    smooth = true;
+    clock.advance(100); // 300 ms: PCR 320
+    await turns();
+    t.same(out, [12, 10, 10, 2]);
+    clock.advance(20); // 320 ms: PCR 340
+    await turns();
+    t.same(out, [12, 10, 10, 2, 2], 'one PCR per 20 ms tick');
+    for (let i = 0; i < 35; i++) {
+      clock.advance(20);
+      await turns();
+    }
+    await done;
+    t.equal(
+      out.reduce((a, b) => a + b),
+      102,
+      'every packet, none twice',
+    );
+    pacer.close();
+  },
+);

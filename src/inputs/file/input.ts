@@ -31,7 +31,11 @@ export class FileInput implements InputTransport {
     private readonly cfg: Record<string, unknown>,
     private readonly ctx: InputContext,
   ) {
-    this.pacer = new PcrPacer(ctx.clock, (packets) => this.ctx.onData(packets));
+    this.pacer = new PcrPacer(
+      ctx.clock,
+      (packets) => this.ctx.onData(packets),
+      () => this.ctx.smooth?.() ?? true,
+    );
   }
 
   start(): void {

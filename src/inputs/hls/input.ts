@@ -115,7 +115,11 @@ export class HlsInput implements InputTransport {
       maxSockets: int(cfg, 'preload', 1) + 2,
     });
     this.backoff = new Backoff(ctx.clock);
-    this.pacer = new PcrPacer(ctx.clock, (b) => this.ctx.onData(b));
+    this.pacer = new PcrPacer(
+      ctx.clock,
+      (b) => this.ctx.onData(b),
+      () => this.ctx.smooth?.() ?? true,
+    );
   }
 
   start(): void {

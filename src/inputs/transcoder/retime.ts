@@ -180,6 +180,8 @@ export function subscribeRetimed(bus: StreamBus, sink: BusSink): () => void {
   if (!feed) {
     const f: Feed = { sinks: new Set(), retimer: new Retimer(), unsubscribe: () => {} };
     f.unsubscribe = bus.subscribe({
+      // The encoder reads through a pipe and times its output by the source's timestamps.
+      acceptsBursts: true,
       packets: (b) => {
         const copy = Buffer.from(b); // the bus's bytes are valid during the call only
         f.retimer.packets(copy);

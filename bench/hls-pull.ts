@@ -8,6 +8,9 @@
 // origin, the same audio and video delivered as TS — the work is equal (sluice passes the
 // segments' TS on and paces it, as its inputs do; ffmpeg demuxes and muxes it again and writes
 // it as it comes; neither is charged for the origin).
+// sluice runs twice per round: paced on the 100 ms grid, as a stream read by HTTP-TS clients,
+// the packager and the DVR is ("bursts"), and on the 20 ms grid, as one with a UDP output is
+// ("smooth"; src/mpegts/pcr-pacer.ts). The goal is read on each.
 // The origin is nginx serving one directory (our own child, temporary prefix, `master_process
 // off`, sendfile on), fed by N `ffmpeg -re -stream_loop -1 -i src.ts -c copy -f hls` writers
 // (2 s segments, 6 in the playlist, old ones deleted) of one 2 Mbit/s H.264 + AAC file;
@@ -38,7 +41,7 @@ const cleanUp = () => procs.cleanUp();
 
 /** Child: N hls inputs pulling http://127.0.0.1:port/s<i>/index.m3u8; prints `ready` once
  *  every input delivered TS, then on `report` a JSON line of TS bytes and segments. */
-async function child(port: number, n: number): Promise<void> {
+async function child(port: number, n: number, smooth: boolean): Promise<void> {
   const { HlsInput } = await import('../src/inputs/hls/input.ts');
   const { silentLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/util/clock.ts');
@@ -56,6 +59,7 @@ async function child(port: number, n: number): Promise<void> {
           bytes[i]! += b.length;
         },
         bus: () => undefined,
+        smooth: () => smooth,
       },
     );
     inp.start();
@@ -92,11 +96,17 @@ async function child(port: number, n: number): Promise<void> {
   });
 }
 
-async function sluiceSide(port: number, n: number, seconds: number): Promise<number> {
+async function sluiceSide(
+  port: number,
+  n: number,
+  seconds: number,
+  grid: 'bursts' | 'smooth',
+): Promise<number> {
+  console.log(`  sluice, ${grid === 'bursts' ? '100' : '20'} ms grid (${grid}):`);
   const cp = track(
     spawn(
       process.execPath,
-      [...PROF, '--import', 'tsx', import.meta.filename, 'child', String(port), String(n)],
+      [...PROF, '--import', 'tsx', import.meta.filename, 'child', String(port), String(n), grid],
       {
         stdio: ['pipe', 'pipe', 'inherit'],
       },
@@ -246,19 +256,22 @@ http {
   console.log(
     `HLS pull → TS, N = ${n}, ${seconds} s per side, 2 Mbit/s H.264 + 128k AAC each, ${SEGMENT_S} s segments`,
   );
-  const rows: [string, number, number][] = [];
+  const rows: [string, number, number, number][] = [];
   for (let round = 1; round <= 2; round++) {
-    const s = await sluiceSide(port, n, seconds);
+    const b = await sluiceSide(port, n, seconds, 'bursts');
     const f = await ffmpegSide(port, n, seconds);
-    rows.push([`round ${round}`, s, f]);
+    const s = await sluiceSide(port, n, seconds, 'smooth');
+    rows.push([`round ${round}`, b, s, f]);
   }
-  console.log('| run | N | sluice CPU % per stream | ffmpeg CPU % per stream | ratio |');
-  console.log('|---|---|---|---|---|');
-  for (const [name, s, f] of rows) {
-    const ps = (100 * s) / seconds / n;
-    const pf = (100 * f) / seconds / n;
+  console.log(
+    '| run | N | sluice CPU % per stream, 100 ms grid | 20 ms grid | ffmpeg CPU % per stream | ratio 100 ms | ratio 20 ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  const pct = (cpu: number) => (100 * cpu) / seconds / n;
+  for (const [name, b, s, f] of rows) {
+    const pf = pct(f);
     console.log(
-      `| ${name} | ${n} | ${ps.toFixed(2)} | ${pf.toFixed(2)} | ${(ps / pf).toFixed(2)} |`,
+      `| ${name} | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pf.toFixed(3)} | ${(pct(b) / pf).toFixed(2)} | ${(pct(s) / pf).toFixed(2)} |`,
     );
   }
   cleanUp();
@@ -266,7 +279,7 @@ http {
 }
 
 if (process.argv[2] === 'child') {
-  await child(Number(process.argv[3]), Number(process.argv[4]));
+  await child(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] === 'smooth');
 } else {
   await main();
 }

@@ -120,15 +120,15 @@ export class PcrPacer {
 
   /** Deliver `packets` (aligned) paced by their PCR; resolves when all are handed over. */
   async play(packets: Buffer): Promise<void> {
+    // The PCRs are found in one pass now, while a segment just downloaded or a block just read
+    // is in the cache: read packet by packet as each wait ends, every packet was a cache miss
+    // (a tenth of an hls input's CPU at 32 pulls).
+    const { offsets, values } = this.findPcrs(packets);
     let from = 0;
-    let lastPcrAt = -1;
     let grid = this.smooth() ? TICK_MS : COARSE_TICK_MS;
-    for (let o = 0; o + TS_PACKET_SIZE <= packets.length && !this.closed; o += TS_PACKET_SIZE) {
-      const p = pid(packets, o);
-      const pcr = this.pcrPid < 0 || p === this.pcrPid ? readPcr(packets, o) : -1;
-      if (pcr < 0) continue;
-      this.pcrPid = p;
-      lastPcrAt = o;
+    for (let i = 0; i < offsets.length && !this.closed; i++) {
+      const o = offsets[i]!;
+      const pcr = values[i]!;
       const now = this.clock.monotonic();
       const step = (pcr - this.lastPcr) / PCR_PER_MS;
       this.lastPcr = pcr;
@@ -146,8 +146,25 @@ export class PcrPacer {
       }
     }
     if (!this.closed && from < packets.length) this.out(packets.subarray(from));
-    this.bytesSincePcr =
-      lastPcrAt < 0 ? this.bytesSincePcr + packets.length : packets.length - lastPcrAt;
+    const last = offsets.length ? offsets[offsets.length - 1]! : -1;
+    this.bytesSincePcr = last < 0 ? this.bytesSincePcr + packets.length : packets.length - last;
+  }
+
+  /** Offsets and values of the PCRs of `packets` on the PCR PID (the first PID seen carrying
+   *  one, since the last reset). */
+  private findPcrs(packets: Buffer): { offsets: number[]; values: number[] } {
+    const offsets: number[] = [];
+    const values: number[] = [];
+    for (let o = 0; o + TS_PACKET_SIZE <= packets.length; o += TS_PACKET_SIZE) {
+      const p = pid(packets, o);
+      if (this.pcrPid >= 0 && p !== this.pcrPid) continue;
+      const pcr = readPcr(packets, o);
+      if (pcr < 0) continue;
+      this.pcrPid = p;
+      offsets.push(o);
+      values.push(pcr);
+    }
+    return { offsets, values };
   }
 
   /** Until the first point of `grid` at or after monotonic time `at`. */

@@ -80,6 +80,23 @@ export class ResponseReader {
     return this.stage !== 'head' || this.headLen > 0;
   }
 
+  /** Bytes of a Content-Length body still to come (0 in any other stage): the caller may read
+   *  them straight into their place and report them with bodyRead. */
+  get bodyLeft(): number {
+    return this.stage === 'length' ? this.left : 0;
+  }
+
+  /** `n` (≤ bodyLeft) bytes of the Content-Length body were read into place by the caller: no
+   *  `body` event for them; `end` when they were the last. */
+  bodyRead(n: number): void {
+    if (n > this.bodyLeft) throw new Http1Error('more body bytes than announced');
+    this.left -= n;
+    if (this.left === 0) {
+      this.stage = 'done';
+      this.ev.end();
+    }
+  }
+
   /** The next request is a GET (a HEAD would have no body). */
   reset(): void {
     this.stage = 'head';

@@ -173,6 +173,36 @@ t.test('plain http: one kept-alive connection, bodies in reused memory', async (
   t.equal(sockets.size, 1, 'three requests on one connection');
 });
 
+t.test('plain http: a large body read in place, in pieces, then the next answer', async (t) => {
+  // 3 MB in 100 pieces, a pause after each tenth: many socket reads, most of them larger than
+  // the shared 64 KiB buffer once the body has begun.
+  const SIZE = 3_000_000;
+  const pattern = (i: number) => (i * 7 + (i >> 9)) & 0xff;
+  const whole = Buffer.alloc(SIZE);
+  for (let i = 0; i < SIZE; i++) whole[i] = pattern(i);
+  const base = await server(t, async (req, res) => {
+    if (req.url === '/small') return void res.end('after');
+    res.setHeader('content-length', SIZE);
+    const piece = SIZE / 100;
+    for (let i = 0; i < 100; i++) {
+      res.write(whole.subarray(i * piece, (i + 1) * piece));
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 5));
+    }
+    res.end();
+  });
+  const c = client();
+  t.teardown(() => c.close());
+  const bodies = new BodyBuffers();
+  for (let round = 0; round < 2; round++) {
+    const a = await c.get(`${base}/big`, { maxBytes: 1 << 23, bodies });
+    t.equal(a.body.length, SIZE, `round ${round}: the whole body`);
+    t.ok(a.body.equals(whole), `round ${round}: every byte in its place`);
+    bodies.give(a.body);
+    const s = await c.get(`${base}/small`, { maxBytes: 100 });
+    t.equal(s.body.toString(), 'after', `round ${round}: the next answer on the connection`);
+  }
+});
+
 t.test('plain http: an idle connection the origin closed is replaced', async (t) => {
   const base = await server(t, (req, res) => {
     res.end('ok');

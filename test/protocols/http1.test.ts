@@ -99,3 +99,27 @@ t.test('refused: not HTTP, a head over 64 KiB, bad sizes, unknown codings', asyn
     'GET /a?b HTTP/1.1\r\nHost: h:81\r\nUser-Agent: sluice\r\n\r\n',
   );
 });
+
+t.test('a Content-Length body read into place by the caller (bodyLeft, bodyRead)', async (t) => {
+  const seen: string[] = [];
+  const r = new ResponseReader({
+    head: (h) => seen.push(`head ${h.status}`),
+    body: (b) => seen.push(`body ${b.toString('latin1')}`),
+    end: () => seen.push('end'),
+  });
+  t.equal(r.bodyLeft, 0, 'nothing before the head');
+  r.feed(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab', 'latin1'));
+  t.equal(r.bodyLeft, 8, 'what the head announced less what came with it');
+  r.bodyRead(5);
+  t.equal(r.bodyLeft, 3);
+  t.same(seen, ['head 200', 'body ab'], 'no body event for bytes read into place, no end yet');
+  t.throws(() => r.bodyRead(4), Http1Error, 'more than is left is refused');
+  r.bodyRead(3);
+  t.same(seen, ['head 200', 'body ab', 'end']);
+  t.ok(r.reusable, 'the connection can carry the next request');
+  t.equal(r.bodyLeft, 0);
+
+  r.reset();
+  r.feed(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab', 'latin1'));
+  t.equal(r.bodyLeft, 0, 'a chunked body is never read into place');
+});

@@ -1,6 +1,8 @@
 // Plain http:// GETs of the hls input over kept-alive TCP connections of its own (the HTTP/1.1
-// framing is src/protocols/http1.ts): every connection reads into one shared buffer, and a body
-// is copied once from it into memory the caller may hand back for the next body (BodyBuffers).
+// framing is src/protocols/http1.ts): heads and bodies of unannounced length are read into one
+// shared buffer, and a body is copied from it into memory the caller may hand back for the next
+// body (BodyBuffers); once a Content-Length body has begun, the socket reads straight into the
+// rest of its memory (as many bytes a read as the kernel holds, up to what is left, no copy).
 // Node's http client allocates a new ArrayBuffer for every socket read and a body is
 // concatenated once more; at 32 pulls of 2 Mbit/s that external memory made V8 run a major
 // collection about every second (bench/RESULTS.md, hls-pull).
@@ -120,7 +122,7 @@ class Connection {
     this.socket = net.connect({
       host,
       port,
-      onread: { buffer: READ_BUFFER, callback: (n) => this.onRead(n) },
+      onread: { buffer: () => this.readBuffer(), callback: (n, b) => this.onRead(n, b) },
     });
     this.socket.setNoDelay(true);
     this.socket.on('error', (err: NodeJS.ErrnoException) => {
@@ -167,10 +169,32 @@ class Connection {
     this.fail(err);
   }
 
-  private onRead(n: number): boolean {
+  /** Where the socket's next read goes (asked after every read): the rest of the body's memory
+   *  while a Content-Length body is under way, exactly what is left of it (a read never takes
+   *  bytes past the answer); else the shared buffer. A failed exchange hands its body back but
+   *  destroys the socket first, so no read lands in memory that is no longer ours. */
+  private readBuffer(): Buffer {
+    const ex = this.ex;
+    const left = this.reader.bodyLeft;
+    if (ex?.body && left > 0 && ex.got + left <= ex.body.length) {
+      return ex.body.subarray(ex.got, ex.got + left);
+    }
+    return READ_BUFFER;
+  }
+
+  private onRead(n: number, into: Uint8Array): boolean {
     if (!this.ex) {
       // Bytes nobody asked for: the connection is out of step.
       this.fail(new Http1Failure('origin sent bytes between answers', 'PROTOCOL'));
+      return true;
+    }
+    if (into !== READ_BUFFER) {
+      this.ex.got += n; // read in place (readBuffer)
+      try {
+        this.reader.bodyRead(n);
+      } catch (err) {
+        this.fail(new Http1Failure(`origin: ${(err as Error).message}`, 'PROTOCOL'));
+      }
       return true;
     }
     try {

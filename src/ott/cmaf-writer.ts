@@ -3,6 +3,7 @@
 // the segmenter's sequence and addressed as `<seq>.m4s` beside a shared `init.mp4`.
 import { fragmentSize, type Sample, writeFragment } from './cmaf/fragment.ts';
 import { initSegment } from './cmaf/init.ts';
+import { type Lease, segmentPool } from './pool.ts';
 import type { Boundary, SegmenterSink } from './segmenter.ts';
 import type { PartDescriptor, SegmentStore } from './store.ts';
 import { PTS_HZ } from './timeline.ts';
@@ -23,8 +24,9 @@ export interface SpliceEnd {
 interface OpenSeg {
   b: Boundary;
   start: number;
-  /** The segment's bytes: parts are written here back to back and served as views of it,
-   *  so the whole segment needs no concatenation. */
+  /** The segment's bytes, a block of the segment pool: parts are written here back to back
+   *  and served as views of it, so the whole segment needs no concatenation. */
+  lease: Lease;
   buf: Buffer;
   used: number;
   parts: number;
@@ -222,10 +224,12 @@ export class CmafTrackWriter implements SegmenterSink {
   private startSegment(b: Boundary, au: AccessUnit): void {
     if (this.track.type === 'video') this.ctoShift ??= Math.max(0, au.pts - au.dts);
     const start = this.decodeTime(au);
+    const lease = segmentPool.acquire(this.capacity);
     this.seg = {
       b,
       start,
-      buf: Buffer.allocUnsafe(this.capacity),
+      lease,
+      buf: lease.buf,
       used: 0,
       parts: 0,
       descs: [],
@@ -291,10 +295,13 @@ export class CmafTrackWriter implements SegmenterSink {
     }
     const size = fragmentSize(samples);
     if (seg.used + size > seg.buf.length) {
-      // Parts already stored stay views of the old buffer; the segment moves to a larger one.
-      const grown = Buffer.allocUnsafe(Math.max(seg.buf.length * 2, seg.used + size));
-      seg.buf.copy(grown, 0, 0, seg.used);
-      seg.buf = grown;
+      // Parts already stored stay views of the old block (the store holds it for them); the
+      // segment moves to a larger one.
+      const grown = segmentPool.acquire(Math.max(seg.buf.length * 2, seg.used + size));
+      seg.buf.copy(grown.buf, 0, 0, seg.used);
+      seg.lease.release();
+      seg.lease = grown;
+      seg.buf = grown.buf;
     }
     writeFragment(seg.buf, seg.used, this.fragmentSeq++, samples, base);
     const data = seg.buf.subarray(seg.used, seg.used + size);
@@ -308,14 +315,17 @@ export class CmafTrackWriter implements SegmenterSink {
       size: data.length,
     };
     seg.ticks += ticks;
-    this.store.addPart(desc, data);
+    this.store.addPart(desc, data, seg.lease);
   }
 
   private finishSegment(nextDts: number, stretchTo?: number): void {
     this.flushPart(nextDts, stretchTo);
     const seg = this.seg!;
     this.seg = undefined;
-    if (seg.parts === 0) return;
+    if (seg.parts === 0) {
+      seg.lease.release();
+      return;
+    }
     const data = seg.buf.subarray(0, seg.used);
     this.capacity = Math.max(MIN_SEGMENT_CAPACITY, Math.ceil(seg.used * CAPACITY_HEADROOM));
     this.store.commit(
@@ -333,7 +343,10 @@ export class CmafTrackWriter implements SegmenterSink {
         map: seg.map,
       },
       data,
+      seg.lease,
     );
+    // The store (and whoever it lends the bytes to) holds the block from here.
+    seg.lease.release();
   }
 }
 

@@ -14,6 +14,8 @@ const PART_SLACK_S = 0.001;
 /** Smallest segment buffer; later ones are sized from the last segment plus head room. */
 const MIN_SEGMENT_CAPACITY = 64 * 1024;
 const CAPACITY_HEADROOM = 1.25;
+/** Smallest arena for samples waiting for their part; a new one holds two of the last part. */
+const MIN_ARENA_BYTES = 64 * 1024;
 
 /** Shared by the writers of one stream: where the master track's written media ended at the
  *  last splice (90 kHz, presentation line), set by the master before the others close. */
@@ -59,6 +61,16 @@ export class CmafTrackWriter implements SegmenterSink {
    */
   private ctoShift?: number;
   private ahead: number[] = [];
+  /**
+   * Samples waiting for their part are copied here as they come (access units lend theirs
+   * only for the call: the demuxer gathers every PES in one reused buffer). Two arenas take
+   * turns: the one filled before is reused once no pending sample is in it.
+   */
+  private arena: Buffer = Buffer.alloc(0);
+  private arenaUsed = 0;
+  private spare?: Buffer;
+  /** Sample bytes of the last part written. */
+  private partBytes = 0;
   readonly timescale: number;
 
   constructor(
@@ -115,7 +127,28 @@ export class CmafTrackWriter implements SegmenterSink {
       return first && (au.dts + step - first.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S;
     };
     while (over()) this.flushClosed(au.dts);
-    this.pending.push(au);
+    this.pending.push({ ...au, sample: this.keep(au.sample) });
+  }
+
+  /** A copy of `sample` in the arena, valid until its part is written. */
+  private keep(sample: Buffer): Buffer {
+    const n = sample.length;
+    if (this.arenaUsed + n > this.arena.length) {
+      const spare = this.spare;
+      const free =
+        spare !== undefined &&
+        spare.length >= n &&
+        !this.pending.some((au) => au.sample.buffer === spare.buffer);
+      this.spare = this.arena;
+      this.arena = free
+        ? spare
+        : Buffer.allocUnsafeSlow(Math.max(MIN_ARENA_BYTES, 2 * (this.partBytes + n)));
+      this.arenaUsed = 0;
+    }
+    const at = this.arenaUsed;
+    this.arena.set(sample, at);
+    this.arenaUsed = at + n;
+    return this.arena.subarray(at, at + n);
   }
 
   splice(_packetIndex: number, segmenterEnd?: number): void {
@@ -277,7 +310,12 @@ export class CmafTrackWriter implements SegmenterSink {
       };
     });
     let ticks = 0;
-    for (const s of samples) ticks += s.duration;
+    let bytes = 0;
+    for (const s of samples) {
+      ticks += s.duration;
+      bytes += s.data.length;
+    }
+    this.partBytes = bytes;
     if (stretchTo !== undefined) {
       // Fit the last sample so the part ends exactly there: lengthened over missing media, or
       // shortened when the frame straddles the end (at most one audio frame).

@@ -277,8 +277,8 @@ export class TsDemux {
    */
   headOnly: (pid: number) => PictureStart | undefined = () => undefined;
   /**
-   * PIDs whose PES data nobody keeps after the `pes` callback returns (no CMAF sample is made
-   * of it): their PES are gathered in one reusable buffer per PID instead of a new one each.
+   * PIDs whose PES data nobody keeps after the `pes` callback returns (whoever keeps some
+   * copies it): their PES are gathered in one reusable buffer per PID instead of a new one each.
    * Asked again when the PES is emitted; if the answer changed to false meanwhile, the data is
    * copied out first, so a consumer that keeps samples never gets the reused buffer.
    */

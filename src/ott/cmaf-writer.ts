@@ -121,13 +121,14 @@ export class CmafTrackWriter implements SegmenterSink {
     }
     if (!this.seg) return;
     // A part must not exceed the part target (LL-HLS), so flush before the sample that would.
-    const step = this.frameTicks(au);
-    const over = () => {
-      const first = this.pending[0];
-      return first && (au.dts + step - first.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S;
-    };
-    while (over()) this.flushClosed(au.dts);
+    const end = au.dts + this.frameTicks(au);
+    while (this.pending.length > 0 && this.overPart(end)) this.flushClosed(au.dts);
     this.pending.push({ ...au, sample: this.keep(au.sample) });
+  }
+
+  /** Whether the pending part would last longer than the part target if it ended at `end`. */
+  private overPart(end: number): boolean {
+    return (end - this.pending[0]!.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S;
   }
 
   /** A copy of `sample` in the arena, valid until its part is written. */

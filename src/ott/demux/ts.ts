@@ -509,16 +509,30 @@ export class TsDemux {
 
   /**
    * Append `n` payload bytes at `from` in `b` to the PES. A call into Buffer#copy per packet
-   * costs a view of the source and a native call; payloads that start and end on words on both
-   * sides (all but a PES's first and last packet) are copied as 32-bit words in a loop instead.
+   * costs a view of the source and a native call (~80 ns a packet); payloads that start and
+   * end on words on both sides (all but a PES's first and last packet) are copied as 32-bit
+   * words instead, eight a turn: one a turn spends more on the loop than on the copy (~65 ns
+   * a 184-byte payload against ~25).
    */
   private copyPayload(a: PesAssembly, b: Buffer, from: number, n: number): void {
     const at = a.start + a.size;
-    const src = this.words;
-    const dst = a.words;
-    if (src && dst && ((from | at | n) & (WORD_BYTES - 1)) === 0) {
+    const s = this.words;
+    const d = a.words;
+    if (s && d && ((from | at | n) & (WORD_BYTES - 1)) === 0) {
+      let i = from >>> 2;
       let j = at >>> 2;
-      for (let i = from >>> 2, e = (from + n) >>> 2; i < e; i++) dst[j++] = src[i]!;
+      const e = (from + n) >>> 2;
+      for (; i + 8 <= e; i += 8, j += 8) {
+        d[j] = s[i]!;
+        d[j + 1] = s[i + 1]!;
+        d[j + 2] = s[i + 2]!;
+        d[j + 3] = s[i + 3]!;
+        d[j + 4] = s[i + 4]!;
+        d[j + 5] = s[i + 5]!;
+        d[j + 6] = s[i + 6]!;
+        d[j + 7] = s[i + 7]!;
+      }
+      for (; i < e; i++, j++) d[j] = s[i]!;
     } else b.copy(a.buf, at, from, from + n);
   }
 

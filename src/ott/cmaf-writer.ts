@@ -3,6 +3,7 @@
 // the segmenter's sequence and addressed as `<seq>.m4s` beside a shared `init.mp4`.
 import { fragmentSize, type Sample, writeFragment } from './cmaf/fragment.ts';
 import { initSegment } from './cmaf/init.ts';
+import { type Lease, segmentPool } from './pool.ts';
 import type { Boundary, SegmenterSink } from './segmenter.ts';
 import type { PartDescriptor, SegmentStore } from './store.ts';
 import { PTS_HZ } from './timeline.ts';
@@ -13,6 +14,8 @@ const PART_SLACK_S = 0.001;
 /** Smallest segment buffer; later ones are sized from the last segment plus head room. */
 const MIN_SEGMENT_CAPACITY = 64 * 1024;
 const CAPACITY_HEADROOM = 1.25;
+/** Smallest arena for samples waiting for their part; a new one holds two of the last part. */
+const MIN_ARENA_BYTES = 64 * 1024;
 
 /** Shared by the writers of one stream: where the master track's written media ended at the
  *  last splice (90 kHz, presentation line), set by the master before the others close. */
@@ -23,8 +26,9 @@ export interface SpliceEnd {
 interface OpenSeg {
   b: Boundary;
   start: number;
-  /** The segment's bytes: parts are written here back to back and served as views of it,
-   *  so the whole segment needs no concatenation. */
+  /** The segment's bytes, a block of the segment pool: parts are written here back to back
+   *  and served as views of it, so the whole segment needs no concatenation. */
+  lease: Lease;
   buf: Buffer;
   used: number;
   parts: number;
@@ -57,6 +61,16 @@ export class CmafTrackWriter implements SegmenterSink {
    */
   private ctoShift?: number;
   private ahead: number[] = [];
+  /**
+   * Samples waiting for their part are copied here as they come (access units lend theirs
+   * only for the call: the demuxer gathers every PES in one reused buffer). Two arenas take
+   * turns: the one filled before is reused once no pending sample is in it.
+   */
+  private arena: Buffer = Buffer.alloc(0);
+  private arenaUsed = 0;
+  private spare?: Buffer;
+  /** Sample bytes of the last part written. */
+  private partBytes = 0;
   readonly timescale: number;
 
   constructor(
@@ -107,13 +121,35 @@ export class CmafTrackWriter implements SegmenterSink {
     }
     if (!this.seg) return;
     // A part must not exceed the part target (LL-HLS), so flush before the sample that would.
-    const step = this.frameTicks(au);
-    const over = () => {
-      const first = this.pending[0];
-      return first && (au.dts + step - first.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S;
-    };
-    while (over()) this.flushClosed(au.dts);
-    this.pending.push(au);
+    const end = au.dts + this.frameTicks(au);
+    while (this.pending.length > 0 && this.overPart(end)) this.flushClosed(au.dts);
+    this.pending.push({ ...au, sample: this.keep(au.sample) });
+  }
+
+  /** Whether the pending part would last longer than the part target if it ended at `end`. */
+  private overPart(end: number): boolean {
+    return (end - this.pending[0]!.dts) / PTS_HZ > this.opts.partTarget + PART_SLACK_S;
+  }
+
+  /** A copy of `sample` in the arena, valid until its part is written. */
+  private keep(sample: Buffer): Buffer {
+    const n = sample.length;
+    if (this.arenaUsed + n > this.arena.length) {
+      const spare = this.spare;
+      const free =
+        spare !== undefined &&
+        spare.length >= n &&
+        !this.pending.some((au) => au.sample.buffer === spare.buffer);
+      this.spare = this.arena;
+      this.arena = free
+        ? spare
+        : Buffer.allocUnsafeSlow(Math.max(MIN_ARENA_BYTES, 2 * (this.partBytes + n)));
+      this.arenaUsed = 0;
+    }
+    const at = this.arenaUsed;
+    this.arena.set(sample, at);
+    this.arenaUsed = at + n;
+    return this.arena.subarray(at, at + n);
   }
 
   splice(_packetIndex: number, segmenterEnd?: number): void {
@@ -222,10 +258,12 @@ export class CmafTrackWriter implements SegmenterSink {
   private startSegment(b: Boundary, au: AccessUnit): void {
     if (this.track.type === 'video') this.ctoShift ??= Math.max(0, au.pts - au.dts);
     const start = this.decodeTime(au);
+    const lease = segmentPool.acquire(this.capacity);
     this.seg = {
       b,
       start,
-      buf: Buffer.allocUnsafe(this.capacity),
+      lease,
+      buf: lease.buf,
       used: 0,
       parts: 0,
       descs: [],
@@ -273,7 +311,12 @@ export class CmafTrackWriter implements SegmenterSink {
       };
     });
     let ticks = 0;
-    for (const s of samples) ticks += s.duration;
+    let bytes = 0;
+    for (const s of samples) {
+      ticks += s.duration;
+      bytes += s.data.length;
+    }
+    this.partBytes = bytes;
     if (stretchTo !== undefined) {
       // Fit the last sample so the part ends exactly there: lengthened over missing media, or
       // shortened when the frame straddles the end (at most one audio frame).
@@ -291,10 +334,13 @@ export class CmafTrackWriter implements SegmenterSink {
     }
     const size = fragmentSize(samples);
     if (seg.used + size > seg.buf.length) {
-      // Parts already stored stay views of the old buffer; the segment moves to a larger one.
-      const grown = Buffer.allocUnsafe(Math.max(seg.buf.length * 2, seg.used + size));
-      seg.buf.copy(grown, 0, 0, seg.used);
-      seg.buf = grown;
+      // Parts already stored stay views of the old block (the store holds it for them); the
+      // segment moves to a larger one.
+      const grown = segmentPool.acquire(Math.max(seg.buf.length * 2, seg.used + size));
+      seg.buf.copy(grown.buf, 0, 0, seg.used);
+      seg.lease.release();
+      seg.lease = grown;
+      seg.buf = grown.buf;
     }
     writeFragment(seg.buf, seg.used, this.fragmentSeq++, samples, base);
     const data = seg.buf.subarray(seg.used, seg.used + size);
@@ -308,14 +354,17 @@ export class CmafTrackWriter implements SegmenterSink {
       size: data.length,
     };
     seg.ticks += ticks;
-    this.store.addPart(desc, data);
+    this.store.addPart(desc, data, seg.lease);
   }
 
   private finishSegment(nextDts: number, stretchTo?: number): void {
     this.flushPart(nextDts, stretchTo);
     const seg = this.seg!;
     this.seg = undefined;
-    if (seg.parts === 0) return;
+    if (seg.parts === 0) {
+      seg.lease.release();
+      return;
+    }
     const data = seg.buf.subarray(0, seg.used);
     this.capacity = Math.max(MIN_SEGMENT_CAPACITY, Math.ceil(seg.used * CAPACITY_HEADROOM));
     this.store.commit(
@@ -333,7 +382,10 @@ export class CmafTrackWriter implements SegmenterSink {
         map: seg.map,
       },
       data,
+      seg.lease,
     );
+    // The store (and whoever it lends the bytes to) holds the block from here.
+    seg.lease.release();
   }
 }
 

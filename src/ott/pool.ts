@@ -128,5 +128,5 @@ export function classSize(min: number): number {
   return Math.ceil(size / GRANULE) * GRANULE;
 }
 
-/** The process-wide pool of segment blocks (HLS over TS). */
+/** The process-wide pool of segment blocks (HLS over TS and CMAF). */
 export const segmentPool = new BlockPool();

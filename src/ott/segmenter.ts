@@ -27,6 +27,7 @@ export interface SegmenterSink {
    *  the first, before the demuxer looks at them. */
   packets?(buf: Buffer, firstIndex: number): void;
   boundary(b: Boundary): void;
+  /** An access unit; its `sample` is valid during the call only (a sink keeping it copies). */
   accessUnit?(track: Track, au: AccessUnit): void;
   /** Subtitle PES payload (teletext) with its unwrapped PTS. */
   subtitle?(track: Track, data: Buffer, pts: number): void;
@@ -76,11 +77,10 @@ export class Segmenter {
       const track = this.tracks.get(pid);
       return track?.type === 'video' ? pictureStart(track.es.kind) : undefined;
     };
-    // Without samples (no CMAF writer) nothing keeps a media PES past its callback: the
-    // demuxer may gather them in one reused buffer per PID. Subtitle PES go to the WebVTT
-    // writer and are never transient.
+    // Nothing keeps a media PES past its callback (access units lend their samples for the
+    // call only; the CMAF writer copies them): the demuxer gathers them in one reused buffer
+    // per PID. Subtitle PES go to the WebVTT writer and are never transient.
     this.demux.transient = (pid) => {
-      if (this.opts.samples !== false) return false;
       const type = this.tracks.get(pid)?.type;
       return type === 'video' || type === 'audio';
     };

@@ -131,9 +131,12 @@ export class SegmentStore {
     this.notify();
   }
 
-  addPart(part: PartDescriptor, data: Buffer): void {
+  /** Add a part to the open segment; with `lease` (pooled memory) the store holds a reference
+   *  until the part's segment leaves it. */
+  addPart(part: PartDescriptor, data: Buffer, lease?: PooledLease): void {
     if (!this.open) return;
     this.blobs.set(part.uri, data);
+    if (lease) this.pooled.set(part.uri, { lease, release: lease.retain() });
     this.open.parts.push(part);
     this.notify();
   }
@@ -184,7 +187,10 @@ export class SegmentStore {
       const old = this.segments.shift()!;
       this.drop(old.uri);
       this.blobs.delete(old.uri);
-      for (const p of old.parts) this.blobs.delete(p.uri);
+      for (const p of old.parts) {
+        this.drop(p.uri);
+        this.blobs.delete(p.uri);
+      }
     }
     // Inits no segment uses any more (older than the oldest held) are dropped.
     const maps = new Set(this.segments.map((x) => x.map ?? 'init.mp4'));

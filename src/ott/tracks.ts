@@ -64,7 +64,8 @@ export interface AccessUnit {
   pts: number;
   dts: number;
   key: boolean;
-  /** CMAF sample payload (length-prefixed NAL units for video, raw frame for audio). */
+  /** CMAF sample payload (length-prefixed NAL units for video, raw frame for audio), lent for
+   *  the sink's call: it may lie in a buffer the demuxer reuses for the next PES. */
   sample: Buffer;
   /** Audio: PCM samples in the frame. */
   samples?: number;

@@ -1,7 +1,8 @@
 // The packager's TS demultiplexer on crafted streams: head-only PES end shortly after the
 // coded picture's start code (found across packet edges, never in the PES header), transient
 // PES reuse one buffer per PID but are copied out when a keeper appears mid-PES, PSI sections
-// spanning pushes survive the caller reusing its buffer, and a PMT change stops a dropped PID.
+// spanning pushes survive the caller reusing its buffer, a PMT change stops a dropped PID, and
+// PES come out whole whatever their packets' payload sizes and the batch's alignment in memory.
 import t from 'tap';
 import {
   findPicture,
@@ -230,3 +231,66 @@ t.test('the latest PAT and PMT packets are kept, each in one buffer', async (t) 
   t.equal(d.patPacket![3]! & 0x0f, 7, 'holding the latest repetition');
   t.same(d.pmtPacket, again[1]);
 });
+
+t.test(
+  'PES come out byte for byte whatever the payload sizes and the batch alignment',
+  async (t) => {
+    // Payload sizes as muxers make them: a first packet shortened by an adaptation field, whole
+    // 184-byte payloads, 176 beside a PCR, odd sizes (stuffing) that move later payloads off
+    // word boundaries, and a short last packet.
+    const sizes = [170, 184, 184, 176, 184, 181, 184, 184, 182, 184, 184, 184, 175, 184, 184];
+    const pesOf = (pts: number, declared: boolean): { pes: Buffer; es: Buffer } => {
+      const total = sizes.reduce((x, y) => x + y, 0) - 100;
+      const es = Buffer.alloc(total - 14);
+      for (let i = 0; i < es.length; i++) es[i] = (i * 31 + pts) & 0xff;
+      return { pes: Buffer.concat([pesHeader(pts, declared ? es.length : 0), es]), es };
+    };
+    const cut = (pid: number, pes: Buffer, cc: { n: number }): Buffer[] => {
+      const out: Buffer[] = [];
+      for (let o = 0, i = 0; o < pes.length; i++) {
+        const payload = pes.subarray(o, o + sizes[i % sizes.length]!);
+        out.push(
+          packet({
+            pid,
+            cc: cc.n++ & 15,
+            pusi: o === 0,
+            payload,
+            adaptation: payload.length < 184,
+          }),
+        );
+        o += payload.length;
+      }
+      return out;
+    };
+    const hex = (l: { es: Buffer }[]) => l.map((x) => x.es.toString('hex'));
+    const cc = { n: 0 };
+    const video = [pesOf(9000, false), pesOf(12600, false), pesOf(16200, false)];
+    const audio = [pesOf(9100, true), pesOf(11000, true)];
+    const packets = Buffer.concat([
+      ...header([
+        { type: H264, pid: VIDEO_PID },
+        { type: AAC, pid: AUDIO_PID },
+      ]),
+      ...cut(VIDEO_PID, video[0]!.pes, cc),
+      ...cut(AUDIO_PID, audio[0]!.pes, { n: 0 }),
+      ...cut(VIDEO_PID, video[1]!.pes, cc),
+      ...cut(AUDIO_PID, audio[1]!.pes, { n: 1 }),
+      ...cut(VIDEO_PID, video[2]!.pes, cc),
+    ]);
+    for (const offset of [0, 1, 2, 3])
+      for (const batch of [1, 3, 1000]) {
+        const memory = Buffer.alloc(packets.length + offset);
+        const input = memory.subarray(offset);
+        packets.copy(input);
+        const { d, got } = demuxer();
+        for (let o = 0; o < input.length; o += batch * 188)
+          d.push(input.subarray(o, Math.min(input.length, o + batch * 188)));
+        d.flush();
+        const at = `offset ${offset}, ${batch} packets a push`;
+        const data = (pid: number) =>
+          got.filter((p) => p.pid === pid).map((p) => p.data.toString('hex'));
+        t.same(data(VIDEO_PID), hex(video), `${at}: video`);
+        t.same(data(AUDIO_PID), hex(audio), `${at}: audio`);
+      }
+  },
+);

@@ -1,8 +1,12 @@
-// The segment block pool and the store's holds on pooled segments: a block is reused only
-// after the writer, the store and every reader let go, and never twice.
+// The segment block pool and the store's holds on pooled segments and CMAF parts: a block is
+// reused only after the writer, the store and every reader let go, and never twice.
 import t from 'tap';
-import { BlockPool, classSize } from '../../src/ott/pool.ts';
+import { readSettings } from '../../src/ott/options.ts';
+import { Packager } from '../../src/ott/packager.ts';
+import { BlockPool, classSize, segmentPool } from '../../src/ott/pool.ts';
 import { type SegmentDescriptor, SegmentStore } from '../../src/ott/store.ts';
+import { ManualClock } from '../../src/util/clock.ts';
+import { makeTestStream, TS_CHUNK, tempDir } from '../helpers/ott.ts';
 
 function desc(seq: number): SegmentDescriptor {
   return {
@@ -108,4 +112,43 @@ t.test('the store holds a pooled segment until it leaves the window', async (t) 
   leasesFilled[1]!.release();
   leasesFilled[2]!.release();
   t.equal(pool.stats().freeBlocks, 3, 'clear() lets go of every pooled segment');
+});
+
+t.test('a CMAF part a reader holds stays intact after its segment leaves the store', async (t) => {
+  const tmp = tempDir();
+  const input = await makeTestStream(`${tmp.dir}/s.ts`, { seconds: 6, gop: 25 });
+  tmp.remove();
+  const p = new Packager(
+    readSettings({ 'ott-hls': 2, 'ott-segment-duration': 1, 'ott-window': 1 }),
+    new ManualClock(),
+  );
+  let held: { copy: Buffer; data: Buffer; release: () => void } | undefined;
+  let at = 0;
+  // Up to the first video part, which a reader (an HTTP response) then holds.
+  for (; at < input.length && !held; at += TS_CHUNK) {
+    p.packets(input.subarray(at, at + TS_CHUNK));
+    const store = p.renditions.find((r) => r.track.type === 'video')?.store;
+    const data = store?.get('0.0.m4s');
+    if (store && data) held = { copy: Buffer.from(data), data, release: store.retain('0.0.m4s') };
+  }
+  t.ok(held, 'the first part was made');
+  p.packets(input.subarray(at));
+  p.end();
+  for (const r of p.renditions) r.store.clear();
+  t.equal(p.renditions[0]!.store.get('0.0.m4s'), undefined, 'its segment left the store');
+  // Every free block is handed out and overwritten (each class is served by the power of two
+  // at or below it): the held part's block must not be among them.
+  const taken = [];
+  for (let size = 64 * 1024; size <= 64 << 20; size *= 2) {
+    for (;;) {
+      const reused = segmentPool.stats().reused;
+      const lease = segmentPool.acquire(size);
+      taken.push(lease);
+      if (segmentPool.stats().reused === reused) break;
+      lease.buf.fill(0xee);
+    }
+  }
+  t.ok(held!.data.equals(held!.copy), 'the held part was not overwritten');
+  held!.release();
+  for (const lease of taken) lease.release();
 });

@@ -1,6 +1,8 @@
 /* UDP peers for bench/udp-ingest.ts. `send GROUP PORT MBPS SECONDS`: paced sendmmsg of
    1316-byte datagrams of TS (7 packets, PID 0x100, CC counting) on the loopback interface.
-   `recv GROUP PORT SECONDS`: the C recvmmsg receiver ceiling; prints datagrams and CPU seconds.
+   `recv GROUP PORT SECONDS`: the C recvmmsg receiver ceiling. CPU, wall time and datagrams are
+   counted from the line "start" on stdin (after the bench's warm-up, as for sluice's child) to
+   "stop", which prints {"datagrams":all,"window":in the window,"cpu":s,"wall":s}.
    The receiver wakes as sluice's receive hub does (native/net/udp_hub.cc, kRound): a round that
    read data but filled no batch is followed by a pause until 2 ms after the round began, so
    datagrams are read many per recvmmsg, not one per wake-up. Same policy on both sides: the
@@ -68,6 +70,13 @@ static int do_send(const char *group, int port, double mbps, double secs) {
   return 0;
 }
 
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
 static int do_recv(const char *group, int port, double secs) {
   int fd = socket(AF_INET, SOCK_DGRAM, 0);
   int one = 1, buf = 8 << 20;
@@ -82,16 +91,25 @@ static int do_recv(const char *group, int port, double secs) {
   setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr);
   printf("ready\n");
   fflush(stdout);
-  struct timeval tv = {0, 100000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   static unsigned char data[BATCH][2048];
   struct mmsghdr m[BATCH];
   struct iovec iov[BATCH];
-  unsigned long long got = 0;
-  double t0 = now();
-  struct pollfd pfd = {.fd = fd, .events = POLLIN};
+  unsigned long long got = 0, got0 = 0;
+  double t0 = now(), cpu0 = 0, w0 = t0;
+  struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
   while (now() - t0 < secs) {
-    if (poll(&pfd, 1, 100) <= 0) continue;
+    if (poll(pfd, 2, 100) <= 0) continue;
+    if (pfd[1].revents) {
+      char line[64];
+      ssize_t r = read(0, line, sizeof line);
+      if (r <= 0 || memmem(line, (size_t)r, "stop", 4)) break;
+      if (memmem(line, (size_t)r, "start", 5)) {
+        cpu0 = cpu_seconds();
+        w0 = now();
+        got0 = got;
+      }
+    }
+    if (!pfd[0].revents) continue;
     const double round = now();
     int full = 0;
     for (int call = 0; call < 8; call++) { /* as the hub: at most 8 calls per round */
@@ -113,10 +131,8 @@ static int do_recv(const char *group, int port, double secs) {
       if (wait > 0) usleep((useconds_t)(wait * 1e6));
     }
   }
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-  printf("{\"datagrams\":%llu,\"cpu\":%f}\n", got, cpu);
+  printf("{\"datagrams\":%llu,\"window\":%llu,\"cpu\":%f,\"wall\":%f}\n", got, got - got0,
+         cpu_seconds() - cpu0, now() - w0);
   return 0;
 }
 

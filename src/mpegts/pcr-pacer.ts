@@ -11,7 +11,7 @@
 // while every one of them takes bursts (HTTP clients, the packager, an encoder): the same
 // bytes at the same times give or take a step, for a fifth of the wake-ups.
 import type { Clock, Timer } from '../util/clock.ts';
-import { pid, TS_PACKET_SIZE } from './packet.ts';
+import { AFC_ADAPTATION, pid, TS_PACKET_SIZE } from './packet.ts';
 import { PCR_PER_MS, readPcr } from './pcr.ts';
 
 /** Grid of the shared wake-ups for consumers that want packets evenly spread; packets go out
@@ -155,15 +155,21 @@ export class PcrPacer {
   private findPcrs(packets: Buffer): { offsets: number[]; values: number[] } {
     const offsets: number[] = [];
     const values: number[] = [];
-    for (let o = 0; o + TS_PACKET_SIZE <= packets.length; o += TS_PACKET_SIZE) {
+    let pcrPid = this.pcrPid;
+    const end = packets.length - TS_PACKET_SIZE;
+    for (let o = 0; o <= end; o += TS_PACKET_SIZE) {
+      // Only packets with an adaptation field that has the PCR flag: one byte tells most
+      // packets apart before their PID is read.
+      if ((packets[o + 3]! & AFC_ADAPTATION) === 0) continue;
       const p = pid(packets, o);
-      if (this.pcrPid >= 0 && p !== this.pcrPid) continue;
+      if (pcrPid >= 0 && p !== pcrPid) continue;
       const pcr = readPcr(packets, o);
       if (pcr < 0) continue;
-      this.pcrPid = p;
+      pcrPid = p;
       offsets.push(o);
       values.push(pcr);
     }
+    this.pcrPid = pcrPid;
     return { offsets, values };
   }
 

@@ -39,18 +39,24 @@ t.test('packets wait for their PCR; a jump re-anchors; bytes since PCR counted',
   pacer.close();
 });
 
-t.test('pacers of one clock share their wake-ups (one timer per tick)', async (t) => {
+/** A manual clock that counts the timers set on it. */
+function countingClock() {
   const clock = new ManualClock();
-  let timers = 0;
+  const n = { set: 0 };
   const counting = {
     now: () => clock.now(),
     monotonic: () => clock.monotonic(),
     setTimeout: (fn: () => void, ms: number) => {
-      timers++;
+      n.set++;
       return clock.setTimeout(fn, ms);
     },
     setInterval: (fn: () => void, ms: number) => clock.setInterval(fn, ms),
   };
+  return { clock, counting, timers: () => n.set };
+}
+
+t.test('pacers of one clock share their wake-ups (one timer per tick)', async (t) => {
+  const { clock, counting, timers } = countingClock();
   const outs: number[][] = [[], [], [], []];
   const pacers = outs.map((o) => new PcrPacer(counting, (b) => o.push(b.length / 188)));
   // Each: PCR 0, then a PCR 495–510 ms later (due less the lead: 475–490 ms).
@@ -62,7 +68,7 @@ t.test('pacers of one clock share their wake-ups (one timer per tick)', async (t
   clock.advance(474);
   await turns();
   t.same(outs, [[2], [2], [2], [2]], 'none before its time less the lead');
-  t.equal(timers, 1, 'one timer for four sleeping pacers (the tick at 480 ms)');
+  t.equal(timers(), 1, 'one timer for four sleeping pacers (the tick at 480 ms)');
   clock.advance(6); // 480 ms
   await turns();
   t.same(outs, [[2, 2], [2, 2], [2], [2]], 'the two due by 480 ms, at one wake-up');
@@ -97,17 +103,7 @@ t.test('a closed pacer wakes at once and is not called back', async (t) => {
 t.test(
   'consumers that take bursts: a 100 ms grid, a step early; back to 20 ms when asked',
   async (t) => {
-    const clock = new ManualClock();
-    let timers = 0;
-    const counting = {
-      now: () => clock.now(),
-      monotonic: () => clock.monotonic(),
-      setTimeout: (fn: () => void, ms: number) => {
-        timers++;
-        return clock.setTimeout(fn, ms);
-      },
-      setInterval: (fn: () => void, ms: number) => clock.setInterval(fn, ms),
-    };
+    const { clock, counting, timers } = countingClock();
     let smooth = false;
     const out: number[] = [];
     const pacer = new PcrPacer(
@@ -120,7 +116,7 @@ t.test(
     const done = pacer.play(Buffer.concat(pcrs));
     await turns();
     t.same(out, [12], 'up to 100 ms ahead at once: PCRs 0–100 ms with their packets');
-    t.equal(timers, 1);
+    t.equal(timers(), 1);
     clock.advance(99);
     await turns();
     t.same(out, [12], 'nothing between grid points');
@@ -130,7 +126,7 @@ t.test(
     clock.advance(100); // 200 ms: PCRs 220–300
     await turns();
     t.same(out, [12, 10, 10]);
-    t.equal(timers, 3, 'one wake-up per 100 ms');
+    t.equal(timers(), 3, 'one wake-up per 100 ms');
     // A consumer that wants packets evenly spread arrives (a UDP output): from the next wake-up
     // on, the 20 ms grid with a 20 ms lead.
     smooth = true;

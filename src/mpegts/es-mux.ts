@@ -108,6 +108,10 @@ const BLOCK_MIN_BYTES = 128 * 1024;
 const EMPTY = Buffer.alloc(0);
 /** Room for a frame's PES at first (grown by doubling for a bigger one). */
 const SCRATCH_BYTES = 64 * 1024;
+/** The typed-array methods, called with .call: looked up on a Buffer (or the arena) in the
+ *  optimised muxer they went through a generic property load every packet. */
+const fillBytes = Uint8Array.prototype.fill;
+const copyBytesWithin = Uint8Array.prototype.copyWithin;
 /** A frame bigger than this is refused (no access unit of a real stream is near it). */
 export const ES_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** ADTS sampling_frequency_index table (ISO/IEC 14496-3 1.6.3.4). */
@@ -607,10 +611,10 @@ export class EsMuxer {
           out[p + 5] = afFlags;
           let a = p + 6;
           if (afFlags & 0x10) a = writePcr(out, a, pcr);
-          out.fill(0xff, a, p + 4 + afTotal);
+          fillBytes.call(out, 0xff, a, p + 4 + afTotal);
         }
       }
-      if (arena) arena.copyWithin(p + 4 + afTotal, at + o, at + o + payload);
+      if (arena) copyBytesWithin.call(arena, p + 4 + afTotal, at + o, at + o + payload);
       else src.copy(out, p + 4 + afTotal, o, o + payload);
       o += payload;
       if (first) s.disc = false;
@@ -628,7 +632,7 @@ export class EsMuxer {
     out[p + 4] = TS_PAYLOAD - 1;
     out[p + 5] = 0x10 | (s.disc ? 0x80 : 0);
     const a = writePcr(out, p + 6, pcr);
-    out.fill(0xff, a, p + TS_PACKET_SIZE);
+    fillBytes.call(out, 0xff, a, p + TS_PACKET_SIZE);
     s.disc = false;
   }
 
@@ -680,7 +684,7 @@ export class EsMuxer {
       if (first) out[a++] = 0; // pointer_field
       const n = Math.min(section.length - from, p + TS_PACKET_SIZE - a);
       section.copy(out, a, from, from + n);
-      out.fill(0xff, a + n, p + TS_PACKET_SIZE);
+      fillBytes.call(out, 0xff, a + n, p + TS_PACKET_SIZE);
       from += n;
       cc = (cc + 1) & 0x0f;
       first = false;

@@ -58,8 +58,12 @@ export interface EsFrame {
 
 export interface EsMuxerOptions {
   /** Called with whole packets (a multiple of 188 bytes); the buffer is the sink's to keep
-   *  (batches are cut one after another from a larger block whose bytes are never reused). */
+   *  (batches are cut one after another from a larger block whose bytes are never reused),
+   *  unless `transient`. */
   sink: (packets: Buffer) => void;
+  /** The batch is valid during the sink call only: the muxer writes the next one over it
+   *  (one block per muxer for its whole life, no allocation per batch). Default false. */
+  transient?: boolean;
   programNumber?: number;
   transportStreamId?: number;
   pmtPid?: number;
@@ -102,6 +106,12 @@ const MAX_PES_LENGTH = 0xffff;
 const BLOCK_BATCHES = 8;
 const BLOCK_MIN_BYTES = 128 * 1024;
 const EMPTY = Buffer.alloc(0);
+/** Room for a frame's PES at first (grown by doubling for a bigger one). */
+const SCRATCH_BYTES = 64 * 1024;
+/** The typed-array methods, called with .call: looked up on a Buffer (or the arena) in the
+ *  optimised muxer they went through a generic property load every packet. */
+const fillBytes = Uint8Array.prototype.fill;
+const copyBytesWithin = Uint8Array.prototype.copyWithin;
 /** A frame bigger than this is refused (no access unit of a real stream is near it). */
 export const ES_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** ADTS sampling_frequency_index table (ISO/IEC 14496-3 1.6.3.4). */
@@ -229,10 +239,15 @@ export class EsMuxer {
   private readonly pcrDelay: number;
   private readonly batchBytes: number;
   private readonly blockBytes: number;
+  private readonly transient: boolean;
   /** The block packets are written into: the batch being gathered is out[start…used). */
   private out: Buffer;
   private start = 0;
   private used = 0;
+  /** Transient: one memory for the block (at 0) and the scratch (at `scratchAt`), so a packet's
+   *  payload moves from the one to the other with copyWithin (no view made per packet). */
+  private arena: Uint8Array | null = null;
+  private scratchAt = 0;
   private pmtVersion = 0;
   private pat: Buffer | null = null;
   private pmt: Buffer | null = null;
@@ -243,7 +258,7 @@ export class EsMuxer {
   /** Unwrapped 90 kHz times of the last PSI and PCR; NaN = send at the next frame. */
   private lastPsi = Number.NaN;
   private lastPcr = Number.NaN;
-  private scratch = Buffer.allocUnsafe(64 * 1024);
+  private scratch: Buffer;
   private readonly counters: EsMuxerStats = {
     frames: 0,
     packets: 0,
@@ -263,7 +278,22 @@ export class EsMuxer {
     this.batchBytes = Math.max(1, opts.batchPackets ?? 64) * TS_PACKET_SIZE;
     this.blockBytes =
       this.batchBytes * Math.max(BLOCK_BATCHES, Math.ceil(BLOCK_MIN_BYTES / this.batchBytes));
+    this.transient = opts.transient === true;
     this.out = EMPTY;
+    if (this.transient) this.scratch = this.newArena(SCRATCH_BYTES);
+    else this.scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+  }
+
+  /** Transient: a new arena of one batch and `scratchBytes`, the batch so far carried over;
+   *  returns its scratch. */
+  private newArena(scratchBytes: number): Buffer {
+    const ab = new ArrayBuffer(this.batchBytes + scratchBytes);
+    const out = Buffer.from(ab, 0, this.batchBytes);
+    this.out.copy(out, 0, 0, this.used);
+    this.out = out;
+    this.arena = new Uint8Array(ab);
+    this.scratchAt = this.batchBytes;
+    return Buffer.from(ab, this.batchBytes, scratchBytes);
   }
 
   /** Add a track; its index is what write() takes. A track added after output started bumps
@@ -359,6 +389,10 @@ export class EsMuxer {
     const b = this.out.subarray(this.start, this.used);
     this.start = this.used;
     this.sink(b);
+    if (this.transient) {
+      this.start = 0;
+      this.used = 0;
+    }
   }
 
   /** Mux one frame of `track`. Returns false when the frame was refused (counted). */
@@ -495,7 +529,7 @@ export class EsMuxer {
     if (this.scratch.length >= n) return;
     let size = this.scratch.length;
     while (size < n) size *= 2;
-    this.scratch = Buffer.allocUnsafe(size);
+    this.scratch = this.transient ? this.newArena(size) : Buffer.allocUnsafe(size);
   }
 
   /** PES header in front of the elementary bytes at scratch[19…], then TS packets. */
@@ -526,7 +560,7 @@ export class EsMuxer {
     b[start + 8] = hdrData;
     writeTimestamp(b, start + 9, withDts ? 3 : 2, mod33(pts));
     if (withDts) writeTimestamp(b, start + 14, 1, mod33(dts));
-    this.packetize(s, b, start, 19 + esLen, key, pcr);
+    this.packetize(s, start, 19 + esLen, key, pcr);
   }
 
   private slot(): number {
@@ -543,14 +577,11 @@ export class EsMuxer {
     return o;
   }
 
-  private packetize(
-    s: TrackState,
-    src: Buffer,
-    from: number,
-    end: number,
-    key: boolean,
-    pcr: number,
-  ): void {
+  /** The PES at scratch[from…end) → TS packets. */
+  private packetize(s: TrackState, from: number, end: number, key: boolean, pcr: number): void {
+    const src = this.scratch;
+    const arena = this.arena;
+    const at = this.scratchAt;
     let first = true;
     let o = from;
     while (o < end) {
@@ -580,10 +611,11 @@ export class EsMuxer {
           out[p + 5] = afFlags;
           let a = p + 6;
           if (afFlags & 0x10) a = writePcr(out, a, pcr);
-          out.fill(0xff, a, p + 4 + afTotal);
+          fillBytes.call(out, 0xff, a, p + 4 + afTotal);
         }
       }
-      src.copy(out, p + 4 + afTotal, o, o + payload);
+      if (arena) copyBytesWithin.call(arena, p + 4 + afTotal, at + o, at + o + payload);
+      else src.copy(out, p + 4 + afTotal, o, o + payload);
       o += payload;
       if (first) s.disc = false;
       first = false;
@@ -600,7 +632,7 @@ export class EsMuxer {
     out[p + 4] = TS_PAYLOAD - 1;
     out[p + 5] = 0x10 | (s.disc ? 0x80 : 0);
     const a = writePcr(out, p + 6, pcr);
-    out.fill(0xff, a, p + TS_PACKET_SIZE);
+    fillBytes.call(out, 0xff, a, p + TS_PACKET_SIZE);
     s.disc = false;
   }
 
@@ -652,7 +684,7 @@ export class EsMuxer {
       if (first) out[a++] = 0; // pointer_field
       const n = Math.min(section.length - from, p + TS_PACKET_SIZE - a);
       section.copy(out, a, from, from + n);
-      out.fill(0xff, a + n, p + TS_PACKET_SIZE);
+      fillBytes.call(out, 0xff, a + n, p + TS_PACKET_SIZE);
       from += n;
       cc = (cc + 1) & 0x0f;
       first = false;

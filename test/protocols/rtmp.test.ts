@@ -249,6 +249,7 @@ t.test(
     // A key frame with composition time 80 ms before the audio header: held.
     const idr = Buffer.concat([Buffer.of(0x17, 1, 0, 0, 80), Buffer.of(0, 0, 0, 2, 0x65, 0x88)]);
     r.videoMessage(1000, idr);
+    idr.fill(0); // a payload is the caller's after the call (the reader writes it again)
     r.flush();
     t.equal(out.length, 0, 'held until audio is configured');
     r.audioMessage(1000, Buffer.concat([Buffer.of(0xaf, 0), ASC]));
@@ -260,6 +261,7 @@ t.test(
       { pid: 0x101, pts: 1010 * 90, dts: 1010 * 90 },
     ]);
     t.same(r.counters, { videoFrames: 1, audioFrames: 1, skippedFrames: 0, badTags: 0 });
+    t.ok(Buffer.concat(out).includes(Buffer.of(0, 0, 0, 1, 0x65, 0x88)), 'the held frame intact');
     t.equal(r.tracks, 'h264+aac');
     // A codec that cannot be carried is named.
     r.videoMessage(2000, Buffer.of(0x22, 1, 2, 3));
@@ -340,5 +342,71 @@ t.test(
     t.ok(blocks.size <= 2, `small payloads from ${blocks.size} block(s), not one each`);
     t.notOk(blocks.has(media[20]!.payload.buffer), 'a payload over the piece size stands alone');
     t.ok(SLAB_BYTES >= 4 * SLAB_PIECE_BYTES);
+  },
+);
+
+t.test(
+  'transient payloads: one block written again, a whole chunk a view, a message in progress kept',
+  async (t) => {
+    const w = new ChunkWriter();
+    w.chunkSize = 4096;
+    const msgs = Array.from({ length: 60 }, (_, i) => ({
+      csid: 6 + (i & 1),
+      type: i & 1 ? MSG_AUDIO : MSG_VIDEO,
+      streamId: 1,
+      timestamp: i * 20,
+      payload: payload(i & 1 ? 300 + i : 5000 + i * 150, i),
+    }));
+    const seen: string[] = [];
+    const blocks = new Set<ArrayBufferLike>();
+    let views = 0;
+    // One read buffer, reused, in reads of 3000 bytes: messages whole in a read are views of it,
+    // the rest assembled in the reader's block.
+    const read = Buffer.alloc(3000);
+    const r = new ChunkReader(
+      (m) => {
+        seen.push(m.payload.toString('hex')); // read during the call, as a receiver must
+        if (m.payload.buffer === read.buffer) views++;
+        else if (m.type !== 1) blocks.add(m.payload.buffer);
+      },
+      { transient: true },
+    );
+    r.push(new ChunkWriter().write(setChunkSize(4096)));
+    seen.length = 0;
+    const bytes = Buffer.concat(msgs.map((m) => w.write(m)));
+    for (let i = 0; i < bytes.length; i += read.length) {
+      const n = bytes.copy(read, 0, i, i + read.length);
+      r.push(read.subarray(0, n));
+      read.fill(0);
+    }
+    t.same(
+      seen,
+      msgs.map((m) => m.payload.toString('hex')),
+      'every payload intact during its call',
+    );
+    t.ok(views > 10, `${views} messages handed on as views of the read`);
+    t.equal(blocks.size, 1, 'the others from one block, written again');
+
+    // Chunk size 128: a video message in three chunks with audio messages completed between
+    // them, each audio message pushed a byte at a time (so assembled in the block too): the
+    // block is not written again while the video message is in progress.
+    const got: string[] = [];
+    const r2 = new ChunkReader((m) => got.push(m.payload.toString('hex')), { transient: true });
+    const v = payload(300, 1);
+    const a1 = payload(20, 2);
+    const a2 = payload(30, 3);
+    const feed = (b: Buffer) => {
+      for (let i = 0; i < b.length; i++) r2.push(b.subarray(i, i + 1));
+    };
+    feed(chunk(0, 4, [0, 0, 0, 0, 0x01, 0x2c, 9, 1, 0, 0, 0], v.subarray(0, 128)));
+    feed(chunk(0, 5, [0, 0, 0, 0, 0, 20, 8, 1, 0, 0, 0], a1));
+    feed(chunk(3, 4, [], v.subarray(128, 256)));
+    feed(chunk(0, 5, [0, 0, 0, 0, 0, 30, 8, 1, 0, 0, 0], a2));
+    feed(chunk(3, 4, [], v.subarray(256)));
+    t.same(
+      got,
+      [a1, a2, v].map((b) => b.toString('hex')),
+      'the interleaved message intact',
+    );
   },
 );

@@ -1,7 +1,8 @@
 // One RTMP connection over a socket (TCP or TLS), either side: the simple handshake, the chunk
 // stream both ways, acknowledgements against the peer's window, ping answers; commands
 // (AMF0), data messages and media handed to the owner. Protocol errors close the socket with
-// the error given to `onClose`.
+// the error given to `onClose`. A message's payload is valid during the call that hands it
+// over (the chunk reader writes its block again after it): what is kept is copied.
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { Amf0Error, type AmfValue, decodeAmf0, encodeAmf0 } from '../../protocols/rtmp/amf0.ts';
@@ -38,6 +39,7 @@ export interface ConnectionEvents {
   onReady(): void;
   onCommand(name: string, txn: number, args: AmfValue[], m: RtmpMessage): void;
   onData(values: AmfValue[], m: RtmpMessage): void;
+  /** Audio or video; `m.payload` is valid during the call only. */
   onMedia(m: RtmpMessage): void;
   /** After each batch of bytes read (the owner flushes its muxer). */
   onBatch?(bytes: number): void;
@@ -62,7 +64,10 @@ export class RtmpConnection {
     private readonly ev: ConnectionEvents,
     opts: { maxMessageBytes?: number; ownReads?: boolean } = {},
   ) {
-    this.reader = new ChunkReader((m) => this.message(m), opts.maxMessageBytes);
+    this.reader = new ChunkReader((m) => this.message(m), {
+      ...(opts.maxMessageBytes !== undefined ? { maxMessageBytes: opts.maxMessageBytes } : {}),
+      transient: true,
+    });
     // ownReads: the socket was made with `onread` and its owner calls feed() (a reused read
     // buffer: everything kept from it is copied by the reader).
     if (!opts.ownReads) socket.on('data', (d: Buffer) => this.feed(d));

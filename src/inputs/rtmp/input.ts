@@ -220,13 +220,18 @@ export class RtmpInput implements InputTransport, PublishTarget {
     this.sessions++;
     const first = this.sessions === 1;
     let spliced = first;
-    this.remux = new FlvRemuxer((b) => {
-      if (!spliced) {
-        spliced = true;
-        this.ctx.onDiscontinuity?.('rtmp source reopened');
-      }
-      this.ctx.onData(b, true);
-    });
+    // Transient TS: onData's buffer is valid during the call (engine/input.ts), so the muxer
+    // writes every batch into the one block.
+    this.remux = new FlvRemuxer(
+      (b) => {
+        if (!spliced) {
+          spliced = true;
+          this.ctx.onDiscontinuity?.('rtmp source reopened');
+        }
+        this.ctx.onData(b, true);
+      },
+      { transient: true },
+    );
   }
 
   private metadata(values: AmfValue[]): void {

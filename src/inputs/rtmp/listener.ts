@@ -19,6 +19,7 @@ import { RtmpConnection } from './connection.ts';
 /** What an input receives from its publisher. */
 export interface PublishSink {
   metadata(values: AmfValue[]): void;
+  /** Audio or video; `m.payload` is valid during the call only. */
   media(m: RtmpMessage): void;
   batch(bytes: number): void;
   /** The publisher is gone (unpublished, hung up, dropped). */

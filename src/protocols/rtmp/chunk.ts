@@ -3,7 +3,9 @@
 // Set Chunk Size itself. ChunkWriter cuts messages into chunks. Bounds: a message longer than
 // `maxMessageBytes` or chunk streams in progress past `MAX_OPEN_STREAMS` are errors
 // (RtmpProtocolError), and a message's payload is allocated only once its length is known —
-// never from the chunk size, so a Set Chunk Size of 2^31 allocates nothing.
+// never from the chunk size, so a Set Chunk Size of 2^31 allocates nothing. With `transient`
+// a payload is valid during the onMessage call only: the reader rewrites its block afterwards
+// and a message that came whole in one chunk is a view of the bytes pushed.
 
 export class RtmpProtocolError extends Error {
   override name = 'RtmpProtocolError';
@@ -46,6 +48,15 @@ export const MAX_PENDING_BYTES = 32 * 1024 * 1024;
 export const SLAB_BYTES = 256 * 1024;
 export const SLAB_PIECE_BYTES = 32 * 1024;
 
+export interface ChunkReaderOptions {
+  /** A message longer than this is an error (default 8 MiB). */
+  maxMessageBytes?: number;
+  /** Payloads are valid during the onMessage call only (the receiver copies what it keeps):
+   *  the block is written again once no message is in progress, so a connection reads media
+   *  without allocating per message; default false (every payload the receiver's to keep). */
+  transient?: boolean;
+}
+
 export interface RtmpMessage {
   csid: number;
   type: number;
@@ -78,14 +89,25 @@ export class ChunkReader {
   private curCsid = 0;
   private curLeft = 0;
   private pending = 0;
+  /** Chunk streams with a message in progress. */
+  private open = 0;
   private slab: Buffer | null = null;
   private slabUsed = 0;
+  private readonly maxMessageBytes: number;
+  private readonly transient: boolean;
+  /** The largest payload cut from the slab (transient: the whole slab, it is rewound). */
+  private readonly pieceBytes: number;
   bytesIn = 0;
 
   constructor(
     private readonly onMessage: (m: RtmpMessage) => void,
-    private readonly maxMessageBytes = 8 * 1024 * 1024,
-  ) {}
+    opts: ChunkReaderOptions | number = {},
+  ) {
+    const o = typeof opts === 'number' ? { maxMessageBytes: opts } : opts;
+    this.maxMessageBytes = o.maxMessageBytes ?? 8 * 1024 * 1024;
+    this.transient = o.transient === true;
+    this.pieceBytes = this.transient ? SLAB_BYTES : SLAB_PIECE_BYTES;
+  }
 
   get peerChunkSize(): number {
     return this.chunkSize;
@@ -189,7 +211,16 @@ export class ChunkReader {
         s.timestamp = (s.timestamp + ts) >>> 0;
       }
       if (fmt === 3 && !s.fmtSeen) throw new RtmpProtocolError(`chunk stream ${csid}: no header`);
-      this.begin(csid, s);
+      this.check(csid, s);
+      if (this.transient && s.length <= this.chunkSize && p + s.length <= avail) {
+        // The whole message is this chunk and it is here: handed on as a view, no copy.
+        s.fmtSeen = true;
+        this.streams.set(csid, s);
+        this.curCsid = csid;
+        this.deliver(s, b.subarray(p, p + s.length));
+        return p + s.length;
+      }
+      this.begin(s);
     }
     s.fmtSeen = true;
     this.streams.set(csid, s);
@@ -200,25 +231,30 @@ export class ChunkReader {
     return p;
   }
 
-  private begin(csid: number, s: StreamState): void {
+  /** The bounds a new message must keep. */
+  private check(csid: number, s: StreamState): void {
     if (s.length > this.maxMessageBytes) {
       throw new RtmpProtocolError(
         `message of ${s.length} bytes on chunk stream ${csid} (over the ${this.maxMessageBytes} byte cap)`,
       );
     }
-    let open = 0;
-    for (const x of this.streams.values()) if (x.buf) open++;
-    if (open >= MAX_OPEN_STREAMS) throw new RtmpProtocolError('too many chunk streams at once');
+    if (this.open >= MAX_OPEN_STREAMS)
+      throw new RtmpProtocolError('too many chunk streams at once');
     if (this.pending + s.length > MAX_PENDING_BYTES) {
       throw new RtmpProtocolError('too many message bytes in progress');
     }
+  }
+
+  /** A message to assemble from its chunks. */
+  private begin(s: StreamState): void {
     this.pending += s.length;
+    this.open++;
     s.buf = this.alloc(s.length);
     s.filled = 0;
   }
 
   private alloc(n: number): Buffer {
-    if (n > SLAB_PIECE_BYTES) return Buffer.allocUnsafe(n);
+    if (n > this.pieceBytes) return Buffer.allocUnsafe(n);
     if (!this.slab || this.slabUsed + n > this.slab.length) {
       this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
       this.slabUsed = 0;
@@ -244,6 +280,14 @@ export class ChunkReader {
     const payload = s.buf!;
     s.buf = null;
     this.pending -= s.length;
+    this.open--;
+    this.deliver(s, payload);
+    // Transient: nothing in progress keeps a piece of the slab, so it is written from the
+    // start again (the payload just handed on was the receiver's during the call only).
+    if (this.transient && this.open === 0) this.slabUsed = 0;
+  }
+
+  private deliver(s: StreamState, payload: Buffer): void {
     const m: RtmpMessage = {
       csid: this.curCsid,
       type: s.type,
@@ -264,6 +308,7 @@ export class ChunkReader {
     const s = this.streams.get(csid);
     if (s?.buf) {
       this.pending -= s.length;
+      this.open--;
       s.buf = null;
     }
   }

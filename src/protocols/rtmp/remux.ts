@@ -3,7 +3,8 @@
 // (ms, 32 bits, unwrapped here), PTS = DTS + composition time; tracks use a 1 kHz timescale.
 // A track is added at its sequence header (MP3: its first frame); frames are held (bounded)
 // until every track that onMetaData announced is configured, so the first PMT lists them all.
-// A repeated sequence header reconfigures the track (setConfig).
+// A repeated sequence header reconfigures the track (setConfig). Message payloads are read
+// during the call only (the connection's reader reuses them): a held frame is a copy.
 import { EsMuxer, type EsMuxerStats } from '../../mpegts/es-mux.ts';
 import { type AmfValue, amfObject } from './amf0.ts';
 import { parseAudioTag, parseVideoTag } from './flv.ts';
@@ -48,8 +49,9 @@ export class FlvRemuxer {
   readonly unsupported = new Set<string>();
   lastError = '';
 
-  constructor(sink: (packets: Buffer) => void) {
-    this.mux = new EsMuxer({ sink, batchPackets: 64 });
+  /** `transient`: each batch of TS is valid during the sink call only (EsMuxerOptions). */
+  constructor(sink: (packets: Buffer) => void, opts: { transient?: boolean } = {}) {
+    this.mux = new EsMuxer({ sink, batchPackets: 64, transient: opts.transient === true });
   }
 
   /** onMetaData (from @setDataFrame or a play's data message): which tracks to wait for. */
@@ -170,6 +172,7 @@ export class FlvRemuxer {
 
   private frame(h: Held): void {
     if (!this.ready() && this.held.length < MAX_HELD_FRAMES) {
+      h.data = Buffer.from(h.data);
       this.held.push(h);
       return;
     }

@@ -125,7 +125,7 @@ export class PcrPacer {
     // (a tenth of an hls input's CPU at 32 pulls).
     const { offsets, values } = this.findPcrs(packets);
     let from = 0;
-    let grid = this.smooth() ? TICK_MS : COARSE_TICK_MS;
+    let grid = this.grid();
     for (let i = 0; i < offsets.length && !this.closed; i++) {
       const o = offsets[i]!;
       const pcr = values[i]!;
@@ -142,12 +142,17 @@ export class PcrPacer {
         if (o > from) this.out(packets.subarray(from, o));
         from = o;
         await this.sleepUntil(due - grid, grid);
-        grid = this.smooth() ? TICK_MS : COARSE_TICK_MS;
+        grid = this.grid();
       }
     }
     if (!this.closed && from < packets.length) this.out(packets.subarray(from));
     const last = offsets.length ? offsets[offsets.length - 1]! : -1;
     this.bytesSincePcr = last < 0 ? this.bytesSincePcr + packets.length : packets.length - last;
+  }
+
+  /** The grid to wait on now, and the lead: what the stream's readers want. */
+  private grid(): number {
+    return this.smooth() ? TICK_MS : COARSE_TICK_MS;
   }
 
   /** Offsets and values of the PCRs of `packets` on the PCR PID (the first PID seen carrying

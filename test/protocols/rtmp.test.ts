@@ -20,7 +20,7 @@ import { FlvRemuxer } from '../../src/protocols/rtmp/remux.ts';
 
 function collect(max?: number): { r: ChunkReader; got: RtmpMessage[] } {
   const got: RtmpMessage[] = [];
-  return { r: new ChunkReader((m) => got.push(m), max), got };
+  return { r: new ChunkReader((m) => got.push(m), { maxMessageBytes: max }), got };
 }
 
 function payload(n: number, seed: number): Buffer {

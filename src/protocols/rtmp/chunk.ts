@@ -101,11 +101,10 @@ export class ChunkReader {
 
   constructor(
     private readonly onMessage: (m: RtmpMessage) => void,
-    opts: ChunkReaderOptions | number = {},
+    opts: ChunkReaderOptions = {},
   ) {
-    const o = typeof opts === 'number' ? { maxMessageBytes: opts } : opts;
-    this.maxMessageBytes = o.maxMessageBytes ?? 8 * 1024 * 1024;
-    this.transient = o.transient === true;
+    this.maxMessageBytes = opts.maxMessageBytes ?? 8 * 1024 * 1024;
+    this.transient = opts.transient === true;
     this.pieceBytes = this.transient ? SLAB_BYTES : SLAB_PIECE_BYTES;
   }
 

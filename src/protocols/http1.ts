@@ -86,8 +86,8 @@ export class ResponseReader {
     return this.stage === 'length' ? this.left : 0;
   }
 
-  /** `n` (≤ bodyLeft) bytes of the Content-Length body were read into place by the caller: no
-   *  `body` event for them; `end` when they were the last. */
+  /** `n` (≤ bodyLeft) bytes of the Content-Length body were taken: read into place by the
+   *  caller (no `body` event for them), or fed and handed on; `end` when they were the last. */
   bodyRead(n: number): void {
     if (n > this.bodyLeft) throw new Http1Error('more body bytes than announced');
     this.left -= n;
@@ -118,12 +118,9 @@ export class ResponseReader {
           break;
         case 'length': {
           const n = Math.min(this.left, b.length - o);
-          this.left -= n;
-          const chunk = b.subarray(o, o + n);
+          this.ev.body(b.subarray(o, o + n));
           o += n;
-          if (this.left === 0) this.stage = 'done';
-          this.ev.body(chunk);
-          if (this.stage === 'done') this.ev.end();
+          this.bodyRead(n);
           break;
         }
         case 'close':

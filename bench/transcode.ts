@@ -44,6 +44,9 @@ const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).tri
 const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 40) * 1000;
 const MUX_BPS = 10_000_000;
 const SOURCE_ONLY = process.env['SLUICE_BENCH_SOURCE_ONLY'] === '1';
+/** SLUICE_BENCH_NODE_FLAGS: extra node/V8 flags for the sluice child (e.g. `--log-deopt
+ *  --logfile=/tmp/v8.log`, `--trace-gc` to stderr), space-separated. */
+const NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const NAME = 'hd720';
 /** The transcoder record (stream 2's input); the source is stream 1. */
 const RECORD = {
@@ -286,9 +289,13 @@ async function sluiceSide(
 ): Promise<Side> {
   const mode = sourceOnly ? ['source'] : [];
   const cp = track(
-    spawn(process.execPath, ['--import', 'tsx', import.meta.filename, 'child', file, ...mode], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    }),
+    spawn(
+      process.execPath,
+      [...NODE_FLAGS, '--import', 'tsx', import.meta.filename, 'child', file, ...mode],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    ),
   );
   const lines = createInterface({ input: cp.stdout as Readable });
   const next = () => new Promise<string>((r) => lines.once('line', r));

@@ -47,6 +47,8 @@ export class Splicer {
   private rewriters = new Map<number, PsiRewriter>();
   private awaitingPsi = false;
   private waited = 0;
+  /** Where batches that are not ours are copied to be rewritten (see push). */
+  private scratch = Buffer.alloc(0);
   /** Bitrate mode 1: null packets are removed. */
   dropNull = false;
   readonly stats: SplicerStats = { splices: 0, droppedWaitingPsi: 0, droppedNull: 0 };
@@ -72,11 +74,14 @@ export class Splicer {
 
   /** Rewrite a batch of aligned packets; returns the output packets (possibly empty).
    *  `owned`: the caller hands `batch` over (rewritten in place, no copy); otherwise it is copied
-   *  first, since a transport may reuse its read buffer. */
+   *  first, since a transport may reuse its read buffer: into the splicer's own block, reused
+   *  by the next push, so the output is then valid until the next call only (the bus's rule:
+   *  engine/bus.ts). A fresh copy per batch was most of what a file stream allocated, and the
+   *  collections it caused were a fifth of a transcoding sluice's CPU (bench/transcode.ts). */
   push(batch: Buffer, owned = false): Buffer {
     const parts: Buffer[] = [];
     let runStart = -1;
-    const buf = owned ? batch : Buffer.from(batch); // headers are rewritten in place
+    const buf = owned ? batch : this.copyIn(batch); // headers are rewritten in place
     const flushRun = (end: number) => {
       if (runStart >= 0 && end > runStart) parts.push(buf.subarray(runStart, end));
       runStart = -1;
@@ -136,6 +141,13 @@ export class Splicer {
     flushRun(buf.length - (buf.length % TS_PACKET_SIZE));
     if (parts.length === 1) return parts[0]!;
     return compact(buf, parts);
+  }
+
+  /** `batch` copied into the reused block (grown to the largest batch seen). */
+  private copyIn(batch: Buffer): Buffer {
+    if (this.scratch.length < batch.length) this.scratch = Buffer.allocUnsafeSlow(batch.length);
+    batch.copy(this.scratch);
+    return this.scratch.subarray(0, batch.length);
   }
 
   /** Re-version PAT/PMT sections (single- or multi-packet) in place; learn PMT PIDs. */

@@ -54,7 +54,7 @@ function sectionVersion(p: Buffer): { version: number; crcOk: boolean } {
 
 t.test('a switch keeps CC continuous, bumps PSI versions and marks the splice', async (t) => {
   const sp = new Splicer();
-  const a = sp.push(input(20, 0));
+  const a = Buffer.from(sp.push(input(20, 0))); // a borrowed batch's output lasts one call
   sp.splice();
   const b = sp.push(input(20, 9)); // the new input's counters start elsewhere
   const out = Buffer.concat([a, b]);
@@ -119,10 +119,11 @@ t.test('an owned batch is rewritten in place; a borrowed one is copied first', a
   // an ArrayBuffer depends on what was allocated before, so the check below would be luck.
   const borrowed = onOwnMemory(input(3, 7));
   const before = Buffer.from(borrowed);
-  const out1 = s.push(borrowed);
+  const lent = s.push(borrowed);
   t.same(borrowed, before, 'the caller’s (reusable) buffer is left as it was');
-  t.not(out1.buffer, borrowed.buffer);
-  t.equal(ccErrors(out1), 0);
+  t.not(lent.buffer, borrowed.buffer);
+  t.equal(ccErrors(lent), 0);
+  const out1 = Buffer.from(lent); // valid until the next push only
   const owned = Buffer.concat([packet({ pid: 0x100, cc: 10, payload: Buffer.alloc(184, 1) })]);
   const out2 = s.push(owned, true);
   t.equal(out2.buffer, owned.buffer, 'no copy: the output is the batch itself');
@@ -143,4 +144,19 @@ t.test('dropping nulls from an owned batch moves the kept packets in place', asy
   t.equal(out.buffer, batch.buffer, 'no new buffer for the batch');
   t.equal(out.byteOffset, batch.byteOffset);
   t.same(out, want, 'the non-null packets, in order, bytes intact');
+});
+
+t.test('borrowed batches are copied into one reused block, not a new buffer each', async (t) => {
+  const sp = new Splicer();
+  const first = sp.push(onOwnMemory(input(3, 0)));
+  const block = first.buffer;
+  const second = sp.push(onOwnMemory(input(3, 3)));
+  t.equal(second.buffer, block, 'the same block for a batch of the same size');
+  t.equal(ccErrors(Buffer.from(second)), 0);
+  const smaller = sp.push(onOwnMemory(input(1, 6)));
+  t.equal(smaller.buffer, block, 'and for a smaller one');
+  t.equal(smaller.length, 3 * TS_PACKET_SIZE, 'PAT, PMT and one packet');
+  const larger = sp.push(onOwnMemory(input(8, 7)));
+  t.equal(larger.length, 10 * TS_PACKET_SIZE, 'a larger batch grows the block');
+  t.equal(sp.push(onOwnMemory(input(2, 15))).buffer, larger.buffer, 'which is then reused');
 });

@@ -110,17 +110,21 @@ export class TranscoderInput implements InputTransport {
     });
   }
 
-  private sourcePackets(b: Buffer): void {
+  /** A retimed batch (shared with the source's other transcoders, not to be changed); returns
+   *  whether it was kept: queued on the encoder's stdin rather than taken by the pipe at once
+   *  (a write that completes at once leaves nothing queued: Writable counts it off in the call). */
+  private sourcePackets(b: Buffer): boolean {
     this.sourceEnded = false;
     this.probe?.packets(b);
     const stdin = this.child?.stdin;
-    if (!stdin?.writable) return;
+    if (!stdin?.writable) return false;
     if (stdin.writableLength > STDIN_QUEUE_MAX) {
       this.droppedBytes += b.length;
-      return;
+      return false;
     }
     this.bytesIn += b.length;
-    stdin.write(b); // a retimed copy, shared with the source's other transcoders, not changed
+    stdin.write(b);
+    return stdin.writableLength > 0;
   }
 
   /** A programme description, first or changed: (re)start the encoder with its argv. */

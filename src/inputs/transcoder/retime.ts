@@ -159,33 +159,53 @@ export class Retimer {
   }
 }
 
+/** A reader of the retimed packets. `packets` says whether it kept `b` past the call (queued
+ *  on a pipe): the block is then its own and the next batch goes into a new one. */
+export interface RetimedSink extends Omit<BusSink, 'packets'> {
+  packets(b: Buffer): boolean;
+}
+
 /** The retimed packets of one source, shared by the transcoders that decode it. */
 interface Feed {
-  sinks: Set<BusSink>;
+  sinks: Set<RetimedSink>;
   retimer: Retimer;
   unsubscribe: () => void;
+  /** The block the next batch is copied into, while no sink kept the last one. */
+  block: Buffer | null;
 }
 
 /**
  * One Retimer per source bus, shared by every transcoder of that source while any is subscribed:
  * renditions of a ladder then see the same timeline (the same offset after the same jumps),
  * whenever each one started, and stay aligned. Keyed by the bus: a recreated source stream has
- * a new bus and starts a new timeline. The packets given to the sinks are a copy, retimed, that
- * the sinks may keep (not to be changed).
+ * a new bus and starts a new timeline. The packets given to the sinks are a copy, retimed, not
+ * to be changed; a sink that keeps them past the call says so (RetimedSink), and otherwise the
+ * same block takes the next batch. An encoder that keeps up takes each write at once, so one
+ * block serves the whole run: a new buffer per batch (~10 a second) kept V8's collector busy.
  */
 const feeds = new WeakMap<StreamBus, Feed>();
 
-export function subscribeRetimed(bus: StreamBus, sink: BusSink): () => void {
+export function subscribeRetimed(bus: StreamBus, sink: RetimedSink): () => void {
   let feed = feeds.get(bus);
   if (!feed) {
-    const f: Feed = { sinks: new Set(), retimer: new Retimer(), unsubscribe: () => {} };
+    const f: Feed = {
+      sinks: new Set(),
+      retimer: new Retimer(),
+      unsubscribe: () => {},
+      block: null,
+    };
     f.unsubscribe = bus.subscribe({
       // The encoder reads through a pipe and times its output by the source's timestamps.
       acceptsBursts: true,
       packets: (b) => {
-        const copy = Buffer.from(b); // the bus's bytes are valid during the call only
+        // The bus's bytes are valid during the call only, and are not to be changed.
+        if (!f.block || f.block.length < b.length) f.block = Buffer.allocUnsafeSlow(b.length);
+        const copy = f.block.subarray(0, b.length);
+        b.copy(copy);
         f.retimer.packets(copy);
-        for (const s of f.sinks) s.packets(copy);
+        let kept = false;
+        for (const s of f.sinks) if (s.packets(copy)) kept = true;
+        if (kept) f.block = null;
       },
       discontinuity: (reason) => {
         for (const s of f.sinks) s.discontinuity?.(reason);

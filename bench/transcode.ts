@@ -29,7 +29,7 @@
 // was ready: 11.6 % of its samples were TurboFan compile jobs), and after a 6 s warm-up that
 // one-off cost was charged as overhead (sluice's process 1.26–1.45 s per 30 s against 0.91–1.02
 // s after 40 s). A server transcodes for days: the steady state is the figure.
-// Run: [SLUICE_BENCH_SPEED=7] [SLUICE_BENCH_WARMUP_S=40] [SLUICE_BENCH_SOURCE_ONLY=1]
+// Run: [SLUICE_BENCH_SPEED=7] [SLUICE_BENCH_WARMUP_S=40] [SLUICE_BENCH_SOURCE_ONLY=1] [SLUICE_BENCH_NODE_FLAGS=…]
 //      flock /tmp/sluice-bench.lock npx tsx bench/transcode.ts [seconds=30] [rounds=2] — SLUICE_BENCH_SPEED is enc-speed-preset (7 ultrafast … 4 fast, 1 veryslow).
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';

@@ -10,14 +10,18 @@
 // it as it comes; neither is charged for the origin).
 // sluice runs twice per round: paced on the 100 ms grid, as a stream read by HTTP-TS clients,
 // the packager and the DVR is ("bursts"), and on the 20 ms grid, as one with a UDP output is
-// ("smooth"; src/mpegts/pcr-pacer.ts). The goal is read on each.
+// ("smooth"; src/mpegts/pcr-pacer.ts). The goal is read on each. ffmpeg runs twice too: as
+// above (no pacing at all: each segment written as fast as it comes, which a reader that takes
+// bursts can live with), and with `-re` (reading at the media's rate: what a push output needs
+// and the 20 ms grid gives), the peer for the smooth side.
 // The origin is nginx serving one directory (our own child, temporary prefix, `master_process
 // off`, sendfile on), fed by N `ffmpeg -re -stream_loop -1 -i src.ts -c copy -f hls` writers
 // (2 s segments, 6 in the playlist, old ones deleted) of one 2 Mbit/s H.264 + AAC file;
 // origin and writers run for both sides alike and are not measured.
 // CPU: utime + stime from /proc/<pid>/stat (the sluice child; the sum of the N ffmpeg
 // processes) over the same window, after every pull delivers and a warm-up; the sides run one
-// after the other, twice (sluice, ffmpeg, sluice, ffmpeg) so load drift hits both.
+// after the other, twice (sluice 100 ms, ffmpeg, sluice 20 ms, ffmpeg -re) so load drift hits
+// both.
 // Run: [SLUICE_BENCH_WARMUP_S=5] npx tsx bench/hls-pull.ts [N=8] [seconds=20]
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -141,13 +145,22 @@ async function sluiceSide(
   return cpu;
 }
 
-async function ffmpegSide(port: number, n: number, seconds: number): Promise<number> {
+/** N ffmpeg pulls; `paced`: with `-re` (reads at the media's rate, as sluice's pacer hands it
+ *  on), the peer doing what the 20 ms grid does for a push output. */
+async function ffmpegSide(
+  port: number,
+  n: number,
+  seconds: number,
+  paced = false,
+): Promise<number> {
+  if (paced) console.log('  ffmpeg -re:');
   const procs = Array.from({ length: n }, (_, i) =>
     track(
       spawn(
         'ffmpeg',
         [
           ...['-hide_banner', '-loglevel', 'error', '-nostats'],
+          ...(paced ? ['-re'] : []),
           ...[
             '-i',
             `http://127.0.0.1:${port}/s${i}/index.m3u8`,
@@ -258,22 +271,24 @@ http {
   console.log(
     `HLS pull → TS, N = ${n}, ${seconds} s per side, 2 Mbit/s H.264 + 128k AAC each, ${SEGMENT_S} s segments`,
   );
-  const rows: [string, number, number, number][] = [];
+  const rows: [string, number, number, number, number][] = [];
   for (let round = 1; round <= 2; round++) {
     const b = await sluiceSide(port, n, seconds, 'bursts');
     const f = await ffmpegSide(port, n, seconds);
     const s = await sluiceSide(port, n, seconds, 'smooth');
-    rows.push([`round ${round}`, b, s, f]);
+    const fr = await ffmpegSide(port, n, seconds, true);
+    rows.push([`round ${round}`, b, s, f, fr]);
   }
   console.log(
-    '| run | N | sluice CPU % per stream, 100 ms grid | 20 ms grid | ffmpeg CPU % per stream | ratio 100 ms | ratio 20 ms |',
+    '| run | N | sluice CPU % per stream, 100 ms grid | 20 ms grid | ffmpeg CPU % per stream | ffmpeg -re | ratio 100 ms / ffmpeg | ratio 20 ms / ffmpeg | ratio 20 ms / ffmpeg -re |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   const pct = (cpu: number) => (100 * cpu) / seconds / n;
-  for (const [name, b, s, f] of rows) {
+  for (const [name, b, s, f, fr] of rows) {
     const pf = pct(f);
+    const pr = pct(fr);
     console.log(
-      `| ${name} | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pf.toFixed(3)} | ${(pct(b) / pf).toFixed(2)} | ${(pct(s) / pf).toFixed(2)} |`,
+      `| ${name} | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pf.toFixed(3)} | ${pr.toFixed(3)} | ${(pct(b) / pf).toFixed(2)} | ${(pct(s) / pf).toFixed(2)} | ${(pct(s) / pr).toFixed(2)} |`,
     );
   }
   cleanUp();

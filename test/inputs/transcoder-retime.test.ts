@@ -3,7 +3,8 @@
 // previous picture and audio and PCR moved by the same offset, a jump forward likewise, audio
 // arriving first is corrected by the video, a PTS wrap and sparse subtitles are not jumps.
 import t from 'tap';
-import { JUMP_TICKS, Retimer } from '../../src/inputs/transcoder/retime.ts';
+import type { BusSink, StreamBus } from '../../src/engine/bus.ts';
+import { JUMP_TICKS, Retimer, subscribeRetimed } from '../../src/inputs/transcoder/retime.ts';
 import { readPcr } from '../../src/mpegts/pcr.ts';
 import { readTimestamp } from '../../src/mpegts/pes.ts';
 import { packet } from '../helpers/ts-craft.ts';
@@ -158,3 +159,40 @@ t.test('sparse subtitles are not jumps; a subtitle going back is', async (t) => 
   through(r, [sub(1_170_000 - JUMP_TICKS - 1)]);
   t.equal(r.jumps, 1, 'back more than JUMP_TICKS is a jump');
 });
+
+t.test(
+  'the feed reuses its block while no reader kept it, and never overwrites a kept one',
+  async (t) => {
+    let bus: BusSink | null = null;
+    const fake = {
+      subscribe: (s: BusSink) => {
+        bus = s;
+        return () => {
+          bus = null;
+        };
+      },
+    } as unknown as StreamBus;
+    const seen: Buffer[] = [];
+    let keep = false;
+    const off = subscribeRetimed(fake, {
+      packets: (b) => {
+        seen.push(b);
+        return keep;
+      },
+    });
+    const batch = (n: number) => Buffer.concat([audio(n * FRAME), audio((n + 1) * FRAME)]);
+    bus!.packets(batch(0));
+    bus!.packets(batch(2));
+    t.equal(seen[1]!.buffer, seen[0]!.buffer, 'taken at once: the same block again');
+    keep = true; // this one stays queued (a pipe that did not take it all)
+    bus!.packets(batch(4));
+    const kept = Buffer.from(seen[2]!);
+    keep = false;
+    bus!.packets(batch(6));
+    t.not(seen[3]!.buffer, seen[2]!.buffer, 'the next batch goes into a new block');
+    t.same(seen[2], kept, 'the kept batch is left as it was');
+    t.same(read(seen[3]!), read(batch(6)), 'and the new one carries its own packets');
+    off();
+    t.equal(bus, null, 'the last reader gone: the feed leaves the bus');
+  },
+);

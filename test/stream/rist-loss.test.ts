@@ -74,11 +74,14 @@ t.test(
   'two peers (rist-addr-* arrays), duplicated by the sender over two lossy paths',
   async (t) => {
     const [p1, p2] = [await freePort(), await freePort()];
-    const r1 = await lossyRelay(t, { targetPort: p1, loss: 0.1, seed: 1 });
-    const r2 = await lossyRelay(t, { targetPort: p2, loss: 0.1, seed: 2 });
+    // 5 % loss on each path, the lossy path of the acceptance (issue 16). At 10 % one packet in
+    // ~16,000 of a run was lost for good once under the suite's load (session 13): lost on both
+    // paths, then its NACK or retransmission lost on both again, attempt after attempt, for 3 s.
+    const r1 = await lossyRelay(t, { targetPort: p1, loss: 0.05, seed: 1 });
+    const r2 = await lossyRelay(t, { targetPort: p2, loss: 0.05, seed: 2 });
     // 3 s of recovery buffer on both sides (the receiver's is 3 × rist-recovery-rtt-max): with
-    // 10 % loss in both directions on each path, a packet lost on both paths needs its NACK and
-    // its retransmission through; a 2-core machine running the whole suite can stall a second.
+    // loss in both directions on each path, a packet lost on both paths needs its NACK and its
+    // retransmission through; a 2-core machine running the whole suite can stall a second.
     await ristsender(t, [
       '-b',
       '3000',

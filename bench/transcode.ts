@@ -44,8 +44,9 @@ const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).tri
 const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 40) * 1000;
 const MUX_BPS = 10_000_000;
 const SOURCE_ONLY = process.env['SLUICE_BENCH_SOURCE_ONLY'] === '1';
-/** SLUICE_BENCH_NODE_FLAGS: extra node/V8 flags for the sluice child (e.g. `--log-deopt
- *  --logfile=/tmp/v8.log`, `--trace-gc` to stderr), space-separated. */
+/** SLUICE_BENCH_NODE_FLAGS: extra node/V8 flags for the sluice child, space-separated (e.g.
+ *  `--cpu-prof --cpu-prof-dir=DIR`). V8's traces (`--trace-gc`…) print to stdout, where the
+ *  child answers the bench: run the child by hand for those. */
 const NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const NAME = 'hd720';
 /** The transcoder record (stream 2's input); the source is stream 1. */

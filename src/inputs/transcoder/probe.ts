@@ -75,19 +75,18 @@ export class ProgrammeProbe {
   private pmtPid = -1;
   private pmtReader: SectionReader | null = null;
   private last = '';
-  private pmtCrc = -1;
+  /** The last PMT section read: the section reader hands a repeat on as this same copy. */
+  private lastPmt: Buffer | null = null;
   private readonly patReader = new SectionReader((s) => {
     if (s[0] !== PAT_TABLE_ID) return;
     const first = parsePat(s).programs[0];
     if (!first || first.pid === this.pmtPid) return;
     this.pmtPid = first.pid;
-    this.pmtCrc = -1;
+    this.lastPmt = null;
     this.pmtReader = new SectionReader((p) => {
-      if (p[0] !== PMT_TABLE_ID || p.length < 4) return;
-      // The same PMT again (it repeats ~10 times a second): its CRC says so without a parse.
-      const crc = p.readUInt32BE(p.length - 4);
-      if (crc === this.pmtCrc) return;
-      this.pmtCrc = crc;
+      // The same PMT again (it repeats ~10 times a second) is the same copy: no parse.
+      if (p[0] !== PMT_TABLE_ID || p === this.lastPmt) return;
+      this.lastPmt = p;
       const prog = programmeOf(this.pmtPid, p);
       const key = JSON.stringify(prog);
       if (key === this.last) return;

@@ -19,10 +19,13 @@
 // (2 s segments, 6 in the playlist, old ones deleted) of one 2 Mbit/s H.264 + AAC file;
 // origin and writers run for both sides alike and are not measured.
 // CPU: utime + stime from /proc/<pid>/stat (the sluice child; the sum of the N ffmpeg
-// processes) over the same window, after every pull delivers and a warm-up; the sides run one
-// after the other, twice (sluice 100 ms, ffmpeg, sluice 20 ms, ffmpeg -re) so load drift hits
-// both.
-// Run: [SLUICE_BENCH_WARMUP_S=5] npx tsx bench/hls-pull.ts [N=8] [seconds=20]
+// processes) over windows of the same length, each side in its steady state: the two sluice
+// children (one per grid) start together, pull for SLUICE_BENCH_JIT_S before their first
+// window and run to the end; each ffmpeg side starts afresh, SLUICE_BENCH_WARMUP_S before its
+// window. The windows alternate (sluice 100 ms, ffmpeg, sluice 20 ms, ffmpeg -re) for each
+// round so load drift hits both; the sluice children keep pulling through ffmpeg's windows
+// (~1.5 % of a core each, beside the origin's writers).
+// Run: [SLUICE_BENCH_JIT_S=180] [SLUICE_BENCH_WARMUP_S=12] [SLUICE_BENCH_PROF=dir] [SLUICE_BENCH_NODE_FLAGS=…] npx tsx bench/hls-pull.ts [N=8] [seconds=20] [rounds=2]
 // Figures: printed; copy them to bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -31,16 +34,27 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BenchProcs, freePort, procCpu, sleep, threadCpu } from './lib/proc.ts';
 
-/** Before each measured window (SLUICE_BENCH_WARMUP_S, default 12): connections up, the
- *  segments of the join (3 at once) fetched, code warm, and V8's memory reducer done — it runs
- *  full collections of both isolates (the server's and tsx's loader) about 8 s after start, a
- *  one-off that fell inside the window with a 5 s warm-up (`--trace-gc`, 2026-11-28). */
+/** Before each ffmpeg window (SLUICE_BENCH_WARMUP_S, default 12): connections up and the
+ *  segments of the join (3 at once) fetched. (The sluice children wait JIT_MS, which also
+ *  covers V8's memory reducer: full collections of both isolates about 8 s after start,
+ *  `--trace-gc`, 2026-11-28.) */
 const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 12) * 1000;
+/** Before the sluice children's first window (SLUICE_BENCH_JIT_S, default 180): their code
+ *  optimised. At this load each function runs a few times a second, so V8 tiers the input's
+ *  functions up one by one for minutes (`--log-code`, 32 pulls: ~20 optimisations per 20 s
+ *  until 100 s, 2–4 after 140 s); with 12 s of warm-up a third of the window's CPU was the
+ *  optimising compiler's threads (perf, 2026-12-07), a one-off a running server pays once, as
+ *  ffmpeg's start-up, which the bench does not charge either. */
+const JIT_MS = Number(process.env['SLUICE_BENCH_JIT_S'] ?? 180) * 1000;
 const SEGMENT_S = 2;
 /** SLUICE_BENCH_PROF=<dir>: the sluice child writes a V8 CPU profile there. */
 const PROF = process.env['SLUICE_BENCH_PROF']
   ? ['--cpu-prof', '--cpu-prof-dir', process.env['SLUICE_BENCH_PROF']]
   : [];
+/** SLUICE_BENCH_NODE_FLAGS: more node/V8 flags for the sluice child, space-separated (e.g.
+ *  `--log-deopt --logfile=FILE`). V8's traces (`--trace-opt`…) print to stdout, where the child
+ *  answers the bench: use their `--log-…` forms, which write to the log file. */
+const NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const procs = new BenchProcs();
 const track = (cp: ChildProcess) => procs.track(cp);
 const cleanUp = () => procs.cleanUp();
@@ -102,26 +116,75 @@ async function child(port: number, n: number, smooth: boolean): Promise<void> {
   });
 }
 
-async function sluiceSide(
+/** The child's answers (`ready`, a JSON line) in order; any other line it prints (a V8 trace
+ *  asked for by SLUICE_BENCH_NODE_FLAGS) goes to stderr, read as it comes so the pipe never
+ *  fills. */
+function childLines(cp: ChildProcess, tag: string): { next(): Promise<string> } {
+  const got: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: cp.stdout! }).on('line', (line) => {
+    if (line !== 'ready' && !line.startsWith('{'))
+      return void process.stderr.write(`[${tag}] ${line}\n`);
+    const w = waiting.shift();
+    if (w) w(line);
+    else got.push(line);
+  });
+  cp.once('exit', (code) => {
+    for (const w of waiting.splice(0)) w(`exited with ${code}`);
+  });
+  return {
+    next: () =>
+      got.length
+        ? Promise.resolve(got.shift()!)
+        : new Promise<string>((res) => {
+            if (cp.exitCode !== null) res(`exited with ${cp.exitCode}`);
+            else waiting.push(res);
+          }),
+  };
+}
+
+interface SluiceChild {
+  grid: 'bursts' | 'smooth';
+  cp: ChildProcess;
+  lines: { next(): Promise<string> };
+}
+
+/** A sluice child pulling the N streams on `grid`, resolved once every input delivered. */
+async function startSluice(
   port: number,
   n: number,
-  seconds: number,
   grid: 'bursts' | 'smooth',
-): Promise<number> {
-  console.log(`  sluice, ${grid === 'bursts' ? '100' : '20'} ms grid (${grid}):`);
+): Promise<SluiceChild> {
   const cp = track(
     spawn(
       process.execPath,
-      [...PROF, '--import', 'tsx', import.meta.filename, 'child', String(port), String(n), grid],
+      [
+        ...PROF,
+        ...NODE_FLAGS,
+        '--import',
+        'tsx',
+        import.meta.filename,
+        'child',
+        String(port),
+        String(n),
+        grid,
+      ],
       {
         stdio: ['pipe', 'pipe', 'inherit'],
       },
     ),
   );
-  const lines = createInterface({ input: cp.stdout! })[Symbol.asyncIterator]();
+  const lines = childLines(cp, grid);
   const first = await lines.next();
-  if (first.value !== 'ready') throw new Error(`sluice child: ${first.value}`);
-  await sleep(WARMUP_MS);
+  if (first !== 'ready') throw new Error(`sluice child: ${first}`);
+  return { grid, cp, lines };
+}
+
+/** One measured window of a running sluice child: its CPU seconds. */
+async function sluiceWindow(child: SluiceChild, seconds: number): Promise<number> {
+  const { cp, grid } = child;
+  console.log(`  sluice, ${grid === 'bursts' ? '100' : '20'} ms grid (${grid}):`);
+  if (cp.exitCode !== null) throw new Error(`sluice child (${grid}) exited with ${cp.exitCode}`);
   const c0 = procCpu(cp.pid!);
   const k0 = procCpu(cp.pid!, true);
   const t0 = threadCpu(cp.pid!);
@@ -135,14 +198,18 @@ async function sluiceSide(
   const cpu = procCpu(cp.pid!) - c0;
   const sys = procCpu(cp.pid!, true) - k0;
   console.log(`  sluice: ${cpu.toFixed(2)} s CPU, of which system ${sys.toFixed(2)} s`);
+  return cpu;
+}
+
+/** The child's totals since it was ready (segments, errors, collections), then its exit. */
+async function stopSluice(child: SluiceChild): Promise<void> {
+  const { cp, lines, grid } = child;
   cp.stdin!.write('report\n');
-  const r = await lines.next();
-  console.log(`  sluice: ${r.value}`);
+  console.log(`  sluice (${grid}), since ready: ${await lines.next()}`);
   const exited = new Promise((res) => cp.once('exit', res));
   const timer = setTimeout(() => cp.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);
-  return cpu;
 }
 
 /** N ffmpeg pulls; `paced`: with `-re` (reads at the media's rate, as sluice's pacer hands it
@@ -192,6 +259,7 @@ async function ffmpegSide(
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 8);
   const seconds = Number(process.argv[3] ?? 20);
+  const rounds = Number(process.argv[4] ?? 2);
   procs.work = mkdtempSync(join(tmpdir(), 'sluice-bench-hls-'));
   process.on('exit', cleanUp);
   process.on('SIGINT', () => process.exit(130));
@@ -272,13 +340,21 @@ http {
     `HLS pull → TS, N = ${n}, ${seconds} s per side, 2 Mbit/s H.264 + 128k AAC each, ${SEGMENT_S} s segments`,
   );
   const rows: [string, number, number, number, number][] = [];
-  for (let round = 1; round <= 2; round++) {
-    const b = await sluiceSide(port, n, seconds, 'bursts');
+  // Both sluice children start together and run to the end, warmed up once (JIT_MS); the
+  // windows then alternate with ffmpeg's.
+  const bursts = await startSluice(port, n, 'bursts');
+  const smooth = await startSluice(port, n, 'smooth');
+  console.log(`  sluice: both children pulling; ${JIT_MS / 1000} s of warm-up`);
+  await sleep(JIT_MS);
+  for (let round = 1; round <= rounds; round++) {
+    const b = await sluiceWindow(bursts, seconds);
     const f = await ffmpegSide(port, n, seconds);
-    const s = await sluiceSide(port, n, seconds, 'smooth');
+    const s = await sluiceWindow(smooth, seconds);
     const fr = await ffmpegSide(port, n, seconds, true);
     rows.push([`round ${round}`, b, s, f, fr]);
   }
+  await stopSluice(bursts);
+  await stopSluice(smooth);
   console.log(
     '| run | N | sluice CPU % per stream, 100 ms grid | 20 ms grid | ffmpeg CPU % per stream | ffmpeg -re | ratio 100 ms / ffmpeg | ratio 20 ms / ffmpeg | ratio 20 ms / ffmpeg -re |',
   );
@@ -289,6 +365,15 @@ http {
     const pr = pct(fr);
     console.log(
       `| ${name} | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pf.toFixed(3)} | ${pr.toFixed(3)} | ${(pct(b) / pf).toFixed(2)} | ${(pct(s) / pf).toFixed(2)} | ${(pct(s) / pr).toFixed(2)} |`,
+    );
+  }
+  // Over all rounds: each side's CPU summed, so that one round's drift in either weighs as
+  // much as its share of the time.
+  if (rows.length > 1) {
+    const sum = (k: 1 | 2 | 3 | 4) => rows.reduce((a, r) => a + r[k], 0) / rows.length;
+    const [b, s, f, fr] = [sum(1), sum(2), sum(3), sum(4)];
+    console.log(
+      `| all ${rows.length} rounds | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pct(f).toFixed(3)} | ${pct(fr).toFixed(3)} | ${(b / f).toFixed(2)} | ${(s / f).toFixed(2)} | ${(s / fr).toFixed(2)} |`,
     );
   }
   cleanUp();

@@ -15,7 +15,8 @@
 // Neither reads the data after receiving it, so `× C` of rx and of the whole path is a floor.
 // Every receiver is measured from 10 s after the traffic starts (WARM_MS): the steady state.
 // Run: npx tsx bench/stream-ingest.ts [seconds-per-step] [streams,…]
-//      (SLUICE_BENCH_KINDS=c,ckeep,rx picks receivers; default all five)
+//      (SLUICE_BENCH_KINDS=c,ckeep,rx picks receivers; default all five;
+//       SLUICE_BENCH_PIN=1/0 runs every receiver on CPU 1 and the sender on CPU 0)
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -252,13 +253,30 @@ function lines(cp: ChildProcess): AsyncIterator<string> {
  *  (profiling the server side; the peers stay unprofiled). */
 const SLUICE_NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 
+/** SLUICE_BENCH_PIN=<receiver cpus>/<sender cpus> (taskset lists, e.g. `1/0`): every receiver
+ *  — the C peers and sluice's children alike — runs on the first set, the sender on the second,
+ *  so that placement (which core the kernel frees a loopback buffer on, whether a thread
+ *  migrates) is the same for both sides. Unset: the scheduler places them. */
+const PIN = (process.env['SLUICE_BENCH_PIN'] ?? '').split('/');
+
+/** `cmd args` on the CPUs of PIN[which] when pinning is asked for. */
+function pinned(which: 0 | 1, cmd: string, args: string[]): [string, string[]] {
+  const cpus = PIN[which];
+  return cpus ? ['taskset', ['-c', cpus, cmd, ...args]] : [cmd, args];
+}
+
 function tsxChild(args: string[]): ChildProcess {
   const flags = args[0] === 'sluice' || args[0] === 'rx' ? SLUICE_NODE_FLAGS : [];
-  return spawn(
-    process.execPath,
-    [...flags, '--import', 'tsx', import.meta.filename, '--child', ...args],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
+  // The HTTP clients are the sender's side of the bench, not a receiver.
+  const [cmd, argv] = pinned(args[0] === 'clients' ? 1 : 0, process.execPath, [
+    ...flags,
+    '--import',
+    'tsx',
+    import.meta.filename,
+    '--child',
+    ...args,
+  ]);
+  return spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
 }
 
 interface StepResult {
@@ -281,14 +299,16 @@ async function step(
   const recvSecs = WARM_MS / 1000 + secs + 1;
   const recv =
     kind === 'c' || kind === 'ckeep'
-      ? spawn(peers, [
-          'recv',
-          GROUP,
-          String(base),
-          String(n),
-          String(recvSecs),
-          ...(kind === 'ckeep' ? ['keep'] : []),
-        ])
+      ? spawn(
+          ...pinned(0, peers, [
+            'recv',
+            GROUP,
+            String(base),
+            String(n),
+            String(recvSecs),
+            ...(kind === 'ckeep' ? ['keep'] : []),
+          ]),
+        )
       : tsxChild([kind, String(base), String(n)]);
   const it = lines(recv);
   const first = String((await it.next()).value);
@@ -305,15 +325,17 @@ async function step(
     recv.stdin?.write(`${cmd}\n`);
     clients?.stdin?.write(`${cmd}\n`);
   };
-  const sender = spawn(peers, [
-    'send',
-    GROUP,
-    String(base),
-    String(n),
-    String(MBPS_EACH),
-    String(WARM_MS / 1000 + secs),
-    file,
-  ]);
+  const sender = spawn(
+    ...pinned(1, peers, [
+      'send',
+      GROUP,
+      String(base),
+      String(n),
+      String(MBPS_EACH),
+      String(WARM_MS / 1000 + secs),
+      file,
+    ]),
+  );
   const result = lines(sender).next();
   await new Promise((r) => setTimeout(r, WARM_MS));
   tell('start');

@@ -16,7 +16,8 @@
 // Every receiver is measured from 10 s after the traffic starts (WARM_MS): the steady state.
 // Run: npx tsx bench/stream-ingest.ts [seconds-per-step] [streams,…]
 //      (SLUICE_BENCH_KINDS=c,ckeep,rx picks receivers; default all five;
-//       SLUICE_BENCH_PIN=1/0 runs every receiver on CPU 1 and the sender on CPU 0)
+//       SLUICE_BENCH_PIN=1/0 runs every receiver on CPU 1 and the sender on CPU 0;
+//       SLUICE_BENCH_TOGETHER=1 runs a step's receivers at once on the same traffic)
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +43,12 @@ const DRAIN_MS = 500;
  *  loader thread) some 8 s after start-up, ~25 ms of CPU that a 5 s window at 10 streams
  *  charged as a fifth of the receivers' cost. */
 const WARM_MS = 10_000;
+/** SLUICE_BENCH_TOGETHER=1: the receivers of a step run at once on the same traffic and window
+ *  (each gets a copy of every datagram), so that a ratio is taken under the same conditions:
+ *  one after the other, the C peer's own figure moved by up to 1.7× between runs at 10 streams
+ *  (2026-12-07). Their CPU then competes for the 2 cores; at 10 streams the whole load is a few
+ *  % of a core. Not with `sluice` (its HTTP clients would share the window too). */
+const TOGETHER = process.env['SLUICE_BENCH_TOGETHER'] === '1';
 /** Receivers to run (default all four; e.g. `sluice` alone while profiling). */
 const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'c,ckeep,rx,sluice,dgram').split(',');
 
@@ -288,14 +295,22 @@ interface StepResult {
   extra?: Record<string, number>;
 }
 
-async function step(
+/** One receiver of a step, started and ready. */
+interface Receiver {
+  kind: string;
+  recv: ChildProcess;
+  it: AsyncIterator<string>;
+  clients: ChildProcess | null;
+  clientIt: AsyncIterator<string> | null;
+}
+
+async function startReceiver(
   peers: string,
-  file: string,
   kind: string,
   n: number,
   secs: number,
   base: number,
-): Promise<StepResult> {
+): Promise<Receiver> {
   const recvSecs = WARM_MS / 1000 + secs + 1;
   const recv =
     kind === 'c' || kind === 'ckeep'
@@ -321,9 +336,27 @@ async function step(
     const ok = String((await clientIt.next()).value);
     if (ok !== 'ready') throw new Error(`clients did not connect: ${ok}`);
   }
+  return { kind, recv, it, clients, clientIt };
+}
+
+/** One step: the receivers of `kinds` on the same N sockets' traffic — one after the other, or
+ *  all at once (TOGETHER: every one joins the same groups and ports, and multicast gives each a
+ *  copy of every datagram) — measured over the same window after WARM_MS. */
+async function step(
+  peers: string,
+  file: string,
+  kinds: string[],
+  n: number,
+  secs: number,
+  base: number,
+): Promise<StepResult[]> {
+  const rs: Receiver[] = [];
+  for (const kind of kinds) rs.push(await startReceiver(peers, kind, n, secs, base));
   const tell = (cmd: string) => {
-    recv.stdin?.write(`${cmd}\n`);
-    clients?.stdin?.write(`${cmd}\n`);
+    for (const r of rs) {
+      r.recv.stdin?.write(`${cmd}\n`);
+      r.clients?.stdin?.write(`${cmd}\n`);
+    }
   };
   const sender = spawn(
     ...pinned(1, peers, [
@@ -342,28 +375,35 @@ async function step(
   const sent = JSON.parse(String((await result).value)) as { sent: number };
   await new Promise((r) => setTimeout(r, DRAIN_MS)); // the last datagrams and HTTP bytes land
   tell('stop');
-  const res = JSON.parse(String((await it.next()).value)) as StepResult & Record<string, number>;
-  clients?.stdin?.write('exit\n'); // after the server has counted its clients
-  const out: StepResult = {
-    sent: sent.sent,
-    datagrams: res.datagrams,
-    cpu: res.cpu,
-    wall: res.wall ?? recvSecs,
-  };
-  if (kind === 'rx') out.extra = { drops: res['drops'] ?? 0 };
-  if (clientIt) {
-    const c = JSON.parse(String((await clientIt.next()).value)) as { bytes: number; wall: number };
-    out.extra = {
-      httpBytes: c.bytes,
-      drops: res['drops'] ?? 0,
-      queueDrops: res['queueDrops'] ?? 0,
-      running: res['running'] ?? 0,
-      clients: res['clients'] ?? 0,
-      silent: res['silent'] ?? 0,
-      slowDropped: res['slowDropped'] ?? 0,
+  const outs: StepResult[] = [];
+  for (const { kind, it, clients, clientIt } of rs) {
+    const res = JSON.parse(String((await it.next()).value)) as StepResult & Record<string, number>;
+    clients?.stdin?.write('exit\n'); // after the server has counted its clients
+    const out: StepResult = {
+      sent: sent.sent,
+      datagrams: res.datagrams,
+      cpu: res.cpu,
+      wall: res.wall ?? WARM_MS / 1000 + secs + 1,
     };
+    if (kind === 'rx') out.extra = { drops: res['drops'] ?? 0 };
+    if (clientIt) {
+      const c = JSON.parse(String((await clientIt.next()).value)) as {
+        bytes: number;
+        wall: number;
+      };
+      out.extra = {
+        httpBytes: c.bytes,
+        drops: res['drops'] ?? 0,
+        queueDrops: res['queueDrops'] ?? 0,
+        running: res['running'] ?? 0,
+        clients: res['clients'] ?? 0,
+        silent: res['silent'] ?? 0,
+        slowDropped: res['slowDropped'] ?? 0,
+      };
+    }
+    outs.push(out);
   }
-  return out;
+  return outs;
 }
 
 function makeSource(dir: string): string {
@@ -408,6 +448,9 @@ function makeSource(dir: string): string {
 async function main(): Promise<void> {
   const secs = Number(process.argv[2] ?? 5);
   const counts = (process.argv[3] ?? '10,25,50,100').split(',').map(Number);
+  if (TOGETHER && KINDS.includes('sluice')) {
+    throw new Error('SLUICE_BENCH_TOGETHER=1 runs c, ckeep, rx and dgram, not sluice');
+  }
   const dir = mkdtempSync(join(tmpdir(), 'sluice-stream-bench-'));
   try {
     const peers = join(dir, 'stream-peers');
@@ -424,8 +467,9 @@ async function main(): Promise<void> {
     for (const n of counts) {
       let cPerCore = 0;
       let keepPerCore = 0;
-      for (const kind of KINDS) {
-        const r = await step(peers, file, kind, n, secs, base);
+      const results = TOGETHER ? await step(peers, file, KINDS, n, secs, base) : [];
+      for (const [k, kind] of KINDS.entries()) {
+        const r = TOGETHER ? results[k]! : (await step(peers, file, [kind], n, secs, base))[0]!;
         base += n;
         const pct = (100 * r.datagrams) / r.sent;
         const cpu = (100 * r.cpu) / r.wall;

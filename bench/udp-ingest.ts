@@ -5,7 +5,8 @@
 // is the same policy with the least code; it only counts, sluice also analyses.
 // Every receiver is measured from WARM_MS after its traffic starts (steady state, as in
 // bench/stream-ingest.ts): CPU and datagrams from the line `start` to `stop` on its stdin.
-// Run: npx tsx bench/udp-ingest.ts [seconds-per-step] [Mbit/s,…]
+// Run: [SLUICE_BENCH_KINDS=c,sluice,dgram] [SLUICE_BENCH_TOGETHER=1] npx tsx bench/udp-ingest.ts
+//      [seconds-per-step] [Mbit/s,…]
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +24,13 @@ const DATAGRAM = 1316;
  *  8 s after start) are not what a running server pays per datagram. Until 2026-11-28 a 3 s
  *  step from `ready` charged them to sluice: ~20 ms of CPU against its ~120 ms at 200 Mbit/s. */
 const WARM_MS = 10_000;
+/** Receivers, in order (SLUICE_BENCH_KINDS, default c,sluice,dgram; `c` first for the ratio). */
+const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'c,sluice,dgram').split(',');
+/** SLUICE_BENCH_TOGETHER=1: a rate's receivers run at once on the same traffic and window (each
+ *  gets a copy of every datagram), so that the ratio is paired: one after the other, the C
+ *  receiver's own figure moved by half between runs at the same rate. They then share the 2
+ *  cores with the sender: leave dgram out above ~500 Mbit/s (60 % of a core at 2 Gbit/s). */
+const TOGETHER = process.env['SLUICE_BENCH_TOGETHER'] === '1';
 /** After the sender stops, the receivers count this long before the window closes. */
 const DRAIN_MS = 300;
 
@@ -115,25 +123,34 @@ function lines(cp: ChildProcess): AsyncIterator<string> {
   return createInterface({ input: cp.stdout! })[Symbol.asyncIterator]();
 }
 
-async function step(peers: string, kind: string, mbps: number, secs: number, port: number) {
+function startReceiver(peers: string, kind: string, secs: number, port: number): ChildProcess {
   // The receivers' own limit, past the sender and the drain: `stop` ends them before it.
   const limit = String(WARM_MS / 1000 + secs + 5);
-  const recv =
-    kind === 'c'
-      ? spawn(peers, ['recv', GROUP, String(port), limit])
-      : spawn(process.execPath, [
-          '--import',
-          'tsx',
-          import.meta.filename,
-          '--child',
-          kind,
-          String(port),
-          limit,
-        ]);
-  const it = lines(recv);
-  const first = await it.next();
-  if (first.value !== 'ready')
-    throw new Error(`${kind} receiver did not start: ${String(first.value)}`);
+  return kind === 'c'
+    ? spawn(peers, ['recv', GROUP, String(port), limit])
+    : spawn(process.execPath, [
+        '--import',
+        'tsx',
+        import.meta.filename,
+        '--child',
+        kind,
+        String(port),
+        limit,
+      ]);
+}
+
+/** One rate: the receivers of `kinds` on the same socket's traffic, one at a time or all at
+ *  once (TOGETHER: each gets a copy of every datagram), each measured over the same window. */
+async function step(peers: string, kinds: string[], mbps: number, secs: number, port: number) {
+  const rs = kinds.map((kind) => {
+    const recv = startReceiver(peers, kind, secs, port);
+    return { kind, recv, it: lines(recv) };
+  });
+  for (const { kind, it } of rs) {
+    const first = await it.next();
+    if (first.value !== 'ready')
+      throw new Error(`${kind} receiver did not start: ${String(first.value)}`);
+  }
   const sender = spawn(peers, [
     'send',
     GROUP,
@@ -143,12 +160,16 @@ async function step(peers: string, kind: string, mbps: number, secs: number, por
   ]);
   const result = lines(sender).next();
   await new Promise((r) => setTimeout(r, WARM_MS));
-  recv.stdin?.write('start\n');
+  for (const { recv } of rs) recv.stdin?.write('start\n');
   const sent = JSON.parse((await result).value as string) as { sent: number };
   await new Promise((r) => setTimeout(r, DRAIN_MS)); // the last datagrams land
-  recv.stdin?.write('stop\n');
-  const res = JSON.parse((await it.next()).value as string) as RecvResult;
-  return { sent: sent.sent, ...res };
+  for (const { recv } of rs) recv.stdin?.write('stop\n');
+  const out: (RecvResult & { sent: number })[] = [];
+  for (const { it } of rs) {
+    const res = JSON.parse((await it.next()).value as string) as RecvResult;
+    out.push({ sent: sent.sent, ...res });
+  }
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -168,8 +189,9 @@ async function main(): Promise<void> {
     let port = 40000 + Math.floor(Math.random() * 10000);
     for (const mbps of rates) {
       let cPerCore = 0;
-      for (const kind of ['c', 'sluice', 'dgram']) {
-        const r = await step(peers, kind, mbps, secs, port++);
+      const together = TOGETHER ? await step(peers, KINDS, mbps, secs, port++) : [];
+      for (const [k, kind] of KINDS.entries()) {
+        const r = TOGETHER ? together[k]! : (await step(peers, [kind], mbps, secs, port++))[0]!;
         const pct = (100 * r.datagrams) / r.sent;
         const cpu = (100 * r.cpu) / r.wall;
         const got = (r.window * DATAGRAM * 8) / r.wall / 1e6;

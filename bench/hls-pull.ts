@@ -8,8 +8,8 @@
 // origin, the same audio and video delivered as TS — the work is equal (sluice passes the
 // segments' TS on and paces it, as its inputs do; ffmpeg demuxes and muxes it again and writes
 // it as it comes; neither is charged for the origin).
-// sluice runs twice per round: paced on the 100 ms grid, as a stream read by HTTP-TS clients,
-// the packager and the DVR is ("bursts"), and on the 20 ms grid, as one with a UDP output is
+// sluice runs as two children, measured in turn each round: one paced on the 100 ms grid, as a stream read by HTTP-TS clients,
+// the packager and the DVR is ("bursts"), one on the 20 ms grid, as one with a UDP output is
 // ("smooth"; src/mpegts/pcr-pacer.ts). The goal is read on each. ffmpeg runs twice too: as
 // above (no pacing at all: each segment written as fast as it comes, which a reader that takes
 // bursts can live with), and with `-re` (reading at the media's rate: what a push output needs
@@ -51,9 +51,9 @@ const SEGMENT_S = 2;
 const PROF = process.env['SLUICE_BENCH_PROF']
   ? ['--cpu-prof', '--cpu-prof-dir', process.env['SLUICE_BENCH_PROF']]
   : [];
-/** SLUICE_BENCH_NODE_FLAGS: more node/V8 flags for the sluice child, space-separated (e.g.
- *  `--log-deopt --logfile=FILE`). V8's traces (`--trace-opt`…) print to stdout, where the child
- *  answers the bench: use their `--log-…` forms, which write to the log file. */
+/** SLUICE_BENCH_NODE_FLAGS: more node/V8 flags for the sluice children, space-separated (e.g.
+ *  `--trace-gc`, `--log-code --logfile=FILE`). What V8 traces to a child's stdout is passed on
+ *  to stderr, each line tagged with the child's grid (childLines). */
 const NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const procs = new BenchProcs();
 const track = (cp: ChildProcess) => procs.track(cp);
@@ -367,11 +367,11 @@ http {
       `| ${name} | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pf.toFixed(3)} | ${pr.toFixed(3)} | ${(pct(b) / pf).toFixed(2)} | ${(pct(s) / pf).toFixed(2)} | ${(pct(s) / pr).toFixed(2)} |`,
     );
   }
-  // Over all rounds: each side's CPU summed, so that one round's drift in either weighs as
-  // much as its share of the time.
+  // Over all rounds: each side's CPU averaged (the ratios are those of the sums), so that one
+  // round's drift in either weighs as much as its share of the time.
   if (rows.length > 1) {
-    const sum = (k: 1 | 2 | 3 | 4) => rows.reduce((a, r) => a + r[k], 0) / rows.length;
-    const [b, s, f, fr] = [sum(1), sum(2), sum(3), sum(4)];
+    const mean = (k: 1 | 2 | 3 | 4) => rows.reduce((a, r) => a + r[k], 0) / rows.length;
+    const [b, s, f, fr] = [mean(1), mean(2), mean(3), mean(4)];
     console.log(
       `| all ${rows.length} rounds | ${n} | ${pct(b).toFixed(3)} | ${pct(s).toFixed(3)} | ${pct(f).toFixed(3)} | ${pct(fr).toFixed(3)} | ${(b / f).toFixed(2)} | ${(s / f).toFixed(2)} | ${(s / fr).toFixed(2)} |`,
     );

@@ -49,7 +49,7 @@ const WARM_MS = 10_000;
  *  (2026-12-07). Their CPU then competes for the 2 cores; at 10 streams the whole load is a few
  *  % of a core. Not with `sluice` (its HTTP clients would share the window too). */
 const TOGETHER = process.env['SLUICE_BENCH_TOGETHER'] === '1';
-/** Receivers to run (default all four; e.g. `sluice` alone while profiling). */
+/** Receivers to run (default all five; e.g. `sluice` alone while profiling). */
 const KINDS = (process.env['SLUICE_BENCH_KINDS'] ?? 'c,ckeep,rx,sluice,dgram').split(',');
 
 function cpuSeconds(): number {

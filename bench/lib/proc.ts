@@ -36,12 +36,16 @@ export function procCpu(pid: number, sys = false): number {
   }
 }
 
-/** CPU seconds per thread name of a process (main thread, V8 workers, libuv pool …). */
+/** CPU seconds per thread name of a process (main thread, V8 workers, libuv pool …). The main
+ *  thread is keyed `main`: under Node 20 V8's worker threads (the optimising compiler,
+ *  concurrent marking) and the module loader's thread carry its name, `node`, and were folded
+ *  into it. */
 export function threadCpu(pid: number): Map<string, number> {
   const m = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const name = tid === String(pid) ? 'main' : comm;
       const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
       m.set(name, (m.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / HZ);

@@ -32,7 +32,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BenchProcs, freePort, procCpu, sleep, threadCpu } from './lib/proc.ts';
+import { BenchProcs, freePort, procCpu, sleep, sluiceNodeFlags, threadCpu } from './lib/proc.ts';
 
 /** Before each ffmpeg window (SLUICE_BENCH_WARMUP_S, default 12): connections up and the
  *  segments of the join (3 at once) fetched. (The sluice children wait JIT_MS, which also
@@ -51,10 +51,6 @@ const SEGMENT_S = 2;
 const PROF = process.env['SLUICE_BENCH_PROF']
   ? ['--cpu-prof', '--cpu-prof-dir', process.env['SLUICE_BENCH_PROF']]
   : [];
-/** SLUICE_BENCH_NODE_FLAGS: more node/V8 flags for the sluice children, space-separated (e.g.
- *  `--trace-gc`, `--log-code --logfile=FILE`). What V8 traces to a child's stdout is passed on
- *  to stderr, each line tagged with the child's grid (childLines). */
-const NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const procs = new BenchProcs();
 const track = (cp: ChildProcess) => procs.track(cp);
 const cleanUp = () => procs.cleanUp();
@@ -160,7 +156,7 @@ async function startSluice(
       process.execPath,
       [
         ...PROF,
-        ...NODE_FLAGS,
+        ...sluiceNodeFlags,
         '--import',
         'tsx',
         import.meta.filename,

@@ -30,6 +30,7 @@ import { kindSchema } from '../src/config/schema.ts';
 import type { StreamApplied } from '../src/config/spec-types.generated.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
 import { Services } from '../src/util/services.ts';
+import { sluiceNodeFlags } from './lib/proc.ts';
 
 const GROUP = '239.255.78.1';
 const MBPS_EACH = 8;
@@ -256,10 +257,6 @@ function lines(cp: ChildProcess): AsyncIterator<string> {
   return createInterface({ input: cp.stdout! })[Symbol.asyncIterator]();
 }
 
-/** Extra node flags for the sluice and rx children only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
- *  (profiling the server side; the peers stay unprofiled). */
-const SLUICE_NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
-
 /** SLUICE_BENCH_PIN=<receiver cpus>/<sender cpus> (taskset lists, e.g. `1/0`): every receiver
  *  — the C peers and sluice's children alike — runs on the first set, the sender on the second,
  *  so that placement (which core the kernel frees a loopback buffer on, whether a thread
@@ -273,7 +270,8 @@ function pinned(which: 0 | 1, cmd: string, args: string[]): [string, string[]] {
 }
 
 function tsxChild(args: string[]): ChildProcess {
-  const flags = args[0] === 'sluice' || args[0] === 'rx' ? SLUICE_NODE_FLAGS : [];
+  // SLUICE_BENCH_NODE_FLAGS for the sluice and rx children only: the peers stay unprofiled.
+  const flags = args[0] === 'sluice' || args[0] === 'rx' ? sluiceNodeFlags : [];
   // The HTTP clients are the sender's side of the bench, not a receiver.
   const [cmd, argv] = pinned(args[0] === 'clients' ? 1 : 0, process.execPath, [
     ...flags,

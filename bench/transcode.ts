@@ -39,15 +39,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { sluiceNodeFlags } from './lib/proc.ts';
 
 const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const WARMUP_MS = Number(process.env['SLUICE_BENCH_WARMUP_S'] ?? 40) * 1000;
 const MUX_BPS = 10_000_000;
 const SOURCE_ONLY = process.env['SLUICE_BENCH_SOURCE_ONLY'] === '1';
-/** SLUICE_BENCH_NODE_FLAGS: extra node/V8 flags for the sluice child, space-separated (e.g.
- *  `--cpu-prof --cpu-prof-dir=DIR`). V8's traces (`--trace-gc`…) print to stdout, where the
- *  child answers the bench: run the child by hand for those. */
-const NODE_FLAGS = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const NAME = 'hd720';
 /** The transcoder record (stream 2's input); the source is stream 1. */
 const RECORD = {
@@ -289,10 +286,12 @@ async function sluiceSide(
   sourceOnly = false,
 ): Promise<Side> {
   const mode = sourceOnly ? ['source'] : [];
+  // SLUICE_BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=DIR`); V8's traces (`--trace-gc`…)
+  // print to stdout, where the child answers the bench: run the child by hand for those.
   const cp = track(
     spawn(
       process.execPath,
-      [...NODE_FLAGS, '--import', 'tsx', import.meta.filename, 'child', file, ...mode],
+      [...sluiceNodeFlags, '--import', 'tsx', import.meta.filename, 'child', file, ...mode],
       {
         stdio: ['pipe', 'pipe', 'inherit'],
       },

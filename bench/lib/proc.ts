@@ -56,6 +56,12 @@ export function threadCpu(pid: number): Map<string, number> {
   return m;
 }
 
+/** SLUICE_BENCH_NODE_FLAGS: extra node/V8 flags for a bench's sluice child(ren), space-separated
+ *  (e.g. `--cpu-prof --cpu-prof-dir=DIR`, `--log-code --logfile=FILE`). */
+export const sluiceNodeFlags = (process.env['SLUICE_BENCH_NODE_FLAGS'] ?? '')
+  .split(' ')
+  .filter(Boolean);
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function freePort(): Promise<number> {

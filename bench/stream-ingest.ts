@@ -30,7 +30,7 @@ import { kindSchema } from '../src/config/schema.ts';
 import type { StreamApplied } from '../src/config/spec-types.generated.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
 import { Services } from '../src/util/services.ts';
-import { sluiceNodeFlags } from './lib/proc.ts';
+import { sluiceNodeFlags, threadCpu } from './lib/proc.ts';
 
 const GROUP = '239.255.78.1';
 const MBPS_EACH = 8;
@@ -212,14 +212,20 @@ async function rxChild(base: number, n: number): Promise<void> {
   });
   console.log('ready');
   let cpu0 = 0;
+  let threads0 = new Map<string, number>();
   onCommands(
     () => {
       cpu0 = cpuSeconds();
+      threads0 = threadCpu(process.pid);
     },
     (wall) => {
       const cpu = cpuSeconds() - cpu0;
       for (const r of rx) drops += r.stats().drops;
-      console.log(JSON.stringify({ datagrams, drops, cpu, wall }));
+      // CPU seconds per thread over the window: `main` (JS), `sluice-udp` (the receive
+      // thread), `node` (V8's and libuv's workers), in jiffies (10 ms).
+      const threads: Record<string, number> = {};
+      for (const [name, s] of threadCpu(process.pid)) threads[name] = s - (threads0.get(name) ?? 0);
+      console.log(JSON.stringify({ datagrams, drops, cpu, wall, threads }));
       for (const r of rx) r.close();
       process.exit(0);
     },
@@ -291,6 +297,8 @@ interface StepResult {
   /** Seconds the receiver measured over. */
   wall: number;
   extra?: Record<string, number>;
+  /** rx: CPU seconds per thread name over the window. */
+  threads?: Record<string, number>;
 }
 
 /** One receiver of a step, started and ready. */
@@ -383,7 +391,10 @@ async function step(
       cpu: res.cpu,
       wall: res.wall ?? WARM_MS / 1000 + secs + 1,
     };
-    if (kind === 'rx') out.extra = { drops: res['drops'] ?? 0 };
+    if (kind === 'rx') {
+      out.extra = { drops: res['drops'] ?? 0 };
+      out.threads = (res as unknown as { threads?: Record<string, number> }).threads;
+    }
     if (clientIt) {
       const c = JSON.parse(String((await clientIt.next()).value)) as {
         bytes: number;
@@ -487,7 +498,12 @@ async function main(): Promise<void> {
           kind === 'sluice' && r.extra
             ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']} (${r.extra['slowDropped']} dropped as slow), silent ${r.extra['silent']}`
             : kind === 'rx' && r.extra
-              ? `kernel drops ${r.extra['drops']}`
+              ? `kernel drops ${r.extra['drops']}; CPU % per thread: ${Object.entries(
+                  r.threads ?? {},
+                )
+                  .filter(([, v]) => v > 0)
+                  .map(([k, v]) => `${k} ${((100 * v) / r.wall).toFixed(2)}`)
+                  .join(', ')}`
               : '';
         console.log(
           `| ${n} | ${gbps.toFixed(2)} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(1)} | ${perCore.toFixed(0)} | ${ratio} | ${keepRatio} | ${http} | ${notes} |`,

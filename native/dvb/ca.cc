@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "util/errors.h"
+#include "util/thread_name.h"
 
 namespace sluice {
 
@@ -53,7 +54,10 @@ DvbCaWrap::DvbCaWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DvbCaWra
   if (fd_ < 0) ThrowErrno(env, "open", errno, path);
   st_ = std::make_shared<DvbCaState>();
   st_->tsfn = Napi::ThreadSafeFunction::New(env, info[2].As<Napi::Function>(), "DvbCa", 0, 1);
-  io_ = std::thread([this] { Run(); });
+  io_ = std::thread([this] {
+    NameThread("sluice-ca");
+    Run();
+  });
 }
 
 DvbCaWrap::~DvbCaWrap() { Shutdown(); }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "util/errors.h"
+#include "util/thread_name.h"
 
 namespace sluice {
 
@@ -76,7 +77,10 @@ DvbDvrWrap::DvbDvrWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<DvbDvr
 
   st_ = std::make_shared<DvbDvrState>();
   st_->tsfn = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "DvbDvr", 0, 1);
-  reader_ = std::thread([this] { Read(); });
+  reader_ = std::thread([this] {
+    NameThread("sluice-dvr");
+    Read();
+  });
 }
 
 DvbDvrWrap::~DvbDvrWrap() { Shutdown(); }

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "util/thread_name.h"
+
 namespace sluice {
 
 namespace {
@@ -525,7 +527,10 @@ std::string LiveHttp::Start() {
     }
   }
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThread("sluice-http");
+    Run();
+  });
   return "";
 }
 

@@ -16,6 +16,7 @@
 #include "net/udp_receiver.h"
 #include "util/drain.h"
 #include "util/errors.h"
+#include "util/thread_name.h"
 
 namespace sluice {
 
@@ -138,7 +139,10 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::
       stop_ = false;
       drain_.Disarm();
       closing_ = false;
-      thread_ = std::thread([this] { Run(); });
+      thread_ = std::thread([this] {
+        NameThread("sluice-udp");
+        Run();
+      });
       running_ = true;
     } catch (const std::system_error& e) {  // no thread: undo, report as a JS error
       tsfn_.Release();

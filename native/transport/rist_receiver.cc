@@ -18,6 +18,7 @@
 #include "util/drain.h"
 #include "util/errors.h"
 #include "util/options.h"
+#include "util/thread_name.h"
 
 namespace sluice {
 
@@ -223,7 +224,10 @@ RistReceiverWrap::RistReceiverWrap(const Napi::CallbackInfo& info)
   st_->tsfnOpen = true;
   onData_ = Napi::Persistent(info[1].As<Napi::Function>());
   st_->wrap = this;
-  timer_ = std::thread([this] { Time(); });
+  timer_ = std::thread([this] {
+    NameThread("sluice-rist");
+    Time();
+  });
   if (rist_start(ctx_) != 0) {
     st_->wrap = nullptr;
     {

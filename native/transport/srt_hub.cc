@@ -15,6 +15,7 @@
 #include "transport/srt_receiver.h"
 #include "util/drain.h"
 #include "util/errors.h"
+#include "util/thread_name.h"
 
 namespace sluice {
 
@@ -145,7 +146,10 @@ void SrtHub::Add(Napi::Env env, const std::shared_ptr<SrtState>& s, Napi::Functi
       drain_.Disarm();
       closing_ = false;
       scratch_.assign(kMaxMessage, 0);
-      thread_ = std::thread([this] { Run(); });
+      thread_ = std::thread([this] {
+        NameThread("sluice-srt");
+        Run();
+      });
       running_ = true;
     } catch (const std::system_error& e) {
       tsfn_.Release();

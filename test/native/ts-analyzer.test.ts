@@ -215,6 +215,34 @@ t.test('PCR_accuracy_error: one PCR 2 µs off the byte clock', async (t) => {
   t.equal(run({ ms: 2000, pcrAt: small }).s.tr101290.pcrAccuracyError, 0, '185 ns is within ±500');
 });
 
+t.test('the byte clock does not depend on how the packets are cut into pushes', async (t) => {
+  // PCR accuracy and the PCR bit rate count packet slots between PCRs. Pushed as one buffer, in
+  // datagrams of 7 packets (so each PCR sits at another place in its push) or tick by tick,
+  // the same stream gives the same figures.
+  const ticks = [...cleanStream({ ms: 2000 })];
+  const byTick = run({ ms: 2000 }).s;
+  const all = Buffer.concat(ticks.flatMap((k) => k.packets));
+  const whole = new TsAnalyzer();
+  whole.push(all, ticks.at(-1)!.t);
+  const dgrams = new TsAnalyzer();
+  let i = 0; // packets so far: a push starts at every seventh, stamped with its tick's time
+  for (const k of ticks) {
+    for (let j = 0; j < k.packets.length; j++, i++) {
+      if (i % 7 === 0) dgrams.push(all.subarray(i * PKT, (i + 7) * PKT), k.t);
+    }
+  }
+  for (const [name, s] of [
+    ['one push', whole.stats()],
+    ['7-packet pushes', dgrams.stats()],
+  ] as const) {
+    t.equal(s.pcrBitrate, byTick.pcrBitrate, `${name}: PCR bit rate`);
+    t.equal(s.tr101290.pcrAccuracyError, 0, `${name}: no PCR_accuracy_error`);
+    t.equal(s.packets, byTick.packets, `${name}: packets`);
+    const v = s.pids.find((p) => p.pid === VIDEO_PID)!;
+    t.equal(v.pcrJitterNs, 0, `${name}: no PCR jitter`);
+  }
+});
+
 t.test('PTS_error: no PTS for more than 700 ms while the PID goes on', async (t) => {
   const { s } = run({
     ms: 3000,

@@ -14,6 +14,9 @@
 //            data on must do, and what `rx` does before its analysis (the equal-work peer).
 // Neither reads the data after receiving it, so `× C` of rx and of the whole path is a floor.
 // Every receiver is measured from 10 s after the traffic starts (WARM_MS): the steady state.
+// rx also reports its CPU per thread (`main`: the JS thread; `sluice-udp`: the receive thread).
+// The goal (rx ≥ 0.5× `c` per core) is judged at 100 streams and more; at 10 streams (1–3 % of
+// a core) the same receive loop costs 1.1–2× the peer's from run to run (bench/RESULTS.md).
 // Run: npx tsx bench/stream-ingest.ts [seconds-per-step] [streams,…]
 //      (SLUICE_BENCH_KINDS=c,ckeep,rx picks receivers; default all five;
 //       SLUICE_BENCH_PIN=1/0 runs every receiver on CPU 1 and the sender on CPU 0;

@@ -110,8 +110,8 @@ class Analyzer {
  private:
   struct Emit;  // collects kept packets (zero-copy run or copy)
   void Process(const uint8_t* buf, size_t len, double now, Emit* emit, size_t* consumed);
-  /** `index`: this packet's slot (index_ + 1 at the run's start, counted in a register by the
-   *  caller); published to index_ only where the slow path needs it. Returns keep. */
+  /** `index`: this packet's slot (the caller counts a run's slots in a register, from index_;
+   *  index_ itself is written only before the slow path, which reads it). Returns keep. */
   bool Packet(const uint8_t* p, double now, uint64_t index);
   bool PacketSlow(PidState& st, uint16_t pid, const uint8_t* p, double now);
   void CcError(PidState& st);

@@ -39,8 +39,7 @@ t.test('the SRT receive thread is sluice-srt', async (t) => {
 });
 
 t.test("the RIST receiver's timer thread is sluice-rist", async (t) => {
-  let port = await freePort();
-  if (port % 2) port -= 1; // profile 1 takes an even port (and the odd one above it)
+  const port = await freePort();
   const rx = new RistReceiver({ profile: 1, peers: [{ port, intf: '127.0.0.1' }], onData: noop });
   t.teardown(() => rx.close());
   await waitFor(() => threadNames().includes('sluice-rist'), 5000, 'the sluice-rist thread');

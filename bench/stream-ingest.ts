@@ -304,6 +304,21 @@ interface StepResult {
   threads?: Record<string, number>;
 }
 
+/** A receiver child's closing line: every kind gives datagrams, CPU and wall time; rx adds its
+ *  drops and threads, the sluice child its stream figures. */
+interface ChildReport {
+  datagrams: number;
+  cpu: number;
+  wall?: number;
+  threads?: Record<string, number>;
+  drops?: number;
+  queueDrops?: number;
+  running?: number;
+  clients?: number;
+  silent?: number;
+  slowDropped?: number;
+}
+
 /** One receiver of a step, started and ready. */
 interface Receiver {
   kind: string;
@@ -386,7 +401,7 @@ async function step(
   tell('stop');
   const outs: StepResult[] = [];
   for (const { kind, it, clients, clientIt } of rs) {
-    const res = JSON.parse(String((await it.next()).value)) as StepResult & Record<string, number>;
+    const res = JSON.parse(String((await it.next()).value)) as ChildReport;
     clients?.stdin?.write('exit\n'); // after the server has counted its clients
     const out: StepResult = {
       sent: sent.sent,
@@ -395,8 +410,8 @@ async function step(
       wall: res.wall ?? WARM_MS / 1000 + secs + 1,
     };
     if (kind === 'rx') {
-      out.extra = { drops: res['drops'] ?? 0 };
-      out.threads = (res as unknown as { threads?: Record<string, number> }).threads;
+      out.extra = { drops: res.drops ?? 0 };
+      out.threads = res.threads;
     }
     if (clientIt) {
       const c = JSON.parse(String((await clientIt.next()).value)) as {
@@ -405,12 +420,12 @@ async function step(
       };
       out.extra = {
         httpBytes: c.bytes,
-        drops: res['drops'] ?? 0,
-        queueDrops: res['queueDrops'] ?? 0,
-        running: res['running'] ?? 0,
-        clients: res['clients'] ?? 0,
-        silent: res['silent'] ?? 0,
-        slowDropped: res['slowDropped'] ?? 0,
+        drops: res.drops ?? 0,
+        queueDrops: res.queueDrops ?? 0,
+        running: res.running ?? 0,
+        clients: res.clients ?? 0,
+        silent: res.silent ?? 0,
+        slowDropped: res.slowDropped ?? 0,
       };
     }
     outs.push(out);

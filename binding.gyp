@@ -8,6 +8,7 @@
         "native/dvb/dvr.cc",
         "native/dvb/frontend.cc",
         "native/fs/durable_write.cc",
+        "native/fs/file_lock.cc",
         "native/ts/crc32.cc",
         "native/ts/sections.cc",
         "native/ts/analyzer.cc",

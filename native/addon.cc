@@ -5,6 +5,7 @@
 #include "dvb/dvr.h"
 #include "dvb/frontend.h"
 #include "fs/durable_write.h"
+#include "fs/file_lock.h"
 #include "net/live_http.h"
 #include "net/socket_opts.h"
 #include "net/udp_receiver.h"
@@ -52,6 +53,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("writeDurable", Napi::Function::New(env, sluice::WriteDurable, "writeDurable"));
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));
+  exports.Set("lockFile", Napi::Function::New(env, sluice::LockFile, "lockFile"));
   exports.Set("BissDescrambler", sluice::BissDescramblerWrap::Define(env));
   exports.Set("bissScramble", Napi::Function::New(env, sluice::BissScramble, "bissScramble"));
   exports.Set("DvbFrontend", sluice::DvbFrontendWrap::Define(env));

@@ -24,6 +24,7 @@ import { PORT_OVERRIDES_SERVICE, type PortOverrides } from './drivers/port-overr
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
 import { EPG_HTTP_SERVICE } from './epg/xmltv-cache.ts';
 import type { Logger } from './log.ts';
+import { describeHolder, FileLock } from './native/file-lock.ts';
 import { LiveDelivery } from './native/live-http.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from './ott/index.ts';
 import { LIVE_DELIVERY_SERVICE } from './ott/live-publish.ts';
@@ -48,6 +49,8 @@ export interface ServeOptions {
 }
 
 export interface RunningServer {
+  /** This server's hold on its data dir (docs/cli.md, "One server per data dir"). */
+  dataDirLock: FileLock;
   service: ConfigServiceImpl;
   loop: ReconcileLoop;
   git?: GitSource;
@@ -62,11 +65,30 @@ class MemoryPersister implements ConfigPersister {
   }
 }
 
+/** The lock file in the data dir: one server per data dir. */
+export const DATA_DIR_LOCK_FILE = 'server.lock';
+
+/** Lock the data dir for this server, or refuse to start, naming the server that has it. */
+function lockDataDir(dataDir: string, node: string | undefined): FileLock {
+  const details: Record<string, string> = { 'data dir': dataDir };
+  if (node) details['node'] = node;
+  const got = FileLock.take(path.join(dataDir, DATA_DIR_LOCK_FILE), details);
+  if ('lock' in got) return got.lock;
+  throw new Error(
+    `the data dir ${dataDir} is in use by another sluice server (${describeHolder(got.heldBy)}); ` +
+      'nothing was started. Two servers on one data dir would run every stream and recording ' +
+      'twice: stop that server first, or give this one a data dir of its own (--data-dir DIR).',
+  );
+}
+
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const log = opts.log;
   const clock = opts.clock ?? systemClock;
   const dataDir = path.resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // First of all: a second server on this data dir must start nothing (no stream, recording,
+  // config write or clone). The kernel drops the lock when this process ends, however.
+  const dataDirLock = lockDataDir(dataDir, opts.node);
 
   const services = new Services();
   const users = new UserTable();
@@ -180,10 +202,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       await app.close();
       gate.close();
       delivery.close();
+      dataDirLock.release();
     })();
     return closing;
   };
-  const running: RunningServer = { service, loop: theLoop, close };
+  const running: RunningServer = { dataDirLock, service, loop: theLoop, close };
   if (git) running.git = git;
   if (watcher) running.watcher = watcher;
   return running;

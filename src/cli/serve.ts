@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../log.ts';
 import { type RunningServer, type ServeOptions, startServer } from '../main.ts';
 import type { ResourceStatusEntry } from '../reconciler/types.ts';
+import { trackOwnClientSockets } from '../util/own-sockets.ts';
 import { DEFAULT_DATA_DIR } from './help.ts';
 import { formatIssues } from './issues.ts';
 
@@ -12,16 +13,25 @@ const FIRST_APPLY_WAIT_MS = 10_000;
 const FIRST_APPLY_POLL_MS = 50;
 const MAX_PORT = 65535;
 
+/** The admin API's listening address and a URL to reach it by, once it listens. */
+function adminAddress(
+  entry: ResourceStatusEntry | undefined,
+): { addr: string; url: string } | undefined {
+  const addr = entry?.status?.['http'];
+  if (typeof addr !== 'string') return undefined;
+  const [host, port] = [
+    addr.slice(0, addr.lastIndexOf(':')),
+    addr.slice(addr.lastIndexOf(':') + 1),
+  ];
+  const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return { addr, url: `http://${local}:${port}/` };
+}
+
 /** The listening address of the admin API, or the one line saying why it is not listening. */
 function adminLine(entry: ResourceStatusEntry | undefined): string | undefined {
-  const addr = entry?.status?.['http'];
-  if (typeof addr === 'string') {
-    const [host, port] = [
-      addr.slice(0, addr.lastIndexOf(':')),
-      addr.slice(addr.lastIndexOf(':') + 1),
-    ];
-    const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-    return `admin API and OTT listening on ${addr} (http://${local}:${port}/) (status: /data/status)`;
+  const admin = adminAddress(entry);
+  if (admin) {
+    return `admin API and OTT listening on ${admin.addr} (${admin.url}) (status: /data/status)`;
   }
   // The error names the port and what moves it (the driver's message); /data/status is not
   // offered here: it is served on the port that is not listening.
@@ -76,6 +86,9 @@ function portOption(flag: string, value: string | undefined): number | undefined
 const CLOSE_TIMEOUT_MS = 10_000;
 
 export async function serveCommand(argv: string[]): Promise<number> {
+  // Before anything connects: no request this server sends, wherever a playlist or redirect
+  // points it, is anonymous loopback to its own admin API, EPG server or gate.
+  trackOwnClientSockets();
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
@@ -128,6 +141,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const server = await startServer(opts);
   const { where, more } = await startupReport(server, opts.config ?? opts.git?.url ?? 'config');
+  // A second server refused on this data dir names the address this one answers on.
+  const admin = adminAddress(server.loop.status().resources.find((r) => r.kind === 'http-server'));
+  if (admin) server.dataDirLock.describe({ admin: admin.url });
   process.stderr.write(
     `sluice: serving ${opts.git ? `git ${opts.git.url}` : (opts.config ?? 'an empty config')}; ` +
       `${where}\n`,

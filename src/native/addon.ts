@@ -344,6 +344,8 @@ export interface NativeAddon {
   bissScramble(packets: Buffer, cw: Buffer, pids: number[], tsc: number): number;
   writeDurable(path: string, data: Buffer): Promise<void>;
   writeDurableStats(): { copiesMostAtOnce: number };
+  /** flock(2) on a file: its locked descriptor, or -1 when held elsewhere (src/native/file-lock.ts). */
+  lockFile(path: string): number;
   DvbFrontend: new (adapter: number, device: number, readOnly: boolean) => NativeDvbFrontend;
   DvbDvr: new (opts: RawDvbDvrOptions, onData: (batch: Buffer) => void) => NativeDvbDvr;
   DvbCa: new (

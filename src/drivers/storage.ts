@@ -29,6 +29,7 @@ export class StorageInstance implements Instance<Spec> {
       clock: host.clock,
       log: host.log.child({ storage: settings.id }),
       probe,
+      holder: { 'data dir': host.dataDir },
     });
   }
 

@@ -7,9 +7,17 @@ import { join, relative } from 'node:path';
 import { type ArchiveIndex, INDEX_FILE } from './index-db.ts';
 import { ORPHAN_MIN_AGE_MS } from './settings.ts';
 
-/** Files of the storage that are not archive data: the index and its WAL, the probe file. */
+/** Files of the storage that are not archive data: the index and its WAL, the probe file, the
+ *  lock file (never removed: the lock is on its inode). */
 export const PROBE_FILE = '.sluice-probe';
-const RESERVED = new Set([INDEX_FILE, `${INDEX_FILE}-wal`, `${INDEX_FILE}-shm`, PROBE_FILE]);
+export const LOCK_FILE = '.sluice-lock';
+const RESERVED = new Set([
+  INDEX_FILE,
+  `${INDEX_FILE}-wal`,
+  `${INDEX_FILE}-shm`,
+  PROBE_FILE,
+  LOCK_FILE,
+]);
 /** Yield to the event loop every this many files so a big scan never stalls requests. */
 const YIELD_EVERY = 256;
 

@@ -5,6 +5,7 @@ import { statSync } from 'node:fs';
 import { access, constants, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { describeHolder, FileLock } from '../native/file-lock.ts';
 import type { Clock, Timer } from '../util/clock.ts';
 import { type BoundStream, chooseRolling, chooseTrim, type ProtectedRange } from './cleanup.ts';
 import { type DiskFigures, type DiskProbe, usedPercent } from './disk.ts';
@@ -16,7 +17,7 @@ import {
   type NewChunk,
   type StreamTotals,
 } from './index-db.ts';
-import { PROBE_FILE, scanOrphans } from './orphans.ts';
+import { LOCK_FILE, PROBE_FILE, scanOrphans } from './orphans.ts';
 import { BLOCK_CACHE_CHARS, BLOCK_MS, PlaylistBlocks } from './playlist-blocks.ts';
 import { reconcileTail } from './reconcile.ts';
 import {
@@ -37,6 +38,9 @@ export interface StorageDeps {
   clock: Clock;
   log: Logger;
   probe: DiskProbe;
+  /** What names this server in the directory's lock file for another one refused (its data
+   *  dir): two servers must never record into one directory. */
+  holder?: Record<string, string>;
 }
 
 export interface Attachment {
@@ -108,6 +112,9 @@ export class ArchiveStorage {
   private writtenSincePass = 0;
   /** Device and inodes of the directory and index file when the index was opened. */
   private identity?: { dev: number; ino: number; indexIno: number };
+  /** This server's hold on the directory: taken before anything is written there, kept while
+   *  the index is open. */
+  private lock?: FileLock;
 
   constructor(
     public settings: StorageSettings,
@@ -252,10 +259,12 @@ export class ArchiveStorage {
     const probe = await this.probeDir();
     if (!probe.ok) {
       this.disk = undefined;
-      if (this.state === 'ready') this.toError(`directory unavailable: ${probe.reason}`);
+      if (probe.heldElsewhere) this.toError(probe.reason);
+      else if (this.state === 'ready') this.toError(`directory unavailable: ${probe.reason}`);
       else if (this.state === 'error') this.message = `directory unavailable: ${probe.reason}`;
       else this.message = `not ready: ${probe.reason}`;
       if (this.state === 'error') this.closeIndex();
+      if (!this.index) this.releaseLock();
       return;
     }
     const disk = probe.disk;
@@ -287,7 +296,7 @@ export class ArchiveStorage {
   }
 
   private async probeDir(): Promise<
-    { ok: true; disk: DiskFigures } | { ok: false; reason: string }
+    { ok: true; disk: DiskFigures } | { ok: false; reason: string; heldElsewhere?: boolean }
   > {
     try {
       // Created only before the storage was ever Ready: recreating a removed directory (or
@@ -298,6 +307,8 @@ export class ArchiveStorage {
       const moved = await this.identityChanged(st);
       if (moved) return { ok: false, reason: moved };
       await access(this.dir, constants.W_OK | constants.R_OK);
+      const held = this.takeLock();
+      if (held) return { ok: false, reason: held, heldElsewhere: true };
       if (this.state !== 'ready') {
         // A real write proves the file system takes data (read-only mounts pass access()).
         const probe = join(this.dir, PROBE_FILE);
@@ -331,6 +342,29 @@ export class ArchiveStorage {
     if (st.dev !== id.dev && indexIno === undefined)
       return 'directory is on another file system than before and holds no index (not mounted?)';
     return undefined;
+  }
+
+  /** Lock the directory for this server; the refusal's reason when another server has it. */
+  private takeLock(): string | undefined {
+    if (this.lock?.held) return undefined;
+    const got = FileLock.take(join(this.dir, LOCK_FILE), {
+      ...this.deps.holder,
+      storage: String(this.settings.id),
+    });
+    if ('lock' in got) {
+      this.lock = got.lock;
+      return undefined;
+    }
+    return (
+      `directory ${this.dir} is in use by another sluice server (${describeHolder(got.heldBy)}): ` +
+      'two servers must not record into one directory. Give this storage another dir-path, or ' +
+      'stop the other server; the storage becomes ready by itself once the other lets go'
+    );
+  }
+
+  private releaseLock(): void {
+    this.lock?.release();
+    this.lock = undefined;
   }
 
   private openIndex(): boolean {
@@ -557,6 +591,7 @@ export class ArchiveStorage {
     this.orphanTimer?.cancel();
     await this.passing;
     this.closeIndex();
+    this.releaseLock();
   }
 }
 

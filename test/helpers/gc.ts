@@ -1,0 +1,27 @@
+// Garbage collections forced over and over while a test waits: what a busy server does now and
+// then, made certain, so that anything a collection could lose (a weakly held timer) is lost.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Teardown } from './server.ts';
+
+/** How often a collection runs: many times within any deadline a test waits for. */
+export const GC_EVERY_MS = 50;
+
+/** `gc()` of this process (V8 exposes it to a context made after the flag is set). */
+function exposedGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** Collect every `ms` until the test ends. */
+export function collectGarbageRepeatedly(t: Teardown, ms = GC_EVERY_MS): void {
+  const gc = exposedGc();
+  const every = setInterval(gc, ms);
+  t.teardown(() => clearInterval(every));
+}
+
+/** NODE_OPTIONS for a child (`startServer`'s env) that collects every GC_EVERY_MS all its life. */
+export function gcPressureNodeOptions(): string {
+  const preload = new URL('./gc-preload.mjs', import.meta.url).href;
+  return [process.env['NODE_OPTIONS'], `--import=${preload}`].filter(Boolean).join(' ');
+}

@@ -1,14 +1,17 @@
-// The webhook's real POST: JSON over HTTP(S) with Node's fetch, bounded by a timeout; any
-// answer but 2xx is a failure. The body of the answer is not read.
+// The webhook's real POST: JSON over HTTP(S) through the outbound request, whose deadline
+// (`webhook-timeout-sec`) covers connecting, sending and the answer's headers and cannot be
+// lost; any answer but 2xx is a failure. The body of the answer is not read: the connection goes.
+import { openWithDeadline } from '../util/outbound-request.ts';
 import type { Poster } from './webhook.ts';
 
 export const httpPost: Poster = async (url, body, timeoutMs, signal) => {
-  const res = await fetch(url, {
+  const answer = await openWithDeadline(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'user-agent': 'sluice-alerter' },
     body,
-    signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+    deadlineMs: timeoutMs,
+    signal,
   });
-  await res.body?.cancel();
-  if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
+  answer.close();
+  if (answer.status < 200 || answer.status > 299) throw new Error(`HTTP ${answer.status}`);
 };

@@ -1,10 +1,18 @@
 // The webhook's real POST against local receivers: a 2xx delivers, another status fails, a
-// receiver that never answers fails after the timeout, a closed port fails at once.
+// receiver that never answers fails after the timeout, a closed port fails at once. Receivers
+// that read the POST and never answer, or trickle their answer, are given up at the timeout even
+// with garbage collections forced all the while, and the connection to them is closed.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { httpPost } from '../../src/alerting/http-post.ts';
+import { collectGarbageRepeatedly } from '../helpers/gc.ts';
 import { freePort } from '../helpers/server.ts';
+import { type SlowPeerMode, startSlowPeer } from '../helpers/slow-peer.ts';
+
+/** Elapsed time is only an upper bound: a busy machine is late, never early. */
+const MARGIN_MS = 3000;
+const CLOSE_WITHIN_MS = 2000;
 
 /** A loopback receiver answering with `status`, or never when `status` is 0. */
 async function receiver(t: Test, status: number) {
@@ -58,3 +66,26 @@ t.test('a closed port fails at once; an abort stops a POST', async (t) => {
   abort.abort();
   await t.rejects(p);
 });
+
+for (const mode of ['silent', 'trickle'] as SlowPeerMode[]) {
+  t.test(
+    `a ${mode} receiver, collections forced: given up at the timeout, connection closed`,
+    async (t) => {
+      collectGarbageRepeatedly(t);
+      const peer = await startSlowPeer(t, mode);
+      const started = performance.now();
+      const err = await httpPost(peer.url, '{"event":"raise"}', 1000, never).then(
+        () => new Error('delivered'),
+        (e: Error) => e,
+      );
+      const took = performance.now() - started;
+      // A trickling receiver has sent a 200 already: its body is not waited for.
+      if (mode === 'trickle') t.equal(err.message, 'delivered', 'a 2xx head delivers');
+      else t.equal(err.message, `no answer from ${peer.url} in 1 s`);
+      t.ok(took < 1000 + MARGIN_MS, `settled after ${Math.round(took)} ms (timeout 1 s)`);
+      t.same(peer.bodies, ['{"event":"raise"}']);
+      await peer.closed(0, CLOSE_WITHIN_MS);
+      t.equal(peer.open(), 0, 'no connection left to the receiver');
+    },
+  );
+}

@@ -32,6 +32,7 @@ import { applyDefaultsAt } from '../src/config/defaults.ts';
 import { kindSchema } from '../src/config/schema.ts';
 import type { StreamApplied } from '../src/config/spec-types.generated.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
+import { answerOtherMethod, delivers } from '../src/ott/methods.ts';
 import { Services } from '../src/util/services.ts';
 import { sluiceNodeFlags, threadCpu } from './lib/proc.ts';
 
@@ -82,7 +83,7 @@ async function sluiceChild(base: number, n: number): Promise<void> {
     const { name, '*': rest } = req.params as { name: string; '*': string };
     const h = router.lookup(name);
     if (!h) return reply.code(404).send({ status: 404, message: 'no such stream' });
-    return h(req, reply, rest);
+    return delivers(req) ? h(req, reply, rest) : answerOtherMethod(req, reply);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const driver = new StreamDriver();

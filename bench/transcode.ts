@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { answerOtherMethod, delivers } from '../src/ott/methods.ts';
 import { sluiceNodeFlags } from './lib/proc.ts';
 
 const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -143,7 +144,7 @@ async function child(file: string, sourceOnly: boolean): Promise<void> {
     const { name, '*': rest } = req.params as { name: string; '*': string };
     const h = router.lookup(name);
     if (!h) return reply.code(404).send({ status: 404, message: 'no such stream' });
-    return h(req, reply, rest);
+    return delivers(req) ? h(req, reply, rest) : answerOtherMethod(req, reply);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const driver = new StreamDriver();

@@ -73,10 +73,8 @@ export class ArchivedOttService implements OttService {
   }
 
   handle(req: OttRequest, reply: OttReply, rest: string): unknown {
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      const answered = this.player.handle(req, reply, rest);
-      if (answered !== undefined) return answered;
-    }
+    const answered = this.player.handle(req, reply, rest);
+    if (answered !== undefined) return answered;
     return this.inner.handle(req, reply, rest);
   }
 

@@ -13,7 +13,7 @@ import {
   type Rendition,
   type Variant,
 } from './hls.ts';
-import { sendError, sendNotFound, sendPreflight, sendText, TYPE_M3U8, TYPE_MPD } from './http.ts';
+import { sendNotFound, sendText, TYPE_M3U8, TYPE_MPD } from './http.ts';
 import { OTT_BOTH, OTT_CMAF, OTT_HLS_TS } from './options.ts';
 import type { CmafRendition } from './packager.ts';
 import type { OttReply, OttRequest } from './request.ts';
@@ -81,9 +81,6 @@ export class AdaptiveGroup {
   }
 
   handle(req: OttRequest, reply: OttReply, rest: string): unknown {
-    if (req.method === 'OPTIONS') return sendPreflight(reply);
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      return sendError(reply, 405, 'method not allowed');
     const path = rest.split('?')[0]!;
     const query = (req.query ?? {}) as Record<string, string | undefined>;
     const members = this.members();

@@ -95,14 +95,6 @@ function cors(reply: OttReply): void {
   reply.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
 }
 
-export function sendPreflight(reply: OttReply): OttReply {
-  cors(reply);
-  reply.header('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
-  reply.header('Access-Control-Allow-Headers', 'Range');
-  reply.header('Access-Control-Max-Age', '86400');
-  return reply.code(204).send();
-}
-
 export function sendText(
   req: OttRequest,
   reply: OttReply,

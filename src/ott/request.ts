@@ -4,7 +4,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 
 export interface OttRequest {
-  readonly method: string;
+  /** Only these reach a handler: src/ott/methods.ts judges the method before. */
+  readonly method: 'GET' | 'HEAD';
   readonly url: string;
   /** Parsed query string (values are strings; repeated keys are the framework's business). */
   readonly query: unknown;

@@ -11,7 +11,6 @@ import {
   sendBytes,
   sendError,
   sendNotFound,
-  sendPreflight,
   sendText,
   TYPE_M3U8,
   TYPE_M4S,
@@ -128,9 +127,6 @@ export class StreamOttService implements OttService {
   }
 
   handle(req: OttRequest, reply: OttReply, rest: string): unknown {
-    if (req.method === 'OPTIONS') return sendPreflight(reply);
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      return sendError(reply, 405, 'method not allowed');
     const path = rest.split('?')[0]!;
     const query = (req.query ?? {}) as Record<string, string | undefined>;
     const p = this.packager;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BusSink, StreamBus } from '../../src/engine/bus.ts';
+import { answerOtherMethod, delivers } from '../../src/ott/methods.ts';
 import type { OttService } from '../../src/ott/types.ts';
 import { waitFor } from './server.ts';
 
@@ -140,7 +141,7 @@ export async function startOttServer(
     const { name, '*': rest } = req.params as { name: string; '*': string };
     const svc = services.get(name);
     if (!svc) return reply.code(404).send({ status: 404, message: 'no such stream' });
-    return svc.handle(req, reply, rest);
+    return delivers(req) ? svc.handle(req, reply, rest) : answerOtherMethod(req, reply);
   };
   app.route({
     method: ['GET', 'HEAD', 'OPTIONS'],

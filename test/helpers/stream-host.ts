@@ -14,6 +14,7 @@ import type { Resource } from '../../src/config/types.ts';
 import { StreamDriver } from '../../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../../src/drivers/stream/instance.ts';
 import { silentLogger } from '../../src/log.ts';
+import { answerOtherMethod, delivers } from '../../src/ott/methods.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../../src/ott/router.ts';
 import type { Host } from '../../src/reconciler/driver.ts';
 import { systemClock } from '../../src/util/clock.ts';
@@ -49,7 +50,7 @@ export async function httpFor(t: TapLike, router: OttRouter): Promise<string> {
     const { name, '*': rest } = req.params as { name: string; '*': string };
     const h = router.lookup(name);
     if (!h) return reply.code(404).send({ status: 404, message: 'no such stream' });
-    return h(req, reply, rest);
+    return delivers(req) ? h(req, reply, rest) : answerOtherMethod(req, reply);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(() => app.close());

@@ -8,6 +8,7 @@ import Fastify from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { createOttService, OTT_FACTORY_SERVICE } from '../../src/ott/index.ts';
+import { answerOtherMethod, delivers } from '../../src/ott/methods.ts';
 import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
 import { haveNginxRtmp, startNginxRtmp } from '../helpers/nginx-rtmp.ts';
 import { freePort, makeHost, openStream, peer, tempDir, waitFor } from '../helpers/stream-host.ts';
@@ -40,7 +41,7 @@ app.get('/:name/*', (req, reply) => {
   const { name, '*': rest } = req.params as { name: string; '*': string };
   const h = host.router.lookup(name);
   if (!h) return reply.code(404).send({ status: 404, message: 'no such stream' });
-  return h(req, reply, rest);
+  return delivers(req) ? h(req, reply, rest) : answerOtherMethod(req, reply);
 });
 await app.listen({ port: 0, host: '127.0.0.1' });
 t.teardown(() => app.close());

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { VIEWER_GATE_SERVICE } from '../../billing/gate.ts';
 import { ERRORS } from '../../errors.ts';
 import { setViewerQuery } from '../../ott/access.ts';
+import { answerOtherMethod, delivers, OTT_ROUTE_METHODS } from '../../ott/methods.ts';
 import { ottRegistry } from '../../ott/registry.ts';
 import type { AppContext } from '../context.ts';
 import { sendError } from '../errors.ts';
@@ -75,10 +76,10 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
   const streams = ottRegistry(services);
   const quiet = app.log.level === PLAYBACK_QUIET_LEVEL;
   app.route<{ Params: { name: string; '*': string } }>({
-    // HEAD and OPTIONS go to the stream's handler like GET: it answers the CORS preflight and
-    // gives HEAD the real Content-Length (Fastify's automatic HEAD route would send 0, since
-    // the handler sends no body for HEAD).
-    method: ['GET', 'HEAD', 'OPTIONS'],
+    // HEAD goes to the stream's handler like GET, which gives it the real Content-Length
+    // (Fastify's automatic HEAD route would send 0). OPTIONS is answered here (see below);
+    // other methods are not routed at all (404).
+    method: OTT_ROUTE_METHODS,
     url: '/:name/*',
     exposeHeadRoute: false,
     ...(quiet ? { logLevel: PLAYBACK_LOG_LEVEL } : {}),
@@ -102,10 +103,13 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
       if (!handler) return sendError(reply, ERRORS.NOT_FOUND.status, `No stream ${name}`);
       if (streams.find(name)?.spec['ott-http-trace'] === true)
         traceRequest(app.log, name, req, reply);
-      // While billing servers are configured every request but a CORS preflight needs a
-      // verdict (docs/billing.md); without them this is the whole of the gate.
+      // Only GET and HEAD reach a handler, which may send media; OPTIONS (a browser player's
+      // CORS preflight) is answered by the rule itself, with no verdict and no media.
+      if (!delivers(req)) return answerOtherMethod(req, reply);
+      // While billing servers are configured every GET and HEAD needs a verdict (HEAD reveals
+      // sizes; docs/billing.md); without them this is the whole of the gate.
       const gate = services.get(VIEWER_GATE_SERVICE);
-      if (!gate?.active || req.method === 'OPTIONS') return handler(req, reply, req.params['*']);
+      if (!gate?.active) return handler(req, reply, req.params['*']);
       return gate
         .admit({
           stream: name,

@@ -95,8 +95,9 @@ export class HttpTsFanout implements BusSink {
     this.videoPids.clear();
   }
 
-  /** Serve one client; the reply is hijacked and stays open until the client or stream goes. */
-  serve(reply: OttReply): void {
+  /** Serve one client; the reply is hijacked and stays open until the client or stream goes.
+   *  `headOnly` (a HEAD): the same headers, then the end; no client is kept for it. */
+  serve(reply: OttReply, headOnly = false): void {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -104,6 +105,10 @@ export class HttpTsFanout implements BusSink {
       'Cache-Control': 'no-cache',
       Connection: 'close',
     });
+    if (headOnly) {
+      res.end();
+      return;
+    }
     // Send the status line now: a client connecting before any output must not wait for it.
     res.flushHeaders();
     this.served++;

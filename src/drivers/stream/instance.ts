@@ -174,7 +174,7 @@ export class StreamInstance implements Instance<StreamRecord> {
         // A paused stream sends nothing: say so instead of holding the client open forever.
         return reply.code(503).send({ status: 503, message: `stream ${this.name} is paused` });
       }
-      this.httpTs.serve(reply);
+      this.httpTs.serve(reply, req.method === 'HEAD');
       return reply;
     }
     if (rest === PREVIEW_PATH) return this.preview(reply);

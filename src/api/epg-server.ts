@@ -23,8 +23,8 @@ import { DigestAuthenticator } from './auth/digest.ts';
 
 export const EPG_REALM = 'sluice-epg';
 export const NONCE_LIFETIME_SEC = 300;
-// Spec 2: requests from 127.0.0.1 are anonymous (the socket peer; a request a proxy forwarded is
-// not: src/util/loopback.ts).
+// Spec 2: requests from 127.0.0.1 are anonymous (the socket peer; a request a proxy forwarded, or
+// one sluice sent itself, is not: src/util/loopback.ts).
 const PATH_PLAIN = '/xmltv';
 const PATH_GZ = '/xmltv.gz';
 /** How long a closing listener waits for its open connections before destroying them. */
@@ -135,7 +135,7 @@ function authenticate(
     const l = findLogin(o.rt, qLogin);
     if (!l || qPassword === undefined || !sameSecret(l.password, qPassword)) return challenge();
     login = l;
-  } else if (localRequest(ip, req.headers)) {
+  } else if (localRequest(req.socket, req.headers)) {
     return { kind: 'all' };
   } else return challenge();
   if (!login) return challenge();

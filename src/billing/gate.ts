@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { OttAccess, ViewerPasses } from '../ott/access.ts';
 import type { Clock } from '../util/clock.ts';
-import { localRequest } from '../util/loopback.ts';
+import { type Endpoints, localRequest } from '../util/loopback.ts';
 import { ServiceKey } from '../util/services.ts';
 import { askServer, type BillingServer, serversFor } from './server.ts';
 import {
@@ -38,6 +38,8 @@ export interface ViewerRequest {
   ip: string;
   /** The request's headers: a proxied request is never anonymous. */
   headers?: IncomingHttpHeaders;
+  /** The connection it came on: one sluice opened itself is never anonymous. */
+  socket?: Endpoints;
   userAgent: string;
   query: Record<string, unknown>;
   res?: TrackedResponse;
@@ -172,9 +174,10 @@ export class ViewerGate implements OttAccess {
   }
 
   /** A loopback request without credentials that may play without a verdict (the admin API's
-   *  rule: the socket's peer, and no proxy forwarded it; src/util/loopback.ts). */
-  anonymous(ip: string, headers: IncomingHttpHeaders = {}): boolean {
-    return !!this.settings?.loopbackAnonymous && localRequest(ip, headers);
+   *  rule: the socket's peer, no proxy forwarded it, sluice did not send it itself;
+   *  src/util/loopback.ts). */
+  anonymous(conn: Endpoints, headers: IncomingHttpHeaders = {}): boolean {
+    return !!this.settings?.loopbackAnonymous && localRequest(conn, headers);
   }
 
   /** The verdict for one playback request; opens or continues its session. */
@@ -185,7 +188,8 @@ export class ViewerGate implements OttAccess {
     const login = text(r.query.login);
     const password = text(r.query.password);
     if (!token && !login) {
-      if (this.anonymous(r.ip, r.headers)) return { ok: true, query: '' };
+      if (this.anonymous(r.socket ?? { remoteAddress: r.ip }, r.headers))
+        return { ok: true, query: '' };
       return {
         ok: false,
         status: 401,

@@ -3,6 +3,7 @@
 // names, so that the player's follow-up requests present them too (docs/billing.md).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { PassUse } from '../native/live-http.ts';
+import type { Endpoints } from '../util/loopback.ts';
 import { ServiceKey } from '../util/services.ts';
 
 /** What the OTT layer asks of the viewer gate (src/billing/ implements it). */
@@ -10,9 +11,9 @@ export interface OttAccess {
   /** True while playback needs a verdict: the native engine then answers only viewers holding
    *  a pass, the fast path only anonymous loopback requests. */
   readonly active: boolean;
-  /** A request from `ip` without credentials may play without a verdict (loopback, and no
-   *  proxy forwarded it: src/util/loopback.ts). */
-  anonymous(ip: string, headers: IncomingHttpHeaders): boolean;
+  /** A request on `conn` without credentials may play without a verdict (loopback, no proxy
+   *  forwarded it and sluice did not send it itself: src/util/loopback.ts). */
+  anonymous(conn: Endpoints, headers: IncomingHttpHeaders): boolean;
   /** Runs when `active` may have changed; returns the function that stops it. */
   onChange(fn: () => void): () => void;
   /** Runs when a viewer session of `stream` from `ip` closes (idle, ended by the operator, or

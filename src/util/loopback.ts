@@ -1,10 +1,13 @@
 // Who may act anonymously: a request whose socket peer is this machine (127.0.0.1), unless a
-// proxy on this machine forwarded it for someone else. A cache or load balancer in front of
-// sluice on the same host (docs/fleet.md, "Behind a cache") connects from 127.0.0.1; the
-// headers it adds say the request is not local, so the admin API, the EPG server and playback
-// judge it like any remote one. The headers are never trusted the other way: they never make a
-// remote peer local, and the address they name is not used.
+// proxy on this machine forwarded it for someone else, or sluice sent it itself. A cache on the
+// same host (docs/fleet.md, "Behind a cache") connects from 127.0.0.1 but its headers say the
+// request is not local; sluice's own fetches (an input following a playlist, a webhook) come
+// from 127.0.0.1 too but on a connection it opened (src/util/own-sockets.ts). Headers are never
+// trusted the other way: they never make a remote peer local.
 import type { IncomingHttpHeaders } from 'node:http';
+import { type Endpoints, fromOwnClient } from './own-sockets.ts';
+
+export type { Endpoints };
 
 /** Socket peers that are this machine. */
 export const LOOPBACK_ADDRESSES: ReadonlySet<string> = new Set(['127.0.0.1', '::ffff:127.0.0.1']);
@@ -18,7 +21,10 @@ export function proxied(headers: IncomingHttpHeaders): boolean {
   return false;
 }
 
-/** True for a request from this machine that no proxy forwarded. */
-export function localRequest(ip: string, headers: IncomingHttpHeaders): boolean {
-  return LOOPBACK_ADDRESSES.has(ip) && !proxied(headers);
+/** True for a request on `conn` (the socket it came on) from this machine that no proxy
+ *  forwarded and that this process did not send itself. */
+export function localRequest(conn: Endpoints, headers: IncomingHttpHeaders): boolean {
+  return (
+    LOOPBACK_ADDRESSES.has(conn.remoteAddress ?? '') && !proxied(headers) && !fromOwnClient(conn)
+  );
 }

@@ -76,10 +76,11 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): DigestAuth
     if (req.routeOptions.config?.access === 'public') return;
     follow();
     // The socket's peer, never a forwarded header: trustProxy is off and we do not ask req.ip.
-    // A proxy on this machine is not local admin (src/util/loopback.ts).
-    const remote = req.raw.socket?.remoteAddress ?? '';
+    // A proxy on this machine, or sluice's own fetch, is not local admin (src/util/loopback.ts).
+    const socket = req.raw.socket;
+    const remote = socket?.remoteAddress ?? '';
     const header = req.headers.authorization;
-    if (header === undefined && localRequest(remote, req.headers)) {
+    if (header === undefined && socket && localRequest(socket, req.headers)) {
       req.principal = { role: 'admin' };
       return;
     }

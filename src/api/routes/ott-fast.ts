@@ -87,8 +87,7 @@ export function liveTsFastPath(ctx: AppContext, metrics: Registry): FastPath {
     if (!m) return false;
     // A viewer who needs a verdict goes to the app, where the gate is (docs/billing.md).
     const access = ctx.services.get(OTT_ACCESS_SERVICE);
-    if (access?.active && !access.anonymous(req.socket.remoteAddress ?? '', req.headers))
-      return false;
+    if (access?.active && !access.anonymous(req.socket, req.headers)) return false;
     const name = m[1]!;
     const file = m[2]!;
     // Only a name the stream itself serves (the router holds stream and group names).

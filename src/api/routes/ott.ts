@@ -115,6 +115,7 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
           stream: name,
           ip: req.ip,
           headers: req.headers,
+          socket: req.raw.socket,
           userAgent: req.headers['user-agent'] ?? '',
           query: req.query as Record<string, unknown>,
           res: reply.raw,

@@ -2,13 +2,20 @@
 // ffmpeg; the source stops → after stream-timeout and alert-delay a webhook POST reaches a
 // receiver written here, /data/alerts and the SSE feed show it; the source back → cleared.
 // Then the receiver goes away (closed port): alerts still show at once, the server answers,
-// the webhook retries are counted.
+// the webhook retries are counted. A receiver that reads the POST and never answers costs each
+// event `webhook-timeout-sec`, garbage collections or not: its connection is closed and the
+// next event goes.
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
+import { gcPressureNodeOptions } from '../helpers/gc.ts';
 import { freePort, startServer } from '../helpers/server.ts';
+import { startSlowPeer } from '../helpers/slow-peer.ts';
 import { makeFixture, playFixture, tempDir, waitFor } from '../helpers/stream-host.ts';
+
+/** Elapsed time is only an upper bound: a busy machine is late, never early. */
+const MARGIN_MS = 4000;
 
 interface Posted {
   at: number;
@@ -211,3 +218,58 @@ t.test('stream down → webhook POST after alert-delay; restored → cleared', a
   );
   ff.kill('SIGKILL');
 });
+
+t.test(
+  'a receiver that never answers: each POST given up at the timeout, the next one sent',
+  async (t) => {
+    const peer = await startSlowPeer(t, 'silent');
+    const timeoutSec = 1;
+    const server = await startServer(t, {
+      config: {
+        alerter: {
+          'webhook-url': peer.url,
+          'webhook-timeout-sec': timeoutSec,
+          'webhook-retries': 0,
+          'delay-sec': 0,
+        },
+        // Two sources that cannot import: two epg-import alerts, two POSTs in a row.
+        epg: {
+          source: [
+            { id: 1, name: 'a', source: '/nonexistent/sluice-a.xml', enable: true },
+            { id: 2, name: 'b', source: '/nonexistent/sluice-b.xml', enable: true },
+          ],
+        },
+      },
+      // The server collects garbage every 50 ms all along: a deadline a collection can lose is lost.
+      env: { NODE_OPTIONS: gcPressureNodeOptions() },
+    });
+    await peer.received(0, 30_000).catch((err: Error) => {
+      t.comment(server.output());
+      throw err;
+    });
+    const sent = performance.now();
+    await peer.closed(0, timeoutSec * 1000 + MARGIN_MS);
+    const closed = performance.now() - sent;
+    t.ok(
+      closed < timeoutSec * 1000 + MARGIN_MS,
+      `first connection closed after ${Math.round(closed)} ms`,
+    );
+    await peer.received(1, MARGIN_MS);
+    t.match(
+      JSON.parse(peer.bodies[1]!),
+      { event: 'raise', rule: 'epg-import' },
+      'the next event went',
+    );
+    await peer.closed(1, timeoutSec * 1000 + MARGIN_MS);
+    const stats = await waitFor(
+      async () => {
+        const w = (await getJson<AlertsBody>(`${server.url}/data/alerts`)).webhook;
+        return w.failed >= 2 ? w : undefined;
+      },
+      5000,
+      'both events given up',
+    );
+    t.match(stats, { sent: 0, retries: 0 }, 'nothing delivered, nothing retried');
+    t.equal(peer.open(), 0, 'no connection left to the receiver');
+  },
+);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { LiveDelivery } from '../../../src/native/live-http.ts';
 import { startBilling } from '../../helpers/billing.ts';
-import { deliveryStatus, makeTestStream } from '../../helpers/ott.ts';
+import { deliveryStatus, liveTsConfig, makeTestStream } from '../../helpers/ott.ts';
 import { ask, crawl, type Found, type RawAnswer } from '../../helpers/ott-walk.ts';
 import { startServer, tempDir, waitFor } from '../../helpers/server.ts';
 import { muxTeletext } from '../../helpers/teletext.ts';
@@ -44,16 +44,8 @@ const OTHER_METHODS = [
 ] as [string, Record<string, string>][];
 const MEDIA_TYPE = /video|audio|image|mpegurl|dash|text\/vtt|mp2t|octet/;
 
-const stream = (id: number, name: string, input: Record<string, unknown>, more = {}) => ({
-  id,
-  'stream-name': name,
-  pause: false,
-  'ott-hls': 3,
-  'ott-segment-duration': 1,
-  'dvr-storage': 1,
-  input: [input],
-  ...more,
-});
+/** What both streams carry: every packaging, and a DVR storage. */
+const PACKAGED = { 'ott-hls': 3, 'ott-segment-duration': 1, 'dvr-storage': 1 };
 
 t.test('only GET and HEAD deliver, on every OTT path', async (t) => {
   const billing = await startBilling(() => ({ status: 403, body: 'refused' }));
@@ -71,33 +63,23 @@ t.test('only GET and HEAD deliver, on every OTT path', async (t) => {
     pages,
   });
   await writeFile(join(dir, 'subs.ts'), subs.ts);
+  // The test generator's stream `live` (test/helpers/ott.ts), packaged every way.
+  const [live] = liveTsConfig().stream as Record<string, unknown>[];
   const srv = await startServer(t, {
     config: {
       cs: { server: [{ id: 1, name: 'billing', password: 'k', url: billing.url }] },
       mosaic: { enable: true, 'refresh-sec': 1, 'thumbnail-width': 96 },
       'dvr-storage-list': { storage: [{ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }] },
       stream: [
-        stream(
-          1,
-          'live',
-          {
-            type: 'test',
-            width: 320,
-            height: 180,
-            'frame-rate': 25,
-            'gop-interval': 25,
-            'video-bitrate': 300,
-            'audio-enc': 1,
-            'enable-overlay': false,
-          },
-          { 'ott-http': 1 },
-        ),
-        stream(
-          2,
-          'subs',
-          { type: 'file', 'file-path': join(dir, 'subs.ts') },
-          { 'ott-webvtt': true },
-        ),
+        { ...live, ...PACKAGED, 'ott-http': 1 },
+        {
+          id: 2,
+          'stream-name': 'subs',
+          pause: false,
+          ...PACKAGED,
+          'ott-webvtt': true,
+          input: [{ type: 'file', 'file-path': join(dir, 'subs.ts') }],
+        },
       ],
       'stream-adaptive': [{ id: 1, 'stream-name': 'abr', streams: [1], 'ott-hls': 3 }],
     },

@@ -1,7 +1,8 @@
 // One billing server (`cs.server[]`): which logins it sees, and one request to it — an
 // authorisation or an accounting notification — built from its templates and bounded in time
-// and size, so a slow, garbled or looping server costs a player at most `timeout`.
+// and size, so a slow, trickling, garbled or looping server costs a player at most `timeout`.
 import type { Logger } from 'pino';
+import { OutboundRequestError, requestWithDeadline } from '../util/outbound-request.ts';
 import { builtinQuery, fillBody, fillTemplate, type TemplateValues } from './template.ts';
 import { type Judgement, judgeReply, type ReplyRules } from './verdict.ts';
 
@@ -36,11 +37,18 @@ export function serversFor(all: Iterable<BillingServer>, login: string): Billing
     .sort((a, b) => a.order - b.order || a.id - b.id);
 }
 
+/** What a server is sent: method, headers and body of the request to `url`. */
+export interface BillingRequest {
+  method: 'GET' | 'POST';
+  headers: [string, string][];
+  body?: string;
+}
+
 /** The request line and body a server gets for `values`. */
 export function buildRequest(
   server: BillingServer,
   values: TemplateValues,
-): { url: string; init: RequestInit } {
+): { url: string; init: BillingRequest } {
   const all: TemplateValues = { ...values, secret: server.secret };
   const query = server.requestQuery
     ? fillTemplate(server.requestQuery, all, 'query')
@@ -57,37 +65,20 @@ export function buildRequest(
   return { url, init: { method: 'POST', headers, body } };
 }
 
-/** Up to `limit` bytes of the body as text; undefined when it is larger. */
-async function readBounded(res: Response, limit: number): Promise<string | undefined> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 export interface Asked {
   judgement: Judgement;
   status?: number;
   ms: number;
 }
 
-/** Ask `server` once: the judged reply, or why there is none. Never throws. */
+/** Ask `server` once: the judged reply, or why there is none. Never throws. The fourth
+ *  argument is ignored: the viewer gate still passes its `fetch` here, and every request must
+ *  go through the outbound request to keep its deadline. */
 export async function askServer(
   server: BillingServer,
   values: TemplateValues,
   log: Logger,
-  fetchFn: typeof fetch = fetch,
+  _unusedFetch?: typeof fetch,
 ): Promise<Asked> {
   const started = performance.now();
   const { url, init } = buildRequest(server, values);
@@ -101,19 +92,19 @@ export async function askServer(
     return { judgement, ms, ...(status === undefined ? {} : { status }) };
   };
   try {
-    // One signal bounds the whole exchange: connect, redirects (undici stops a loop after 20),
-    // headers and body.
-    const res = await fetchFn(url, { ...init, signal: AbortSignal.timeout(server.timeoutMs) });
-    const body = await readBounded(res, REPLY_LIMIT_BYTES);
-    if (body === undefined)
-      return done({ verdict: false, why: `reply over ${REPLY_LIMIT_BYTES} bytes` }, res.status);
-    return done(judgeReply(server.reply, res.status, body), res.status);
+    // One deadline bounds the whole exchange: connect, TLS, redirects, headers and body.
+    const answer = await requestWithDeadline(url, {
+      ...init,
+      deadlineMs: server.timeoutMs,
+      maxBodyBytes: REPLY_LIMIT_BYTES,
+    });
+    return done(
+      judgeReply(server.reply, answer.status, answer.body.toString('utf8')),
+      answer.status,
+    );
   } catch (e) {
-    const err = e as Error & { cause?: Error };
-    const why =
-      err.name === 'TimeoutError'
-        ? `no reply within ${server.timeoutMs / 1000} s`
-        : `${err.message}${err.cause?.message ? `: ${err.cause.message}` : ''}`;
-    return done({ verdict: false, why });
+    if (e instanceof OutboundRequestError && e.kind === 'too-large')
+      return done({ verdict: false, why: `reply over ${REPLY_LIMIT_BYTES} bytes` }, e.status);
+    return done({ verdict: false, why: (e as Error).message });
   }
 }

@@ -1,11 +1,15 @@
 // The byte sources of an XMLTV import: a local regular file or an HTTP(S) download. Every wait
-// for bytes is bounded in time (a stuck read fails the import instead of holding it), and
-// close() releases the descriptor, the request and the timers on every path, success or not.
+// for bytes is bounded in time (a stuck read fails the import instead of holding it), a download
+// as a whole too, and close() releases the descriptor, the connection and the timers on every
+// path, success or not.
 import { constants, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import type { ReadableStream } from 'node:stream/web';
-import type { Clock, Timer } from '../util/clock.ts';
+import { pipeline } from 'node:stream/promises';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Clock } from '../util/clock.ts';
+import { openWithDeadline } from '../util/outbound-request.ts';
+import { ReadGuard } from '../util/read-guard.ts';
 
 const MS_PER_SECOND = 1000;
 /** Give up when no byte arrived for this long (a download before its headers or mid-body, a
@@ -30,66 +34,6 @@ export interface SourceInput {
   /** Release the descriptor or request and the timers. Idempotent; resolves once a file's
    *  descriptor is closed. */
   close(): Promise<void>;
-}
-
-/** Trips once with the first cause (idle, overall limit, abort); a read waiting in `next` then
- *  rejects at once with that cause, without waiting for the read itself to come back. */
-class ReadGuard {
-  private failed: Error | undefined;
-  private reject: ((err: Error) => void) | undefined;
-  private idle: Timer | undefined;
-  private overall: Timer | undefined;
-
-  constructor(
-    private clock: Clock,
-    private idleMs: number,
-    private onTrip: (err: Error) => void,
-  ) {}
-
-  /** Trip with this error after `ms` unless stopped. */
-  limit(ms: number, err: () => Error): void {
-    this.overall = this.clock.setTimeout(() => this.trip(err()), ms);
-  }
-
-  watch(signal: AbortSignal, err: () => Error): void {
-    if (signal.aborted) this.trip(err());
-    else signal.addEventListener('abort', () => this.trip(err()), { once: true });
-  }
-
-  trip(err: Error): void {
-    if (this.failed) return;
-    this.failed = err;
-    this.stop();
-    this.reject?.(err);
-    this.onTrip(err);
-  }
-
-  /** Wait for `p`, at most the idle limit. */
-  async next<T>(p: Promise<T>): Promise<T> {
-    if (this.failed) {
-      p.catch(() => undefined);
-      throw this.failed;
-    }
-    this.idle = this.clock.setTimeout(
-      () => this.trip(new Error(`no data for ${this.idleMs / MS_PER_SECOND} s`)),
-      this.idleMs,
-    );
-    try {
-      return await new Promise<T>((ok, fail) => {
-        this.reject = fail;
-        p.then(ok, fail);
-      });
-    } finally {
-      this.reject = undefined;
-      this.idle?.cancel();
-      this.idle = undefined;
-    }
-  }
-
-  stop(): void {
-    this.idle?.cancel();
-    this.overall?.cancel();
-  }
 }
 
 /** The chunks of `stream`, each read bounded by `guard`; errors pass through `wrap`. The stream
@@ -130,7 +74,12 @@ export async function openFileSource(
   clock: Clock,
   signal: AbortSignal,
 ): Promise<SourceInput> {
-  const guard = new ReadGuard(clock, SOURCE_IDLE_MS, () => undefined);
+  const guard = new ReadGuard(
+    clock,
+    SOURCE_IDLE_MS,
+    () => new Error(`no data for ${SOURCE_IDLE_MS / MS_PER_SECOND} s`),
+    () => undefined,
+  );
   guard.watch(signal, () => new Error('import stopped'));
   const opening = open(path, OPEN_FLAGS);
   const fh = await guard.next(opening).catch((err: NodeJS.ErrnoException) => {
@@ -184,53 +133,55 @@ export interface HttpRequest {
   limitMs: number;
 }
 
-/** Start a download: resolves once the headers of a 200 answer arrived. */
-export async function openHttpSource(url: string, req: HttpRequest): Promise<SourceInput> {
-  const ctl = new AbortController();
-  let body: Readable | undefined;
-  // Whatever stops the download also drops the request: the socket never outlives it.
-  const guard = new ReadGuard(req.clock, SOURCE_IDLE_MS, (err) => {
-    ctl.abort(err);
-    body?.destroy();
-  });
-  guard.limit(req.limitMs, () => new Error(`not complete after ${req.limitMs / MS_PER_SECOND} s`));
-  guard.watch(req.signal, () => new Error('import stopped'));
-  const release = async () => {
-    guard.stop();
-    if (!ctl.signal.aborted) ctl.abort(new Error('download closed'));
-    body?.destroy();
-  };
-  let res: Response;
-  try {
-    res = await guard.next(
-      fetch(url, { headers: req.headers, signal: ctl.signal, redirect: 'follow' }),
-    );
-  } catch (err) {
-    await release();
-    throw new Error(`download failed: ${fetchErrorText(err)}`);
-  }
-  if (res.status !== 200 || !res.body) {
-    await res.body?.cancel().catch(() => undefined);
-    await release();
-    throw new Error(`download failed: HTTP ${res.status} ${res.statusText}`);
-  }
-  body = Readable.fromWeb(res.body as ReadableStream);
-  body.on('error', () => undefined);
-  const chunks = guardedChunks(body, guard, (err) => {
-    const text = fetchErrorText(err);
-    return new Error(text.startsWith('download failed: ') ? text : `download failed: ${text}`);
-  });
-  return { chunks, close: release };
+/** Decoders of a `Content-Encoding` the download asked for (`accept-encoding: gzip`) or a
+ *  server sends anyway: the import sees the body as sent before that encoding, as it did when
+ *  fetch decoded it. */
+const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** The chunks of a body through the decoder of its encoding; the decoder's and the download's
+ *  failures both reach the reader. */
+function decoded(chunks: AsyncIterable<Buffer>, encoding: string): AsyncIterable<Buffer> {
+  const decoder = DECODERS[encoding]?.();
+  if (!decoder) return chunks;
+  pipeline(Readable.from(chunks), decoder).catch(() => undefined);
+  return decoder as unknown as AsyncIterable<Buffer>;
 }
 
-/** undici says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a redirect loop, a
- *  TLS problem) is in `cause`, and the operator needs it in the source status. */
-export function fetchErrorText(err: unknown): string {
-  const e = err as Error & { cause?: unknown };
-  const cause = e?.cause as (Error & { code?: string }) | undefined;
-  if (cause && typeof cause.message === 'string' && cause.message) {
-    const text = cause.message;
-    return cause.code && !text.includes(cause.code) ? `${cause.code}: ${text}` : text;
+/** Start a download: resolves once the headers of a 200 answer arrived. From then on the
+ *  deadline `limitMs` and the idle limit bound the body, and either ends it with the connection
+ *  closed. */
+export async function openHttpSource(url: string, req: HttpRequest): Promise<SourceInput> {
+  const fail = (err: unknown) => new Error(`download failed: ${(err as Error).message}`);
+  const answer = await openWithDeadline(url, {
+    headers: req.headers,
+    deadlineMs: req.limitMs,
+    idleMs: SOURCE_IDLE_MS,
+    signal: req.signal,
+    clock: req.clock,
+  }).catch((err: unknown) => {
+    throw fail(err);
+  });
+  if (answer.status !== 200) {
+    answer.close();
+    throw new Error(`download failed: HTTP ${answer.status} ${answer.statusText}`);
   }
-  return e instanceof Error ? e.message : String(err);
+  const encoding = String(answer.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const body = decoded(answer.chunks, encoding);
+  async function* chunks(): AsyncGenerator<Buffer> {
+    try {
+      yield* body;
+    } catch (err) {
+      throw fail(err);
+    } finally {
+      answer.close();
+    }
+  }
+  return { chunks: chunks(), close: async () => answer.close() };
 }

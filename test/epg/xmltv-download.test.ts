@@ -1,11 +1,12 @@
 // XMLTV over HTTP as real servers misbehave: a 302 redirect is followed; a redirect loop and a
-// refused connection say why in the source status (not undici's bare
-// "fetch failed"); a server that stalls mid-body is given up after 60 s without data, and one
-// that trickles a byte just inside that limit is given up once the download outlasts the update
-// interval (manual clock). The previous data stays every time.
+// refused connection say why in the source status; a server that stalls mid-body is given up
+// after 60 s without data, and one that trickles a byte just inside that limit is given up once
+// the download outlasts the update interval (manual clock) — either way the connection to it is
+// closed. The previous data stays every time. A body sent with Content-Encoding gzip is decoded.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import type { EpgSourceApplied } from '../../src/config/spec-types.generated.ts';
 import {
@@ -36,6 +37,10 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
   const stalled = new Promise<void>((ok) => {
     markStalled = ok;
   });
+  let markDropped = () => {};
+  const dropped = new Promise<void>((ok) => {
+    markDropped = ok;
+  });
   const server = createServer((req, res) => {
     if (req.url === '/moved') res.writeHead(302, { location: '/guide.xml' }).end();
     else if (req.url === '/loop') res.writeHead(302, { location: '/loop' }).end();
@@ -43,6 +48,11 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
     else if (req.url === '/stall') {
       res.writeHead(200);
       res.write('<tv>', () => markStalled());
+      res.once('close', () => markDropped());
+    } else if (req.url === '/encoded') {
+      res
+        .writeHead(200, { 'content-encoding': 'gzip' })
+        .end(gzipSync(XML.replace('Kept', 'Encoded')));
     } else res.writeHead(404).end();
   });
   const base = await listen(t, server);
@@ -66,7 +76,10 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
   t.same(day(), ['Kept']);
 
   const cases: [string, RegExp][] = [
-    [`${base}/loop`, /^download failed: redirect count exceeded/],
+    [
+      `${base}/loop`,
+      /^download failed: more than 20 redirects from http:\/\/127\.0\.0\.1:\d+\/loop$/,
+    ],
     [`${goneUrl}/guide.xml`, /^download failed: .*ECONNREFUSED/],
   ];
   for (const [url, re] of cases) {
@@ -86,8 +99,18 @@ t.test('redirects, unreachable servers and stalls', async (t) => {
   t.equal(src.status().state, 'importing', 'still waiting before the idle limit');
   bed.clock.advance(1000);
   await src.idle();
-  t.match(src.status().lastError, /^download failed: no data for 60 s/);
+  t.match(
+    src.status().lastError,
+    /^download failed: no data from http:\/\/127\.0\.0\.1:\d+\/stall for 60 s$/,
+  );
   t.same(day(), ['Kept'], 'stall: previous data kept');
+  await dropped;
+  t.pass('the connection to the stalled server closed');
+
+  src.update(spec(`${base}/encoded`));
+  await src.idle();
+  t.equal(src.status().state, 'ready', `Content-Encoding gzip: ${src.status().message ?? ''}`);
+  t.same(day(), ['Encoded'], 'decoded as the server encoded it');
 });
 
 t.test('a trickling server is given up after the update interval (at least 10 min)', async (t) => {
@@ -99,7 +122,12 @@ t.test('a trickling server is given up after the update interval (at least 10 mi
     if (req.url === '/guide.xml') return void r.end(XML);
     r.writeHead(200);
     r.write('<tv>');
+    r.once('close', () => markDropped());
     res = r;
+  });
+  let markDropped = () => {};
+  const dropped = new Promise<void>((ok) => {
+    markDropped = ok;
   });
   const base = await listen(t, server);
   const src = new XmltvSource(
@@ -141,7 +169,12 @@ t.test('a trickling server is given up after the update interval (at least 10 mi
   }
   await src.idle();
   t.ok(elapsed >= DOWNLOAD_MIN_LIMIT_S * 1000, `given up after ${elapsed / 1000} s`);
-  t.match(src.status().lastError, /^download failed: not complete after 600 s/);
+  t.match(
+    src.status().lastError,
+    /^download failed: answer from http:\/\/127\.0\.0\.1:\d+\/trickle not complete in 600 s$/,
+  );
+  await dropped;
+  t.pass('the connection to the trickling server closed');
   t.same(
     bed.rt
       .source(1)!

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { rootSchema, type SchemaNode, schemaNode } from '../src/config/schema.ts';
+import { urlRuleOf, urlRuleText } from '../src/config/url-rule.ts';
 
 export const DOC_PATH = fileURLToPath(new URL('../docs/config.md', import.meta.url));
 export const MARKER =
@@ -57,6 +58,8 @@ function constraints(name: string, s: SchemaNode, required: Set<string>): string
     if (s['minItems'] !== undefined) out.push(`at least ${s['minItems']} item(s)`);
     if (s['uniqueItems']) out.push('unique');
   }
+  const url = urlRuleOf(s);
+  if (url) out.push(urlRuleText(url));
   if (typeof s['x-when'] === 'string') out.push(`only when ${s['x-when']}`);
   if (s['x-secret']) out.push('secret (masked in plans)');
   return out.join('; ');

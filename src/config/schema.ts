@@ -47,8 +47,8 @@ interface Loaded {
 let loaded: Loaded | undefined;
 let validator: ValidateFunction | undefined;
 
-/** Schema keywords of our own; all are annotations for ajv (x-same-length and
- *  x-unique-member are checked by the walker in validate.ts, which keeps the validator free of
+/** Schema keywords of our own; all are annotations for ajv (x-same-length, x-unique-member
+ *  and x-url are checked by the walker in validate.ts, which keeps the validator free of
  *  custom code). */
 export const ANNOTATIONS = [
   'x-apply',
@@ -60,6 +60,7 @@ export const ANNOTATIONS = [
   'x-not-text',
   'x-same-length',
   'x-unique-member',
+  'x-url',
 ];
 
 /** Options shared by the runtime compile and the precompiled validator. */

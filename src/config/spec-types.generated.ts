@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '93d96a18cdf79ae0a234557bd8a92864d787249478a6233c47662421f2c5cccb';
+  '4f3e6ecc4913068486d7c47b9dd8505ed4907440a1cea44765f7dd81f2ffdc08';
 
 /** Server */
 export interface ServerSpec {

@@ -1,6 +1,6 @@
-// Schema validation of a parsed config: ajv errors turned into plain-words ConfigIssues with
-// pointer and line:column, plus the warnings the schema cannot express (unknown members of
-// non-strict records with a "did you mean", an unset lnb-polarization).
+// Schema validation of a parsed config: ajv errors in plain words with pointer and line:column,
+// the walker's checks of our own annotations (same-length, unique members, URL schemes) and the
+// warnings the schema cannot express (unknown members with a "did you mean", lnb-polarization).
 import type { ErrorObject } from 'ajv';
 import type { PositionIndex } from './json.ts';
 import { escapePointerToken, unescapePointerToken } from './json.ts';
@@ -16,6 +16,7 @@ import {
 } from './schema.ts';
 import { suggest } from './suggest.ts';
 import type { ConfigIssue } from './types.ts';
+import { urlProblem, urlRuleOf } from './url-rule.ts';
 
 const TYPE_WORDS: Record<string, string> = {
   integer: 'an integer',
@@ -314,7 +315,20 @@ export function walkIssues(doc: unknown, positions: PositionIndex): ConfigIssue[
         out.push(place(issue, positions, true));
         continue;
       }
-      if (!f.forbidden && v !== null && typeof v === 'object') walk(f.schema, v, ptr);
+      if (f.forbidden) continue;
+      if (v !== null && typeof v === 'object') walk(f.schema, v, ptr);
+      const url = typeof v === 'string' ? urlRuleOf(f.schema) : undefined;
+      const wrong = url && urlProblem(key, v as string, url);
+      if (wrong) {
+        const issue: ConfigIssue = {
+          severity: 'error',
+          pointer: ptr,
+          rule: 'url-scheme',
+          message: wrong,
+          value: v,
+        };
+        out.push(place(issue, positions, false));
+      }
     }
   };
   walk(rootSchema(), doc, '');

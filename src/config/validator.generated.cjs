@@ -439,8 +439,7 @@ const schema47 = {
       description: 'HTTP address alerts are POSTed to as JSON; empty = log only',
       type: 'string',
       default: '',
-      pattern: '^(https?://.+)?$',
-      'x-pattern-text': 'empty or an http:// or https:// address',
+      'x-url': { schemes: ['http://', 'https://'] },
       'x-apply': 'hot',
     },
     'min-severity': {
@@ -997,9 +996,8 @@ const pattern4 = new RegExp('^[A-Za-z0-9][A-Za-z0-9._-]*$', 'u');
 const pattern5 = new RegExp('^https?://', 'u');
 const pattern6 = new RegExp('^/[A-Za-z0-9/._-]*$', 'u');
 const pattern7 = new RegExp('^/.*/$', 'u');
-const pattern9 = new RegExp('^(https?://.+)?$', 'u');
-const pattern10 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
-const pattern18 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern9 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
+const pattern17 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -2190,6 +2188,7 @@ const schema42 = {
           type: 'string',
           default: '',
           minLength: 1,
+          'x-url': { schemes: ['http://', 'https://'] },
           'x-apply': 'hot',
         },
         timeout: {
@@ -2315,6 +2314,7 @@ const schema43 = {
       type: 'string',
       default: '',
       minLength: 1,
+      'x-url': { schemes: ['http://', 'https://'] },
       'x-apply': 'hot',
     },
     timeout: {
@@ -3590,6 +3590,7 @@ const schema45 = {
           type: 'string',
           default: '',
           minLength: 1,
+          'x-url': { schemes: ['file:', 'http://', 'https://'], path: true },
           'x-apply': 'hot',
         },
         name: { description: 'name', type: 'string', default: '', minLength: 1, 'x-apply': 'hot' },
@@ -3668,6 +3669,7 @@ const schema46 = {
       type: 'string',
       default: '',
       minLength: 1,
+      'x-url': { schemes: ['file:', 'http://', 'https://'], path: true },
       'x-apply': 'hot',
     },
     name: { description: 'name', type: 'string', default: '', minLength: 1, 'x-apply': 'hot' },
@@ -5718,6 +5720,7 @@ const schema53 = {
           type: 'string',
           default: '',
           minLength: 1,
+          'x-url': { schemes: ['http://', 'https://'] },
           'x-apply': 'restart',
         },
         login: { description: 'HTTP login', type: 'string', default: '', 'x-apply': 'restart' },
@@ -6117,6 +6120,7 @@ const schema53 = {
           type: 'string',
           default: '',
           minLength: 1,
+          'x-url': { schemes: ['rtmp://', 'rtmps://'] },
           'x-apply': 'restart',
         },
         'bind-if': {
@@ -6168,6 +6172,7 @@ const schema53 = {
           type: 'string',
           default: '',
           minLength: 1,
+          'x-url': { schemes: ['rtsp://'] },
           'x-apply': 'restart',
         },
         cookies: {
@@ -6834,6 +6839,7 @@ const schema57 = {
       type: 'string',
       default: '',
       minLength: 1,
+      'x-url': { schemes: ['http://', 'https://'] },
       'x-apply': 'restart',
     },
     login: { description: 'HTTP login', type: 'string', default: '', 'x-apply': 'restart' },
@@ -7085,6 +7091,7 @@ const schema66 = {
       type: 'string',
       default: '',
       minLength: 1,
+      'x-url': { schemes: ['rtmp://', 'rtmps://'] },
       'x-apply': 'restart',
     },
     'bind-if': {
@@ -7124,6 +7131,7 @@ const schema67 = {
       type: 'string',
       default: '',
       minLength: 1,
+      'x-url': { schemes: ['rtsp://'] },
       'x-apply': 'restart',
     },
     cookies: {
@@ -8757,7 +8765,7 @@ validate35.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern12 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
+const pattern11 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
 function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -8861,7 +8869,7 @@ function validate34(
     if (data.passphrase !== undefined) {
       let data2 = data.passphrase;
       if (typeof data2 === 'string') {
-        if (!pattern12.test(data2)) {
+        if (!pattern11.test(data2)) {
           const err4 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -8918,7 +8926,7 @@ validate34.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern14 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
+const pattern13 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
 function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -10596,7 +10604,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data34 = data.passphrase;
         if (typeof data34 === 'string') {
-          if (!pattern12.test(data34)) {
+          if (!pattern11.test(data34)) {
             const err77 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -12400,7 +12408,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data82 = data.passphrase;
         if (typeof data82 === 'string') {
-          if (!pattern14.test(data82)) {
+          if (!pattern13.test(data82)) {
             const err160 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -16945,7 +16953,7 @@ function validate43(
     if (data.passphrase !== undefined) {
       let data5 = data.passphrase;
       if (typeof data5 === 'string') {
-        if (!pattern12.test(data5)) {
+        if (!pattern11.test(data5)) {
           const err11 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -17889,7 +17897,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data19 = data.passphrase;
         if (typeof data19 === 'string') {
-          if (!pattern14.test(data19)) {
+          if (!pattern13.test(data19)) {
             const err42 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -18930,7 +18938,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data41 = data.passphrase;
         if (typeof data41 === 'string') {
-          if (!pattern12.test(data41)) {
+          if (!pattern11.test(data41)) {
             const err90 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -20816,7 +20824,7 @@ function validate30(
         for (let i2 = 0; i2 < len2; i2++) {
           let data47 = data46[i2];
           if (typeof data47 === 'string') {
-            if (!pattern10.test(data47)) {
+            if (!pattern9.test(data47)) {
               const err68 = {
                 instancePath: instancePath + '/biss-key/' + i2,
                 schemaPath: '#/properties/biss-key/items/pattern',
@@ -23517,27 +23525,8 @@ function validate20(
         }
         if (data52['webhook-url'] !== undefined) {
           let data54 = data52['webhook-url'];
-          if (typeof data54 === 'string') {
-            if (!pattern9.test(data54)) {
-              const err84 = {
-                instancePath: instancePath + '/alerter/webhook-url',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^(https?://.+)?$' },
-                message: 'must match pattern "' + '^(https?://.+)?$' + '"',
-                schema: '^(https?://.+)?$',
-                parentSchema: schema47.properties['webhook-url'],
-                data: data54,
-              };
-              if (vErrors === null) {
-                vErrors = [err84];
-              } else {
-                vErrors.push(err84);
-              }
-              errors++;
-            }
-          } else {
-            const err85 = {
+          if (typeof data54 !== 'string') {
+            const err84 = {
               instancePath: instancePath + '/alerter/webhook-url',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
               keyword: 'type',
@@ -23548,9 +23537,9 @@ function validate20(
               data: data54,
             };
             if (vErrors === null) {
-              vErrors = [err85];
+              vErrors = [err84];
             } else {
-              vErrors.push(err85);
+              vErrors.push(err84);
             }
             errors++;
           }
@@ -23558,7 +23547,7 @@ function validate20(
         if (data52['min-severity'] !== undefined) {
           let data55 = data52['min-severity'];
           if (typeof data55 !== 'string') {
-            const err86 = {
+            const err85 = {
               instancePath: instancePath + '/alerter/min-severity',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
               keyword: 'type',
@@ -23569,14 +23558,14 @@ function validate20(
               data: data55,
             };
             if (vErrors === null) {
-              vErrors = [err86];
+              vErrors = [err85];
             } else {
-              vErrors.push(err86);
+              vErrors.push(err85);
             }
             errors++;
           }
           if (!(data55 === 'info' || data55 === 'warning' || data55 === 'critical')) {
-            const err87 = {
+            const err86 = {
               instancePath: instancePath + '/alerter/min-severity',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
               keyword: 'enum',
@@ -23587,9 +23576,9 @@ function validate20(
               data: data55,
             };
             if (vErrors === null) {
-              vErrors = [err87];
+              vErrors = [err86];
             } else {
-              vErrors.push(err87);
+              vErrors.push(err86);
             }
             errors++;
           }
@@ -23597,7 +23586,7 @@ function validate20(
         if (data52['repeat-sec'] !== undefined) {
           let data56 = data52['repeat-sec'];
           if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
-            const err88 = {
+            const err87 = {
               instancePath: instancePath + '/alerter/repeat-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
               keyword: 'type',
@@ -23608,15 +23597,15 @@ function validate20(
               data: data56,
             };
             if (vErrors === null) {
-              vErrors = [err88];
+              vErrors = [err87];
             } else {
-              vErrors.push(err88);
+              vErrors.push(err87);
             }
             errors++;
           }
           if (typeof data56 == 'number' && isFinite(data56)) {
             if (data56 < 0 || isNaN(data56)) {
-              const err89 = {
+              const err88 = {
                 instancePath: instancePath + '/alerter/repeat-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
                 keyword: 'minimum',
@@ -23627,9 +23616,9 @@ function validate20(
                 data: data56,
               };
               if (vErrors === null) {
-                vErrors = [err89];
+                vErrors = [err88];
               } else {
-                vErrors.push(err89);
+                vErrors.push(err88);
               }
               errors++;
             }
@@ -23638,7 +23627,7 @@ function validate20(
         if (data52['clear-sec'] !== undefined) {
           let data57 = data52['clear-sec'];
           if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
-            const err90 = {
+            const err89 = {
               instancePath: instancePath + '/alerter/clear-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
               keyword: 'type',
@@ -23649,15 +23638,15 @@ function validate20(
               data: data57,
             };
             if (vErrors === null) {
-              vErrors = [err90];
+              vErrors = [err89];
             } else {
-              vErrors.push(err90);
+              vErrors.push(err89);
             }
             errors++;
           }
           if (typeof data57 == 'number' && isFinite(data57)) {
             if (data57 > 3600 || isNaN(data57)) {
-              const err91 = {
+              const err90 = {
                 instancePath: instancePath + '/alerter/clear-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
                 keyword: 'maximum',
@@ -23668,14 +23657,14 @@ function validate20(
                 data: data57,
               };
               if (vErrors === null) {
-                vErrors = [err91];
+                vErrors = [err90];
               } else {
-                vErrors.push(err91);
+                vErrors.push(err90);
               }
               errors++;
             }
             if (data57 < 0 || isNaN(data57)) {
-              const err92 = {
+              const err91 = {
                 instancePath: instancePath + '/alerter/clear-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
                 keyword: 'minimum',
@@ -23686,9 +23675,9 @@ function validate20(
                 data: data57,
               };
               if (vErrors === null) {
-                vErrors = [err92];
+                vErrors = [err91];
               } else {
-                vErrors.push(err92);
+                vErrors.push(err91);
               }
               errors++;
             }
@@ -23697,7 +23686,7 @@ function validate20(
         if (data52['delay-sec'] !== undefined) {
           let data58 = data52['delay-sec'];
           if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-            const err93 = {
+            const err92 = {
               instancePath: instancePath + '/alerter/delay-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
               keyword: 'type',
@@ -23708,15 +23697,15 @@ function validate20(
               data: data58,
             };
             if (vErrors === null) {
-              vErrors = [err93];
+              vErrors = [err92];
             } else {
-              vErrors.push(err93);
+              vErrors.push(err92);
             }
             errors++;
           }
           if (typeof data58 == 'number' && isFinite(data58)) {
             if (data58 > 86400 || isNaN(data58)) {
-              const err94 = {
+              const err93 = {
                 instancePath: instancePath + '/alerter/delay-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
                 keyword: 'maximum',
@@ -23727,14 +23716,14 @@ function validate20(
                 data: data58,
               };
               if (vErrors === null) {
-                vErrors = [err94];
+                vErrors = [err93];
               } else {
-                vErrors.push(err94);
+                vErrors.push(err93);
               }
               errors++;
             }
             if (data58 < 0 || isNaN(data58)) {
-              const err95 = {
+              const err94 = {
                 instancePath: instancePath + '/alerter/delay-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
                 keyword: 'minimum',
@@ -23745,9 +23734,9 @@ function validate20(
                 data: data58,
               };
               if (vErrors === null) {
-                vErrors = [err95];
+                vErrors = [err94];
               } else {
-                vErrors.push(err95);
+                vErrors.push(err94);
               }
               errors++;
             }
@@ -23757,7 +23746,7 @@ function validate20(
           let data59 = data52['tr101290-p1-rate'];
           if (typeof data59 == 'number' && isFinite(data59)) {
             if (data59 < 0 || isNaN(data59)) {
-              const err96 = {
+              const err95 = {
                 instancePath: instancePath + '/alerter/tr101290-p1-rate',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
@@ -23769,14 +23758,14 @@ function validate20(
                 data: data59,
               };
               if (vErrors === null) {
-                vErrors = [err96];
+                vErrors = [err95];
               } else {
-                vErrors.push(err96);
+                vErrors.push(err95);
               }
               errors++;
             }
           } else {
-            const err97 = {
+            const err96 = {
               instancePath: instancePath + '/alerter/tr101290-p1-rate',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
               keyword: 'type',
@@ -23787,9 +23776,9 @@ function validate20(
               data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err97];
+              vErrors = [err96];
             } else {
-              vErrors.push(err97);
+              vErrors.push(err96);
             }
             errors++;
           }
@@ -23798,7 +23787,7 @@ function validate20(
           let data60 = data52['cc-error-rate'];
           if (typeof data60 == 'number' && isFinite(data60)) {
             if (data60 < 0 || isNaN(data60)) {
-              const err98 = {
+              const err97 = {
                 instancePath: instancePath + '/alerter/cc-error-rate',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
                 keyword: 'minimum',
@@ -23809,14 +23798,14 @@ function validate20(
                 data: data60,
               };
               if (vErrors === null) {
-                vErrors = [err98];
+                vErrors = [err97];
               } else {
-                vErrors.push(err98);
+                vErrors.push(err97);
               }
               errors++;
             }
           } else {
-            const err99 = {
+            const err98 = {
               instancePath: instancePath + '/alerter/cc-error-rate',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
               keyword: 'type',
@@ -23827,9 +23816,9 @@ function validate20(
               data: data60,
             };
             if (vErrors === null) {
-              vErrors = [err99];
+              vErrors = [err98];
             } else {
-              vErrors.push(err99);
+              vErrors.push(err98);
             }
             errors++;
           }
@@ -23837,7 +23826,7 @@ function validate20(
         if (data52['error-window-sec'] !== undefined) {
           let data61 = data52['error-window-sec'];
           if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
-            const err100 = {
+            const err99 = {
               instancePath: instancePath + '/alerter/error-window-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
               keyword: 'type',
@@ -23848,15 +23837,15 @@ function validate20(
               data: data61,
             };
             if (vErrors === null) {
-              vErrors = [err100];
+              vErrors = [err99];
             } else {
-              vErrors.push(err100);
+              vErrors.push(err99);
             }
             errors++;
           }
           if (typeof data61 == 'number' && isFinite(data61)) {
             if (data61 > 600 || isNaN(data61)) {
-              const err101 = {
+              const err100 = {
                 instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
@@ -23868,14 +23857,14 @@ function validate20(
                 data: data61,
               };
               if (vErrors === null) {
-                vErrors = [err101];
+                vErrors = [err100];
               } else {
-                vErrors.push(err101);
+                vErrors.push(err100);
               }
               errors++;
             }
             if (data61 < 1 || isNaN(data61)) {
-              const err102 = {
+              const err101 = {
                 instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
@@ -23887,9 +23876,9 @@ function validate20(
                 data: data61,
               };
               if (vErrors === null) {
-                vErrors = [err102];
+                vErrors = [err101];
               } else {
-                vErrors.push(err102);
+                vErrors.push(err101);
               }
               errors++;
             }
@@ -23898,7 +23887,7 @@ function validate20(
         if (data52['history-size'] !== undefined) {
           let data62 = data52['history-size'];
           if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
-            const err103 = {
+            const err102 = {
               instancePath: instancePath + '/alerter/history-size',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
               keyword: 'type',
@@ -23909,15 +23898,15 @@ function validate20(
               data: data62,
             };
             if (vErrors === null) {
-              vErrors = [err103];
+              vErrors = [err102];
             } else {
-              vErrors.push(err103);
+              vErrors.push(err102);
             }
             errors++;
           }
           if (typeof data62 == 'number' && isFinite(data62)) {
             if (data62 > 100000 || isNaN(data62)) {
-              const err104 = {
+              const err103 = {
                 instancePath: instancePath + '/alerter/history-size',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
                 keyword: 'maximum',
@@ -23928,14 +23917,14 @@ function validate20(
                 data: data62,
               };
               if (vErrors === null) {
-                vErrors = [err104];
+                vErrors = [err103];
               } else {
-                vErrors.push(err104);
+                vErrors.push(err103);
               }
               errors++;
             }
             if (data62 < 10 || isNaN(data62)) {
-              const err105 = {
+              const err104 = {
                 instancePath: instancePath + '/alerter/history-size',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
                 keyword: 'minimum',
@@ -23946,9 +23935,9 @@ function validate20(
                 data: data62,
               };
               if (vErrors === null) {
-                vErrors = [err105];
+                vErrors = [err104];
               } else {
-                vErrors.push(err105);
+                vErrors.push(err104);
               }
               errors++;
             }
@@ -23957,7 +23946,7 @@ function validate20(
         if (data52['webhook-timeout-sec'] !== undefined) {
           let data63 = data52['webhook-timeout-sec'];
           if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
-            const err106 = {
+            const err105 = {
               instancePath: instancePath + '/alerter/webhook-timeout-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
               keyword: 'type',
@@ -23968,15 +23957,15 @@ function validate20(
               data: data63,
             };
             if (vErrors === null) {
-              vErrors = [err106];
+              vErrors = [err105];
             } else {
-              vErrors.push(err106);
+              vErrors.push(err105);
             }
             errors++;
           }
           if (typeof data63 == 'number' && isFinite(data63)) {
             if (data63 > 120 || isNaN(data63)) {
-              const err107 = {
+              const err106 = {
                 instancePath: instancePath + '/alerter/webhook-timeout-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
@@ -23988,14 +23977,14 @@ function validate20(
                 data: data63,
               };
               if (vErrors === null) {
-                vErrors = [err107];
+                vErrors = [err106];
               } else {
-                vErrors.push(err107);
+                vErrors.push(err106);
               }
               errors++;
             }
             if (data63 < 1 || isNaN(data63)) {
-              const err108 = {
+              const err107 = {
                 instancePath: instancePath + '/alerter/webhook-timeout-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
@@ -24007,9 +23996,9 @@ function validate20(
                 data: data63,
               };
               if (vErrors === null) {
-                vErrors = [err108];
+                vErrors = [err107];
               } else {
-                vErrors.push(err108);
+                vErrors.push(err107);
               }
               errors++;
             }
@@ -24018,7 +24007,7 @@ function validate20(
         if (data52['webhook-retries'] !== undefined) {
           let data64 = data52['webhook-retries'];
           if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64) && isFinite(data64))) {
-            const err109 = {
+            const err108 = {
               instancePath: instancePath + '/alerter/webhook-retries',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
               keyword: 'type',
@@ -24029,15 +24018,15 @@ function validate20(
               data: data64,
             };
             if (vErrors === null) {
-              vErrors = [err109];
+              vErrors = [err108];
             } else {
-              vErrors.push(err109);
+              vErrors.push(err108);
             }
             errors++;
           }
           if (typeof data64 == 'number' && isFinite(data64)) {
             if (data64 > 100 || isNaN(data64)) {
-              const err110 = {
+              const err109 = {
                 instancePath: instancePath + '/alerter/webhook-retries',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
@@ -24049,14 +24038,14 @@ function validate20(
                 data: data64,
               };
               if (vErrors === null) {
-                vErrors = [err110];
+                vErrors = [err109];
               } else {
-                vErrors.push(err110);
+                vErrors.push(err109);
               }
               errors++;
             }
             if (data64 < 0 || isNaN(data64)) {
-              const err111 = {
+              const err110 = {
                 instancePath: instancePath + '/alerter/webhook-retries',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
@@ -24068,9 +24057,9 @@ function validate20(
                 data: data64,
               };
               if (vErrors === null) {
-                vErrors = [err111];
+                vErrors = [err110];
               } else {
-                vErrors.push(err111);
+                vErrors.push(err110);
               }
               errors++;
             }
@@ -24079,7 +24068,7 @@ function validate20(
         if (data52['webhook-queue-size'] !== undefined) {
           let data65 = data52['webhook-queue-size'];
           if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
-            const err112 = {
+            const err111 = {
               instancePath: instancePath + '/alerter/webhook-queue-size',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
               keyword: 'type',
@@ -24090,15 +24079,15 @@ function validate20(
               data: data65,
             };
             if (vErrors === null) {
-              vErrors = [err112];
+              vErrors = [err111];
             } else {
-              vErrors.push(err112);
+              vErrors.push(err111);
             }
             errors++;
           }
           if (typeof data65 == 'number' && isFinite(data65)) {
             if (data65 > 100000 || isNaN(data65)) {
-              const err113 = {
+              const err112 = {
                 instancePath: instancePath + '/alerter/webhook-queue-size',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
@@ -24110,14 +24099,14 @@ function validate20(
                 data: data65,
               };
               if (vErrors === null) {
-                vErrors = [err113];
+                vErrors = [err112];
               } else {
-                vErrors.push(err113);
+                vErrors.push(err112);
               }
               errors++;
             }
             if (data65 < 1 || isNaN(data65)) {
-              const err114 = {
+              const err113 = {
                 instancePath: instancePath + '/alerter/webhook-queue-size',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
@@ -24129,16 +24118,16 @@ function validate20(
                 data: data65,
               };
               if (vErrors === null) {
-                vErrors = [err114];
+                vErrors = [err113];
               } else {
-                vErrors.push(err114);
+                vErrors.push(err113);
               }
               errors++;
             }
           }
         }
       } else {
-        const err115 = {
+        const err114 = {
           instancePath: instancePath + '/alerter',
           schemaPath: 'settings.schema.json#/$defs/alerter/type',
           keyword: 'type',
@@ -24149,9 +24138,9 @@ function validate20(
           data: data52,
         };
         if (vErrors === null) {
-          vErrors = [err115];
+          vErrors = [err114];
         } else {
-          vErrors.push(err115);
+          vErrors.push(err114);
         }
         errors++;
       }
@@ -24162,7 +24151,7 @@ function validate20(
         if (data66.enable !== undefined) {
           let data67 = data66.enable;
           if (typeof data67 !== 'boolean') {
-            const err116 = {
+            const err115 = {
               instancePath: instancePath + '/acme/enable',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
               keyword: 'type',
@@ -24173,9 +24162,9 @@ function validate20(
               data: data67,
             };
             if (vErrors === null) {
-              vErrors = [err116];
+              vErrors = [err115];
             } else {
-              vErrors.push(err116);
+              vErrors.push(err115);
             }
             errors++;
           }
@@ -24183,7 +24172,7 @@ function validate20(
         if (data66.email !== undefined) {
           let data68 = data66.email;
           if (typeof data68 !== 'string') {
-            const err117 = {
+            const err116 = {
               instancePath: instancePath + '/acme/email',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
               keyword: 'type',
@@ -24194,9 +24183,9 @@ function validate20(
               data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err117];
+              vErrors = [err116];
             } else {
-              vErrors.push(err117);
+              vErrors.push(err116);
             }
             errors++;
           }
@@ -24209,7 +24198,7 @@ function validate20(
               let data70 = data69[i4];
               if (typeof data70 === 'string') {
                 if (func2(data70) < 1) {
-                  const err118 = {
+                  const err117 = {
                     instancePath: instancePath + '/acme/domains/' + i4,
                     schemaPath:
                       'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
@@ -24221,14 +24210,14 @@ function validate20(
                     data: data70,
                   };
                   if (vErrors === null) {
-                    vErrors = [err118];
+                    vErrors = [err117];
                   } else {
-                    vErrors.push(err118);
+                    vErrors.push(err117);
                   }
                   errors++;
                 }
               } else {
-                const err119 = {
+                const err118 = {
                   instancePath: instancePath + '/acme/domains/' + i4,
                   schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
                   keyword: 'type',
@@ -24239,15 +24228,15 @@ function validate20(
                   data: data70,
                 };
                 if (vErrors === null) {
-                  vErrors = [err119];
+                  vErrors = [err118];
                 } else {
-                  vErrors.push(err119);
+                  vErrors.push(err118);
                 }
                 errors++;
               }
             }
           } else {
-            const err120 = {
+            const err119 = {
               instancePath: instancePath + '/acme/domains',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
               keyword: 'type',
@@ -24258,9 +24247,9 @@ function validate20(
               data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err120];
+              vErrors = [err119];
             } else {
-              vErrors.push(err120);
+              vErrors.push(err119);
             }
             errors++;
           }
@@ -24269,7 +24258,7 @@ function validate20(
           let data71 = data66['directory-url'];
           if (typeof data71 === 'string') {
             if (func2(data71) < 1) {
-              const err121 = {
+              const err120 = {
                 instancePath: instancePath + '/acme/directory-url',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
                 keyword: 'minLength',
@@ -24280,14 +24269,14 @@ function validate20(
                 data: data71,
               };
               if (vErrors === null) {
-                vErrors = [err121];
+                vErrors = [err120];
               } else {
-                vErrors.push(err121);
+                vErrors.push(err120);
               }
               errors++;
             }
           } else {
-            const err122 = {
+            const err121 = {
               instancePath: instancePath + '/acme/directory-url',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
               keyword: 'type',
@@ -24298,9 +24287,9 @@ function validate20(
               data: data71,
             };
             if (vErrors === null) {
-              vErrors = [err122];
+              vErrors = [err121];
             } else {
-              vErrors.push(err122);
+              vErrors.push(err121);
             }
             errors++;
           }
@@ -24308,7 +24297,7 @@ function validate20(
         if (data66['renew-days'] !== undefined) {
           let data72 = data66['renew-days'];
           if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72) && isFinite(data72))) {
-            const err123 = {
+            const err122 = {
               instancePath: instancePath + '/acme/renew-days',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
               keyword: 'type',
@@ -24319,15 +24308,15 @@ function validate20(
               data: data72,
             };
             if (vErrors === null) {
-              vErrors = [err123];
+              vErrors = [err122];
             } else {
-              vErrors.push(err123);
+              vErrors.push(err122);
             }
             errors++;
           }
           if (typeof data72 == 'number' && isFinite(data72)) {
             if (data72 > 60 || isNaN(data72)) {
-              const err124 = {
+              const err123 = {
                 instancePath: instancePath + '/acme/renew-days',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
                 keyword: 'maximum',
@@ -24338,14 +24327,14 @@ function validate20(
                 data: data72,
               };
               if (vErrors === null) {
-                vErrors = [err124];
+                vErrors = [err123];
               } else {
-                vErrors.push(err124);
+                vErrors.push(err123);
               }
               errors++;
             }
             if (data72 < 1 || isNaN(data72)) {
-              const err125 = {
+              const err124 = {
                 instancePath: instancePath + '/acme/renew-days',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/minimum',
                 keyword: 'minimum',
@@ -24356,16 +24345,16 @@ function validate20(
                 data: data72,
               };
               if (vErrors === null) {
-                vErrors = [err125];
+                vErrors = [err124];
               } else {
-                vErrors.push(err125);
+                vErrors.push(err124);
               }
               errors++;
             }
           }
         }
       } else {
-        const err126 = {
+        const err125 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -24376,9 +24365,9 @@ function validate20(
           data: data66,
         };
         if (vErrors === null) {
-          vErrors = [err126];
+          vErrors = [err125];
         } else {
-          vErrors.push(err126);
+          vErrors.push(err125);
         }
         errors++;
       }
@@ -24396,11 +24385,11 @@ function validate20(
             if (data74.mode !== undefined) {
               let data75 = data74.mode;
               if (!(data75 === 0 || data75 === 2)) {
-                const err127 = {};
+                const err126 = {};
                 if (vErrors === null) {
-                  vErrors = [err127];
+                  vErrors = [err126];
                 } else {
-                  vErrors.push(err127);
+                  vErrors.push(err126);
                 }
                 errors++;
               }
@@ -24419,7 +24408,7 @@ function validate20(
             const _errs168 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74.freq !== undefined) {
-                const err128 = {
+                const err127 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
                   schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
                   keyword: 'false schema',
@@ -24430,9 +24419,9 @@ function validate20(
                   data: data74.freq,
                 };
                 if (vErrors === null) {
-                  vErrors = [err128];
+                  vErrors = [err127];
                 } else {
-                  vErrors.push(err128);
+                  vErrors.push(err127);
                 }
                 errors++;
               }
@@ -24446,7 +24435,7 @@ function validate20(
             }
           }
           if (!valid38) {
-            const err129 = {
+            const err128 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
               keyword: 'if',
@@ -24457,9 +24446,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err129];
+              vErrors = [err128];
             } else {
-              vErrors.push(err129);
+              vErrors.push(err128);
             }
             errors++;
           }
@@ -24470,11 +24459,11 @@ function validate20(
             if (data74.mode !== undefined) {
               let data77 = data74.mode;
               if (!(data77 === 0 || data77 === 1)) {
-                const err130 = {};
+                const err129 = {};
                 if (vErrors === null) {
-                  vErrors = [err130];
+                  vErrors = [err129];
                 } else {
-                  vErrors.push(err130);
+                  vErrors.push(err129);
                 }
                 errors++;
               }
@@ -24493,7 +24482,7 @@ function validate20(
             const _errs173 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74['buffer-size'] !== undefined) {
-                const err131 = {
+                const err130 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
@@ -24505,14 +24494,14 @@ function validate20(
                   data: data74['buffer-size'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err131];
+                  vErrors = [err130];
                 } else {
-                  vErrors.push(err131);
+                  vErrors.push(err130);
                 }
                 errors++;
               }
               if (data74['epg-export'] !== undefined) {
-                const err132 = {
+                const err131 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
@@ -24524,9 +24513,9 @@ function validate20(
                   data: data74['epg-export'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err132];
+                  vErrors = [err131];
                 } else {
-                  vErrors.push(err132);
+                  vErrors.push(err131);
                 }
                 errors++;
               }
@@ -24541,7 +24530,7 @@ function validate20(
             }
           }
           if (!valid41) {
-            const err133 = {
+            const err132 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
@@ -24552,9 +24541,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err133];
+              vErrors = [err132];
             } else {
-              vErrors.push(err133);
+              vErrors.push(err132);
             }
             errors++;
           }
@@ -24572,11 +24561,11 @@ function validate20(
           if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             if (data74.mode !== undefined) {
               if (!(data74.mode === 0)) {
-                const err134 = {};
+                const err133 = {};
                 if (vErrors === null) {
-                  vErrors = [err134];
+                  vErrors = [err133];
                 } else {
-                  vErrors.push(err134);
+                  vErrors.push(err133);
                 }
                 errors++;
               }
@@ -24595,7 +24584,7 @@ function validate20(
             const _errs178 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74['spectral-inversion'] !== undefined) {
-                const err135 = {
+                const err134 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
@@ -24607,14 +24596,14 @@ function validate20(
                   data: data74['spectral-inversion'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err135];
+                  vErrors = [err134];
                 } else {
-                  vErrors.push(err135);
+                  vErrors.push(err134);
                 }
                 errors++;
               }
               if (data74.modulation !== undefined) {
-                const err136 = {
+                const err135 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
@@ -24626,14 +24615,14 @@ function validate20(
                   data: data74.modulation,
                 };
                 if (vErrors === null) {
-                  vErrors = [err136];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err136);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
               if (data74['cam-pnr'] !== undefined) {
-                const err137 = {
+                const err136 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
@@ -24645,9 +24634,9 @@ function validate20(
                   data: data74['cam-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err137];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err137);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
@@ -24663,7 +24652,7 @@ function validate20(
             }
           }
           if (!valid44) {
-            const err138 = {
+            const err137 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
@@ -24674,9 +24663,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err138];
+              vErrors = [err137];
             } else {
-              vErrors.push(err138);
+              vErrors.push(err137);
             }
             errors++;
           }
@@ -24694,22 +24683,22 @@ function validate20(
           if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing0;
             if (data74.type === undefined && (missing0 = 'type')) {
-              const err139 = {};
+              const err138 = {};
               if (vErrors === null) {
-                vErrors = [err139];
+                vErrors = [err138];
               } else {
-                vErrors.push(err139);
+                vErrors.push(err138);
               }
               errors++;
             } else {
               if (data74.mode !== undefined) {
                 const _errs182 = errors;
                 if (!(data74.mode === 0)) {
-                  const err140 = {};
+                  const err139 = {};
                   if (vErrors === null) {
-                    vErrors = [err140];
+                    vErrors = [err139];
                   } else {
-                    vErrors.push(err140);
+                    vErrors.push(err139);
                   }
                   errors++;
                 }
@@ -24724,11 +24713,11 @@ function validate20(
                   if (
                     !(data85 === 1 || data85 === 2 || data85 === 5 || data85 === 6 || data85 === 18)
                   ) {
-                    const err141 = {};
+                    const err140 = {};
                     if (vErrors === null) {
-                      vErrors = [err141];
+                      vErrors = [err140];
                     } else {
-                      vErrors.push(err141);
+                      vErrors.push(err140);
                     }
                     errors++;
                   }
@@ -24752,7 +24741,7 @@ function validate20(
             const _errs184 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74['symbol-rate'] !== undefined) {
-                const err142 = {
+                const err141 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
@@ -24764,14 +24753,14 @@ function validate20(
                   data: data74['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err142];
+                  vErrors = [err141];
                 } else {
-                  vErrors.push(err142);
+                  vErrors.push(err141);
                 }
                 errors++;
               }
               if (data74.fec !== undefined) {
-                const err143 = {
+                const err142 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
@@ -24782,9 +24771,9 @@ function validate20(
                   data: data74.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err143];
+                  vErrors = [err142];
                 } else {
-                  vErrors.push(err143);
+                  vErrors.push(err142);
                 }
                 errors++;
               }
@@ -24800,7 +24789,7 @@ function validate20(
             }
           }
           if (!valid47) {
-            const err144 = {
+            const err143 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
@@ -24811,9 +24800,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err144];
+              vErrors = [err143];
             } else {
-              vErrors.push(err144);
+              vErrors.push(err143);
             }
             errors++;
           }
@@ -24831,22 +24820,22 @@ function validate20(
           if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing1;
             if (data74.type === undefined && (missing1 = 'type')) {
-              const err145 = {};
+              const err144 = {};
               if (vErrors === null) {
-                vErrors = [err145];
+                vErrors = [err144];
               } else {
-                vErrors.push(err145);
+                vErrors.push(err144);
               }
               errors++;
             } else {
               if (data74.mode !== undefined) {
                 const _errs188 = errors;
                 if (!(data74.mode === 0)) {
-                  const err146 = {};
+                  const err145 = {};
                   if (vErrors === null) {
-                    vErrors = [err146];
+                    vErrors = [err145];
                   } else {
-                    vErrors.push(err146);
+                    vErrors.push(err145);
                   }
                   errors++;
                 }
@@ -24859,11 +24848,11 @@ function validate20(
                   let data89 = data74.type;
                   const _errs189 = errors;
                   if (!(data89 === 3 || data89 === 5 || data89 === 6 || data89 === 16)) {
-                    const err147 = {};
+                    const err146 = {};
                     if (vErrors === null) {
-                      vErrors = [err147];
+                      vErrors = [err146];
                     } else {
-                      vErrors.push(err147);
+                      vErrors.push(err146);
                     }
                     errors++;
                   }
@@ -24887,7 +24876,7 @@ function validate20(
             const _errs190 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74['dvb-stream-id'] !== undefined) {
-                const err148 = {
+                const err147 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
@@ -24899,14 +24888,14 @@ function validate20(
                   data: data74['dvb-stream-id'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err148];
+                  vErrors = [err147];
                 } else {
-                  vErrors.push(err148);
+                  vErrors.push(err147);
                 }
                 errors++;
               }
               if (data74['biss-pnr'] !== undefined) {
-                const err149 = {
+                const err148 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
@@ -24918,14 +24907,14 @@ function validate20(
                   data: data74['biss-pnr'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err149];
+                  vErrors = [err148];
                 } else {
-                  vErrors.push(err149);
+                  vErrors.push(err148);
                 }
                 errors++;
               }
               if (data74['biss-key'] !== undefined) {
-                const err150 = {
+                const err149 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
@@ -24937,14 +24926,14 @@ function validate20(
                   data: data74['biss-key'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err150];
+                  vErrors = [err149];
                 } else {
-                  vErrors.push(err150);
+                  vErrors.push(err149);
                 }
                 errors++;
               }
               if (data74['t2mi-mode'] !== undefined) {
-                const err151 = {
+                const err150 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
@@ -24956,14 +24945,14 @@ function validate20(
                   data: data74['t2mi-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err151];
+                  vErrors = [err150];
                 } else {
-                  vErrors.push(err151);
+                  vErrors.push(err150);
                 }
                 errors++;
               }
               if (data74['t2mi-pid'] !== undefined) {
-                const err152 = {
+                const err151 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
@@ -24975,14 +24964,14 @@ function validate20(
                   data: data74['t2mi-pid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err152];
+                  vErrors = [err151];
                 } else {
-                  vErrors.push(err152);
+                  vErrors.push(err151);
                 }
                 errors++;
               }
               if (data74['t2mi-plp'] !== undefined) {
-                const err153 = {
+                const err152 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
@@ -24994,14 +24983,14 @@ function validate20(
                   data: data74['t2mi-plp'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err153];
+                  vErrors = [err152];
                 } else {
-                  vErrors.push(err153);
+                  vErrors.push(err152);
                 }
                 errors++;
               }
               if (data74['t2mi-tsid'] !== undefined) {
-                const err154 = {
+                const err153 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
@@ -25013,9 +25002,9 @@ function validate20(
                   data: data74['t2mi-tsid'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err154];
+                  vErrors = [err153];
                 } else {
-                  vErrors.push(err154);
+                  vErrors.push(err153);
                 }
                 errors++;
               }
@@ -25036,7 +25025,7 @@ function validate20(
             }
           }
           if (!valid50) {
-            const err155 = {
+            const err154 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
@@ -25047,9 +25036,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err155];
+              vErrors = [err154];
             } else {
-              vErrors.push(err155);
+              vErrors.push(err154);
             }
             errors++;
           }
@@ -25067,22 +25056,22 @@ function validate20(
           if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing2;
             if (data74.type === undefined && (missing2 = 'type')) {
-              const err156 = {};
+              const err155 = {};
               if (vErrors === null) {
-                vErrors = [err156];
+                vErrors = [err155];
               } else {
-                vErrors.push(err156);
+                vErrors.push(err155);
               }
               errors++;
             } else {
               if (data74.mode !== undefined) {
                 const _errs194 = errors;
                 if (!(data74.mode === 0)) {
-                  const err157 = {};
+                  const err156 = {};
                   if (vErrors === null) {
-                    vErrors = [err157];
+                    vErrors = [err156];
                   } else {
-                    vErrors.push(err157);
+                    vErrors.push(err156);
                   }
                   errors++;
                 }
@@ -25095,11 +25084,11 @@ function validate20(
                   let data98 = data74.type;
                   const _errs195 = errors;
                   if (!(data98 === 3 || data98 === 16)) {
-                    const err158 = {};
+                    const err157 = {};
                     if (vErrors === null) {
-                      vErrors = [err158];
+                      vErrors = [err157];
                     } else {
-                      vErrors.push(err158);
+                      vErrors.push(err157);
                     }
                     errors++;
                   }
@@ -25123,7 +25112,7 @@ function validate20(
             const _errs196 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74.bandwidth !== undefined) {
-                const err159 = {
+                const err158 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
@@ -25135,14 +25124,14 @@ function validate20(
                   data: data74.bandwidth,
                 };
                 if (vErrors === null) {
-                  vErrors = [err159];
+                  vErrors = [err158];
                 } else {
-                  vErrors.push(err159);
+                  vErrors.push(err158);
                 }
                 errors++;
               }
               if (data74['transmission-mode'] !== undefined) {
-                const err160 = {
+                const err159 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
@@ -25154,14 +25143,14 @@ function validate20(
                   data: data74['transmission-mode'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err160];
+                  vErrors = [err159];
                 } else {
-                  vErrors.push(err160);
+                  vErrors.push(err159);
                 }
                 errors++;
               }
               if (data74['guard-interval'] !== undefined) {
-                const err161 = {
+                const err160 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
@@ -25173,14 +25162,14 @@ function validate20(
                   data: data74['guard-interval'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err161];
+                  vErrors = [err160];
                 } else {
-                  vErrors.push(err161);
+                  vErrors.push(err160);
                 }
                 errors++;
               }
               if (data74['hierarchy-information'] !== undefined) {
-                const err162 = {
+                const err161 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
@@ -25192,9 +25181,9 @@ function validate20(
                   data: data74['hierarchy-information'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err162];
+                  vErrors = [err161];
                 } else {
-                  vErrors.push(err162);
+                  vErrors.push(err161);
                 }
                 errors++;
               }
@@ -25212,7 +25201,7 @@ function validate20(
             }
           }
           if (!valid53) {
-            const err163 = {
+            const err162 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
@@ -25223,9 +25212,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err163];
+              vErrors = [err162];
             } else {
-              vErrors.push(err163);
+              vErrors.push(err162);
             }
             errors++;
           }
@@ -25243,11 +25232,11 @@ function validate20(
           if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             let missing3;
             if (data74.type === undefined && (missing3 = 'type')) {
-              const err164 = {};
+              const err163 = {};
               if (vErrors === null) {
-                vErrors = [err164];
+                vErrors = [err163];
               } else {
-                vErrors.push(err164);
+                vErrors.push(err163);
               }
               errors++;
             } else {
@@ -25255,11 +25244,11 @@ function validate20(
                 let data103 = data74.mode;
                 const _errs200 = errors;
                 if (!(data103 === 0 || data103 === 1)) {
-                  const err165 = {};
+                  const err164 = {};
                   if (vErrors === null) {
-                    vErrors = [err165];
+                    vErrors = [err164];
                   } else {
-                    vErrors.push(err165);
+                    vErrors.push(err164);
                   }
                   errors++;
                 }
@@ -25272,11 +25261,11 @@ function validate20(
                   let data104 = data74.type;
                   const _errs201 = errors;
                   if (!(data104 === 5 || data104 === 6)) {
-                    const err166 = {};
+                    const err165 = {};
                     if (vErrors === null) {
-                      vErrors = [err166];
+                      vErrors = [err165];
                     } else {
-                      vErrors.push(err166);
+                      vErrors.push(err165);
                     }
                     errors++;
                   }
@@ -25300,7 +25289,7 @@ function validate20(
             const _errs202 = errors;
             if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
               if (data74['lnb-freq1'] !== undefined) {
-                const err167 = {
+                const err166 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
@@ -25312,14 +25301,14 @@ function validate20(
                   data: data74['lnb-freq1'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err167];
+                  vErrors = [err166];
                 } else {
-                  vErrors.push(err167);
+                  vErrors.push(err166);
                 }
                 errors++;
               }
               if (data74['lnb-freq2'] !== undefined) {
-                const err168 = {
+                const err167 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
@@ -25331,14 +25320,14 @@ function validate20(
                   data: data74['lnb-freq2'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err168];
+                  vErrors = [err167];
                 } else {
-                  vErrors.push(err168);
+                  vErrors.push(err167);
                 }
                 errors++;
               }
               if (data74['lnb-freq-range'] !== undefined) {
-                const err169 = {
+                const err168 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
@@ -25350,14 +25339,14 @@ function validate20(
                   data: data74['lnb-freq-range'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err169];
+                  vErrors = [err168];
                 } else {
-                  vErrors.push(err169);
+                  vErrors.push(err168);
                 }
                 errors++;
               }
               if (data74['lnb-sharing'] !== undefined) {
-                const err170 = {
+                const err169 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
@@ -25369,14 +25358,14 @@ function validate20(
                   data: data74['lnb-sharing'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err170];
+                  vErrors = [err169];
                 } else {
-                  vErrors.push(err170);
+                  vErrors.push(err169);
                 }
                 errors++;
               }
               if (data74['lnb-polarization'] !== undefined) {
-                const err171 = {
+                const err170 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
@@ -25388,14 +25377,14 @@ function validate20(
                   data: data74['lnb-polarization'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err171];
+                  vErrors = [err170];
                 } else {
-                  vErrors.push(err171);
+                  vErrors.push(err170);
                 }
                 errors++;
               }
               if (data74['lnb-force-tone'] !== undefined) {
-                const err172 = {
+                const err171 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
@@ -25407,14 +25396,14 @@ function validate20(
                   data: data74['lnb-force-tone'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err172];
+                  vErrors = [err171];
                 } else {
-                  vErrors.push(err172);
+                  vErrors.push(err171);
                 }
                 errors++;
               }
               if (data74['lnb-diseqc'] !== undefined) {
-                const err173 = {
+                const err172 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
@@ -25426,9 +25415,9 @@ function validate20(
                   data: data74['lnb-diseqc'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err173];
+                  vErrors = [err172];
                 } else {
-                  vErrors.push(err173);
+                  vErrors.push(err172);
                 }
                 errors++;
               }
@@ -25449,7 +25438,7 @@ function validate20(
             }
           }
           if (!valid56) {
-            const err174 = {
+            const err173 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
@@ -25460,9 +25449,9 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err174];
+              vErrors = [err173];
             } else {
-              vErrors.push(err174);
+              vErrors.push(err173);
             }
             errors++;
           }
@@ -25476,12 +25465,30 @@ function validate20(
           }
           if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
             if (data74.id === undefined) {
-              const err175 = {
+              const err174 = {
                 instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
+                schema: schema49.required,
+                parentSchema: schema49,
+                data: data74,
+              };
+              if (vErrors === null) {
+                vErrors = [err174];
+              } else {
+                vErrors.push(err174);
+              }
+              errors++;
+            }
+            if (data74.name === undefined) {
+              const err175 = {
+                instancePath: instancePath + '/dvb-adapter/' + i5,
+                schemaPath: 'dvb-adapter.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'name' },
+                message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
                 data: data74,
@@ -25493,27 +25500,9 @@ function validate20(
               }
               errors++;
             }
-            if (data74.name === undefined) {
-              const err176 = {
-                instancePath: instancePath + '/dvb-adapter/' + i5,
-                schemaPath: 'dvb-adapter.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'name' },
-                message: "must have required property '" + 'name' + "'",
-                schema: schema49.required,
-                parentSchema: schema49,
-                data: data74,
-              };
-              if (vErrors === null) {
-                vErrors = [err176];
-              } else {
-                vErrors.push(err176);
-              }
-              errors++;
-            }
             for (const key6 in data74) {
               if (!func1.call(schema49.properties, key6)) {
-                const err177 = {
+                const err176 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -25524,9 +25513,9 @@ function validate20(
                   data: data74,
                 };
                 if (vErrors === null) {
-                  vErrors = [err177];
+                  vErrors = [err176];
                 } else {
-                  vErrors.push(err177);
+                  vErrors.push(err176);
                 }
                 errors++;
               }
@@ -25541,7 +25530,7 @@ function validate20(
                   isFinite(data112)
                 )
               ) {
-                const err178 = {
+                const err177 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
                   schemaPath: 'dvb-adapter.schema.json/properties/id/type',
                   keyword: 'type',
@@ -25552,15 +25541,15 @@ function validate20(
                   data: data112,
                 };
                 if (vErrors === null) {
-                  vErrors = [err178];
+                  vErrors = [err177];
                 } else {
-                  vErrors.push(err178);
+                  vErrors.push(err177);
                 }
                 errors++;
               }
               if (typeof data112 == 'number' && isFinite(data112)) {
                 if (data112 < 1 || isNaN(data112)) {
-                  const err179 = {
+                  const err178 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
                     schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -25571,9 +25560,9 @@ function validate20(
                     data: data112,
                   };
                   if (vErrors === null) {
-                    vErrors = [err179];
+                    vErrors = [err178];
                   } else {
-                    vErrors.push(err179);
+                    vErrors.push(err178);
                   }
                   errors++;
                 }
@@ -25589,7 +25578,7 @@ function validate20(
                   isFinite(data113)
                 )
               ) {
-                const err180 = {
+                const err179 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
@@ -25600,14 +25589,14 @@ function validate20(
                   data: data113,
                 };
                 if (vErrors === null) {
-                  vErrors = [err180];
+                  vErrors = [err179];
                 } else {
-                  vErrors.push(err180);
+                  vErrors.push(err179);
                 }
                 errors++;
               }
               if (!(data113 === 0 || data113 === 1 || data113 === 2)) {
-                const err181 = {
+                const err180 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
                   keyword: 'enum',
@@ -25618,9 +25607,9 @@ function validate20(
                   data: data113,
                 };
                 if (vErrors === null) {
-                  vErrors = [err181];
+                  vErrors = [err180];
                 } else {
-                  vErrors.push(err181);
+                  vErrors.push(err180);
                 }
                 errors++;
               }
@@ -25635,7 +25624,7 @@ function validate20(
                   isFinite(data114)
                 )
               ) {
-                const err182 = {
+                const err181 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
                   schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
@@ -25646,9 +25635,9 @@ function validate20(
                   data: data114,
                 };
                 if (vErrors === null) {
-                  vErrors = [err182];
+                  vErrors = [err181];
                 } else {
-                  vErrors.push(err182);
+                  vErrors.push(err181);
                 }
                 errors++;
               }
@@ -25663,7 +25652,7 @@ function validate20(
                   data114 === 18
                 )
               ) {
-                const err183 = {
+                const err182 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
                   schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
                   keyword: 'enum',
@@ -25674,9 +25663,9 @@ function validate20(
                   data: data114,
                 };
                 if (vErrors === null) {
-                  vErrors = [err183];
+                  vErrors = [err182];
                 } else {
-                  vErrors.push(err183);
+                  vErrors.push(err182);
                 }
                 errors++;
               }
@@ -25685,7 +25674,7 @@ function validate20(
               let data115 = data74.name;
               if (typeof data115 === 'string') {
                 if (func2(data115) < 1) {
-                  const err184 = {
+                  const err183 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
                     schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
                     keyword: 'minLength',
@@ -25696,14 +25685,14 @@ function validate20(
                     data: data115,
                   };
                   if (vErrors === null) {
-                    vErrors = [err184];
+                    vErrors = [err183];
                   } else {
-                    vErrors.push(err184);
+                    vErrors.push(err183);
                   }
                   errors++;
                 }
               } else {
-                const err185 = {
+                const err184 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
                   schemaPath: 'dvb-adapter.schema.json/properties/name/type',
                   keyword: 'type',
@@ -25714,9 +25703,9 @@ function validate20(
                   data: data115,
                 };
                 if (vErrors === null) {
-                  vErrors = [err185];
+                  vErrors = [err184];
                 } else {
-                  vErrors.push(err185);
+                  vErrors.push(err184);
                 }
                 errors++;
               }
@@ -25724,7 +25713,7 @@ function validate20(
             if (data74.pause !== undefined) {
               let data116 = data74.pause;
               if (typeof data116 !== 'boolean') {
-                const err186 = {
+                const err185 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/pause',
                   schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
@@ -25735,9 +25724,9 @@ function validate20(
                   data: data116,
                 };
                 if (vErrors === null) {
-                  vErrors = [err186];
+                  vErrors = [err185];
                 } else {
-                  vErrors.push(err186);
+                  vErrors.push(err185);
                 }
                 errors++;
               }
@@ -25752,7 +25741,7 @@ function validate20(
                   isFinite(data117)
                 )
               ) {
-                const err187 = {
+                const err186 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
                   schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
                   keyword: 'type',
@@ -25763,15 +25752,15 @@ function validate20(
                   data: data117,
                 };
                 if (vErrors === null) {
-                  vErrors = [err187];
+                  vErrors = [err186];
                 } else {
-                  vErrors.push(err187);
+                  vErrors.push(err186);
                 }
                 errors++;
               }
               if (typeof data117 == 'number' && isFinite(data117)) {
                 if (data117 < -1 || isNaN(data117)) {
-                  const err188 = {
+                  const err187 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
                     schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
@@ -25782,9 +25771,9 @@ function validate20(
                     data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err188];
+                    vErrors = [err187];
                   } else {
-                    vErrors.push(err188);
+                    vErrors.push(err187);
                   }
                   errors++;
                 }
@@ -25800,7 +25789,7 @@ function validate20(
                   isFinite(data118)
                 )
               ) {
-                const err189 = {
+                const err188 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
                   schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
@@ -25811,15 +25800,15 @@ function validate20(
                   data: data118,
                 };
                 if (vErrors === null) {
-                  vErrors = [err189];
+                  vErrors = [err188];
                 } else {
-                  vErrors.push(err189);
+                  vErrors.push(err188);
                 }
                 errors++;
               }
               if (typeof data118 == 'number' && isFinite(data118)) {
                 if (data118 < 0 || isNaN(data118)) {
-                  const err190 = {
+                  const err189 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
                     schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
                     keyword: 'minimum',
@@ -25830,9 +25819,9 @@ function validate20(
                     data: data118,
                   };
                   if (vErrors === null) {
-                    vErrors = [err190];
+                    vErrors = [err189];
                   } else {
-                    vErrors.push(err190);
+                    vErrors.push(err189);
                   }
                   errors++;
                 }
@@ -25841,7 +25830,7 @@ function validate20(
             if (data74.trace !== undefined) {
               let data119 = data74.trace;
               if (typeof data119 !== 'boolean') {
-                const err191 = {
+                const err190 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/trace',
                   schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
@@ -25852,9 +25841,9 @@ function validate20(
                   data: data119,
                 };
                 if (vErrors === null) {
-                  vErrors = [err191];
+                  vErrors = [err190];
                 } else {
-                  vErrors.push(err191);
+                  vErrors.push(err190);
                 }
                 errors++;
               }
@@ -25862,7 +25851,7 @@ function validate20(
             if (data74['mpegts-trace'] !== undefined) {
               let data120 = data74['mpegts-trace'];
               if (typeof data120 !== 'boolean') {
-                const err192 = {
+                const err191 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-trace',
                   schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
@@ -25873,9 +25862,9 @@ function validate20(
                   data: data120,
                 };
                 if (vErrors === null) {
-                  vErrors = [err192];
+                  vErrors = [err191];
                 } else {
-                  vErrors.push(err192);
+                  vErrors.push(err191);
                 }
                 errors++;
               }
@@ -25883,7 +25872,7 @@ function validate20(
             if (data74['enable-alert'] !== undefined) {
               let data121 = data74['enable-alert'];
               if (typeof data121 !== 'boolean') {
-                const err193 = {
+                const err192 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/enable-alert',
                   schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
                   keyword: 'type',
@@ -25894,9 +25883,9 @@ function validate20(
                   data: data121,
                 };
                 if (vErrors === null) {
-                  vErrors = [err193];
+                  vErrors = [err192];
                 } else {
-                  vErrors.push(err193);
+                  vErrors.push(err192);
                 }
                 errors++;
               }
@@ -25904,7 +25893,7 @@ function validate20(
             if (data74['mpegts-filter-ca-clear'] !== undefined) {
               let data122 = data74['mpegts-filter-ca-clear'];
               if (typeof data122 !== 'boolean') {
-                const err194 = {
+                const err193 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-filter-ca-clear',
                   schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
                   keyword: 'type',
@@ -25915,9 +25904,9 @@ function validate20(
                   data: data122,
                 };
                 if (vErrors === null) {
-                  vErrors = [err194];
+                  vErrors = [err193];
                 } else {
-                  vErrors.push(err194);
+                  vErrors.push(err193);
                 }
                 errors++;
               }
@@ -25925,7 +25914,7 @@ function validate20(
             if (data74.note !== undefined) {
               let data123 = data74.note;
               if (typeof data123 !== 'string') {
-                const err195 = {
+                const err194 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/note',
                   schemaPath: 'dvb-adapter.schema.json/properties/note/type',
                   keyword: 'type',
@@ -25936,9 +25925,9 @@ function validate20(
                   data: data123,
                 };
                 if (vErrors === null) {
-                  vErrors = [err195];
+                  vErrors = [err194];
                 } else {
-                  vErrors.push(err195);
+                  vErrors.push(err194);
                 }
                 errors++;
               }
@@ -25953,7 +25942,7 @@ function validate20(
                   isFinite(data124)
                 )
               ) {
-                const err196 = {
+                const err195 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
                   schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
                   keyword: 'type',
@@ -25964,15 +25953,15 @@ function validate20(
                   data: data124,
                 };
                 if (vErrors === null) {
-                  vErrors = [err196];
+                  vErrors = [err195];
                 } else {
-                  vErrors.push(err196);
+                  vErrors.push(err195);
                 }
                 errors++;
               }
               if (typeof data124 == 'number' && isFinite(data124)) {
                 if (data124 < 0 || isNaN(data124)) {
-                  const err197 = {
+                  const err196 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
                     schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
                     keyword: 'minimum',
@@ -25983,9 +25972,9 @@ function validate20(
                     data: data124,
                   };
                   if (vErrors === null) {
-                    vErrors = [err197];
+                    vErrors = [err196];
                   } else {
-                    vErrors.push(err197);
+                    vErrors.push(err196);
                   }
                   errors++;
                 }
@@ -26001,7 +25990,7 @@ function validate20(
                   isFinite(data125)
                 )
               ) {
-                const err198 = {
+                const err197 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
                   schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
                   keyword: 'type',
@@ -26012,15 +26001,15 @@ function validate20(
                   data: data125,
                 };
                 if (vErrors === null) {
-                  vErrors = [err198];
+                  vErrors = [err197];
                 } else {
-                  vErrors.push(err198);
+                  vErrors.push(err197);
                 }
                 errors++;
               }
               if (typeof data125 == 'number' && isFinite(data125)) {
                 if (data125 > 65535 || isNaN(data125)) {
-                  const err199 = {
+                  const err198 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
                     schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
                     keyword: 'maximum',
@@ -26031,14 +26020,14 @@ function validate20(
                     data: data125,
                   };
                   if (vErrors === null) {
-                    vErrors = [err199];
+                    vErrors = [err198];
                   } else {
-                    vErrors.push(err199);
+                    vErrors.push(err198);
                   }
                   errors++;
                 }
                 if (data125 < 0 || isNaN(data125)) {
-                  const err200 = {
+                  const err199 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
                     schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
                     keyword: 'minimum',
@@ -26049,9 +26038,9 @@ function validate20(
                     data: data125,
                   };
                   if (vErrors === null) {
-                    vErrors = [err200];
+                    vErrors = [err199];
                   } else {
-                    vErrors.push(err200);
+                    vErrors.push(err199);
                   }
                   errors++;
                 }
@@ -26060,7 +26049,7 @@ function validate20(
             if (data74['epg-export'] !== undefined) {
               let data126 = data74['epg-export'];
               if (typeof data126 !== 'boolean') {
-                const err201 = {
+                const err200 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
                   schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
                   keyword: 'type',
@@ -26071,9 +26060,9 @@ function validate20(
                   data: data126,
                 };
                 if (vErrors === null) {
-                  vErrors = [err201];
+                  vErrors = [err200];
                 } else {
-                  vErrors.push(err201);
+                  vErrors.push(err200);
                 }
                 errors++;
               }
@@ -26088,7 +26077,7 @@ function validate20(
                   isFinite(data127)
                 )
               ) {
-                const err202 = {
+                const err201 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
                   schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
                   keyword: 'type',
@@ -26099,14 +26088,14 @@ function validate20(
                   data: data127,
                 };
                 if (vErrors === null) {
-                  vErrors = [err202];
+                  vErrors = [err201];
                 } else {
-                  vErrors.push(err202);
+                  vErrors.push(err201);
                 }
                 errors++;
               }
               if (!(data127 === 0 || data127 === 1 || data127 === 2)) {
-                const err203 = {
+                const err202 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
                   schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
                   keyword: 'enum',
@@ -26117,9 +26106,9 @@ function validate20(
                   data: data127,
                 };
                 if (vErrors === null) {
-                  vErrors = [err203];
+                  vErrors = [err202];
                 } else {
-                  vErrors.push(err203);
+                  vErrors.push(err202);
                 }
                 errors++;
               }
@@ -26134,7 +26123,7 @@ function validate20(
                   isFinite(data128)
                 )
               ) {
-                const err204 = {
+                const err203 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
                   schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
                   keyword: 'type',
@@ -26145,9 +26134,9 @@ function validate20(
                   data: data128,
                 };
                 if (vErrors === null) {
-                  vErrors = [err204];
+                  vErrors = [err203];
                 } else {
-                  vErrors.push(err204);
+                  vErrors.push(err203);
                 }
                 errors++;
               }
@@ -26170,7 +26159,7 @@ function validate20(
                   data128 === 13
                 )
               ) {
-                const err205 = {
+                const err204 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
                   schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
                   keyword: 'enum',
@@ -26181,9 +26170,9 @@ function validate20(
                   data: data128,
                 };
                 if (vErrors === null) {
-                  vErrors = [err205];
+                  vErrors = [err204];
                 } else {
-                  vErrors.push(err205);
+                  vErrors.push(err204);
                 }
                 errors++;
               }
@@ -26202,7 +26191,7 @@ function validate20(
                       isFinite(data130)
                     )
                   ) {
-                    const err206 = {
+                    const err205 = {
                       instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr/' + i6,
                       schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
                       keyword: 'type',
@@ -26213,15 +26202,15 @@ function validate20(
                       data: data130,
                     };
                     if (vErrors === null) {
-                      vErrors = [err206];
+                      vErrors = [err205];
                     } else {
-                      vErrors.push(err206);
+                      vErrors.push(err205);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err207 = {
+                const err206 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
                   schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
                   keyword: 'type',
@@ -26232,9 +26221,9 @@ function validate20(
                   data: data129,
                 };
                 if (vErrors === null) {
-                  vErrors = [err207];
+                  vErrors = [err206];
                 } else {
-                  vErrors.push(err207);
+                  vErrors.push(err206);
                 }
                 errors++;
               }
@@ -26249,7 +26238,7 @@ function validate20(
                   isFinite(data131)
                 )
               ) {
-                const err208 = {
+                const err207 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
                   schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
                   keyword: 'type',
@@ -26260,15 +26249,15 @@ function validate20(
                   data: data131,
                 };
                 if (vErrors === null) {
-                  vErrors = [err208];
+                  vErrors = [err207];
                 } else {
-                  vErrors.push(err208);
+                  vErrors.push(err207);
                 }
                 errors++;
               }
               if (typeof data131 == 'number' && isFinite(data131)) {
                 if (data131 < 0 || isNaN(data131)) {
-                  const err209 = {
+                  const err208 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
                     schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
                     keyword: 'minimum',
@@ -26279,9 +26268,9 @@ function validate20(
                     data: data131,
                   };
                   if (vErrors === null) {
-                    vErrors = [err209];
+                    vErrors = [err208];
                   } else {
-                    vErrors.push(err209);
+                    vErrors.push(err208);
                   }
                   errors++;
                 }
@@ -26297,7 +26286,7 @@ function validate20(
                   isFinite(data132)
                 )
               ) {
-                const err210 = {
+                const err209 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
                   keyword: 'type',
@@ -26308,9 +26297,9 @@ function validate20(
                   data: data132,
                 };
                 if (vErrors === null) {
-                  vErrors = [err210];
+                  vErrors = [err209];
                 } else {
-                  vErrors.push(err210);
+                  vErrors.push(err209);
                 }
                 errors++;
               }
@@ -26331,7 +26320,7 @@ function validate20(
                   data132 === 12
                 )
               ) {
-                const err211 = {
+                const err210 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
                   keyword: 'enum',
@@ -26342,9 +26331,9 @@ function validate20(
                   data: data132,
                 };
                 if (vErrors === null) {
-                  vErrors = [err211];
+                  vErrors = [err210];
                 } else {
-                  vErrors.push(err211);
+                  vErrors.push(err210);
                 }
                 errors++;
               }
@@ -26359,7 +26348,7 @@ function validate20(
                   isFinite(data133)
                 )
               ) {
-                const err212 = {
+                const err211 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                   schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
                   keyword: 'type',
@@ -26370,15 +26359,15 @@ function validate20(
                   data: data133,
                 };
                 if (vErrors === null) {
-                  vErrors = [err212];
+                  vErrors = [err211];
                 } else {
-                  vErrors.push(err212);
+                  vErrors.push(err211);
                 }
                 errors++;
               }
               if (typeof data133 == 'number' && isFinite(data133)) {
                 if (data133 < -1 || isNaN(data133)) {
-                  const err213 = {
+                  const err212 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                     schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
                     keyword: 'minimum',
@@ -26389,9 +26378,9 @@ function validate20(
                     data: data133,
                   };
                   if (vErrors === null) {
-                    vErrors = [err213];
+                    vErrors = [err212];
                   } else {
-                    vErrors.push(err213);
+                    vErrors.push(err212);
                   }
                   errors++;
                 }
@@ -26411,7 +26400,7 @@ function validate20(
                       isFinite(data135)
                     )
                   ) {
-                    const err214 = {
+                    const err213 = {
                       instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr/' + i7,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
                       keyword: 'type',
@@ -26422,15 +26411,15 @@ function validate20(
                       data: data135,
                     };
                     if (vErrors === null) {
-                      vErrors = [err214];
+                      vErrors = [err213];
                     } else {
-                      vErrors.push(err214);
+                      vErrors.push(err213);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err215 = {
+                const err214 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
                   keyword: 'type',
@@ -26441,9 +26430,9 @@ function validate20(
                   data: data134,
                 };
                 if (vErrors === null) {
-                  vErrors = [err215];
+                  vErrors = [err214];
                 } else {
-                  vErrors.push(err215);
+                  vErrors.push(err214);
                 }
                 errors++;
               }
@@ -26456,7 +26445,7 @@ function validate20(
                   let data137 = data136[i8];
                   if (typeof data137 === 'string') {
                     if (func2(data137) < 1) {
-                      const err216 = {
+                      const err215 = {
                         instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
                         keyword: 'minLength',
@@ -26467,14 +26456,14 @@ function validate20(
                         data: data137,
                       };
                       if (vErrors === null) {
-                        vErrors = [err216];
+                        vErrors = [err215];
                       } else {
-                        vErrors.push(err216);
+                        vErrors.push(err215);
                       }
                       errors++;
                     }
-                    if (!pattern10.test(data137)) {
-                      const err217 = {
+                    if (!pattern9.test(data137)) {
+                      const err216 = {
                         instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
                         keyword: 'pattern',
@@ -26486,14 +26475,14 @@ function validate20(
                         data: data137,
                       };
                       if (vErrors === null) {
-                        vErrors = [err217];
+                        vErrors = [err216];
                       } else {
-                        vErrors.push(err217);
+                        vErrors.push(err216);
                       }
                       errors++;
                     }
                   } else {
-                    const err218 = {
+                    const err217 = {
                       instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
                       keyword: 'type',
@@ -26504,15 +26493,15 @@ function validate20(
                       data: data137,
                     };
                     if (vErrors === null) {
-                      vErrors = [err218];
+                      vErrors = [err217];
                     } else {
-                      vErrors.push(err218);
+                      vErrors.push(err217);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err219 = {
+                const err218 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
@@ -26523,9 +26512,9 @@ function validate20(
                   data: data136,
                 };
                 if (vErrors === null) {
-                  vErrors = [err219];
+                  vErrors = [err218];
                 } else {
-                  vErrors.push(err219);
+                  vErrors.push(err218);
                 }
                 errors++;
               }
@@ -26540,7 +26529,7 @@ function validate20(
                   isFinite(data138)
                 )
               ) {
-                const err220 = {
+                const err219 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
@@ -26551,14 +26540,14 @@ function validate20(
                   data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err220];
+                  vErrors = [err219];
                 } else {
-                  vErrors.push(err220);
+                  vErrors.push(err219);
                 }
                 errors++;
               }
               if (!(data138 === 0 || data138 === 1 || data138 === 2)) {
-                const err221 = {
+                const err220 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
                   keyword: 'enum',
@@ -26569,9 +26558,9 @@ function validate20(
                   data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err221];
+                  vErrors = [err220];
                 } else {
-                  vErrors.push(err221);
+                  vErrors.push(err220);
                 }
                 errors++;
               }
@@ -26586,7 +26575,7 @@ function validate20(
                   isFinite(data139)
                 )
               ) {
-                const err222 = {
+                const err221 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
@@ -26597,15 +26586,15 @@ function validate20(
                   data: data139,
                 };
                 if (vErrors === null) {
-                  vErrors = [err222];
+                  vErrors = [err221];
                 } else {
-                  vErrors.push(err222);
+                  vErrors.push(err221);
                 }
                 errors++;
               }
               if (typeof data139 == 'number' && isFinite(data139)) {
                 if (data139 > 8191 || isNaN(data139)) {
-                  const err223 = {
+                  const err222 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
                     keyword: 'maximum',
@@ -26616,14 +26605,14 @@ function validate20(
                     data: data139,
                   };
                   if (vErrors === null) {
-                    vErrors = [err223];
+                    vErrors = [err222];
                   } else {
-                    vErrors.push(err223);
+                    vErrors.push(err222);
                   }
                   errors++;
                 }
                 if (data139 < 0 || isNaN(data139)) {
-                  const err224 = {
+                  const err223 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
                     keyword: 'minimum',
@@ -26634,9 +26623,9 @@ function validate20(
                     data: data139,
                   };
                   if (vErrors === null) {
-                    vErrors = [err224];
+                    vErrors = [err223];
                   } else {
-                    vErrors.push(err224);
+                    vErrors.push(err223);
                   }
                   errors++;
                 }
@@ -26652,7 +26641,7 @@ function validate20(
                   isFinite(data140)
                 )
               ) {
-                const err225 = {
+                const err224 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
@@ -26663,15 +26652,15 @@ function validate20(
                   data: data140,
                 };
                 if (vErrors === null) {
-                  vErrors = [err225];
+                  vErrors = [err224];
                 } else {
-                  vErrors.push(err225);
+                  vErrors.push(err224);
                 }
                 errors++;
               }
               if (typeof data140 == 'number' && isFinite(data140)) {
                 if (data140 > 255 || isNaN(data140)) {
-                  const err226 = {
+                  const err225 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
                     keyword: 'maximum',
@@ -26682,14 +26671,14 @@ function validate20(
                     data: data140,
                   };
                   if (vErrors === null) {
-                    vErrors = [err226];
+                    vErrors = [err225];
                   } else {
-                    vErrors.push(err226);
+                    vErrors.push(err225);
                   }
                   errors++;
                 }
                 if (data140 < 0 || isNaN(data140)) {
-                  const err227 = {
+                  const err226 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
                     keyword: 'minimum',
@@ -26700,9 +26689,9 @@ function validate20(
                     data: data140,
                   };
                   if (vErrors === null) {
-                    vErrors = [err227];
+                    vErrors = [err226];
                   } else {
-                    vErrors.push(err227);
+                    vErrors.push(err226);
                   }
                   errors++;
                 }
@@ -26718,7 +26707,7 @@ function validate20(
                   isFinite(data141)
                 )
               ) {
-                const err228 = {
+                const err227 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
                   schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
@@ -26729,15 +26718,15 @@ function validate20(
                   data: data141,
                 };
                 if (vErrors === null) {
-                  vErrors = [err228];
+                  vErrors = [err227];
                 } else {
-                  vErrors.push(err228);
+                  vErrors.push(err227);
                 }
                 errors++;
               }
               if (typeof data141 == 'number' && isFinite(data141)) {
                 if (data141 > 255 || isNaN(data141)) {
-                  const err229 = {
+                  const err228 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
@@ -26748,14 +26737,14 @@ function validate20(
                     data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err229];
+                    vErrors = [err228];
                   } else {
-                    vErrors.push(err229);
+                    vErrors.push(err228);
                   }
                   errors++;
                 }
                 if (data141 < -1 || isNaN(data141)) {
-                  const err230 = {
+                  const err229 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
                     schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
                     keyword: 'minimum',
@@ -26766,9 +26755,9 @@ function validate20(
                     data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err230];
+                    vErrors = [err229];
                   } else {
-                    vErrors.push(err230);
+                    vErrors.push(err229);
                   }
                   errors++;
                 }
@@ -26784,7 +26773,7 @@ function validate20(
                   isFinite(data142)
                 )
               ) {
-                const err231 = {
+                const err230 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                   schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
@@ -26795,15 +26784,15 @@ function validate20(
                   data: data142,
                 };
                 if (vErrors === null) {
-                  vErrors = [err231];
+                  vErrors = [err230];
                 } else {
-                  vErrors.push(err231);
+                  vErrors.push(err230);
                 }
                 errors++;
               }
               if (typeof data142 == 'number' && isFinite(data142)) {
                 if (data142 > 8000 || isNaN(data142)) {
-                  const err232 = {
+                  const err231 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                     schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
                     keyword: 'maximum',
@@ -26814,14 +26803,14 @@ function validate20(
                     data: data142,
                   };
                   if (vErrors === null) {
-                    vErrors = [err232];
+                    vErrors = [err231];
                   } else {
-                    vErrors.push(err232);
+                    vErrors.push(err231);
                   }
                   errors++;
                 }
                 if (data142 < 6000 || isNaN(data142)) {
-                  const err233 = {
+                  const err232 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                     schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
                     keyword: 'minimum',
@@ -26832,9 +26821,9 @@ function validate20(
                     data: data142,
                   };
                   if (vErrors === null) {
-                    vErrors = [err233];
+                    vErrors = [err232];
                   } else {
-                    vErrors.push(err233);
+                    vErrors.push(err232);
                   }
                   errors++;
                 }
@@ -26850,7 +26839,7 @@ function validate20(
                   isFinite(data143)
                 )
               ) {
-                const err234 = {
+                const err233 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
@@ -26861,9 +26850,9 @@ function validate20(
                   data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err234];
+                  vErrors = [err233];
                 } else {
-                  vErrors.push(err234);
+                  vErrors.push(err233);
                 }
                 errors++;
               }
@@ -26880,7 +26869,7 @@ function validate20(
                   data143 === 8
                 )
               ) {
-                const err235 = {
+                const err234 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
                   schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
                   keyword: 'enum',
@@ -26891,9 +26880,9 @@ function validate20(
                   data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err235];
+                  vErrors = [err234];
                 } else {
-                  vErrors.push(err235);
+                  vErrors.push(err234);
                 }
                 errors++;
               }
@@ -26908,7 +26897,7 @@ function validate20(
                   isFinite(data144)
                 )
               ) {
-                const err236 = {
+                const err235 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
                   schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
                   keyword: 'type',
@@ -26919,9 +26908,9 @@ function validate20(
                   data: data144,
                 };
                 if (vErrors === null) {
-                  vErrors = [err236];
+                  vErrors = [err235];
                 } else {
-                  vErrors.push(err236);
+                  vErrors.push(err235);
                 }
                 errors++;
               }
@@ -26940,7 +26929,7 @@ function validate20(
                   data144 === 10
                 )
               ) {
-                const err237 = {
+                const err236 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
                   schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
                   keyword: 'enum',
@@ -26951,9 +26940,9 @@ function validate20(
                   data: data144,
                 };
                 if (vErrors === null) {
-                  vErrors = [err237];
+                  vErrors = [err236];
                 } else {
-                  vErrors.push(err237);
+                  vErrors.push(err236);
                 }
                 errors++;
               }
@@ -26968,7 +26957,7 @@ function validate20(
                   isFinite(data145)
                 )
               ) {
-                const err238 = {
+                const err237 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
                   schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
                   keyword: 'type',
@@ -26979,16 +26968,16 @@ function validate20(
                   data: data145,
                 };
                 if (vErrors === null) {
-                  vErrors = [err238];
+                  vErrors = [err237];
                 } else {
-                  vErrors.push(err238);
+                  vErrors.push(err237);
                 }
                 errors++;
               }
               if (
                 !(data145 === 0 || data145 === 1 || data145 === 2 || data145 === 3 || data145 === 4)
               ) {
-                const err239 = {
+                const err238 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
                   schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
                   keyword: 'enum',
@@ -26999,9 +26988,9 @@ function validate20(
                   data: data145,
                 };
                 if (vErrors === null) {
-                  vErrors = [err239];
+                  vErrors = [err238];
                 } else {
-                  vErrors.push(err239);
+                  vErrors.push(err238);
                 }
                 errors++;
               }
@@ -27016,7 +27005,7 @@ function validate20(
                   isFinite(data146)
                 )
               ) {
-                const err240 = {
+                const err239 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
                   keyword: 'type',
@@ -27027,15 +27016,15 @@ function validate20(
                   data: data146,
                 };
                 if (vErrors === null) {
-                  vErrors = [err240];
+                  vErrors = [err239];
                 } else {
-                  vErrors.push(err240);
+                  vErrors.push(err239);
                 }
                 errors++;
               }
               if (typeof data146 == 'number' && isFinite(data146)) {
                 if (data146 < 0 || isNaN(data146)) {
-                  const err241 = {
+                  const err240 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
                     keyword: 'minimum',
@@ -27046,9 +27035,9 @@ function validate20(
                     data: data146,
                   };
                   if (vErrors === null) {
-                    vErrors = [err241];
+                    vErrors = [err240];
                   } else {
-                    vErrors.push(err241);
+                    vErrors.push(err240);
                   }
                   errors++;
                 }
@@ -27064,7 +27053,7 @@ function validate20(
                   isFinite(data147)
                 )
               ) {
-                const err242 = {
+                const err241 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
                   keyword: 'type',
@@ -27075,15 +27064,15 @@ function validate20(
                   data: data147,
                 };
                 if (vErrors === null) {
-                  vErrors = [err242];
+                  vErrors = [err241];
                 } else {
-                  vErrors.push(err242);
+                  vErrors.push(err241);
                 }
                 errors++;
               }
               if (typeof data147 == 'number' && isFinite(data147)) {
                 if (data147 < 0 || isNaN(data147)) {
-                  const err243 = {
+                  const err242 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
                     keyword: 'minimum',
@@ -27094,9 +27083,9 @@ function validate20(
                     data: data147,
                   };
                   if (vErrors === null) {
-                    vErrors = [err243];
+                    vErrors = [err242];
                   } else {
-                    vErrors.push(err243);
+                    vErrors.push(err242);
                   }
                   errors++;
                 }
@@ -27112,7 +27101,7 @@ function validate20(
                   isFinite(data148)
                 )
               ) {
-                const err244 = {
+                const err243 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
                   keyword: 'type',
@@ -27123,15 +27112,15 @@ function validate20(
                   data: data148,
                 };
                 if (vErrors === null) {
-                  vErrors = [err244];
+                  vErrors = [err243];
                 } else {
-                  vErrors.push(err244);
+                  vErrors.push(err243);
                 }
                 errors++;
               }
               if (typeof data148 == 'number' && isFinite(data148)) {
                 if (data148 < 0 || isNaN(data148)) {
-                  const err245 = {
+                  const err244 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
                     keyword: 'minimum',
@@ -27142,9 +27131,9 @@ function validate20(
                     data: data148,
                   };
                   if (vErrors === null) {
-                    vErrors = [err245];
+                    vErrors = [err244];
                   } else {
-                    vErrors.push(err245);
+                    vErrors.push(err244);
                   }
                   errors++;
                 }
@@ -27153,7 +27142,7 @@ function validate20(
             if (data74['lnb-sharing'] !== undefined) {
               let data149 = data74['lnb-sharing'];
               if (typeof data149 !== 'boolean') {
-                const err246 = {
+                const err245 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
                   keyword: 'type',
@@ -27164,9 +27153,9 @@ function validate20(
                   data: data149,
                 };
                 if (vErrors === null) {
-                  vErrors = [err246];
+                  vErrors = [err245];
                 } else {
-                  vErrors.push(err246);
+                  vErrors.push(err245);
                 }
                 errors++;
               }
@@ -27181,7 +27170,7 @@ function validate20(
                   isFinite(data150)
                 )
               ) {
-                const err247 = {
+                const err246 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
                   keyword: 'type',
@@ -27192,15 +27181,15 @@ function validate20(
                   data: data150,
                 };
                 if (vErrors === null) {
-                  vErrors = [err247];
+                  vErrors = [err246];
                 } else {
-                  vErrors.push(err247);
+                  vErrors.push(err246);
                 }
                 errors++;
               }
               if (typeof data150 == 'number' && isFinite(data150)) {
                 if (data150 > 1 || isNaN(data150)) {
-                  const err248 = {
+                  const err247 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
                     keyword: 'maximum',
@@ -27211,14 +27200,14 @@ function validate20(
                     data: data150,
                   };
                   if (vErrors === null) {
-                    vErrors = [err248];
+                    vErrors = [err247];
                   } else {
-                    vErrors.push(err248);
+                    vErrors.push(err247);
                   }
                   errors++;
                 }
                 if (data150 < -1 || isNaN(data150)) {
-                  const err249 = {
+                  const err248 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
                     keyword: 'minimum',
@@ -27229,9 +27218,9 @@ function validate20(
                     data: data150,
                   };
                   if (vErrors === null) {
-                    vErrors = [err249];
+                    vErrors = [err248];
                   } else {
-                    vErrors.push(err249);
+                    vErrors.push(err248);
                   }
                   errors++;
                 }
@@ -27240,7 +27229,7 @@ function validate20(
             if (data74['lnb-force-tone'] !== undefined) {
               let data151 = data74['lnb-force-tone'];
               if (typeof data151 !== 'boolean') {
-                const err250 = {
+                const err249 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
                   keyword: 'type',
@@ -27251,9 +27240,9 @@ function validate20(
                   data: data151,
                 };
                 if (vErrors === null) {
-                  vErrors = [err250];
+                  vErrors = [err249];
                 } else {
-                  vErrors.push(err250);
+                  vErrors.push(err249);
                 }
                 errors++;
               }
@@ -27268,7 +27257,7 @@ function validate20(
                   isFinite(data152)
                 )
               ) {
-                const err251 = {
+                const err250 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
                   keyword: 'type',
@@ -27279,16 +27268,16 @@ function validate20(
                   data: data152,
                 };
                 if (vErrors === null) {
-                  vErrors = [err251];
+                  vErrors = [err250];
                 } else {
-                  vErrors.push(err251);
+                  vErrors.push(err250);
                 }
                 errors++;
               }
               if (
                 !(data152 === 0 || data152 === 1 || data152 === 2 || data152 === 3 || data152 === 4)
               ) {
-                const err252 = {
+                const err251 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
                   keyword: 'enum',
@@ -27299,15 +27288,15 @@ function validate20(
                   data: data152,
                 };
                 if (vErrors === null) {
-                  vErrors = [err252];
+                  vErrors = [err251];
                 } else {
-                  vErrors.push(err252);
+                  vErrors.push(err251);
                 }
                 errors++;
               }
             }
           } else {
-            const err253 = {
+            const err252 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -27318,15 +27307,15 @@ function validate20(
               data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err253];
+              vErrors = [err252];
             } else {
-              vErrors.push(err253);
+              vErrors.push(err252);
             }
             errors++;
           }
         }
       } else {
-        const err254 = {
+        const err253 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -27337,9 +27326,9 @@ function validate20(
           data: data73,
         };
         if (vErrors === null) {
-          vErrors = [err254];
+          vErrors = [err253];
         } else {
-          vErrors.push(err254);
+          vErrors.push(err253);
         }
         errors++;
       }
@@ -27377,7 +27366,7 @@ function validate20(
           }
         }
       } else {
-        const err255 = {
+        const err254 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -27388,9 +27377,9 @@ function validate20(
           data: data154,
         };
         if (vErrors === null) {
-          vErrors = [err255];
+          vErrors = [err254];
         } else {
-          vErrors.push(err255);
+          vErrors.push(err254);
         }
         errors++;
       }
@@ -27403,12 +27392,30 @@ function validate20(
           let data157 = data156[i10];
           if (data157 && typeof data157 == 'object' && !Array.isArray(data157)) {
             if (data157.id === undefined) {
-              const err256 = {
+              const err255 = {
                 instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
                 params: { missingProperty: 'id' },
                 message: "must have required property '" + 'id' + "'",
+                schema: schema82.required,
+                parentSchema: schema82,
+                data: data157,
+              };
+              if (vErrors === null) {
+                vErrors = [err255];
+              } else {
+                vErrors.push(err255);
+              }
+              errors++;
+            }
+            if (data157['stream-name'] === undefined) {
+              const err256 = {
+                instancePath: instancePath + '/stream-adaptive/' + i10,
+                schemaPath: 'stream-adaptive.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'stream-name' },
+                message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
                 data: data157,
@@ -27420,26 +27427,8 @@ function validate20(
               }
               errors++;
             }
-            if (data157['stream-name'] === undefined) {
-              const err257 = {
-                instancePath: instancePath + '/stream-adaptive/' + i10,
-                schemaPath: 'stream-adaptive.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'stream-name' },
-                message: "must have required property '" + 'stream-name' + "'",
-                schema: schema82.required,
-                parentSchema: schema82,
-                data: data157,
-              };
-              if (vErrors === null) {
-                vErrors = [err257];
-              } else {
-                vErrors.push(err257);
-              }
-              errors++;
-            }
             if (data157.streams === undefined) {
-              const err258 = {
+              const err257 = {
                 instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27450,9 +27439,9 @@ function validate20(
                 data: data157,
               };
               if (vErrors === null) {
-                vErrors = [err258];
+                vErrors = [err257];
               } else {
-                vErrors.push(err258);
+                vErrors.push(err257);
               }
               errors++;
             }
@@ -27466,7 +27455,7 @@ function validate20(
                   isFinite(data158)
                 )
               ) {
-                const err259 = {
+                const err258 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -27477,15 +27466,15 @@ function validate20(
                   data: data158,
                 };
                 if (vErrors === null) {
-                  vErrors = [err259];
+                  vErrors = [err258];
                 } else {
-                  vErrors.push(err259);
+                  vErrors.push(err258);
                 }
                 errors++;
               }
               if (typeof data158 == 'number' && isFinite(data158)) {
                 if (data158 < 1 || isNaN(data158)) {
-                  const err260 = {
+                  const err259 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -27496,9 +27485,9 @@ function validate20(
                     data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err260];
+                    vErrors = [err259];
                   } else {
-                    vErrors.push(err260);
+                    vErrors.push(err259);
                   }
                   errors++;
                 }
@@ -27508,7 +27497,7 @@ function validate20(
               let data159 = data157['stream-name'];
               if (typeof data159 === 'string') {
                 if (func2(data159) < 1) {
-                  const err261 = {
+                  const err260 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
@@ -27519,14 +27508,14 @@ function validate20(
                     data: data159,
                   };
                   if (vErrors === null) {
-                    vErrors = [err261];
+                    vErrors = [err260];
                   } else {
-                    vErrors.push(err261);
+                    vErrors.push(err260);
                   }
                   errors++;
                 }
-                if (!pattern18.test(data159)) {
-                  const err262 = {
+                if (!pattern17.test(data159)) {
+                  const err261 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
                     keyword: 'pattern',
@@ -27537,14 +27526,14 @@ function validate20(
                     data: data159,
                   };
                   if (vErrors === null) {
-                    vErrors = [err262];
+                    vErrors = [err261];
                   } else {
-                    vErrors.push(err262);
+                    vErrors.push(err261);
                   }
                   errors++;
                 }
               } else {
-                const err263 = {
+                const err262 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
                   keyword: 'type',
@@ -27555,9 +27544,9 @@ function validate20(
                   data: data159,
                 };
                 if (vErrors === null) {
-                  vErrors = [err263];
+                  vErrors = [err262];
                 } else {
-                  vErrors.push(err263);
+                  vErrors.push(err262);
                 }
                 errors++;
               }
@@ -27570,7 +27559,7 @@ function validate20(
               const _errs301 = errors;
               if (typeof data160 === 'string') {
                 if (func2(data160) < 1) {
-                  const err264 = {
+                  const err263 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                     schemaPath:
                       'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
@@ -27582,14 +27571,14 @@ function validate20(
                     data: data160,
                   };
                   if (vErrors === null) {
-                    vErrors = [err264];
+                    vErrors = [err263];
                   } else {
-                    vErrors.push(err264);
+                    vErrors.push(err263);
                   }
                   errors++;
                 }
               } else {
-                const err265 = {
+                const err264 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
                   keyword: 'type',
@@ -27600,9 +27589,9 @@ function validate20(
                   data: data160,
                 };
                 if (vErrors === null) {
-                  vErrors = [err265];
+                  vErrors = [err264];
                 } else {
-                  vErrors.push(err265);
+                  vErrors.push(err264);
                 }
                 errors++;
               }
@@ -27616,7 +27605,7 @@ function validate20(
                 for (const key7 in data160) {
                   let data161 = data160[key7];
                   if (typeof data161 !== 'string') {
-                    const err266 = {
+                    const err265 = {
                       instancePath:
                         instancePath +
                         '/stream-adaptive/' +
@@ -27633,15 +27622,15 @@ function validate20(
                       data: data161,
                     };
                     if (vErrors === null) {
-                      vErrors = [err266];
+                      vErrors = [err265];
                     } else {
-                      vErrors.push(err266);
+                      vErrors.push(err265);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err267 = {
+                const err266 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
                   keyword: 'type',
@@ -27652,9 +27641,9 @@ function validate20(
                   data: data160,
                 };
                 if (vErrors === null) {
-                  vErrors = [err267];
+                  vErrors = [err266];
                 } else {
-                  vErrors.push(err267);
+                  vErrors.push(err266);
                 }
                 errors++;
               }
@@ -27669,7 +27658,7 @@ function validate20(
                 }
               }
               if (!valid72) {
-                const err268 = {
+                const err267 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
                   keyword: 'oneOf',
@@ -27680,9 +27669,9 @@ function validate20(
                   data: data160,
                 };
                 if (vErrors === null) {
-                  vErrors = [err268];
+                  vErrors = [err267];
                 } else {
-                  vErrors.push(err268);
+                  vErrors.push(err267);
                 }
                 errors++;
               } else {
@@ -27699,7 +27688,7 @@ function validate20(
             if (data157['display-name'] !== undefined) {
               let data162 = data157['display-name'];
               if (typeof data162 !== 'string') {
-                const err269 = {
+                const err268 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
@@ -27710,9 +27699,9 @@ function validate20(
                   data: data162,
                 };
                 if (vErrors === null) {
-                  vErrors = [err269];
+                  vErrors = [err268];
                 } else {
-                  vErrors.push(err269);
+                  vErrors.push(err268);
                 }
                 errors++;
               }
@@ -27721,7 +27710,7 @@ function validate20(
               let data163 = data157.streams;
               if (Array.isArray(data163)) {
                 if (data163.length < 1) {
-                  const err270 = {
+                  const err269 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -27732,9 +27721,9 @@ function validate20(
                     data: data163,
                   };
                   if (vErrors === null) {
-                    vErrors = [err270];
+                    vErrors = [err269];
                   } else {
-                    vErrors.push(err270);
+                    vErrors.push(err269);
                   }
                   errors++;
                 }
@@ -27749,7 +27738,7 @@ function validate20(
                       isFinite(data164)
                     )
                   ) {
-                    const err271 = {
+                    const err270 = {
                       instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -27760,15 +27749,15 @@ function validate20(
                       data: data164,
                     };
                     if (vErrors === null) {
-                      vErrors = [err271];
+                      vErrors = [err270];
                     } else {
-                      vErrors.push(err271);
+                      vErrors.push(err270);
                     }
                     errors++;
                   }
                   if (typeof data164 == 'number' && isFinite(data164)) {
                     if (data164 < 1 || isNaN(data164)) {
-                      const err272 = {
+                      const err271 = {
                         instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -27779,9 +27768,9 @@ function validate20(
                         data: data164,
                       };
                       if (vErrors === null) {
-                        vErrors = [err272];
+                        vErrors = [err271];
                       } else {
-                        vErrors.push(err272);
+                        vErrors.push(err271);
                       }
                       errors++;
                     }
@@ -27805,7 +27794,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err273 = {
+                      const err272 = {
                         instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -27821,9 +27810,9 @@ function validate20(
                         data: data163,
                       };
                       if (vErrors === null) {
-                        vErrors = [err273];
+                        vErrors = [err272];
                       } else {
-                        vErrors.push(err273);
+                        vErrors.push(err272);
                       }
                       errors++;
                       break;
@@ -27832,7 +27821,7 @@ function validate20(
                   }
                 }
               } else {
-                const err274 = {
+                const err273 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -27843,9 +27832,9 @@ function validate20(
                   data: data163,
                 };
                 if (vErrors === null) {
-                  vErrors = [err274];
+                  vErrors = [err273];
                 } else {
-                  vErrors.push(err274);
+                  vErrors.push(err273);
                 }
                 errors++;
               }
@@ -27860,7 +27849,7 @@ function validate20(
                   isFinite(data165)
                 )
               ) {
-                const err275 = {
+                const err274 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
@@ -27871,14 +27860,14 @@ function validate20(
                   data: data165,
                 };
                 if (vErrors === null) {
-                  vErrors = [err275];
+                  vErrors = [err274];
                 } else {
-                  vErrors.push(err275);
+                  vErrors.push(err274);
                 }
                 errors++;
               }
               if (!(data165 === 0 || data165 === 1 || data165 === 2 || data165 === 3)) {
-                const err276 = {
+                const err275 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
@@ -27889,9 +27878,9 @@ function validate20(
                   data: data165,
                 };
                 if (vErrors === null) {
-                  vErrors = [err276];
+                  vErrors = [err275];
                 } else {
-                  vErrors.push(err276);
+                  vErrors.push(err275);
                 }
                 errors++;
               }
@@ -27900,7 +27889,7 @@ function validate20(
               let data166 = data157['ott-segment-duration'];
               if (typeof data166 == 'number' && isFinite(data166)) {
                 if (data166 > 30 || isNaN(data166)) {
-                  const err277 = {
+                  const err276 = {
                     instancePath:
                       instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
                     schemaPath:
@@ -27913,14 +27902,14 @@ function validate20(
                     data: data166,
                   };
                   if (vErrors === null) {
-                    vErrors = [err277];
+                    vErrors = [err276];
                   } else {
-                    vErrors.push(err277);
+                    vErrors.push(err276);
                   }
                   errors++;
                 }
                 if (data166 < 1 || isNaN(data166)) {
-                  const err278 = {
+                  const err277 = {
                     instancePath:
                       instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
                     schemaPath:
@@ -27933,14 +27922,14 @@ function validate20(
                     data: data166,
                   };
                   if (vErrors === null) {
-                    vErrors = [err278];
+                    vErrors = [err277];
                   } else {
-                    vErrors.push(err278);
+                    vErrors.push(err277);
                   }
                   errors++;
                 }
               } else {
-                const err279 = {
+                const err278 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
                   keyword: 'type',
@@ -27951,9 +27940,9 @@ function validate20(
                   data: data166,
                 };
                 if (vErrors === null) {
-                  vErrors = [err279];
+                  vErrors = [err278];
                 } else {
-                  vErrors.push(err279);
+                  vErrors.push(err278);
                 }
                 errors++;
               }
@@ -27968,7 +27957,7 @@ function validate20(
                   isFinite(data167)
                 )
               ) {
-                const err280 = {
+                const err279 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
@@ -27979,15 +27968,15 @@ function validate20(
                   data: data167,
                 };
                 if (vErrors === null) {
-                  vErrors = [err280];
+                  vErrors = [err279];
                 } else {
-                  vErrors.push(err280);
+                  vErrors.push(err279);
                 }
                 errors++;
               }
               if (typeof data167 == 'number' && isFinite(data167)) {
                 if (data167 > 1000 || isNaN(data167)) {
-                  const err281 = {
+                  const err280 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
                     keyword: 'maximum',
@@ -27998,14 +27987,14 @@ function validate20(
                     data: data167,
                   };
                   if (vErrors === null) {
-                    vErrors = [err281];
+                    vErrors = [err280];
                   } else {
-                    vErrors.push(err281);
+                    vErrors.push(err280);
                   }
                   errors++;
                 }
                 if (data167 < 3 || isNaN(data167)) {
-                  const err282 = {
+                  const err281 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
                     schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
                     keyword: 'minimum',
@@ -28016,9 +28005,9 @@ function validate20(
                     data: data167,
                   };
                   if (vErrors === null) {
-                    vErrors = [err282];
+                    vErrors = [err281];
                   } else {
-                    vErrors.push(err282);
+                    vErrors.push(err281);
                   }
                   errors++;
                 }
@@ -28034,7 +28023,7 @@ function validate20(
                   isFinite(data168)
                 )
               ) {
-                const err283 = {
+                const err282 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
                   schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
                   keyword: 'type',
@@ -28045,15 +28034,15 @@ function validate20(
                   data: data168,
                 };
                 if (vErrors === null) {
-                  vErrors = [err283];
+                  vErrors = [err282];
                 } else {
-                  vErrors.push(err283);
+                  vErrors.push(err282);
                 }
                 errors++;
               }
               if (typeof data168 == 'number' && isFinite(data168)) {
                 if (data168 < 0 || isNaN(data168)) {
-                  const err284 = {
+                  const err283 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
                     schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
                     keyword: 'minimum',
@@ -28064,9 +28053,9 @@ function validate20(
                     data: data168,
                   };
                   if (vErrors === null) {
-                    vErrors = [err284];
+                    vErrors = [err283];
                   } else {
-                    vErrors.push(err284);
+                    vErrors.push(err283);
                   }
                   errors++;
                 }
@@ -28075,7 +28064,7 @@ function validate20(
             if (data157.note !== undefined) {
               let data169 = data157.note;
               if (typeof data169 !== 'string') {
-                const err285 = {
+                const err284 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
@@ -28086,15 +28075,15 @@ function validate20(
                   data: data169,
                 };
                 if (vErrors === null) {
-                  vErrors = [err285];
+                  vErrors = [err284];
                 } else {
-                  vErrors.push(err285);
+                  vErrors.push(err284);
                 }
                 errors++;
               }
             }
           } else {
-            const err286 = {
+            const err285 = {
               instancePath: instancePath + '/stream-adaptive/' + i10,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -28105,15 +28094,15 @@ function validate20(
               data: data157,
             };
             if (vErrors === null) {
-              vErrors = [err286];
+              vErrors = [err285];
             } else {
-              vErrors.push(err286);
+              vErrors.push(err285);
             }
             errors++;
           }
         }
       } else {
-        const err287 = {
+        const err286 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -28124,15 +28113,15 @@ function validate20(
           data: data156,
         };
         if (vErrors === null) {
-          vErrors = [err287];
+          vErrors = [err286];
         } else {
-          vErrors.push(err287);
+          vErrors.push(err286);
         }
         errors++;
       }
     }
   } else {
-    const err288 = {
+    const err287 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -28143,9 +28132,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err288];
+      vErrors = [err287];
     } else {
-      vErrors.push(err288);
+      vErrors.push(err287);
     }
     errors++;
   }
@@ -28153,4 +28142,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '93d96a18cdf79ae0a234557bd8a92864d787249478a6233c47662421f2c5cccb';
+module.exports.schemaHash = '4f3e6ecc4913068486d7c47b9dd8505ed4907440a1cea44765f7dd81f2ffdc08';

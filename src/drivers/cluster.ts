@@ -74,11 +74,15 @@ class ClusterInstance implements Instance<Spec> {
 
   status(): ResourceStatus {
     // The domain is the cluster's shared secret (src/engine/cluster.ts): never shown.
+    const movable = this.claims?.status();
+    // A duplicate node name is a config error: the resource says so, not only its details.
+    const refused = movable?.state === 'refused';
     return {
-      state: 'active',
+      state: refused ? 'error' : 'active',
+      ...(refused ? { message: movable.lastError } : {}),
       inCluster: this.id.domain !== '',
       nodeName: this.id.nodeName,
-      ...(this.claims ? { movable: this.claims.status() } : {}),
+      ...(movable ? { movable } : {}),
     };
   }
 }

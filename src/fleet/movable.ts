@@ -11,9 +11,20 @@
 // renews each claim that is still its own or free, and gives up (stops) each one another node
 // took meanwhile: that is the fence. Between the two, a node cut off from etcd while the others
 // still reach it runs its streams beside their new holder until it reaches etcd again.
+//
+// Claims are this node's by lease, never by name: a claim is ours only under a lease this
+// process was granted. A second server with the same node name is refused its name (and so
+// every claim) while the first one's lease lives (node-name.ts).
 import { Etcd3, type Lease } from 'etcd3';
 import type { Logger } from 'pino';
 import { type MovableOwnership, pick } from '../config/placement.ts';
+import {
+  duplicateMessage,
+  leaseHex,
+  type NodeHolder,
+  nodeValue,
+  registerNode,
+} from './node-name.ts';
 
 export interface MovableSettings {
   endpoints: string[];
@@ -22,7 +33,8 @@ export interface MovableSettings {
   prefix: string;
 }
 
-export type MovableState = 'connecting' | 'connected' | 'unreachable' | 'closed';
+/** `refused`: another live server has this node name; this one claims nothing meanwhile. */
+export type MovableState = 'connecting' | 'connected' | 'refused' | 'unreachable' | 'closed';
 
 export interface MovableStatus {
   state: MovableState;
@@ -37,6 +49,8 @@ export interface MovableStatus {
   holders: Record<string, string>;
   /** Nodes that have a live lease, as last read. */
   alive: string[];
+  /** The server that has this node's name, while this one is refused it. */
+  refusedBy?: NodeHolder;
   lastError?: string;
 }
 
@@ -77,12 +91,21 @@ export class MovableClaims implements MovableOwnership {
   private client?: Etcd3;
   private lease?: Lease;
   private leaseId?: string;
+  /** Every lease this process was granted: what a claim must be under to be ours. */
+  private ownLeases = new Set<string>();
+  /** This node's name is registered under the current lease. */
+  private joined = false;
+  private refusedBy?: NodeHolder;
+  /** When this server first tried to join (its node key says it). */
+  private readonly since = new Date().toISOString();
   private state: MovableState = 'connecting';
   private me = '';
   private wanted = new Map<string, string[]>();
   /** What this node runs: claims it took (kept while etcd is unreachable). */
   private held = new Set<string>();
   private holders = new Map<string, string>();
+  /** The lease each claim is under, as last read. */
+  private claimLeases = new Map<string, string>();
   private alive = new Set<string>();
   private listeners = new Set<() => void>();
   private lastError?: string;
@@ -129,12 +152,13 @@ export class MovableClaims implements MovableOwnership {
       node: this.me,
       endpoints: this.settings.endpoints,
       leaseTtl: this.settings.leaseTtl,
-      ...(this.leaseId ? { lease: BigInt(this.leaseId).toString(16) } : {}),
+      ...(this.leaseId ? { lease: leaseHex(this.leaseId) } : {}),
       held: [...this.held].sort(),
       holders: Object.fromEntries(
         [...this.wanted.keys()].map((id) => [id, this.holders.get(id) ?? '']),
       ),
       alive: [...this.alive].sort(),
+      ...(this.refusedBy ? { refusedBy: this.refusedBy } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
@@ -177,14 +201,14 @@ export class MovableClaims implements MovableOwnership {
     // A failed renewal is reported at once; the lease is given up only once etcd says it
     // expired, or after twice its TTL without contact (the client's rule: 'lost').
     lease.on('keepaliveFailed', () => {
-      if (this.lease !== lease || this.state !== 'connected') return;
+      if (this.lease !== lease || (this.state !== 'connected' && this.state !== 'refused')) return;
       this.state = 'unreachable';
       this.lastError = 'lease renewal failed';
     });
     lease.on('keepaliveSucceeded', () => {
       if (this.lease !== lease || this.state !== 'unreachable' || !this.leaseId) return;
-      this.state = 'connected';
-      this.lastError = undefined;
+      this.state = this.joined ? 'connected' : 'refused';
+      this.lastError = this.joined ? undefined : this.refusal();
     });
     lease.on('lost', (err: Error) => {
       if (this.lease !== lease || this.state === 'closed') return;
@@ -194,24 +218,19 @@ export class MovableClaims implements MovableOwnership {
     });
     void (async () => {
       try {
+        this.joined = false;
         this.leaseId = await lease.grant();
-        await lease.put(this.key('node', this.me)).value(String(Date.now()));
+        this.ownLeases.add(this.leaseId);
         if (!this.watcherStop) {
           const w = await client.watch().prefix(`${this.settings.prefix}/`).create();
           w.on('data', () => this.schedule());
           w.on('error', () => {});
           this.watcherStop = () => void w.cancel().catch(() => {});
         }
-        await this.renewHeld();
-        if (this.joinedAt === undefined) {
-          this.joinedAt = performance.now();
-          // When the grace ends, look again: what other nodes did not take falls to this one.
-          const grace = setTimeout(() => this.schedule(), this.graceMs() + SETTLE_MS);
-          grace.unref();
-        }
-        this.state = 'connected';
+        // Refused the name: whatever this node held is no longer surely its own; stop it.
+        if (await this.join()) await this.renewHeld();
+        else this.dropHeld();
         this.failures = 0;
-        this.lastError = undefined;
         // A missed event never leaves the view stale for longer than half a lease.
         clearInterval(this.resync);
         this.resync = setInterval(() => this.schedule(), (this.settings.leaseTtl * 1000) / 2);
@@ -243,7 +262,70 @@ export class MovableClaims implements MovableOwnership {
     this.timer.unref();
   }
 
-  /** With a new lease: keep each held claim that is still ours or free; give up the others. */
+  /** Register this node's name under the current lease; false while another server has it
+   *  (state `refused`, said loudly once per holder). */
+  private async join(): Promise<boolean> {
+    const r = await registerNode(
+      this.client!,
+      this.key('node', this.me),
+      nodeValue(this.since),
+      this.leaseId!,
+      this.ownLeases,
+    );
+    if (r.joined) {
+      if (this.refusedBy)
+        this.log.warn({ node: this.me }, 'node name free again: this server joins under it');
+      this.joined = true;
+      this.refusedBy = undefined;
+      this.state = 'connected';
+      this.lastError = undefined;
+      if (this.joinedAt === undefined) {
+        this.joinedAt = performance.now();
+        // When the grace ends, look again: what other nodes did not take falls to this one.
+        const grace = setTimeout(() => this.schedule(), this.graceMs() + SETTLE_MS);
+        grace.unref();
+      }
+      return true;
+    }
+    if (r.heldBy && r.heldBy.lease !== this.refusedBy?.lease) {
+      this.refusedBy = r.heldBy;
+      this.log.error(
+        { node: this.me, holder: r.heldBy },
+        duplicateMessage(this.me, r.heldBy, this.settings.leaseTtl),
+      );
+    }
+    this.state = 'refused';
+    this.lastError = this.refusal();
+    return false;
+  }
+
+  private refusal(): string {
+    return this.refusedBy
+      ? duplicateMessage(this.me, this.refusedBy, this.settings.leaseTtl)
+      : `node name ${this.me} changed while joining; trying again`;
+  }
+
+  /** Stop running every claim this node held (its name is another server's now). */
+  private dropHeld(): void {
+    if (this.held.size === 0) return;
+    this.log.warn({ held: [...this.held] }, 'not this node by name any more: stopping its streams');
+    this.held.clear();
+    this.emit();
+  }
+
+  /** A claim under an earlier lease of this process, moved to the current one (false: it is
+   *  no longer under that lease). */
+  private async rebind(key: string, from: string): Promise<boolean> {
+    const client = this.client!;
+    const r = await client
+      .if(key, 'Lease', '==', from)
+      .then(client.put(key).value(this.me).lease(this.leaseId!))
+      .commit();
+    return r.succeeded;
+  }
+
+  /** With a new lease: keep each held claim that is still ours (by lease) or free; give up
+   *  the others. */
   private async renewHeld(): Promise<void> {
     const client = this.client!;
     let lost = false;
@@ -255,10 +337,10 @@ export class MovableClaims implements MovableOwnership {
         .else(client.get(key))
         .commit();
       if (r.succeeded) continue;
-      const value = r.responses[0]?.response_range?.kvs[0]?.value?.toString();
-      if (value === this.me) {
-        await client.put(key).value(this.me).lease(this.leaseId!);
-        continue;
+      const kv = r.responses[0]?.response_range?.kvs[0];
+      const value = kv?.value.toString();
+      if (kv && this.ownLeases.has(kv.lease)) {
+        if (kv.lease === this.leaseId || (await this.rebind(key, kv.lease))) continue;
       }
       this.held.delete(id);
       lost = true;
@@ -289,55 +371,8 @@ export class MovableClaims implements MovableOwnership {
     this.busy = true;
     let changed = false;
     try {
-      const client = this.client;
-      const all = await client.getAll().prefix(`${this.settings.prefix}/`).strings();
-      const nodes = `${this.settings.prefix}/node/`;
-      const claims = `${this.settings.prefix}/claim/`;
-      this.alive = new Set();
-      this.holders = new Map();
-      for (const [k, v] of Object.entries(all)) {
-        if (k.startsWith(nodes)) this.alive.add(decodeURIComponent(k.slice(nodes.length)));
-        else if (k.startsWith(claims))
-          this.holders.set(decodeURIComponent(k.slice(claims.length)), v);
-      }
-      // Claims no longer wanted here (removed from the config, or this node no longer eligible).
-      for (const id of [...this.held]) {
-        if (this.wanted.get(id)?.includes(this.me)) continue;
-        const key = this.key('claim', id);
-        await client.if(key, 'Value', '==', this.me).then(client.delete().key(key)).commit();
-        this.held.delete(id);
-        this.holders.delete(id);
-        changed = true;
-      }
-      // A claim of this node's name from a previous run (its old lease not yet expired): ours.
-      for (const [id, holder] of this.holders) {
-        if (holder !== this.me || this.held.has(id) || !this.wanted.get(id)?.includes(this.me))
-          continue;
-        const key = this.key('claim', id);
-        const r = await client
-          .if(key, 'Value', '==', this.me)
-          .then(client.put(key).value(this.me).lease(this.leaseId))
-          .commit();
-        if (r.succeeded) {
-          this.held.add(id);
-          changed = true;
-        }
-      }
-      const joining =
-        this.joinedAt === undefined || performance.now() - this.joinedAt < this.graceMs();
-      for (const id of claimsToTake(this.me, this.wanted, this.holders, this.alive, joining)) {
-        const key = this.key('claim', id);
-        const r = await client
-          .if(key, 'Create', '==', 0)
-          .then(client.put(key).value(this.me).lease(this.leaseId))
-          .commit();
-        if (r.succeeded) {
-          this.held.add(id);
-          this.holders.set(id, this.me);
-          changed = true;
-          this.log.info({ stream: id }, 'claimed a movable stream');
-        }
-      }
+      // Refused the name: try again (the other server's lease may have ended); claim nothing.
+      if (this.joined || (await this.join())) changed = await this.claim(this.client, this.leaseId);
     } catch (e) {
       this.lastError = (e as Error).message;
       this.schedule();
@@ -349,5 +384,71 @@ export class MovableClaims implements MovableOwnership {
       this.again = false;
       this.schedule();
     }
+  }
+
+  /** One pass over the claims under this node's lease; whether what it runs changed. */
+  private async claim(client: Etcd3, lease: string): Promise<boolean> {
+    let changed = false;
+    const all = await client.getAll().prefix(`${this.settings.prefix}/`).exec();
+    const nodes = `${this.settings.prefix}/node/`;
+    const claims = `${this.settings.prefix}/claim/`;
+    this.alive = new Set();
+    this.holders = new Map();
+    this.claimLeases = new Map();
+    for (const kv of all.kvs) {
+      const k = kv.key.toString();
+      if (k.startsWith(nodes)) this.alive.add(decodeURIComponent(k.slice(nodes.length)));
+      else if (k.startsWith(claims)) {
+        const id = decodeURIComponent(k.slice(claims.length));
+        this.holders.set(id, kv.value.toString());
+        this.claimLeases.set(id, kv.lease);
+      }
+    }
+    // This node's name must still be under its lease (a key deleted by hand frees the name
+    // for another server): checked on every pass, as the claims are.
+    const me = all.kvs.find((kv) => kv.key.toString() === this.key('node', this.me));
+    if (me?.lease !== lease) {
+      this.joined = false;
+      if (!(await this.join())) {
+        this.dropHeld();
+        return false;
+      }
+    }
+    // Claims no longer wanted here (removed from the config, or this node no longer eligible).
+    for (const id of [...this.held]) {
+      if (this.wanted.get(id)?.includes(this.me)) continue;
+      const key = this.key('claim', id);
+      await client.if(key, 'Lease', '==', lease).then(client.delete().key(key)).commit();
+      this.held.delete(id);
+      this.holders.delete(id);
+      changed = true;
+    }
+    // A claim under a lease of this process that it does not run (the answer to its claim
+    // was lost): ours. One of this name under any other lease is another server's, even a
+    // previous run of this one: it ends with that lease.
+    for (const [id, from] of this.claimLeases) {
+      if (!this.ownLeases.has(from) || this.held.has(id) || !this.wanted.get(id)?.includes(this.me))
+        continue;
+      if (from === lease || (await this.rebind(this.key('claim', id), from))) {
+        this.held.add(id);
+        changed = true;
+      }
+    }
+    const joining =
+      this.joinedAt === undefined || performance.now() - this.joinedAt < this.graceMs();
+    for (const id of claimsToTake(this.me, this.wanted, this.holders, this.alive, joining)) {
+      const key = this.key('claim', id);
+      const r = await client
+        .if(key, 'Create', '==', 0)
+        .then(client.put(key).value(this.me).lease(lease))
+        .commit();
+      if (r.succeeded) {
+        this.held.add(id);
+        this.holders.set(id, this.me);
+        changed = true;
+        this.log.info({ stream: id }, 'claimed a movable stream');
+      }
+    }
+    return changed;
   }
 }

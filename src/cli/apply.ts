@@ -5,9 +5,7 @@
 import { parseArgs } from 'node:util';
 import { renderPlanText } from '../reconciler/render.ts';
 import { planActions, planFromJson, readPlanFile } from './plan-file.ts';
-
-/** How long to wait for each answer of the server. */
-const SERVER_TIMEOUT_MS = 15_000;
+import { callAdminApi } from './server-request.ts';
 
 /** The apply was refused: the running config, or the plan of the saved config, moved on. */
 class StalePlan extends Error {}
@@ -23,33 +21,18 @@ async function putConfig(
   etag: string,
   dryRun: boolean,
 ): Promise<PutAnswer> {
-  const url = new URL(`/config${dryRun ? '?dry-run=true' : ''}`, server);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', 'if-match': etag },
-      body: JSON.stringify(doc),
-      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
-    });
-  } catch (err) {
-    throw new Error(`cannot reach ${server}: ${(err as Error).message}`);
-  }
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  return { status: res.status, body };
+  const path = `/config${dryRun ? '?dry-run=true' : ''}`;
+  const { status, body } = await callAdminApi(server, path, {
+    method: 'PUT',
+    headers: { 'if-match': etag },
+    doc,
+  });
+  return { status, body };
 }
 
 /** The ETag of the server's running config now (for the message of a refusal), if it says. */
 async function currentEtag(server: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(new URL('/config', server), {
-      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
-    });
-    await res.arrayBuffer();
-    return res.headers.get('etag') ?? undefined;
-  } catch {
-    return undefined;
-  }
+  return (await callAdminApi(server, '/config').catch(() => undefined))?.etag;
 }
 
 function stale(file: string, from: string, planned: string, now: string | undefined): StalePlan {

@@ -17,10 +17,8 @@ import { applyCommand } from './apply.ts';
 import { DEFAULT_DATA_DIR, DEFAULT_SERVER_URL } from './help.ts';
 import { formatIssues } from './issues.ts';
 import { PLAN_FILE_FORMAT, planFromJson, writePlanFile } from './plan-file.ts';
+import { callAdminApi, ServerUnreachable } from './server-request.ts';
 import { loadFileForCli } from './validate.ts';
-
-/** How long to wait for the server's answer before giving up. */
-const SERVER_TIMEOUT_MS = 15_000;
 
 export async function reconcileCommand(argv: string[]): Promise<number> {
   if (argv.some((a) => a === '--apply' || a.startsWith('--apply='))) {
@@ -152,19 +150,9 @@ async function loadGitForCli(
   }
 }
 
-class ServerUnreachable extends Error {}
-
 /** Refuse a plan for one node against the server of another. */
 async function checkServerNode(server: string, node: string): Promise<void> {
-  let res: Response;
-  try {
-    res = await fetch(new URL('/data/status', server), {
-      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
-    });
-  } catch (err) {
-    throw new ServerUnreachable(`cannot reach ${server}: ${(err as Error).message}`);
-  }
-  const st = (await res.json().catch(() => ({}))) as { node?: { name?: string } };
+  const st = (await callAdminApi(server, '/data/status')).body as { node?: { name?: string } };
   const name = st.node?.name;
   if (name !== undefined && name !== node)
     throw new Error(
@@ -181,19 +169,8 @@ interface ServerPlan {
 
 /** POST the document to the server's dry-run endpoint and read back its plan. */
 async function planOnServer(server: string, doc: unknown): Promise<ServerPlan> {
-  const url = new URL('/config/plan', server);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(doc),
-      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
-    });
-  } catch (err) {
-    throw new ServerUnreachable(`cannot reach ${server}: ${(err as Error).message}`);
-  }
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  const res = await callAdminApi(server, '/config/plan', { method: 'POST', doc });
+  const body = res.body;
   if (res.status === 400 && Array.isArray(body['errors'])) {
     const issues = (body['errors'] as ConfigIssue[]).map((i) => ({
       ...i,
@@ -201,7 +178,7 @@ async function planOnServer(server: string, doc: unknown): Promise<ServerPlan> {
     }));
     throw new ConfigError(String(body['message'] ?? 'the configuration is invalid'), issues);
   }
-  if (!res.ok) {
+  if (res.status < 200 || res.status > 299) {
     throw new Error(
       `${server} answered ${res.status}: ${String(body['message'] ?? res.statusText)}`,
     );

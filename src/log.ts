@@ -1,11 +1,35 @@
-// Structured JSON logging (pino). One root logger; resources take child loggers.
+// Structured JSON logging (pino). One root logger; resources take child loggers. Credentials in a
+// line's message or top-level fields (a URL with a token or a password) are masked.
 import pino, { type Logger } from 'pino';
+import { maskCredentials } from './util/credentials.ts';
 
 export type { Logger };
 
 export function createLogger(opts: { level?: string; destination?: number | string } = {}): Logger {
   const level = opts.level ?? process.env['SLUICE_LOG_LEVEL'] ?? 'info';
-  return pino({ level, base: { app: 'sluice' } }, pino.destination(opts.destination ?? 1));
+  return pino(
+    { level, base: { app: 'sluice' }, hooks: { logMethod: maskedLine } },
+    pino.destination(opts.destination ?? 1),
+  );
+}
+
+/** pino's logMethod hook: the call's strings and its object's string fields, masked. */
+function maskedLine(this: Logger, args: unknown[], write: (...a: unknown[]) => void): void {
+  write.apply(this, args.map(maskedArg));
+}
+
+function maskedArg(a: unknown): unknown {
+  if (typeof a === 'string') return maskCredentials(a);
+  if (a === null || typeof a !== 'object' || Array.isArray(a) || a instanceof Error) return a;
+  let copy: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(a)) {
+    if (typeof v !== 'string') continue;
+    const m = maskCredentials(v);
+    if (m === v) continue;
+    copy ??= { ...a };
+    copy[k] = m;
+  }
+  return copy ?? a;
 }
 
 /** A logger that writes nothing, for tests. */

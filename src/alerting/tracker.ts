@@ -3,6 +3,7 @@
 // for clear-sec (hysteresis). Pure: the sweep hands it the faults, it answers with events.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
+import { maskCredentials } from '../util/credentials.ts';
 import { RULES } from './rules.ts';
 import type { ActiveAlert, AlertEventType, Fault } from './types.ts';
 
@@ -45,7 +46,7 @@ export class AlertTracker {
       const e = this.entries.get(f.key);
       if (e) {
         e.goneSince = -1;
-        e.alert.message = f.message;
+        e.alert.message = maskCredentials(f.message);
         const { repeatMs } = this.settings;
         if (repeatMs > 0 && now - e.lastNotified >= repeatMs) {
           e.lastNotified = now;
@@ -59,7 +60,8 @@ export class AlertTracker {
           kind: f.kind,
           subject: f.subject,
           key: f.key,
-          message: f.message,
+          // Every sink (log, history, feeds, webhook) gets it so: an input's URL may be in it.
+          message: maskCredentials(f.message),
           since: new Date(f.since).toISOString(),
           raisedAt: new Date(this.clock.now()).toISOString(),
         };

@@ -2,9 +2,14 @@
 // the plugins other parts add. It never listens: main serves `app.routing` on its own sockets.
 import { createServer } from 'node:http';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+} from 'fastify';
 import { ADMIN_AUTH_SERVICE } from '../drivers/http-server.ts';
 import { WEB_UI_SERVICE } from '../drivers/web-server.ts';
+import { maskCredentials } from '../util/credentials.ts';
 import { uiRewrite } from '../web/paths.ts';
 import { installAuth } from './auth/plugin.ts';
 import { configRoutes } from './config/routes.ts';
@@ -26,10 +31,26 @@ import { statusRoutes } from './routes/status.ts';
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 const API_VERSION = '1';
 
+/** A request as Fastify's request lines log it, with the credentials of its URL masked (a
+ *  playback URL carries the viewer's token). Headers are never logged: Authorization, Cookie. */
+function requestLogFields(req: FastifyRequest) {
+  return {
+    method: req.method,
+    url: maskCredentials(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
-    // pino's Logger is a FastifyBaseLogger; the cast keeps the app's type the default one.
-    loggerInstance: ctx.log as FastifyBaseLogger,
+    // pino's Logger is a FastifyBaseLogger; the cast keeps the app's type the default one. A
+    // logger's own `req` serializer takes the place of Fastify's.
+    loggerInstance: ctx.log.child(
+      {},
+      { serializers: { req: requestLogFields } },
+    ) as FastifyBaseLogger,
     // Never trust forwarded headers: loopback anonymity is judged by the socket's peer.
     trustProxy: false,
     bodyLimit: BODY_LIMIT_BYTES,

@@ -4,6 +4,7 @@
 // sent and has its start, interim and stop notifications sent (docs/billing.md).
 import { randomBytes } from 'node:crypto';
 import type { Clock, Timer } from '../util/clock.ts';
+import { tokenFingerprint } from '../util/credentials.ts';
 import type { BillingServer } from './server.ts';
 
 /** A response a session counts: the bytes its socket wrote while it was open. */
@@ -15,10 +16,14 @@ export interface TrackedResponse {
 
 export interface ViewerSession {
   readonly id: string;
-  /** The login, or the token when the viewer gave only a token. */
+  /** The login, or the token when the viewer gave only a token: a key, never shown (`viewer`). */
   readonly identity: string;
   readonly login: string;
+  /** Kept for the billing server's notifications only: shown anywhere, it would let whoever
+   *  reads it play as this viewer. */
   readonly token: string;
+  /** Who it is as shown (session list, logs): the login, or the token's fingerprint. */
+  readonly viewer: string;
   readonly ip: string;
   readonly stream: string;
   readonly userAgent: string;
@@ -108,6 +113,7 @@ export class ViewerSessions {
     const interimMs = this.times().interimMs;
     const s: ViewerSession = {
       ...v,
+      viewer: v.login || tokenFingerprint(v.token),
       id: randomBytes(9).toString('base64url'),
       openedAt: this.clock.now(),
       openedMono: now,

@@ -2,6 +2,7 @@
 // keeps a short bit-rate history per stream and hands the changes since the last sweep to its
 // subscribers (the `/data/events` Server-Sent Events stream). Time comes from the injected clock.
 import type { Clock, Timer } from '../util/clock.ts';
+import { maskCredentials } from '../util/credentials.ts';
 import { type AdapterRow, rowChange, type StreamRow } from './rows.ts';
 
 /** A sweep's changes: changed rows (only the fields that changed, with `key`) and the keys of
@@ -36,14 +37,16 @@ export interface FeedOptions {
 export const FEED_INTERVAL_MS = 1000;
 export const FEED_HISTORY = 60;
 
-/** The rows of `rows` that differ from `last` (changed fields only) and the keys gone. */
+/** The rows of `rows` that differ from `last` (changed fields only) and the keys gone. A
+ *  message (an input's URL may be in it) goes out with its credentials masked. */
 function diff<R extends { key: string; message?: string }>(
   last: Map<string, R>,
   rows: R[],
 ): { next: Map<string, R>; changed: Partial<R>[]; removed: string[] } {
   const next = new Map<string, R>();
   const changed: Partial<R>[] = [];
-  for (const row of rows) {
+  for (const read of rows) {
+    const row = read.message ? { ...read, message: maskCredentials(read.message) } : read;
     next.set(row.key, row);
     const c = rowChange(last.get(row.key), row);
     if (c) changed.push(c);

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { tokenFingerprint } from '../../src/util/credentials.ts';
 import { startBilling } from '../helpers/billing.ts';
 import { deliveryStatus, liveTsConfig } from '../helpers/ott.ts';
 import { RawClient } from '../helpers/raw-http.ts';
@@ -191,7 +192,7 @@ t.test('authorised and refused viewers on every delivery path', async (t) => {
     };
     t.ok(list.authorising);
     const mine = list.sessions.find((s) => s.ip === REMOTE);
-    t.match(mine, { viewer: 'good', stream: 'live' });
+    t.match(mine, { viewer: tokenFingerprint('good'), credential: 'token', stream: 'live' });
     t.ok(mine!.bytes > 0, `${mine!.bytes} bytes counted`);
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
     t.match(metrics, /sluice_viewer_sessions\{stream="live"\} 2/, 'two sessions (two addresses)');

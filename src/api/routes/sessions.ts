@@ -1,6 +1,6 @@
-// Viewer sessions (docs/billing.md): GET /data/sessions lists them, DELETE /data/sessions/{id}
-// ends one (its viewer is refused on that stream for `cs.kick-sec`); their counts and the
-// billing verdicts in /metrics.
+// Viewer sessions (docs/billing.md): GET /data/sessions lists them (a token only as its
+// fingerprint), DELETE /data/sessions/{id} ends one (its viewer is refused on that stream for
+// `cs.kick-sec`); their counts and the billing verdicts in /metrics.
 import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
 import { VIEWER_GATE_SERVICE, type ViewerGate } from '../../billing/gate.ts';
@@ -14,7 +14,8 @@ const SESSIONS = 'sluice_viewer_sessions';
 function view(gate: ViewerGate, s: ViewerSession, now: number) {
   return {
     id: s.id,
-    viewer: s.identity,
+    viewer: s.viewer,
+    credential: s.login ? 'login' : 'token',
     stream: s.stream,
     ip: s.ip,
     'user-agent': s.userAgent,

@@ -14,6 +14,7 @@ import { uiRewrite } from '../web/paths.ts';
 import { installAuth } from './auth/plugin.ts';
 import { configRoutes } from './config/routes.ts';
 import { type AppContext, DEFAULT_NONCE_LIFETIME_SEC, DEFAULT_REALM } from './context.ts';
+import { installChangeGuard } from './csrf.ts';
 import {
   BODY_LIMIT_BYTES,
   ERROR_SCHEMA,
@@ -66,7 +67,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
   });
 
-  app.removeContentTypeParser('application/json');
+  // JSON only: a text/plain or form body is what a page of any site can send (./csrf.ts).
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   for (const type of ['application/json', MERGE_PATCH_TYPE]) {
     app.addContentTypeParser(type, { parseAs: 'string' }, jsonBodyParser(app));
   }
@@ -83,6 +85,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // `http-server.realm` and `nonce-lifetime-sec`, as the http-server driver last applied them.
     settings: () => ctx.services.get(ADMIN_AUTH_SERVICE),
   });
+  installChangeGuard(app);
 
   await app.register(swagger, {
     openapi: {

@@ -82,23 +82,8 @@ function defaultPlan(ctx: AppContext, doc: Record<string, unknown>): Plan {
   return { ...plan, warnings: [...loaded.warnings, ...plan.warnings] };
 }
 
-/** Body types the config routes read (anything else is 415). */
-const JSON_BODY_TYPES = new Set(['application/json', 'application/merge-patch+json']);
-
 export async function configRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
-
-  // The app parses other types too (text/plain for /data/epg/sql); a config body of another type
-  // is 415, not a body that "must be object".
-  app.addHook('preValidation', async (req) => {
-    const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-    if (req.body !== undefined && type && !JSON_BODY_TYPES.has(type)) {
-      throw new HttpError(
-        'UNSUPPORTED_MEDIA_TYPE',
-        `a config body is JSON: Content-Type ${type} is not accepted; send application/json or application/merge-patch+json`,
-      );
-    }
-  });
 
   /** Send a read with the document's ETag; 304 when the client already has it. */
   const read = (req: FastifyRequest, reply: FastifyReply, etag: string, value: unknown) => {

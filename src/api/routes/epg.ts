@@ -87,14 +87,11 @@ export const epgRoutes: FastifyPluginAsync<EpgRoutesOptions> = async (app, opts)
   app.post('/data/epg/sql', async (req) => {
     const rt = need();
     const s = sourceParam((req.query as Record<string, string>)['s']);
-    const body = req.body;
-    const sql =
-      typeof body === 'string'
-        ? body
-        : body && typeof body === 'object' && typeof (body as { sql?: unknown }).sql === 'string'
-          ? (body as { sql: string }).sql
-          : undefined;
-    if (!sql) throw new HttpError('BAD_REQUEST', 'send the query as {"sql": "..."} or text/plain');
+    // JSON only: a text/plain query is refused before it gets here (../csrf.ts).
+    const sql = (req.body as { sql?: unknown } | undefined)?.sql;
+    if (typeof sql !== 'string' || !sql) {
+      throw new HttpError('BAD_REQUEST', 'send the query as JSON: {"sql": "SELECT ..."}');
+    }
     if (!rt.source(s)) throw new HttpError('NOT_FOUND', `no EPG source ${s}`);
     return runReadOnlySql(rt.sourcePath(s), sql, { maxRows: SQL_MAX_ROWS, maxMs: SQL_MAX_MS });
   });

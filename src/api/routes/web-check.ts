@@ -1,6 +1,6 @@
-// POST /config/check: the config editor's check of a whole config text, nothing written. The
-// problems are those `sluice validate` prints for the same text, each with its one-line form
-// (src/config/issues.ts); a valid text gets the plan `reconcile --plan` would print.
+// POST /config/check: the config editor's check of a whole config text (sent as JSON), nothing
+// written. The problems are those `sluice validate` prints for the same text, each with its
+// one-line form (src/config/issues.ts); a valid text gets the plan `reconcile --plan` would print.
 import type { FastifyInstance } from 'fastify';
 import { ROOT_SCHEMA_ID, schemaFiles } from '../../config/schema.ts';
 import { formatIssue, loadConfigText, placeIssues } from '../../config/store.ts';
@@ -66,14 +66,15 @@ export async function configCheckRoute(
     schema: {
       tags: ['config'],
       summary:
-        'Check a whole config text (text/plain) as `sluice validate` does, and plan it when valid; nothing is written',
+        'Check a whole config text (JSON {"text": "..."}) as `sluice validate` does, and plan it when valid; nothing is written',
       response: { 200: { type: 'object', additionalProperties: true } },
     },
     handler: async (req) => {
-      if (typeof req.body !== 'string') {
-        throw new HttpError('BAD_REQUEST', 'send the config text as text/plain');
+      // The text inside JSON: a text/plain body is what any page can send (../csrf.ts).
+      const text = (req.body as { text?: unknown } | undefined)?.text;
+      if (typeof text !== 'string') {
+        throw new HttpError('BAD_REQUEST', 'send the config text as JSON: {"text": "..."}');
       }
-      const text = req.body;
       const etag = ctx.config.current().etag;
       let loaded: ReturnType<typeof loadConfigText>;
       try {

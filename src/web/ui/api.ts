@@ -15,8 +15,12 @@ export class ApiError extends Error {
   }
 }
 
+/** What the admin API asks of a change that has no JSON body (src/api/csrf.ts, docs/api.md):
+ *  sent on every change, so a POST without a body is never refused. */
+const CHANGE_HEADER = 'X-Sluice-Request';
+
 /** Paths are absolute (`/data/...`, `/config`): the API is at the server's root, whatever the
- *  UI path is. */
+ *  UI path is. Bodies are JSON (`json`): the API refuses text and form bodies on a change. */
 export async function api<T>(
   path: string,
   init: RequestInit & { json?: unknown } = {},
@@ -26,6 +30,8 @@ export async function api<T>(
   if (json !== undefined && !headers.has('content-type')) {
     headers.set('content-type', 'application/json');
   }
+  const method = (rest.method ?? 'GET').toUpperCase();
+  if (method !== 'GET' && method !== 'HEAD') headers.set(CHANGE_HEADER, '1');
   const res = await fetch(path, {
     ...rest,
     headers,

@@ -33,11 +33,7 @@ export function ConfigPage() {
   const runCheck = async (text: string) => {
     const n = ++seq.current;
     try {
-      const r = await api<Check>('/config/check', {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain' },
-        body: text,
-      });
+      const r = await api<Check>('/config/check', { method: 'POST', json: { text } });
       if (n !== seq.current) return;
       setCheck(r.body);
       editor.current?.setIssues(r.body.issues);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import acme from 'acme-client';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../util/clock.ts';
+import { deadlineAdapter } from './acme-http.ts';
 
 export interface AcmeSettings {
   directoryUrl: string;
@@ -24,6 +25,12 @@ const CHECK_MS = 6 * 3600_000;
 const RETRY_FIRST_MS = 60_000;
 const RETRY_MAX_MS = 3600_000;
 const DAY_MS = 86_400_000;
+/** Each request to the CA, whole: a CA answers in well under a second, a slow one in a few; one
+ *  that holds a connection longer fails this try of the order (retried as above). */
+export const ACME_REQUEST_DEADLINE_MS = 30_000;
+
+// acme-client sends everything through this one axios instance: from here on with our deadline.
+acme.axios.defaults.adapter = deadlineAdapter(ACME_REQUEST_DEADLINE_MS);
 
 /** Where the files live under `<data-dir>/acme/`. */
 export function acmeFiles(dir: string): { cert: string; key: string; account: string } {

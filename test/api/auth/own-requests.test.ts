@@ -1,6 +1,7 @@
 // sluice's own outbound requests are never anonymous loopback (src/util/own-sockets.ts), through
 // the real server: hls inputs whose playlists send segment, key, variant and redirect URIs to
-// its admin API, an hls input pulling its own gated playback, EPG sources at its own EPG server
+// its admin API, an hls input pulling its own gated playback, an rtsp input tunnelling over HTTP
+// to the admin API, EPG sources at its own EPG server
 // and admin API, a billing server and a webhook at its admin API — every one gets 401, while a
 // local tool (curl) on the same loopback stays anonymous admin.
 import { execFile } from 'node:child_process';
@@ -71,6 +72,7 @@ const PULLS: Record<number, string> = {
   3: 'variant',
   4: 'redirect',
   5: 'own gated playback',
+  7: 'rtsp tunnelled over HTTP',
 };
 const config = {
   user: [{ login: 'admin', password: 'not-shared', role: 'admin' }],
@@ -80,6 +82,12 @@ const config = {
     hls(3, 'variant', `${from}/master.m3u8`),
     hls(4, 'redirect', `${from}/redirect.m3u8`),
     hls(5, 'pull-gated', `${admin}/gated/index.m3u8`),
+    {
+      id: 7,
+      'stream-name': 'rtsp-tunnel',
+      pause: false,
+      input: [{ type: 'rtsp', uri: `rtsp://127.0.0.1:${port}/config/user/admin`, transport: 2 }],
+    },
     // Played through the viewer gate; its input never delivers (nothing sends to the port).
     {
       id: 6,
@@ -140,7 +148,7 @@ function refusedErrors(): Promise<Record<string, string>> {
   );
 }
 
-t.test('hls inputs pointed at the admin API and at their own playback get 401', async (t) => {
+t.test('inputs pointed at the admin API and at their own playback get 401', async (t) => {
   const errors = await refusedErrors().catch((e) => {
     t.comment(JSON.stringify(lastStatus, null, 1));
     throw e;

@@ -1,9 +1,6 @@
-// sluice's own outbound requests are never anonymous loopback (src/util/own-sockets.ts), through
-// the real server: hls inputs whose playlists send segment, key, variant and redirect URIs to
-// its admin API, an hls input pulling its own gated playback, an rtsp input tunnelling over HTTP
-// to the admin API, EPG sources at its own EPG server
-// and admin API, a billing server and a webhook at its admin API — every one gets 401, while a
-// local tool (curl) on the same loopback stays anonymous admin.
+// sluice's own requests are never anonymous loopback, through the real server: inputs, EPG
+// sources, billing and webhook pointed back at its admin API, EPG server or gated playback all
+// get 401 (segment, key, variant, redirect, rtsp tunnel), while curl on loopback stays admin.
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';

@@ -28,18 +28,18 @@ export function tokenFingerprint(token: string): string {
 /** `text` (a URL, a log message, an error) with every credential in a query or in the userinfo
  *  of a URL masked: tokens by their fingerprint, anything else by ***. */
 export function maskCredentials(text: string): string {
-  // Nearly every message has neither: skip the two scans.
-  if (!text.includes('=') && !text.includes('@')) return text;
-  return text
-    .replace(CREDENTIAL_QUERY, (_, head: string, name: string, written: string) => {
-      // A URL in prose ends before the bracket or full stop that follows it.
-      const value = written.replace(TRAILING_PUNCTUATION, '');
-      // Nothing to hide, or masked already (a line is masked again when it is logged).
-      if (value === '' || value === MASK || MASKED_TOKEN.test(value)) return head + written;
-      const shown = TOKEN_MEMBERS.has(name.toLowerCase()) ? tokenFingerprint(decoded(value)) : MASK;
-      return head + shown + written.slice(value.length);
-    })
-    .replace(USERINFO_PASSWORD, `$1${MASK}@`);
+  // Most messages have neither a query nor a userinfo: each scan only when it can match.
+  const masked = text.includes('=') ? text.replace(CREDENTIAL_QUERY, maskMember) : text;
+  return masked.includes('@') ? masked.replace(USERINFO_PASSWORD, `$1${MASK}@`) : masked;
+}
+
+function maskMember(_: string, head: string, name: string, written: string): string {
+  // A URL in prose ends before the bracket or full stop that follows it.
+  const value = written.replace(TRAILING_PUNCTUATION, '');
+  // Nothing to hide, or masked already (a line is masked again when it is logged).
+  if (value === '' || value === MASK || MASKED_TOKEN.test(value)) return head + written;
+  const shown = TOKEN_MEMBERS.has(name.toLowerCase()) ? tokenFingerprint(decoded(value)) : MASK;
+  return head + shown + written.slice(value.length);
 }
 
 /** A query value as the server reads it (`+` is a space), or as written when it is not valid

@@ -3,12 +3,11 @@
 // that read the POST and never answer, or trickle their answer, are given up at the timeout even
 // with garbage collections forced all the while, and the connection to them is closed.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { httpPost } from '../../src/alerting/http-post.ts';
 import { collectGarbageRepeatedly } from '../helpers/gc.ts';
 import { freePort } from '../helpers/server.ts';
-import { type SlowPeerMode, startSlowPeer } from '../helpers/slow-peer.ts';
+import { type SlowPeerMode, serveOnLoopback, startSlowPeer } from '../helpers/slow-peer.ts';
 
 /** Elapsed time is only an upper bound: a busy machine is late, never early. */
 const MARGIN_MS = 3000;
@@ -25,15 +24,7 @@ async function receiver(t: Test, status: number) {
       if (status) res.writeHead(status).end('ignored');
     });
   });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  t.teardown(
-    () =>
-      new Promise<void>((r) => {
-        srv.closeAllConnections();
-        srv.close(() => r());
-      }),
-  );
-  return { got, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook` };
+  return { got, url: `${await serveOnLoopback(t, srv)}/hook` };
 }
 
 const never = new AbortController().signal;

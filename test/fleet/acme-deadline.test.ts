@@ -3,12 +3,11 @@
 // answer, fails the request at the deadline in words, not retried, its connection closed, with
 // garbage collections forced all along. An answer keeps axios's shape: status, headers, JSON.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import acme from 'acme-client';
 import t from 'tap';
 import { deadlineAdapter } from '../../src/fleet/acme-http.ts';
 import { collectGarbageRepeatedly } from '../helpers/gc.ts';
-import { type SlowPeerMode, startSlowPeer } from '../helpers/slow-peer.ts';
+import { type SlowPeerMode, serveOnLoopback, startSlowPeer } from '../helpers/slow-peer.ts';
 
 /** Elapsed time is only an upper bound: a busy machine is late, never early. */
 const MARGIN_MS = 3000;
@@ -50,13 +49,9 @@ t.test('an answer keeps the shape acme-client reads', async (t) => {
         .end('{"type":"urn:ietf:params:acme:error:malformed","detail":"bad"}'),
     );
   });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    srv.closeAllConnections();
-    srv.close();
-  });
+  const base = await serveOnLoopback(t, srv);
   const res = await acme.axios.request({
-    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/acme/new-order`,
+    url: `${base}/acme/new-order`,
     method: 'post',
     data: { protected: 'p', payload: 'x', signature: 's' },
     headers: { 'Content-Type': 'application/jose+json' },

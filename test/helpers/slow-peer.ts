@@ -46,6 +46,19 @@ function within(p: Promise<void>, ms: number, what: string): Promise<void> {
   });
 }
 
+/** Listen on a free loopback port until the test ends (its connections cut then); the base URL. */
+export async function serveOnLoopback(t: Teardown, srv: http.Server): Promise<string> {
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
+  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+}
+
 export async function startSlowPeer(
   t: Teardown,
   mode: SlowPeerMode,
@@ -77,15 +90,7 @@ export async function startSlowPeer(
     open++;
     socket.once('close', () => open--);
   });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  t.teardown(
-    () =>
-      new Promise<void>((r) => {
-        srv.closeAllConnections();
-        srv.close(() => r());
-      }),
-  );
-  const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${path}`;
+  const url = `${await serveOnLoopback(t, srv)}${path}`;
   return {
     url,
     bodies,

@@ -3,9 +3,7 @@
 // second after its headers, are both given up at the deadline and their connection closed. Then
 // what a client must do besides: the no-progress limit, redirects (credentials kept to their
 // origin, a POST turned GET), a body cap, the caller's stop, a refused port, an injected clock.
-import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { ManualClock } from '../../src/util/clock.ts';
 import {
@@ -15,7 +13,7 @@ import {
 } from '../../src/util/outbound-request.ts';
 import { collectGarbageRepeatedly } from '../helpers/gc.ts';
 import { freePort } from '../helpers/server.ts';
-import { startSlowPeer } from '../helpers/slow-peer.ts';
+import { serveOnLoopback, startSlowPeer } from '../helpers/slow-peer.ts';
 
 /** Elapsed time is only an upper bound: a busy 2-core machine is late, never early. */
 const MARGIN_MS = 3000;
@@ -46,13 +44,7 @@ async function server(
       answer(req, res);
     });
   });
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  t.teardown(() => {
-    srv.closeAllConnections();
-    srv.close();
-  });
-  return { seen, base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
+  return { seen, base: await serveOnLoopback(t, srv) };
 }
 
 t.test('a peer that reads the POST and never answers: given up at the deadline', async (t) => {

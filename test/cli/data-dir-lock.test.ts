@@ -4,70 +4,26 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { fileTree } from '../helpers/file-tree.ts';
-import { freePort, runCli, startServer, tempDir, waitFor } from '../helpers/server.ts';
+import {
+  archivedSec,
+  freeze,
+  recordedBeyond,
+  recordingConfig,
+  storageStatus,
+} from '../helpers/recording.ts';
+import { freePort, runCli, startServer, tempDir } from '../helpers/server.ts';
 
 /** A refused start ends as soon as it has read the lock; today's code would run until killed. */
 const REFUSAL_TIMEOUT_MS = 30_000;
-const RECORD_TIMEOUT_MS = 40_000;
-
-/** A stream recorded into a storage inside the data dir: what a second server would double. */
-function recordingConfig(dataDir: string): Record<string, unknown> {
-  return {
-    'dvr-storage-list': {
-      storage: [
-        {
-          id: 1,
-          name: 'local',
-          'dir-path': join(dataDir, 'archive'),
-          'cleanup-interval-sec': 1,
-          'disk-emergency-bytes': 1_048_576,
-        },
-      ],
-    },
-    stream: [
-      {
-        id: 1,
-        'stream-name': 'rec',
-        pause: false,
-        'ott-hls': 3,
-        'ott-segment-duration': 1,
-        'dvr-storage': 1,
-        input: [
-          {
-            type: 'test',
-            width: 160,
-            height: 90,
-            'video-bitrate': 100,
-            'enable-overlay': false,
-          },
-        ],
-      },
-    ],
-  };
-}
-
-async function archivedSec(url: string): Promise<number | undefined> {
-  const r = await fetch(`${url}/data/dvr-storage-list`, { signal: AbortSignal.timeout(5000) });
-  const list = (await r.json()) as { streams: { name: string; 'archived-sec': number }[] }[];
-  return list[0]?.streams.find((s) => s.name === 'rec')?.['archived-sec'];
-}
 
 t.test('a second server on a data dir in use is refused; after kill -9 one starts', async (t) => {
   const root = await tempDir(t, 'sluice-datadir-');
   const dataDir = join(root, 'data');
-  const a = await startServer(t, { config: recordingConfig(dataDir), dataDir });
-  await waitFor(
-    'the first server recording',
-    async () => (((await archivedSec(a.url)) ?? 0) >= 2 ? true : undefined),
-    RECORD_TIMEOUT_MS,
-  );
-
+  const a = await startServer(t, { config: recordingConfig(join(dataDir, 'archive')), dataDir });
+  await recordedBeyond(a, 1);
   // Frozen, the first server writes nothing: whatever changes now is the second one's doing.
   const pid = a.proc.pid!;
-  process.kill(pid, 'SIGSTOP');
-  t.teardown(() => {
-    if (a.proc.exitCode === null && a.proc.signalCode === null) process.kill(pid, 'SIGCONT');
-  });
+  const resume = freeze(t, a);
   const before = { data: await fileTree(dataDir), config: await fileTree(a.dir) };
   const second = await runCli(
     [
@@ -84,7 +40,7 @@ t.test('a second server on a data dir in use is refused; after kill -9 one start
     { timeoutMs: REFUSAL_TIMEOUT_MS },
   );
   const after = { data: await fileTree(dataDir), config: await fileTree(a.dir) };
-  process.kill(pid, 'SIGCONT');
+  resume();
 
   t.not(second.code, null, 'the second server ended by itself');
   t.not(second.code, 0, `exit code non-zero (${second.code})`);
@@ -108,17 +64,10 @@ t.test('a second server on a data dir in use is refused; after kill -9 one start
   });
 
   // kill -9: the kernel drops the lock with the process; a new server starts on the data dir.
-  const had = (await archivedSec(a.url)) ?? 0;
+  const had = archivedSec(await storageStatus(a));
   await a.kill9();
   const c = await startServer(t, { configPath: a.configPath!, port: a.port, dataDir });
-  const sec = await waitFor(
-    'the new server recording',
-    async () => {
-      const s = await archivedSec(c.url);
-      return s !== undefined && s > had ? s : undefined;
-    },
-    RECORD_TIMEOUT_MS,
-  );
+  const sec = await recordedBeyond(c, had);
   t.ok(sec > had, `the new server records on (${had} s archived before, ${sec} s now)`);
   await c.stop();
 });

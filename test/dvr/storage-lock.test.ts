@@ -7,84 +7,34 @@ import t from 'tap';
 import { ArchiveIndex, INDEX_FILE } from '../../src/dvr/index-db.ts';
 import { LOCK_FILE, scanOrphans } from '../../src/dvr/orphans.ts';
 import { fileTree } from '../helpers/file-tree.ts';
-import { type ServerHandle, startServer, tempDir, waitFor } from '../helpers/server.ts';
+import {
+  archivedSec,
+  freeze,
+  recordedBeyond,
+  recordingConfig,
+  storageStatus,
+} from '../helpers/recording.ts';
+import { startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const RECORD_TIMEOUT_MS = 40_000;
 /** Live segments of the second server's stream to see before judging that it recorded none. */
 const LIVE_SEGMENTS = 3;
 
-function config(store: string): Record<string, unknown> {
-  return {
-    'dvr-storage-list': {
-      storage: [
-        {
-          id: 1,
-          name: 'shared',
-          'dir-path': store,
-          'cleanup-interval-sec': 1,
-          'disk-emergency-bytes': 1_048_576,
-        },
-      ],
-    },
-    stream: [
-      {
-        id: 1,
-        'stream-name': 'rec',
-        pause: false,
-        'ott-hls': 1,
-        'ott-segment-duration': 1,
-        'dvr-storage': 1,
-        input: [
-          {
-            type: 'test',
-            width: 160,
-            height: 90,
-            'video-bitrate': 100,
-            'enable-overlay': false,
-          },
-        ],
-      },
-    ],
-  };
-}
-
-interface StorageStatus {
-  state: string;
-  message: string;
-  streams: { name: string; 'archived-sec': number }[];
-}
-
-async function storage(srv: ServerHandle): Promise<StorageStatus | undefined> {
-  const r = await fetch(`${srv.url}/data/dvr-storage-list`, { signal: AbortSignal.timeout(5000) });
-  return ((await r.json()) as StorageStatus[])[0];
-}
-
-const archived = (s: StorageStatus | undefined) =>
-  s?.streams.find((x) => x.name === 'rec')?.['archived-sec'] ?? 0;
-
 t.test(
   'a storage dir another server records into: Error, nothing written; kill -9 frees it',
   async (t) => {
     const store = join(await tempDir(t, 'sluice-shared-store-'), 'archive');
-    const a = await startServer(t, { config: config(store) });
-    await waitFor(
-      'the first server recording',
-      async () => (archived(await storage(a)) >= 2 ? true : undefined),
-      RECORD_TIMEOUT_MS,
-    );
-
+    const a = await startServer(t, { config: recordingConfig(store) });
+    await recordedBeyond(a, 1);
     // Frozen, the first server writes nothing: whatever changes now is the second one's doing.
     const pid = a.proc.pid!;
-    process.kill(pid, 'SIGSTOP');
-    t.teardown(() => {
-      if (a.proc.exitCode === null && a.proc.signalCode === null) process.kill(pid, 'SIGCONT');
-    });
+    freeze(t, a);
     const before = await fileTree(store);
-    const b = await startServer(t, { config: config(store) });
+    const b = await startServer(t, { config: recordingConfig(store) });
     const refused = await waitFor(
       "the second server's storage leaving not-ready",
       async () => {
-        const s = await storage(b);
+        const s = await storageStatus(b);
         return s && s.state !== 'not-ready' ? s : undefined;
       },
       RECORD_TIMEOUT_MS,
@@ -111,21 +61,14 @@ t.test(
     const ready = await waitFor(
       'the storage ready on the second server',
       async () => {
-        const s = await storage(b);
+        const s = await storageStatus(b);
         return s?.state === 'ready' ? s : undefined;
       },
       RECORD_TIMEOUT_MS,
     );
     t.equal(ready.message, '', 'no message once ready');
-    const had = archived(ready);
-    const now = await waitFor(
-      'the second server recording',
-      async () => {
-        const sec = archived(await storage(b));
-        return sec > had ? sec : undefined;
-      },
-      RECORD_TIMEOUT_MS,
-    );
+    const had = archivedSec(ready);
+    const now = await recordedBeyond(b, had);
     t.ok(now > had, `records on (${had} s archived when ready, ${now} s now)`);
     await b.stop();
   },

@@ -2,12 +2,12 @@
 // started with a node name in use is refused it — status error naming the first one's lease
 // and pid, no claim taken, no datagram sent — until the first dies and its lease ends; then it
 // joins and runs the streams. And claims are trusted by lease, never by the name they carry.
-import dgram from 'node:dgram';
 import { Etcd3 } from 'etcd3';
 import t from 'tap';
 import { MovableClaims } from '../../src/fleet/movable.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startEtcd } from '../helpers/etcd.ts';
+import { listenUdp, movableConfig } from '../helpers/fleet.ts';
 import { freePort, type ServerHandle, startServer, waitFor } from '../helpers/server.ts';
 
 const TTL = 4;
@@ -27,41 +27,11 @@ async function cluster(srv: ServerHandle): Promise<ClusterStatus | undefined> {
   return st.resources.find((x) => x.kind === 'cluster')?.status;
 }
 
-/** Datagrams per destination port: [arrival ms, source port]. */
-async function listen(t: { teardown(fn: () => unknown): void }, ports: number[]) {
-  const seen = new Map<number, [number, number][]>();
-  for (const port of ports) {
-    const sock = dgram.createSocket('udp4');
-    const list: [number, number][] = [];
-    seen.set(port, list);
-    sock.on('message', (_m, rinfo) => list.push([Date.now(), rinfo.port]));
-    await new Promise<void>((r) => sock.bind(port, '127.0.0.1', r));
-    t.teardown(() => new Promise<void>((r) => sock.close(() => r())));
-  }
-  return seen;
-}
-
 t.test('a duplicate node name is refused while the first holds its lease', async (t) => {
   const etcd = await startEtcd(t);
   const ports = await Promise.all(Array.from({ length: 2 }, () => freePort()));
-  const seen = await listen(t, ports);
-  const config = {
-    cluster: {
-      nodes: { a: { labels: { role: 'origin' } }, b: { labels: { role: 'origin' } } },
-      etcd: { endpoints: [etcd.url], 'lease-ttl': TTL, prefix: '/dup' },
-    },
-    stream: ports.map((port, i) => ({
-      id: i + 1,
-      'stream-name': `m${i + 1}`,
-      pause: false,
-      movable: true,
-      placement: { role: 'origin' },
-      input: [
-        { type: 'test', width: 160, height: 90, 'video-bitrate': 100, 'enable-overlay': false },
-      ],
-      output: [{ type: 'udp', address: '127.0.0.1', port }],
-    })),
-  };
+  const seen = await listenUdp(t, ports);
+  const config = movableConfig(etcd.url, ports, { leaseTtl: TTL, prefix: '/dup' });
   const first = await startServer(t, { config, args: ['--node', 'a'] });
   const held = await waitFor(
     'the first server holding and playing both streams',

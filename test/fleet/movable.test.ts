@@ -3,9 +3,9 @@
 // kill -9 one node and its streams play from the other within the lease TTL plus start-up;
 // start it again and nothing moves back (sticky). Every datagram's source is recorded, so the
 // test sees it if two nodes ever send the same stream to the same destination at once.
-import dgram from 'node:dgram';
 import t from 'tap';
 import { startEtcd } from '../helpers/etcd.ts';
+import { listenUdp, movableConfig } from '../helpers/fleet.ts';
 import { freePort, type ServerHandle, startServer, waitFor } from '../helpers/server.ts';
 
 const TTL = 4;
@@ -26,20 +26,6 @@ async function movable(srv: ServerHandle): Promise<Movable | undefined> {
     resources: { kind: string; status?: { movable?: Movable } }[];
   };
   return st.resources.find((x) => x.kind === 'cluster')?.status?.movable;
-}
-
-/** Datagrams per destination port: [arrival ms, source port]. */
-async function listen(t: { teardown(fn: () => unknown): void }, ports: number[]) {
-  const seen = new Map<number, [number, number][]>();
-  for (const port of ports) {
-    const sock = dgram.createSocket('udp4');
-    const list: [number, number][] = [];
-    seen.set(port, list);
-    sock.on('message', (_m, rinfo) => list.push([Date.now(), rinfo.port]));
-    await new Promise<void>((r) => sock.bind(port, '127.0.0.1', r));
-    t.teardown(() => new Promise<void>((r) => sock.close(() => r())));
-  }
-  return seen;
 }
 
 /** The sources a port heard from since `since`, in order of first datagram. */
@@ -65,24 +51,8 @@ function interleaved(list: [number, number][]): boolean {
 t.test('kill -9 a node: its movable streams play from the other; no double run', async (t) => {
   const etcd = await startEtcd(t);
   const ports = await Promise.all(Array.from({ length: 4 }, () => freePort()));
-  const seen = await listen(t, ports);
-  const config = {
-    cluster: {
-      nodes: { a: { labels: { role: 'origin' } }, b: { labels: { role: 'origin' } } },
-      etcd: { endpoints: [etcd.url], 'lease-ttl': TTL, prefix: '/test' },
-    },
-    stream: ports.map((port, i) => ({
-      id: i + 1,
-      'stream-name': `m${i + 1}`,
-      pause: false,
-      movable: true,
-      placement: { role: 'origin' },
-      input: [
-        { type: 'test', width: 160, height: 90, 'video-bitrate': 100, 'enable-overlay': false },
-      ],
-      output: [{ type: 'udp', address: '127.0.0.1', port }],
-    })),
-  };
+  const seen = await listenUdp(t, ports);
+  const config = movableConfig(etcd.url, ports, { leaseTtl: TTL, prefix: '/test' });
   const start = (node: string) =>
     startServer(t, { config, args: ['--node', node], env: { SLUICE_LOG_LEVEL: 'info' } });
   // Started together: each takes its own share first (the join grace), so they spread.
@@ -170,7 +140,7 @@ t.test(
   async (t) => {
     const etcd = await startEtcd(t);
     const ports = await Promise.all(Array.from({ length: 2 }, () => freePort()));
-    const seen = await listen(t, ports);
+    const seen = await listenUdp(t, ports);
     const config = {
       cluster: {
         nodes: { a: { labels: { role: 'origin' } }, b: { labels: { role: 'origin' } } },

@@ -1,11 +1,15 @@
 // The HTTP client of the pull inputs: GET with keep-alive, bounded redirects, the configured
 // User-Agent and Cookie, Basic or Digest answered to a 401 challenge (the Digest session kept
-// per origin, so later requests authenticate at once), an idle time-out, a body size cap and a
+// per origin, so later requests authenticate at once), an idle time-out and a hard deadline per
+// request (deadline.ts), a body size cap and the input's body memory (body-buffers.ts), and a
 // streaming mode (progressive HTTP-TS). Errors are HttpError with a message in words.
 import http from 'node:http';
 import https from 'node:https';
 import { basicAuthorization, DigestClient, parseChallenges } from '../../protocols/http-auth.ts';
-import { type BodyBuffers, Http1Failure, Http1Pool } from './http1-pool.ts';
+import { type Clock, systemClock } from '../../util/clock.ts';
+import { type BodyBuffers, type BodyRefusal, IncomingBody, refusalWords } from './body-buffers.ts';
+import { Deadline } from './deadline.ts';
+import { Http1Failure, Http1Pool } from './http1-pool.ts';
 
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_USER_AGENT = 'sluice';
@@ -17,10 +21,15 @@ export class HttpError extends Error {
     message: string,
     /** HTTP status, 0 for a network error or time-out. */
     readonly status: number,
-    /** The body exceeded the cap. */
-    readonly tooBig = false,
+    /** The body was refused: over its cap, or no room in the input's body memory. */
+    readonly refusal: BodyRefusal | null = null,
   ) {
     super(message);
+  }
+
+  /** The body exceeded its cap. */
+  get tooBig(): boolean {
+    return this.refusal?.kind === 'cap';
   }
 }
 
@@ -29,9 +38,12 @@ export interface HttpClientOptions {
   cookies: string;
   login: string;
   password: string;
+  /** Idle time-out, and the hard deadline of a request unless it sets its own. */
   timeoutMs: number;
   /** Sockets kept per origin. */
   maxSockets: number;
+  /** The deadlines' timers (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface GetOptions {
@@ -40,7 +52,12 @@ export interface GetOptions {
   /** Streaming: every chunk of the body goes here and the result's body stays empty. */
   onChunk?: (chunk: Buffer) => void;
   signal?: AbortSignal;
-  /** Plain http: the body is put in this memory (hand it back with `give` once done). */
+  /** The request's hard deadline in ms, redirects and authentication included (default:
+   *  `timeoutMs`). A streaming request is bound by it until its body begins. */
+  deadlineMs?: number;
+  /** The caller's own deadline instead (kept over a streaming body until the caller cancels). */
+  deadline?: Deadline;
+  /** The body is put in this memory (hand it back with `give` once done). */
   bodies?: BodyBuffers;
 }
 
@@ -92,30 +109,40 @@ export class HttpClient {
   }
 
   async get(url: string, opts: GetOptions): Promise<GetResult> {
-    let target = url;
-    let authTried = false;
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const r = await this.once(target, opts);
-      if (r.status >= 300 && r.status < 400 && r.location !== undefined) {
-        target = new URL(r.location, target).href;
-        continue;
+    // A streaming body is paced by the origin: its own deadline ends where the body begins.
+    const headOnly = opts.onChunk !== undefined && !opts.deadline;
+    const own = opts.deadline
+      ? null
+      : new Deadline(this.o.clock ?? systemClock, opts.deadlineMs ?? this.o.timeoutMs);
+    const deadline = (opts.deadline ?? own)!;
+    try {
+      let target = url;
+      let authTried = false;
+      let challenges = 0;
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const r = await this.once(target, opts, deadline, headOnly);
+        if (r.status >= 300 && r.status < 400 && r.location !== undefined) {
+          target = new URL(r.location, target).href;
+          continue;
+        }
+        // A challenge is answered at most twice a request (once more for a stale nonce).
+        if (r.status === 401 && challenges < 2 && this.o.login) {
+          const stale = authTried && /stale\s*=\s*"?true/i.test(r.challenge);
+          if ((!authTried || stale) && this.learn(target, r.challenge)) {
+            authTried = true;
+            challenges++;
+            hop--;
+            continue;
+          }
+        }
+        if (r.status !== 200 && r.status !== 206)
+          throw new HttpError(statusWords(r.status, target), r.status);
+        return { status: r.status, url: target, contentType: r.contentType, body: r.body };
       }
-      if (r.status === 401 && !authTried && this.o.login && this.learn(target, r.challenge)) {
-        authTried = true;
-        hop--;
-        continue;
-      }
-      if (r.status === 401 && authTried && /stale\s*=\s*"?true/i.test(r.challenge)) {
-        this.learn(target, r.challenge);
-        hop--;
-        authTried = false;
-        continue;
-      }
-      if (r.status !== 200 && r.status !== 206)
-        throw new HttpError(statusWords(r.status, target), r.status);
-      return { status: r.status, url: target, contentType: r.contentType, body: r.body };
+      throw new HttpError(`more than ${MAX_REDIRECTS} redirects (${url})`, 0);
+    } finally {
+      own?.cancel();
     }
-    throw new HttpError(`more than ${MAX_REDIRECTS} redirects (${url})`, 0);
   }
 
   /** Take the server's challenge; false when it offers nothing this client can answer. */
@@ -138,8 +165,21 @@ export class HttpClient {
     return false;
   }
 
-  private once(url: string, opts: GetOptions): Promise<OnceResult> {
-    return new Promise((resolve, reject) => {
+  private once(
+    url: string,
+    opts: GetOptions,
+    deadline: Deadline,
+    headOnly: boolean,
+  ): Promise<OnceResult> {
+    return new Promise((resolveOnce, rejectOnce) => {
+      const resolve = (r: OnceResult) => {
+        deadline.unwatch();
+        resolveOnce(r);
+      };
+      const reject = (e: unknown) => {
+        deadline.unwatch();
+        rejectOnce(e);
+      };
       let u: URL;
       try {
         u = new URL(url);
@@ -167,7 +207,7 @@ export class HttpClient {
         headers['Authorization'] = basicAuthorization(this.o.login, this.o.password);
       }
       if (!secure && !opts.onChunk) {
-        return this.plainGet(u, path, headers, opts).then(resolve, reject);
+        return this.plainGet(u, path, headers, opts, deadline).then(resolve, reject);
       }
       const req = (secure ? https : http).request({
         protocol: u.protocol,
@@ -184,6 +224,12 @@ export class HttpClient {
       req.setTimeout(timeout, () => {
         req.destroy(new HttpError(`no answer from origin in ${timeout / 1000} s`, 0));
       });
+      let answered = false;
+      deadline.watch(() => {
+        const e = new HttpError(`${deadline.words(answered)} (${url})`, 0);
+        reject(e);
+        req.destroy(e);
+      });
       req.on('error', (err) => {
         if (err instanceof HttpError) return reject(err);
         const code = (err as NodeJS.ErrnoException).code;
@@ -195,6 +241,7 @@ export class HttpClient {
         reject(new HttpError(`origin: ${err.message}`, 0));
       });
       req.on('response', (res) => {
+        answered = true;
         const status = res.statusCode ?? 0;
         const base = {
           status,
@@ -208,27 +255,43 @@ export class HttpClient {
           res.on('error', () => resolve({ ...base, body: Buffer.alloc(0) }));
           return;
         }
-        const declared = Number(res.headers['content-length'] ?? -1);
-        if (!opts.onChunk && declared > opts.maxBytes) {
-          req.destroy();
-          return reject(tooBig(declared, opts.maxBytes));
+        if (opts.onChunk) {
+          if (headOnly) deadline.cancel(); // the body: the idle time-out only
+          res.on('data', opts.onChunk);
+          res.on('end', () => {
+            if (!res.complete)
+              return reject(new HttpError('origin closed the connection early', 0));
+            resolve({ ...base, body: Buffer.alloc(0) });
+          });
+          res.on('error', (err) => reject(new HttpError(`origin: ${err.message}`, 0)));
+          return;
         }
-        const chunks: Buffer[] = [];
-        let got = 0;
+        const body = new IncomingBody(opts.bodies, opts.maxBytes);
+        let refused = false;
+        const refuse = (r: BodyRefusal | null): boolean => {
+          if (!r) return false;
+          refused = true;
+          reject(refusalError(r));
+          req.destroy();
+          return true;
+        };
+        if (refuse(body.begin(Number(res.headers['content-length'] ?? -1)))) return;
         res.on('data', (c: Buffer) => {
-          if (opts.onChunk) return opts.onChunk(c);
-          got += c.length;
-          if (got > opts.maxBytes) {
-            req.destroy();
-            return reject(tooBig(got, opts.maxBytes));
-          }
-          chunks.push(c);
+          if (!refused) refuse(body.append(c));
         });
         res.on('end', () => {
-          if (!res.complete) return reject(new HttpError('origin closed the connection early', 0));
-          resolve({ ...base, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          if (res.complete) return resolve({ ...base, body: body.result() });
+          body.release();
+          reject(new HttpError('origin closed the connection early', 0));
         });
-        res.on('error', (err) => reject(new HttpError(`origin: ${err.message}`, 0)));
+        res.on('error', (err) => {
+          body.release();
+          reject(new HttpError(`origin: ${err.message}`, 0));
+        });
+        // Ended by the deadline or an abort: the body's memory goes with the request.
+        req.on('close', () => {
+          if (!res.complete) body.release();
+        });
       });
       req.end();
     });
@@ -240,6 +303,7 @@ export class HttpClient {
     path: string,
     headers: Record<string, string>,
     opts: GetOptions,
+    deadline: Deadline,
   ): Promise<OnceResult> {
     try {
       const a = await this.plain.request({
@@ -250,6 +314,7 @@ export class HttpClient {
         headers: Object.entries(headers),
         timeoutMs: this.o.timeoutMs,
         maxBytes: opts.maxBytes,
+        deadline,
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.bodies ? { bodies: opts.bodies } : {}),
       });
@@ -263,12 +328,13 @@ export class HttpClient {
       };
     } catch (err) {
       if (!(err instanceof Http1Failure)) throw err;
-      if (err.tooBig >= 0) throw tooBig(err.tooBig, opts.maxBytes);
+      if (err.refusal) throw refusalError(err.refusal);
       if (err.code === 'ECONNREFUSED') throw new HttpError('origin refused the connection', 0);
       if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
         throw new HttpError(`origin host not found (${u.hostname})`, 0);
       }
-      if (err.code === 'TIMEOUT' || err.code === 'ABORTED' || err.code === 'EARLY_CLOSE') {
+      if (err.code === 'DEADLINE') throw new HttpError(`${err.message} (${u.href})`, 0);
+      if (['TIMEOUT', 'ABORTED', 'EARLY_CLOSE'].includes(err.code)) {
         throw new HttpError(err.message, 0);
       }
       throw new HttpError(`origin: ${err.message}`, 0);
@@ -276,8 +342,8 @@ export class HttpClient {
   }
 }
 
-function tooBig(n: number, cap: number): HttpError {
-  return new HttpError(`body of ${n} bytes or more is over the cap of ${cap} bytes`, 0, true);
+function refusalError(r: BodyRefusal): HttpError {
+  return new HttpError(refusalWords(r), 0, r);
 }
 
 /** Path and query of an absolute URL, exactly as written. */

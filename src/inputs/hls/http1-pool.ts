@@ -8,12 +8,14 @@
 // collection about every second (bench/RESULTS.md, hls-pull).
 import net from 'node:net';
 import { getRequest, type ResponseHead, ResponseReader } from '../../protocols/http1.ts';
+import { type BodyBuffers, type BodyRefusal, IncomingBody, refusalWords } from './body-buffers.ts';
+import type { Deadline } from './deadline.ts';
+
+export { BodyBuffers } from './body-buffers.ts';
 
 /** Every connection reads into this one buffer: reads are handled one at a time on the main
  *  thread, and everything kept from it is copied. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-/** First size of a body buffer when the length is not announced (chunked, close-delimited). */
-const UNKNOWN_LENGTH_START = 256 * 1024;
 
 export interface Http1Request {
   /** Host name or address to connect to (IPv6 without brackets). */
@@ -25,10 +27,12 @@ export interface Http1Request {
   target: string;
   headers: [string, string][];
   timeoutMs: number;
-  /** A 200/206 body longer than this fails with `tooBig`. */
+  /** A 200/206 body longer than this is refused (`refusal`). */
   maxBytes: number;
   signal?: AbortSignal;
-  /** Where a 200/206 body is put (else a Buffer of its own). */
+  /** Ends the exchange under way when it passes (code DEADLINE). */
+  deadline?: Deadline;
+  /** Where a 200/206 body is put (else a Buffer of its own); a refused body's memory goes. */
   bodies?: BodyBuffers;
 }
 
@@ -44,52 +48,18 @@ export class Http1Failure extends Error {
   constructor(
     message: string,
     readonly code: string,
-    /** The body is over `maxBytes` (its length when known). */
-    readonly tooBig = -1,
+    /** The body was refused: over `maxBytes`, or no room in `bodies`. */
+    readonly refusal: BodyRefusal | null = null,
   ) {
     super(message);
-  }
-}
-
-/** Body memory handed back and reused: a segment's body lives in it until it has been played. */
-export class BodyBuffers {
-  private readonly free: Buffer[] = [];
-  /** What take() allocated: nothing else is ever reused (a Buffer from Node's shared pool
-   *  handed back by mistake would be written over under its other owners). */
-  private readonly mine = new WeakSet<ArrayBufferLike>();
-
-  constructor(private readonly keep = 4) {}
-
-  /** A buffer of at least `size` bytes (contents undefined). */
-  take(size: number): Buffer {
-    for (let i = 0; i < this.free.length; i++) {
-      const b = this.free[i]!;
-      if (b.length >= size) {
-        this.free.splice(i, 1);
-        return b;
-      }
-    }
-    // Room to grow: segments of a stream vary in size.
-    const b = Buffer.allocUnsafeSlow(Math.ceil((size * 1.25) / 65536) * 65536);
-    this.mine.add(b.buffer);
-    return b;
-  }
-
-  /** Hand back a body (or any view of a buffer from take()); it must not be read afterwards.
-   *  Buffers not from take() are ignored. */
-  give(view: Buffer): void {
-    if (!this.mine.has(view.buffer)) return;
-    const whole = Buffer.from(view.buffer, 0, view.buffer.byteLength);
-    if (this.free.length >= this.keep) this.free.shift();
-    this.free.push(whole);
   }
 }
 
 /** One request on one connection. */
 class Exchange {
   head: ResponseHead | null = null;
-  body: Buffer | null = null;
-  got = 0;
+  /** The 200/206 body under way. */
+  body: IncomingBody | null = null;
   settled = false;
 
   constructor(
@@ -165,19 +135,24 @@ class Connection {
     return this.served > 0 && !this.reader.started;
   }
 
+  /** Whether the origin has begun to answer the request under way. */
+  get answering(): boolean {
+    return this.reader.started;
+  }
+
   abort(err: Http1Failure): void {
     this.fail(err);
   }
 
   /** Where the socket's next read goes (asked after every read): the rest of the body's memory
    *  while a Content-Length body is under way, exactly what is left of it (a read never takes
-   *  bytes past the answer); else the shared buffer. A failed exchange hands its body back but
-   *  destroys the socket first, so no read lands in memory that is no longer ours. */
+   *  bytes past the answer); else the shared buffer. A failed exchange lets its body go and
+   *  destroys the socket in the same call, so no read lands in memory that is no longer ours. */
   private readBuffer(): Buffer {
-    const ex = this.ex;
+    const body = this.ex?.body;
     const left = this.reader.bodyLeft;
-    if (ex?.body && left > 0 && ex.got + left <= ex.body.length) {
-      return ex.body.subarray(ex.got, ex.got + left);
+    if (body?.buf && left > 0 && body.got + left <= body.buf.length) {
+      return body.buf.subarray(body.got, body.got + left);
     }
     return READ_BUFFER;
   }
@@ -189,7 +164,7 @@ class Connection {
       return true;
     }
     if (into !== READ_BUFFER) {
-      this.ex.got += n; // read in place (readBuffer)
+      this.ex.body!.got += n; // read in place (readBuffer)
       try {
         this.reader.bodyRead(n);
       } catch (err) {
@@ -214,41 +189,22 @@ class Connection {
     ex.head = h;
     if (h.status !== 200 && h.status !== 206) return;
     const cl = h.headers.get('content-length');
-    const declared = cl === undefined ? -1 : Number(cl);
-    if (declared > ex.req.maxBytes) {
-      throw this.tooBig(declared);
-    }
-    const size = declared >= 0 ? declared : UNKNOWN_LENGTH_START;
-    ex.body = ex.req.bodies ? ex.req.bodies.take(size) : Buffer.allocUnsafe(size);
+    ex.body = new IncomingBody(ex.req.bodies, ex.req.maxBytes);
+    this.refuse(ex.body.begin(cl === undefined ? -1 : Number(cl)));
   }
 
-  private tooBig(n: number): Error {
-    const ex = this.ex!;
-    this.fail(
-      new Http1Failure(
-        `body of ${n} bytes or more is over the cap of ${ex.req.maxBytes} bytes`,
-        'TOO_BIG',
-        n,
-      ),
-    );
-    return new Error('over the cap');
+  /** A refused body fails the exchange (its memory already let go). */
+  private refuse(r: BodyRefusal | null): void {
+    if (!r) return;
+    const why = refusalWords(r);
+    this.fail(new Http1Failure(why, r.kind === 'cap' ? 'TOO_BIG' : 'NO_ROOM', r));
+    throw new Error(why); // stops the reader
   }
 
   private onBody(chunk: Buffer): void {
-    const ex = this.ex;
-    if (!ex?.body) return; // another status: dropped
-    const need = ex.got + chunk.length;
-    if (need > ex.req.maxBytes) throw this.tooBig(need);
-    if (need > ex.body.length) {
-      const bigger = ex.req.bodies
-        ? ex.req.bodies.take(need * 2)
-        : Buffer.allocUnsafe(Math.min(need * 2, ex.req.maxBytes));
-      ex.body.copy(bigger, 0, 0, ex.got);
-      ex.req.bodies?.give(ex.body);
-      ex.body = bigger;
-    }
-    chunk.copy(ex.body, ex.got);
-    ex.got = need;
+    const body = this.ex?.body;
+    if (!body) return; // another status: dropped
+    this.refuse(body.append(chunk));
   }
 
   private onEnd(): void {
@@ -261,7 +217,7 @@ class Connection {
     ex.resolve({
       status: h.status,
       headers: h.headers,
-      body: ex.body ? ex.body.subarray(0, ex.got) : Buffer.alloc(0),
+      body: ex.body ? ex.body.result() : Buffer.alloc(0),
     });
     if (this.reader.reusable) this.idle(this);
     else this.close();
@@ -272,7 +228,7 @@ class Connection {
     this.ex = null;
     if (ex && !ex.settled) {
       ex.settled = true;
-      if (ex.body) ex.req.bodies?.give(ex.body);
+      ex.body?.release();
       ex.reject(err);
     }
     this.close();
@@ -309,7 +265,14 @@ export class Http1Pool {
       const conn = (reuse && this.takeIdle(key)) || this.open(key, req);
       const onAbort = () => conn.abort(new Http1Failure('aborted', 'ABORTED'));
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => req.signal?.removeEventListener('abort', onAbort);
+      const deadline = req.deadline;
+      deadline?.watch(() =>
+        conn.abort(new Http1Failure(deadline.words(conn.answering), 'DEADLINE')),
+      );
+      const done = () => {
+        req.signal?.removeEventListener('abort', onAbort);
+        req.deadline?.unwatch();
+      };
       conn.run(
         new Exchange(
           req,

@@ -5,8 +5,9 @@
 // VOD playlists (EXT-X-ENDLIST) are played at real time and looped. Segments: MPEG-TS passed
 // through as they are, fMP4/CMAF remuxed to TS (src/protocols/mp4 → src/mpegts/es-mux.ts),
 // AES-128 decrypted; all delivered at real time by their PCR. `preload` segments are fetched
-// ahead. A 404 segment is skipped and counted; an origin that stops answering leaves the input
-// silent with its reason in fault(), so the stream fails over to its backup.
+// ahead, within the input's body memory (body-buffers.ts). A 404 or over-cap segment is skipped
+// and counted; every request has a hard deadline; an origin that stops answering leaves the
+// input silent with its reason in fault(), so the stream fails over to its backup.
 import { createDecipheriv } from 'node:crypto';
 import { bool, int, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport, TransportMetrics } from '../../engine/input.ts';
@@ -23,13 +24,27 @@ import {
 } from '../../protocols/hls/playlist.ts';
 import { type Mp4Init, parseInit, parseSegment } from '../../protocols/mp4/fmp4.ts';
 import { Backoff } from '../common.ts';
-import { HttpClient, HttpError } from './http.ts';
-import { BodyBuffers } from './http1-pool.ts';
+import { BodyBuffers, sizeWords } from './body-buffers.ts';
+import { Deadline } from './deadline.ts';
+import { type GetResult, HttpClient, HttpError } from './http.ts';
 
-/** A segment bigger than this is aborted and counted (`oversize`). */
-export const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
+/** A segment bigger than this is refused and counted (`oversize`). */
+export const MAX_SEGMENT_BYTES = 32 * 1024 * 1024;
+/** What one input's segment bodies may hold in all (playing, arriving, kept for reuse): one
+ *  playing and the next growing to the cap, with room for the copy while a body grows. */
+export const BODY_MEMORY_BYTES = (5 * MAX_SEGMENT_BYTES) / 2;
 export const MAX_PLAYLIST_BYTES = 4 * 1024 * 1024;
+/** Segment URLs of one playlist once resolved, in all: a short URI against a long playlist
+ *  URL takes many times its own bytes. */
+export const MAX_PLAYLIST_URL_BYTES = 16 * 1024 * 1024;
 export const MAX_INIT_BYTES = 1024 * 1024;
+/** An AES-128 key is 16 bytes: more than this is not read. */
+export const MAX_KEY_BYTES = 1024;
+/** Live segments queued beyond this (the origin lists them faster than they play) are
+ *  dropped from the front, as a gap. */
+export const MAX_LIVE_QUEUE = 64;
+/** A segment's deadline: `client-timeout`, or twice its duration when longer, at most this. */
+const MAX_SEGMENT_DEADLINE_MS = 60_000;
 /** Master → media playlists followed at most this deep (a playlist referencing itself stops). */
 export const MAX_PLAYLIST_DEPTH = 4;
 /** A live playlist is joined this many segments from its end (RFC 8216 6.3.3). */
@@ -44,6 +59,8 @@ const MODE_PROGRESSIVE = 2;
 interface Job {
   seg: Segment;
   body?: Promise<Buffer | HttpError>;
+  /** Fetched again once after a refusal for want of body memory. */
+  again?: boolean;
 }
 
 interface Counters {
@@ -66,7 +83,9 @@ export class HlsInput implements InputTransport {
   private readonly backoff: Backoff;
   private readonly pacer: PcrPacer;
   /** Segment bodies: reused once played (no new memory per segment for the collector). */
-  private readonly bodies = new BodyBuffers();
+  private readonly bodies = new BodyBuffers(BODY_MEMORY_BYTES);
+  /** About the size of the segments played lately (how much a preload will take). */
+  private typicalBytes = 0;
   private readonly abort = new AbortController();
   private closed = false;
   private running: Promise<void> | null = null;
@@ -113,6 +132,7 @@ export class HlsInput implements InputTransport {
       password: str(cfg, 'password'),
       timeoutMs: int(cfg, 'client-timeout', 10) * 1000,
       maxSockets: int(cfg, 'preload', 1) + 2,
+      clock: ctx.clock,
     });
     this.backoff = new Backoff(ctx.clock);
     this.pacer = new PcrPacer(
@@ -172,17 +192,12 @@ export class HlsInput implements InputTransport {
       text = r.text;
       url = r.url;
     } else {
-      const r = await this.client.get(url, {
-        maxBytes: MAX_PLAYLIST_BYTES,
-        signal: this.abort.signal,
-      });
-      text = r.body.toString('utf8');
-      url = r.url;
+      ({ text, url } = await this.getPlaylist(url));
     }
     for (let depth = 0; ; depth++) {
       if (seen.has(url)) throw new PlaylistError(`playlist references itself (${url})`);
       seen.add(url);
-      const pl = parsePlaylist(text, url, this.rawUris);
+      const pl = this.parse(text, url);
       if (pl.kind === 'media') {
         this.playlistUrl = url;
         return this.playMedia(url, pl);
@@ -203,57 +218,109 @@ export class HlsInput implements InputTransport {
         resolution: v.resolution,
         codecs: v.codecs,
       };
-      const r = await this.client.get(v.url, {
-        maxBytes: MAX_PLAYLIST_BYTES,
-        signal: this.abort.signal,
-      });
-      text = r.body.toString('utf8');
-      url = r.url;
+      ({ text, url } = await this.getPlaylist(v.url));
     }
   }
 
+  /** A playlist's text and its URL after redirects. */
+  private async getPlaylist(url: string): Promise<{ text: string; url: string }> {
+    const r = await this.getSmall('playlist', url, { maxBytes: MAX_PLAYLIST_BYTES });
+    return { text: r.body.toString('utf8'), url: r.url };
+  }
+
+  /** A playlist, key or initialisation section (under the client's deadline); a refused body
+   *  in words. */
+  private async getSmall(
+    what: string,
+    url: string,
+    opts: { maxBytes: number; range?: { offset: number; length: number } },
+  ): Promise<GetResult> {
+    try {
+      return await this.client.get(url, { ...opts, signal: this.abort.signal });
+    } catch (err) {
+      throw err instanceof HttpError && err.refusal
+        ? new HttpError(refused(what, url, err), 0)
+        : err;
+    }
+  }
+
+  /** parsePlaylist, once the URLs it would resolve are known to fit MAX_PLAYLIST_URL_BYTES. */
+  private parse(text: string, url: string): Playlist {
+    const bytes = resolvedUrlBytes(text, url);
+    if (bytes > MAX_PLAYLIST_URL_BYTES) {
+      throw new PlaylistError(
+        `playlist ${shortUrl(url)} would take about ${sizeWords(bytes)} of segment URLs once resolved ` +
+          `against its own URL, over the ${sizeWords(MAX_PLAYLIST_URL_BYTES)} cap`,
+      );
+    }
+    return parsePlaylist(text, url, this.rawUris);
+  }
+
   /** mode 0: GET the URI; a playlist comes back as its text, a transport stream is played
-   *  progressively from the same response (null when it ends). */
+   *  progressively from the same response (null when it ends). The request's deadline holds
+   *  until the first bytes show a transport stream (then only the idle time-out), and to the
+   *  end of a playlist. */
   private async detect(url: string): Promise<{ text: string; url: string } | null> {
     let decided: 'playlist' | 'ts' | '' = '';
     const head: Buffer[] = [];
     let size = 0;
+    /** Why the body was given up in onChunk (which must not throw: it runs in a stream event). */
+    let refusal: Error | null = null;
     const ac = new AbortController();
     const stop = () => ac.abort();
+    const giveUp = (err: Error) => {
+      refusal = err;
+      ac.abort();
+    };
+    const deadline = new Deadline(this.ctx.clock, int(this.cfg, 'client-timeout', 10) * 1000);
     this.abort.signal.addEventListener('abort', stop);
     try {
-      const r = await this.client.get(url, {
-        maxBytes: MAX_PLAYLIST_BYTES,
-        signal: ac.signal,
-        onChunk: (c) => {
-          if (decided === 'ts') return this.progressiveChunk(c);
-          head.push(c);
-          size += c.length;
-          if (decided === 'playlist') {
-            if (size > MAX_PLAYLIST_BYTES) ac.abort();
-            return;
-          }
-          const b = Buffer.concat(head);
-          const s = b
-            .subarray(0, 64)
-            .toString('latin1')
-            .replace(/^\ufeff|^\xef\xbb\xbf/, '');
-          if (/^\s*#EXTM3U/.test(s)) decided = 'playlist';
-          else if (b[0] === SYNC_BYTE || b.length >= 3 * TS_PACKET_SIZE) {
-            decided = 'ts';
-            this.kind = 'progressive';
-            this.faultText = '';
-            head.length = 0;
-            this.progressiveChunk(b);
-          } else if (b.length >= 64 && !/^\s*#/.test(s)) {
-            throw new PlaylistError('neither an HLS playlist nor a transport stream');
-          }
-        },
-      });
+      const r = await this.client
+        .get(url, {
+          maxBytes: MAX_PLAYLIST_BYTES,
+          signal: ac.signal,
+          deadline,
+          onChunk: (c) => {
+            if (refusal) return;
+            if (decided === 'ts') return this.progressiveChunk(c);
+            head.push(c);
+            size += c.length;
+            if (decided === 'playlist') {
+              if (size > MAX_PLAYLIST_BYTES) {
+                giveUp(
+                  new PlaylistError(
+                    `playlist from ${url} grew past the ${sizeWords(MAX_PLAYLIST_BYTES)} cap`,
+                  ),
+                );
+              }
+              return;
+            }
+            const b = Buffer.concat(head);
+            const s = b
+              .subarray(0, 64)
+              .toString('latin1')
+              .replace(/^\ufeff|^\xef\xbb\xbf/, '');
+            if (/^\s*#EXTM3U/.test(s)) decided = 'playlist';
+            else if (b[0] === SYNC_BYTE || b.length >= 3 * TS_PACKET_SIZE) {
+              decided = 'ts';
+              deadline.cancel(); // a stream: the origin paces it
+              this.kind = 'progressive';
+              this.faultText = '';
+              head.length = 0;
+              this.progressiveChunk(b);
+            } else if (b.length >= 64 && !/^\s*#/.test(s)) {
+              giveUp(new PlaylistError('neither an HLS playlist nor a transport stream'));
+            }
+          },
+        })
+        .catch((err: unknown) => {
+          throw refusal ?? err;
+        });
+      if (refusal) throw refusal;
       if ((decided as string) === 'ts') return null;
-      if (size > MAX_PLAYLIST_BYTES) throw new PlaylistError('playlist over the size cap');
       return { text: Buffer.concat(head).toString('utf8'), url: r.url };
     } finally {
+      deadline.cancel();
       this.abort.signal.removeEventListener('abort', stop);
     }
   }
@@ -299,7 +366,7 @@ export class HlsInput implements InputTransport {
 
   private async playMedia(url: string, first: MediaPlaylist): Promise<void> {
     this.kind = 'playlist';
-    this.queue = [];
+    this.dropJobs(this.queue.splice(0));
     this.lastQueued = -1;
     this.live = !first.ended;
     this.lastChangeAt = this.ctx.clock.monotonic();
@@ -326,16 +393,27 @@ export class HlsInput implements InputTransport {
           continue;
         }
         this.prefetch(job);
-        const body = await job.body!;
-        if (this.closed) break;
+        let body = await job.body!;
+        if (body instanceof HttpError && body.refusal?.kind === 'memory' && !job.again) {
+          // Preloads took the memory first: this one's turn has come, it is fetched again.
+          job.again = true;
+          job.body = this.fetchSegment(job.seg);
+          body = await job.body;
+        }
+        if (this.closed) {
+          if (!(body instanceof HttpError)) this.bodies.give(body);
+          break;
+        }
         if (body instanceof HttpError) {
           this.segmentFailed(job.seg, body);
           continue;
         }
+        this.typicalBytes = Math.max(body.length, Math.floor(this.typicalBytes * 0.75));
         await this.playSegment(job.seg, body);
         this.bodies.give(body);
       }
     } finally {
+      this.dropJobs(this.queue.splice(0));
       this.live = false;
       this.changed?.();
       await reloader;
@@ -375,6 +453,17 @@ export class HlsInput implements InputTransport {
       }
     }
     for (let i = from; i < segs.length; i++) this.queue.push({ seg: segs[i]! });
+    const over = this.live ? this.queue.length - MAX_LIVE_QUEUE : 0;
+    if (over > 0) {
+      // The origin lists segments faster than they play: the oldest go, as a gap.
+      this.dropJobs(this.queue.splice(0, over));
+      this.c.gaps++;
+      this.queue[0] = { ...this.queue[0]!, seg: { ...this.queue[0]!.seg, discontinuity: true } };
+      this.ctx.log.info(
+        { dropped: over, queued: MAX_LIVE_QUEUE },
+        'hls input: live segments queued faster than they play; the oldest dropped',
+      );
+    }
     this.lastQueued = newest;
     this.mediaSequence = pl.mediaSequence;
     this.lastChangeAt = this.ctx.clock.monotonic();
@@ -391,12 +480,9 @@ export class HlsInput implements InputTransport {
       await this.sleep(Math.max(MIN_RELOAD_MS, grew ? td : td / 2));
       if (!this.live || this.closed) break;
       try {
-        const r = await this.client.get(url, {
-          maxBytes: MAX_PLAYLIST_BYTES,
-          signal: this.abort.signal,
-        });
+        const r = await this.getPlaylist(url);
         this.c.reloads++;
-        const pl: Playlist = parsePlaylist(r.body.toString('utf8'), r.url, this.rawUris);
+        const pl: Playlist = this.parse(r.text, r.url);
         if (pl.kind !== 'media')
           throw new PlaylistError('a media playlist became a master playlist');
         const before = this.lastQueued;
@@ -433,11 +519,27 @@ export class HlsInput implements InputTransport {
   private reloadErrors = 0;
   private failingSegments = 0;
 
-  /** Start fetching the job and the `preload` after it. */
+  /** Start fetching the job and the `preload` after it, the preloads only while the body
+   *  memory has room for them at about the size segments have had. */
   private prefetch(job: Job): void {
     const preload = Math.min(10, Math.max(1, int(this.cfg, 'preload', 1)));
-    const list = [job, ...this.queue.slice(0, preload)];
-    for (const j of list) if (!j.body) j.body = this.fetchSegment(j.seg);
+    if (!job.body) job.body = this.fetchSegment(job.seg);
+    let room = this.bodies.limit - this.bodies.lentBytes - this.typicalBytes;
+    for (const j of this.queue.slice(0, preload)) {
+      if (j.body) continue;
+      if (room < this.typicalBytes * 2) break;
+      room -= this.typicalBytes;
+      j.body = this.fetchSegment(j.seg);
+    }
+  }
+
+  /** Jobs no longer to be played: their bodies, once they come, go back. */
+  private dropJobs(jobs: Job[]): void {
+    for (const j of jobs) {
+      void j.body?.then((b) => {
+        if (!(b instanceof HttpError)) this.bodies.give(b);
+      });
+    }
   }
 
   private async fetchSegment(seg: Segment): Promise<Buffer | HttpError> {
@@ -447,6 +549,10 @@ export class HlsInput implements InputTransport {
         maxBytes: MAX_SEGMENT_BYTES,
         signal: this.abort.signal,
         bodies: this.bodies,
+        deadlineMs: Math.max(
+          int(this.cfg, 'client-timeout', 10) * 1000,
+          Math.min(2000 * seg.duration, MAX_SEGMENT_DEADLINE_MS),
+        ),
         ...(seg.range ? { range: seg.range } : {}),
       });
       return r.body;
@@ -461,10 +567,13 @@ export class HlsInput implements InputTransport {
     else if (err.tooBig) this.c.oversize++;
     else this.c.segmentErrors++;
     this.failingSegments++;
-    this.lastError = `segment ${seg.seq}: ${err.message}`;
+    const what = err.refusal
+      ? refused(`segment ${seg.seq}`, seg.url, err)
+      : `segment ${seg.seq}: ${err.message}`;
+    this.lastError = `${what}; skipped`;
     if (this.failingSegments >= 3) this.faultText = this.lastError;
     this.pendingDiscontinuity ||= 'segment skipped';
-    this.ctx.log.warn({ url: seg.url, seq: seg.seq, err: err.message }, 'hls segment skipped');
+    this.ctx.log.warn({ url: seg.url, seq: seg.seq, err: this.lastError }, 'hls segment skipped');
   }
 
   private async playSegment(seg: Segment, raw: Buffer): Promise<void> {
@@ -495,7 +604,7 @@ export class HlsInput implements InputTransport {
     if (k.method !== 'AES-128') throw new Error(`encryption method ${k.method} not supported`);
     let key = this.keys.get(k.url);
     if (!key) {
-      const r = await this.client.get(k.url, { maxBytes: 1024, signal: this.abort.signal });
+      const r = await this.getSmall('key', k.url, { maxBytes: MAX_KEY_BYTES });
       if (r.body.length !== 16) throw new Error(`key of ${r.body.length} bytes, not 16`);
       key = r.body;
       if (this.keys.size > 64) this.keys.clear();
@@ -533,9 +642,8 @@ export class HlsInput implements InputTransport {
     if (!this.init || this.init.url !== initUrl) {
       let initBytes = body;
       if (map) {
-        const r = await this.client.get(map.url, {
+        const r = await this.getSmall('initialisation section', map.url, {
           maxBytes: MAX_INIT_BYTES,
-          signal: this.abort.signal,
           ...(map.range ? { range: map.range } : {}),
         });
         initBytes = r.body;
@@ -619,9 +727,11 @@ export class HlsInput implements InputTransport {
             live: this.live,
             targetDuration: this.targetDuration,
             mediaSequence: this.mediaSequence,
+            queued: this.queue.length,
           }
         : {}),
       ...this.c,
+      memory: { held: this.bodies.held, peak: this.bodies.peak, limit: this.bodies.limit },
       ...(this.muxer ? { remux: this.muxer.mux.stats() } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
@@ -656,4 +766,43 @@ function tsStart(b: Buffer): number {
     if (ok) return i;
   }
   return -1;
+}
+
+/** A refused body in words: `segment 7 from URL is 40 MiB, over the 32 MiB cap`. */
+function refused(what: string, url: string, err: HttpError): string {
+  const r = err.refusal;
+  if (r?.kind === 'cap') {
+    return r.declared
+      ? `${what} from ${shortUrl(url)} is ${sizeWords(r.bytes)}, over the ${sizeWords(r.cap)} cap`
+      : `${what} from ${shortUrl(url)} grew past the ${sizeWords(r.cap)} cap (no length announced)`;
+  }
+  if (r?.kind === 'memory') {
+    return (
+      `${what} from ${shortUrl(url)}: no room, the input holds ${sizeWords(r.held)} of segments ` +
+      `(its limit is ${sizeWords(r.limit)})`
+    );
+  }
+  return `${what} from ${shortUrl(url)}: ${err.message}`;
+}
+
+/** A URL for a message: a very long one (an origin's choice) shortened in the middle. */
+function shortUrl(url: string): string {
+  return url.length <= 200 ? url : `${url.slice(0, 120)}…${url.slice(-60)}`;
+}
+
+/** About how many bytes the URLs of a playlist take once resolved: every URI line gets the
+ *  playlist's directory in front of it (counted whether or not the parser keeps the line). */
+function resolvedUrlBytes(text: string, url: string): number {
+  const dir = url.replace(/[?#].*$/, '').lastIndexOf('/') + 1;
+  let lines = 0;
+  let atStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) atStart = true;
+    else if (atStart && c !== 0x20 && c !== 0x09 && c !== 0x0d) {
+      if (c !== 0x23) lines++; // not '#'
+      atStart = false;
+    }
+  }
+  return lines * dir + text.length;
 }

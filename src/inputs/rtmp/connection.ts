@@ -79,6 +79,11 @@ export class RtmpConnection {
     return this.reader.bytesIn + this.hsBytes;
   }
 
+  /** Bytes of the messages the peer has begun and not finished. */
+  get pendingBytes(): number {
+    return this.reader.pendingBytes;
+  }
+
   /** Client: send C0+C1 once connected. */
   hello(): void {
     this.raw(handshakeHello(Date.now(), randomBytes));

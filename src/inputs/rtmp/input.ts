@@ -50,6 +50,8 @@ export class RtmpInput implements InputTransport, PublishTarget {
   private lastRefused = '';
   private listenError = '';
   private unlisten: (() => void) | null = null;
+  /** The most the input has held of what the origin sent (messages begun, frames held). */
+  private heldPeak = 0;
   private readonly c: Counters = {
     bytes: 0,
     videoFrames: 0,
@@ -248,7 +250,13 @@ export class RtmpInput implements InputTransport, PublishTarget {
 
   private batch(n: number): void {
     this.c.bytes += n;
+    this.heldPeak = Math.max(this.heldPeak, this.held());
     this.flush();
+  }
+
+  /** Bytes held now of what the origin sent: messages begun, frames held for the first PMT. */
+  private held(): number {
+    return (this.session?.pendingBytes ?? 0) + (this.remux?.heldBytes ?? 0);
   }
 
   private flush(): void {
@@ -302,6 +310,7 @@ export class RtmpInput implements InputTransport, PublishTarget {
       ...(this.publisher ? { publisher: this.publisher.peer } : {}),
       ...(this.remux?.tracks ? { tracks: this.remux.tracks } : {}),
       ...this.c,
+      memory: { held: this.held(), peak: this.heldPeak },
       ...(this.remux ? { remux: this.remux.stats() } : {}),
       ...(this.lastStatus ? { lastStatus: this.lastStatus } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),

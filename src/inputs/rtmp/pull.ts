@@ -1,6 +1,8 @@
 // One pull attempt of the `rtmp` input: TCP (or TLS for rtmps://) to the origin, the handshake,
 // connect → createStream → play, then media to the input until the origin hangs up, refuses,
-// or sends nothing for `client-timeout`. Ends with the reason in words.
+// or sends nothing for `client-timeout`. The first media message must come within
+// `client-timeout` of the start (one timer: an origin trickling bytes cannot hold the attempt
+// in its handshake). Ends with the reason in words.
 import net from 'node:net';
 import tls from 'node:tls';
 import { type AmfValue, amfObject } from '../../protocols/rtmp/amf0.ts';
@@ -49,6 +51,10 @@ export class PullSession {
   /** Plain TCP: reads batched by the socket's receive low-water mark (recv-low-water.ts). */
   private lowWater: LowWaterSocket | null = null;
   private timer: Timer | null = null;
+  /** Until the first media message: ends the attempt when `client-timeout` has passed. */
+  private firstMedia: Timer | null = null;
+  /** How far the attempt has come (for the deadline's words). */
+  private stage = 'no TCP connection yet';
   private lastIn = 0;
   private startedAt = 0;
   private done = false;
@@ -81,6 +87,7 @@ export class PullSession {
     socket.setNoDelay(true);
     socket.once(url.tls ? 'secureConnect' : 'connect', () => {
       this.connected = true;
+      this.stage = 'handshake not finished';
       if (!url.tls && !this.done) this.lowWater = recvLowWaterOf(this.o.clock).add(socket);
       this.conn?.hello();
     });
@@ -94,6 +101,11 @@ export class PullSession {
         onCommand: (name, txn, args) => this.onCommand(name, txn, args),
         onData: (values) => this.ev.metadata(values),
         onMedia: (m) => {
+          if (this.firstMedia) {
+            this.firstMedia.cancel();
+            this.firstMedia = null;
+            this.stage = 'playing';
+          }
           this.ev.media(m);
         },
         onBatch: (n) => {
@@ -105,6 +117,15 @@ export class PullSession {
       { ownReads: !url.tls },
     );
     this.timer = this.o.clock.setInterval(() => this.watch(), Math.min(1000, this.o.timeoutMs / 4));
+    this.firstMedia = this.o.clock.setTimeout(() => {
+      const s = this.o.timeoutMs / 1000;
+      this.close(`no media from origin within ${s} s of connecting (${this.stage})`);
+    }, this.o.timeoutMs);
+  }
+
+  /** Bytes the attempt holds of what the origin sent: messages begun and not finished. */
+  get pendingBytes(): number {
+    return this.conn?.pendingBytes ?? 0;
   }
 
   private read(buf: Uint8Array, n: number): boolean {
@@ -149,6 +170,7 @@ export class PullSession {
 
   private onReady(): void {
     const { url } = this.o;
+    this.stage = 'no answer to connect';
     this.send('connect', 0, TXN_CONNECT, {
       app: url.app,
       flashVer: 'LNX 9,0,124,2',
@@ -179,19 +201,23 @@ export class PullSession {
     }
     if (name === '_result' && txn === TXN_CONNECT) {
       this.conn?.send(windowAckSize(WINDOW));
+      this.stage = 'no answer to createStream';
       this.send('createStream', 0, TXN_CREATE_STREAM, null);
       return;
     }
     if (name === '_result' && txn === TXN_CREATE_STREAM) {
       this.streamId = typeof args[1] === 'number' ? args[1] : 1;
+      this.stage = 'no answer to play';
       this.send('play', this.streamId, 0, null, this.o.url.stream, -2);
       this.conn?.send(userControl(UC_SET_BUFFER_LENGTH, this.streamId, BUFFER_MS));
       return;
     }
     if (name === 'onStatus') {
       this.ev.statusCode(code, desc);
-      if (code === 'NetStream.Play.Start') this.ev.playing();
-      else if (
+      if (code === 'NetStream.Play.Start') {
+        if (this.firstMedia) this.stage = 'play started, no media yet';
+        this.ev.playing();
+      } else if (
         info?.['level'] === 'error' ||
         code === 'NetStream.Play.StreamNotFound' ||
         code === 'NetStream.Play.Failed'
@@ -210,6 +236,8 @@ export class PullSession {
     this.lowWater = null;
     this.timer?.cancel();
     this.timer = null;
+    this.firstMedia?.cancel();
+    this.firstMedia = null;
     this.ev.ended(reason, this.o.clock.monotonic() - this.startedAt);
   }
 

@@ -112,6 +112,11 @@ export class ChunkReader {
     return this.chunkSize;
   }
 
+  /** Payload bytes of the messages in progress (bounded by MAX_PENDING_BYTES). */
+  get pendingBytes(): number {
+    return this.pending;
+  }
+
   /** The peer's Set Chunk Size (called by the reader itself for MSG_SET_CHUNK_SIZE). */
   setChunkSize(n: number): void {
     if (!Number.isInteger(n) || n < 1 || n > 0x7fffffff) {

@@ -4,13 +4,16 @@
 // A track is added at its sequence header (MP3: its first frame); frames are held (bounded)
 // until every track that onMetaData announced is configured, so the first PMT lists them all.
 // A repeated sequence header reconfigures the track (setConfig). Message payloads are read
-// during the call only (the connection's reader reuses them): a held frame is a copy.
+// during the call only (the connection's reader reuses them): a held frame is a copy, and the
+// copies are bounded in count and bytes (past either, the wait ends and they are written).
 import { EsMuxer, type EsMuxerStats } from '../../mpegts/es-mux.ts';
 import { type AmfValue, amfObject } from './amf0.ts';
 import { parseAudioTag, parseVideoTag } from './flv.ts';
 
 /** Frames held while waiting for the announced tracks' sequence headers. */
 export const MAX_HELD_FRAMES = 256;
+/** Bytes of the frames held (a second or two of media is a few hundred KiB). */
+export const MAX_HELD_BYTES = 8 * 1024 * 1024;
 
 export interface RemuxCounters {
   videoFrames: number;
@@ -37,6 +40,8 @@ export class FlvRemuxer {
   private expectVideo = false;
   private expectAudio = false;
   private held: Held[] = [];
+  /** Bytes of the held frames' copies. */
+  heldBytes = 0;
   private lastTs = -1;
   private wraps = 0;
   readonly counters: RemuxCounters = {
@@ -171,20 +176,31 @@ export class FlvRemuxer {
   }
 
   private frame(h: Held): void {
-    if (!this.ready() && this.held.length < MAX_HELD_FRAMES) {
+    if (this.waiting(h.data.length)) {
       h.data = Buffer.from(h.data);
       this.held.push(h);
+      this.heldBytes += h.data.length;
       return;
     }
-    this.release();
+    this.writeHeld();
     this.write(h);
   }
 
+  /** Whether frames are still held for an announced track (with room for `more` bytes). */
+  private waiting(more = 0): boolean {
+    return (
+      !this.ready() && this.held.length < MAX_HELD_FRAMES && this.heldBytes + more <= MAX_HELD_BYTES
+    );
+  }
+
   private release(): void {
-    if (this.held.length === 0) return;
-    if (!this.ready() && this.held.length < MAX_HELD_FRAMES) return;
+    if (this.held.length > 0 && !this.waiting()) this.writeHeld();
+  }
+
+  private writeHeld(): void {
     const held = this.held;
     this.held = [];
+    this.heldBytes = 0;
     for (const h of held) this.write(h);
   }
 

@@ -55,10 +55,16 @@ export class RtspConnection {
   } | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private authorize: ((method: string, uri: string) => string) | null = null;
+  private reader: RtspReader | null = null;
   session = '';
   private closed = false;
 
   constructor(private readonly o: ConnectionOptions) {}
+
+  /** Bytes read and held for the rest of a message (header block, body, interleaved frame). */
+  get buffered(): number {
+    return this.reader?.buffered ?? 0;
+  }
 
   get localAddress(): string {
     return this.socket?.localAddress ?? '';
@@ -95,6 +101,7 @@ export class RtspConnection {
           );
         }
       });
+      this.reader = reader;
       const tunnel = this.o.tunnel;
       const cookie = randomBytes(12).toString('hex');
       const http = (method: string, extra: string) =>

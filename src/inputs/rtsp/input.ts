@@ -9,7 +9,8 @@
 // video decoding times from those and the SPS's reorder depth (src/protocols/rtp/dts.ts).
 // Keep-alive (GET_PARAMETER when offered, else OPTIONS) and RTCP receiver reports run while
 // playing; a keep-alive unanswered or no media for `client-timeout` ends the session, which is
-// reopened with backoff.
+// reopened with backoff. The first media must come within `client-timeout` of connecting (one
+// timer over every request of the set-up, however slowly the server answers them).
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { bool, int, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport, TransportMetrics } from '../../engine/input.ts';
@@ -42,8 +43,10 @@ export const RTCP_INTERVAL_MS = 5000;
 export const RTSP_REORDER_PACKETS = 16;
 /** Timestamps start this far in (the muxer's PCR runs 500 ms behind the first DTS). */
 const PTS_ORIGIN_S = 10;
-/** Frames held while the PLAY answer is read (they may arrive in the same read). */
+/** Frames held while the PLAY answer is read (they may arrive in the same read), in count
+ *  and bytes; the rest are dropped. */
 const MAX_EARLY_FRAMES = 256;
+export const MAX_EARLY_BYTES = 4 * 1024 * 1024;
 
 interface Track {
   media: SdpMedia;
@@ -89,6 +92,11 @@ export class RtspInput implements InputTransport {
   private timeline = new RtpTimeline();
   private sync = '';
   private early: { t: Track; f: RtpFrame }[] = [];
+  private earlyBytes = 0;
+  /** Until the first RTP packet of a session: ends it when `client-timeout` has passed. */
+  private setupTimer: Timer | null = null;
+  /** The most the input has held of what the server sent (frames before PLAY, unread bytes). */
+  private heldPeak = 0;
   private readonly c: Counters = { packets: 0, bytes: 0, rtcp: 0, keepAlives: 0, reconnects: 0 };
   private faultText = '';
   private lastError = '';
@@ -163,6 +171,15 @@ export class RtspInput implements InputTransport {
       onClose: (e) => ended(e),
     });
     this.conn = conn;
+    this.setupTimer = this.ctx.clock.setTimeout(() => {
+      this.setupTimer = null;
+      ended(
+        new RtspError(
+          `no media from the server for ${this.timeoutMs / 1000} s since connecting (${this.state})`,
+        ),
+      );
+      conn.close();
+    }, this.timeoutMs);
     const step = <T>(p: Promise<T>) => Promise.race([p, end]);
     await step(conn.open());
     const options = await step(conn.request('OPTIONS', u.url));
@@ -222,6 +239,7 @@ export class RtspInput implements InputTransport {
     this.sessions++;
     const early = this.early;
     this.early = [];
+    this.earlyBytes = 0;
     for (const e of early) this.frame(e.t, e.f);
     this.muxer?.flush();
     this.state = 'playing';
@@ -345,6 +363,8 @@ export class RtspInput implements InputTransport {
     this.c.packets++;
     this.c.bytes += d.length;
     this.lastMediaAt = this.ctx.clock.monotonic();
+    this.setupTimer?.cancel();
+    this.setupTimer = null;
     t.received++;
     this.sequence(t, p);
     if (t.reorder) t.reorder.push(p);
@@ -367,8 +387,16 @@ export class RtspInput implements InputTransport {
 
   private frame(t: Track, f: RtpFrame): void {
     if (t.clock < 0) {
-      // Media that came with the PLAY answer, before its RTP-Info was read: held briefly.
-      if (this.early.length < MAX_EARLY_FRAMES) this.early.push({ t, f });
+      // Media that came with the PLAY answer, before its RTP-Info was read: held briefly (a
+      // copy: a view would keep the whole read it came in, beyond what is counted).
+      if (
+        this.early.length < MAX_EARLY_FRAMES &&
+        this.earlyBytes + f.data.length <= MAX_EARLY_BYTES
+      ) {
+        this.early.push({ t, f: { ...f, data: Buffer.from(f.data) } });
+        this.earlyBytes += f.data.length;
+        this.heldPeak = Math.max(this.heldPeak, this.held());
+      }
       return;
     }
     if (t.mux < 0) {
@@ -538,7 +566,14 @@ export class RtspInput implements InputTransport {
     });
   }
 
+  /** Bytes held now of what the server sent: frames before the PLAY answer, unread bytes. */
+  private held(): number {
+    return this.earlyBytes + (this.conn?.buffered ?? 0);
+  }
+
   private teardown(): void {
+    this.setupTimer?.cancel();
+    this.setupTimer = null;
     const conn = this.conn;
     this.conn = null;
     if (conn) {
@@ -556,6 +591,7 @@ export class RtspInput implements InputTransport {
     this.muxer?.flush();
     this.muxer = null;
     this.early = [];
+    this.earlyBytes = 0;
   }
 
   async close(): Promise<void> {
@@ -578,6 +614,7 @@ export class RtspInput implements InputTransport {
       transport: ['udp', 'tcp', 'http'][int(this.cfg, 'transport', 0)] ?? 'udp',
       ...(this.sync ? { sync: this.sync, srCorrections: this.timeline.srCorrections } : {}),
       ...this.c,
+      memory: { held: this.held(), peak: this.heldPeak },
       tracks: this.tracks.map((t) => ({
         codec: t.media.codec,
         control: t.media.control,

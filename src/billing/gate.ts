@@ -108,7 +108,6 @@ export class ViewerGate implements OttAccess {
   constructor(
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly fetchFn: typeof fetch = fetch,
   ) {
     this.sessions = new ViewerSessions(
       clock,
@@ -336,12 +335,7 @@ export class ViewerGate implements OttAccess {
       return this.remember(key, { allowed: false, reason: 'no billing server serves this login' });
     for (const server of candidates) {
       this.stats.asked++;
-      const { judgement } = await askServer(
-        server,
-        { ...values, event: 'auth' },
-        this.log,
-        this.fetchFn,
-      );
+      const { judgement } = await askServer(server, { ...values, event: 'auth' }, this.log);
       if (judgement.verdict) {
         const d: Decision = { allowed: judgement.allowed, server };
         if (judgement.reason) d.reason = judgement.reason;
@@ -397,7 +391,7 @@ export class ViewerGate implements OttAccess {
     this.log.info(
       {
         session: s.id,
-        viewer: s.identity,
+        viewer: s.viewer,
         stream: s.stream,
         ip: s.ip,
         event,
@@ -421,7 +415,7 @@ export class ViewerGate implements OttAccess {
       duration: String(duration),
     };
     // Delivered when the server answers 2xx; what it says is not a verdict here.
-    void askServer(server, values, this.log, this.fetchFn).then(({ judgement, status }) => {
+    void askServer(server, values, this.log).then(({ judgement, status }) => {
       if (status !== undefined && status < 300) this.stats.accountingSent++;
       else {
         this.stats.accountingFailed++;

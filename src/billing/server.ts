@@ -71,14 +71,12 @@ export interface Asked {
   ms: number;
 }
 
-/** Ask `server` once: the judged reply, or why there is none. Never throws. The fourth
- *  argument is ignored: the viewer gate still passes its `fetch` here, and every request must
- *  go through the outbound request to keep its deadline. */
+/** Ask `server` once, through the outbound request (its deadline cannot be lost): the judged
+ *  reply, or why there is none. Never throws. */
 export async function askServer(
   server: BillingServer,
   values: TemplateValues,
   log: Logger,
-  _unusedFetch?: typeof fetch,
 ): Promise<Asked> {
   const started = performance.now();
   const { url, init } = buildRequest(server, values);

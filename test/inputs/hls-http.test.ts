@@ -6,12 +6,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { DigestAuthenticator } from '../../src/api/auth/digest.ts';
-import type { InputContext } from '../../src/engine/input.ts';
+import { BodyBuffers } from '../../src/inputs/hls/body-buffers.ts';
 import { HttpClient } from '../../src/inputs/hls/http.ts';
-import { BodyBuffers } from '../../src/inputs/hls/http1-pool.ts';
 import { HlsInput } from '../../src/inputs/hls/input.ts';
-import { silentLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/util/clock.ts';
+import { type Collected, inputContext } from '../helpers/input-ctx.ts';
 import { waitFor } from '../helpers/stream-host.ts';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -89,19 +88,6 @@ t.test('Basic, cookies, User-Agent, redirects (bounded), size cap', async (t) =>
   await t.rejects(c.get(`${base}/big`, { maxBytes: 1000 }), /over the cap/);
 });
 
-function ctx(onData: (b: Buffer) => void, disc: string[]): InputContext {
-  return {
-    log: silentLogger,
-    clock: systemClock,
-    dataDir: '/nonexistent',
-    streamName: 'x',
-    index: 0,
-    onData,
-    onDiscontinuity: (r) => disc.push(r),
-    bus: () => undefined,
-  };
-}
-
 const PACKET = Buffer.alloc(188, 0xff);
 PACKET[0] = 0x47;
 PACKET[1] = 0x1f;
@@ -115,27 +101,20 @@ for (const mode of [0, 2]) {
       requests++;
       res.end(Buffer.concat(Array.from({ length: 10 }, () => PACKET)));
     });
-    let bytes = 0;
-    const disc: string[] = [];
-    const inp = new HlsInput(
-      { uri: `${base}/live.ts`, mode },
-      ctx((b) => (bytes += b.length), disc),
-    );
+    const got: Collected = { bytes: 0, discontinuities: [] };
+    const inp = new HlsInput({ uri: `${base}/live.ts`, mode }, inputContext(got));
     inp.start();
     t.teardown(() => inp.close());
-    await waitFor(() => requests >= 2 && disc.length > 0, 5000, 'reopened');
-    t.ok(bytes >= 1880, 'bytes delivered');
+    await waitFor(() => requests >= 2 && got.discontinuities.length > 0, 5000, 'reopened');
+    t.ok(got.bytes >= 1880, 'bytes delivered');
     t.equal(inp.status()['kind'], 'progressive');
-    t.ok(disc.includes('origin reopened'), 'splice at the reopen');
+    t.ok(got.discontinuities.includes('origin reopened'), 'splice at the reopen');
   });
 }
 
 t.test('mode 1 on a transport stream: named, not played', async (t) => {
   const base = await server(t, (_req, res) => res.end(Buffer.concat([PACKET, PACKET, PACKET])));
-  const inp = new HlsInput(
-    { uri: `${base}/x.ts`, mode: 1 },
-    ctx(() => undefined, []),
-  );
+  const inp = new HlsInput({ uri: `${base}/x.ts`, mode: 1 }, inputContext());
   inp.start();
   t.teardown(() => inp.close());
   await waitFor(() => inp.fault(), 5000, 'fault');

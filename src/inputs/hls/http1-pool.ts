@@ -11,8 +11,6 @@ import { getRequest, type ResponseHead, ResponseReader } from '../../protocols/h
 import { type BodyBuffers, type BodyRefusal, IncomingBody, refusalWords } from './body-buffers.ts';
 import type { Deadline } from './deadline.ts';
 
-export { BodyBuffers } from './body-buffers.ts';
-
 /** Every connection reads into this one buffer: reads are handled one at a time on the main
  *  thread, and everything kept from it is copied. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);

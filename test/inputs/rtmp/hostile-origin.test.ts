@@ -26,26 +26,13 @@ import { collectAlways, collector, inputContext } from '../../helpers/input-ctx.
 import { waitFor } from '../../helpers/stream-host.ts';
 
 const MiB = 1024 * 1024;
-/** avcC with one SPS and one PPS, 4-byte lengths. */
-const AVCC = Buffer.of(
-  1,
-  0x42,
-  0,
-  0x1e,
-  0xff,
-  0xe1,
-  0,
-  4,
-  0x67,
-  0x42,
-  0,
-  0x1e,
-  1,
-  0,
-  2,
-  0x68,
-  0xce,
-);
+/** An avcC record (ISO/IEC 14496-15) of one SPS and one PPS, 4-byte NAL lengths. */
+function avcC(sps: Buffer, pps: Buffer): Buffer {
+  const len = (b: Buffer) => Buffer.of(b.length >> 8, b.length & 0xff);
+  const profile = Buffer.of(1, sps[1]!, sps[2]!, sps[3]!, 0xff, 0xe1);
+  return Buffer.concat([profile, len(sps), sps, Buffer.of(1), len(pps), pps]);
+}
+const AVCC = avcC(Buffer.of(0x67, 0x42, 0, 0x1e), Buffer.of(0x68, 0xce));
 
 interface Origin {
   url: string;

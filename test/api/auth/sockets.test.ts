@@ -143,6 +143,23 @@ t.test(
   },
 );
 
+t.test('a page of another site rebound to 127.0.0.1 is not anonymous admin', async (t) => {
+  const { base } = await serve(t);
+  const port = new URL(base).port;
+  for (const host of ['localhost', `localhost:${port}`, `127.0.0.1:${port}`, '[::1]'])
+    t.equal((await get(`${base}/config`, { headers: { host } })).status, 200, `Host ${host}`);
+  for (const host of [`evil.example:${port}`, `127.0.0.1.rebind.example:${port}`, 'intranet']) {
+    const rebound = await get(`${base}/config`, { headers: { host } });
+    t.equal(rebound.status, 401, `Host ${host}: sign in like any remote client`);
+    const write = await get(`${base}/config`, {
+      method: 'PATCH',
+      headers: { host, 'content-type': 'application/merge-patch+json' },
+      body: '{}',
+    });
+    t.equal(write.status, 401, `PATCH with Host ${host}`);
+  }
+});
+
 t.test('curl --digest: admin in, wrong password out, viewer reads but cannot write', async (t) => {
   const { base } = await serve(t);
   const ok = await curl(['--digest', '-u', 'admin:secret', `${base}/config`]);

@@ -138,8 +138,9 @@ t.test('every answer just inside client-timeout: the set-up still ends at it', a
   inp.start();
   t.teardown(() => inp.close());
   await waitFor(() => srv.closed.length > 0, 10_000, 'the first session ended');
+  // Measured from the server's accept, which a loaded machine delays after the client's start.
   const took = srv.closed[0]! - srv.opened[0]!;
-  t.ok(took >= 900 && took <= 2_000, `the first session ended ${took} ms after it connected`);
+  t.ok(took >= 500 && took <= 2_000, `the first session ended ${took} ms after it connected`);
   await waitFor(() => inp.status()['lastError'] !== undefined, 5_000, 'fault');
   t.match(
     inp.status()['lastError'],

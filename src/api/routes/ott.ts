@@ -6,6 +6,7 @@ import { ERRORS } from '../../errors.ts';
 import { setViewerQuery } from '../../ott/access.ts';
 import { answerOtherMethod, delivers, OTT_ROUTE_METHODS } from '../../ott/methods.ts';
 import { ottRegistry } from '../../ott/registry.ts';
+import { maskCredentials } from '../../util/credentials.ts';
 import type { AppContext } from '../context.ts';
 import { sendError } from '../errors.ts';
 
@@ -27,9 +28,6 @@ const PLAYBACK_LOG_LEVEL = 'warn';
  * the schema stays for the OpenAPI document.
  */
 const skipValidation = () => () => true;
-
-/** Query members whose values are credentials: written to a trace as `***`. */
-const SECRET_QUERY = /([?&](?:token|password|p)=)[^&]*/g;
 
 /**
  * `ott-http-trace`: one `info` line per playback request of the stream when its response ends
@@ -55,7 +53,7 @@ function traceRequest(
       {
         stream,
         method: req.method,
-        url: req.url.replace(SECRET_QUERY, '$1***'),
+        url: maskCredentials(req.url),
         status: res.statusCode,
         bytes: (socket?.bytesWritten ?? 0) - sentBefore,
         ms: Math.round((performance.now() - started) * 10) / 10,

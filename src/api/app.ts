@@ -23,6 +23,7 @@ import {
   installErrorHandlers,
 } from './errors.ts';
 import { jsonBodyParser } from './json-body.ts';
+import { installDataMasking } from './mask-data.ts';
 import { apiPlugins } from './routes/index.ts';
 import { installRequestMetrics, metricsRegistry, metricsRoutes } from './routes/metrics.ts';
 import { ottRoutes } from './routes/ott.ts';
@@ -86,6 +87,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     settings: () => ctx.services.get(ADMIN_AUTH_SERVICE),
   });
   installChangeGuard(app);
+  installDataMasking(app);
 
   await app.register(swagger, {
     openapi: {

@@ -111,6 +111,17 @@ t.test('no full token in sessions, alerts, event streams or logs', async (t) => 
     sessionId = String(mine?.['id']);
   }
 
+  // What the relay's input says (its URL in its message) is in the stream's data: masked there.
+  const relayData = await waitFor('the relay input message', async () => {
+    const r = await digestFetch(`${srv.url}/data/stream/2`, viewer);
+    return r.status === 200 && r.body.includes('/nosuch/index.m3u8') ? r.body : undefined;
+  });
+  t.notOk(relayData.includes(RELAY_TOKEN), 'no relay token in /data/stream/2');
+  for (const path of ['/data/stream', '/data/status']) {
+    const r = await digestFetch(`${srv.url}${path}`, viewer);
+    t.equal(r.status, 200, `the viewer reads ${path}`);
+    t.notOk(r.body.includes(RELAY_TOKEN), `no relay token in ${path}`);
+  }
   const relayAlert = (text: string) => text.includes('"subject":"relay"');
   const alerts = await waitFor('the relay input alert', async () => {
     const r = await digestFetch(`${srv.url}/data/alerts`, viewer);

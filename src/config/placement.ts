@@ -32,6 +32,9 @@ export type Where = { nodes: string[]; eligible?: string[] } | 'everywhere';
 export interface MovableOwnership {
   /** Whether this node holds the claim on the movable resource `id` (`stream/7`). */
   owns(id: string): boolean;
+  /** False while another live server has this node's name (docs/fleet.md, "One node per
+   *  name"): nothing placed on the name runs here then, pinned or movable. */
+  holdsName(): boolean;
   /** Runs when what this node holds changed; returns the function that stops it. */
   onChange(fn: () => void): () => void;
   /** The movable resources of the applied config and their eligible nodes; `node` is this
@@ -306,26 +309,32 @@ export function runsOn(
   id: string,
   node: string,
   owns?: (id: string) => boolean,
+  holdsName = true,
 ): boolean {
   if (p.nodes.length === 0) return true;
   const where = p.of.get(id);
   // Settings and unplaced kinds run everywhere; a placed kind that found no node runs nowhere.
   if (where === undefined) return !PLACED.has(id.slice(0, id.indexOf('/')) as RecordKind);
   if (where === 'everywhere') return true;
+  // The name is another server's: what is placed on it runs there, not here as well.
+  if (!holdsName) return false;
   if (where.eligible && owns) return where.eligible.includes(node) && owns(id);
   return where.nodes.includes(node);
 }
 
-/** The part of `desired` that `node` runs: every setting, and what is placed on it. */
+/** The part of `desired` that `node` runs: every setting, and what is placed on it (nothing
+ *  placed on it while `holdsName` is false: another server has the name). */
 export function shareOf(
   desired: DesiredState,
   p: Placement,
   node: string,
   owns?: (id: string) => boolean,
+  holdsName = true,
 ): DesiredState {
   if (p.nodes.length === 0) return desired;
   const resources = new Map<string, Resource>();
-  for (const [id, r] of desired.resources) if (runsOn(p, id, node, owns)) resources.set(id, r);
+  for (const [id, r] of desired.resources)
+    if (runsOn(p, id, node, owns, holdsName)) resources.set(id, r);
   return { ...desired, resources };
 }
 

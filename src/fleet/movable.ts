@@ -127,6 +127,12 @@ export class MovableClaims implements MovableOwnership {
     return this.held.has(id);
   }
 
+  /** False while refused: another live server has this node's name. Until etcd has answered
+   *  (or while it is unreachable) the node keeps running what is placed on it. */
+  holdsName(): boolean {
+    return this.state !== 'refused';
+  }
+
   onChange(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
@@ -273,12 +279,15 @@ export class MovableClaims implements MovableOwnership {
       this.ownLeases,
     );
     if (r.joined) {
+      const wasRefused = this.state === 'refused';
       if (this.refusedBy)
         this.log.warn({ node: this.me }, 'node name free again: this server joins under it');
       this.joined = true;
       this.refusedBy = undefined;
       this.state = 'connected';
       this.lastError = undefined;
+      // What is placed on the name (pinned streams) runs here again.
+      if (wasRefused) this.emit();
       if (this.joinedAt === undefined) {
         this.joinedAt = performance.now();
         // When the grace ends, look again: what other nodes did not take falls to this one.
@@ -294,8 +303,11 @@ export class MovableClaims implements MovableOwnership {
         duplicateMessage(this.me, r.heldBy, this.settings.leaseTtl),
       );
     }
+    const newly = this.state !== 'refused';
     this.state = 'refused';
     this.lastError = this.refusal();
+    // Nothing placed on the name runs here while it is another server's.
+    if (newly) this.emit();
     return false;
   }
 

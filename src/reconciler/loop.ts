@@ -92,11 +92,13 @@ export class ReconcileLoop {
     const p = desired.placement;
     if (!p || p.nodes.length === 0) return desired;
     let owns: ((id: string) => boolean) | undefined;
+    let holdsName = true;
     if (etcdConfigured(desired)) {
       const m = this.opts.host.services.get(MOVABLE_SERVICE);
       owns = m ? (id) => m.owns(id) : () => false;
+      holdsName = m?.holdsName() ?? true;
     }
-    return shareOf(desired, p, nodeName(desired, this.opts.node), owns);
+    return shareOf(desired, p, nodeName(desired, this.opts.node), owns, holdsName);
   }
 
   /** Tell the claims which movable streams the config has, and take the share again whenever

@@ -30,19 +30,26 @@ async function cluster(srv: ServerHandle): Promise<ClusterStatus | undefined> {
 t.test('a duplicate node name is refused while the first holds its lease', async (t) => {
   const etcd = await startEtcd(t);
   const ports = await Promise.all(Array.from({ length: 2 }, () => freePort()));
-  const seen = await listenUdp(t, ports);
+  const pinnedPort = await freePort();
+  const seen = await listenUdp(t, [...ports, pinnedPort]);
   const config = movableConfig(etcd.url, ports, { leaseTtl: TTL, prefix: '/dup' });
+  // A stream placed on the name itself (not movable): it must not run on both servers either.
+  const pinned = structuredClone((config.stream as Record<string, unknown>[])[0]!);
+  delete pinned['movable'];
+  Object.assign(pinned, { id: 3, 'stream-name': 'pinned', placement: 'a' });
+  pinned['output'] = [{ type: 'udp', address: '127.0.0.1', port: pinnedPort }];
+  (config.stream as Record<string, unknown>[]).push(pinned);
   const first = await startServer(t, { config, args: ['--node', 'a'] });
   const held = await waitFor(
     'the first server holding and playing both streams',
     async () => {
       const c = await cluster(first);
-      const playing = ports.every((p) => seen.get(p)!.length > 0);
+      const playing = [...ports, pinnedPort].every((p) => seen.get(p)!.length > 0);
       return c?.movable?.held.length === 2 && playing ? c.movable : undefined;
     },
     30_000,
   );
-  const firstSource = new Map(ports.map((p) => [p, seen.get(p)![0]![1]]));
+  const firstSource = new Map([...ports, pinnedPort].map((p) => [p, seen.get(p)![0]![1]]));
 
   const second = await startServer(t, { config, args: ['--node', 'a'] });
   const refused = await waitFor(
@@ -63,9 +70,15 @@ t.test('a duplicate node name is refused while the first holds its lease', async
   t.same(refused.movable?.held, [], 'the second server holds nothing');
   t.match(second.output(), 'is held by another live server', 'and says so in its log');
 
-  // Over a whole lease period (two resync passes of the second server), only the first sends.
-  const until = Date.now() + TTL * 1000;
+  // Over a whole lease period (two resync passes of the second server) after it knew it was
+  // refused, only the first sends: the movable streams and the pinned one.
+  const from = Date.now();
+  const until = from + TTL * 1000;
   await waitFor('a lease period', () => (Date.now() >= until ? true : undefined), 2 * TTL * 1000);
+  const pinnedFromSecond = seen
+    .get(pinnedPort)!
+    .filter(([when, src]) => when >= from && src !== firstSource.get(pinnedPort));
+  t.same(pinnedFromSecond.length, 0, 'the stream pinned to the name is not sent by the second');
   for (const p of ports) {
     const sources = new Set(seen.get(p)!.map(([, src]) => src));
     t.same([...sources], [firstSource.get(p)], `port ${p}: the first server alone sends`);
@@ -86,9 +99,9 @@ t.test('a duplicate node name is refused while the first holds its lease', async
   t.equal(joined.state, 'active', 'the cluster resource is fine again');
   t.notOk(joined.movable?.refusedBy, 'no longer refused');
   const moved = await waitFor(
-    'both streams playing from the second server',
+    'all three streams playing from the second server',
     () => {
-      const at = ports.map((p) =>
+      const at = [...ports, pinnedPort].map((p) =>
         seen.get(p)!.find(([when, src]) => when > killedAt && src !== firstSource.get(p)),
       );
       return at.every((x) => x !== undefined) ? at.map((x) => x![0] - killedAt) : undefined;

@@ -160,7 +160,7 @@ t.test('the real API', async (t) => {
     const raw = await RawClient.open(srv.port);
     t.teardown(() => raw.close());
     raw.send(
-      `PUT /config HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${65 * MIB}\r\n\r\n{"x": "`,
+      `PUT /config HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${65 * MIB}\r\n\r\n{"x": "`,
     );
     const huge = await raw.next();
     t.equal(huge.status, 413);

@@ -24,6 +24,7 @@ import { OttRouter } from '../src/ott/router.ts';
 import { plan } from '../src/reconciler/plan.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { Services } from '../src/util/services.ts';
+import { benchHeader } from './lib/header.ts';
 
 const STREAMS = Number(process.argv[2] ?? 100);
 const REQUESTS = Number(process.argv[3] ?? 1000);
@@ -149,6 +150,7 @@ function summary(name: string, r: { lat: number[]; wallMs: number }) {
 }
 
 async function main() {
+  benchHeader('api-patch');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-bench-api-'));
   try {
     const text = formatConfig(configDoc(STREAMS));

@@ -15,6 +15,7 @@ import { startBilling } from '../test/helpers/billing.ts';
 import { freePort, startServer, type Teardown, waitFor } from '../test/helpers/server.ts';
 import { wrk } from './http-peers.ts';
 import { feedUdp, makeFeedFile } from './lib/feed.ts';
+import { benchHeader } from './lib/header.ts';
 import { procCpu } from './lib/proc.ts';
 
 const WRK_S = Number(process.argv[2] ?? 5);
@@ -32,6 +33,7 @@ const GOAL_SEGMENT = 0.9;
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
 
 async function main(): Promise<void> {
+  benchHeader('billing');
   const cleanups: (() => unknown)[] = [];
   const t: Teardown = { teardown: (fn) => cleanups.push(fn) };
   const procs: ChildProcess[] = [];

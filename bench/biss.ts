@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BissDescrambler, bissControlWord, bissScramble } from '../src/native/biss.ts';
 import { packet, pat, pmt, psiPackets } from '../test/helpers/ts-craft.ts';
+import { benchHeader } from './lib/header.ts';
 
 const PKT = 188;
 const BATCH = 64 * 7 * PKT;
@@ -145,6 +146,7 @@ function run(
 }
 
 function main(): void {
+  benchHeader('biss');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-biss-'));
   try {
     const bound = join(dir, 'bound');

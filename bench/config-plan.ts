@@ -11,6 +11,9 @@ import { fieldRules } from '../src/config/schema.ts';
 import type { DesiredState, Resource } from '../src/config/types.ts';
 import { plan } from '../src/reconciler/plan.ts';
 import { renderPlanText } from '../src/reconciler/render.ts';
+import { benchHeader } from './lib/header.ts';
+
+benchHeader('config-plan');
 
 const STREAMS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = 5;

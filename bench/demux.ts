@@ -20,6 +20,7 @@ import { routePackets } from '../src/mpegts/pid-router.ts';
 import { ProgrammeSplitter } from '../src/mpegts/programme-splitter.ts';
 import { nativeRoutePackets } from '../src/native/pid-router.ts';
 import { packet, pat, pmt, psiPackets, sdt, section } from '../test/helpers/ts-craft.ts';
+import { benchHeader } from './lib/header.ts';
 
 const PKT = 188;
 const BATCH = 64 * 7 * PKT;
@@ -88,6 +89,7 @@ function makeMpts(): { ts: Buffer; progs: Prog[] } {
 }
 
 function main(): void {
+  benchHeader('demux');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-demux-'));
   try {
     const { ts, progs } = makeMpts();

@@ -35,6 +35,9 @@ import { chunkPath } from '../src/dvr/recorder.ts';
 import { vodPlaylist } from '../src/dvr/views.ts';
 import { writeDurable } from '../src/native/fs.ts';
 import { buildMediaPlaylist } from '../src/ott/hls.ts';
+import { benchHeader } from './lib/header.ts';
+
+benchHeader('dvr-archive');
 
 const [cleanupChunks = 1_000_000, writeChunks = 300] = process.argv.slice(2).map(Number);
 const DAY_CHUNKS = 43_200;

@@ -17,6 +17,9 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startServer, tempDir } from '../test/helpers/server.ts';
+import { benchHeader } from './lib/header.ts';
+
+benchHeader('dvr-box');
 
 const counts = (process.argv[2] ?? '0,5,10,20,40').split(',').map(Number);
 const SECONDS = Number(process.argv[3] ?? 15);

@@ -11,6 +11,7 @@ import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuModel, importGuide, mb, runChild, SYNTH_START, writeSynthGuide } from './epg-synth.ts';
+import { benchHeader } from './lib/header.ts';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const SHAPE = { channels: 1000, days: 7, perDay: 30 };
@@ -53,6 +54,7 @@ async function childImport(file: string, dir: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  benchHeader('epg-big');
   const targetMb = Number(process.argv[2] ?? 500);
   const programmes = SHAPE.channels * SHAPE.days * SHAPE.perDay;
   const descPad = Math.max(0, Math.round((targetMb * 1048576) / programmes - BASE_PROGRAMME_BYTES));

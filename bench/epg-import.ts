@@ -14,6 +14,7 @@ import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Services } from '../src/util/services.ts';
+import { benchHeader } from './lib/header.ts';
 
 const mode = process.argv[2];
 const isChild = mode === 'saxes' || mode === 'import';
@@ -119,6 +120,7 @@ async function child(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  benchHeader('epg-import');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-epg-bench-'));
   try {
     const file = join(dir, 'guide.xml');

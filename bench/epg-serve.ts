@@ -27,6 +27,7 @@ import {
   writeSynthGuide,
 } from './epg-synth.ts';
 import { EPG_STYLE, startNginx, type WrkFigures, wrk } from './http-peers.ts';
+import { benchHeader } from './lib/header.ts';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const SHAPE = { channels: 1000, days: 7, perDay: 30 };
@@ -166,6 +167,7 @@ async function serveRuns(dir: string, seconds: number): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
+  benchHeader('epg-serve');
   const seconds = Number(process.argv[2] ?? 5);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-epg-serve-'));
   try {

@@ -72,12 +72,8 @@ export function runChild<T>(script: string, args: string[]): T {
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as T;
 }
 
-export function cpuModel(): string {
-  const r = spawnSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], {
-    encoding: 'utf8',
-  });
-  return r.stdout.trim();
-}
+/** The CPU kind for the benches' result tables (one definition: ./lib/header.ts). */
+export { cpuModel } from './lib/header.ts';
 
 export const mb = (b: number): string => (b / 1048576).toFixed(0);
 

@@ -22,6 +22,7 @@ import {
   SYNTH_START,
   writeSynthGuide,
 } from './epg-synth.ts';
+import { benchHeader } from './lib/header.ts';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 /** The clock of the run: one hour into the guide (events before it are left out). */
@@ -84,6 +85,7 @@ function timed(cmd: string, args: string[]): { ms: number; cpuMs: number } {
 }
 
 async function main(): Promise<void> {
+  benchHeader('epg-xmltv');
   const [channels = 1000, days = 7, perDay = 30] = process.argv.slice(2).map(Number);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-epg-xmltv-'));
   try {

@@ -20,6 +20,9 @@ import {
   tempDir,
   waitFor,
 } from '../test/helpers/stream-host.ts';
+import { benchHeader } from './lib/header.ts';
+
+benchHeader('failover-switch');
 
 const SWITCHES = 20;
 const cleanups: (() => unknown)[] = [];

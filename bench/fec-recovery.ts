@@ -16,6 +16,7 @@ import { FecEncoder } from '../src/protocols/fec/encoder.ts';
 import { parseFec } from '../src/protocols/fec/header.ts';
 import { parseRtp, RtpSequencer } from '../src/protocols/rtp/packet.ts';
 import { seededRandom } from '../test/helpers/lossy-relay.ts';
+import { benchHeader } from './lib/header.ts';
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const STREAM_BPS = 50_000_000;
@@ -96,6 +97,7 @@ function runTs(events: Ev[], seconds: number) {
 }
 
 function main(): void {
+  benchHeader('fec-recovery');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-fec-'));
   try {
     const { events, media, dropped } = prepare();

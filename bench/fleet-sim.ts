@@ -26,6 +26,9 @@ import { plan, planIsEmpty } from '../src/reconciler/plan.ts';
 import type { ApplyReport, Plan } from '../src/reconciler/types.ts';
 import { ManualClock } from '../src/util/clock.ts';
 import { type CallLog, fakeDriver, newCallLog } from '../test/helpers/fake-driver.ts';
+import { benchHeader } from './lib/header.ts';
+
+benchHeader('fleet-sim');
 
 const NODES = Number(process.argv[2] ?? 100);
 const STREAMS = Number(process.argv[3] ?? 1000);

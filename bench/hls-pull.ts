@@ -32,6 +32,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { benchHeader } from './lib/header.ts';
 import { BenchProcs, freePort, procCpu, sleep, sluiceNodeFlags, threadCpu } from './lib/proc.ts';
 
 /** Before each ffmpeg window (SLUICE_BENCH_WARMUP_S, default 12): connections up and the
@@ -253,6 +254,7 @@ async function ffmpegSide(
 }
 
 async function main(): Promise<void> {
+  benchHeader('hls-pull');
   const n = Number(process.argv[2] ?? 8);
   const seconds = Number(process.argv[3] ?? 20);
   const rounds = Number(process.argv[4] ?? 2);

@@ -20,6 +20,9 @@ import { join } from 'node:path';
 import { MOSAIC_BATCH, MOSAIC_WORKERS } from '../src/drivers/mosaic.ts';
 import { HttpTsFanout } from '../src/ott/http-ts.ts';
 import { JobPool, runFfmpeg, thumbnailArgs, thumbnailSize } from '../src/ott/thumbnail.ts';
+import { benchHeader } from './lib/header.ts';
+
+benchHeader('mosaic');
 
 const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 /** CPU seconds of this process's reaped children (user + system). */

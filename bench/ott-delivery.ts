@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { freePort, startServer, type Teardown, waitFor } from '../test/helpers/server.ts';
 import { SEGMENT_STYLE, startNginx, type WrkFigures, wrk } from './http-peers.ts';
 import { feedUdp, makeFeedFile } from './lib/feed.ts';
+import { benchHeader } from './lib/header.ts';
 
 const WRK_S = Number(process.argv[2] ?? 5);
 const HOLD_S = Number(process.argv[3] ?? 20);
@@ -98,6 +99,7 @@ function verdict(r: number, goal: number): string {
 }
 
 async function main(): Promise<void> {
+  benchHeader('ott-delivery');
   const cleanups: (() => unknown)[] = [];
   const t: Teardown = { teardown: (fn) => cleanups.push(fn) };
   const procs: ChildProcess[] = [];

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { readSettings } from '../src/ott/options.ts';
 import { Packager } from '../src/ott/packager.ts';
 import { ManualClock } from '../src/util/clock.ts';
+import { benchHeader } from './lib/header.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const SECONDS = 60;
@@ -147,6 +148,7 @@ const load = () =>
     .join(' ');
 
 function main(): void {
+  benchHeader('ott-segment');
   // Outputs of ffmpeg go to a tmpfs when there is one, so its figure is not disk-bound.
   const base = (() => {
     try {

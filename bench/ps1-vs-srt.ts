@@ -19,6 +19,7 @@ import { StreamDriver } from '../src/drivers/stream/driver.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
 import { LossyRelay } from '../test/helpers/lossy-relay.ts';
 import { makeHost, streamResource, waitFor } from '../test/helpers/stream-host.ts';
+import { benchHeader } from './lib/header.ts';
 
 const LATENCY_MS = 400;
 const DELAY_MS = 20;
@@ -172,6 +173,7 @@ async function runOne(file: string, dir: string, proto: Proto, loss: number, sec
 }
 
 async function main(): Promise<void> {
+  benchHeader('ps1-vs-srt');
   const seconds = Number(process.argv[2] ?? 10);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-ps1-'));
   try {

@@ -15,6 +15,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { benchHeader } from './lib/header.ts';
 import { BenchProcs, freePort, procCpu, sleep, threadCpu } from './lib/proc.ts';
 
 const MODULE = '/usr/lib/nginx/modules/ngx_rtmp_module.so';
@@ -151,6 +152,7 @@ async function ffmpegSide(port: number, n: number, seconds: number): Promise<num
 }
 
 async function main(): Promise<void> {
+  benchHeader('rtmp-pull');
   const n = Number(process.argv[2] ?? 8);
   const seconds = Number(process.argv[3] ?? 15);
   procs.work = mkdtempSync(join(tmpdir(), 'sluice-bench-rtmp-'));

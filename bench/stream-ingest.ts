@@ -34,6 +34,7 @@ import type { StreamApplied } from '../src/config/spec-types.generated.ts';
 import type { StreamInstance } from '../src/drivers/stream/instance.ts';
 import { answerOtherMethod, delivers } from '../src/ott/methods.ts';
 import { Services } from '../src/util/services.ts';
+import { benchHeader } from './lib/header.ts';
 import { sluiceNodeFlags, threadCpu } from './lib/proc.ts';
 
 const GROUP = '239.255.78.1';
@@ -474,6 +475,7 @@ function makeSource(dir: string): string {
 }
 
 async function main(): Promise<void> {
+  benchHeader('stream-ingest');
   const secs = Number(process.argv[2] ?? 5);
   const counts = (process.argv[3] ?? '10,25,50,100').split(',').map(Number);
   if (TOGETHER && KINDS.includes('sluice')) {

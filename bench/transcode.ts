@@ -40,6 +40,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { answerOtherMethod, delivers } from '../src/ott/methods.ts';
+import { benchHeader } from './lib/header.ts';
 import { sluiceNodeFlags } from './lib/proc.ts';
 
 const HZ = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -352,6 +353,7 @@ async function sluiceSide(
 }
 
 async function main(): Promise<void> {
+  benchHeader('transcode');
   const seconds = Number(process.argv[2] ?? 30);
   const rounds = Number(process.argv[3] ?? 2);
   work = mkdtempSync(join(tmpdir(), 'sluice-bench-transcode-'));

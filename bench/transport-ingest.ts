@@ -22,6 +22,7 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { benchHeader } from './lib/header.ts';
 
 type Protocol = 'srt' | 'rist';
 type Side = 'sluice' | 'sluice+ts' | 'peer';
@@ -545,6 +546,7 @@ async function run(
 const perGbit = (r: Run) => r.cpu / ((r.window * r.n * MSG * 8) / 1e9);
 
 async function main(): Promise<void> {
+  benchHeader('transport-ingest');
   const proto = process.argv[2] as Protocol;
   if (proto !== 'srt' && proto !== 'rist') {
     console.error('usage: npx tsx bench/transport-ingest.ts srt|rist [seconds-per-step] [N,N,…]');

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TsAnalyzer } from '../src/native/ts.ts';
 import { makeLavfiTs } from '../test/helpers/ffmpeg.ts';
+import { benchHeader } from './lib/header.ts';
 
 const PKT = 188;
 const DGRAM = 7 * PKT;
@@ -20,6 +21,7 @@ const SECONDS = Number(process.argv[2] ?? 6);
 const ROUNDS = 6;
 
 function main(): void {
+  benchHeader('ts-scan');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   try {
     const file = join(dir, 'in.ts');

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { TsAnalyzer } from '../src/native/ts.ts';
 import { UdpReceiver } from '../src/native/udp.ts';
+import { benchHeader } from './lib/header.ts';
 
 const GROUP = '239.255.77.1';
 const BUFFER = 8 * 1024 * 1024;
@@ -173,6 +174,7 @@ async function step(peers: string, kinds: string[], mbps: number, secs: number, 
 }
 
 async function main(): Promise<void> {
+  benchHeader('udp-ingest');
   const secs = Number(process.argv[2] ?? 3);
   const rates = (process.argv[3] ?? '200,500,1000,2000').split(',').map(Number);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-udp-bench-'));

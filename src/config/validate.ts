@@ -478,6 +478,8 @@ export function semanticWarnings(doc: unknown, positions: PositionIndex): Config
         ),
       );
     }
+    const ignored = streamIdIgnored(a, pointer, positions);
+    if (ignored) out.push(ignored);
     const pol = a['lnb-polarization'];
     if (SATELLITE_TYPES.has(a['type'] as number) && (pol === undefined || pol === -1)) {
       out.push(
@@ -497,6 +499,28 @@ export function semanticWarnings(doc: unknown, positions: PositionIndex): Config
     }
   });
   return out;
+}
+
+/** Delivery systems spec 1 lets carry `dvb-stream-id` although they have no input streams or
+ *  PLPs to select: the tuning leaves it out, so say so rather than ignore it silently. */
+const NO_STREAM_ID: Record<number, string> = { 3: 'DVB-T (type 3)', 5: 'DVB-S (type 5)' };
+
+function streamIdIgnored(
+  a: Record<string, unknown>,
+  pointer: string,
+  positions: PositionIndex,
+): ConfigIssue | null {
+  const system = NO_STREAM_ID[a['type'] as number];
+  const id = a['dvb-stream-id'];
+  if (!system || id === undefined || id === -1) return null;
+  return warn(
+    positions,
+    `${pointer}/dvb-stream-id`,
+    'dvb-stream-id-ignored',
+    `dvb-stream-id ${show(id)} is ignored on ${system}: only DVB-S2 (type 6) input streams and ` +
+      'DVB-T2 (type 16) PLPs are selected by it; remove it, or set type to the system the transponder uses',
+    id,
+  );
 }
 
 /** The distinct characters of `name` that are not URL-safe, quoted, at most a few. */

@@ -9,7 +9,8 @@ export interface LockPolicy {
   backoffMaxMs: number;
 }
 
-/** A lost lock is given this long, then re-tuned after 1 s, 2 s, 4 s … up to 30 s. */
+/** A lost lock is given 2 s, then re-tuned at once and again 1 s, 2 s, 4 s … (at most 30 s)
+ *  after each re-tune: at 2, 3, 5, 9, 17, 33, 63 s after the loss (docs/dvb.md). */
 export const DEFAULT_LOCK_POLICY: LockPolicy = {
   retuneAfterMs: 2000,
   backoffMinMs: 1000,

@@ -427,14 +427,15 @@ export class DvbAdapterInstance implements Instance<Spec> {
     };
   }
 
-  /** Mode 2's frequency: `freq` as configured, or read back from the frontend when it is 0
-   *  (kHz for terrestrial and cable; a satellite frontend knows only the LNB's IF, in kHz). */
+  /** Mode 2's frequency in `freq`'s units (spec 1: kHz for terrestrial and cable, MHz for
+   *  satellite): as configured, or read back from the frontend when it is 0 (a satellite
+   *  frontend knows only the LNB's IF, which it gives in kHz). */
   private monitored(): Record<string, unknown> {
     if (this.spec.freq) return { frequency: this.spec.freq };
     const on = this.onFrequency;
     if (!on) return {};
     return isSatellite(on.system)
-      ? { system: on.system, intermediateFrequency: on.frequency }
+      ? { system: on.system, intermediateFrequency: on.frequency / KHZ_PER_MHZ }
       : { system: on.system, frequency: on.frequency / HZ_PER_KHZ };
   }
 
@@ -497,6 +498,8 @@ class AdapterHub extends BusHub {
 
 /** Hz on the wire for terrestrial and cable systems; spec 1 counts their frequencies in kHz. */
 const HZ_PER_KHZ = 1000;
+/** A satellite frontend reads its IF back in kHz; spec 1 counts satellite frequencies in MHz. */
+const KHZ_PER_MHZ = 1000;
 
 /** Bit error ratio over the last poll from the kernel's cumulative counters, or null. */
 function berOf(prev: DvbStatus | null, cur: DvbStatus): number | null {

@@ -14,6 +14,9 @@
 //            data on must do, and what `rx` does before its analysis (the equal-work peer).
 // Neither reads the data after receiving it, so `× C` of rx and of the whole path is a floor.
 // Every receiver is measured from 10 s after the traffic starts (WARM_MS): the steady state.
+// Streams per core count only what a receiver got: N × its received share (bytes it received ÷
+// bytes the sender sent, both counted over the measured window; for the whole path, the bytes
+// its HTTP clients got, when fewer) ÷ its CPU — a receiver that drops does not look cheaper.
 // rx also reports its CPU per thread (`main`: the JS thread; `sluice-udp`: the receive thread).
 // The goal (rx ≥ 0.5× `c` per core) is judged at 100 streams and more; at 10 streams (1–3 % of
 // a core) the same receive loop costs 1.1–2× the peer's from run to run (bench/RESULTS.md).
@@ -36,11 +39,11 @@ import { answerOtherMethod, delivers } from '../src/ott/methods.ts';
 import { Services } from '../src/util/services.ts';
 import { benchHeader } from './lib/header.ts';
 import { sluiceNodeFlags, threadCpu } from './lib/proc.ts';
+import { receivedShare, streamsPerCore } from './lib/share.ts';
 
 const GROUP = '239.255.78.1';
 const MBPS_EACH = 8;
 const BUFFER = 8 * 1024 * 1024;
-const DATAGRAM = 1316;
 /** After the sender stops, receivers keep counting this long before they report. */
 const DRAIN_MS = 500;
 /** Traffic flows this long before the measured window opens (every receiver, the C ones too):
@@ -109,13 +112,21 @@ async function sluiceChild(base: number, n: number): Promise<void> {
   }
   const addr = app.server.address() as { port: number };
   console.log(`ready ${addr.port}`);
+  const inputBytes = () => {
+    let b = 0;
+    for (const s of streams) b += Number(transportOf(s.status())['bytes'] ?? 0);
+    return b;
+  };
   let cpu0 = 0;
+  let bytes0 = 0;
   onCommands(
     () => {
+      bytes0 = inputBytes(); // before the CPU mark: reading every status is not the path's work
       cpu0 = cpuSeconds();
     },
     async (wall) => {
       const cpu = cpuSeconds() - cpu0;
+      const bytes = inputBytes() - bytes0;
       let datagrams = 0;
       let drops = 0;
       let queueDrops = 0;
@@ -125,7 +136,7 @@ async function sluiceChild(base: number, n: number): Promise<void> {
       let slowDropped = 0;
       for (const s of streams) {
         const st = s.status();
-        const tr = (st['inputs'] as { transport?: Record<string, unknown> }[])[0]?.transport ?? {};
+        const tr = transportOf(st);
         const rx = (tr['receiver'] ?? {}) as Record<string, number>;
         datagrams += Number(tr['datagrams'] ?? 0);
         if (!tr['datagrams']) silent++;
@@ -139,6 +150,7 @@ async function sluiceChild(base: number, n: number): Promise<void> {
       console.log(
         JSON.stringify({
           datagrams,
+          bytes,
           drops,
           queueDrops,
           running,
@@ -155,6 +167,12 @@ async function sluiceChild(base: number, n: number): Promise<void> {
       process.exit(0);
     },
   );
+}
+
+/** The udp input's status of a stream (its counters: datagrams, bytes, receiver). */
+function transportOf(status: Record<string, unknown>): Record<string, unknown> {
+  const inputs = status['inputs'] as { transport?: Record<string, unknown> }[];
+  return inputs[0]?.transport ?? {};
 }
 
 /** A child measures between the parent's `start` and `stop` lines on its stdin. */
@@ -182,11 +200,14 @@ function clientsChild(port: number, n: number): void {
     }),
   );
   for (const r of reqs) r.on('error', () => undefined);
-  // Every byte since connecting, warm-up included: the inputs' datagram counts are whole-run too.
+  // The bytes of the measured window, as the inputs' and the sender's.
+  let bytes0 = 0;
   onCommands(
-    () => undefined,
+    () => {
+      bytes0 = bytes;
+    },
     (wall) => {
-      console.log(JSON.stringify({ bytes, wall }));
+      console.log(JSON.stringify({ bytes: bytes - bytes0, wall }));
       // stay connected until `exit`: the server counts its clients after this
     },
   );
@@ -199,6 +220,7 @@ async function rxChild(base: number, n: number): Promise<void> {
   const { UdpReceiver } = await import('../src/native/udp.ts');
   const { TsAnalyzer } = await import('../src/native/ts.ts');
   let datagrams = 0;
+  let bytes = 0;
   let drops = 0;
   const rx = Array.from({ length: n }, (_, i) => {
     const a = new TsAnalyzer({ tr101290: true, psiPids: 'all' });
@@ -210,6 +232,7 @@ async function rxChild(base: number, n: number): Promise<void> {
       batchLatencyMs: 20, // as the udp input
       onData: (batch, count) => {
         datagrams += count;
+        bytes += batch.length;
         a.push(batch);
         a.takeSections();
       },
@@ -217,10 +240,12 @@ async function rxChild(base: number, n: number): Promise<void> {
   });
   console.log('ready');
   let cpu0 = 0;
+  let bytes0 = 0;
   let threads0 = new Map<string, number>();
   onCommands(
     () => {
       cpu0 = cpuSeconds();
+      bytes0 = bytes;
       threads0 = threadCpu(process.pid);
     },
     (wall) => {
@@ -230,7 +255,7 @@ async function rxChild(base: number, n: number): Promise<void> {
       // thread), `node` (V8's and libuv's workers), in jiffies (10 ms).
       const threads: Record<string, number> = {};
       for (const [name, s] of threadCpu(process.pid)) threads[name] = s - (threads0.get(name) ?? 0);
-      console.log(JSON.stringify({ datagrams, drops, cpu, wall, threads }));
+      console.log(JSON.stringify({ datagrams, bytes: bytes - bytes0, drops, cpu, wall, threads }));
       for (const r of rx) r.close();
       process.exit(0);
     },
@@ -240,11 +265,13 @@ async function rxChild(base: number, n: number): Promise<void> {
 /** Child: N Node dgram sockets, receive and count only. */
 function dgramChild(base: number, n: number): void {
   let datagrams = 0;
+  let bytes = 0;
   let bound = 0;
   for (let i = 0; i < n; i++) {
     const s = dgram.createSocket({ type: 'udp4', reuseAddr: true });
-    s.on('message', () => {
+    s.on('message', (msg) => {
       datagrams++;
+      bytes += msg.length;
     });
     s.bind(base + i, GROUP, () => {
       s.setRecvBufferSize(BUFFER);
@@ -253,12 +280,16 @@ function dgramChild(base: number, n: number): void {
     });
   }
   let cpu0 = 0;
+  let bytes0 = 0;
   onCommands(
     () => {
       cpu0 = cpuSeconds();
+      bytes0 = bytes;
     },
     (wall) => {
-      console.log(JSON.stringify({ datagrams, cpu: cpuSeconds() - cpu0, wall }));
+      console.log(
+        JSON.stringify({ datagrams, bytes: bytes - bytes0, cpu: cpuSeconds() - cpu0, wall }),
+      );
       process.exit(0);
     },
   );
@@ -298,6 +329,9 @@ function tsxChild(args: string[]): ChildProcess {
 interface StepResult {
   sent: number;
   datagrams: number;
+  /** Bytes sent and received over the measured window. */
+  sentBytes: number;
+  bytes: number;
   cpu: number;
   /** Seconds the receiver measured over. */
   wall: number;
@@ -310,6 +344,7 @@ interface StepResult {
  *  drops and threads, the sluice child its stream figures. */
 interface ChildReport {
   datagrams: number;
+  bytes: number;
   cpu: number;
   wall?: number;
   threads?: Record<string, number>;
@@ -379,6 +414,7 @@ async function step(
   const rs: Receiver[] = [];
   for (const kind of kinds) rs.push(await startReceiver(peers, kind, n, secs, base));
   const tell = (cmd: string) => {
+    if (cmd === 'start') sender.stdin?.write('start\n');
     for (const r of rs) {
       r.recv.stdin?.write(`${cmd}\n`);
       r.clients?.stdin?.write(`${cmd}\n`);
@@ -398,7 +434,7 @@ async function step(
   const result = lines(sender).next();
   await new Promise((r) => setTimeout(r, WARM_MS));
   tell('start');
-  const sent = JSON.parse(String((await result).value)) as { sent: number };
+  const sent = JSON.parse(String((await result).value)) as { sent: number; bytes: number };
   await new Promise((r) => setTimeout(r, DRAIN_MS)); // the last datagrams and HTTP bytes land
   tell('stop');
   const outs: StepResult[] = [];
@@ -408,6 +444,8 @@ async function step(
     const out: StepResult = {
       sent: sent.sent,
       datagrams: res.datagrams,
+      sentBytes: sent.bytes,
+      bytes: res.bytes,
       cpu: res.cpu,
       wall: res.wall ?? WARM_MS / 1000 + secs + 1,
     };
@@ -490,7 +528,7 @@ async function main(): Promise<void> {
       `${MBPS_EACH} Mbit/s multicast streams on lo (ffmpeg H.264+AAC TS, muxrate ${MBPS_EACH}M), ${secs} s per step`,
     );
     console.log(
-      '| streams | Gbit/s | receiver | received % | CPU % of a core | streams per full core | × C per core | × C keeping batches | HTTP-TS delivered % | notes |',
+      '| streams | Gbit/s | receiver | received share % (bytes, window) | CPU % of a core | streams per full core × received share | × C per core | × C keeping batches | HTTP-TS delivered % | notes |',
     );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     let base = 30000 + Math.floor(Math.random() * 20000);
@@ -501,20 +539,24 @@ async function main(): Promise<void> {
       for (const [k, kind] of KINDS.entries()) {
         const r = TOGETHER ? results[k]! : (await step(peers, file, [kind], n, secs, base))[0]!;
         base += n;
-        const pct = (100 * r.datagrams) / r.sent;
+        const received = receivedShare(r.bytes, r.sentBytes);
+        // The whole path carried what reached its HTTP clients (same window), when that is less.
+        const httpBytes = kind === 'sluice' ? (r.extra?.['httpBytes'] ?? 0) : undefined;
+        const share =
+          httpBytes === undefined
+            ? received
+            : Math.min(received, receivedShare(httpBytes, r.sentBytes));
         const cpu = (100 * r.cpu) / r.wall;
-        const perCore = cpu > 0 ? n / (cpu / 100) : 0;
+        const perCore = streamsPerCore(n, cpu, share);
         const gbps = (n * MBPS_EACH) / 1000;
-        // Bytes the HTTP clients got over the bytes the inputs received (same window).
         if (kind === 'c') cPerCore = perCore;
         if (kind === 'ckeep') keepPerCore = perCore;
         const peer = kind === 'c' || kind === 'ckeep';
         const ratio = !peer && cPerCore > 0 ? (perCore / cPerCore).toFixed(2) : '';
         const keepRatio = !peer && keepPerCore > 0 ? (perCore / keepPerCore).toFixed(2) : '';
+        // Bytes the HTTP clients got over the bytes the inputs received (same window).
         const http =
-          kind === 'sluice' && r.extra
-            ? ((100 * r.extra['httpBytes']!) / (r.datagrams * DATAGRAM)).toFixed(2)
-            : '';
+          httpBytes === undefined ? '' : (100 * receivedShare(httpBytes, r.bytes)).toFixed(2);
         const notes =
           kind === 'sluice' && r.extra
             ? `kernel drops ${r.extra['drops']}, queue drops ${r.extra['queueDrops']}, running ${r.extra['running']}/${n}, clients ${r.extra['clients']} (${r.extra['slowDropped']} dropped as slow), silent ${r.extra['silent']}`
@@ -527,7 +569,7 @@ async function main(): Promise<void> {
                   .join(', ')}`
               : '';
         console.log(
-          `| ${n} | ${gbps.toFixed(2)} | ${kind} | ${pct.toFixed(2)} | ${cpu.toFixed(1)} | ${perCore.toFixed(0)} | ${ratio} | ${keepRatio} | ${http} | ${notes} |`,
+          `| ${n} | ${gbps.toFixed(2)} | ${kind} | ${(100 * received).toFixed(2)} | ${cpu.toFixed(1)} | ${perCore.toFixed(0)} | ${ratio} | ${keepRatio} | ${http} | ${notes} |`,
         );
       }
     }

@@ -1,9 +1,10 @@
 /* Peers for bench/stream-ingest.ts, N streams on ports BASE..BASE+N-1 of one multicast group.
    `send GROUP BASE N MBPS_EACH SECONDS FILE`: paced sendmmsg on lo, each port playing FILE (a TS)
-   from its own offset in 1316-byte datagrams, looping; prints {"sent":datagrams}.
+   from its own offset in 1316-byte datagrams, looping; prints {"sent":datagrams,"bytes":b}, `bytes`
+   counted from the line "start" on stdin (the measured window) to the end.
    `recv GROUP BASE N SECONDS`: the C ceiling: N sockets (8 MB buffers) under one epoll, drained
-   with recvmmsg; prints {"datagrams":n,"cpu":seconds,"wall":seconds}, CPU and wall time from the
-   line "start" on stdin. It wakes as sluice's receive hub does
+   with recvmmsg; prints {"datagrams":n,"bytes":b,"cpu":seconds,"wall":seconds}, bytes, CPU and
+   wall time from the line "start" on stdin. It wakes as sluice's receive hub does
    (native/net/udp_hub.cc, kRound): a round that read data but filled no batch is followed by a
    pause until 2 ms after the round began, and a socket gets at most 8 recvmmsg calls per round,
    so the ratio measures the code, not the wake-up policy. Like the hub it takes up to 256 ready
@@ -11,6 +12,7 @@
    left the rest for the next, so each recvmmsg found more datagrams than the hub's did. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +59,21 @@ static int do_send(const char *group, int base, int n, double mbps, double secs,
   struct mmsghdr m[BATCH];
   struct iovec iov[BATCH];
   double rate = n * mbps * 1e6 / 8 / DG, t0 = now();
-  unsigned long long sent = 0;
-  int next = 0;
+  unsigned long long sent = 0, sent0 = 0;
+  int next = 0, started = 0;
+  /* "start" on stdin opens the window the receivers measure: looked for every 10 ms. */
+  fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+  double looked = 0;
   while (now() - t0 < secs) {
+    if (!started && now() - looked > 0.01) {
+      char line[64];
+      ssize_t r = read(0, line, sizeof line);
+      looked = now();
+      if (r > 0 && memmem(line, (size_t)r, "start", 5)) {
+        started = 1;
+        sent0 = sent;
+      }
+    }
     double due = (now() - t0) * rate;
     while (sent + BATCH <= due) {
       for (int i = 0; i < BATCH; i++) {
@@ -80,7 +94,7 @@ static int do_send(const char *group, int base, int n, double mbps, double secs,
     struct timespec pause = {0, 200000};
     nanosleep(&pause, NULL);
   }
-  printf("{\"sent\":%llu}\n", sent);
+  printf("{\"sent\":%llu,\"bytes\":%llu}\n", sent, started ? (sent - sent0) * DG : 0);
   return 0;
 }
 
@@ -139,7 +153,7 @@ static int do_recv(const char *group, int base, int n, double secs, int keep) {
   struct mmsghdr m[BATCH];
   struct iovec iov[BATCH];
   struct epoll_event evs[256];
-  unsigned long long got = 0;
+  unsigned long long got = 0, bytes = 0; /* bytes: from "start" on */
   double t0 = now();
   while (now() - t0 < secs) {
     int ready = epoll_wait(ep, evs, 256, 100);
@@ -173,6 +187,8 @@ static int do_recv(const char *group, int base, int n, double secs, int keep) {
           if (got_k <= 0) break;
           if (k->count == 0) k->first = round;
           got += got_k;
+          if (started)
+            for (int i = 0; i < got_k; i++) bytes += m[i].msg_len;
           k->count += got_k;
           if (got_k < room) break;
           k->cur ^= 1; /* full: handed on */
@@ -192,6 +208,8 @@ static int do_recv(const char *group, int base, int n, double secs, int keep) {
         int k = recvmmsg(evs[e].data.fd, m, BATCH, MSG_DONTWAIT, NULL);
         if (k <= 0) break;
         got += k;
+        if (started)
+          for (int i = 0; i < k; i++) bytes += m[i].msg_len;
         if (k < BATCH) break;
         full = 1;
       }
@@ -213,7 +231,8 @@ static int do_recv(const char *group, int base, int n, double secs, int keep) {
     cpu0 = 0;
     w0 = t0;
   }
-  printf("{\"datagrams\":%llu,\"cpu\":%f,\"wall\":%f}\n", got, cpu_seconds() - cpu0, now() - w0);
+  printf("{\"datagrams\":%llu,\"bytes\":%llu,\"cpu\":%f,\"wall\":%f}\n", got, bytes,
+         cpu_seconds() - cpu0, now() - w0);
   return 0;
 }
 

@@ -11,9 +11,11 @@ import type { AccessUnit, Track } from './tracks.ts';
 
 /** Rounding slack when comparing a part's length with the part target. */
 const PART_SLACK_S = 0.001;
-/** Smallest segment buffer; later ones are sized from the last segment plus head room. */
-const MIN_SEGMENT_CAPACITY = 64 * 1024;
-const CAPACITY_HEADROOM = 1.25;
+/** A segment's block reserves at least this much address space, and this many times the last
+ *  segment: memory follows what is written and the tail is trimmed at the end (./pool.ts), so
+ *  a generous reservation costs nothing and spares the copy of a move to a larger block. */
+const MIN_SEGMENT_RESERVE = 16 * 1024 * 1024;
+const RESERVE_FACTOR = 4;
 /** Smallest arena for samples waiting for their part; a new one holds two of the last part. */
 const MIN_ARENA_BYTES = 64 * 1024;
 
@@ -45,7 +47,7 @@ export class CmafTrackWriter implements SegmenterSink {
   private fragmentSeq = 1;
   /** Next decode time in the track timescale, for gapless audio timing. */
   private nextDecode?: number;
-  private capacity = MIN_SEGMENT_CAPACITY;
+  private reserve = MIN_SEGMENT_RESERVE;
   /** The sample entry the current init segment was made from, and how many inits so far. */
   private entry?: Buffer;
   private initVersion = 0;
@@ -258,7 +260,7 @@ export class CmafTrackWriter implements SegmenterSink {
   private startSegment(b: Boundary, au: AccessUnit): void {
     if (this.track.type === 'video') this.ctoShift ??= Math.max(0, au.pts - au.dts);
     const start = this.decodeTime(au);
-    const lease = segmentPool.acquire(this.capacity);
+    const lease = segmentPool.acquire(this.reserve);
     this.seg = {
       b,
       start,
@@ -338,6 +340,7 @@ export class CmafTrackWriter implements SegmenterSink {
       // segment moves to a larger one.
       const grown = segmentPool.acquire(Math.max(seg.buf.length * 2, seg.used + size));
       seg.buf.copy(grown.buf, 0, 0, seg.used);
+      seg.lease.trim(seg.used);
       seg.lease.release();
       seg.lease = grown;
       seg.buf = grown.buf;
@@ -362,11 +365,12 @@ export class CmafTrackWriter implements SegmenterSink {
     const seg = this.seg!;
     this.seg = undefined;
     if (seg.parts === 0) {
+      seg.lease.trim(0);
       seg.lease.release();
       return;
     }
     const data = seg.buf.subarray(0, seg.used);
-    this.capacity = Math.max(MIN_SEGMENT_CAPACITY, Math.ceil(seg.used * CAPACITY_HEADROOM));
+    this.reserve = Math.max(MIN_SEGMENT_RESERVE, Math.ceil(seg.used * RESERVE_FACTOR));
     this.store.commit(
       {
         seq: seg.b.seq,
@@ -384,7 +388,8 @@ export class CmafTrackWriter implements SegmenterSink {
       data,
       seg.lease,
     );
-    // The store (and whoever it lends the bytes to) holds the block from here.
+    // The store (and whoever it lends the bytes to) holds the block from here, at its size.
+    seg.lease.trim(seg.used);
     seg.lease.release();
   }
 }

@@ -1,32 +1,81 @@
-// Reusable blocks for segment bytes. A fresh multi-megabyte Buffer per segment costs page
-// faults on first touch and, at 100 channels, drives V8's external-memory heuristic into a
-// mark-compact every second or two (bench/RESULTS.md, whole box). Blocks from this pool are
-// allocated once and handed back explicitly when the last holder lets go.
+// Reusable blocks for segment bytes, each a resizable ArrayBuffer: address space reserved for
+// the most a block may hold, memory only where it is written, and `trim()` hands the pages past
+// a finished segment's end back to the OS at once (a block costs its segment, page-rounded).
+//
+// Why blocks are pooled at all: a fresh multi-megabyte Buffer per segment costs page faults on
+// first touch and, at 100 channels, drove V8's external-memory heuristic into a mark-compact
+// every second or two (bench/RESULTS.md, whole box). Why resizable rather than size classes: a
+// 2.0 MB segment sat in a 2.5 MiB class block (31 % over, bench/memory.ts); a right-sized copy
+// at completion costs a memcpy of every byte, a trim two syscalls (measured in RESULTS.md).
 //
 // Ownership is counted, never guessed: whoever keeps a block's bytes past the current
 // synchronous call (the writer filling it, the segment store, an HTTP response in flight, the
 // archive recorder's write) holds a reference from `retain()` and gives it back exactly once.
 
-/** Blocks are sized in steps of this many bytes (few size classes, little waste). */
+/** Reservations are sized in steps of this many bytes (few size classes, little waste). */
 const GRANULE = 64 * 1024;
-/** Size classes: each power of two split in eight steps (waste ≤ 12.5 %). */
+/** Size classes: each power of two split in eight steps. */
 const STEPS_PER_OCTAVE = 8;
-/** A free block up to this many times the asked size may serve a request (best fit first).
- *  Blocks that grew while a segment outran its estimate (doubling), or were sized for an earlier
- *  bitrate, would otherwise never be asked for again: they sat in the free list until the cap
- *  let them go, and every request beside them was a new allocation (page faults on first touch,
- *  external memory for V8 to collect). Measured at 80 channels: 27 free 4 MB blocks beside a
- *  stream of 2.5 MB misses. */
+/** A free block reserving up to this many times the asked reservation may serve a request. */
 const MAX_OVERSIZE = 2;
+/** The fill rate that bounds the free pool is taken over this long (several segments of every
+ *  stream, so one stream's boundary does not swing it). */
+const RATE_WINDOW_MS = 10_000;
+
+/** The ES2024 resizable ArrayBuffer (Node 20 has it; the project's lib is ES2023). */
+interface ResizableBuffer extends ArrayBuffer {
+  readonly maxByteLength: number;
+  resize(byteLength: number): void;
+}
+const Resizable = ArrayBuffer as unknown as new (
+  byteLength: number,
+  options: { maxByteLength: number },
+) => ResizableBuffer;
+
+/** A block: its memory and a view over all of it as it is now. */
+class Block {
+  readonly ab: ResizableBuffer;
+  buf: Buffer;
+
+  constructor(reserve: number) {
+    this.ab = new Resizable(reserve, { maxByteLength: reserve });
+    this.buf = Buffer.from(this.ab, 0, reserve);
+  }
+
+  /** Bytes that may be resident (the extent; untouched pages of an open block are not). */
+  get extent(): number {
+    return this.ab.byteLength;
+  }
+
+  /** Set the extent; views inside the new extent stay valid. */
+  resize(bytes: number): void {
+    if (bytes === this.ab.byteLength) return;
+    this.ab.resize(bytes);
+    this.buf = Buffer.from(this.ab, 0, bytes);
+  }
+}
 
 /** One block and its holder count. `buf` is the whole block; holders use views of it. */
 export class Lease {
   private refs = 1;
 
   constructor(
-    readonly buf: Buffer,
+    private readonly block: Block,
     private readonly pool?: BlockPool,
   ) {}
+
+  get buf(): Buffer {
+    return this.block.buf;
+  }
+
+  /** The contents end at `bytes`: the whole pages past it go back to the OS now. Views inside
+   *  the first `bytes` stay valid; `buf` shrinks to `bytes`. */
+  trim(bytes: number): void {
+    if (this.refs <= 0) throw new Error('trim of a released block');
+    const keep = Math.min(this.block.extent, Math.max(0, Math.ceil(bytes)));
+    this.block.resize(keep);
+    this.pool?.filled(keep);
+  }
 
   /** A new holder. Returns its release function, which acts once however often it is called. */
   retain(): () => void {
@@ -43,7 +92,7 @@ export class Lease {
   /** The first holder (the one `acquire` returned it to) lets go. */
   release(): void {
     if (this.refs <= 0) throw new Error('block released more often than retained');
-    if (--this.refs === 0) this.pool?.give(this.buf);
+    if (--this.refs === 0) this.pool?.give(this.block);
   }
 }
 
@@ -54,59 +103,120 @@ export interface PoolStats {
   reused: number;
   freeBlocks: number;
   freeBytes: number;
+  /** What the free pool may keep now (see PoolOptions). */
+  freeBound: number;
+}
+
+export interface PoolOptions {
+  /** Free bytes never kept beyond this. */
+  maxFreeBytes?: number;
+  /** With it, the free pool keeps only what the writers filled (trim) in the last 10 s, scaled
+   *  to this many milliseconds, plus `floorBytes`: what the next seconds will ask for. */
+  horizonMs?: number;
+  floorBytes?: number;
+  /** Milliseconds, for the fill rate (tests drive it). */
+  now?: () => number;
 }
 
 export class BlockPool {
-  private free = new Map<number, Buffer[]>();
-  /** Free blocks in the order they came back: the oldest go first when over the cap. */
-  private order: Buffer[] = [];
-  private freeBytes = 0;
+  /** Free blocks by reservation, the newest last (reused first: its pages are warm). */
+  private free = new Map<number, Block[]>();
+  /** Free blocks in the order they came back: the oldest go first when over the bound. */
+  private order: Block[] = [];
+  private freeTotal = 0;
   private allocated = 0;
   private reused = 0;
+  /** Bytes the writers filled (trim), with when: the fill rate. */
+  private fills: { at: number; bytes: number }[] = [];
+  private fillSum = 0;
+  private readonly opts: Required<Omit<PoolOptions, 'horizonMs'>> & { horizonMs?: number };
 
-  /** `maxFreeBytes`: free blocks kept for reuse beyond this are left to the GC. */
-  constructor(private readonly maxFreeBytes = 256 * 1024 * 1024) {}
+  /** A number is `maxFreeBytes` alone (a fixed cap). */
+  constructor(opts: PoolOptions | number = {}) {
+    const o = typeof opts === 'number' ? { maxFreeBytes: opts } : opts;
+    this.opts = {
+      maxFreeBytes: o.maxFreeBytes ?? 256 * 1024 * 1024,
+      horizonMs: o.horizonMs,
+      floorBytes: o.floorBytes ?? 0,
+      now: o.now ?? Date.now,
+    };
+  }
 
-  /** A block of at least `min` bytes (rounded up to its size class), held by the caller. */
-  acquire(min: number): Lease {
-    const size = classSize(min);
-    // The smallest free block of this class or a larger one up to MAX_OVERSIZE times: segment
-    // sizes wander around class boundaries, and a larger block beats a new allocation.
+  /**
+   * A block of at least `min` bytes, able to hold `reserve` without moving (its `buf` is the
+   * whole reservation; only written pages take memory), held by the caller.
+   */
+  acquire(min: number, reserve = min): Lease {
+    const size = classSize(Math.max(min, reserve));
     let best = 0;
     for (const [c, list] of this.free) {
       if (list.length > 0 && c >= size && c <= size * MAX_OVERSIZE && (best === 0 || c < best)) {
         best = c;
       }
     }
-    const buf = best > 0 ? this.free.get(best)!.pop() : undefined;
-    if (buf) {
-      this.freeBytes -= buf.length;
-      const i = this.order.lastIndexOf(buf);
+    const block = best > 0 ? this.free.get(best)!.pop() : undefined;
+    if (block) {
+      this.freeTotal -= block.extent;
+      const i = this.order.lastIndexOf(block);
       if (i >= 0) this.order.splice(i, 1);
       this.reused++;
-      return new Lease(buf, this);
+      block.resize(block.ab.maxByteLength);
+      return new Lease(block, this);
     }
     this.allocated++;
-    return new Lease(Buffer.allocUnsafeSlow(size), this);
+    this.settle();
+    return new Lease(new Block(size), this);
   }
 
   /** Called by the last holder's release. */
-  give(buf: Buffer): void {
-    const size = buf.length;
+  give(block: Block): void {
+    const size = block.ab.maxByteLength;
     let list = this.free.get(size);
     if (!list) {
       list = [];
       this.free.set(size, list);
     }
-    list.push(buf);
-    this.order.push(buf);
-    this.freeBytes += size;
-    while (this.freeBytes > this.maxFreeBytes && this.order.length > 0) {
+    list.push(block);
+    this.order.push(block);
+    this.freeTotal += block.extent;
+    this.settle();
+  }
+
+  /** A writer filled `bytes` (Lease.trim): the rate the free pool is bounded by. */
+  filled(bytes: number): void {
+    const at = this.opts.now();
+    this.fills.push({ at, bytes });
+    this.fillSum += bytes;
+  }
+
+  /** Free bytes beyond the bound go back to the OS, oldest block first. Runs on every acquire
+   *  and release; call it when neither may happen for a while (the segment pool's timer). */
+  settle(): void {
+    const bound = this.freeBound();
+    while (this.freeTotal > bound && this.order.length > 0) {
       const old = this.order.shift()!;
-      const l = this.free.get(old.length)!;
+      const l = this.free.get(old.ab.maxByteLength)!;
       l.splice(l.indexOf(old), 1);
-      this.freeBytes -= old.length;
+      this.freeTotal -= old.extent;
+      old.resize(0); // now, not when the GC gets to the block
     }
+  }
+
+  /** What the free pool may keep now, in bytes. */
+  freeBound(): number {
+    const { horizonMs, maxFreeBytes, floorBytes } = this.opts;
+    if (horizonMs === undefined) return maxFreeBytes;
+    const since = this.opts.now() - RATE_WINDOW_MS;
+    while (this.fills.length > 0 && this.fills[0]!.at < since) {
+      this.fillSum -= this.fills.shift()!.bytes;
+    }
+    const need = floorBytes + (this.fillSum * horizonMs) / RATE_WINDOW_MS;
+    return Math.min(maxFreeBytes, Math.ceil(need));
+  }
+
+  /** Bytes the free blocks may hold resident. */
+  freeBytes(): number {
+    return this.freeTotal;
   }
 
   stats(): PoolStats {
@@ -114,12 +224,13 @@ export class BlockPool {
       allocated: this.allocated,
       reused: this.reused,
       freeBlocks: this.order.length,
-      freeBytes: this.freeBytes,
+      freeBytes: this.freeTotal,
+      freeBound: this.freeBound(),
     };
   }
 }
 
-/** The size class of a request: the next of eight steps per power of two, in whole granules. */
+/** The size class of a reservation: the next of eight steps per power of two, whole granules. */
 export function classSize(min: number): number {
   const want = Math.max(GRANULE, Math.ceil(min));
   const octave = 2 ** Math.floor(Math.log2(want));
@@ -128,5 +239,15 @@ export function classSize(min: number): number {
   return Math.ceil(size / GRANULE) * GRANULE;
 }
 
+/** Free segment bytes kept whatever the rate: a few segments of one stream. */
+const SEGMENT_POOL_FLOOR = 16 * 1024 * 1024;
+/** The free pool holds what the writers fill in this long: a segment of every stream comes
+ *  back (leaving the window) about when the next is begun, within one segment duration. */
+const SEGMENT_POOL_HORIZON_MS = 3_000;
+
 /** The process-wide pool of segment blocks (HLS over TS and CMAF). */
-export const segmentPool = new BlockPool();
+export const segmentPool = new BlockPool({
+  horizonMs: SEGMENT_POOL_HORIZON_MS,
+  floorBytes: SEGMENT_POOL_FLOOR,
+});
+setInterval(() => segmentPool.settle(), 1_000).unref();

@@ -105,6 +105,15 @@ export class SegmentStore {
     return this.segments[this.segments.length - 1];
   }
 
+  /** Bytes of the media held: every segment still in the store (grace included) and the
+   *  parts of the open one (a segment's parts share its bytes). Init segments not counted. */
+  heldBytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.size;
+    for (const p of this.open?.parts ?? []) n += p.size;
+    return n;
+  }
+
   get(uri: string): Buffer | undefined {
     return this.blobs.get(uri);
   }

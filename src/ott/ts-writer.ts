@@ -9,9 +9,6 @@ import type { SegmentStore } from './store.ts';
 import { PTS_HZ } from './timeline.ts';
 import type { AccessUnit, Track } from './tracks.ts';
 
-const INITIAL_CAPACITY = 1 << 20;
-/** Head room over the last segment's size for the next segment's buffer (fewer regrowths). */
-const CAPACITY_HEADROOM = 1.25;
 const HASH_HEX_CHARS = 20;
 /** Packets kept before the first boundary, so the first segment starts at its keyframe. */
 const PREROLL_MAX_BYTES = 16 * 1024 * 1024;
@@ -21,19 +18,28 @@ const PREROLL_MAX_BYTES = 16 * 1024 * 1024;
  *  cannot make the packager hold more than one such segment. */
 const OPEN_SEGMENT_BYTES_PER_SECOND = 6 * 1024 * 1024;
 
-/** A growable byte buffer of whole TS packets, in a block of the segment pool. */
+/** Bytes reserved per segment block beyond the open-segment bound: the batch that crossed it. */
+const RESERVE_SLACK = 1 << 20;
+
+/**
+ * A buffer of whole TS packets in a block of the segment pool reserving the most an open
+ * segment may hold (address space only: memory follows what is written), so it never moves.
+ */
 class PacketBuffer {
   lease: Lease;
   buf: Buffer;
   length = 0;
+  /** Where the stored segment ends: what the block keeps once the writer moves on. */
+  keep = 0;
 
-  constructor(capacity = INITIAL_CAPACITY) {
-    this.lease = segmentPool.acquire(capacity);
+  constructor(reserve: number) {
+    this.lease = segmentPool.acquire(reserve);
     this.buf = this.lease.buf;
   }
 
   append(p: Buffer): void {
     if (this.length + p.length > this.buf.length) {
+      // Past the reservation (a pre-roll batch larger than the slack): move to a larger block.
       const next = segmentPool.acquire(Math.max(this.buf.length * 2, this.length + p.length));
       this.buf.copy(next.buf, 0, 0, this.length);
       this.lease.release();
@@ -44,8 +50,10 @@ class PacketBuffer {
     this.length += p.length;
   }
 
-  /** The writer is done with this buffer (the store may still hold a segment in it). */
+  /** The writer is done with this buffer: the pages past the stored segment go back to the
+   *  OS now (the store may still hold the segment). */
   dispose(): void {
+    this.lease.trim(this.keep);
     this.lease.release();
   }
 }
@@ -73,7 +81,7 @@ export function segmentHash(
 
 export class TsSegmentWriter implements SegmenterSink {
   /** Packets since the open segment started (after a PAT/PMT prefix), or a pre-roll. */
-  private buf = new PacketBuffer();
+  private buf: PacketBuffer;
   /** Makes this writer's segment names differ from any other run's. */
   private readonly salt = randomBytes(16);
   /** Global index of the first packet after the prefix. */
@@ -81,19 +89,23 @@ export class TsSegmentWriter implements SegmenterSink {
   private prefix = 0;
   private seg?: { b: Boundary; lastPts: number; sawVideo: boolean };
   private frameTicks = PTS_HZ / 25;
-  /** Buffer size for the next segment: the last one's size plus head room. */
-  private capacity = INITIAL_CAPACITY;
 
   constructor(
     private segmenter: Segmenter,
     private store: SegmentStore,
-  ) {}
+  ) {
+    this.buf = this.newBuffer();
+  }
+
+  private newBuffer(): PacketBuffer {
+    return new PacketBuffer(this.openSegmentLimit() + RESERVE_SLACK);
+  }
 
   /** Segments closed early because they outgrew the open-segment bound (status). */
   oversizeCuts = 0;
 
   packets(buf: Buffer, firstIndex: number): void {
-    if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.replace(new PacketBuffer());
+    if (!this.seg && this.buf.length >= PREROLL_MAX_BYTES) this.replace(this.newBuffer());
     if (this.seg && this.buf.length + buf.length > this.openSegmentLimit()) {
       // Closed here like an input splice: the segment so far is stored, the demuxer starts
       // over at this batch and the next segment is marked discontinuous.
@@ -130,7 +142,7 @@ export class TsSegmentWriter implements SegmenterSink {
 
   boundary(b: Boundary): void {
     const rest = this.seg ? this.commit(b.packetIndex, b.pts) : this.tail(b.packetIndex);
-    const next = new PacketBuffer(this.capacity);
+    const next = this.newBuffer();
     // The latest PAT and PMT (the packet that started each section) prefix every segment.
     const { patPacket, pmtPacket } = this.segmenter.demux;
     if (patPacket) next.append(patPacket);
@@ -146,7 +158,7 @@ export class TsSegmentWriter implements SegmenterSink {
     if (!this.seg) return;
     const rest = this.commit(packetIndex, this.seg.lastPts + this.frameTicks);
     this.seg = undefined;
-    const next = new PacketBuffer();
+    const next = this.newBuffer();
     next.append(rest);
     this.replace(next);
     this.bufFirst = packetIndex;
@@ -177,7 +189,7 @@ export class TsSegmentWriter implements SegmenterSink {
     // The segment keeps the buffer it was gathered in (no copy); the caller moves on to a new
     // buffer, so these bytes are never written again.
     const body = this.buf.buf.subarray(0, cut);
-    this.capacity = Math.max(INITIAL_CAPACITY, Math.ceil(body.length * CAPACITY_HEADROOM));
+    this.buf.keep = cut;
     this.store.commit(
       {
         seq: seg.b.seq,

@@ -20,6 +20,9 @@ export interface FieldRules {
   ): ApplyClass;
   /** The field holds a secret (password, passphrase, key) and must be masked in output. */
   isSecret(kind: ResourceKind, spec: Record<string, unknown>, path: (string | number)[]): boolean;
+  /** The member at `path` is unknown to the schema in a record that accepts it with a
+   *  warning: nothing reads it, so the planner leaves its changes out. Absent = none is. */
+  ignored?(kind: ResourceKind, spec: Record<string, unknown>, path: (string | number)[]): boolean;
 }
 
 /** A config text read and checked: its document, the desired state and the warnings. */

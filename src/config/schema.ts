@@ -350,6 +350,32 @@ export function fieldsAlong(
   return out;
 }
 
+/** The member at `path` is one the schema does not know, in an object that has known members
+ *  and accepts others (validate.ts warns that it is ignored). Members of a free-form object
+ *  (no known members) are read by whoever takes the object, so they are not ignored. */
+export function ignoredMember(
+  node: SchemaNode,
+  value: unknown,
+  path: readonly (string | number)[],
+): boolean {
+  let cur: SchemaNode | undefined = node;
+  let v: unknown = value;
+  for (const seg of path) {
+    if (!cur) return false;
+    if (typeof seg === 'number' || /^\d+$/.test(seg)) {
+      cur = itemsSchema(cur);
+      v = Array.isArray(v) ? v[Number(seg)] : undefined;
+      continue;
+    }
+    const shape = objectShape(cur, isPlainObject(v) ? v : {});
+    const f = shape.fields.get(seg);
+    if (!f) return shape.fields.size > 0 && !shape.strict;
+    cur = f.schema;
+    v = isPlainObject(v) ? v[seg] : undefined;
+  }
+  return false;
+}
+
 /** Title of a node, following `$ref`. */
 export function titleOf(node: SchemaNode): string | undefined {
   let n: SchemaNode | undefined = node;
@@ -387,5 +413,8 @@ export const fieldRules: FieldRules = {
       return typeof last === 'string' && SECRET_NAME.test(last);
     }
     return fields.some((f) => f.schema['x-secret'] === true);
+  },
+  ignored(kind: ResourceKind, spec: Record<string, unknown>, path: (string | number)[]): boolean {
+    return ignoredMember(kindSchema(kind), spec, path);
   },
 };

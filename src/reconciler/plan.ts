@@ -1,5 +1,6 @@
 // The planner: a pure diff of the desired state against the running (actual) state. Which
-// field applies how (hot / restart / replace / fixed) comes from FieldRules, never from code.
+// field applies how (hot / restart / replace / fixed), and which members are ignored, comes
+// from FieldRules, never from code.
 import type { FieldRules } from '../config/contracts.ts';
 import type { ConfigIssue, DesiredState, Resource, ResourceKind } from '../config/types.ts';
 import { baseKey, keySegment, RuleCache } from './rule-cache.ts';
@@ -153,6 +154,9 @@ function diffMember(
     if (av !== undefined) w.unchanged += countLeaves(av);
     return;
   }
+  // A member the schema does not know is ignored by everything that runs the record: a change
+  // to it changes nothing (the config's warnings name it).
+  if (w.rules.ignored(w.kind, bv !== undefined ? w.after : w.before, [...path, k])) return;
   if (recordArrays(av, bv)) {
     diffRecordArray(w, (av ?? []) as Obj[], (bv ?? []) as Obj[], [...path, k], scope);
   } else if (isPlainObject(av) && isPlainObject(bv)) {
@@ -245,7 +249,10 @@ function wholeChange(res: Resource, action: 'create' | 'destroy', rules: RuleCac
       for (const k in v) {
         if (v[k] === undefined) continue;
         path.push(k);
-        walk(v[k], name === '' ? k : `${name}.${k}`, key + keySegment(k, v[k]));
+        const sub = key + keySegment(k, v[k]);
+        // An ignored member is neither created nor destroyed with the record.
+        if (!rules.ignored(res.kind, res.spec, path, sub))
+          walk(v[k], name === '' ? k : `${name}.${k}`, sub);
         path.pop();
       }
     } else if (isRecordArray(v)) {

@@ -14,6 +14,7 @@ const TOP_DISCRIMINATORS = ['mpts', 'mode', 'type'] as const;
 export class RuleCache {
   private classes = new Map<string, ApplyClass>();
   private secrets = new Map<string, boolean>();
+  private ignoredPaths = new Map<string, boolean>();
 
   constructor(private readonly rules: FieldRules) {}
 
@@ -33,6 +34,18 @@ export class RuleCache {
     if (v === undefined) {
       v = this.rules.isSecret(kind, spec, [...path]);
       this.secrets.set(key, v);
+    }
+    return v;
+  }
+
+  /** The member at `path` is unknown to the schema and ignored (its changes change nothing). */
+  ignored(kind: ResourceKind, spec: Obj, path: readonly PathPart[], key?: string): boolean {
+    if (!this.rules.ignored) return false;
+    key ??= cacheKey(kind, spec, path);
+    let v = this.ignoredPaths.get(key);
+    if (v === undefined) {
+      v = this.rules.ignored(kind, spec, [...path]);
+      this.ignoredPaths.set(key, v);
     }
     return v;
   }

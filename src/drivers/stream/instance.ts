@@ -50,6 +50,8 @@ function bissTargets(spec: StreamRecord): { pnr: number; key: string }[] {
 
 /** A demuxer's `src` when its multiplex is a tuner adapter's TS (src/inputs/demuxer/). */
 const DEMUX_SRC_ADAPTER = 1;
+/** A paused stream's message: what is wrong and what to do about it. */
+export const PAUSED_MESSAGE = 'paused: set pause to false to start it';
 
 /** The engine's settings from a stream record (µs and s of the config → ms). */
 export function engineSettings(spec: StreamRecord): StreamSettings {
@@ -140,6 +142,12 @@ export class StreamInstance implements Instance<StreamRecord> {
 
   state(): StreamState {
     return this.engine.state();
+  }
+
+  /** Why a stream stopped by `pause` is not running (spec 1's default is paused, so a record
+   *  without `"pause": false` comes up this way); '' otherwise. */
+  private pausedMessage(): string {
+    return this.spec.pause && this.engine.state() === 'paused' ? PAUSED_MESSAGE : '';
   }
 
   async start(): Promise<void> {
@@ -323,7 +331,7 @@ export class StreamInstance implements Instance<StreamRecord> {
     const tr = m.tr101290;
     const sum = (keys: readonly (keyof Tr101290Counters)[]) =>
       tr ? keys.reduce((n, k) => n + tr[k], 0) : 0;
-    const message = this.message;
+    const message = this.message || this.pausedMessage();
     return {
       key: this.key,
       id: this.id,
@@ -345,7 +353,7 @@ export class StreamInstance implements Instance<StreamRecord> {
 
   status(): ResourceStatus {
     const { state, message, ...engine } = this.engine.status();
-    const msg = message ?? this.message;
+    const msg = message ?? (this.message || this.pausedMessage());
     return {
       state,
       ...(msg ? { message: msg } : {}),

@@ -68,8 +68,8 @@ t.test('promtool check metrics passes on a live /metrics with a running stream',
   t.equal(lint.code, 0, `promtool check metrics exits 0:\n${lint.out}`);
   t.equal(lint.out.trim(), '', 'and reports nothing');
 
-  t.match(text, /^# TYPE sluice_eventloop_delay_seconds summary$/m, 'loop delay is a summary');
-  t.match(text, /^sluice_eventloop_delay_seconds_count \d+/m);
+  t.match(text, /^# TYPE sluice_eventloop_delay_seconds histogram$/m, 'loop delay: a histogram');
+  t.match(text, /^sluice_eventloop_delay_seconds_count\{loop="main"\} \d+/m);
   const rate = Number(
     /^sluice_stream_input_rate_bytes_per_second\{stream="live"\} (\S+)/m.exec(text)?.[1],
   );

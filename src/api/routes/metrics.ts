@@ -1,12 +1,10 @@
 // GET /metrics: Prometheus text from the server's registry, plus the API's own request counts.
-import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import {
   Counter,
   collectDefaultMetrics,
   Gauge,
   Histogram,
-  type Metric,
   type Registry,
   register,
 } from 'prom-client';
@@ -16,76 +14,14 @@ import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
 import { type PoolStats, segmentPool } from '../../ott/pool.ts';
 import type { Services } from '../../util/services.ts';
 import type { AppContext } from '../context.ts';
+import { installMainLoopDelay } from '../loop-delay.ts';
 
 export const REQUESTS = 'sluice_api_requests_total';
 const DURATION = 'sluice_api_request_duration_seconds';
 /** Marks a registry that already collects the process metrics (they register once). */
 const DEFAULTS_METRIC = 'process_cpu_user_seconds_total';
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-export const LOOP_DELAY = 'sluice_eventloop_delay_seconds';
 const LIVE_CONNECTIONS = 'sluice_live_delivery_connections';
-/** Sampling timer of the loop-delay histogram (ms). */
-const LOOP_SAMPLE_MS = 10;
-
-/** Quantiles of the loop delay shown at each scrape (1 = the largest delay seen). */
-const LOOP_QUANTILES = [
-  { label: '0.5', of: (h: IntervalHistogram) => h.percentile(50) },
-  { label: '0.99', of: (h: IntervalHistogram) => h.percentile(99) },
-  { label: '1', of: (h: IntervalHistogram) => h.max },
-] as const;
-
-/**
- * The event loop's delay: how late the loop ran a timer that was due, as a Prometheus summary.
- * The quantiles cover the time since the previous scrape; `_sum` (seconds) and `_count`
- * (samples) add up from the start, as a summary's must. Node's histogram records the time
- * between the sampling timer's runs, which is the sampling interval plus the delay (an idle loop
- * shows ~10 ms in prom-client's `nodejs_eventloop_lag_*`); the interval is taken off here, so an
- * idle loop shows ~0.
- */
-export function installLoopDelay(registry: Registry): void {
-  if (registry.getSingleMetric(LOOP_DELAY)) return;
-  const h = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
-  h.enable();
-  const delay = (ns: number) => Math.max(0, ns / 1e6 - LOOP_SAMPLE_MS) / 1000;
-  let quantiles = LOOP_QUANTILES.map((q) => ({ labels: { quantile: q.label }, value: 0 }));
-  let sum = 0;
-  let count = 0;
-  const help =
-    'Event loop delay (timer lateness, sampling interval excluded); quantiles since the last scrape';
-  // prom-client's Summary computes its own quantiles from observe(); this one reports Node's,
-  // so it is a metric object of its own shape (what Registry.getMetricsAsString reads).
-  const metric = {
-    name: LOOP_DELAY,
-    help,
-    type: 'summary',
-    aggregator: 'average',
-    reset() {},
-    async get() {
-      if (h.count > 0) {
-        quantiles = LOOP_QUANTILES.map((q) => ({
-          labels: { quantile: q.label },
-          value: delay(q.of(h)),
-        }));
-        sum += delay(h.mean) * h.count;
-        count += h.count;
-      }
-      h.reset();
-      return {
-        name: LOOP_DELAY,
-        help,
-        type: 'summary',
-        aggregator: 'average',
-        values: [
-          ...quantiles,
-          { metricName: `${LOOP_DELAY}_sum`, labels: {}, value: sum },
-          { metricName: `${LOOP_DELAY}_count`, labels: {}, value: count },
-        ],
-      };
-    },
-  };
-  registry.registerMetric(metric as unknown as Metric);
-}
-
 /**
  * prom-client's process metrics, less the three gauges whose `_total` names break the
  * convention that `_total` is a counter (promtool refuses them); their per-type companions
@@ -236,7 +172,7 @@ export async function metricsRoutes(
 ): Promise<void> {
   const registry = metricsRegistry(opts.ctx.services);
   installDefaultMetrics(registry);
-  installLoopDelay(registry);
+  installMainLoopDelay(registry);
   const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());
   installSegmentPoolMetrics(registry, () => segmentPool.stats());

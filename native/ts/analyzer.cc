@@ -108,7 +108,7 @@ void Analyzer::Reset() {
   catSeen_ = false;
   scrambledSinceSweep_ = false;
   started_ = false;
-  lastPatMs_ = lastSweepMs_ = lastCatErrMs_ = arrivalWindowStartMs_ = 0;
+  lastPatMs_ = lastSweepMs_ = lastCatErrMs_ = arrivalWindowStartMs_ = lastPushMs_ = 0;
   arrivalWindowBytes_ = 0;
   pcrMaster_ = -1;
   pcrWindowStart_ = -1;
@@ -140,7 +140,10 @@ void Analyzer::Push(const uint8_t* data, size_t len, double now, std::vector<uin
   if (!started_) {
     started_ = true;
     lastPatMs_ = lastSweepMs_ = lastCatErrMs_ = arrivalWindowStartMs_ = now;
+  } else if (opts_.tr101290 && now - lastPushMs_ > opts_.patTimeoutMs) {
+    SkipSilence(now - lastPushMs_);
   }
+  lastPushMs_ = now;
   size_t consumed = 0;
   if (carry_.empty()) {
     Emit emit{data, out, false};
@@ -522,6 +525,19 @@ void Analyzer::Sweep(double now) {
     }
     arrivalWindowStartMs_ = now;
     arrivalWindowBytes_ = 0;
+  }
+}
+
+// The table and PID clocks run only while bytes arrive. A wait with nothing at all — an encoder
+// warming up after its first PAT, PMT and frame, an input that went silent — is the input's
+// state (no signal), not a PAT, PMT or PID missing from a flowing stream; counted, it left every
+// fresh stream with P1 2 (one PAT_error, one PMT_error) for good.
+void Analyzer::SkipSilence(double gapMs) {
+  lastPatMs_ += gapMs;
+  for (const auto& [pnr, prog] : programs_) pids_[prog.pmtPid].lastPmtMs += gapMs;
+  for (uint16_t p : esPids_) {
+    pids_[p].lastSeenMs += gapMs;
+    pids_[p].lastPtsMs += gapMs;
   }
 }
 

@@ -123,6 +123,7 @@ class Analyzer {
   void RebuildRoles(double now);
   void Sweep(double now);            // bit-rate windows, then the indicators below
   void SweepIndicators(double now);  // time-based TR 101 290 indicators
+  void SkipSilence(double gapMs);    // a wait with no bytes at all is not a table gap
   PidState& Touch(uint16_t pid);
   bool Queued(uint16_t pid) const;
 
@@ -148,6 +149,7 @@ class Analyzer {
   // time
   bool started_ = false;
   double lastPatMs_ = 0, lastSweepMs_ = 0, lastCatErrMs_ = 0;
+  double lastPushMs_ = 0;
   double arrivalWindowStartMs_ = 0;
   uint64_t arrivalWindowBytes_ = 0;
   // PCR window on the first PCR PID seen

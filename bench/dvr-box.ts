@@ -11,13 +11,17 @@
 // server as NODE_OPTIONS; DVR_BOX_NO_PEER=1 skips the ffmpeg peer (profiling runs only);
 // DVR_BOX_SERVER_OUTPUT=1 prints the tail of the server's output after each step.
 // DVR_BOX_WARMUP (seconds, default 30) of sending before each measured step;
-// DVR_BOX_PEER_MAX: no ffmpeg peer for steps above this many channels.
+// DVR_BOX_PEER_MAX: no ffmpeg peer for steps above this many channels;
+// DVR_BOX_PEER_N (default the smaller of 20 and the largest step): when no step ran the peer
+// (DVR_BOX_PEER_MAX below every step), one more step at this count runs both sides, so every
+// run prints the peer's CPU ratio from the same run beside its own figures (0 = none).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startServer, tempDir } from '../test/helpers/server.ts';
 import { benchHeader } from './lib/header.ts';
+import { loopDelayOver } from './lib/loop-delay.ts';
 
 benchHeader('dvr-box');
 
@@ -151,7 +155,7 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   // closing segments and going to no-signal together) is not part of steady-state ingest.
   const sending = n > 0 ? send(base, n, WARMUP + SECONDS + TAIL) : Promise.resolve(0);
   if (n > 0) await new Promise((r) => setTimeout(r, WARMUP * 1000));
-  await get('/metrics'); // resets the event-loop histogram
+  const metrics0 = await get('/metrics'); // the window's start (a summary's quantiles reset here)
   const cpu0 = cpuOf(srv.proc.pid!);
   const k0 = kernelOf(srv.proc.pid!);
   // n = 0: the idle server's loop delay on this machine, the baseline for the p99 figures.
@@ -166,12 +170,11 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   await new Promise((r) => setTimeout(r, 1500)); // last segments close
   // The delay proper (sluice_eventloop_delay_seconds); prom-client's lag figure includes its
   // 10 ms sampling interval (an idle loop reads ~10 ms), kept beside it for comparison.
-  const p99 = Number(
-    /^sluice_eventloop_delay_seconds\{quantile="0.99"\} (\S+)/m.exec(metrics)?.[1] ?? Number.NaN,
-  );
-  const maxDelay = Number(
-    /^sluice_eventloop_delay_seconds\{quantile="1"\} (\S+)/m.exec(metrics)?.[1] ?? Number.NaN,
-  );
+  const { p99, max: maxDelay } = loopDelayOver(metrics0, metrics);
+  if (Number.isNaN(p99))
+    throw new Error(
+      `no ${'sluice_eventloop_delay_seconds'} in the server's /metrics: fix the bench's reader (bench/lib/loop-delay.ts)`,
+    );
   const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(metrics)?.[1] ?? Number.NaN);
   const streams = JSON.parse(await get('/data/stream')) as {
     inputs?: { packets?: number }[];
@@ -256,21 +259,36 @@ async function peer(n: number): Promise<{ peerCpu: number; peerLossy: number }> 
   return { peerCpu: cpu, peerLossy: lossy };
 }
 
+/** One step's line: both sides' figures and their CPU ratio. */
+function report(row: Row): void {
+  const { n } = row;
+  const peerPart =
+    row.peerCpu > 0
+      ? `ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`
+      : 'no peer at this step';
+  console.log(
+    `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop delay p99 ${row.p99.toFixed(1)} ms (max ${row.maxDelay.toFixed(1)}; nodejs_eventloop_lag_p99 ${row.lag.toFixed(1)}), recording ${row.recorded}/${n} (${(row.writtenShare * 100).toFixed(1)} % of the bytes sent written, ${row.droppedChunks} chunks dropped, ${row.failedChunks} failed), CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ${peerPart}`,
+  );
+}
+
+const noPeer = process.env.DVR_BOX_NO_PEER === '1';
+const peerMax = Number(process.env.DVR_BOX_PEER_MAX ?? MAX_CHANNELS);
+const peerN = Number(
+  process.env.DVR_BOX_PEER_N ??
+    Math.min(20, Math.max(0, ...counts.filter((c) => c <= MAX_CHANNELS))),
+);
 console.log(`media ready; steps ${counts.join(', ')} × ${SECONDS} s`);
 const rows: Row[] = [];
+/** The step that ran the peer (a step of the run, or the one added at DVR_BOX_PEER_N). */
+let peerRow: Row | undefined;
 try {
   for (const n of counts.filter((c) => c >= 0 && c <= MAX_CHANNELS)) {
     const s = await sluice(n);
-    const peerMax = Number(process.env.DVR_BOX_PEER_MAX ?? MAX_CHANNELS);
-    const p =
-      n > 0 && n <= peerMax && process.env.DVR_BOX_NO_PEER !== '1'
-        ? await peer(n)
-        : { peerCpu: 0, peerLossy: 0 };
+    const p = n > 0 && n <= peerMax && !noPeer ? await peer(n) : { peerCpu: 0, peerLossy: 0 };
     const row = { ...s, ...p };
     rows.push(row);
-    console.log(
-      `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop delay p99 ${row.p99.toFixed(1)} ms (max ${row.maxDelay.toFixed(1)}; nodejs_eventloop_lag_p99 ${row.lag.toFixed(1)}), recording ${row.recorded}/${n} (${(row.writtenShare * 100).toFixed(1)} % of the bytes sent written, ${row.droppedChunks} chunks dropped, ${row.failedChunks} failed), CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`,
-    );
+    if (row.peerCpu > 0) peerRow = row;
+    report(row);
     if (row.p99 >= LOOP_P99_GOAL_MS) console.log(`  loop delay p99 above ${LOOP_P99_GOAL_MS} ms`);
     if (
       row.loss > 0.0001 ||
@@ -282,6 +300,14 @@ try {
       console.log(`stopping at ${n} channels: loss, a recording short or dropped, or loop p99`);
       break;
     }
+  }
+  // No step ran the peer: one more at a count the peer carries, both sides, so the run's
+  // figures have the peer's beside them (a ratio from another run is not comparable).
+  if (!peerRow && !noPeer && peerN > 0) {
+    console.log(`peer step: sluice and ffmpeg at ${peerN} channels, in this run`);
+    const s = await sluice(peerN);
+    peerRow = { ...s, ...(await peer(peerN)) };
+    report(peerRow);
   }
 } finally {
   for (const fn of cleanups.reverse()) await fn();
@@ -299,4 +325,9 @@ const passed = rows.filter(
 console.log(
   `largest lossless step: ${passed.length ? passed[passed.length - 1]!.n : 0} channels ` +
     `(no loss, every channel recorded with 0 dropped chunks, loop p99 < ${LOOP_P99_GOAL_MS} ms)`,
+);
+console.log(
+  peerRow
+    ? `peer in this run: at ${peerRow.n} channels ffmpeg -c copy -f hls (one process a channel) used ${((peerRow.peerCpu / SECONDS) * 100).toFixed(0)} % of a core, sluice ${((peerRow.cpu / SECONDS) * 100).toFixed(0)} %: ffmpeg ÷ sluice CPU ${(peerRow.peerCpu / peerRow.cpu).toFixed(2)}, ${peerRow.peerLossy} ffmpeg channels reporting loss`
+    : 'no peer in this run (DVR_BOX_NO_PEER=1 or DVR_BOX_PEER_N=0): quote no ratio from it',
 );

@@ -168,14 +168,23 @@ function sameSecret(a: string, b: string): boolean {
 export const HTTP_FIELDS = ['port', 'bindAddress'] as const;
 export const HTTPS_FIELDS = ['httpsPort', 'bindAddress', 'certificate', 'privateKey'] as const;
 
+/** One bound listener and the settings it was started with. */
+interface Listener {
+  app: FastifyInstance;
+  on: EpgServerSettings;
+  /** HTTPS from certificate files: reloaded when they change. */
+  tls?: TlsFiles;
+}
+
+type Which = 'http' | 'https';
+
 /** The running EPG server: its HTTP and (with a certificate) HTTPS listeners, the Digest
  *  verifier and the body cache. The two listeners restart independently. */
 export class EpgServer implements EpgHttpServer {
   readonly cache: XmltvCache;
   readonly digest: DigestAuthenticator;
-  private http: FastifyInstance | undefined;
-  private https: FastifyInstance | undefined;
-  private tls: TlsFiles | undefined;
+  private http: Listener | undefined;
+  private https: Listener | undefined;
   private resetListener = () => this.cache.clear();
 
   constructor(
@@ -198,54 +207,81 @@ export class EpgServer implements EpgHttpServer {
   /** Listen on the HTTP port and, with a certificate and key, the HTTPS port. Returns the
    *  bound ports (useful with port 0 in tests). */
   async listen(): Promise<ListenerPorts> {
-    await this.startHttp();
-    await this.startHttps();
+    this.http = await this.open('http', this.settings);
+    this.https = await this.open('https', this.settings);
     return this.ports();
   }
 
   ports(): ListenerPorts {
-    const out: ListenerPorts = { http: this.http ? portOf(this.http) : 0 };
-    if (this.https) out.https = portOf(this.https);
+    const out: ListenerPorts = { http: this.http ? portOf(this.http.app) : 0 };
+    if (this.https) out.https = portOf(this.https.app);
     return out;
   }
 
   /** Take new settings: restart only the listener whose socket or TLS settings changed
-   *  (a new certificate path restarts HTTPS alone; the HTTP clients are not disturbed). */
+   *  (a new certificate path restarts HTTPS alone; the HTTP clients are not disturbed). A
+   *  listener that cannot move keeps serving where it was, and the error is thrown. */
   async apply(next: EpgServerSettings): Promise<Restarted> {
-    const before = this.settings;
     this.settings = next;
-    const differs = (keys: readonly (keyof EpgServerSettings)[]) =>
-      keys.some((k) => before[k] !== next[k]);
-    // A listener that failed to start before is retried even when nothing changed.
+    // Compared with what each listener runs on: one that failed to start or move before is
+    // tried again even when nothing changed since.
+    const differs = (l: Listener | undefined, keys: readonly (keyof EpgServerSettings)[]) =>
+      !l || keys.some((k) => l.on[k] !== next[k]);
     const wantsHttps = !!(next.certificate && next.privateKey);
     const restarted: Restarted = {
-      http: differs(HTTP_FIELDS) || !this.http,
-      https: differs(HTTPS_FIELDS) || (wantsHttps && !this.https),
+      http: differs(this.http, HTTP_FIELDS),
+      https: wantsHttps ? differs(this.https, HTTPS_FIELDS) : !!this.https,
     };
-    if (restarted.http) {
-      await this.stopHttp();
-      await this.startHttp();
+    let failed: unknown;
+    for (const which of ['http', 'https'] as const) {
+      if (!restarted[which]) continue;
+      try {
+        await this.move(which, next);
+      } catch (err) {
+        failed ??= err;
+      }
     }
-    if (restarted.https) {
-      await this.stopHttps();
-      await this.startHttps();
-    }
+    if (failed) throw failed;
     return restarted;
   }
 
-  private async startHttp(): Promise<void> {
-    const s = this.settings;
-    const app = buildEpgServerApp({ rt: this.rt, cache: this.cache, digest: this.digest });
-    await app.listen({ port: s.port, host: s.bindAddress }).catch(async (err) => {
-      await app.close();
+  /**
+   * Move one listener to `next`. The new socket is bound before the old one closes, so a port
+   * another program holds leaves the old listener serving. Only when both want the same port
+   * (the new cannot bind beside the old) does the old close first; it is bound again when the
+   * new one fails.
+   */
+  private async move(which: Which, next: EpgServerSettings): Promise<void> {
+    const old = this[which];
+    const portKey = which === 'http' ? 'port' : 'httpsPort';
+    const samePort = !!old && next[portKey] !== 0 && old.on[portKey] === next[portKey];
+    if (!samePort) {
+      const fresh = await this.open(which, next); // throws with the old one untouched
+      this[which] = fresh;
+      if (old) await this.shut(old);
+      return;
+    }
+    this[which] = undefined;
+    await this.shut(old);
+    try {
+      this[which] = await this.open(which, next);
+    } catch (err) {
+      this[which] = await this.open(which, old.on).catch(() => undefined);
       throw err;
-    });
-    this.http = app;
+    }
   }
 
-  private async startHttps(): Promise<void> {
-    const s = this.settings;
-    if (!s.certificate || !s.privateKey) return;
+  /** Bind one listener with `s` (undefined: HTTPS without a certificate and key). */
+  private async open(which: Which, s: EpgServerSettings): Promise<Listener | undefined> {
+    if (which === 'http') {
+      const app = buildEpgServerApp({ rt: this.rt, cache: this.cache, digest: this.digest });
+      await app.listen({ port: s.port, host: s.bindAddress }).catch(async (err) => {
+        await app.close();
+        throw err;
+      });
+      return { app, on: s };
+    }
+    if (!s.certificate || !s.privateKey) return undefined;
     const cert = pem(s.certificate);
     const app = buildEpgServerApp({
       rt: this.rt,
@@ -257,42 +293,32 @@ export class EpgServer implements EpgHttpServer {
       await app.close();
       throw err;
     });
-    this.https = app;
     // Files (not inline PEM) are reloaded when they change, as the admin server's are.
-    if (isPath(s.certificate) && isPath(s.privateKey))
-      this.tls = new TlsFiles(
-        s.certificate,
-        s.privateKey,
-        app.server as HttpsServer,
-        this.rt.log,
-        cert,
-      );
+    const tls =
+      isPath(s.certificate) && isPath(s.privateKey)
+        ? new TlsFiles(s.certificate, s.privateKey, app.server as HttpsServer, this.rt.log, cert)
+        : undefined;
+    return { app, on: s, ...(tls ? { tls } : {}) };
   }
 
   /** The certificate HTTPS serves now (absent without HTTPS). */
   certificate(): CertificateInfo | undefined {
-    return (
-      this.tls?.info() ?? (this.https ? certificateInfo(pem(this.settings.certificate)) : undefined)
-    );
+    const l = this.https;
+    if (!l) return undefined;
+    return l.tls?.info() ?? certificateInfo(pem(l.on.certificate));
   }
 
-  private async stopHttp(): Promise<void> {
-    const app = this.http;
-    this.http = undefined;
-    if (app) await closeApp(app);
-  }
-
-  private async stopHttps(): Promise<void> {
-    const app = this.https;
-    this.https = undefined;
-    this.tls?.close();
-    this.tls = undefined;
-    if (app) await closeApp(app);
+  private async shut(l: Listener): Promise<void> {
+    l.tls?.close();
+    await closeApp(l.app);
   }
 
   async close(): Promise<void> {
     this.rt.resetListeners.delete(this.resetListener);
-    await Promise.all([this.stopHttp(), this.stopHttps()]);
+    const open = [this.http, this.https].filter((l): l is Listener => !!l);
+    this.http = undefined;
+    this.https = undefined;
+    await Promise.all(open.map((l) => this.shut(l)));
   }
 }
 

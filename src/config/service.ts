@@ -118,6 +118,8 @@ export class ConfigServiceImpl implements ConfigService {
   private refusedHash = '';
   private lastError: { origin: string; message: string; issues: ConfigIssue[] } | undefined;
   private lastApplied: { origin: string; hash: string } | undefined;
+  /** Warnings of the text in use (unknown members ignored, …), for /data/status. */
+  private warnings: ConfigIssue[] = [];
 
   constructor(private readonly opts: ConfigServiceOptions) {}
 
@@ -138,6 +140,8 @@ export class ConfigServiceImpl implements ConfigService {
       lastError: this.lastError
         ? { origin: this.lastError.origin, message: this.lastError.message }
         : null,
+      // Without the values: a misspelt member may hold a secret, and status is read widely.
+      warnings: this.warnings.map(({ value: _value, ...w }) => w),
       ...this.opts.info(),
     };
   }
@@ -199,6 +203,7 @@ export class ConfigServiceImpl implements ConfigService {
     this.refusedHash = '';
     this.lastError = undefined;
     this.lastApplied = { origin, hash };
+    this.warnings = loaded.warnings;
     this.opts.log.info({ origin, hash }, `config from ${origin} accepted`);
     onAdopt?.();
     void Promise.resolve()
@@ -233,7 +238,11 @@ export class ConfigServiceImpl implements ConfigService {
       // hash is already this text's: our own write is never taken for an outside edit.
       const { commit } = await this.opts.persister.persist(text, opts.message);
       this.adopt(loaded, hash, commit ? `api:${commit}` : 'api');
-      const result: EditResult = { etag: `"${hash}"`, plan };
+      // The answer carries the new text's warnings (an ignored member, …), as a dry run does.
+      const result: EditResult = {
+        etag: `"${hash}"`,
+        plan: { ...plan, warnings: [...loaded.warnings, ...plan.warnings] },
+      };
       if (commit) result.commit = commit;
       return result;
     });

@@ -55,6 +55,8 @@ class EpgServerInstance implements Instance<ServerSpec> {
   private server: EpgHttpServer;
   private ports: { http: number; https?: number } = { http: 0 };
   private closed = false;
+  /** Why the last change of the listeners failed ('' when it did not): status says so. */
+  private failure = '';
 
   private constructor(
     private rt: EpgRuntime,
@@ -97,8 +99,13 @@ class EpgServerInstance implements Instance<ServerSpec> {
     try {
       restarted = await this.server.apply(settings);
     } catch (err) {
-      throw listenFailure(err, settings, this.host);
+      // The listener that could not move still serves where it was: say where.
+      this.ports = this.server.ports();
+      const e = listenFailure(err, settings, this.host);
+      this.failure = `${e.message}; ${this.serving()}`;
+      throw new DriverError(this.failure, e.retryable);
     }
+    this.failure = '';
     this.ports = this.server.ports();
     if (restarted.http || restarted.https) {
       this.host.log.info({ ...this.ports, restarted }, 'EPG server listener restarted');
@@ -112,10 +119,20 @@ class EpgServerInstance implements Instance<ServerSpec> {
     releaseEpgRuntime(this.host, this.rt);
   }
 
+  /** Where the listeners serve now, in words. */
+  private serving(): string {
+    const on = [
+      ...(this.ports.http ? [`HTTP port ${this.ports.http}`] : []),
+      ...(this.ports.https ? [`HTTPS port ${this.ports.https}`] : []),
+    ];
+    return on.length ? `still serving on ${on.join(' and ')}` : 'not serving';
+  }
+
   status(): ResourceStatus {
     const cert = this.closed ? undefined : this.server.certificate?.();
     return {
-      state: this.closed ? 'closed' : 'listening',
+      state: this.closed ? 'closed' : this.failure ? 'error' : 'listening',
+      ...(this.failure && !this.closed ? { message: this.failure } : {}),
       ...this.ports,
       ...(cert ? { 'https-certificate': cert } : {}),
     };

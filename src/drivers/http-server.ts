@@ -142,6 +142,8 @@ class HttpServerInstance implements Instance<Spec> {
   private closed = false;
 
   private spec: Spec | undefined;
+  /** Why the last change of the listeners failed ('' when it did not): status says so. */
+  private failure = '';
 
   constructor(private readonly host: Host) {
     // A certificate issued (ACME) while this runs: HTTPS starts or moves to it.
@@ -169,46 +171,84 @@ class HttpServerInstance implements Instance<Spec> {
     const portOverride = this.host.services.get(PORT_OVERRIDES_SERVICE)?.http;
     const want = targets(spec, portOverride, this.host.services.get(ACME_SERVICE)?.files);
     this.spec = spec;
+    const fromFlag = portOverride !== undefined;
     if (!sameTarget(this.http?.target, want.http)) {
-      await this.stop('http');
-      const server = http.createServer(this.handle);
-      const delivery = this.host.services.get(LIVE_DELIVERY_SERVICE);
-      const detach = want.http.native ? delivery?.attach(server) : undefined;
-      try {
-        await this.listen(want.http, server, 'HTTP', portOverride !== undefined);
-      } catch (e) {
-        detach?.();
-        throw e;
-      }
-      this.http = { target: want.http, server, detach };
+      await this.move('http', want.http, (t) => this.openHttp(t, fromFlag));
     }
     if (!sameTarget(this.https?.target, want.https)) {
-      await this.stop('https');
-      if (want.https) {
-        const t = want.https;
-        // Both read at once; when both fail, the certificate's error is the one reported
-        // (Promise.all would report whichever failed first, which varies from run to run).
-        const [certRead, keyRead] = await Promise.allSettled([
-          readPem(t.cert!, 'certificate'),
-          readPem(t.key!, 'private key'),
-        ]);
-        if (certRead.status === 'rejected') throw certRead.reason;
-        if (keyRead.status === 'rejected') throw keyRead.reason;
-        const [cert, key] = [certRead.value, keyRead.value];
-        let server: https.Server;
-        try {
-          server = https.createServer({ cert, key }, this.handle);
-        } catch (e) {
-          throw new DriverError(
-            `HTTPS: the certificate or key is not usable: ${(e as Error).message}`,
-            false,
-          );
-        }
-        await this.listen(t, server, 'HTTPS', false);
-        const tls = new TlsFiles(t.cert!, t.key!, server, this.host.log, cert);
-        this.https = { target: t, server, tls };
-      }
+      await this.move('https', want.https, (t) => this.openHttps(t));
     }
+  }
+
+  /**
+   * Move one listener to `want` (undefined: none). The new socket is bound before the old one
+   * closes, so a port another program holds leaves the old listener serving and the error is
+   * thrown. Only when both want the same port (the new cannot bind beside the old) does the old
+   * close first; it is bound again when the new one fails.
+   */
+  private async move(
+    which: 'http' | 'https',
+    want: Target | undefined,
+    open: (t: Target) => Promise<Listener>,
+  ): Promise<void> {
+    const old = this[which];
+    if (!want) {
+      this[which] = undefined;
+      if (old) await this.shut(old);
+      return;
+    }
+    const samePort = !!old && want.port !== 0 && old.target.port === want.port;
+    if (!samePort) {
+      const fresh = await open(want); // throws with the old one untouched
+      this[which] = fresh;
+      if (old) await this.shut(old);
+      return;
+    }
+    this[which] = undefined;
+    await this.shut(old);
+    try {
+      this[which] = await open(want);
+    } catch (e) {
+      this[which] = await open(old.target).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async openHttp(t: Target, fromFlag: boolean): Promise<Listener> {
+    const server = http.createServer(this.handle);
+    const delivery = this.host.services.get(LIVE_DELIVERY_SERVICE);
+    const detach = t.native ? delivery?.attach(server) : undefined;
+    try {
+      await this.listen(t, server, 'HTTP', fromFlag);
+    } catch (e) {
+      detach?.();
+      throw e;
+    }
+    return { target: t, server, detach };
+  }
+
+  private async openHttps(t: Target): Promise<Listener> {
+    // Both read at once; when both fail, the certificate's error is the one reported
+    // (Promise.all would report whichever failed first, which varies from run to run).
+    const [certRead, keyRead] = await Promise.allSettled([
+      readPem(t.cert!, 'certificate'),
+      readPem(t.key!, 'private key'),
+    ]);
+    if (certRead.status === 'rejected') throw certRead.reason;
+    if (keyRead.status === 'rejected') throw keyRead.reason;
+    const [cert, key] = [certRead.value, keyRead.value];
+    let server: https.Server;
+    try {
+      server = https.createServer({ cert, key }, this.handle);
+    } catch (e) {
+      throw new DriverError(
+        `HTTPS: the certificate or key is not usable: ${(e as Error).message}`,
+        false,
+      );
+    }
+    await this.listen(t, server, 'HTTPS', false);
+    const tls = new TlsFiles(t.cert!, t.key!, server, this.host.log, cert);
+    return { target: t, server, tls };
   }
 
   private listen<S extends http.Server>(
@@ -236,6 +276,10 @@ class HttpServerInstance implements Instance<Spec> {
     const l = this[which];
     if (!l) return;
     this[which] = undefined;
+    await this.shut(l);
+  }
+
+  private async shut(l: Listener): Promise<void> {
     l.detach?.();
     l.tls?.close();
     await new Promise<void>((resolve) => {
@@ -246,7 +290,16 @@ class HttpServerInstance implements Instance<Spec> {
   }
 
   async update(next: Resource<Spec>): Promise<void> {
-    await this.ensure(next.spec);
+    try {
+      await this.ensure(next.spec);
+      this.failure = '';
+    } catch (e) {
+      // A listener that could not move still serves where it was: say where.
+      const err = e instanceof DriverError ? e : new DriverError(String(e), true);
+      const on = [this.http, this.https].filter((l) => !!l).map((l) => addressOf(l.server));
+      this.failure = `${err.message}; ${on.length ? `still serving on ${on.join(' and ')}` : 'not serving'}`;
+      throw new DriverError(this.failure, err.retryable);
+    }
   }
 
   async close(): Promise<void> {
@@ -256,7 +309,10 @@ class HttpServerInstance implements Instance<Spec> {
 
   status(): ResourceStatus {
     if (this.closed) return { state: 'closed' };
-    const st: ResourceStatus = { state: this.http ? 'listening' : 'stopped' };
+    const st: ResourceStatus = {
+      state: this.failure ? 'error' : this.http ? 'listening' : 'stopped',
+      ...(this.failure ? { message: this.failure } : {}),
+    };
     if (this.http) st['http'] = addressOf(this.http.server);
     if (this.http?.detach) {
       const d = this.host.services.get(LIVE_DELIVERY_SERVICE);

@@ -121,6 +121,7 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::
       ThrowErrno(env, "epoll_ctl", err);
     }
     socks_[s->id] = s;
+    s->hubBytes = queuedBytes_;
     // recvmmsg scratch: large enough for every registered socket's batch and datagram size.
     const size_t slot = static_cast<size_t>(s->opts.maxDatagram);
     const int n = s->opts.batchDatagrams;
@@ -192,17 +193,38 @@ void UdpHub::Stop() {
   tsfn_.Release();  // a signal still queued reaches CallJs, which finds nothing to drain
 }
 
+UdpBatch::~UdpBatch() {
+  if (held == 0) return;
+  sock->queuedBytes -= held;
+  if (sock->hubBytes) *sock->hubBytes -= held;
+}
+
 void UdpHub::Complete(UdpSocketState& s, bool& added) {
   UdpBatch* b = s.cur;
   s.cur = nullptr;
   Bump(s.batches);
-  if (s.queued.load() >= s.opts.queueBatches) {
-    // JS is behind on this socket: the newest batch is shed here, where it entered, rather
-    // than blocking the thread or growing the queue (the other sockets are not affected).
+  // A heap batch was reserved for a full one: one cut short by its latency gives the rest
+  // back (a copy of what it holds, only on this overflow path), so a stalled loop's backlog
+  // of small batches is counted, and held, at its bytes.
+  if (b->data.capacity() > b->data.size() + b->data.size() / 4) b->data.shrink_to_fit();
+  // What the batch keeps allocated: its part of a pool block, or its own vector.
+  const int64_t bytes =
+      static_cast<int64_t>(b->block.data ? b->used : b->data.capacity());
+  if (s.queued.load() >= s.opts.queueBatches ||
+      s.queuedBytes.load() + bytes > s.opts.queueBytes ||
+      (s.hubBytes && s.hubBytes->load() + bytes > s.opts.queueBytesTotal)) {
+    // JS is behind: the newest batch is shed here, where it entered, rather than blocking the
+    // thread or growing the queue. Newest, not oldest: what is queued is a contiguous run JS
+    // will read in order, a drop makes one gap either way, and the queue stays untouched
+    // while JS may be taking from its front (no reach past the lock into a batch in flight).
     Bump(s.queueDrops);
+    if (b->block.data) s.freeBlocks.push_back(b->block);  // the pool block goes back
     delete b;
     return;
   }
+  b->held = bytes;
+  s.queuedBytes += bytes;
+  if (s.hubBytes) *s.hubBytes += bytes;
   s.queued++;
   s.ready.push_back(b);
   added = true;

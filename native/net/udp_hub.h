@@ -2,7 +2,8 @@
 // all of them, recvmmsg per ready socket into per-socket batches. Completed batches wait in a
 // bounded queue per socket; the JS thread drains the queues round-robin in slices of bounded
 // time (Pump), so a flood on one socket is shed at that socket (queueDrops) and can neither
-// starve the other sockets nor hold the event loop (the API, timers, other streams).
+// starve the other sockets nor hold the event loop (the API, timers, other streams). The queues
+// are bounded in bytes per socket and over the hub as well as in batches: overload drops.
 // The thread runs while at least one socket is open.
 #pragma once
 #include <napi.h>
@@ -32,6 +33,10 @@ struct UdpBatchOptions {
   int batchDatagrams = 64;
   int batchLatencyMs = 5;
   int queueBatches = 256;
+  /** Bytes of batches waiting for JS on this socket, and on all of the hub's sockets, before a
+   *  new batch is shed (the hub's figure is what this socket accepts; the tightest wins). */
+  int64_t queueBytes = 4 << 20;
+  int64_t queueBytesTotal = 64 << 20;
 };
 
 struct UdpBatch;
@@ -65,6 +70,10 @@ struct UdpSocketState {
   // on every hand-off, `drops` at stats()) bounced between the cores on every bump (perf: ~6 %
   // of the receive path stalled on one locked add).
   alignas(64) std::atomic<int> queued{0};  // ready.size() plus data batches handed over
+  // Bytes of completed batches not yet done with (added by the hub, taken off when the batch
+  // is deleted: delivered, or discarded at close), this socket's and the hub's.
+  std::atomic<int64_t> queuedBytes{0};
+  std::shared_ptr<std::atomic<int64_t>> hubBytes;
   alignas(64) std::atomic<uint64_t> drops{0};  // (js) kernel drops, read at stats()
   // (hub) written by the hub thread only, read by stats(): bumped with Bump(), no locked add.
   alignas(64) std::atomic<uint64_t> datagrams{0}, bytes{0}, batches{0}, queueDrops{0}, truncated{0};
@@ -76,6 +85,7 @@ inline void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
 }
 
 struct UdpBatch {
+  ~UdpBatch();
   enum Kind { kData = 0, kError = 1 } kind = kData;
   std::shared_ptr<UdpSocketState> sock;
   UdpBlock block;      // the payloads, when a pool block was free (used bytes in `used`) …
@@ -83,6 +93,7 @@ struct UdpBatch {
   std::vector<uint8_t> data;  // … else here (copied into the receiver's slab at hand-off)
   std::vector<int32_t> lengths;
   std::string code, message;
+  int64_t held = 0;  // bytes counted in sock's queuedBytes and the hub's until deleted
 };
 
 using UdpBatchList = std::vector<UdpBatch*>;
@@ -130,6 +141,8 @@ class UdpHub {
   void Arm(int i, size_t slot);
 
   std::mutex mu_;
+  // Bytes queued over all sockets (each socket holds it too: its batches outlive a Remove).
+  std::shared_ptr<std::atomic<int64_t>> queuedBytes_ = std::make_shared<std::atomic<int64_t>>(0);
   std::unordered_map<uint64_t, std::shared_ptr<UdpSocketState>> socks_;  // under mu_
   int epfd_ = -1;
   int wakeFd_ = -1;

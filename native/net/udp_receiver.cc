@@ -65,6 +65,8 @@ UdpReceiverWrap::UdpReceiverWrap(const Napi::CallbackInfo& info)
   opts_.batch.batchDatagrams = IntOf(o, "batchDatagrams", opts_.batch.batchDatagrams);
   opts_.batch.batchLatencyMs = IntOf(o, "batchLatencyMs", opts_.batch.batchLatencyMs);
   opts_.batch.queueBatches = IntOf(o, "queueBatches", opts_.batch.queueBatches);
+  opts_.batch.queueBytes = Int64Of(o, "queueBytes", opts_.batch.queueBytes);
+  opts_.batch.queueBytesTotal = Int64Of(o, "queueBytesTotal", opts_.batch.queueBytesTotal);
   // Without a pump (an older façade) every drain runs until the queues are empty.
   Napi::Value pump = o.Get("pump");
   const int fd = Open(env);  // throws with the socket closed on failure
@@ -210,6 +212,7 @@ Napi::Value UdpReceiverWrap::Stats(const Napi::CallbackInfo& info) {
   o.Set("drops", static_cast<double>(s.drops.load()));
   o.Set("queueDrops", static_cast<double>(s.queueDrops.load()));
   o.Set("queued", static_cast<double>(s.queued.load()));
+  o.Set("queuedBytes", static_cast<double>(s.queuedBytes.load()));
   o.Set("truncated", static_cast<double>(s.truncated.load()));
   return o;
 }

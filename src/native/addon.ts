@@ -70,6 +70,8 @@ export interface RawUdpOptions {
   batchDatagrams: number;
   batchLatencyMs: number;
   queueBatches: number;
+  queueBytes: number;
+  queueBytesTotal: number;
   /** Schedules the receive hub's next drain slice (udpDrain) on a later turn of the loop. */
   pump: () => void;
 }
@@ -85,6 +87,7 @@ export interface NativeUdpReceiver {
     drops: number;
     queueDrops: number;
     queued: number;
+    queuedBytes: number;
     truncated: number;
   };
   close(): void;

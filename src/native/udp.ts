@@ -19,6 +19,12 @@ export const DEFAULT_BATCH_LATENCY_MS = 5;
 export const DEFAULT_MAX_DATAGRAM = 4096;
 /** Batches waiting for the JS thread before new ones are dropped (counted as queueDrops). */
 export const DEFAULT_QUEUE_BATCHES = 256;
+/** Bytes of batches waiting for JS on one socket before new ones are dropped: 4 s of an
+ *  8 Mbit/s stream (a stalled loop's backlog), never the 23 MB 256 full batches could be. */
+export const DEFAULT_QUEUE_BYTES = 4 * 1024 * 1024;
+/** … and over every socket of the receive thread: under overload the queues hold at most
+ *  this, whatever the number of streams (drops are counted per socket as queueDrops). */
+export const DEFAULT_QUEUE_BYTES_TOTAL = 64 * 1024 * 1024;
 
 /** The receive hub's pump: after a drain slice that used its time, the next waits for the
  *  next turn of the event loop (after its timers and I/O: the API's requests, other sockets). */
@@ -45,6 +51,9 @@ export interface UdpReceiverOptions {
   batchDatagrams?: number;
   batchLatencyMs?: number;
   queueBatches?: number;
+  /** See DEFAULT_QUEUE_BYTES and DEFAULT_QUEUE_BYTES_TOTAL. */
+  queueBytes?: number;
+  queueBytesTotal?: number;
   /**
    * A batch: `datagrams` datagrams concatenated; `lengths[i]` is the size of datagram i. Both
    * are views of the receiver's one batch block, valid until onData returns: the next batch is
@@ -63,8 +72,9 @@ export interface UdpReceiverStats {
   drops: number;
   /** Batches dropped because JS did not keep up (shed at this socket's queue). */
   queueDrops: number;
-  /** Batches waiting for JS now. */
+  /** Batches waiting for JS now, and their bytes. */
   queued: number;
+  queuedBytes: number;
   /** Datagrams longer than maxDatagram (cut). */
   truncated: number;
 }
@@ -150,6 +160,14 @@ export class UdpReceiver {
             1000,
           ),
           queueBatches: intIn('queueBatches', opts.queueBatches, DEFAULT_QUEUE_BATCHES, 1, 65536),
+          queueBytes: intIn('queueBytes', opts.queueBytes, DEFAULT_QUEUE_BYTES, 65536, 2 ** 40),
+          queueBytesTotal: intIn(
+            'queueBytesTotal',
+            opts.queueBytesTotal,
+            DEFAULT_QUEUE_BYTES_TOTAL,
+            65536,
+            2 ** 40,
+          ),
           pump,
         },
         (kind, a, b, dataLength) => {
@@ -213,5 +231,14 @@ export class UdpReceiver {
 }
 
 function zeroStats(): UdpReceiverStats {
-  return { datagrams: 0, bytes: 0, batches: 0, drops: 0, queueDrops: 0, queued: 0, truncated: 0 };
+  return {
+    datagrams: 0,
+    bytes: 0,
+    batches: 0,
+    drops: 0,
+    queueDrops: 0,
+    queued: 0,
+    queuedBytes: 0,
+    truncated: 0,
+  };
 }

@@ -1,13 +1,13 @@
-// A live feed for the delivery benches: an H.264 + AAC MPEG-TS file at a constant video rate
-// (16 s, 2 s GOPs), and ffmpeg playing it in a loop at its own pace into a UDP port.
+// A live feed for the benches: an H.264 + AAC MPEG-TS file at a constant video rate
+// (16 s unless asked, 2 s GOPs), and ffmpeg playing it in a loop at its own pace into a UDP port.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 
 /** Write `file`: `size` test picture at `kbps` constant video rate, 96 kbit/s AAC. */
-export function makeFeedFile(file: string, kbps: number, size: string): void {
+export function makeFeedFile(file: string, kbps: number, size: string, seconds = 16): void {
   execFileSync('ffmpeg', [
     ...['-hide_banner', '-loglevel', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=16`],
-    ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=16'],
+    ...['-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=${seconds}`],
+    ...['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
     ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
     ...['-b:v', `${kbps}k`, '-minrate', `${kbps}k`, '-maxrate', `${kbps}k`],
     ...['-bufsize', `${kbps}k`, '-x264-params', 'nal-hrd=cbr:force-cfr=1'],

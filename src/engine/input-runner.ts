@@ -61,6 +61,9 @@ const STATS_EVERY_MS = 250;
 /** An input is shown `receiving` while valid TS arrived within this long (validity itself
  *  allows PSI gaps of up to 2 s: PSI_FRESH_MS). */
 const RECEIVING_WITHIN_MS = 3000;
+/** A rate is of the bytes that arrived within this long before now: an input that sent none
+ *  in it reads 0 (the analyzer's own figure is of the last bytes fed, kept while none come). */
+export const RATE_WINDOW_MS = 2000;
 /** This much junk and not one aligned packet: the source is not a transport stream. */
 const NOT_TS_JUNK_BYTES = TS_PACKET_SIZE * 64;
 
@@ -73,6 +76,8 @@ export class InputRunner {
   private analyzer: TsAnalyzer | null = null;
   /** Monotonic ms of the last valid TS packets; -1 = none since opened. */
   lastValid = -1;
+  /** Monotonic ms the transport last handed over bytes; -1 = never. */
+  private lastBytes = -1;
   openedAt = -1;
   /** Monotonic ms the input last became the active one (-1 = never): a switch to an input that
    *  was already open to be probed gives it a whole `stream-timeout` from then to prove itself. */
@@ -169,6 +174,7 @@ export class InputRunner {
     const a = this.analyzer;
     if (!a || this.mode === 'off') return;
     let packets: Buffer;
+    this.lastBytes = this.o.clock.monotonic();
     try {
       packets = a.push(buf);
     } catch (err) {
@@ -218,6 +224,15 @@ export class InputRunner {
       else this.trace.reset();
     }
     return this.lastStats;
+  }
+
+  /** bit/s the input delivers now: the analyzer's figure (from PCRs, else arrival times)
+   *  while bytes arrive, 0 once none came within RATE_WINDOW_MS. */
+  bitrate(): number {
+    const st = this.stats();
+    const now = this.o.clock.monotonic();
+    if (!st || this.lastBytes < 0 || now - this.lastBytes > RATE_WINDOW_MS) return 0;
+    return st.pcrBitrate || st.arrivalBitrate;
   }
 
   /** The BISS descrambler's figures (null without targets). */
@@ -303,7 +318,7 @@ export class InputRunner {
       ...(this.transport ? { transport: this.transport.status() } : {}),
       ...(st
         ? {
-            bitrate: st.pcrBitrate || st.arrivalBitrate,
+            bitrate: this.bitrate(),
             packets: st.packets,
             junkBytes: st.junkBytes,
             syncLosses: st.syncLosses,

@@ -586,7 +586,7 @@ export class StreamEngine {
     const st = this.runners[this.active]?.stats() ?? null;
     return {
       state: this.state(),
-      bitrateIn: st ? st.pcrBitrate || st.arrivalBitrate : 0,
+      bitrateIn: this.runners[this.active]?.bitrate() ?? 0,
       bitrateOut: this.outMeter.rate(),
       activeInput: this.active,
       switchCount: this.switchCount,
@@ -614,7 +614,7 @@ export class StreamEngine {
         ...(this.outputs[j]?.out.status() ?? {}),
         ...(this.outputErrors[j] ? { state: 'error', message: this.outputErrors[j] } : {}),
       })),
-      bitrateIn: st ? st.pcrBitrate || st.arrivalBitrate : 0,
+      bitrateIn: this.runners[this.active]?.bitrate() ?? 0,
       bitrateOut: this.outMeter.rate(),
       tr101290: st?.tr101290 ?? null,
       programs: act?.programs() ?? [],

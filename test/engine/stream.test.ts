@@ -4,6 +4,7 @@
 // test/drivers/stream-settings.test.ts and the whole path with real peers in test/stream/.
 import t from 'tap';
 import type { InputContext } from '../../src/engine/input.ts';
+import { RATE_WINDOW_MS } from '../../src/engine/input-runner.ts';
 import type { StreamOutput } from '../../src/engine/output.ts';
 import { StreamEngine, type StreamSettings } from '../../src/engine/stream.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -281,5 +282,26 @@ t.test('reportFault (the alerter) goes through the stream gate: alert-delay appl
   e.settings = { ...e.settings, enableAlert: false };
   e.applyAlerts();
   t.same(e.alertList(), [], 'enable-alert off hides it');
+  await e.stop();
+});
+
+t.test('a dead input reads 0 bit/s within the rate window, in status and metrics', async (t) => {
+  const { e, clock, feed } = engine({ inputs: [{ type: 'fake' }] });
+  await e.start();
+  feed(0, 2000);
+  t.ok(e.status().bitrateIn > 0, `a live input has a rate (${e.status().bitrateIn})`);
+  t.ok((e.status().inputs[0]!['bitrate'] as number) > 0, 'and so has its input');
+  // The publisher dies: no byte from here on. Past the window (and the analyzer's sampling)
+  // every figure of the input's rate is 0, and stays 0.
+  clock.advance(RATE_WINDOW_MS + 250);
+  t.equal(e.status().bitrateIn, 0, 'status: stream bitrate-in 0');
+  t.equal(e.status().inputs[0]!['bitrate'], 0, 'status: the input 0');
+  t.equal(e.metrics().bitrateIn, 0, 'metrics (the dashboard row): 0');
+  t.equal(e.metrics().bitrateOut, 0, 'nothing goes out either');
+  clock.advance(40_000);
+  t.equal(e.status().bitrateIn, 0, '40 s on: still 0');
+  t.equal(e.state(), 'no-signal');
+  feed(0, 1000);
+  t.ok(e.status().bitrateIn > 0, 'bytes again: a rate again');
   await e.stop();
 });

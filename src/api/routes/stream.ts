@@ -4,21 +4,65 @@ import type { FastifyInstance } from 'fastify';
 import { streamRegistry } from '../../drivers/stream/registry.ts';
 import { HttpError } from '../../errors.ts';
 import type { AppContext } from '../context.ts';
+import { isPaged, MAX_PAGE, type StreamQuery, selectStreams } from '../stream-page.ts';
 
 const streamSchema = { type: 'object', additionalProperties: true } as const;
+
+const streamQuery = {
+  type: 'object',
+  properties: {
+    name: {
+      type: 'string',
+      description: 'only streams whose stream-name contains this (any case)',
+    },
+    ids: {
+      type: 'string',
+      pattern: '^[0-9]+(,[0-9]+)*$',
+      description: 'only the streams with these ids, comma-separated: 1,2,3',
+    },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_PAGE,
+      description: 'answer a page of at most this many streams, in resource-key order',
+    },
+    after: {
+      type: 'string',
+      minLength: 1,
+      description: 'the page after this resource key: the `next` of the previous page',
+    },
+  },
+} as const;
+
+const pageSchema = {
+  type: 'object',
+  required: ['streams', 'next'],
+  properties: {
+    streams: { type: 'array', items: streamSchema },
+    next: {
+      type: 'string',
+      nullable: true,
+      description: 'the `after` of the next page; null on the last page',
+    },
+  },
+} as const;
 
 export async function streamRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const registry = () => streamRegistry(opts.ctx.services);
   app.get('/data/stream', {
     schema: {
       tags: ['data'],
-      summary: 'Runtime state of every running stream',
-      response: { 200: { type: 'array', items: streamSchema } },
+      summary:
+        'Runtime state of the running streams: all of them, or those of `name` / `ids`, or one page (`limit`, `after`)',
+      querystring: streamQuery,
+      response: { 200: { anyOf: [{ type: 'array', items: streamSchema }, pageSchema] } },
     },
-    handler: async () =>
-      registry()
-        .all()
-        .map((s) => ({ key: s.key, ...s.status() })),
+    handler: async (req) => {
+      const q = req.query as StreamQuery;
+      const { streams, next } = selectStreams(registry().all(), q);
+      const rows = streams.map((s) => ({ key: s.key, ...s.status() }));
+      return isPaged(q) ? { streams: rows, next } : rows;
+    },
   });
   app.get('/data/stream/:id', {
     schema: {

@@ -361,7 +361,8 @@ export class StreamInstance implements Instance<StreamRecord> {
       name: this.name,
       displayName: this.spec['display-name'],
       ...engine,
-      httpTs: this.httpTs.stats(),
+      // `enabled`: whether /{name}/mpegts answers (ott-http 1), so the dashboard links it only then.
+      httpTs: { enabled: this.spec['ott-http'] === 1, ...this.httpTs.stats() },
       ...(this.ott ? { ott: this.ott.status() } : {}),
       ...this.mosaicStatus(),
     };

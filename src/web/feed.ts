@@ -3,6 +3,7 @@
 // subscribers (the `/data/events` Server-Sent Events stream). Time comes from the injected clock.
 import type { Clock, Timer } from '../util/clock.ts';
 import { maskCredentials } from '../util/credentials.ts';
+import { RecentErrors } from './recent.ts';
 import { type AdapterRow, rowChange, type StreamRow } from './rows.ts';
 
 /** A sweep's changes: changed rows (only the fields that changed, with `key`) and the keys of
@@ -59,6 +60,7 @@ export class StreamFeed {
   private last = new Map<string, StreamRow>();
   private lastAdapters = new Map<string, AdapterRow>();
   private readonly history = new Map<string, [number[], number[]]>();
+  private readonly recent: RecentErrors;
   private readonly listeners = new Set<(d: FeedDelta) => void>();
   private timer: Timer | null = null;
   readonly intervalMs: number;
@@ -67,6 +69,7 @@ export class StreamFeed {
   constructor(private readonly opts: FeedOptions) {
     this.intervalMs = opts.intervalMs ?? FEED_INTERVAL_MS;
     this.historyLength = opts.historyLength ?? FEED_HISTORY;
+    this.recent = new RecentErrors(this.historyLength);
   }
 
   start(): void {
@@ -113,10 +116,13 @@ export class StreamFeed {
 
   /** Read the rows once, record history, publish the changes. */
   sweep(sample = true): FeedDelta {
-    const rows = this.opts.rows();
+    const rows = this.opts.rows().map((r) => this.withRecent(r, sample));
     const { next, changed, removed } = diff(this.last, rows);
     if (sample) for (const row of rows) this.record(row);
-    for (const k of removed) this.history.delete(k);
+    for (const k of removed) {
+      this.history.delete(k);
+      this.recent.forget(k);
+    }
     if (!sample) {
       // A stream first seen here gets its first sample now; the others wait for the sweep.
       for (const row of rows) if (!this.history.has(row.key)) this.record(row);
@@ -130,6 +136,17 @@ export class StreamFeed {
     }
     if (changed.length > 0 || removed.length > 0 || delta.adapters) this.publish(delta);
     return delta;
+  }
+
+  /** The row with its error counts of the last minute (history length × interval). */
+  private withRecent(row: StreamRow, sample: boolean): StreamRow {
+    const [p1m, p2m, ccm] = this.recent.observe(
+      row.key,
+      row.active,
+      [row.p1, row.p2, row.cc],
+      sample,
+    );
+    return { ...row, p1m, p2m, ccm };
   }
 
   private record(row: StreamRow): void {

@@ -19,6 +19,10 @@ export interface StreamRow {
   p1: number;
   p2: number;
   cc: number;
+  /** The same counted over the last minute (src/web/recent.ts): what the list colours. */
+  p1m?: number;
+  p2m?: number;
+  ccm?: number;
   switches: number;
   tags: string[];
 }

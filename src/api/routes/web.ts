@@ -1,10 +1,12 @@
 // The dashboard (docs/web.md): its page and bundle at `web-server.ui-path` (reached through the
 // URL rewrite in app.ts), who is signed in (/data/me), the live events stream (/data/events:
-// stream row deltas and alert events) and the config editor's check (/config/check).
+// stream row deltas and alert events), the config editor's check (/config/check) and the root
+// path (./web-root.ts).
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ALERTER_SERVICE } from '../../drivers/alerter.ts';
+import { MOSAIC_SERVICE } from '../../drivers/mosaic.ts';
 import { streamRegistry } from '../../drivers/stream/registry.ts';
 import { WEB_UI_SERVICE } from '../../drivers/web-server.ts';
 import { HttpError } from '../../errors.ts';
@@ -12,6 +14,7 @@ import { UI_BUNDLE_DIR, UI_CSP, uiPage } from '../../web/page.ts';
 import { ASSET_TYPES, UI_ROUTE_PREFIX } from '../../web/paths.ts';
 import type { AppContext } from '../context.ts';
 import { configCheckRoute } from './web-check.ts';
+import { webRootRoute } from './web-root.ts';
 
 /** Unsent bytes above which an events client is too slow and is disconnected (it reconnects
  *  and starts again from a snapshot): the server never queues without bound for it. */
@@ -80,13 +83,15 @@ export async function webRoutes(app: FastifyInstance, opts: { ctx: AppContext })
   app.get('/data/me', {
     schema: {
       tags: ['data'],
-      summary: 'Who is asking (login, role) and where the dashboard is mounted',
+      summary:
+        'Who is asking (login, role), where the dashboard is mounted and whether the mosaic makes thumbnails',
       response: { 200: { type: 'object', additionalProperties: true } },
     },
     handler: (req) => ({
       login: req.principal?.login ?? null,
       role: req.principal?.role ?? 'viewer',
       uiPath: ui()?.uiPath ?? null,
+      mosaic: ctx.services.get(MOSAIC_SERVICE) !== undefined,
     }),
   });
 
@@ -140,6 +145,7 @@ export async function webRoutes(app: FastifyInstance, opts: { ctx: AppContext })
   });
 
   await app.register(configCheckRoute, { ctx });
+  await app.register(webRootRoute, { ctx });
 }
 
 function eventsStream(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): unknown {

@@ -3,6 +3,18 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
+/** Least room between two time labels, pixels ("20:59:30" is about 55 px wide). */
+const X_TICK_SPACE_PX = 90;
+
+/** A tick's time of day (the chart spans a minute: the date says nothing). */
+function clockLabel(sec: number): string {
+  return new Date(sec * 1000).toLocaleTimeString([], {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+}
+
 interface Props {
   series: [number[], number[]] | undefined;
   /** Changes whenever the series did (the arrays are mutated in place). */
@@ -30,7 +42,14 @@ export function RateChart({ series, tick, intervalMs = 1000 }: Props) {
         width: el.clientWidth || 600,
         height: 160,
         axes: [
-          { stroke: color('--fg-muted'), grid: { stroke: color('--line') } },
+          {
+            stroke: color('--fg-muted'),
+            grid: { stroke: color('--line') },
+            // One line per tick, time of day only, ticks far enough apart for it: uPlot's
+            // default puts the date under the first tick and ran it into the next label.
+            space: X_TICK_SPACE_PX,
+            values: (_u, splits) => splits.map(clockLabel),
+          },
           {
             stroke: color('--fg-muted'),
             grid: { stroke: color('--line') },

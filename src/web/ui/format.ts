@@ -21,6 +21,22 @@ export function time(iso: string | number): string {
   return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleTimeString();
 }
 
+/** A moment as a person reads it: local date and time, and how long ago (`12/7/2026, 8:59:04 PM
+ *  (4 s ago)`); `now` for tests. */
+export function when(ms: number, now = Date.now()): string {
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) return String(ms);
+  return `${d.toLocaleString()} (${ago(now - ms)})`;
+}
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 90) return `${s} s ago`;
+  if (s < 90 * 60) return `${Math.round(s / 60)} min ago`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
 /** The state words of a stream and the class that colours them. */
 export const STATE_CLASS: Readonly<Record<string, string>> = {
   running: 'ok',

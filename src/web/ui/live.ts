@@ -26,6 +26,8 @@ export interface Me {
   login: string | null;
   role: 'admin' | 'viewer';
   uiPath: string | null;
+  /** Whether the server makes stream thumbnails (`mosaic.enable`). */
+  mosaic: boolean;
 }
 
 /** Samples of history kept per stream on this side. */

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.ts';
 import { RateChart } from '../chart.tsx';
-import { rate, STATE_CLASS, time } from '../format.ts';
+import { bytes, rate, STATE_CLASS, time, when } from '../format.ts';
 import { alerts, history, me, rows, streamAlerts, touched, version } from '../live.ts';
 import { Player } from '../player.tsx';
 import { href } from '../router.ts';
@@ -35,7 +35,9 @@ const REFRESH_MS = 1000;
 function playbackUrls(s: StreamStatus): { label: string; url: string; hls: boolean }[] {
   const base = `${location.origin}/${encodeURIComponent(s.name)}/`;
   const out: { label: string; url: string; hls: boolean }[] = [];
-  if (s.httpTs) out.push({ label: 'HTTP-TS', url: `${base}mpegts`, hls: false });
+  // /{name}/mpegts answers only with ott-http 1 (a 404 otherwise): no link to a 404.
+  if (s.httpTs?.['enabled'] === true)
+    out.push({ label: 'HTTP-TS', url: `${base}mpegts`, hls: false });
   const mode = s.ott?.mode ?? 0;
   if (mode === 1 || mode === 3) out.push({ label: 'HLS', url: `${base}index.m3u8`, hls: true });
   if (mode === 2) out.push({ label: 'HLS (CMAF)', url: `${base}index.m3u8`, hls: true });
@@ -55,7 +57,7 @@ function Inputs({ s }: { s: StreamStatus }) {
           <th>State</th>
           <th>Validity</th>
           <th>Bit rate</th>
-          <th>P1 / P2</th>
+          <th title="TR 101 290 errors since the input started">P1 / P2 total</th>
         </tr>
       </thead>
       <tbody>
@@ -82,16 +84,33 @@ function Inputs({ s }: { s: StreamStatus }) {
   );
 }
 
+/** The archive's figures as a person reads them (src/dvr/attach.ts names them). */
+const ARCHIVE_FIELDS: Readonly<Record<string, [string, (v: unknown) => string]>> = {
+  storage: ['storage', (v) => `#${String(v)}`],
+  recording: ['recording', (v) => (v ? 'yes' : 'no (the storage does not take writes)')],
+  chunks: ['chunks written', String],
+  bytes: ['written', (v) => (typeof v === 'number' ? bytes(v) : String(v))],
+  dropped: ['chunks dropped', String],
+  failed: ['writes failed', String],
+  lastWriteAt: ['last write', (v) => (typeof v === 'number' && v > 0 ? when(v) : 'none yet')],
+};
+
 function Archive({ dvr }: { dvr: Rec | undefined }) {
   if (!dvr?.['storage']) return <p class="muted">No archive (dvr-storage 0).</p>;
   return (
-    <dl class="kv">
-      {Object.entries(dvr).map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>
-        </div>
-      ))}
+    <dl class="kv" data-testid="archive">
+      {Object.entries(dvr).map(([k, v]) => {
+        const [label, show] = ARCHIVE_FIELDS[k] ?? [
+          k,
+          (x: unknown) => (typeof x === 'object' ? JSON.stringify(x) : String(x)),
+        ];
+        return (
+          <div key={k}>
+            <dt>{label}</dt>
+            <dd data-field={k}>{show(v)}</dd>
+          </div>
+        );
+      })}
     </dl>
   );
 }

@@ -35,6 +35,9 @@ const shown = computed(() => {
 function Row({ r }: { r: StreamRow }) {
   const a = streamAlerts(r.name, alerts.value);
   const failover = r.active > 0;
+  // Errors of the last minute: a total would stay red for good after one error.
+  const p1 = r.p1m ?? r.p1;
+  const p2 = r.p2m ?? r.p2;
   return (
     <a class="srow" href={href('stream', r.key)} data-stream={r.name} data-state={r.state}>
       <span class="c-name">
@@ -57,9 +60,13 @@ function Row({ r }: { r: StreamRow }) {
           {rate(r.in)} in · {rate(r.out)} out
         </small>
       </span>
-      <span class="c-tr" title="TR 101 290 priority 1 / priority 2 / CC errors">
-        <span class={r.p1 ? 'bad-text' : ''}>P1 {r.p1}</span>{' '}
-        <span class={r.p2 ? 'warn-text' : ''}>P2 {r.p2}</span> <span>CC {r.cc}</span>
+      <span
+        class="c-tr"
+        data-testid="tr101290"
+        title={`TR 101 290 errors in the last minute (totals since the input started: P1 ${r.p1}, P2 ${r.p2}, CC ${r.cc})`}
+      >
+        <span class={p1 ? 'bad-text' : ''}>P1 {p1}</span>{' '}
+        <span class={p2 ? 'warn-text' : ''}>P2 {p2}</span> <span>CC {r.ccm ?? r.cc}</span>
       </span>
       <span class="c-alerts">
         {a.length ? (

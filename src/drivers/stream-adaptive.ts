@@ -18,7 +18,11 @@ type Spec = SpecOf<'stream-adaptive'>;
 class AdaptiveGroupInstance implements Instance<Spec> {
   readonly group: AdaptiveGroup;
   private unregister?: () => void;
+  private unlisten: () => void;
   private message?: string;
+  /** Member stream names as last seen: a member recreated is found by name before the host
+   *  lists its new instance. */
+  private names = new Map<number, string>();
 
   constructor(
     private res: Resource<Spec>,
@@ -50,6 +54,9 @@ class AdaptiveGroupInstance implements Instance<Spec> {
         cache: ottCachePolicy(host.services),
       }),
     });
+    // A member's OTT service (new, or after a restart) is followed from its first segment.
+    this.unlisten = ottRegistry(host.services).onRegister(() => this.group.members());
+    this.group.members();
     try {
       this.unregister = router?.register(this.name, (req, reply, rest) =>
         this.group.handle(req, reply, rest),
@@ -73,8 +80,10 @@ class AdaptiveGroupInstance implements Instance<Spec> {
     const registry = ottRegistry(this.host.services);
     for (const id of this.memberIds()) {
       const inst = this.host.lookup<Instance & { name?: string }>('stream', String(id));
-      const svc = inst?.name ? registry.find(inst.name) : undefined;
-      if (inst?.name && svc) out.push({ name: inst.name, svc });
+      if (inst?.name) this.names.set(id, inst.name);
+      const name = this.names.get(id);
+      const svc = name ? registry.find(name) : undefined;
+      if (name && svc) out.push({ name, svc });
     }
     return out;
   }
@@ -85,6 +94,8 @@ class AdaptiveGroupInstance implements Instance<Spec> {
   }
 
   async close(): Promise<void> {
+    this.unlisten();
+    this.group.close();
     this.unregister?.();
     this.unregister = undefined;
   }

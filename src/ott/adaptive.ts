@@ -1,10 +1,12 @@
 // An adaptive group (`stream-adaptive`): one HLS master / DASH manifest over the packagers of
 // its member streams. Member playlists and segments are served by the members themselves under
-// `/{group}/{member}/…`; the members cut on a shared PTS grid so their segments line up.
+// `/{group}/{member}/…`; the members cut on a shared PTS grid so their segments line up, and
+// number their discontinuities together (./group-discontinuity.ts).
 
 import type { Clock } from '../util/clock.ts';
 import { type OttCachePolicy, ottCachePolicy } from './cache-policy.ts';
 import { buildMpd, type DashPeriod, type DashRepresentation } from './dash.ts';
+import { GroupDiscontinuities } from './group-discontinuity.ts';
 import {
   averageBitrate,
   buildMasterPlaylist,
@@ -63,6 +65,10 @@ function rate(segs: SegmentDescriptor[], fallback: number): number {
 }
 
 export class AdaptiveGroup {
+  /** One discontinuity sequence for all members: a restart of one member's encoder is a
+   *  discontinuity at the same media time in every variant (RFC 8216 §6.2.4). */
+  readonly discontinuities = new GroupDiscontinuities();
+
   constructor(public o: AdaptiveGroupOptions) {}
 
   private get ts(): boolean {
@@ -73,11 +79,17 @@ export class AdaptiveGroup {
     return this.o.mode === OTT_CMAF || this.o.mode === OTT_BOTH;
   }
 
-  /** Members with alignment switched on (idempotent: a member may have restarted). */
+  /** Members with alignment switched on and their discontinuities numbered by the group
+   *  (idempotent: a member may have restarted). */
   members(): GroupMember[] {
     const list = this.o.members();
     for (const m of list) m.svc.packager.segmenter.align = true;
+    this.discontinuities.sync(list.map((m) => m.svc.packager));
     return list;
+  }
+
+  close(): void {
+    this.discontinuities.close();
   }
 
   handle(req: OttRequest, reply: OttReply, rest: string): unknown {

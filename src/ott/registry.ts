@@ -9,12 +9,21 @@ export const OTT_REGISTRY_SERVICE = new ServiceKey<OttRegistry>('ott-registry');
 
 export class OttRegistry {
   private services = new Map<string, StreamOttService>();
+  private listeners = new Set<(name: string) => void>();
 
   register(name: string, svc: StreamOttService): () => void {
     this.services.set(name, svc);
+    for (const fn of this.listeners) fn(name);
     return () => {
       if (this.services.get(name) === svc) this.services.delete(name);
     };
+  }
+
+  /** Call `fn` with the name of each service registered from now on (before its packager sees
+   *  any packet: an adaptive group follows a member's boundaries from its first). */
+  onRegister(fn: (name: string) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
   }
 
   find(name: string): StreamOttService | undefined {

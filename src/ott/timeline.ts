@@ -14,3 +14,10 @@ export function unwrapPts(raw: number, reference: number): number {
 export function isJump(prev: number, next: number): boolean {
   return Math.abs(next - prev) > PTS_JUMP_LIMIT;
 }
+
+/** `a − b` for timestamps unwrapped by different readers (their lines may differ by whole
+ *  wraps): the difference on the 2^33 circle, in (−2^32, 2^32]. */
+export function ptsDiff(a: number, b: number): number {
+  const d = (((a - b) % PTS_WRAP) + PTS_WRAP) % PTS_WRAP;
+  return d > PTS_WRAP / 2 ? d - PTS_WRAP : d;
+}

@@ -18,6 +18,7 @@ import {
   XmltvCache,
 } from '../epg/xmltv-cache.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
+import { moveListener } from '../util/listener-move.ts';
 import { localRequest } from '../util/loopback.ts';
 import { DigestAuthenticator } from './auth/digest.ts';
 
@@ -245,30 +246,21 @@ export class EpgServer implements EpgHttpServer {
     return restarted;
   }
 
-  /**
-   * Move one listener to `next`. The new socket is bound before the old one closes, so a port
-   * another program holds leaves the old listener serving. Only when both want the same port
-   * (the new cannot bind beside the old) does the old close first; it is bound again when the
-   * new one fails.
-   */
-  private async move(which: Which, next: EpgServerSettings): Promise<void> {
+  /** Move one listener to `next` (src/util/listener-move.ts: the old serves until the new is
+   *  bound). */
+  private move(which: Which, next: EpgServerSettings): Promise<void> {
     const old = this[which];
     const portKey = which === 'http' ? 'port' : 'httpsPort';
-    const samePort = !!old && next[portKey] !== 0 && old.on[portKey] === next[portKey];
-    if (!samePort) {
-      const fresh = await this.open(which, next); // throws with the old one untouched
-      this[which] = fresh;
-      if (old) await this.shut(old);
-      return;
-    }
-    this[which] = undefined;
-    await this.shut(old);
-    try {
-      this[which] = await this.open(which, next);
-    } catch (err) {
-      this[which] = await this.open(which, old.on).catch(() => undefined);
-      throw err;
-    }
+    return moveListener({
+      old,
+      samePort: !!old && next[portKey] !== 0 && old.on[portKey] === next[portKey],
+      open: () => this.open(which, next),
+      reopen: () => this.open(which, old!.on),
+      shut: (l) => this.shut(l),
+      hold: (l) => {
+        this[which] = l;
+      },
+    });
   }
 
   /** Bind one listener with `s` (undefined: HTTPS without a certificate and key). */

@@ -323,18 +323,20 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** Follow `path` (member names and array indexes) from `node` over `value`; returns the
- *  field of the last member name on the path and every field passed on the way. */
-export function fieldsAlong(
-  node: SchemaNode,
-  value: unknown,
-  path: readonly (string | number)[],
-): FieldInfo[] | undefined {
-  const out: FieldInfo[] = [];
+/** Where a walk along a path ends: every field passed, or where it stopped — at a member name
+ *  the object's shape does not have (`unknownIn`), or past what the schema describes. */
+interface PathWalk {
+  fields: FieldInfo[];
+  unknownIn?: ObjectShape;
+  lost?: boolean;
+}
+
+function walkPath(node: SchemaNode, value: unknown, path: readonly (string | number)[]): PathWalk {
+  const fields: FieldInfo[] = [];
   let cur: SchemaNode | undefined = node;
   let v: unknown = value;
   for (const seg of path) {
-    if (!cur) return undefined;
+    if (!cur) return { fields, lost: true };
     if (typeof seg === 'number' || /^\d+$/.test(seg)) {
       cur = itemsSchema(cur);
       v = Array.isArray(v) ? v[Number(seg)] : undefined;
@@ -342,12 +344,23 @@ export function fieldsAlong(
     }
     const shape = objectShape(cur, isPlainObject(v) ? v : {});
     const f = shape.fields.get(seg);
-    if (!f) return undefined;
-    out.push(f);
+    if (!f) return { fields, unknownIn: shape };
+    fields.push(f);
     cur = f.schema;
     v = isPlainObject(v) ? v[seg] : undefined;
   }
-  return out;
+  return { fields };
+}
+
+/** Follow `path` (member names and array indexes) from `node` over `value`; returns the
+ *  field of the last member name on the path and every field passed on the way. */
+export function fieldsAlong(
+  node: SchemaNode,
+  value: unknown,
+  path: readonly (string | number)[],
+): FieldInfo[] | undefined {
+  const w = walkPath(node, value, path);
+  return w.unknownIn || w.lost ? undefined : w.fields;
 }
 
 /** The member at `path` is one the schema does not know, in an object that has known members
@@ -358,22 +371,8 @@ export function ignoredMember(
   value: unknown,
   path: readonly (string | number)[],
 ): boolean {
-  let cur: SchemaNode | undefined = node;
-  let v: unknown = value;
-  for (const seg of path) {
-    if (!cur) return false;
-    if (typeof seg === 'number' || /^\d+$/.test(seg)) {
-      cur = itemsSchema(cur);
-      v = Array.isArray(v) ? v[Number(seg)] : undefined;
-      continue;
-    }
-    const shape = objectShape(cur, isPlainObject(v) ? v : {});
-    const f = shape.fields.get(seg);
-    if (!f) return shape.fields.size > 0 && !shape.strict;
-    cur = f.schema;
-    v = isPlainObject(v) ? v[seg] : undefined;
-  }
-  return false;
+  const shape = walkPath(node, value, path).unknownIn;
+  return !!shape && shape.fields.size > 0 && !shape.strict;
 }
 
 /** Title of a node, following `$ref`. */

@@ -17,6 +17,7 @@ import {
   type ResourceStatus,
   type SpecOf,
 } from '../reconciler/driver.ts';
+import { moveListener } from '../util/listener-move.ts';
 import { ServiceKey } from '../util/services.ts';
 import { ACME_SERVICE, HTTPS_REFRESH_SERVICE } from './acme.ts';
 import { PORT_OVERRIDES_SERVICE, portAdvice } from './port-overrides.ts';
@@ -180,38 +181,24 @@ class HttpServerInstance implements Instance<Spec> {
     }
   }
 
-  /**
-   * Move one listener to `want` (undefined: none). The new socket is bound before the old one
-   * closes, so a port another program holds leaves the old listener serving and the error is
-   * thrown. Only when both want the same port (the new cannot bind beside the old) does the old
-   * close first; it is bound again when the new one fails.
-   */
-  private async move(
+  /** Move one listener to `want` (undefined: none; src/util/listener-move.ts: the old serves
+   *  until the new is bound). */
+  private move(
     which: 'http' | 'https',
     want: Target | undefined,
     open: (t: Target) => Promise<Listener>,
   ): Promise<void> {
     const old = this[which];
-    if (!want) {
-      this[which] = undefined;
-      if (old) await this.shut(old);
-      return;
-    }
-    const samePort = !!old && want.port !== 0 && old.target.port === want.port;
-    if (!samePort) {
-      const fresh = await open(want); // throws with the old one untouched
-      this[which] = fresh;
-      if (old) await this.shut(old);
-      return;
-    }
-    this[which] = undefined;
-    await this.shut(old);
-    try {
-      this[which] = await open(want);
-    } catch (e) {
-      this[which] = await open(old.target).catch(() => undefined);
-      throw e;
-    }
+    return moveListener({
+      old,
+      samePort: !!old && !!want && want.port !== 0 && old.target.port === want.port,
+      open: async () => (want ? open(want) : undefined),
+      reopen: () => open(old!.target),
+      shut: (l) => this.shut(l),
+      hold: (l) => {
+        this[which] = l;
+      },
+    });
   }
 
   private async openHttp(t: Target, fromFlag: boolean): Promise<Listener> {

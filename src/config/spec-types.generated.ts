@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '4f3e6ecc4913068486d7c47b9dd8505ed4907440a1cea44765f7dd81f2ffdc08';
+  '464bf52a7911eaa29f1ad3cf87e39823ffb27df02f256e203bd86a546413ca8f';
 
 /** Server */
 export interface ServerSpec {
@@ -18,6 +18,11 @@ export interface ServerSpec {
    */
   'log-level'?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /**
+   * the ffmpeg binary every ffmpeg child runs (test inputs, transcoders, mosaic thumbnails): an absolute path; Debian installs it with the ffmpeg package at /usr/bin/ffmpeg. A change applies to the next start of each child
+   * @default "/usr/bin/ffmpeg"
+   */
+  'ffmpeg-path'?: string;
+  /**
    * free note
    * @default ""
    */
@@ -25,7 +30,8 @@ export interface ServerSpec {
 }
 
 /** Server, as a driver gets it: every unconditional default applied. */
-export type ServerApplied = ServerSpec & Required<Pick<ServerSpec, 'name' | 'log-level' | 'note'>>;
+export type ServerApplied = ServerSpec &
+  Required<Pick<ServerSpec, 'name' | 'log-level' | 'ffmpeg-path' | 'note'>>;
 
 /** Cluster */
 export interface ClusterSpec {

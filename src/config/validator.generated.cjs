@@ -137,6 +137,15 @@ const schema33 = {
       enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
       'x-apply': 'hot',
     },
+    'ffmpeg-path': {
+      description:
+        'the ffmpeg binary every ffmpeg child runs (test inputs, transcoders, mosaic thumbnails): an absolute path; Debian installs it with the ffmpeg package at /usr/bin/ffmpeg. A change applies to the next start of each child',
+      type: 'string',
+      default: '/usr/bin/ffmpeg',
+      pattern: '^/',
+      'x-pattern-text': 'an absolute path (starting with /)',
+      'x-apply': 'hot',
+    },
     note: { description: 'free note', type: 'string', default: '', 'x-apply': 'hot' },
   },
 };
@@ -992,12 +1001,13 @@ const schema82 = {
 };
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require('ajv/dist/runtime/ucs2length').default;
-const pattern4 = new RegExp('^[A-Za-z0-9][A-Za-z0-9._-]*$', 'u');
-const pattern5 = new RegExp('^https?://', 'u');
-const pattern6 = new RegExp('^/[A-Za-z0-9/._-]*$', 'u');
-const pattern7 = new RegExp('^/.*/$', 'u');
-const pattern9 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
-const pattern17 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
+const pattern4 = new RegExp('^/', 'u');
+const pattern5 = new RegExp('^[A-Za-z0-9][A-Za-z0-9._-]*$', 'u');
+const pattern6 = new RegExp('^https?://', 'u');
+const pattern7 = new RegExp('^/[A-Za-z0-9/._-]*$', 'u');
+const pattern8 = new RegExp('^/.*/$', 'u');
+const pattern10 = new RegExp('^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$', 'u');
+const pattern18 = new RegExp('^[A-Za-z0-9._~-]+$', 'u');
 const schema39 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'EPG server',
@@ -3728,7 +3738,7 @@ const schema46 = {
   },
   additionalProperties: false,
 };
-const pattern8 = new RegExp('^[a-z]{3}$', 'u');
+const pattern9 = new RegExp('^[a-z]{3}$', 'u');
 function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -4333,7 +4343,7 @@ function validate26(
     if (data['default-language'] !== undefined) {
       let data16 = data['default-language'];
       if (typeof data16 === 'string') {
-        if (!pattern8.test(data16)) {
+        if (!pattern9.test(data16)) {
           const err29 = {
             instancePath: instancePath + '/default-language',
             schemaPath: '#/properties/default-language/pattern',
@@ -8765,7 +8775,7 @@ validate35.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern11 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
+const pattern12 = new RegExp('^$|^[\\s\\S]{10,64}$', 'u');
 function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -8869,7 +8879,7 @@ function validate34(
     if (data.passphrase !== undefined) {
       let data2 = data.passphrase;
       if (typeof data2 === 'string') {
-        if (!pattern11.test(data2)) {
+        if (!pattern12.test(data2)) {
           const err4 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -8926,7 +8936,7 @@ validate34.evaluated = {
   dynamicProps: false,
   dynamicItems: false,
 };
-const pattern13 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
+const pattern14 = new RegExp('^$|^[\\s\\S]{10,79}$', 'u');
 function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -10604,7 +10614,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data34 = data.passphrase;
         if (typeof data34 === 'string') {
-          if (!pattern11.test(data34)) {
+          if (!pattern12.test(data34)) {
             const err77 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -12408,7 +12418,7 @@ function validate31(
       if (data.passphrase !== undefined) {
         let data82 = data.passphrase;
         if (typeof data82 === 'string') {
-          if (!pattern13.test(data82)) {
+          if (!pattern14.test(data82)) {
             const err160 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -16953,7 +16963,7 @@ function validate43(
     if (data.passphrase !== undefined) {
       let data5 = data.passphrase;
       if (typeof data5 === 'string') {
-        if (!pattern11.test(data5)) {
+        if (!pattern12.test(data5)) {
           const err11 = {
             instancePath: instancePath + '/passphrase',
             schemaPath: '#/properties/passphrase/pattern',
@@ -17897,7 +17907,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data19 = data.passphrase;
         if (typeof data19 === 'string') {
-          if (!pattern13.test(data19)) {
+          if (!pattern14.test(data19)) {
             const err42 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/srt/properties/passphrase/pattern',
@@ -18938,7 +18948,7 @@ function validate40(
       if (data.passphrase !== undefined) {
         let data41 = data.passphrase;
         if (typeof data41 === 'string') {
-          if (!pattern11.test(data41)) {
+          if (!pattern12.test(data41)) {
             const err90 = {
               instancePath: instancePath + '/passphrase',
               schemaPath: '#/$defs/ps1/properties/passphrase/pattern',
@@ -20824,7 +20834,7 @@ function validate30(
         for (let i2 = 0; i2 < len2; i2++) {
           let data47 = data46[i2];
           if (typeof data47 === 'string') {
-            if (!pattern9.test(data47)) {
+            if (!pattern10.test(data47)) {
               const err68 = {
                 instancePath: instancePath + '/biss-key/' + i2,
                 schemaPath: '#/properties/biss-key/items/pattern',
@@ -21764,10 +21774,50 @@ function validate20(
             errors++;
           }
         }
+        if (data2['ffmpeg-path'] !== undefined) {
+          let data5 = data2['ffmpeg-path'];
+          if (typeof data5 === 'string') {
+            if (!pattern4.test(data5)) {
+              const err6 = {
+                instancePath: instancePath + '/server/ffmpeg-path',
+                schemaPath: 'settings.schema.json#/$defs/server/properties/ffmpeg-path/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^/' },
+                message: 'must match pattern "' + '^/' + '"',
+                schema: '^/',
+                parentSchema: schema33.properties['ffmpeg-path'],
+                data: data5,
+              };
+              if (vErrors === null) {
+                vErrors = [err6];
+              } else {
+                vErrors.push(err6);
+              }
+              errors++;
+            }
+          } else {
+            const err7 = {
+              instancePath: instancePath + '/server/ffmpeg-path',
+              schemaPath: 'settings.schema.json#/$defs/server/properties/ffmpeg-path/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema33.properties['ffmpeg-path'].type,
+              parentSchema: schema33.properties['ffmpeg-path'],
+              data: data5,
+            };
+            if (vErrors === null) {
+              vErrors = [err7];
+            } else {
+              vErrors.push(err7);
+            }
+            errors++;
+          }
+        }
         if (data2.note !== undefined) {
-          let data5 = data2.note;
-          if (typeof data5 !== 'string') {
-            const err6 = {
+          let data6 = data2.note;
+          if (typeof data6 !== 'string') {
+            const err8 = {
               instancePath: instancePath + '/server/note',
               schemaPath: 'settings.schema.json#/$defs/server/properties/note/type',
               keyword: 'type',
@@ -21775,18 +21825,18 @@ function validate20(
               message: 'must be string',
               schema: schema33.properties.note.type,
               parentSchema: schema33.properties.note,
-              data: data5,
+              data: data6,
             };
             if (vErrors === null) {
-              vErrors = [err6];
+              vErrors = [err8];
             } else {
-              vErrors.push(err6);
+              vErrors.push(err8);
             }
             errors++;
           }
         }
       } else {
-        const err7 = {
+        const err9 = {
           instancePath: instancePath + '/server',
           schemaPath: 'settings.schema.json#/$defs/server/type',
           keyword: 'type',
@@ -21797,20 +21847,20 @@ function validate20(
           data: data2,
         };
         if (vErrors === null) {
-          vErrors = [err7];
+          vErrors = [err9];
         } else {
-          vErrors.push(err7);
+          vErrors.push(err9);
         }
         errors++;
       }
     }
     if (data.cluster !== undefined) {
-      let data6 = data.cluster;
-      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
-        if (data6.domain !== undefined) {
-          let data7 = data6.domain;
-          if (typeof data7 !== 'string') {
-            const err8 = {
+      let data7 = data.cluster;
+      if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
+        if (data7.domain !== undefined) {
+          let data8 = data7.domain;
+          if (typeof data8 !== 'string') {
+            const err10 = {
               instancePath: instancePath + '/cluster/domain',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/domain/type',
               keyword: 'type',
@@ -21818,20 +21868,20 @@ function validate20(
               message: 'must be string',
               schema: schema34.properties.domain.type,
               parentSchema: schema34.properties.domain,
-              data: data7,
+              data: data8,
             };
             if (vErrors === null) {
-              vErrors = [err8];
+              vErrors = [err10];
             } else {
-              vErrors.push(err8);
+              vErrors.push(err10);
             }
             errors++;
           }
         }
-        if (data6['node-name'] !== undefined) {
-          let data8 = data6['node-name'];
-          if (typeof data8 !== 'string') {
-            const err9 = {
+        if (data7['node-name'] !== undefined) {
+          let data9 = data7['node-name'];
+          if (typeof data9 !== 'string') {
+            const err11 = {
               instancePath: instancePath + '/cluster/node-name',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/node-name/type',
               keyword: 'type',
@@ -21839,24 +21889,24 @@ function validate20(
               message: 'must be string',
               schema: schema34.properties['node-name'].type,
               parentSchema: schema34.properties['node-name'],
-              data: data8,
+              data: data9,
             };
             if (vErrors === null) {
-              vErrors = [err9];
+              vErrors = [err11];
             } else {
-              vErrors.push(err9);
+              vErrors.push(err11);
             }
             errors++;
           }
         }
-        if (data6.nodes !== undefined) {
-          let data9 = data6.nodes;
-          if (data9 && typeof data9 == 'object' && !Array.isArray(data9)) {
-            for (const key1 in data9) {
-              const _errs24 = errors;
+        if (data7.nodes !== undefined) {
+          let data10 = data7.nodes;
+          if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
+            for (const key1 in data10) {
+              const _errs26 = errors;
               if (typeof key1 === 'string') {
-                if (!pattern4.test(key1)) {
-                  const err10 = {
+                if (!pattern5.test(key1)) {
+                  const err12 = {
                     instancePath: instancePath + '/cluster/nodes',
                     schemaPath:
                       'settings.schema.json#/$defs/cluster/properties/nodes/propertyNames/pattern',
@@ -21869,16 +21919,16 @@ function validate20(
                     propertyName: key1,
                   };
                   if (vErrors === null) {
-                    vErrors = [err10];
+                    vErrors = [err12];
                   } else {
-                    vErrors.push(err10);
+                    vErrors.push(err12);
                   }
                   errors++;
                 }
               }
-              var valid5 = _errs24 === errors;
+              var valid5 = _errs26 === errors;
               if (!valid5) {
-                const err11 = {
+                const err13 = {
                   instancePath: instancePath + '/cluster/nodes',
                   schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/propertyNames',
                   keyword: 'propertyNames',
@@ -21886,20 +21936,20 @@ function validate20(
                   message: 'property name must be valid',
                   schema: schema34.properties.nodes.propertyNames,
                   parentSchema: schema34.properties.nodes,
-                  data: data9,
+                  data: data10,
                 };
                 if (vErrors === null) {
-                  vErrors = [err11];
+                  vErrors = [err13];
                 } else {
-                  vErrors.push(err11);
+                  vErrors.push(err13);
                 }
                 errors++;
               }
             }
-            for (const key2 in data9) {
-              let data10 = data9[key2];
-              if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
-                for (const key3 in data10) {
+            for (const key2 in data10) {
+              let data11 = data10[key2];
+              if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
+                for (const key3 in data11) {
                   if (
                     !(
                       key3 === 'labels' ||
@@ -21908,7 +21958,7 @@ function validate20(
                       key3 === 'note'
                     )
                   ) {
-                    const err12 = {
+                    const err14 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -21920,23 +21970,23 @@ function validate20(
                       message: 'must NOT have additional properties',
                       schema: false,
                       parentSchema: schema34.properties.nodes.additionalProperties,
-                      data: data10,
+                      data: data11,
                     };
                     if (vErrors === null) {
-                      vErrors = [err12];
+                      vErrors = [err14];
                     } else {
-                      vErrors.push(err12);
+                      vErrors.push(err14);
                     }
                     errors++;
                   }
                 }
-                if (data10.labels !== undefined) {
-                  let data11 = data10.labels;
-                  if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-                    for (const key4 in data11) {
-                      let data12 = data11[key4];
-                      if (typeof data12 !== 'string') {
-                        const err13 = {
+                if (data11.labels !== undefined) {
+                  let data12 = data11.labels;
+                  if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
+                    for (const key4 in data12) {
+                      let data13 = data12[key4];
+                      if (typeof data13 !== 'string') {
+                        const err15 = {
                           instancePath:
                             instancePath +
                             '/cluster/nodes/' +
@@ -21954,18 +22004,18 @@ function validate20(
                           parentSchema:
                             schema34.properties.nodes.additionalProperties.properties.labels
                               .additionalProperties,
-                          data: data12,
+                          data: data13,
                         };
                         if (vErrors === null) {
-                          vErrors = [err13];
+                          vErrors = [err15];
                         } else {
-                          vErrors.push(err13);
+                          vErrors.push(err15);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err14 = {
+                    const err16 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -21979,31 +22029,31 @@ function validate20(
                       schema: schema34.properties.nodes.additionalProperties.properties.labels.type,
                       parentSchema:
                         schema34.properties.nodes.additionalProperties.properties.labels,
-                      data: data11,
+                      data: data12,
                     };
                     if (vErrors === null) {
-                      vErrors = [err14];
+                      vErrors = [err16];
                     } else {
-                      vErrors.push(err14);
+                      vErrors.push(err16);
                     }
                     errors++;
                   }
                 }
-                if (data10['dvb-adapter'] !== undefined) {
-                  let data13 = data10['dvb-adapter'];
-                  if (Array.isArray(data13)) {
-                    const len0 = data13.length;
+                if (data11['dvb-adapter'] !== undefined) {
+                  let data14 = data11['dvb-adapter'];
+                  if (Array.isArray(data14)) {
+                    const len0 = data14.length;
                     for (let i0 = 0; i0 < len0; i0++) {
-                      let data14 = data13[i0];
+                      let data15 = data14[i0];
                       if (
                         !(
-                          typeof data14 == 'number' &&
-                          !(data14 % 1) &&
-                          !isNaN(data14) &&
-                          isFinite(data14)
+                          typeof data15 == 'number' &&
+                          !(data15 % 1) &&
+                          !isNaN(data15) &&
+                          isFinite(data15)
                         )
                       ) {
-                        const err15 = {
+                        const err17 = {
                           instancePath:
                             instancePath +
                             '/cluster/nodes/' +
@@ -22021,18 +22071,18 @@ function validate20(
                           parentSchema:
                             schema34.properties.nodes.additionalProperties.properties['dvb-adapter']
                               .items,
-                          data: data14,
+                          data: data15,
                         };
                         if (vErrors === null) {
-                          vErrors = [err15];
+                          vErrors = [err17];
                         } else {
-                          vErrors.push(err15);
+                          vErrors.push(err17);
                         }
                         errors++;
                       }
-                      if (typeof data14 == 'number' && isFinite(data14)) {
-                        if (data14 < 1 || isNaN(data14)) {
-                          const err16 = {
+                      if (typeof data15 == 'number' && isFinite(data15)) {
+                        if (data15 < 1 || isNaN(data15)) {
+                          const err18 = {
                             instancePath:
                               instancePath +
                               '/cluster/nodes/' +
@@ -22049,19 +22099,19 @@ function validate20(
                               schema34.properties.nodes.additionalProperties.properties[
                                 'dvb-adapter'
                               ].items,
-                            data: data14,
+                            data: data15,
                           };
                           if (vErrors === null) {
-                            vErrors = [err16];
+                            vErrors = [err18];
                           } else {
-                            vErrors.push(err16);
+                            vErrors.push(err18);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err17 = {
+                    const err19 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22077,31 +22127,31 @@ function validate20(
                           .type,
                       parentSchema:
                         schema34.properties.nodes.additionalProperties.properties['dvb-adapter'],
-                      data: data13,
+                      data: data14,
                     };
                     if (vErrors === null) {
-                      vErrors = [err17];
+                      vErrors = [err19];
                     } else {
-                      vErrors.push(err17);
+                      vErrors.push(err19);
                     }
                     errors++;
                   }
                 }
-                if (data10['dvr-storage'] !== undefined) {
-                  let data15 = data10['dvr-storage'];
-                  if (Array.isArray(data15)) {
-                    const len1 = data15.length;
+                if (data11['dvr-storage'] !== undefined) {
+                  let data16 = data11['dvr-storage'];
+                  if (Array.isArray(data16)) {
+                    const len1 = data16.length;
                     for (let i1 = 0; i1 < len1; i1++) {
-                      let data16 = data15[i1];
+                      let data17 = data16[i1];
                       if (
                         !(
-                          typeof data16 == 'number' &&
-                          !(data16 % 1) &&
-                          !isNaN(data16) &&
-                          isFinite(data16)
+                          typeof data17 == 'number' &&
+                          !(data17 % 1) &&
+                          !isNaN(data17) &&
+                          isFinite(data17)
                         )
                       ) {
-                        const err18 = {
+                        const err20 = {
                           instancePath:
                             instancePath +
                             '/cluster/nodes/' +
@@ -22119,18 +22169,18 @@ function validate20(
                           parentSchema:
                             schema34.properties.nodes.additionalProperties.properties['dvr-storage']
                               .items,
-                          data: data16,
+                          data: data17,
                         };
                         if (vErrors === null) {
-                          vErrors = [err18];
+                          vErrors = [err20];
                         } else {
-                          vErrors.push(err18);
+                          vErrors.push(err20);
                         }
                         errors++;
                       }
-                      if (typeof data16 == 'number' && isFinite(data16)) {
-                        if (data16 < 1 || isNaN(data16)) {
-                          const err19 = {
+                      if (typeof data17 == 'number' && isFinite(data17)) {
+                        if (data17 < 1 || isNaN(data17)) {
+                          const err21 = {
                             instancePath:
                               instancePath +
                               '/cluster/nodes/' +
@@ -22147,19 +22197,19 @@ function validate20(
                               schema34.properties.nodes.additionalProperties.properties[
                                 'dvr-storage'
                               ].items,
-                            data: data16,
+                            data: data17,
                           };
                           if (vErrors === null) {
-                            vErrors = [err19];
+                            vErrors = [err21];
                           } else {
-                            vErrors.push(err19);
+                            vErrors.push(err21);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err20 = {
+                    const err22 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22175,20 +22225,20 @@ function validate20(
                           .type,
                       parentSchema:
                         schema34.properties.nodes.additionalProperties.properties['dvr-storage'],
-                      data: data15,
+                      data: data16,
                     };
                     if (vErrors === null) {
-                      vErrors = [err20];
+                      vErrors = [err22];
                     } else {
-                      vErrors.push(err20);
+                      vErrors.push(err22);
                     }
                     errors++;
                   }
                 }
-                if (data10.note !== undefined) {
-                  let data17 = data10.note;
-                  if (typeof data17 !== 'string') {
-                    const err21 = {
+                if (data11.note !== undefined) {
+                  let data18 = data11.note;
+                  if (typeof data18 !== 'string') {
+                    const err23 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22201,18 +22251,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema34.properties.nodes.additionalProperties.properties.note.type,
                       parentSchema: schema34.properties.nodes.additionalProperties.properties.note,
-                      data: data17,
+                      data: data18,
                     };
                     if (vErrors === null) {
-                      vErrors = [err21];
+                      vErrors = [err23];
                     } else {
-                      vErrors.push(err21);
+                      vErrors.push(err23);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err22 = {
+                const err24 = {
                   instancePath:
                     instancePath +
                     '/cluster/nodes/' +
@@ -22224,50 +22274,7 @@ function validate20(
                   message: 'must be object',
                   schema: schema34.properties.nodes.additionalProperties.type,
                   parentSchema: schema34.properties.nodes.additionalProperties,
-                  data: data10,
-                };
-                if (vErrors === null) {
-                  vErrors = [err22];
-                } else {
-                  vErrors.push(err22);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err23 = {
-              instancePath: instancePath + '/cluster/nodes',
-              schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-              schema: schema34.properties.nodes.type,
-              parentSchema: schema34.properties.nodes,
-              data: data9,
-            };
-            if (vErrors === null) {
-              vErrors = [err23];
-            } else {
-              vErrors.push(err23);
-            }
-            errors++;
-          }
-        }
-        if (data6.etcd !== undefined) {
-          let data18 = data6.etcd;
-          if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
-            for (const key5 in data18) {
-              if (!(key5 === 'endpoints' || key5 === 'lease-ttl' || key5 === 'prefix')) {
-                const err24 = {
-                  instancePath: instancePath + '/cluster/etcd',
-                  schemaPath:
-                    'settings.schema.json#/$defs/cluster/properties/etcd/additionalProperties',
-                  keyword: 'additionalProperties',
-                  params: { additionalProperty: key5 },
-                  message: 'must NOT have additional properties',
-                  schema: false,
-                  parentSchema: schema34.properties.etcd,
-                  data: data18,
+                  data: data11,
                 };
                 if (vErrors === null) {
                   vErrors = [err24];
@@ -22277,15 +22284,58 @@ function validate20(
                 errors++;
               }
             }
-            if (data18.endpoints !== undefined) {
-              let data19 = data18.endpoints;
-              if (Array.isArray(data19)) {
-                const len2 = data19.length;
+          } else {
+            const err25 = {
+              instancePath: instancePath + '/cluster/nodes',
+              schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema34.properties.nodes.type,
+              parentSchema: schema34.properties.nodes,
+              data: data10,
+            };
+            if (vErrors === null) {
+              vErrors = [err25];
+            } else {
+              vErrors.push(err25);
+            }
+            errors++;
+          }
+        }
+        if (data7.etcd !== undefined) {
+          let data19 = data7.etcd;
+          if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
+            for (const key5 in data19) {
+              if (!(key5 === 'endpoints' || key5 === 'lease-ttl' || key5 === 'prefix')) {
+                const err26 = {
+                  instancePath: instancePath + '/cluster/etcd',
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/etcd/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key5 },
+                  message: 'must NOT have additional properties',
+                  schema: false,
+                  parentSchema: schema34.properties.etcd,
+                  data: data19,
+                };
+                if (vErrors === null) {
+                  vErrors = [err26];
+                } else {
+                  vErrors.push(err26);
+                }
+                errors++;
+              }
+            }
+            if (data19.endpoints !== undefined) {
+              let data20 = data19.endpoints;
+              if (Array.isArray(data20)) {
+                const len2 = data20.length;
                 for (let i2 = 0; i2 < len2; i2++) {
-                  let data20 = data19[i2];
-                  if (typeof data20 === 'string') {
-                    if (!pattern5.test(data20)) {
-                      const err25 = {
+                  let data21 = data20[i2];
+                  if (typeof data21 === 'string') {
+                    if (!pattern6.test(data21)) {
+                      const err27 = {
                         instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
                         schemaPath:
                           'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/pattern',
@@ -22294,17 +22344,17 @@ function validate20(
                         message: 'must match pattern "' + '^https?://' + '"',
                         schema: '^https?://',
                         parentSchema: schema34.properties.etcd.properties.endpoints.items,
-                        data: data20,
+                        data: data21,
                       };
                       if (vErrors === null) {
-                        vErrors = [err25];
+                        vErrors = [err27];
                       } else {
-                        vErrors.push(err25);
+                        vErrors.push(err27);
                       }
                       errors++;
                     }
                   } else {
-                    const err26 = {
+                    const err28 = {
                       instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
                       schemaPath:
                         'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/type',
@@ -22313,18 +22363,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema34.properties.etcd.properties.endpoints.items.type,
                       parentSchema: schema34.properties.etcd.properties.endpoints.items,
-                      data: data20,
+                      data: data21,
                     };
                     if (vErrors === null) {
-                      vErrors = [err26];
+                      vErrors = [err28];
                     } else {
-                      vErrors.push(err26);
+                      vErrors.push(err28);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err27 = {
+                const err29 = {
                   instancePath: instancePath + '/cluster/etcd/endpoints',
                   schemaPath:
                     'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/type',
@@ -22333,22 +22383,22 @@ function validate20(
                   message: 'must be array',
                   schema: schema34.properties.etcd.properties.endpoints.type,
                   parentSchema: schema34.properties.etcd.properties.endpoints,
-                  data: data19,
+                  data: data20,
                 };
                 if (vErrors === null) {
-                  vErrors = [err27];
+                  vErrors = [err29];
                 } else {
-                  vErrors.push(err27);
+                  vErrors.push(err29);
                 }
                 errors++;
               }
             }
-            if (data18['lease-ttl'] !== undefined) {
-              let data21 = data18['lease-ttl'];
+            if (data19['lease-ttl'] !== undefined) {
+              let data22 = data19['lease-ttl'];
               if (
-                !(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))
+                !(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))
               ) {
-                const err28 = {
+                const err30 = {
                   instancePath: instancePath + '/cluster/etcd/lease-ttl',
                   schemaPath:
                     'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/type',
@@ -22357,18 +22407,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema34.properties.etcd.properties['lease-ttl'].type,
                   parentSchema: schema34.properties.etcd.properties['lease-ttl'],
-                  data: data21,
+                  data: data22,
                 };
                 if (vErrors === null) {
-                  vErrors = [err28];
+                  vErrors = [err30];
                 } else {
-                  vErrors.push(err28);
+                  vErrors.push(err30);
                 }
                 errors++;
               }
-              if (typeof data21 == 'number' && isFinite(data21)) {
-                if (data21 > 300 || isNaN(data21)) {
-                  const err29 = {
+              if (typeof data22 == 'number' && isFinite(data22)) {
+                if (data22 > 300 || isNaN(data22)) {
+                  const err31 = {
                     instancePath: instancePath + '/cluster/etcd/lease-ttl',
                     schemaPath:
                       'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/maximum',
@@ -22377,49 +22427,6 @@ function validate20(
                     message: 'must be <= 300',
                     schema: 300,
                     parentSchema: schema34.properties.etcd.properties['lease-ttl'],
-                    data: data21,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err29];
-                  } else {
-                    vErrors.push(err29);
-                  }
-                  errors++;
-                }
-                if (data21 < 2 || isNaN(data21)) {
-                  const err30 = {
-                    instancePath: instancePath + '/cluster/etcd/lease-ttl',
-                    schemaPath:
-                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 2 },
-                    message: 'must be >= 2',
-                    schema: 2,
-                    parentSchema: schema34.properties.etcd.properties['lease-ttl'],
-                    data: data21,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err30];
-                  } else {
-                    vErrors.push(err30);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data18.prefix !== undefined) {
-              let data22 = data18.prefix;
-              if (typeof data22 === 'string') {
-                if (!pattern6.test(data22)) {
-                  const err31 = {
-                    instancePath: instancePath + '/cluster/etcd/prefix',
-                    schemaPath:
-                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^/[A-Za-z0-9/._-]*$' },
-                    message: 'must match pattern "' + '^/[A-Za-z0-9/._-]*$' + '"',
-                    schema: '^/[A-Za-z0-9/._-]*$',
-                    parentSchema: schema34.properties.etcd.properties.prefix,
                     data: data22,
                   };
                   if (vErrors === null) {
@@ -22429,8 +22436,51 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data22 < 2 || isNaN(data22)) {
+                  const err32 = {
+                    instancePath: instancePath + '/cluster/etcd/lease-ttl',
+                    schemaPath:
+                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 2 },
+                    message: 'must be >= 2',
+                    schema: 2,
+                    parentSchema: schema34.properties.etcd.properties['lease-ttl'],
+                    data: data22,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err32];
+                  } else {
+                    vErrors.push(err32);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data19.prefix !== undefined) {
+              let data23 = data19.prefix;
+              if (typeof data23 === 'string') {
+                if (!pattern7.test(data23)) {
+                  const err33 = {
+                    instancePath: instancePath + '/cluster/etcd/prefix',
+                    schemaPath:
+                      'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^/[A-Za-z0-9/._-]*$' },
+                    message: 'must match pattern "' + '^/[A-Za-z0-9/._-]*$' + '"',
+                    schema: '^/[A-Za-z0-9/._-]*$',
+                    parentSchema: schema34.properties.etcd.properties.prefix,
+                    data: data23,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err33];
+                  } else {
+                    vErrors.push(err33);
+                  }
+                  errors++;
+                }
               } else {
-                const err32 = {
+                const err34 = {
                   instancePath: instancePath + '/cluster/etcd/prefix',
                   schemaPath:
                     'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/type',
@@ -22439,18 +22489,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema34.properties.etcd.properties.prefix.type,
                   parentSchema: schema34.properties.etcd.properties.prefix,
-                  data: data22,
+                  data: data23,
                 };
                 if (vErrors === null) {
-                  vErrors = [err32];
+                  vErrors = [err34];
                 } else {
-                  vErrors.push(err32);
+                  vErrors.push(err34);
                 }
                 errors++;
               }
             }
           } else {
-            const err33 = {
+            const err35 = {
               instancePath: instancePath + '/cluster/etcd',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/etcd/type',
               keyword: 'type',
@@ -22458,50 +22508,7 @@ function validate20(
               message: 'must be object',
               schema: schema34.properties.etcd.type,
               parentSchema: schema34.properties.etcd,
-              data: data18,
-            };
-            if (vErrors === null) {
-              vErrors = [err33];
-            } else {
-              vErrors.push(err33);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err34 = {
-          instancePath: instancePath + '/cluster',
-          schemaPath: 'settings.schema.json#/$defs/cluster/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema34.type,
-          parentSchema: schema34,
-          data: data6,
-        };
-        if (vErrors === null) {
-          vErrors = [err34];
-        } else {
-          vErrors.push(err34);
-        }
-        errors++;
-      }
-    }
-    if (data['user-default'] !== undefined) {
-      let data23 = data['user-default'];
-      if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
-        if (data23.role !== undefined) {
-          let data24 = data23.role;
-          if (typeof data24 !== 'string') {
-            const err35 = {
-              instancePath: instancePath + '/user-default/role',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema35.properties.role.type,
-              parentSchema: schema35.properties.role,
-              data: data24,
+              data: data19,
             };
             if (vErrors === null) {
               vErrors = [err35];
@@ -22510,36 +22517,40 @@ function validate20(
             }
             errors++;
           }
-          if (!(data24 === 'admin' || data24 === 'viewer')) {
-            const err36 = {
-              instancePath: instancePath + '/user-default/role',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema35.properties.role.enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema35.properties.role.enum,
-              parentSchema: schema35.properties.role,
-              data: data24,
-            };
-            if (vErrors === null) {
-              vErrors = [err36];
-            } else {
-              vErrors.push(err36);
-            }
-            errors++;
-          }
         }
-        if (data23['max-sessions'] !== undefined) {
-          let data25 = data23['max-sessions'];
-          if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+      } else {
+        const err36 = {
+          instancePath: instancePath + '/cluster',
+          schemaPath: 'settings.schema.json#/$defs/cluster/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema34.type,
+          parentSchema: schema34,
+          data: data7,
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+    }
+    if (data['user-default'] !== undefined) {
+      let data24 = data['user-default'];
+      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
+        if (data24.role !== undefined) {
+          let data25 = data24.role;
+          if (typeof data25 !== 'string') {
             const err37 = {
-              instancePath: instancePath + '/user-default/max-sessions',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/max-sessions/type',
+              instancePath: instancePath + '/user-default/role',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema35.properties['max-sessions'].type,
-              parentSchema: schema35.properties['max-sessions'],
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema35.properties.role.type,
+              parentSchema: schema35.properties.role,
               data: data25,
             };
             if (vErrors === null) {
@@ -22549,9 +22560,48 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data25 == 'number' && isFinite(data25)) {
-            if (data25 < 0 || isNaN(data25)) {
-              const err38 = {
+          if (!(data25 === 'admin' || data25 === 'viewer')) {
+            const err38 = {
+              instancePath: instancePath + '/user-default/role',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema35.properties.role.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema35.properties.role.enum,
+              parentSchema: schema35.properties.role,
+              data: data25,
+            };
+            if (vErrors === null) {
+              vErrors = [err38];
+            } else {
+              vErrors.push(err38);
+            }
+            errors++;
+          }
+        }
+        if (data24['max-sessions'] !== undefined) {
+          let data26 = data24['max-sessions'];
+          if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
+            const err39 = {
+              instancePath: instancePath + '/user-default/max-sessions',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/max-sessions/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema35.properties['max-sessions'].type,
+              parentSchema: schema35.properties['max-sessions'],
+              data: data26,
+            };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
+          }
+          if (typeof data26 == 'number' && isFinite(data26)) {
+            if (data26 < 0 || isNaN(data26)) {
+              const err40 = {
                 instancePath: instancePath + '/user-default/max-sessions',
                 schemaPath:
                   'settings.schema.json#/$defs/user-default/properties/max-sessions/minimum',
@@ -22560,53 +22610,7 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema35.properties['max-sessions'],
-                data: data25,
-              };
-              if (vErrors === null) {
-                vErrors = [err38];
-              } else {
-                vErrors.push(err38);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err39 = {
-          instancePath: instancePath + '/user-default',
-          schemaPath: 'settings.schema.json#/$defs/user-default/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema35.type,
-          parentSchema: schema35,
-          data: data23,
-        };
-        if (vErrors === null) {
-          vErrors = [err39];
-        } else {
-          vErrors.push(err39);
-        }
-        errors++;
-      }
-    }
-    if (data.user !== undefined) {
-      let data26 = data.user;
-      if (Array.isArray(data26)) {
-        const len3 = data26.length;
-        for (let i3 = 0; i3 < len3; i3++) {
-          let data27 = data26[i3];
-          if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-            if (data27.login === undefined) {
-              const err40 = {
-                instancePath: instancePath + '/user/' + i3,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'login' },
-                message: "must have required property '" + 'login' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data27,
+                data: data26,
               };
               if (vErrors === null) {
                 vErrors = [err40];
@@ -22615,8 +22619,54 @@ function validate20(
               }
               errors++;
             }
-            if (data27.password === undefined) {
-              const err41 = {
+          }
+        }
+      } else {
+        const err41 = {
+          instancePath: instancePath + '/user-default',
+          schemaPath: 'settings.schema.json#/$defs/user-default/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema35.type,
+          parentSchema: schema35,
+          data: data24,
+        };
+        if (vErrors === null) {
+          vErrors = [err41];
+        } else {
+          vErrors.push(err41);
+        }
+        errors++;
+      }
+    }
+    if (data.user !== undefined) {
+      let data27 = data.user;
+      if (Array.isArray(data27)) {
+        const len3 = data27.length;
+        for (let i3 = 0; i3 < len3; i3++) {
+          let data28 = data27[i3];
+          if (data28 && typeof data28 == 'object' && !Array.isArray(data28)) {
+            if (data28.login === undefined) {
+              const err42 = {
+                instancePath: instancePath + '/user/' + i3,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'login' },
+                message: "must have required property '" + 'login' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data28,
+              };
+              if (vErrors === null) {
+                vErrors = [err42];
+              } else {
+                vErrors.push(err42);
+              }
+              errors++;
+            }
+            if (data28.password === undefined) {
+              const err43 = {
                 instancePath: instancePath + '/user/' + i3,
                 schemaPath: 'user.schema.json/required',
                 keyword: 'required',
@@ -22624,20 +22674,20 @@ function validate20(
                 message: "must have required property '" + 'password' + "'",
                 schema: schema36.required,
                 parentSchema: schema36,
-                data: data27,
+                data: data28,
               };
               if (vErrors === null) {
-                vErrors = [err41];
+                vErrors = [err43];
               } else {
-                vErrors.push(err41);
+                vErrors.push(err43);
               }
               errors++;
             }
-            if (data27.login !== undefined) {
-              let data28 = data27.login;
-              if (typeof data28 === 'string') {
-                if (func2(data28) < 1) {
-                  const err42 = {
+            if (data28.login !== undefined) {
+              let data29 = data28.login;
+              if (typeof data29 === 'string') {
+                if (func2(data29) < 1) {
+                  const err44 = {
                     instancePath: instancePath + '/user/' + i3 + '/login',
                     schemaPath: 'user.schema.json/properties/login/minLength',
                     keyword: 'minLength',
@@ -22645,17 +22695,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema36.properties.login,
-                    data: data28,
+                    data: data29,
                   };
                   if (vErrors === null) {
-                    vErrors = [err42];
+                    vErrors = [err44];
                   } else {
-                    vErrors.push(err42);
+                    vErrors.push(err44);
                   }
                   errors++;
                 }
               } else {
-                const err43 = {
+                const err45 = {
                   instancePath: instancePath + '/user/' + i3 + '/login',
                   schemaPath: 'user.schema.json/properties/login/type',
                   keyword: 'type',
@@ -22663,49 +22713,7 @@ function validate20(
                   message: 'must be string',
                   schema: schema36.properties.login.type,
                   parentSchema: schema36.properties.login,
-                  data: data28,
-                };
-                if (vErrors === null) {
-                  vErrors = [err43];
-                } else {
-                  vErrors.push(err43);
-                }
-                errors++;
-              }
-            }
-            if (data27.password !== undefined) {
-              let data29 = data27.password;
-              if (typeof data29 !== 'string') {
-                const err44 = {
-                  instancePath: instancePath + '/user/' + i3 + '/password',
-                  schemaPath: 'user.schema.json/properties/password/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.password.type,
-                  parentSchema: schema36.properties.password,
                   data: data29,
-                };
-                if (vErrors === null) {
-                  vErrors = [err44];
-                } else {
-                  vErrors.push(err44);
-                }
-                errors++;
-              }
-            }
-            if (data27.role !== undefined) {
-              let data30 = data27.role;
-              if (typeof data30 !== 'string') {
-                const err45 = {
-                  instancePath: instancePath + '/user/' + i3 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.role.type,
-                  parentSchema: schema36.properties.role,
-                  data: data30,
                 };
                 if (vErrors === null) {
                   vErrors = [err45];
@@ -22714,15 +22722,18 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data30 === 'admin' || data30 === 'viewer')) {
+            }
+            if (data28.password !== undefined) {
+              let data30 = data28.password;
+              if (typeof data30 !== 'string') {
                 const err46 = {
-                  instancePath: instancePath + '/user/' + i3 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema36.properties.role.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema36.properties.role.enum,
-                  parentSchema: schema36.properties.role,
+                  instancePath: instancePath + '/user/' + i3 + '/password',
+                  schemaPath: 'user.schema.json/properties/password/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.password.type,
+                  parentSchema: schema36.properties.password,
                   data: data30,
                 };
                 if (vErrors === null) {
@@ -22733,8 +22744,47 @@ function validate20(
                 errors++;
               }
             }
+            if (data28.role !== undefined) {
+              let data31 = data28.role;
+              if (typeof data31 !== 'string') {
+                const err47 = {
+                  instancePath: instancePath + '/user/' + i3 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.role.type,
+                  parentSchema: schema36.properties.role,
+                  data: data31,
+                };
+                if (vErrors === null) {
+                  vErrors = [err47];
+                } else {
+                  vErrors.push(err47);
+                }
+                errors++;
+              }
+              if (!(data31 === 'admin' || data31 === 'viewer')) {
+                const err48 = {
+                  instancePath: instancePath + '/user/' + i3 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema36.properties.role.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema36.properties.role.enum,
+                  parentSchema: schema36.properties.role,
+                  data: data31,
+                };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err47 = {
+            const err49 = {
               instancePath: instancePath + '/user/' + i3,
               schemaPath: 'user.schema.json/type',
               keyword: 'type',
@@ -22742,50 +22792,7 @@ function validate20(
               message: 'must be object',
               schema: schema36.type,
               parentSchema: schema36,
-              data: data27,
-            };
-            if (vErrors === null) {
-              vErrors = [err47];
-            } else {
-              vErrors.push(err47);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err48 = {
-          instancePath: instancePath + '/user',
-          schemaPath: '#/properties/user/type',
-          keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-          schema: schema31.properties.user.type,
-          parentSchema: schema31.properties.user,
-          data: data26,
-        };
-        if (vErrors === null) {
-          vErrors = [err48];
-        } else {
-          vErrors.push(err48);
-        }
-        errors++;
-      }
-    }
-    if (data['web-server'] !== undefined) {
-      let data31 = data['web-server'];
-      if (data31 && typeof data31 == 'object' && !Array.isArray(data31)) {
-        if (data31.enable !== undefined) {
-          let data32 = data31.enable;
-          if (typeof data32 !== 'boolean') {
-            const err49 = {
-              instancePath: instancePath + '/web-server/enable',
-              schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema37.properties.enable.type,
-              parentSchema: schema37.properties.enable,
-              data: data32,
+              data: data28,
             };
             if (vErrors === null) {
               vErrors = [err49];
@@ -22795,36 +22802,39 @@ function validate20(
             errors++;
           }
         }
-        if (data31['ui-path'] !== undefined) {
-          let data33 = data31['ui-path'];
-          if (typeof data33 === 'string') {
-            if (!pattern7.test(data33)) {
-              const err50 = {
-                instancePath: instancePath + '/web-server/ui-path',
-                schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^/.*/$' },
-                message: 'must match pattern "' + '^/.*/$' + '"',
-                schema: '^/.*/$',
-                parentSchema: schema37.properties['ui-path'],
-                data: data33,
-              };
-              if (vErrors === null) {
-                vErrors = [err50];
-              } else {
-                vErrors.push(err50);
-              }
-              errors++;
-            }
-          } else {
+      } else {
+        const err50 = {
+          instancePath: instancePath + '/user',
+          schemaPath: '#/properties/user/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+          schema: schema31.properties.user.type,
+          parentSchema: schema31.properties.user,
+          data: data27,
+        };
+        if (vErrors === null) {
+          vErrors = [err50];
+        } else {
+          vErrors.push(err50);
+        }
+        errors++;
+      }
+    }
+    if (data['web-server'] !== undefined) {
+      let data32 = data['web-server'];
+      if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
+        if (data32.enable !== undefined) {
+          let data33 = data32.enable;
+          if (typeof data33 !== 'boolean') {
             const err51 = {
-              instancePath: instancePath + '/web-server/ui-path',
-              schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/type',
+              instancePath: instancePath + '/web-server/enable',
+              schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
               keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema37.properties['ui-path'].type,
-              parentSchema: schema37.properties['ui-path'],
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema37.properties.enable.type,
+              parentSchema: schema37.properties.enable,
               data: data33,
             };
             if (vErrors === null) {
@@ -22835,40 +22845,37 @@ function validate20(
             errors++;
           }
         }
-      } else {
-        const err52 = {
-          instancePath: instancePath + '/web-server',
-          schemaPath: 'settings.schema.json#/$defs/web-server/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema37.type,
-          parentSchema: schema37,
-          data: data31,
-        };
-        if (vErrors === null) {
-          vErrors = [err52];
-        } else {
-          vErrors.push(err52);
-        }
-        errors++;
-      }
-    }
-    if (data['http-server'] !== undefined) {
-      let data34 = data['http-server'];
-      if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-        if (data34.port !== undefined) {
-          let data35 = data34.port;
-          if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
+        if (data32['ui-path'] !== undefined) {
+          let data34 = data32['ui-path'];
+          if (typeof data34 === 'string') {
+            if (!pattern8.test(data34)) {
+              const err52 = {
+                instancePath: instancePath + '/web-server/ui-path',
+                schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^/.*/$' },
+                message: 'must match pattern "' + '^/.*/$' + '"',
+                schema: '^/.*/$',
+                parentSchema: schema37.properties['ui-path'],
+                data: data34,
+              };
+              if (vErrors === null) {
+                vErrors = [err52];
+              } else {
+                vErrors.push(err52);
+              }
+              errors++;
+            }
+          } else {
             const err53 = {
-              instancePath: instancePath + '/http-server/port',
-              schemaPath: 'http-server.schema.json/properties/port/type',
+              instancePath: instancePath + '/web-server/ui-path',
+              schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties.port.type,
-              parentSchema: schema38.properties.port,
-              data: data35,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema37.properties['ui-path'].type,
+              parentSchema: schema37.properties['ui-path'],
+              data: data34,
             };
             if (vErrors === null) {
               vErrors = [err53];
@@ -22877,9 +22884,52 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data35 == 'number' && isFinite(data35)) {
-            if (data35 > 65535 || isNaN(data35)) {
-              const err54 = {
+        }
+      } else {
+        const err54 = {
+          instancePath: instancePath + '/web-server',
+          schemaPath: 'settings.schema.json#/$defs/web-server/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema37.type,
+          parentSchema: schema37,
+          data: data32,
+        };
+        if (vErrors === null) {
+          vErrors = [err54];
+        } else {
+          vErrors.push(err54);
+        }
+        errors++;
+      }
+    }
+    if (data['http-server'] !== undefined) {
+      let data35 = data['http-server'];
+      if (data35 && typeof data35 == 'object' && !Array.isArray(data35)) {
+        if (data35.port !== undefined) {
+          let data36 = data35.port;
+          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+            const err55 = {
+              instancePath: instancePath + '/http-server/port',
+              schemaPath: 'http-server.schema.json/properties/port/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties.port.type,
+              parentSchema: schema38.properties.port,
+              data: data36,
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+          if (typeof data36 == 'number' && isFinite(data36)) {
+            if (data36 > 65535 || isNaN(data36)) {
+              const err56 = {
                 instancePath: instancePath + '/http-server/port',
                 schemaPath: 'http-server.schema.json/properties/port/maximum',
                 keyword: 'maximum',
@@ -22887,17 +22937,17 @@ function validate20(
                 message: 'must be <= 65535',
                 schema: 65535,
                 parentSchema: schema38.properties.port,
-                data: data35,
+                data: data36,
               };
               if (vErrors === null) {
-                vErrors = [err54];
+                vErrors = [err56];
               } else {
-                vErrors.push(err54);
+                vErrors.push(err56);
               }
               errors++;
             }
-            if (data35 < 1 || isNaN(data35)) {
-              const err55 = {
+            if (data36 < 1 || isNaN(data36)) {
+              const err57 = {
                 instancePath: instancePath + '/http-server/port',
                 schemaPath: 'http-server.schema.json/properties/port/minimum',
                 keyword: 'minimum',
@@ -22905,47 +22955,6 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema38.properties.port,
-                data: data35,
-              };
-              if (vErrors === null) {
-                vErrors = [err55];
-              } else {
-                vErrors.push(err55);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data34['https-port'] !== undefined) {
-          let data36 = data34['https-port'];
-          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
-            const err56 = {
-              instancePath: instancePath + '/http-server/https-port',
-              schemaPath: 'http-server.schema.json/properties/https-port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['https-port'].type,
-              parentSchema: schema38.properties['https-port'],
-              data: data36,
-            };
-            if (vErrors === null) {
-              vErrors = [err56];
-            } else {
-              vErrors.push(err56);
-            }
-            errors++;
-          }
-          if (typeof data36 == 'number' && isFinite(data36)) {
-            if (data36 > 65535 || isNaN(data36)) {
-              const err57 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema38.properties['https-port'],
                 data: data36,
               };
               if (vErrors === null) {
@@ -22955,38 +22964,38 @@ function validate20(
               }
               errors++;
             }
-            if (data36 < 1 || isNaN(data36)) {
-              const err58 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema38.properties['https-port'],
-                data: data36,
-              };
-              if (vErrors === null) {
-                vErrors = [err58];
-              } else {
-                vErrors.push(err58);
-              }
-              errors++;
-            }
           }
         }
-        if (data34['bind-address'] !== undefined) {
-          let data37 = data34['bind-address'];
-          if (typeof data37 === 'string') {
-            if (func2(data37) < 1) {
+        if (data35['https-port'] !== undefined) {
+          let data37 = data35['https-port'];
+          if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
+            const err58 = {
+              instancePath: instancePath + '/http-server/https-port',
+              schemaPath: 'http-server.schema.json/properties/https-port/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['https-port'].type,
+              parentSchema: schema38.properties['https-port'],
+              data: data37,
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+          if (typeof data37 == 'number' && isFinite(data37)) {
+            if (data37 > 65535 || isNaN(data37)) {
               const err59 = {
-                instancePath: instancePath + '/http-server/bind-address',
-                schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema38.properties['bind-address'],
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema38.properties['https-port'],
                 data: data37,
               };
               if (vErrors === null) {
@@ -22996,8 +23005,49 @@ function validate20(
               }
               errors++;
             }
+            if (data37 < 1 || isNaN(data37)) {
+              const err60 = {
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema38.properties['https-port'],
+                data: data37,
+              };
+              if (vErrors === null) {
+                vErrors = [err60];
+              } else {
+                vErrors.push(err60);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data35['bind-address'] !== undefined) {
+          let data38 = data35['bind-address'];
+          if (typeof data38 === 'string') {
+            if (func2(data38) < 1) {
+              const err61 = {
+                instancePath: instancePath + '/http-server/bind-address',
+                schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema38.properties['bind-address'],
+                data: data38,
+              };
+              if (vErrors === null) {
+                vErrors = [err61];
+              } else {
+                vErrors.push(err61);
+              }
+              errors++;
+            }
           } else {
-            const err60 = {
+            const err62 = {
               instancePath: instancePath + '/http-server/bind-address',
               schemaPath: 'http-server.schema.json/properties/bind-address/type',
               keyword: 'type',
@@ -23005,49 +23055,7 @@ function validate20(
               message: 'must be string',
               schema: schema38.properties['bind-address'].type,
               parentSchema: schema38.properties['bind-address'],
-              data: data37,
-            };
-            if (vErrors === null) {
-              vErrors = [err60];
-            } else {
-              vErrors.push(err60);
-            }
-            errors++;
-          }
-        }
-        if (data34.certificate !== undefined) {
-          let data38 = data34.certificate;
-          if (typeof data38 !== 'string') {
-            const err61 = {
-              instancePath: instancePath + '/http-server/certificate',
-              schemaPath: 'http-server.schema.json/properties/certificate/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties.certificate.type,
-              parentSchema: schema38.properties.certificate,
               data: data38,
-            };
-            if (vErrors === null) {
-              vErrors = [err61];
-            } else {
-              vErrors.push(err61);
-            }
-            errors++;
-          }
-        }
-        if (data34['private-key'] !== undefined) {
-          let data39 = data34['private-key'];
-          if (typeof data39 !== 'string') {
-            const err62 = {
-              instancePath: instancePath + '/http-server/private-key',
-              schemaPath: 'http-server.schema.json/properties/private-key/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties['private-key'].type,
-              parentSchema: schema38.properties['private-key'],
-              data: data39,
             };
             if (vErrors === null) {
               vErrors = [err62];
@@ -23057,18 +23065,18 @@ function validate20(
             errors++;
           }
         }
-        if (data34['native-delivery'] !== undefined) {
-          let data40 = data34['native-delivery'];
-          if (typeof data40 !== 'boolean') {
+        if (data35.certificate !== undefined) {
+          let data39 = data35.certificate;
+          if (typeof data39 !== 'string') {
             const err63 = {
-              instancePath: instancePath + '/http-server/native-delivery',
-              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              instancePath: instancePath + '/http-server/certificate',
+              schemaPath: 'http-server.schema.json/properties/certificate/type',
               keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema38.properties['native-delivery'].type,
-              parentSchema: schema38.properties['native-delivery'],
-              data: data40,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties.certificate.type,
+              parentSchema: schema38.properties.certificate,
+              data: data39,
             };
             if (vErrors === null) {
               vErrors = [err63];
@@ -23078,18 +23086,18 @@ function validate20(
             errors++;
           }
         }
-        if (data34['nonce-lifetime-sec'] !== undefined) {
-          let data41 = data34['nonce-lifetime-sec'];
-          if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+        if (data35['private-key'] !== undefined) {
+          let data40 = data35['private-key'];
+          if (typeof data40 !== 'string') {
             const err64 = {
-              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              instancePath: instancePath + '/http-server/private-key',
+              schemaPath: 'http-server.schema.json/properties/private-key/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['nonce-lifetime-sec'].type,
-              parentSchema: schema38.properties['nonce-lifetime-sec'],
-              data: data41,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties['private-key'].type,
+              parentSchema: schema38.properties['private-key'],
+              data: data40,
             };
             if (vErrors === null) {
               vErrors = [err64];
@@ -23098,9 +23106,51 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data41 == 'number' && isFinite(data41)) {
-            if (data41 > 86400 || isNaN(data41)) {
-              const err65 = {
+        }
+        if (data35['native-delivery'] !== undefined) {
+          let data41 = data35['native-delivery'];
+          if (typeof data41 !== 'boolean') {
+            const err65 = {
+              instancePath: instancePath + '/http-server/native-delivery',
+              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema38.properties['native-delivery'].type,
+              parentSchema: schema38.properties['native-delivery'],
+              data: data41,
+            };
+            if (vErrors === null) {
+              vErrors = [err65];
+            } else {
+              vErrors.push(err65);
+            }
+            errors++;
+          }
+        }
+        if (data35['nonce-lifetime-sec'] !== undefined) {
+          let data42 = data35['nonce-lifetime-sec'];
+          if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+            const err66 = {
+              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['nonce-lifetime-sec'].type,
+              parentSchema: schema38.properties['nonce-lifetime-sec'],
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err66];
+            } else {
+              vErrors.push(err66);
+            }
+            errors++;
+          }
+          if (typeof data42 == 'number' && isFinite(data42)) {
+            if (data42 > 86400 || isNaN(data42)) {
+              const err67 = {
                 instancePath: instancePath + '/http-server/nonce-lifetime-sec',
                 schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/maximum',
                 keyword: 'maximum',
@@ -23108,47 +23158,6 @@ function validate20(
                 message: 'must be <= 86400',
                 schema: 86400,
                 parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data41,
-              };
-              if (vErrors === null) {
-                vErrors = [err65];
-              } else {
-                vErrors.push(err65);
-              }
-              errors++;
-            }
-            if (data41 < 10 || isNaN(data41)) {
-              const err66 = {
-                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 10 },
-                message: 'must be >= 10',
-                schema: 10,
-                parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data41,
-              };
-              if (vErrors === null) {
-                vErrors = [err66];
-              } else {
-                vErrors.push(err66);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data34.realm !== undefined) {
-          let data42 = data34.realm;
-          if (typeof data42 === 'string') {
-            if (func2(data42) < 1) {
-              const err67 = {
-                instancePath: instancePath + '/http-server/realm',
-                schemaPath: 'http-server.schema.json/properties/realm/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema38.properties.realm,
                 data: data42,
               };
               if (vErrors === null) {
@@ -23158,8 +23167,49 @@ function validate20(
               }
               errors++;
             }
+            if (data42 < 10 || isNaN(data42)) {
+              const err68 = {
+                instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+                schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema38.properties['nonce-lifetime-sec'],
+                data: data42,
+              };
+              if (vErrors === null) {
+                vErrors = [err68];
+              } else {
+                vErrors.push(err68);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data35.realm !== undefined) {
+          let data43 = data35.realm;
+          if (typeof data43 === 'string') {
+            if (func2(data43) < 1) {
+              const err69 = {
+                instancePath: instancePath + '/http-server/realm',
+                schemaPath: 'http-server.schema.json/properties/realm/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema38.properties.realm,
+                data: data43,
+              };
+              if (vErrors === null) {
+                vErrors = [err69];
+              } else {
+                vErrors.push(err69);
+              }
+              errors++;
+            }
           } else {
-            const err68 = {
+            const err70 = {
               instancePath: instancePath + '/http-server/realm',
               schemaPath: 'http-server.schema.json/properties/realm/type',
               keyword: 'type',
@@ -23167,20 +23217,20 @@ function validate20(
               message: 'must be string',
               schema: schema38.properties.realm.type,
               parentSchema: schema38.properties.realm,
-              data: data42,
+              data: data43,
             };
             if (vErrors === null) {
-              vErrors = [err68];
+              vErrors = [err70];
             } else {
-              vErrors.push(err68);
+              vErrors.push(err70);
             }
             errors++;
           }
         }
-        if (data34['segment-cache-max-age'] !== undefined) {
-          let data43 = data34['segment-cache-max-age'];
-          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
-            const err69 = {
+        if (data35['segment-cache-max-age'] !== undefined) {
+          let data44 = data35['segment-cache-max-age'];
+          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+            const err71 = {
               instancePath: instancePath + '/http-server/segment-cache-max-age',
               schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
               keyword: 'type',
@@ -23188,18 +23238,18 @@ function validate20(
               message: 'must be integer',
               schema: schema38.properties['segment-cache-max-age'].type,
               parentSchema: schema38.properties['segment-cache-max-age'],
-              data: data43,
+              data: data44,
             };
             if (vErrors === null) {
-              vErrors = [err69];
+              vErrors = [err71];
             } else {
-              vErrors.push(err69);
+              vErrors.push(err71);
             }
             errors++;
           }
-          if (typeof data43 == 'number' && isFinite(data43)) {
-            if (data43 < 0 || isNaN(data43)) {
-              const err70 = {
+          if (typeof data44 == 'number' && isFinite(data44)) {
+            if (data44 < 0 || isNaN(data44)) {
+              const err72 = {
                 instancePath: instancePath + '/http-server/segment-cache-max-age',
                 schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/minimum',
                 keyword: 'minimum',
@@ -23207,19 +23257,19 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema38.properties['segment-cache-max-age'],
-                data: data43,
+                data: data44,
               };
               if (vErrors === null) {
-                vErrors = [err70];
+                vErrors = [err72];
               } else {
-                vErrors.push(err70);
+                vErrors.push(err72);
               }
               errors++;
             }
           }
         }
       } else {
-        const err71 = {
+        const err73 = {
           instancePath: instancePath + '/http-server',
           schemaPath: 'http-server.schema.json/type',
           keyword: 'type',
@@ -23227,12 +23277,12 @@ function validate20(
           message: 'must be object',
           schema: schema38.type,
           parentSchema: schema38,
-          data: data34,
+          data: data35,
         };
         if (vErrors === null) {
-          vErrors = [err71];
+          vErrors = [err73];
         } else {
-          vErrors.push(err71);
+          vErrors.push(err73);
         }
         errors++;
       }
@@ -23266,12 +23316,12 @@ function validate20(
       }
     }
     if (data.mosaic !== undefined) {
-      let data46 = data.mosaic;
-      if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-        if (data46.enable !== undefined) {
-          let data47 = data46.enable;
-          if (typeof data47 !== 'boolean') {
-            const err72 = {
+      let data47 = data.mosaic;
+      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
+        if (data47.enable !== undefined) {
+          let data48 = data47.enable;
+          if (typeof data48 !== 'boolean') {
+            const err74 = {
               instancePath: instancePath + '/mosaic/enable',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/enable/type',
               keyword: 'type',
@@ -23279,20 +23329,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema44.properties.enable.type,
               parentSchema: schema44.properties.enable,
-              data: data47,
+              data: data48,
             };
             if (vErrors === null) {
-              vErrors = [err72];
+              vErrors = [err74];
             } else {
-              vErrors.push(err72);
+              vErrors.push(err74);
             }
             errors++;
           }
         }
-        if (data46.columns !== undefined) {
-          let data48 = data46.columns;
-          if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
-            const err73 = {
+        if (data47.columns !== undefined) {
+          let data49 = data47.columns;
+          if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
+            const err75 = {
               instancePath: instancePath + '/mosaic/columns',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/type',
               keyword: 'type',
@@ -23300,18 +23350,18 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties.columns.type,
               parentSchema: schema44.properties.columns,
-              data: data48,
+              data: data49,
             };
             if (vErrors === null) {
-              vErrors = [err73];
+              vErrors = [err75];
             } else {
-              vErrors.push(err73);
+              vErrors.push(err75);
             }
             errors++;
           }
-          if (typeof data48 == 'number' && isFinite(data48)) {
-            if (data48 > 16 || isNaN(data48)) {
-              const err74 = {
+          if (typeof data49 == 'number' && isFinite(data49)) {
+            if (data49 > 16 || isNaN(data49)) {
+              const err76 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/maximum',
                 keyword: 'maximum',
@@ -23319,17 +23369,17 @@ function validate20(
                 message: 'must be <= 16',
                 schema: 16,
                 parentSchema: schema44.properties.columns,
-                data: data48,
+                data: data49,
               };
               if (vErrors === null) {
-                vErrors = [err74];
+                vErrors = [err76];
               } else {
-                vErrors.push(err74);
+                vErrors.push(err76);
               }
               errors++;
             }
-            if (data48 < 1 || isNaN(data48)) {
-              const err75 = {
+            if (data49 < 1 || isNaN(data49)) {
+              const err77 = {
                 instancePath: instancePath + '/mosaic/columns',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
                 keyword: 'minimum',
@@ -23337,47 +23387,6 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema44.properties.columns,
-                data: data48,
-              };
-              if (vErrors === null) {
-                vErrors = [err75];
-              } else {
-                vErrors.push(err75);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data46['thumbnail-width'] !== undefined) {
-          let data49 = data46['thumbnail-width'];
-          if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
-            const err76 = {
-              instancePath: instancePath + '/mosaic/thumbnail-width',
-              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema44.properties['thumbnail-width'].type,
-              parentSchema: schema44.properties['thumbnail-width'],
-              data: data49,
-            };
-            if (vErrors === null) {
-              vErrors = [err76];
-            } else {
-              vErrors.push(err76);
-            }
-            errors++;
-          }
-          if (typeof data49 == 'number' && isFinite(data49)) {
-            if (data49 > 1920 || isNaN(data49)) {
-              const err77 = {
-                instancePath: instancePath + '/mosaic/thumbnail-width',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 1920 },
-                message: 'must be <= 1920',
-                schema: 1920,
-                parentSchema: schema44.properties['thumbnail-width'],
                 data: data49,
               };
               if (vErrors === null) {
@@ -23387,8 +23396,49 @@ function validate20(
               }
               errors++;
             }
-            if (data49 < 64 || isNaN(data49)) {
-              const err78 = {
+          }
+        }
+        if (data47['thumbnail-width'] !== undefined) {
+          let data50 = data47['thumbnail-width'];
+          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+            const err78 = {
+              instancePath: instancePath + '/mosaic/thumbnail-width',
+              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema44.properties['thumbnail-width'].type,
+              parentSchema: schema44.properties['thumbnail-width'],
+              data: data50,
+            };
+            if (vErrors === null) {
+              vErrors = [err78];
+            } else {
+              vErrors.push(err78);
+            }
+            errors++;
+          }
+          if (typeof data50 == 'number' && isFinite(data50)) {
+            if (data50 > 1920 || isNaN(data50)) {
+              const err79 = {
+                instancePath: instancePath + '/mosaic/thumbnail-width',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 1920 },
+                message: 'must be <= 1920',
+                schema: 1920,
+                parentSchema: schema44.properties['thumbnail-width'],
+                data: data50,
+              };
+              if (vErrors === null) {
+                vErrors = [err79];
+              } else {
+                vErrors.push(err79);
+              }
+              errors++;
+            }
+            if (data50 < 64 || isNaN(data50)) {
+              const err80 = {
                 instancePath: instancePath + '/mosaic/thumbnail-width',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
                 keyword: 'minimum',
@@ -23396,47 +23446,6 @@ function validate20(
                 message: 'must be >= 64',
                 schema: 64,
                 parentSchema: schema44.properties['thumbnail-width'],
-                data: data49,
-              };
-              if (vErrors === null) {
-                vErrors = [err78];
-              } else {
-                vErrors.push(err78);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data46['refresh-sec'] !== undefined) {
-          let data50 = data46['refresh-sec'];
-          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
-            const err79 = {
-              instancePath: instancePath + '/mosaic/refresh-sec',
-              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema44.properties['refresh-sec'].type,
-              parentSchema: schema44.properties['refresh-sec'],
-              data: data50,
-            };
-            if (vErrors === null) {
-              vErrors = [err79];
-            } else {
-              vErrors.push(err79);
-            }
-            errors++;
-          }
-          if (typeof data50 == 'number' && isFinite(data50)) {
-            if (data50 > 3600 || isNaN(data50)) {
-              const err80 = {
-                instancePath: instancePath + '/mosaic/refresh-sec',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600 },
-                message: 'must be <= 3600',
-                schema: 3600,
-                parentSchema: schema44.properties['refresh-sec'],
                 data: data50,
               };
               if (vErrors === null) {
@@ -23446,8 +23455,49 @@ function validate20(
               }
               errors++;
             }
-            if (data50 < 1 || isNaN(data50)) {
-              const err81 = {
+          }
+        }
+        if (data47['refresh-sec'] !== undefined) {
+          let data51 = data47['refresh-sec'];
+          if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+            const err81 = {
+              instancePath: instancePath + '/mosaic/refresh-sec',
+              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema44.properties['refresh-sec'].type,
+              parentSchema: schema44.properties['refresh-sec'],
+              data: data51,
+            };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
+          if (typeof data51 == 'number' && isFinite(data51)) {
+            if (data51 > 3600 || isNaN(data51)) {
+              const err82 = {
+                instancePath: instancePath + '/mosaic/refresh-sec',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema44.properties['refresh-sec'],
+                data: data51,
+              };
+              if (vErrors === null) {
+                vErrors = [err82];
+              } else {
+                vErrors.push(err82);
+              }
+              errors++;
+            }
+            if (data51 < 1 || isNaN(data51)) {
+              const err83 = {
                 instancePath: instancePath + '/mosaic/refresh-sec',
                 schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
                 keyword: 'minimum',
@@ -23455,19 +23505,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema44.properties['refresh-sec'],
-                data: data50,
+                data: data51,
               };
               if (vErrors === null) {
-                vErrors = [err81];
+                vErrors = [err83];
               } else {
-                vErrors.push(err81);
+                vErrors.push(err83);
               }
               errors++;
             }
           }
         }
       } else {
-        const err82 = {
+        const err84 = {
           instancePath: instancePath + '/mosaic',
           schemaPath: 'settings.schema.json#/$defs/mosaic/type',
           keyword: 'type',
@@ -23475,12 +23525,12 @@ function validate20(
           message: 'must be object',
           schema: schema44.type,
           parentSchema: schema44,
-          data: data46,
+          data: data47,
         };
         if (vErrors === null) {
-          vErrors = [err82];
+          vErrors = [err84];
         } else {
-          vErrors.push(err82);
+          vErrors.push(err84);
         }
         errors++;
       }
@@ -23500,12 +23550,12 @@ function validate20(
       }
     }
     if (data.alerter !== undefined) {
-      let data52 = data.alerter;
-      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-        if (data52.enable !== undefined) {
-          let data53 = data52.enable;
-          if (typeof data53 !== 'boolean') {
-            const err83 = {
+      let data53 = data.alerter;
+      if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+        if (data53.enable !== undefined) {
+          let data54 = data53.enable;
+          if (typeof data54 !== 'boolean') {
+            const err85 = {
               instancePath: instancePath + '/alerter/enable',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/enable/type',
               keyword: 'type',
@@ -23513,49 +23563,7 @@ function validate20(
               message: 'must be boolean',
               schema: schema47.properties.enable.type,
               parentSchema: schema47.properties.enable,
-              data: data53,
-            };
-            if (vErrors === null) {
-              vErrors = [err83];
-            } else {
-              vErrors.push(err83);
-            }
-            errors++;
-          }
-        }
-        if (data52['webhook-url'] !== undefined) {
-          let data54 = data52['webhook-url'];
-          if (typeof data54 !== 'string') {
-            const err84 = {
-              instancePath: instancePath + '/alerter/webhook-url',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['webhook-url'].type,
-              parentSchema: schema47.properties['webhook-url'],
               data: data54,
-            };
-            if (vErrors === null) {
-              vErrors = [err84];
-            } else {
-              vErrors.push(err84);
-            }
-            errors++;
-          }
-        }
-        if (data52['min-severity'] !== undefined) {
-          let data55 = data52['min-severity'];
-          if (typeof data55 !== 'string') {
-            const err85 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['min-severity'].type,
-              parentSchema: schema47.properties['min-severity'],
-              data: data55,
             };
             if (vErrors === null) {
               vErrors = [err85];
@@ -23564,15 +23572,18 @@ function validate20(
             }
             errors++;
           }
-          if (!(data55 === 'info' || data55 === 'warning' || data55 === 'critical')) {
+        }
+        if (data53['webhook-url'] !== undefined) {
+          let data55 = data53['webhook-url'];
+          if (typeof data55 !== 'string') {
             const err86 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties['min-severity'].enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema47.properties['min-severity'].enum,
-              parentSchema: schema47.properties['min-severity'],
+              instancePath: instancePath + '/alerter/webhook-url',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['webhook-url'].type,
+              parentSchema: schema47.properties['webhook-url'],
               data: data55,
             };
             if (vErrors === null) {
@@ -23583,17 +23594,17 @@ function validate20(
             errors++;
           }
         }
-        if (data52['repeat-sec'] !== undefined) {
-          let data56 = data52['repeat-sec'];
-          if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+        if (data53['min-severity'] !== undefined) {
+          let data56 = data53['min-severity'];
+          if (typeof data56 !== 'string') {
             const err87 = {
-              instancePath: instancePath + '/alerter/repeat-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['repeat-sec'].type,
-              parentSchema: schema47.properties['repeat-sec'],
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['min-severity'].type,
+              parentSchema: schema47.properties['min-severity'],
               data: data56,
             };
             if (vErrors === null) {
@@ -23603,38 +23614,36 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data56 == 'number' && isFinite(data56)) {
-            if (data56 < 0 || isNaN(data56)) {
-              const err88 = {
-                instancePath: instancePath + '/alerter/repeat-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['repeat-sec'],
-                data: data56,
-              };
-              if (vErrors === null) {
-                vErrors = [err88];
-              } else {
-                vErrors.push(err88);
-              }
-              errors++;
+          if (!(data56 === 'info' || data56 === 'warning' || data56 === 'critical')) {
+            const err88 = {
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema47.properties['min-severity'].enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema47.properties['min-severity'].enum,
+              parentSchema: schema47.properties['min-severity'],
+              data: data56,
+            };
+            if (vErrors === null) {
+              vErrors = [err88];
+            } else {
+              vErrors.push(err88);
             }
+            errors++;
           }
         }
-        if (data52['clear-sec'] !== undefined) {
-          let data57 = data52['clear-sec'];
+        if (data53['repeat-sec'] !== undefined) {
+          let data57 = data53['repeat-sec'];
           if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
             const err89 = {
-              instancePath: instancePath + '/alerter/clear-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
+              instancePath: instancePath + '/alerter/repeat-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['clear-sec'].type,
-              parentSchema: schema47.properties['clear-sec'],
+              schema: schema47.properties['repeat-sec'].type,
+              parentSchema: schema47.properties['repeat-sec'],
               data: data57,
             };
             if (vErrors === null) {
@@ -23645,15 +23654,15 @@ function validate20(
             errors++;
           }
           if (typeof data57 == 'number' && isFinite(data57)) {
-            if (data57 > 3600 || isNaN(data57)) {
+            if (data57 < 0 || isNaN(data57)) {
               const err90 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600 },
-                message: 'must be <= 3600',
-                schema: 3600,
-                parentSchema: schema47.properties['clear-sec'],
+                instancePath: instancePath + '/alerter/repeat-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['repeat-sec'],
                 data: data57,
               };
               if (vErrors === null) {
@@ -23663,8 +23672,49 @@ function validate20(
               }
               errors++;
             }
-            if (data57 < 0 || isNaN(data57)) {
-              const err91 = {
+          }
+        }
+        if (data53['clear-sec'] !== undefined) {
+          let data58 = data53['clear-sec'];
+          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
+            const err91 = {
+              instancePath: instancePath + '/alerter/clear-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['clear-sec'].type,
+              parentSchema: schema47.properties['clear-sec'],
+              data: data58,
+            };
+            if (vErrors === null) {
+              vErrors = [err91];
+            } else {
+              vErrors.push(err91);
+            }
+            errors++;
+          }
+          if (typeof data58 == 'number' && isFinite(data58)) {
+            if (data58 > 3600 || isNaN(data58)) {
+              const err92 = {
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema47.properties['clear-sec'],
+                data: data58,
+              };
+              if (vErrors === null) {
+                vErrors = [err92];
+              } else {
+                vErrors.push(err92);
+              }
+              errors++;
+            }
+            if (data58 < 0 || isNaN(data58)) {
+              const err93 = {
                 instancePath: instancePath + '/alerter/clear-sec',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
                 keyword: 'minimum',
@@ -23672,47 +23722,6 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema47.properties['clear-sec'],
-                data: data57,
-              };
-              if (vErrors === null) {
-                vErrors = [err91];
-              } else {
-                vErrors.push(err91);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data52['delay-sec'] !== undefined) {
-          let data58 = data52['delay-sec'];
-          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-            const err92 = {
-              instancePath: instancePath + '/alerter/delay-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['delay-sec'].type,
-              parentSchema: schema47.properties['delay-sec'],
-              data: data58,
-            };
-            if (vErrors === null) {
-              vErrors = [err92];
-            } else {
-              vErrors.push(err92);
-            }
-            errors++;
-          }
-          if (typeof data58 == 'number' && isFinite(data58)) {
-            if (data58 > 86400 || isNaN(data58)) {
-              const err93 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 86400 },
-                message: 'must be <= 86400',
-                schema: 86400,
-                parentSchema: schema47.properties['delay-sec'],
                 data: data58,
               };
               if (vErrors === null) {
@@ -23722,39 +23731,38 @@ function validate20(
               }
               errors++;
             }
-            if (data58 < 0 || isNaN(data58)) {
-              const err94 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['delay-sec'],
-                data: data58,
-              };
-              if (vErrors === null) {
-                vErrors = [err94];
-              } else {
-                vErrors.push(err94);
-              }
-              errors++;
-            }
           }
         }
-        if (data52['tr101290-p1-rate'] !== undefined) {
-          let data59 = data52['tr101290-p1-rate'];
+        if (data53['delay-sec'] !== undefined) {
+          let data59 = data53['delay-sec'];
+          if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+            const err94 = {
+              instancePath: instancePath + '/alerter/delay-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['delay-sec'].type,
+              parentSchema: schema47.properties['delay-sec'],
+              data: data59,
+            };
+            if (vErrors === null) {
+              vErrors = [err94];
+            } else {
+              vErrors.push(err94);
+            }
+            errors++;
+          }
           if (typeof data59 == 'number' && isFinite(data59)) {
-            if (data59 < 0 || isNaN(data59)) {
+            if (data59 > 86400 || isNaN(data59)) {
               const err95 = {
-                instancePath: instancePath + '/alerter/tr101290-p1-rate',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['tr101290-p1-rate'],
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 86400 },
+                message: 'must be <= 86400',
+                schema: 86400,
+                parentSchema: schema47.properties['delay-sec'],
                 data: data59,
               };
               if (vErrors === null) {
@@ -23764,37 +23772,39 @@ function validate20(
               }
               errors++;
             }
-          } else {
-            const err96 = {
-              instancePath: instancePath + '/alerter/tr101290-p1-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
-              keyword: 'type',
-              params: { type: 'number' },
-              message: 'must be number',
-              schema: schema47.properties['tr101290-p1-rate'].type,
-              parentSchema: schema47.properties['tr101290-p1-rate'],
-              data: data59,
-            };
-            if (vErrors === null) {
-              vErrors = [err96];
-            } else {
-              vErrors.push(err96);
-            }
-            errors++;
-          }
-        }
-        if (data52['cc-error-rate'] !== undefined) {
-          let data60 = data52['cc-error-rate'];
-          if (typeof data60 == 'number' && isFinite(data60)) {
-            if (data60 < 0 || isNaN(data60)) {
-              const err97 = {
-                instancePath: instancePath + '/alerter/cc-error-rate',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
+            if (data59 < 0 || isNaN(data59)) {
+              const err96 = {
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 0 },
                 message: 'must be >= 0',
                 schema: 0,
-                parentSchema: schema47.properties['cc-error-rate'],
+                parentSchema: schema47.properties['delay-sec'],
+                data: data59,
+              };
+              if (vErrors === null) {
+                vErrors = [err96];
+              } else {
+                vErrors.push(err96);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data53['tr101290-p1-rate'] !== undefined) {
+          let data60 = data53['tr101290-p1-rate'];
+          if (typeof data60 == 'number' && isFinite(data60)) {
+            if (data60 < 0 || isNaN(data60)) {
+              const err97 = {
+                instancePath: instancePath + '/alerter/tr101290-p1-rate',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['tr101290-p1-rate'],
                 data: data60,
               };
               if (vErrors === null) {
@@ -23806,13 +23816,13 @@ function validate20(
             }
           } else {
             const err98 = {
-              instancePath: instancePath + '/alerter/cc-error-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
+              instancePath: instancePath + '/alerter/tr101290-p1-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
               keyword: 'type',
               params: { type: 'number' },
               message: 'must be number',
-              schema: schema47.properties['cc-error-rate'].type,
-              parentSchema: schema47.properties['cc-error-rate'],
+              schema: schema47.properties['tr101290-p1-rate'].type,
+              parentSchema: schema47.properties['tr101290-p1-rate'],
               data: data60,
             };
             if (vErrors === null) {
@@ -23823,10 +23833,50 @@ function validate20(
             errors++;
           }
         }
-        if (data52['error-window-sec'] !== undefined) {
-          let data61 = data52['error-window-sec'];
-          if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
-            const err99 = {
+        if (data53['cc-error-rate'] !== undefined) {
+          let data61 = data53['cc-error-rate'];
+          if (typeof data61 == 'number' && isFinite(data61)) {
+            if (data61 < 0 || isNaN(data61)) {
+              const err99 = {
+                instancePath: instancePath + '/alerter/cc-error-rate',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['cc-error-rate'],
+                data: data61,
+              };
+              if (vErrors === null) {
+                vErrors = [err99];
+              } else {
+                vErrors.push(err99);
+              }
+              errors++;
+            }
+          } else {
+            const err100 = {
+              instancePath: instancePath + '/alerter/cc-error-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['cc-error-rate'].type,
+              parentSchema: schema47.properties['cc-error-rate'],
+              data: data61,
+            };
+            if (vErrors === null) {
+              vErrors = [err100];
+            } else {
+              vErrors.push(err100);
+            }
+            errors++;
+          }
+        }
+        if (data53['error-window-sec'] !== undefined) {
+          let data62 = data53['error-window-sec'];
+          if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
+            const err101 = {
               instancePath: instancePath + '/alerter/error-window-sec',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
               keyword: 'type',
@@ -23834,18 +23884,18 @@ function validate20(
               message: 'must be integer',
               schema: schema47.properties['error-window-sec'].type,
               parentSchema: schema47.properties['error-window-sec'],
-              data: data61,
+              data: data62,
             };
             if (vErrors === null) {
-              vErrors = [err99];
+              vErrors = [err101];
             } else {
-              vErrors.push(err99);
+              vErrors.push(err101);
             }
             errors++;
           }
-          if (typeof data61 == 'number' && isFinite(data61)) {
-            if (data61 > 600 || isNaN(data61)) {
-              const err100 = {
+          if (typeof data62 == 'number' && isFinite(data62)) {
+            if (data62 > 600 || isNaN(data62)) {
+              const err102 = {
                 instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
@@ -23854,17 +23904,17 @@ function validate20(
                 message: 'must be <= 600',
                 schema: 600,
                 parentSchema: schema47.properties['error-window-sec'],
-                data: data61,
+                data: data62,
               };
               if (vErrors === null) {
-                vErrors = [err100];
+                vErrors = [err102];
               } else {
-                vErrors.push(err100);
+                vErrors.push(err102);
               }
               errors++;
             }
-            if (data61 < 1 || isNaN(data61)) {
-              const err101 = {
+            if (data62 < 1 || isNaN(data62)) {
+              const err103 = {
                 instancePath: instancePath + '/alerter/error-window-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
@@ -23873,47 +23923,6 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema47.properties['error-window-sec'],
-                data: data61,
-              };
-              if (vErrors === null) {
-                vErrors = [err101];
-              } else {
-                vErrors.push(err101);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data52['history-size'] !== undefined) {
-          let data62 = data52['history-size'];
-          if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
-            const err102 = {
-              instancePath: instancePath + '/alerter/history-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['history-size'].type,
-              parentSchema: schema47.properties['history-size'],
-              data: data62,
-            };
-            if (vErrors === null) {
-              vErrors = [err102];
-            } else {
-              vErrors.push(err102);
-            }
-            errors++;
-          }
-          if (typeof data62 == 'number' && isFinite(data62)) {
-            if (data62 > 100000 || isNaN(data62)) {
-              const err103 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['history-size'],
                 data: data62,
               };
               if (vErrors === null) {
@@ -23923,8 +23932,49 @@ function validate20(
               }
               errors++;
             }
-            if (data62 < 10 || isNaN(data62)) {
-              const err104 = {
+          }
+        }
+        if (data53['history-size'] !== undefined) {
+          let data63 = data53['history-size'];
+          if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
+            const err104 = {
+              instancePath: instancePath + '/alerter/history-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['history-size'].type,
+              parentSchema: schema47.properties['history-size'],
+              data: data63,
+            };
+            if (vErrors === null) {
+              vErrors = [err104];
+            } else {
+              vErrors.push(err104);
+            }
+            errors++;
+          }
+          if (typeof data63 == 'number' && isFinite(data63)) {
+            if (data63 > 100000 || isNaN(data63)) {
+              const err105 = {
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['history-size'],
+                data: data63,
+              };
+              if (vErrors === null) {
+                vErrors = [err105];
+              } else {
+                vErrors.push(err105);
+              }
+              errors++;
+            }
+            if (data63 < 10 || isNaN(data63)) {
+              const err106 = {
                 instancePath: instancePath + '/alerter/history-size',
                 schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
                 keyword: 'minimum',
@@ -23932,48 +23982,6 @@ function validate20(
                 message: 'must be >= 10',
                 schema: 10,
                 parentSchema: schema47.properties['history-size'],
-                data: data62,
-              };
-              if (vErrors === null) {
-                vErrors = [err104];
-              } else {
-                vErrors.push(err104);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data52['webhook-timeout-sec'] !== undefined) {
-          let data63 = data52['webhook-timeout-sec'];
-          if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
-            const err105 = {
-              instancePath: instancePath + '/alerter/webhook-timeout-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-timeout-sec'].type,
-              parentSchema: schema47.properties['webhook-timeout-sec'],
-              data: data63,
-            };
-            if (vErrors === null) {
-              vErrors = [err105];
-            } else {
-              vErrors.push(err105);
-            }
-            errors++;
-          }
-          if (typeof data63 == 'number' && isFinite(data63)) {
-            if (data63 > 120 || isNaN(data63)) {
-              const err106 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 120 },
-                message: 'must be <= 120',
-                schema: 120,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
                 data: data63,
               };
               if (vErrors === null) {
@@ -23983,8 +23991,50 @@ function validate20(
               }
               errors++;
             }
-            if (data63 < 1 || isNaN(data63)) {
-              const err107 = {
+          }
+        }
+        if (data53['webhook-timeout-sec'] !== undefined) {
+          let data64 = data53['webhook-timeout-sec'];
+          if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64) && isFinite(data64))) {
+            const err107 = {
+              instancePath: instancePath + '/alerter/webhook-timeout-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-timeout-sec'].type,
+              parentSchema: schema47.properties['webhook-timeout-sec'],
+              data: data64,
+            };
+            if (vErrors === null) {
+              vErrors = [err107];
+            } else {
+              vErrors.push(err107);
+            }
+            errors++;
+          }
+          if (typeof data64 == 'number' && isFinite(data64)) {
+            if (data64 > 120 || isNaN(data64)) {
+              const err108 = {
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 120 },
+                message: 'must be <= 120',
+                schema: 120,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
+                data: data64,
+              };
+              if (vErrors === null) {
+                vErrors = [err108];
+              } else {
+                vErrors.push(err108);
+              }
+              errors++;
+            }
+            if (data64 < 1 || isNaN(data64)) {
+              const err109 = {
                 instancePath: instancePath + '/alerter/webhook-timeout-sec',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
@@ -23993,48 +24043,6 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema47.properties['webhook-timeout-sec'],
-                data: data63,
-              };
-              if (vErrors === null) {
-                vErrors = [err107];
-              } else {
-                vErrors.push(err107);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data52['webhook-retries'] !== undefined) {
-          let data64 = data52['webhook-retries'];
-          if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64) && isFinite(data64))) {
-            const err108 = {
-              instancePath: instancePath + '/alerter/webhook-retries',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-retries'].type,
-              parentSchema: schema47.properties['webhook-retries'],
-              data: data64,
-            };
-            if (vErrors === null) {
-              vErrors = [err108];
-            } else {
-              vErrors.push(err108);
-            }
-            errors++;
-          }
-          if (typeof data64 == 'number' && isFinite(data64)) {
-            if (data64 > 100 || isNaN(data64)) {
-              const err109 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100 },
-                message: 'must be <= 100',
-                schema: 100,
-                parentSchema: schema47.properties['webhook-retries'],
                 data: data64,
               };
               if (vErrors === null) {
@@ -24044,8 +24052,50 @@ function validate20(
               }
               errors++;
             }
-            if (data64 < 0 || isNaN(data64)) {
-              const err110 = {
+          }
+        }
+        if (data53['webhook-retries'] !== undefined) {
+          let data65 = data53['webhook-retries'];
+          if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
+            const err110 = {
+              instancePath: instancePath + '/alerter/webhook-retries',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-retries'].type,
+              parentSchema: schema47.properties['webhook-retries'],
+              data: data65,
+            };
+            if (vErrors === null) {
+              vErrors = [err110];
+            } else {
+              vErrors.push(err110);
+            }
+            errors++;
+          }
+          if (typeof data65 == 'number' && isFinite(data65)) {
+            if (data65 > 100 || isNaN(data65)) {
+              const err111 = {
+                instancePath: instancePath + '/alerter/webhook-retries',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100 },
+                message: 'must be <= 100',
+                schema: 100,
+                parentSchema: schema47.properties['webhook-retries'],
+                data: data65,
+              };
+              if (vErrors === null) {
+                vErrors = [err111];
+              } else {
+                vErrors.push(err111);
+              }
+              errors++;
+            }
+            if (data65 < 0 || isNaN(data65)) {
+              const err112 = {
                 instancePath: instancePath + '/alerter/webhook-retries',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
@@ -24054,48 +24104,6 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema47.properties['webhook-retries'],
-                data: data64,
-              };
-              if (vErrors === null) {
-                vErrors = [err110];
-              } else {
-                vErrors.push(err110);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data52['webhook-queue-size'] !== undefined) {
-          let data65 = data52['webhook-queue-size'];
-          if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
-            const err111 = {
-              instancePath: instancePath + '/alerter/webhook-queue-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['webhook-queue-size'].type,
-              parentSchema: schema47.properties['webhook-queue-size'],
-              data: data65,
-            };
-            if (vErrors === null) {
-              vErrors = [err111];
-            } else {
-              vErrors.push(err111);
-            }
-            errors++;
-          }
-          if (typeof data65 == 'number' && isFinite(data65)) {
-            if (data65 > 100000 || isNaN(data65)) {
-              const err112 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['webhook-queue-size'],
                 data: data65,
               };
               if (vErrors === null) {
@@ -24105,8 +24113,50 @@ function validate20(
               }
               errors++;
             }
-            if (data65 < 1 || isNaN(data65)) {
-              const err113 = {
+          }
+        }
+        if (data53['webhook-queue-size'] !== undefined) {
+          let data66 = data53['webhook-queue-size'];
+          if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66) && isFinite(data66))) {
+            const err113 = {
+              instancePath: instancePath + '/alerter/webhook-queue-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-queue-size'].type,
+              parentSchema: schema47.properties['webhook-queue-size'],
+              data: data66,
+            };
+            if (vErrors === null) {
+              vErrors = [err113];
+            } else {
+              vErrors.push(err113);
+            }
+            errors++;
+          }
+          if (typeof data66 == 'number' && isFinite(data66)) {
+            if (data66 > 100000 || isNaN(data66)) {
+              const err114 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data66,
+              };
+              if (vErrors === null) {
+                vErrors = [err114];
+              } else {
+                vErrors.push(err114);
+              }
+              errors++;
+            }
+            if (data66 < 1 || isNaN(data66)) {
+              const err115 = {
                 instancePath: instancePath + '/alerter/webhook-queue-size',
                 schemaPath:
                   'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
@@ -24115,19 +24165,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema47.properties['webhook-queue-size'],
-                data: data65,
+                data: data66,
               };
               if (vErrors === null) {
-                vErrors = [err113];
+                vErrors = [err115];
               } else {
-                vErrors.push(err113);
+                vErrors.push(err115);
               }
               errors++;
             }
           }
         }
       } else {
-        const err114 = {
+        const err116 = {
           instancePath: instancePath + '/alerter',
           schemaPath: 'settings.schema.json#/$defs/alerter/type',
           keyword: 'type',
@@ -24135,23 +24185,23 @@ function validate20(
           message: 'must be object',
           schema: schema47.type,
           parentSchema: schema47,
-          data: data52,
+          data: data53,
         };
         if (vErrors === null) {
-          vErrors = [err114];
+          vErrors = [err116];
         } else {
-          vErrors.push(err114);
+          vErrors.push(err116);
         }
         errors++;
       }
     }
     if (data.acme !== undefined) {
-      let data66 = data.acme;
-      if (data66 && typeof data66 == 'object' && !Array.isArray(data66)) {
-        if (data66.enable !== undefined) {
-          let data67 = data66.enable;
-          if (typeof data67 !== 'boolean') {
-            const err115 = {
+      let data67 = data.acme;
+      if (data67 && typeof data67 == 'object' && !Array.isArray(data67)) {
+        if (data67.enable !== undefined) {
+          let data68 = data67.enable;
+          if (typeof data68 !== 'boolean') {
+            const err117 = {
               instancePath: instancePath + '/acme/enable',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
               keyword: 'type',
@@ -24159,20 +24209,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema48.properties.enable.type,
               parentSchema: schema48.properties.enable,
-              data: data67,
+              data: data68,
             };
             if (vErrors === null) {
-              vErrors = [err115];
+              vErrors = [err117];
             } else {
-              vErrors.push(err115);
+              vErrors.push(err117);
             }
             errors++;
           }
         }
-        if (data66.email !== undefined) {
-          let data68 = data66.email;
-          if (typeof data68 !== 'string') {
-            const err116 = {
+        if (data67.email !== undefined) {
+          let data69 = data67.email;
+          if (typeof data69 !== 'string') {
+            const err118 = {
               instancePath: instancePath + '/acme/email',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
               keyword: 'type',
@@ -24180,25 +24230,25 @@ function validate20(
               message: 'must be string',
               schema: schema48.properties.email.type,
               parentSchema: schema48.properties.email,
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err116];
+              vErrors = [err118];
             } else {
-              vErrors.push(err116);
+              vErrors.push(err118);
             }
             errors++;
           }
         }
-        if (data66.domains !== undefined) {
-          let data69 = data66.domains;
-          if (Array.isArray(data69)) {
-            const len4 = data69.length;
+        if (data67.domains !== undefined) {
+          let data70 = data67.domains;
+          if (Array.isArray(data70)) {
+            const len4 = data70.length;
             for (let i4 = 0; i4 < len4; i4++) {
-              let data70 = data69[i4];
-              if (typeof data70 === 'string') {
-                if (func2(data70) < 1) {
-                  const err117 = {
+              let data71 = data70[i4];
+              if (typeof data71 === 'string') {
+                if (func2(data71) < 1) {
+                  const err119 = {
                     instancePath: instancePath + '/acme/domains/' + i4,
                     schemaPath:
                       'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
@@ -24207,17 +24257,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema48.properties.domains.items,
-                    data: data70,
+                    data: data71,
                   };
                   if (vErrors === null) {
-                    vErrors = [err117];
+                    vErrors = [err119];
                   } else {
-                    vErrors.push(err117);
+                    vErrors.push(err119);
                   }
                   errors++;
                 }
               } else {
-                const err118 = {
+                const err120 = {
                   instancePath: instancePath + '/acme/domains/' + i4,
                   schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
                   keyword: 'type',
@@ -24225,18 +24275,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema48.properties.domains.items.type,
                   parentSchema: schema48.properties.domains.items,
-                  data: data70,
+                  data: data71,
                 };
                 if (vErrors === null) {
-                  vErrors = [err118];
+                  vErrors = [err120];
                 } else {
-                  vErrors.push(err118);
+                  vErrors.push(err120);
                 }
                 errors++;
               }
             }
           } else {
-            const err119 = {
+            const err121 = {
               instancePath: instancePath + '/acme/domains',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
               keyword: 'type',
@@ -24244,47 +24294,7 @@ function validate20(
               message: 'must be array',
               schema: schema48.properties.domains.type,
               parentSchema: schema48.properties.domains,
-              data: data69,
-            };
-            if (vErrors === null) {
-              vErrors = [err119];
-            } else {
-              vErrors.push(err119);
-            }
-            errors++;
-          }
-        }
-        if (data66['directory-url'] !== undefined) {
-          let data71 = data66['directory-url'];
-          if (typeof data71 === 'string') {
-            if (func2(data71) < 1) {
-              const err120 = {
-                instancePath: instancePath + '/acme/directory-url',
-                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema48.properties['directory-url'],
-                data: data71,
-              };
-              if (vErrors === null) {
-                vErrors = [err120];
-              } else {
-                vErrors.push(err120);
-              }
-              errors++;
-            }
-          } else {
-            const err121 = {
-              instancePath: instancePath + '/acme/directory-url',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties['directory-url'].type,
-              parentSchema: schema48.properties['directory-url'],
-              data: data71,
+              data: data70,
             };
             if (vErrors === null) {
               vErrors = [err121];
@@ -24294,10 +24304,50 @@ function validate20(
             errors++;
           }
         }
-        if (data66['renew-days'] !== undefined) {
-          let data72 = data66['renew-days'];
-          if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72) && isFinite(data72))) {
-            const err122 = {
+        if (data67['directory-url'] !== undefined) {
+          let data72 = data67['directory-url'];
+          if (typeof data72 === 'string') {
+            if (func2(data72) < 1) {
+              const err122 = {
+                instancePath: instancePath + '/acme/directory-url',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema48.properties['directory-url'],
+                data: data72,
+              };
+              if (vErrors === null) {
+                vErrors = [err122];
+              } else {
+                vErrors.push(err122);
+              }
+              errors++;
+            }
+          } else {
+            const err123 = {
+              instancePath: instancePath + '/acme/directory-url',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties['directory-url'].type,
+              parentSchema: schema48.properties['directory-url'],
+              data: data72,
+            };
+            if (vErrors === null) {
+              vErrors = [err123];
+            } else {
+              vErrors.push(err123);
+            }
+            errors++;
+          }
+        }
+        if (data67['renew-days'] !== undefined) {
+          let data73 = data67['renew-days'];
+          if (!(typeof data73 == 'number' && !(data73 % 1) && !isNaN(data73) && isFinite(data73))) {
+            const err124 = {
               instancePath: instancePath + '/acme/renew-days',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
               keyword: 'type',
@@ -24305,18 +24355,18 @@ function validate20(
               message: 'must be integer',
               schema: schema48.properties['renew-days'].type,
               parentSchema: schema48.properties['renew-days'],
-              data: data72,
+              data: data73,
             };
             if (vErrors === null) {
-              vErrors = [err122];
+              vErrors = [err124];
             } else {
-              vErrors.push(err122);
+              vErrors.push(err124);
             }
             errors++;
           }
-          if (typeof data72 == 'number' && isFinite(data72)) {
-            if (data72 > 60 || isNaN(data72)) {
-              const err123 = {
+          if (typeof data73 == 'number' && isFinite(data73)) {
+            if (data73 > 60 || isNaN(data73)) {
+              const err125 = {
                 instancePath: instancePath + '/acme/renew-days',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
                 keyword: 'maximum',
@@ -24324,17 +24374,17 @@ function validate20(
                 message: 'must be <= 60',
                 schema: 60,
                 parentSchema: schema48.properties['renew-days'],
-                data: data72,
+                data: data73,
               };
               if (vErrors === null) {
-                vErrors = [err123];
+                vErrors = [err125];
               } else {
-                vErrors.push(err123);
+                vErrors.push(err125);
               }
               errors++;
             }
-            if (data72 < 1 || isNaN(data72)) {
-              const err124 = {
+            if (data73 < 1 || isNaN(data73)) {
+              const err126 = {
                 instancePath: instancePath + '/acme/renew-days',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/minimum',
                 keyword: 'minimum',
@@ -24342,19 +24392,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema48.properties['renew-days'],
-                data: data72,
+                data: data73,
               };
               if (vErrors === null) {
-                vErrors = [err124];
+                vErrors = [err126];
               } else {
-                vErrors.push(err124);
+                vErrors.push(err126);
               }
               errors++;
             }
           }
         }
       } else {
-        const err125 = {
+        const err127 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -24362,53 +24412,53 @@ function validate20(
           message: 'must be object',
           schema: schema48.type,
           parentSchema: schema48,
-          data: data66,
+          data: data67,
         };
         if (vErrors === null) {
-          vErrors = [err125];
+          vErrors = [err127];
         } else {
-          vErrors.push(err125);
+          vErrors.push(err127);
         }
         errors++;
       }
     }
     if (data['dvb-adapter'] !== undefined) {
-      let data73 = data['dvb-adapter'];
-      if (Array.isArray(data73)) {
-        const len5 = data73.length;
+      let data74 = data['dvb-adapter'];
+      if (Array.isArray(data74)) {
+        const len5 = data74.length;
         for (let i5 = 0; i5 < len5; i5++) {
-          let data74 = data73[i5];
-          const _errs165 = errors;
+          let data75 = data74[i5];
+          const _errs167 = errors;
           let valid38 = true;
-          const _errs166 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-            if (data74.mode !== undefined) {
-              let data75 = data74.mode;
-              if (!(data75 === 0 || data75 === 2)) {
-                const err126 = {};
+          const _errs168 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+            if (data75.mode !== undefined) {
+              let data76 = data75.mode;
+              if (!(data76 === 0 || data76 === 2)) {
+                const err128 = {};
                 if (vErrors === null) {
-                  vErrors = [err126];
+                  vErrors = [err128];
                 } else {
-                  vErrors.push(err126);
+                  vErrors.push(err128);
                 }
                 errors++;
               }
             }
           }
-          var _valid0 = _errs166 === errors;
-          errors = _errs165;
+          var _valid0 = _errs168 === errors;
+          errors = _errs167;
           if (vErrors !== null) {
-            if (_errs165) {
-              vErrors.length = _errs165;
+            if (_errs167) {
+              vErrors.length = _errs167;
             } else {
               vErrors = null;
             }
           }
           if (!_valid0) {
-            const _errs168 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74.freq !== undefined) {
-                const err127 = {
+            const _errs170 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75.freq !== undefined) {
+                const err129 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
                   schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
                   keyword: 'false schema',
@@ -24416,50 +24466,8 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data74.freq,
+                  data: data75.freq,
                 };
-                if (vErrors === null) {
-                  vErrors = [err127];
-                } else {
-                  vErrors.push(err127);
-                }
-                errors++;
-              }
-            }
-            var _valid0 = _errs168 === errors;
-            valid38 = _valid0;
-            if (valid38) {
-              var props0 = {};
-              props0.freq = true;
-              props0.mode = true;
-            }
-          }
-          if (!valid38) {
-            const err128 = {
-              instancePath: instancePath + '/dvb-adapter/' + i5,
-              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
-              keyword: 'if',
-              params: { failingKeyword: 'else' },
-              message: 'must match "else" schema',
-              schema: schema49.allOf[0].if,
-              parentSchema: schema49.allOf[0],
-              data: data74,
-            };
-            if (vErrors === null) {
-              vErrors = [err128];
-            } else {
-              vErrors.push(err128);
-            }
-            errors++;
-          }
-          const _errs170 = errors;
-          let valid41 = true;
-          const _errs171 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-            if (data74.mode !== undefined) {
-              let data77 = data74.mode;
-              if (!(data77 === 0 || data77 === 1)) {
-                const err129 = {};
                 if (vErrors === null) {
                   vErrors = [err129];
                 } else {
@@ -24468,50 +24476,40 @@ function validate20(
                 errors++;
               }
             }
-          }
-          var _valid1 = _errs171 === errors;
-          errors = _errs170;
-          if (vErrors !== null) {
-            if (_errs170) {
-              vErrors.length = _errs170;
-            } else {
-              vErrors = null;
+            var _valid0 = _errs170 === errors;
+            valid38 = _valid0;
+            if (valid38) {
+              var props0 = {};
+              props0.freq = true;
+              props0.mode = true;
             }
           }
-          if (!_valid1) {
-            const _errs173 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74['buffer-size'] !== undefined) {
-                const err130 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data74['buffer-size'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err130];
-                } else {
-                  vErrors.push(err130);
-                }
-                errors++;
-              }
-              if (data74['epg-export'] !== undefined) {
-                const err131 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data74['epg-export'],
-                };
+          if (!valid38) {
+            const err130 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
+              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
+              keyword: 'if',
+              params: { failingKeyword: 'else' },
+              message: 'must match "else" schema',
+              schema: schema49.allOf[0].if,
+              parentSchema: schema49.allOf[0],
+              data: data75,
+            };
+            if (vErrors === null) {
+              vErrors = [err130];
+            } else {
+              vErrors.push(err130);
+            }
+            errors++;
+          }
+          const _errs172 = errors;
+          let valid41 = true;
+          const _errs173 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+            if (data75.mode !== undefined) {
+              let data78 = data75.mode;
+              if (!(data78 === 0 || data78 === 1)) {
+                const err131 = {};
                 if (vErrors === null) {
                   vErrors = [err131];
                 } else {
@@ -24520,7 +24518,59 @@ function validate20(
                 errors++;
               }
             }
-            var _valid1 = _errs173 === errors;
+          }
+          var _valid1 = _errs173 === errors;
+          errors = _errs172;
+          if (vErrors !== null) {
+            if (_errs172) {
+              vErrors.length = _errs172;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid1) {
+            const _errs175 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75['buffer-size'] !== undefined) {
+                const err132 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[1].else.properties['buffer-size'],
+                  data: data75['buffer-size'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err132];
+                } else {
+                  vErrors.push(err132);
+                }
+                errors++;
+              }
+              if (data75['epg-export'] !== undefined) {
+                const err133 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[1].else.properties['epg-export'],
+                  data: data75['epg-export'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err133];
+                } else {
+                  vErrors.push(err133);
+                }
+                errors++;
+              }
+            }
+            var _valid1 = _errs175 === errors;
             valid41 = _valid1;
             if (valid41) {
               var props1 = {};
@@ -24530,7 +24580,7 @@ function validate20(
             }
           }
           if (!valid41) {
-            const err132 = {
+            const err134 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
@@ -24538,12 +24588,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err132];
+              vErrors = [err134];
             } else {
-              vErrors.push(err132);
+              vErrors.push(err134);
             }
             errors++;
           }
@@ -24555,36 +24605,36 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs175 = errors;
+          const _errs177 = errors;
           let valid44 = true;
-          const _errs176 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-            if (data74.mode !== undefined) {
-              if (!(data74.mode === 0)) {
-                const err133 = {};
+          const _errs178 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+            if (data75.mode !== undefined) {
+              if (!(data75.mode === 0)) {
+                const err135 = {};
                 if (vErrors === null) {
-                  vErrors = [err133];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err133);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
             }
           }
-          var _valid2 = _errs176 === errors;
-          errors = _errs175;
+          var _valid2 = _errs178 === errors;
+          errors = _errs177;
           if (vErrors !== null) {
-            if (_errs175) {
-              vErrors.length = _errs175;
+            if (_errs177) {
+              vErrors.length = _errs177;
             } else {
               vErrors = null;
             }
           }
           if (!_valid2) {
-            const _errs178 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74['spectral-inversion'] !== undefined) {
-                const err134 = {
+            const _errs180 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75['spectral-inversion'] !== undefined) {
+                const err136 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
@@ -24593,45 +24643,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data74['spectral-inversion'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err134];
-                } else {
-                  vErrors.push(err134);
-                }
-                errors++;
-              }
-              if (data74.modulation !== undefined) {
-                const err135 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data74.modulation,
-                };
-                if (vErrors === null) {
-                  vErrors = [err135];
-                } else {
-                  vErrors.push(err135);
-                }
-                errors++;
-              }
-              if (data74['cam-pnr'] !== undefined) {
-                const err136 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data74['cam-pnr'],
+                  data: data75['spectral-inversion'],
                 };
                 if (vErrors === null) {
                   vErrors = [err136];
@@ -24640,8 +24652,46 @@ function validate20(
                 }
                 errors++;
               }
+              if (data75.modulation !== undefined) {
+                const err137 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties.modulation,
+                  data: data75.modulation,
+                };
+                if (vErrors === null) {
+                  vErrors = [err137];
+                } else {
+                  vErrors.push(err137);
+                }
+                errors++;
+              }
+              if (data75['cam-pnr'] !== undefined) {
+                const err138 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
+                  data: data75['cam-pnr'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err138];
+                } else {
+                  vErrors.push(err138);
+                }
+                errors++;
+              }
             }
-            var _valid2 = _errs178 === errors;
+            var _valid2 = _errs180 === errors;
             valid44 = _valid2;
             if (valid44) {
               var props2 = {};
@@ -24652,7 +24702,7 @@ function validate20(
             }
           }
           if (!valid44) {
-            const err137 = {
+            const err139 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
@@ -24660,12 +24710,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err137];
+              vErrors = [err139];
             } else {
-              vErrors.push(err137);
+              vErrors.push(err139);
             }
             errors++;
           }
@@ -24677,71 +24727,71 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs180 = errors;
+          const _errs182 = errors;
           let valid47 = true;
-          const _errs181 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+          const _errs183 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
             let missing0;
-            if (data74.type === undefined && (missing0 = 'type')) {
-              const err138 = {};
+            if (data75.type === undefined && (missing0 = 'type')) {
+              const err140 = {};
               if (vErrors === null) {
-                vErrors = [err138];
+                vErrors = [err140];
               } else {
-                vErrors.push(err138);
+                vErrors.push(err140);
               }
               errors++;
             } else {
-              if (data74.mode !== undefined) {
-                const _errs182 = errors;
-                if (!(data74.mode === 0)) {
-                  const err139 = {};
+              if (data75.mode !== undefined) {
+                const _errs184 = errors;
+                if (!(data75.mode === 0)) {
+                  const err141 = {};
                   if (vErrors === null) {
-                    vErrors = [err139];
+                    vErrors = [err141];
                   } else {
-                    vErrors.push(err139);
+                    vErrors.push(err141);
                   }
                   errors++;
                 }
-                var valid48 = _errs182 === errors;
+                var valid48 = _errs184 === errors;
               } else {
                 var valid48 = true;
               }
               if (valid48) {
-                if (data74.type !== undefined) {
-                  let data85 = data74.type;
-                  const _errs183 = errors;
+                if (data75.type !== undefined) {
+                  let data86 = data75.type;
+                  const _errs185 = errors;
                   if (
-                    !(data85 === 1 || data85 === 2 || data85 === 5 || data85 === 6 || data85 === 18)
+                    !(data86 === 1 || data86 === 2 || data86 === 5 || data86 === 6 || data86 === 18)
                   ) {
-                    const err140 = {};
+                    const err142 = {};
                     if (vErrors === null) {
-                      vErrors = [err140];
+                      vErrors = [err142];
                     } else {
-                      vErrors.push(err140);
+                      vErrors.push(err142);
                     }
                     errors++;
                   }
-                  var valid48 = _errs183 === errors;
+                  var valid48 = _errs185 === errors;
                 } else {
                   var valid48 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs181 === errors;
-          errors = _errs180;
+          var _valid3 = _errs183 === errors;
+          errors = _errs182;
           if (vErrors !== null) {
-            if (_errs180) {
-              vErrors.length = _errs180;
+            if (_errs182) {
+              vErrors.length = _errs182;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs184 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74['symbol-rate'] !== undefined) {
-                const err141 = {
+            const _errs186 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75['symbol-rate'] !== undefined) {
+                const err143 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
@@ -24750,17 +24800,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data74['symbol-rate'],
+                  data: data75['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err141];
+                  vErrors = [err143];
                 } else {
-                  vErrors.push(err141);
+                  vErrors.push(err143);
                 }
                 errors++;
               }
-              if (data74.fec !== undefined) {
-                const err142 = {
+              if (data75.fec !== undefined) {
+                const err144 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
@@ -24768,17 +24818,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data74.fec,
+                  data: data75.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err142];
+                  vErrors = [err144];
                 } else {
-                  vErrors.push(err142);
+                  vErrors.push(err144);
                 }
                 errors++;
               }
             }
-            var _valid3 = _errs184 === errors;
+            var _valid3 = _errs186 === errors;
             valid47 = _valid3;
             if (valid47) {
               var props3 = {};
@@ -24789,7 +24839,7 @@ function validate20(
             }
           }
           if (!valid47) {
-            const err143 = {
+            const err145 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
@@ -24797,12 +24847,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err143];
+              vErrors = [err145];
             } else {
-              vErrors.push(err143);
+              vErrors.push(err145);
             }
             errors++;
           }
@@ -24814,69 +24864,69 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs186 = errors;
+          const _errs188 = errors;
           let valid50 = true;
-          const _errs187 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+          const _errs189 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
             let missing1;
-            if (data74.type === undefined && (missing1 = 'type')) {
-              const err144 = {};
+            if (data75.type === undefined && (missing1 = 'type')) {
+              const err146 = {};
               if (vErrors === null) {
-                vErrors = [err144];
+                vErrors = [err146];
               } else {
-                vErrors.push(err144);
+                vErrors.push(err146);
               }
               errors++;
             } else {
-              if (data74.mode !== undefined) {
-                const _errs188 = errors;
-                if (!(data74.mode === 0)) {
-                  const err145 = {};
+              if (data75.mode !== undefined) {
+                const _errs190 = errors;
+                if (!(data75.mode === 0)) {
+                  const err147 = {};
                   if (vErrors === null) {
-                    vErrors = [err145];
+                    vErrors = [err147];
                   } else {
-                    vErrors.push(err145);
+                    vErrors.push(err147);
                   }
                   errors++;
                 }
-                var valid51 = _errs188 === errors;
+                var valid51 = _errs190 === errors;
               } else {
                 var valid51 = true;
               }
               if (valid51) {
-                if (data74.type !== undefined) {
-                  let data89 = data74.type;
-                  const _errs189 = errors;
-                  if (!(data89 === 3 || data89 === 5 || data89 === 6 || data89 === 16)) {
-                    const err146 = {};
+                if (data75.type !== undefined) {
+                  let data90 = data75.type;
+                  const _errs191 = errors;
+                  if (!(data90 === 3 || data90 === 5 || data90 === 6 || data90 === 16)) {
+                    const err148 = {};
                     if (vErrors === null) {
-                      vErrors = [err146];
+                      vErrors = [err148];
                     } else {
-                      vErrors.push(err146);
+                      vErrors.push(err148);
                     }
                     errors++;
                   }
-                  var valid51 = _errs189 === errors;
+                  var valid51 = _errs191 === errors;
                 } else {
                   var valid51 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs187 === errors;
-          errors = _errs186;
+          var _valid4 = _errs189 === errors;
+          errors = _errs188;
           if (vErrors !== null) {
-            if (_errs186) {
-              vErrors.length = _errs186;
+            if (_errs188) {
+              vErrors.length = _errs188;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs190 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74['dvb-stream-id'] !== undefined) {
-                const err147 = {
+            const _errs192 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75['dvb-stream-id'] !== undefined) {
+                const err149 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
@@ -24885,45 +24935,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data74['dvb-stream-id'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err147];
-                } else {
-                  vErrors.push(err147);
-                }
-                errors++;
-              }
-              if (data74['biss-pnr'] !== undefined) {
-                const err148 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data74['biss-pnr'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err148];
-                } else {
-                  vErrors.push(err148);
-                }
-                errors++;
-              }
-              if (data74['biss-key'] !== undefined) {
-                const err149 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data74['biss-key'],
+                  data: data75['dvb-stream-id'],
                 };
                 if (vErrors === null) {
                   vErrors = [err149];
@@ -24932,17 +24944,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['t2mi-mode'] !== undefined) {
+              if (data75['biss-pnr'] !== undefined) {
                 const err150 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data74['t2mi-mode'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
+                  data: data75['biss-pnr'],
                 };
                 if (vErrors === null) {
                   vErrors = [err150];
@@ -24951,17 +24963,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['t2mi-pid'] !== undefined) {
+              if (data75['biss-key'] !== undefined) {
                 const err151 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data74['t2mi-pid'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
+                  data: data75['biss-key'],
                 };
                 if (vErrors === null) {
                   vErrors = [err151];
@@ -24970,17 +24982,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['t2mi-plp'] !== undefined) {
+              if (data75['t2mi-mode'] !== undefined) {
                 const err152 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data74['t2mi-plp'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
+                  data: data75['t2mi-mode'],
                 };
                 if (vErrors === null) {
                   vErrors = [err152];
@@ -24989,17 +25001,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['t2mi-tsid'] !== undefined) {
+              if (data75['t2mi-pid'] !== undefined) {
                 const err153 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data74['t2mi-tsid'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
+                  data: data75['t2mi-pid'],
                 };
                 if (vErrors === null) {
                   vErrors = [err153];
@@ -25008,8 +25020,46 @@ function validate20(
                 }
                 errors++;
               }
+              if (data75['t2mi-plp'] !== undefined) {
+                const err154 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
+                  data: data75['t2mi-plp'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err154];
+                } else {
+                  vErrors.push(err154);
+                }
+                errors++;
+              }
+              if (data75['t2mi-tsid'] !== undefined) {
+                const err155 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
+                  data: data75['t2mi-tsid'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err155];
+                } else {
+                  vErrors.push(err155);
+                }
+                errors++;
+              }
             }
-            var _valid4 = _errs190 === errors;
+            var _valid4 = _errs192 === errors;
             valid50 = _valid4;
             if (valid50) {
               var props4 = {};
@@ -25025,7 +25075,7 @@ function validate20(
             }
           }
           if (!valid50) {
-            const err154 = {
+            const err156 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
@@ -25033,12 +25083,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err154];
+              vErrors = [err156];
             } else {
-              vErrors.push(err154);
+              vErrors.push(err156);
             }
             errors++;
           }
@@ -25050,69 +25100,69 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs192 = errors;
+          const _errs194 = errors;
           let valid53 = true;
-          const _errs193 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+          const _errs195 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
             let missing2;
-            if (data74.type === undefined && (missing2 = 'type')) {
-              const err155 = {};
+            if (data75.type === undefined && (missing2 = 'type')) {
+              const err157 = {};
               if (vErrors === null) {
-                vErrors = [err155];
+                vErrors = [err157];
               } else {
-                vErrors.push(err155);
+                vErrors.push(err157);
               }
               errors++;
             } else {
-              if (data74.mode !== undefined) {
-                const _errs194 = errors;
-                if (!(data74.mode === 0)) {
-                  const err156 = {};
+              if (data75.mode !== undefined) {
+                const _errs196 = errors;
+                if (!(data75.mode === 0)) {
+                  const err158 = {};
                   if (vErrors === null) {
-                    vErrors = [err156];
+                    vErrors = [err158];
                   } else {
-                    vErrors.push(err156);
+                    vErrors.push(err158);
                   }
                   errors++;
                 }
-                var valid54 = _errs194 === errors;
+                var valid54 = _errs196 === errors;
               } else {
                 var valid54 = true;
               }
               if (valid54) {
-                if (data74.type !== undefined) {
-                  let data98 = data74.type;
-                  const _errs195 = errors;
-                  if (!(data98 === 3 || data98 === 16)) {
-                    const err157 = {};
+                if (data75.type !== undefined) {
+                  let data99 = data75.type;
+                  const _errs197 = errors;
+                  if (!(data99 === 3 || data99 === 16)) {
+                    const err159 = {};
                     if (vErrors === null) {
-                      vErrors = [err157];
+                      vErrors = [err159];
                     } else {
-                      vErrors.push(err157);
+                      vErrors.push(err159);
                     }
                     errors++;
                   }
-                  var valid54 = _errs195 === errors;
+                  var valid54 = _errs197 === errors;
                 } else {
                   var valid54 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs193 === errors;
-          errors = _errs192;
+          var _valid5 = _errs195 === errors;
+          errors = _errs194;
           if (vErrors !== null) {
-            if (_errs192) {
-              vErrors.length = _errs192;
+            if (_errs194) {
+              vErrors.length = _errs194;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs196 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74.bandwidth !== undefined) {
-                const err158 = {
+            const _errs198 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75.bandwidth !== undefined) {
+                const err160 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
@@ -25121,45 +25171,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data74.bandwidth,
-                };
-                if (vErrors === null) {
-                  vErrors = [err158];
-                } else {
-                  vErrors.push(err158);
-                }
-                errors++;
-              }
-              if (data74['transmission-mode'] !== undefined) {
-                const err159 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data74['transmission-mode'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err159];
-                } else {
-                  vErrors.push(err159);
-                }
-                errors++;
-              }
-              if (data74['guard-interval'] !== undefined) {
-                const err160 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data74['guard-interval'],
+                  data: data75.bandwidth,
                 };
                 if (vErrors === null) {
                   vErrors = [err160];
@@ -25168,17 +25180,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['hierarchy-information'] !== undefined) {
+              if (data75['transmission-mode'] !== undefined) {
                 const err161 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
+                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data74['hierarchy-information'],
+                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
+                  data: data75['transmission-mode'],
                 };
                 if (vErrors === null) {
                   vErrors = [err161];
@@ -25187,8 +25199,46 @@ function validate20(
                 }
                 errors++;
               }
+              if (data75['guard-interval'] !== undefined) {
+                const err162 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
+                  data: data75['guard-interval'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err162];
+                } else {
+                  vErrors.push(err162);
+                }
+                errors++;
+              }
+              if (data75['hierarchy-information'] !== undefined) {
+                const err163 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
+                  data: data75['hierarchy-information'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err163];
+                } else {
+                  vErrors.push(err163);
+                }
+                errors++;
+              }
             }
-            var _valid5 = _errs196 === errors;
+            var _valid5 = _errs198 === errors;
             valid53 = _valid5;
             if (valid53) {
               var props5 = {};
@@ -25201,7 +25251,7 @@ function validate20(
             }
           }
           if (!valid53) {
-            const err162 = {
+            const err164 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
@@ -25209,12 +25259,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err162];
+              vErrors = [err164];
             } else {
-              vErrors.push(err162);
+              vErrors.push(err164);
             }
             errors++;
           }
@@ -25226,70 +25276,70 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs198 = errors;
+          const _errs200 = errors;
           let valid56 = true;
-          const _errs199 = errors;
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
+          const _errs201 = errors;
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
             let missing3;
-            if (data74.type === undefined && (missing3 = 'type')) {
-              const err163 = {};
+            if (data75.type === undefined && (missing3 = 'type')) {
+              const err165 = {};
               if (vErrors === null) {
-                vErrors = [err163];
+                vErrors = [err165];
               } else {
-                vErrors.push(err163);
+                vErrors.push(err165);
               }
               errors++;
             } else {
-              if (data74.mode !== undefined) {
-                let data103 = data74.mode;
-                const _errs200 = errors;
-                if (!(data103 === 0 || data103 === 1)) {
-                  const err164 = {};
+              if (data75.mode !== undefined) {
+                let data104 = data75.mode;
+                const _errs202 = errors;
+                if (!(data104 === 0 || data104 === 1)) {
+                  const err166 = {};
                   if (vErrors === null) {
-                    vErrors = [err164];
+                    vErrors = [err166];
                   } else {
-                    vErrors.push(err164);
+                    vErrors.push(err166);
                   }
                   errors++;
                 }
-                var valid57 = _errs200 === errors;
+                var valid57 = _errs202 === errors;
               } else {
                 var valid57 = true;
               }
               if (valid57) {
-                if (data74.type !== undefined) {
-                  let data104 = data74.type;
-                  const _errs201 = errors;
-                  if (!(data104 === 5 || data104 === 6)) {
-                    const err165 = {};
+                if (data75.type !== undefined) {
+                  let data105 = data75.type;
+                  const _errs203 = errors;
+                  if (!(data105 === 5 || data105 === 6)) {
+                    const err167 = {};
                     if (vErrors === null) {
-                      vErrors = [err165];
+                      vErrors = [err167];
                     } else {
-                      vErrors.push(err165);
+                      vErrors.push(err167);
                     }
                     errors++;
                   }
-                  var valid57 = _errs201 === errors;
+                  var valid57 = _errs203 === errors;
                 } else {
                   var valid57 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs199 === errors;
-          errors = _errs198;
+          var _valid6 = _errs201 === errors;
+          errors = _errs200;
           if (vErrors !== null) {
-            if (_errs198) {
-              vErrors.length = _errs198;
+            if (_errs200) {
+              vErrors.length = _errs200;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs202 = errors;
-            if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-              if (data74['lnb-freq1'] !== undefined) {
-                const err166 = {
+            const _errs204 = errors;
+            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+              if (data75['lnb-freq1'] !== undefined) {
+                const err168 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
@@ -25298,45 +25348,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data74['lnb-freq1'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err166];
-                } else {
-                  vErrors.push(err166);
-                }
-                errors++;
-              }
-              if (data74['lnb-freq2'] !== undefined) {
-                const err167 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data74['lnb-freq2'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err167];
-                } else {
-                  vErrors.push(err167);
-                }
-                errors++;
-              }
-              if (data74['lnb-freq-range'] !== undefined) {
-                const err168 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data74['lnb-freq-range'],
+                  data: data75['lnb-freq1'],
                 };
                 if (vErrors === null) {
                   vErrors = [err168];
@@ -25345,17 +25357,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['lnb-sharing'] !== undefined) {
+              if (data75['lnb-freq2'] !== undefined) {
                 const err169 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data74['lnb-sharing'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
+                  data: data75['lnb-freq2'],
                 };
                 if (vErrors === null) {
                   vErrors = [err169];
@@ -25364,17 +25376,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['lnb-polarization'] !== undefined) {
+              if (data75['lnb-freq-range'] !== undefined) {
                 const err170 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data74['lnb-polarization'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
+                  data: data75['lnb-freq-range'],
                 };
                 if (vErrors === null) {
                   vErrors = [err170];
@@ -25383,17 +25395,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['lnb-force-tone'] !== undefined) {
+              if (data75['lnb-sharing'] !== undefined) {
                 const err171 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data74['lnb-force-tone'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
+                  data: data75['lnb-sharing'],
                 };
                 if (vErrors === null) {
                   vErrors = [err171];
@@ -25402,17 +25414,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data74['lnb-diseqc'] !== undefined) {
+              if (data75['lnb-polarization'] !== undefined) {
                 const err172 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data74['lnb-diseqc'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
+                  data: data75['lnb-polarization'],
                 };
                 if (vErrors === null) {
                   vErrors = [err172];
@@ -25421,8 +25433,46 @@ function validate20(
                 }
                 errors++;
               }
+              if (data75['lnb-force-tone'] !== undefined) {
+                const err173 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
+                  data: data75['lnb-force-tone'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err173];
+                } else {
+                  vErrors.push(err173);
+                }
+                errors++;
+              }
+              if (data75['lnb-diseqc'] !== undefined) {
+                const err174 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
+                  data: data75['lnb-diseqc'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err174];
+                } else {
+                  vErrors.push(err174);
+                }
+                errors++;
+              }
             }
-            var _valid6 = _errs202 === errors;
+            var _valid6 = _errs204 === errors;
             valid56 = _valid6;
             if (valid56) {
               var props6 = {};
@@ -25438,7 +25488,7 @@ function validate20(
             }
           }
           if (!valid56) {
-            const err173 = {
+            const err175 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
@@ -25446,12 +25496,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err173];
+              vErrors = [err175];
             } else {
-              vErrors.push(err173);
+              vErrors.push(err175);
             }
             errors++;
           }
@@ -25463,9 +25513,9 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data74 && typeof data74 == 'object' && !Array.isArray(data74)) {
-            if (data74.id === undefined) {
-              const err174 = {
+          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+            if (data75.id === undefined) {
+              const err176 = {
                 instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -25473,17 +25523,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data74,
+                data: data75,
               };
               if (vErrors === null) {
-                vErrors = [err174];
+                vErrors = [err176];
               } else {
-                vErrors.push(err174);
+                vErrors.push(err176);
               }
               errors++;
             }
-            if (data74.name === undefined) {
-              const err175 = {
+            if (data75.name === undefined) {
+              const err177 = {
                 instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -25491,18 +25541,18 @@ function validate20(
                 message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data74,
+                data: data75,
               };
               if (vErrors === null) {
-                vErrors = [err175];
+                vErrors = [err177];
               } else {
-                vErrors.push(err175);
+                vErrors.push(err177);
               }
               errors++;
             }
-            for (const key6 in data74) {
+            for (const key6 in data75) {
               if (!func1.call(schema49.properties, key6)) {
-                const err176 = {
+                const err178 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -25510,66 +25560,18 @@ function validate20(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data74,
+                  data: data75,
                 };
                 if (vErrors === null) {
-                  vErrors = [err176];
+                  vErrors = [err178];
                 } else {
-                  vErrors.push(err176);
+                  vErrors.push(err178);
                 }
                 errors++;
               }
             }
-            if (data74.id !== undefined) {
-              let data112 = data74.id;
-              if (
-                !(
-                  typeof data112 == 'number' &&
-                  !(data112 % 1) &&
-                  !isNaN(data112) &&
-                  isFinite(data112)
-                )
-              ) {
-                const err177 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data112,
-                };
-                if (vErrors === null) {
-                  vErrors = [err177];
-                } else {
-                  vErrors.push(err177);
-                }
-                errors++;
-              }
-              if (typeof data112 == 'number' && isFinite(data112)) {
-                if (data112 < 1 || isNaN(data112)) {
-                  const err178 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties.id,
-                    data: data112,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err178];
-                  } else {
-                    vErrors.push(err178);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data74.mode !== undefined) {
-              let data113 = data74.mode;
+            if (data75.id !== undefined) {
+              let data113 = data75.id;
               if (
                 !(
                   typeof data113 == 'number' &&
@@ -25579,13 +25581,13 @@ function validate20(
                 )
               ) {
                 const err179 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.mode.type,
-                  parentSchema: schema49.properties.mode,
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
                   data: data113,
                 };
                 if (vErrors === null) {
@@ -25595,27 +25597,29 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data113 === 0 || data113 === 1 || data113 === 2)) {
-                const err180 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
-                  data: data113,
-                };
-                if (vErrors === null) {
-                  vErrors = [err180];
-                } else {
-                  vErrors.push(err180);
+              if (typeof data113 == 'number' && isFinite(data113)) {
+                if (data113 < 1 || isNaN(data113)) {
+                  const err180 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties.id,
+                    data: data113,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err180];
+                  } else {
+                    vErrors.push(err180);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data74.type !== undefined) {
-              let data114 = data74.type;
+            if (data75.mode !== undefined) {
+              let data114 = data75.mode;
               if (
                 !(
                   typeof data114 == 'number' &&
@@ -25625,13 +25629,13 @@ function validate20(
                 )
               ) {
                 const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
+                  schema: schema49.properties.mode.type,
+                  parentSchema: schema49.properties.mode,
                   data: data114,
                 };
                 if (vErrors === null) {
@@ -25641,25 +25645,15 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data114 === 1 ||
-                  data114 === 2 ||
-                  data114 === 3 ||
-                  data114 === 5 ||
-                  data114 === 6 ||
-                  data114 === 16 ||
-                  data114 === 18
-                )
-              ) {
+              if (!(data114 === 0 || data114 === 1 || data114 === 2)) {
                 const err182 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
+                  params: { allowedValues: schema49.properties.mode.enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
-                  parentSchema: schema49.properties.type,
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
                   data: data114,
                 };
                 if (vErrors === null) {
@@ -25670,36 +25664,52 @@ function validate20(
                 errors++;
               }
             }
-            if (data74.name !== undefined) {
-              let data115 = data74.name;
-              if (typeof data115 === 'string') {
-                if (func2(data115) < 1) {
-                  const err183 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
-                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema49.properties.name,
-                    data: data115,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err183];
-                  } else {
-                    vErrors.push(err183);
-                  }
-                  errors++;
-                }
-              } else {
-                const err184 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
-                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+            if (data75.type !== undefined) {
+              let data115 = data75.type;
+              if (
+                !(
+                  typeof data115 == 'number' &&
+                  !(data115 % 1) &&
+                  !isNaN(data115) &&
+                  isFinite(data115)
+                )
+              ) {
+                const err183 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.name.type,
-                  parentSchema: schema49.properties.name,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.type.type,
+                  parentSchema: schema49.properties.type,
+                  data: data115,
+                };
+                if (vErrors === null) {
+                  vErrors = [err183];
+                } else {
+                  vErrors.push(err183);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data115 === 1 ||
+                  data115 === 2 ||
+                  data115 === 3 ||
+                  data115 === 5 ||
+                  data115 === 6 ||
+                  data115 === 16 ||
+                  data115 === 18
+                )
+              ) {
+                const err184 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
                   data: data115,
                 };
                 if (vErrors === null) {
@@ -25710,46 +25720,37 @@ function validate20(
                 errors++;
               }
             }
-            if (data74.pause !== undefined) {
-              let data116 = data74.pause;
-              if (typeof data116 !== 'boolean') {
-                const err185 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
-                  data: data116,
-                };
-                if (vErrors === null) {
-                  vErrors = [err185];
-                } else {
-                  vErrors.push(err185);
+            if (data75.name !== undefined) {
+              let data116 = data75.name;
+              if (typeof data116 === 'string') {
+                if (func2(data116) < 1) {
+                  const err185 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
+                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema49.properties.name,
+                    data: data116,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err185];
+                  } else {
+                    vErrors.push(err185);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data74.adapter !== undefined) {
-              let data117 = data74.adapter;
-              if (
-                !(
-                  typeof data117 == 'number' &&
-                  !(data117 % 1) &&
-                  !isNaN(data117) &&
-                  isFinite(data117)
-                )
-              ) {
+              } else {
                 const err186 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
+                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
-                  data: data117,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.name.type,
+                  parentSchema: schema49.properties.name,
+                  data: data116,
                 };
                 if (vErrors === null) {
                   vErrors = [err186];
@@ -25758,29 +25759,30 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data117 == 'number' && isFinite(data117)) {
-                if (data117 < -1 || isNaN(data117)) {
-                  const err187 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
-                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties.adapter,
-                    data: data117,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err187];
-                  } else {
-                    vErrors.push(err187);
-                  }
-                  errors++;
+            }
+            if (data75.pause !== undefined) {
+              let data117 = data75.pause;
+              if (typeof data117 !== 'boolean') {
+                const err187 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
+                  data: data117,
+                };
+                if (vErrors === null) {
+                  vErrors = [err187];
+                } else {
+                  vErrors.push(err187);
                 }
+                errors++;
               }
             }
-            if (data74.device !== undefined) {
-              let data118 = data74.device;
+            if (data75.adapter !== undefined) {
+              let data118 = data75.adapter;
               if (
                 !(
                   typeof data118 == 'number' &&
@@ -25790,13 +25792,13 @@ function validate20(
                 )
               ) {
                 const err188 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
-                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.device.type,
-                  parentSchema: schema49.properties.device,
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
                   data: data118,
                 };
                 if (vErrors === null) {
@@ -25807,15 +25809,15 @@ function validate20(
                 errors++;
               }
               if (typeof data118 == 'number' && isFinite(data118)) {
-                if (data118 < 0 || isNaN(data118)) {
+                if (data118 < -1 || isNaN(data118)) {
                   const err189 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
-                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
+                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.device,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties.adapter,
                     data: data118,
                   };
                   if (vErrors === null) {
@@ -25827,17 +25829,24 @@ function validate20(
                 }
               }
             }
-            if (data74.trace !== undefined) {
-              let data119 = data74.trace;
-              if (typeof data119 !== 'boolean') {
+            if (data75.device !== undefined) {
+              let data119 = data75.device;
+              if (
+                !(
+                  typeof data119 == 'number' &&
+                  !(data119 % 1) &&
+                  !isNaN(data119) &&
+                  isFinite(data119)
+                )
+              ) {
                 const err190 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
+                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.trace.type,
-                  parentSchema: schema49.properties.trace,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.device.type,
+                  parentSchema: schema49.properties.device,
                   data: data119,
                 };
                 if (vErrors === null) {
@@ -25847,40 +25856,39 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data74['mpegts-trace'] !== undefined) {
-              let data120 = data74['mpegts-trace'];
-              if (typeof data120 !== 'boolean') {
-                const err191 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
-                  data: data120,
-                };
-                if (vErrors === null) {
-                  vErrors = [err191];
-                } else {
-                  vErrors.push(err191);
+              if (typeof data119 == 'number' && isFinite(data119)) {
+                if (data119 < 0 || isNaN(data119)) {
+                  const err191 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
+                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.device,
+                    data: data119,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err191];
+                  } else {
+                    vErrors.push(err191);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data74['enable-alert'] !== undefined) {
-              let data121 = data74['enable-alert'];
-              if (typeof data121 !== 'boolean') {
+            if (data75.trace !== undefined) {
+              let data120 = data75.trace;
+              if (typeof data120 !== 'boolean') {
                 const err192 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
-                  data: data121,
+                  schema: schema49.properties.trace.type,
+                  parentSchema: schema49.properties.trace,
+                  data: data120,
                 };
                 if (vErrors === null) {
                   vErrors = [err192];
@@ -25890,18 +25898,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data74['mpegts-filter-ca-clear'] !== undefined) {
-              let data122 = data74['mpegts-filter-ca-clear'];
-              if (typeof data122 !== 'boolean') {
+            if (data75['mpegts-trace'] !== undefined) {
+              let data121 = data75['mpegts-trace'];
+              if (typeof data121 !== 'boolean') {
                 const err193 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
-                  data: data122,
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
+                  data: data121,
                 };
                 if (vErrors === null) {
                   vErrors = [err193];
@@ -25911,18 +25919,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data74.note !== undefined) {
-              let data123 = data74.note;
-              if (typeof data123 !== 'string') {
+            if (data75['enable-alert'] !== undefined) {
+              let data122 = data75['enable-alert'];
+              if (typeof data122 !== 'boolean') {
                 const err194 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
-                  data: data123,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
+                  data: data122,
                 };
                 if (vErrors === null) {
                   vErrors = [err194];
@@ -25932,25 +25940,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data74.freq !== undefined) {
-              let data124 = data74.freq;
-              if (
-                !(
-                  typeof data124 == 'number' &&
-                  !(data124 % 1) &&
-                  !isNaN(data124) &&
-                  isFinite(data124)
-                )
-              ) {
+            if (data75['mpegts-filter-ca-clear'] !== undefined) {
+              let data123 = data75['mpegts-filter-ca-clear'];
+              if (typeof data123 !== 'boolean') {
                 const err195 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
-                  data: data124,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  data: data123,
                 };
                 if (vErrors === null) {
                   vErrors = [err195];
@@ -25959,29 +25960,30 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data124 == 'number' && isFinite(data124)) {
-                if (data124 < 0 || isNaN(data124)) {
-                  const err196 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data124,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err196];
-                  } else {
-                    vErrors.push(err196);
-                  }
-                  errors++;
+            }
+            if (data75.note !== undefined) {
+              let data124 = data75.note;
+              if (typeof data124 !== 'string') {
+                const err196 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
+                  data: data124,
+                };
+                if (vErrors === null) {
+                  vErrors = [err196];
+                } else {
+                  vErrors.push(err196);
                 }
+                errors++;
               }
             }
-            if (data74['buffer-size'] !== undefined) {
-              let data125 = data74['buffer-size'];
+            if (data75.freq !== undefined) {
+              let data125 = data75.freq;
               if (
                 !(
                   typeof data125 == 'number' &&
@@ -25991,13 +25993,13 @@ function validate20(
                 )
               ) {
                 const err197 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['buffer-size'].type,
-                  parentSchema: schema49.properties['buffer-size'],
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
                   data: data125,
                 };
                 if (vErrors === null) {
@@ -26008,15 +26010,15 @@ function validate20(
                 errors++;
               }
               if (typeof data125 == 'number' && isFinite(data125)) {
-                if (data125 > 65535 || isNaN(data125)) {
+                if (data125 < 0 || isNaN(data125)) {
                   const err198 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 65535 },
-                    message: 'must be <= 65535',
-                    schema: 65535,
-                    parentSchema: schema49.properties['buffer-size'],
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.freq,
                     data: data125,
                   };
                   if (vErrors === null) {
@@ -26026,8 +26028,56 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data125 < 0 || isNaN(data125)) {
-                  const err199 = {
+              }
+            }
+            if (data75['buffer-size'] !== undefined) {
+              let data126 = data75['buffer-size'];
+              if (
+                !(
+                  typeof data126 == 'number' &&
+                  !(data126 % 1) &&
+                  !isNaN(data126) &&
+                  isFinite(data126)
+                )
+              ) {
+                const err199 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['buffer-size'].type,
+                  parentSchema: schema49.properties['buffer-size'],
+                  data: data126,
+                };
+                if (vErrors === null) {
+                  vErrors = [err199];
+                } else {
+                  vErrors.push(err199);
+                }
+                errors++;
+              }
+              if (typeof data126 == 'number' && isFinite(data126)) {
+                if (data126 > 65535 || isNaN(data126)) {
+                  const err200 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data126,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err200];
+                  } else {
+                    vErrors.push(err200);
+                  }
+                  errors++;
+                }
+                if (data126 < 0 || isNaN(data126)) {
+                  const err201 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
                     schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
                     keyword: 'minimum',
@@ -26035,21 +26085,21 @@ function validate20(
                     message: 'must be >= 0',
                     schema: 0,
                     parentSchema: schema49.properties['buffer-size'],
-                    data: data125,
+                    data: data126,
                   };
                   if (vErrors === null) {
-                    vErrors = [err199];
+                    vErrors = [err201];
                   } else {
-                    vErrors.push(err199);
+                    vErrors.push(err201);
                   }
                   errors++;
                 }
               }
             }
-            if (data74['epg-export'] !== undefined) {
-              let data126 = data74['epg-export'];
-              if (typeof data126 !== 'boolean') {
-                const err200 = {
+            if (data75['epg-export'] !== undefined) {
+              let data127 = data75['epg-export'];
+              if (typeof data127 !== 'boolean') {
+                const err202 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
                   schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
                   keyword: 'type',
@@ -26057,52 +26107,6 @@ function validate20(
                   message: 'must be boolean',
                   schema: schema49.properties['epg-export'].type,
                   parentSchema: schema49.properties['epg-export'],
-                  data: data126,
-                };
-                if (vErrors === null) {
-                  vErrors = [err200];
-                } else {
-                  vErrors.push(err200);
-                }
-                errors++;
-              }
-            }
-            if (data74['spectral-inversion'] !== undefined) {
-              let data127 = data74['spectral-inversion'];
-              if (
-                !(
-                  typeof data127 == 'number' &&
-                  !(data127 % 1) &&
-                  !isNaN(data127) &&
-                  isFinite(data127)
-                )
-              ) {
-                const err201 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data127,
-                };
-                if (vErrors === null) {
-                  vErrors = [err201];
-                } else {
-                  vErrors.push(err201);
-                }
-                errors++;
-              }
-              if (!(data127 === 0 || data127 === 1 || data127 === 2)) {
-                const err202 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data127,
                 };
                 if (vErrors === null) {
@@ -26113,8 +26117,8 @@ function validate20(
                 errors++;
               }
             }
-            if (data74.modulation !== undefined) {
-              let data128 = data74.modulation;
+            if (data75['spectral-inversion'] !== undefined) {
+              let data128 = data75['spectral-inversion'];
               if (
                 !(
                   typeof data128 == 'number' &&
@@ -26124,13 +26128,13 @@ function validate20(
                 )
               ) {
                 const err203 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data128,
                 };
                 if (vErrors === null) {
@@ -26140,33 +26144,15 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data128 === -1 ||
-                  data128 === 0 ||
-                  data128 === 1 ||
-                  data128 === 2 ||
-                  data128 === 3 ||
-                  data128 === 4 ||
-                  data128 === 5 ||
-                  data128 === 6 ||
-                  data128 === 7 ||
-                  data128 === 8 ||
-                  data128 === 9 ||
-                  data128 === 10 ||
-                  data128 === 11 ||
-                  data128 === 12 ||
-                  data128 === 13
-                )
-              ) {
+              if (!(data128 === 0 || data128 === 1 || data128 === 2)) {
                 const err204 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
-                  parentSchema: schema49.properties.modulation,
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data128,
                 };
                 if (vErrors === null) {
@@ -26177,47 +26163,60 @@ function validate20(
                 errors++;
               }
             }
-            if (data74['cam-pnr'] !== undefined) {
-              let data129 = data74['cam-pnr'];
-              if (Array.isArray(data129)) {
-                const len6 = data129.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data130 = data129[i6];
-                  if (
-                    !(
-                      typeof data130 == 'number' &&
-                      !(data130 % 1) &&
-                      !isNaN(data130) &&
-                      isFinite(data130)
-                    )
-                  ) {
-                    const err205 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr/' + i6,
-                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['cam-pnr'].items.type,
-                      parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data130,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err205];
-                    } else {
-                      vErrors.push(err205);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err206 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
+            if (data75.modulation !== undefined) {
+              let data129 = data75.modulation;
+              if (
+                !(
+                  typeof data129 == 'number' &&
+                  !(data129 % 1) &&
+                  !isNaN(data129) &&
+                  isFinite(data129)
+                )
+              ) {
+                const err205 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['cam-pnr'].type,
-                  parentSchema: schema49.properties['cam-pnr'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.modulation.type,
+                  parentSchema: schema49.properties.modulation,
+                  data: data129,
+                };
+                if (vErrors === null) {
+                  vErrors = [err205];
+                } else {
+                  vErrors.push(err205);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data129 === -1 ||
+                  data129 === 0 ||
+                  data129 === 1 ||
+                  data129 === 2 ||
+                  data129 === 3 ||
+                  data129 === 4 ||
+                  data129 === 5 ||
+                  data129 === 6 ||
+                  data129 === 7 ||
+                  data129 === 8 ||
+                  data129 === 9 ||
+                  data129 === 10 ||
+                  data129 === 11 ||
+                  data129 === 12 ||
+                  data129 === 13
+                )
+              ) {
+                const err206 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
                   data: data129,
                 };
                 if (vErrors === null) {
@@ -26228,56 +26227,59 @@ function validate20(
                 errors++;
               }
             }
-            if (data74['symbol-rate'] !== undefined) {
-              let data131 = data74['symbol-rate'];
-              if (
-                !(
-                  typeof data131 == 'number' &&
-                  !(data131 % 1) &&
-                  !isNaN(data131) &&
-                  isFinite(data131)
-                )
-              ) {
-                const err207 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
+            if (data75['cam-pnr'] !== undefined) {
+              let data130 = data75['cam-pnr'];
+              if (Array.isArray(data130)) {
+                const len6 = data130.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data131 = data130[i6];
+                  if (
+                    !(
+                      typeof data131 == 'number' &&
+                      !(data131 % 1) &&
+                      !isNaN(data131) &&
+                      isFinite(data131)
+                    )
+                  ) {
+                    const err207 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr/' + i6,
+                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['cam-pnr'].items.type,
+                      parentSchema: schema49.properties['cam-pnr'].items,
+                      data: data131,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err207];
+                    } else {
+                      vErrors.push(err207);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err208 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
-                  data: data131,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['cam-pnr'].type,
+                  parentSchema: schema49.properties['cam-pnr'],
+                  data: data130,
                 };
                 if (vErrors === null) {
-                  vErrors = [err207];
+                  vErrors = [err208];
                 } else {
-                  vErrors.push(err207);
+                  vErrors.push(err208);
                 }
                 errors++;
               }
-              if (typeof data131 == 'number' && isFinite(data131)) {
-                if (data131 < 0 || isNaN(data131)) {
-                  const err208 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data131,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err208];
-                  } else {
-                    vErrors.push(err208);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data74.fec !== undefined) {
-              let data132 = data74.fec;
+            if (data75['symbol-rate'] !== undefined) {
+              let data132 = data75['symbol-rate'];
               if (
                 !(
                   typeof data132 == 'number' &&
@@ -26287,13 +26289,13 @@ function validate20(
                 )
               ) {
                 const err209 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
                   data: data132,
                 };
                 if (vErrors === null) {
@@ -26303,43 +26305,29 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data132 === 0 ||
-                  data132 === 1 ||
-                  data132 === 2 ||
-                  data132 === 3 ||
-                  data132 === 4 ||
-                  data132 === 5 ||
-                  data132 === 6 ||
-                  data132 === 7 ||
-                  data132 === 8 ||
-                  data132 === 9 ||
-                  data132 === 10 ||
-                  data132 === 11 ||
-                  data132 === 12
-                )
-              ) {
-                const err210 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
-                  data: data132,
-                };
-                if (vErrors === null) {
-                  vErrors = [err210];
-                } else {
-                  vErrors.push(err210);
+              if (typeof data132 == 'number' && isFinite(data132)) {
+                if (data132 < 0 || isNaN(data132)) {
+                  const err210 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data132,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err210];
+                  } else {
+                    vErrors.push(err210);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data74['dvb-stream-id'] !== undefined) {
-              let data133 = data74['dvb-stream-id'];
+            if (data75.fec !== undefined) {
+              let data133 = data75.fec;
               if (
                 !(
                   typeof data133 == 'number' &&
@@ -26349,13 +26337,13 @@ function validate20(
                 )
               ) {
                 const err211 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['dvb-stream-id'].type,
-                  parentSchema: schema49.properties['dvb-stream-id'],
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
                   data: data133,
                 };
                 if (vErrors === null) {
@@ -26365,9 +26353,71 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data133 == 'number' && isFinite(data133)) {
-                if (data133 < -1 || isNaN(data133)) {
-                  const err212 = {
+              if (
+                !(
+                  data133 === 0 ||
+                  data133 === 1 ||
+                  data133 === 2 ||
+                  data133 === 3 ||
+                  data133 === 4 ||
+                  data133 === 5 ||
+                  data133 === 6 ||
+                  data133 === 7 ||
+                  data133 === 8 ||
+                  data133 === 9 ||
+                  data133 === 10 ||
+                  data133 === 11 ||
+                  data133 === 12
+                )
+              ) {
+                const err212 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.fec.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
+                  data: data133,
+                };
+                if (vErrors === null) {
+                  vErrors = [err212];
+                } else {
+                  vErrors.push(err212);
+                }
+                errors++;
+              }
+            }
+            if (data75['dvb-stream-id'] !== undefined) {
+              let data134 = data75['dvb-stream-id'];
+              if (
+                !(
+                  typeof data134 == 'number' &&
+                  !(data134 % 1) &&
+                  !isNaN(data134) &&
+                  isFinite(data134)
+                )
+              ) {
+                const err213 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['dvb-stream-id'].type,
+                  parentSchema: schema49.properties['dvb-stream-id'],
+                  data: data134,
+                };
+                if (vErrors === null) {
+                  vErrors = [err213];
+                } else {
+                  vErrors.push(err213);
+                }
+                errors++;
+              }
+              if (typeof data134 == 'number' && isFinite(data134)) {
+                if (data134 < -1 || isNaN(data134)) {
+                  const err214 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                     schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
                     keyword: 'minimum',
@@ -26375,32 +26425,32 @@ function validate20(
                     message: 'must be >= -1',
                     schema: -1,
                     parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data133,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err212];
+                    vErrors = [err214];
                   } else {
-                    vErrors.push(err212);
+                    vErrors.push(err214);
                   }
                   errors++;
                 }
               }
             }
-            if (data74['biss-pnr'] !== undefined) {
-              let data134 = data74['biss-pnr'];
-              if (Array.isArray(data134)) {
-                const len7 = data134.length;
+            if (data75['biss-pnr'] !== undefined) {
+              let data135 = data75['biss-pnr'];
+              if (Array.isArray(data135)) {
+                const len7 = data135.length;
                 for (let i7 = 0; i7 < len7; i7++) {
-                  let data135 = data134[i7];
+                  let data136 = data135[i7];
                   if (
                     !(
-                      typeof data135 == 'number' &&
-                      !(data135 % 1) &&
-                      !isNaN(data135) &&
-                      isFinite(data135)
+                      typeof data136 == 'number' &&
+                      !(data136 % 1) &&
+                      !isNaN(data136) &&
+                      isFinite(data136)
                     )
                   ) {
-                    const err213 = {
+                    const err215 = {
                       instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr/' + i7,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
                       keyword: 'type',
@@ -26408,18 +26458,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema49.properties['biss-pnr'].items.type,
                       parentSchema: schema49.properties['biss-pnr'].items,
-                      data: data135,
+                      data: data136,
                     };
                     if (vErrors === null) {
-                      vErrors = [err213];
+                      vErrors = [err215];
                     } else {
-                      vErrors.push(err213);
+                      vErrors.push(err215);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err214 = {
+                const err216 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
                   keyword: 'type',
@@ -26427,25 +26477,25 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['biss-pnr'].type,
                   parentSchema: schema49.properties['biss-pnr'],
-                  data: data134,
+                  data: data135,
                 };
                 if (vErrors === null) {
-                  vErrors = [err214];
+                  vErrors = [err216];
                 } else {
-                  vErrors.push(err214);
+                  vErrors.push(err216);
                 }
                 errors++;
               }
             }
-            if (data74['biss-key'] !== undefined) {
-              let data136 = data74['biss-key'];
-              if (Array.isArray(data136)) {
-                const len8 = data136.length;
+            if (data75['biss-key'] !== undefined) {
+              let data137 = data75['biss-key'];
+              if (Array.isArray(data137)) {
+                const len8 = data137.length;
                 for (let i8 = 0; i8 < len8; i8++) {
-                  let data137 = data136[i8];
-                  if (typeof data137 === 'string') {
-                    if (func2(data137) < 1) {
-                      const err215 = {
+                  let data138 = data137[i8];
+                  if (typeof data138 === 'string') {
+                    if (func2(data138) < 1) {
+                      const err217 = {
                         instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
                         keyword: 'minLength',
@@ -26453,17 +26503,17 @@ function validate20(
                         message: 'must NOT have fewer than 1 characters',
                         schema: 1,
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data137,
+                        data: data138,
                       };
                       if (vErrors === null) {
-                        vErrors = [err215];
+                        vErrors = [err217];
                       } else {
-                        vErrors.push(err215);
+                        vErrors.push(err217);
                       }
                       errors++;
                     }
-                    if (!pattern9.test(data137)) {
-                      const err216 = {
+                    if (!pattern10.test(data138)) {
+                      const err218 = {
                         instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
                         keyword: 'pattern',
@@ -26472,17 +26522,17 @@ function validate20(
                           'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
                         schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data137,
+                        data: data138,
                       };
                       if (vErrors === null) {
-                        vErrors = [err216];
+                        vErrors = [err218];
                       } else {
-                        vErrors.push(err216);
+                        vErrors.push(err218);
                       }
                       errors++;
                     }
                   } else {
-                    const err217 = {
+                    const err219 = {
                       instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
                       keyword: 'type',
@@ -26490,18 +26540,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema49.properties['biss-key'].items.type,
                       parentSchema: schema49.properties['biss-key'].items,
-                      data: data137,
+                      data: data138,
                     };
                     if (vErrors === null) {
-                      vErrors = [err217];
+                      vErrors = [err219];
                     } else {
-                      vErrors.push(err217);
+                      vErrors.push(err219);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err218 = {
+                const err220 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
@@ -26509,53 +26559,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['biss-key'].type,
                   parentSchema: schema49.properties['biss-key'],
-                  data: data136,
-                };
-                if (vErrors === null) {
-                  vErrors = [err218];
-                } else {
-                  vErrors.push(err218);
-                }
-                errors++;
-              }
-            }
-            if (data74['t2mi-mode'] !== undefined) {
-              let data138 = data74['t2mi-mode'];
-              if (
-                !(
-                  typeof data138 == 'number' &&
-                  !(data138 % 1) &&
-                  !isNaN(data138) &&
-                  isFinite(data138)
-                )
-              ) {
-                const err219 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data138,
-                };
-                if (vErrors === null) {
-                  vErrors = [err219];
-                } else {
-                  vErrors.push(err219);
-                }
-                errors++;
-              }
-              if (!(data138 === 0 || data138 === 1 || data138 === 2)) {
-                const err220 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data138,
+                  data: data137,
                 };
                 if (vErrors === null) {
                   vErrors = [err220];
@@ -26565,8 +26569,8 @@ function validate20(
                 errors++;
               }
             }
-            if (data74['t2mi-pid'] !== undefined) {
-              let data139 = data74['t2mi-pid'];
+            if (data75['t2mi-mode'] !== undefined) {
+              let data139 = data75['t2mi-mode'];
               if (
                 !(
                   typeof data139 == 'number' &&
@@ -26576,13 +26580,13 @@ function validate20(
                 )
               ) {
                 const err221 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
                   data: data139,
                 };
                 if (vErrors === null) {
@@ -26592,47 +26596,27 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data139 == 'number' && isFinite(data139)) {
-                if (data139 > 8191 || isNaN(data139)) {
-                  const err222 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data139,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err222];
-                  } else {
-                    vErrors.push(err222);
-                  }
-                  errors++;
+              if (!(data139 === 0 || data139 === 1 || data139 === 2)) {
+                const err222 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data139,
+                };
+                if (vErrors === null) {
+                  vErrors = [err222];
+                } else {
+                  vErrors.push(err222);
                 }
-                if (data139 < 0 || isNaN(data139)) {
-                  const err223 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data139,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err223];
-                  } else {
-                    vErrors.push(err223);
-                  }
-                  errors++;
-                }
+                errors++;
               }
             }
-            if (data74['t2mi-plp'] !== undefined) {
-              let data140 = data74['t2mi-plp'];
+            if (data75['t2mi-pid'] !== undefined) {
+              let data140 = data75['t2mi-pid'];
               if (
                 !(
                   typeof data140 == 'number' &&
@@ -26641,33 +26625,51 @@ function validate20(
                   isFinite(data140)
                 )
               ) {
-                const err224 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
+                const err223 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
                   data: data140,
                 };
                 if (vErrors === null) {
-                  vErrors = [err224];
+                  vErrors = [err223];
                 } else {
-                  vErrors.push(err224);
+                  vErrors.push(err223);
                 }
                 errors++;
               }
               if (typeof data140 == 'number' && isFinite(data140)) {
-                if (data140 > 255 || isNaN(data140)) {
-                  const err225 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                if (data140 > 8191 || isNaN(data140)) {
+                  const err224 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
+                    data: data140,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err224];
+                  } else {
+                    vErrors.push(err224);
+                  }
+                  errors++;
+                }
+                if (data140 < 0 || isNaN(data140)) {
+                  const err225 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data140,
                   };
                   if (vErrors === null) {
@@ -26677,28 +26679,10 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data140 < 0 || isNaN(data140)) {
-                  const err226 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
-                    data: data140,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err226];
-                  } else {
-                    vErrors.push(err226);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data74['t2mi-tsid'] !== undefined) {
-              let data141 = data74['t2mi-tsid'];
+            if (data75['t2mi-plp'] !== undefined) {
+              let data141 = data75['t2mi-plp'];
               if (
                 !(
                   typeof data141 == 'number' &&
@@ -26707,33 +26691,51 @@ function validate20(
                   isFinite(data141)
                 )
               ) {
-                const err227 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+                const err226 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
                   data: data141,
                 };
                 if (vErrors === null) {
-                  vErrors = [err227];
+                  vErrors = [err226];
                 } else {
-                  vErrors.push(err227);
+                  vErrors.push(err226);
                 }
                 errors++;
               }
               if (typeof data141 == 'number' && isFinite(data141)) {
                 if (data141 > 255 || isNaN(data141)) {
-                  const err228 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
+                  const err227 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 255 },
                     message: 'must be <= 255',
                     schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    parentSchema: schema49.properties['t2mi-plp'],
+                    data: data141,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err227];
+                  } else {
+                    vErrors.push(err227);
+                  }
+                  errors++;
+                }
+                if (data141 < 0 || isNaN(data141)) {
+                  const err228 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -26743,28 +26745,10 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data141 < -1 || isNaN(data141)) {
-                  const err229 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
-                    data: data141,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err229];
-                  } else {
-                    vErrors.push(err229);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data74.bandwidth !== undefined) {
-              let data142 = data74.bandwidth;
+            if (data75['t2mi-tsid'] !== undefined) {
+              let data142 = data75['t2mi-tsid'];
               if (
                 !(
                   typeof data142 == 'number' &&
@@ -26773,33 +26757,51 @@ function validate20(
                   isFinite(data142)
                 )
               ) {
-                const err230 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+                const err229 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
                   data: data142,
                 };
                 if (vErrors === null) {
-                  vErrors = [err230];
+                  vErrors = [err229];
                 } else {
-                  vErrors.push(err230);
+                  vErrors.push(err229);
                 }
                 errors++;
               }
               if (typeof data142 == 'number' && isFinite(data142)) {
-                if (data142 > 8000 || isNaN(data142)) {
-                  const err231 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                if (data142 > 255 || isNaN(data142)) {
+                  const err230 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
+                    data: data142,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err230];
+                  } else {
+                    vErrors.push(err230);
+                  }
+                  errors++;
+                }
+                if (data142 < -1 || isNaN(data142)) {
+                  const err231 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -26809,28 +26811,10 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data142 < 6000 || isNaN(data142)) {
-                  const err232 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
-                    data: data142,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err232];
-                  } else {
-                    vErrors.push(err232);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data74['transmission-mode'] !== undefined) {
-              let data143 = data74['transmission-mode'];
+            if (data75.bandwidth !== undefined) {
+              let data143 = data75.bandwidth;
               if (
                 !(
                   typeof data143 == 'number' &&
@@ -26839,56 +26823,64 @@ function validate20(
                   isFinite(data143)
                 )
               ) {
-                const err233 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                const err232 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
                   data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err233];
+                  vErrors = [err232];
                 } else {
-                  vErrors.push(err233);
+                  vErrors.push(err232);
                 }
                 errors++;
               }
-              if (
-                !(
-                  data143 === 0 ||
-                  data143 === 1 ||
-                  data143 === 2 ||
-                  data143 === 3 ||
-                  data143 === 4 ||
-                  data143 === 5 ||
-                  data143 === 6 ||
-                  data143 === 7 ||
-                  data143 === 8
-                )
-              ) {
-                const err234 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data143,
-                };
-                if (vErrors === null) {
-                  vErrors = [err234];
-                } else {
-                  vErrors.push(err234);
+              if (typeof data143 == 'number' && isFinite(data143)) {
+                if (data143 > 8000 || isNaN(data143)) {
+                  const err233 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data143,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err233];
+                  } else {
+                    vErrors.push(err233);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data143 < 6000 || isNaN(data143)) {
+                  const err234 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data143,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err234];
+                  } else {
+                    vErrors.push(err234);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data74['guard-interval'] !== undefined) {
-              let data144 = data74['guard-interval'];
+            if (data75['transmission-mode'] !== undefined) {
+              let data144 = data75['transmission-mode'];
               if (
                 !(
                   typeof data144 == 'number' &&
@@ -26898,13 +26890,13 @@ function validate20(
                 )
               ) {
                 const err235 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data144,
                 };
                 if (vErrors === null) {
@@ -26924,19 +26916,17 @@ function validate20(
                   data144 === 5 ||
                   data144 === 6 ||
                   data144 === 7 ||
-                  data144 === 8 ||
-                  data144 === 9 ||
-                  data144 === 10
+                  data144 === 8
                 )
               ) {
                 const err236 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data144,
                 };
                 if (vErrors === null) {
@@ -26947,8 +26937,8 @@ function validate20(
                 errors++;
               }
             }
-            if (data74['hierarchy-information'] !== undefined) {
-              let data145 = data74['hierarchy-information'];
+            if (data75['guard-interval'] !== undefined) {
+              let data145 = data75['guard-interval'];
               if (
                 !(
                   typeof data145 == 'number' &&
@@ -26958,13 +26948,13 @@ function validate20(
                 )
               ) {
                 const err237 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
                   data: data145,
                 };
                 if (vErrors === null) {
@@ -26975,16 +26965,28 @@ function validate20(
                 errors++;
               }
               if (
-                !(data145 === 0 || data145 === 1 || data145 === 2 || data145 === 3 || data145 === 4)
+                !(
+                  data145 === 0 ||
+                  data145 === 1 ||
+                  data145 === 2 ||
+                  data145 === 3 ||
+                  data145 === 4 ||
+                  data145 === 5 ||
+                  data145 === 6 ||
+                  data145 === 7 ||
+                  data145 === 8 ||
+                  data145 === 9 ||
+                  data145 === 10
+                )
               ) {
                 const err238 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
                   data: data145,
                 };
                 if (vErrors === null) {
@@ -26995,8 +26997,8 @@ function validate20(
                 errors++;
               }
             }
-            if (data74['lnb-freq1'] !== undefined) {
-              let data146 = data74['lnb-freq1'];
+            if (data75['hierarchy-information'] !== undefined) {
+              let data146 = data75['hierarchy-information'];
               if (
                 !(
                   typeof data146 == 'number' &&
@@ -27006,13 +27008,13 @@ function validate20(
                 )
               ) {
                 const err239 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
                   data: data146,
                 };
                 if (vErrors === null) {
@@ -27022,29 +27024,29 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data146 == 'number' && isFinite(data146)) {
-                if (data146 < 0 || isNaN(data146)) {
-                  const err240 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
-                    data: data146,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err240];
-                  } else {
-                    vErrors.push(err240);
-                  }
-                  errors++;
+              if (
+                !(data146 === 0 || data146 === 1 || data146 === 2 || data146 === 3 || data146 === 4)
+              ) {
+                const err240 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data146,
+                };
+                if (vErrors === null) {
+                  vErrors = [err240];
+                } else {
+                  vErrors.push(err240);
                 }
+                errors++;
               }
             }
-            if (data74['lnb-freq2'] !== undefined) {
-              let data147 = data74['lnb-freq2'];
+            if (data75['lnb-freq1'] !== undefined) {
+              let data147 = data75['lnb-freq1'];
               if (
                 !(
                   typeof data147 == 'number' &&
@@ -27054,13 +27056,13 @@ function validate20(
                 )
               ) {
                 const err241 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
                   data: data147,
                 };
                 if (vErrors === null) {
@@ -27073,13 +27075,13 @@ function validate20(
               if (typeof data147 == 'number' && isFinite(data147)) {
                 if (data147 < 0 || isNaN(data147)) {
                   const err242 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
+                    parentSchema: schema49.properties['lnb-freq1'],
                     data: data147,
                   };
                   if (vErrors === null) {
@@ -27091,8 +27093,8 @@ function validate20(
                 }
               }
             }
-            if (data74['lnb-freq-range'] !== undefined) {
-              let data148 = data74['lnb-freq-range'];
+            if (data75['lnb-freq2'] !== undefined) {
+              let data148 = data75['lnb-freq2'];
               if (
                 !(
                   typeof data148 == 'number' &&
@@ -27102,13 +27104,13 @@ function validate20(
                 )
               ) {
                 const err243 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq-range'].type,
-                  parentSchema: schema49.properties['lnb-freq-range'],
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
                   data: data148,
                 };
                 if (vErrors === null) {
@@ -27121,13 +27123,13 @@ function validate20(
               if (typeof data148 == 'number' && isFinite(data148)) {
                 if (data148 < 0 || isNaN(data148)) {
                   const err244 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['lnb-freq-range'],
+                    parentSchema: schema49.properties['lnb-freq2'],
                     data: data148,
                   };
                   if (vErrors === null) {
@@ -27139,17 +27141,24 @@ function validate20(
                 }
               }
             }
-            if (data74['lnb-sharing'] !== undefined) {
-              let data149 = data74['lnb-sharing'];
-              if (typeof data149 !== 'boolean') {
+            if (data75['lnb-freq-range'] !== undefined) {
+              let data149 = data75['lnb-freq-range'];
+              if (
+                !(
+                  typeof data149 == 'number' &&
+                  !(data149 % 1) &&
+                  !isNaN(data149) &&
+                  isFinite(data149)
+                )
+              ) {
                 const err245 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-sharing'].type,
-                  parentSchema: schema49.properties['lnb-sharing'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq-range'].type,
+                  parentSchema: schema49.properties['lnb-freq-range'],
                   data: data149,
                 };
                 if (vErrors === null) {
@@ -27159,18 +27168,59 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data149 == 'number' && isFinite(data149)) {
+                if (data149 < 0 || isNaN(data149)) {
+                  const err246 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq-range'],
+                    data: data149,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err246];
+                  } else {
+                    vErrors.push(err246);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data74['lnb-polarization'] !== undefined) {
-              let data150 = data74['lnb-polarization'];
+            if (data75['lnb-sharing'] !== undefined) {
+              let data150 = data75['lnb-sharing'];
+              if (typeof data150 !== 'boolean') {
+                const err247 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-sharing'].type,
+                  parentSchema: schema49.properties['lnb-sharing'],
+                  data: data150,
+                };
+                if (vErrors === null) {
+                  vErrors = [err247];
+                } else {
+                  vErrors.push(err247);
+                }
+                errors++;
+              }
+            }
+            if (data75['lnb-polarization'] !== undefined) {
+              let data151 = data75['lnb-polarization'];
               if (
                 !(
-                  typeof data150 == 'number' &&
-                  !(data150 % 1) &&
-                  !isNaN(data150) &&
-                  isFinite(data150)
+                  typeof data151 == 'number' &&
+                  !(data151 % 1) &&
+                  !isNaN(data151) &&
+                  isFinite(data151)
                 )
               ) {
-                const err246 = {
+                const err248 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
                   keyword: 'type',
@@ -27178,18 +27228,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['lnb-polarization'].type,
                   parentSchema: schema49.properties['lnb-polarization'],
-                  data: data150,
+                  data: data151,
                 };
                 if (vErrors === null) {
-                  vErrors = [err246];
+                  vErrors = [err248];
                 } else {
-                  vErrors.push(err246);
+                  vErrors.push(err248);
                 }
                 errors++;
               }
-              if (typeof data150 == 'number' && isFinite(data150)) {
-                if (data150 > 1 || isNaN(data150)) {
-                  const err247 = {
+              if (typeof data151 == 'number' && isFinite(data151)) {
+                if (data151 > 1 || isNaN(data151)) {
+                  const err249 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
                     keyword: 'maximum',
@@ -27197,17 +27247,17 @@ function validate20(
                     message: 'must be <= 1',
                     schema: 1,
                     parentSchema: schema49.properties['lnb-polarization'],
-                    data: data150,
+                    data: data151,
                   };
                   if (vErrors === null) {
-                    vErrors = [err247];
+                    vErrors = [err249];
                   } else {
-                    vErrors.push(err247);
+                    vErrors.push(err249);
                   }
                   errors++;
                 }
-                if (data150 < -1 || isNaN(data150)) {
-                  const err248 = {
+                if (data151 < -1 || isNaN(data151)) {
+                  const err250 = {
                     instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
                     schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
                     keyword: 'minimum',
@@ -27215,21 +27265,21 @@ function validate20(
                     message: 'must be >= -1',
                     schema: -1,
                     parentSchema: schema49.properties['lnb-polarization'],
-                    data: data150,
+                    data: data151,
                   };
                   if (vErrors === null) {
-                    vErrors = [err248];
+                    vErrors = [err250];
                   } else {
-                    vErrors.push(err248);
+                    vErrors.push(err250);
                   }
                   errors++;
                 }
               }
             }
-            if (data74['lnb-force-tone'] !== undefined) {
-              let data151 = data74['lnb-force-tone'];
-              if (typeof data151 !== 'boolean') {
-                const err249 = {
+            if (data75['lnb-force-tone'] !== undefined) {
+              let data152 = data75['lnb-force-tone'];
+              if (typeof data152 !== 'boolean') {
+                const err251 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
                   keyword: 'type',
@@ -27237,54 +27287,6 @@ function validate20(
                   message: 'must be boolean',
                   schema: schema49.properties['lnb-force-tone'].type,
                   parentSchema: schema49.properties['lnb-force-tone'],
-                  data: data151,
-                };
-                if (vErrors === null) {
-                  vErrors = [err249];
-                } else {
-                  vErrors.push(err249);
-                }
-                errors++;
-              }
-            }
-            if (data74['lnb-diseqc'] !== undefined) {
-              let data152 = data74['lnb-diseqc'];
-              if (
-                !(
-                  typeof data152 == 'number' &&
-                  !(data152 % 1) &&
-                  !isNaN(data152) &&
-                  isFinite(data152)
-                )
-              ) {
-                const err250 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-diseqc'].type,
-                  parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data152,
-                };
-                if (vErrors === null) {
-                  vErrors = [err250];
-                } else {
-                  vErrors.push(err250);
-                }
-                errors++;
-              }
-              if (
-                !(data152 === 0 || data152 === 1 || data152 === 2 || data152 === 3 || data152 === 4)
-              ) {
-                const err251 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['lnb-diseqc'].enum,
-                  parentSchema: schema49.properties['lnb-diseqc'],
                   data: data152,
                 };
                 if (vErrors === null) {
@@ -27295,8 +27297,56 @@ function validate20(
                 errors++;
               }
             }
+            if (data75['lnb-diseqc'] !== undefined) {
+              let data153 = data75['lnb-diseqc'];
+              if (
+                !(
+                  typeof data153 == 'number' &&
+                  !(data153 % 1) &&
+                  !isNaN(data153) &&
+                  isFinite(data153)
+                )
+              ) {
+                const err252 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-diseqc'].type,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data153,
+                };
+                if (vErrors === null) {
+                  vErrors = [err252];
+                } else {
+                  vErrors.push(err252);
+                }
+                errors++;
+              }
+              if (
+                !(data153 === 0 || data153 === 1 || data153 === 2 || data153 === 3 || data153 === 4)
+              ) {
+                const err253 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['lnb-diseqc'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['lnb-diseqc'].enum,
+                  parentSchema: schema49.properties['lnb-diseqc'],
+                  data: data153,
+                };
+                if (vErrors === null) {
+                  vErrors = [err253];
+                } else {
+                  vErrors.push(err253);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err252 = {
+            const err254 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -27304,18 +27354,18 @@ function validate20(
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err252];
+              vErrors = [err254];
             } else {
-              vErrors.push(err252);
+              vErrors.push(err254);
             }
             errors++;
           }
         }
       } else {
-        const err253 = {
+        const err255 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -27323,12 +27373,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data73,
+          data: data74,
         };
         if (vErrors === null) {
-          vErrors = [err253];
+          vErrors = [err255];
         } else {
-          vErrors.push(err253);
+          vErrors.push(err255);
         }
         errors++;
       }
@@ -27348,14 +27398,14 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data154 = data.stream;
-      if (Array.isArray(data154)) {
-        const len9 = data154.length;
+      let data155 = data.stream;
+      if (Array.isArray(data155)) {
+        const len9 = data155.length;
         for (let i9 = 0; i9 < len9; i9++) {
           if (
-            !validate30(data154[i9], {
+            !validate30(data155[i9], {
               instancePath: instancePath + '/stream/' + i9,
-              parentData: data154,
+              parentData: data155,
               parentDataProperty: i9,
               rootData,
               dynamicAnchors,
@@ -27366,7 +27416,7 @@ function validate20(
           }
         }
       } else {
-        const err254 = {
+        const err256 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -27374,25 +27424,25 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data154,
+          data: data155,
         };
         if (vErrors === null) {
-          vErrors = [err254];
+          vErrors = [err256];
         } else {
-          vErrors.push(err254);
+          vErrors.push(err256);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data156 = data['stream-adaptive'];
-      if (Array.isArray(data156)) {
-        const len10 = data156.length;
+      let data157 = data['stream-adaptive'];
+      if (Array.isArray(data157)) {
+        const len10 = data157.length;
         for (let i10 = 0; i10 < len10; i10++) {
-          let data157 = data156[i10];
-          if (data157 && typeof data157 == 'object' && !Array.isArray(data157)) {
-            if (data157.id === undefined) {
-              const err255 = {
+          let data158 = data157[i10];
+          if (data158 && typeof data158 == 'object' && !Array.isArray(data158)) {
+            if (data158.id === undefined) {
+              const err257 = {
                 instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27400,43 +27450,7 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data157,
-              };
-              if (vErrors === null) {
-                vErrors = [err255];
-              } else {
-                vErrors.push(err255);
-              }
-              errors++;
-            }
-            if (data157['stream-name'] === undefined) {
-              const err256 = {
-                instancePath: instancePath + '/stream-adaptive/' + i10,
-                schemaPath: 'stream-adaptive.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'stream-name' },
-                message: "must have required property '" + 'stream-name' + "'",
-                schema: schema82.required,
-                parentSchema: schema82,
-                data: data157,
-              };
-              if (vErrors === null) {
-                vErrors = [err256];
-              } else {
-                vErrors.push(err256);
-              }
-              errors++;
-            }
-            if (data157.streams === undefined) {
-              const err257 = {
-                instancePath: instancePath + '/stream-adaptive/' + i10,
-                schemaPath: 'stream-adaptive.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'streams' },
-                message: "must have required property '" + 'streams' + "'",
-                schema: schema82.required,
-                parentSchema: schema82,
-                data: data157,
+                data: data158,
               };
               if (vErrors === null) {
                 vErrors = [err257];
@@ -27445,17 +27459,53 @@ function validate20(
               }
               errors++;
             }
-            if (data157.id !== undefined) {
-              let data158 = data157.id;
+            if (data158['stream-name'] === undefined) {
+              const err258 = {
+                instancePath: instancePath + '/stream-adaptive/' + i10,
+                schemaPath: 'stream-adaptive.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'stream-name' },
+                message: "must have required property '" + 'stream-name' + "'",
+                schema: schema82.required,
+                parentSchema: schema82,
+                data: data158,
+              };
+              if (vErrors === null) {
+                vErrors = [err258];
+              } else {
+                vErrors.push(err258);
+              }
+              errors++;
+            }
+            if (data158.streams === undefined) {
+              const err259 = {
+                instancePath: instancePath + '/stream-adaptive/' + i10,
+                schemaPath: 'stream-adaptive.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'streams' },
+                message: "must have required property '" + 'streams' + "'",
+                schema: schema82.required,
+                parentSchema: schema82,
+                data: data158,
+              };
+              if (vErrors === null) {
+                vErrors = [err259];
+              } else {
+                vErrors.push(err259);
+              }
+              errors++;
+            }
+            if (data158.id !== undefined) {
+              let data159 = data158.id;
               if (
                 !(
-                  typeof data158 == 'number' &&
-                  !(data158 % 1) &&
-                  !isNaN(data158) &&
-                  isFinite(data158)
+                  typeof data159 == 'number' &&
+                  !(data159 % 1) &&
+                  !isNaN(data159) &&
+                  isFinite(data159)
                 )
               ) {
-                const err258 = {
+                const err260 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -27463,18 +27513,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties.id.type,
                   parentSchema: schema82.properties.id,
-                  data: data158,
+                  data: data159,
                 };
                 if (vErrors === null) {
-                  vErrors = [err258];
+                  vErrors = [err260];
                 } else {
-                  vErrors.push(err258);
+                  vErrors.push(err260);
                 }
                 errors++;
               }
-              if (typeof data158 == 'number' && isFinite(data158)) {
-                if (data158 < 1 || isNaN(data158)) {
-                  const err259 = {
+              if (typeof data159 == 'number' && isFinite(data159)) {
+                if (data159 < 1 || isNaN(data159)) {
+                  const err261 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -27482,47 +27532,6 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties.id,
-                    data: data158,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err259];
-                  } else {
-                    vErrors.push(err259);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data157['stream-name'] !== undefined) {
-              let data159 = data157['stream-name'];
-              if (typeof data159 === 'string') {
-                if (func2(data159) < 1) {
-                  const err260 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema82.properties['stream-name'],
-                    data: data159,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err260];
-                  } else {
-                    vErrors.push(err260);
-                  }
-                  errors++;
-                }
-                if (!pattern17.test(data159)) {
-                  const err261 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
-                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
-                    schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema82.properties['stream-name'],
                     data: data159,
                   };
                   if (vErrors === null) {
@@ -27532,42 +27541,38 @@ function validate20(
                   }
                   errors++;
                 }
-              } else {
-                const err262 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
-                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties['stream-name'].type,
-                  parentSchema: schema82.properties['stream-name'],
-                  data: data159,
-                };
-                if (vErrors === null) {
-                  vErrors = [err262];
-                } else {
-                  vErrors.push(err262);
-                }
-                errors++;
               }
             }
-            if (data157.placement !== undefined) {
-              let data160 = data157.placement;
-              const _errs300 = errors;
-              let valid72 = false;
-              let passing0 = null;
-              const _errs301 = errors;
+            if (data158['stream-name'] !== undefined) {
+              let data160 = data158['stream-name'];
               if (typeof data160 === 'string') {
                 if (func2(data160) < 1) {
-                  const err263 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
+                  const err262 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
-                    parentSchema: schema82.properties.placement.oneOf[0],
+                    parentSchema: schema82.properties['stream-name'],
+                    data: data160,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err262];
+                  } else {
+                    vErrors.push(err262);
+                  }
+                  errors++;
+                }
+                if (!pattern18.test(data160)) {
+                  const err263 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
+                    schema: '^[A-Za-z0-9._~-]+$',
+                    parentSchema: schema82.properties['stream-name'],
                     data: data160,
                   };
                   if (vErrors === null) {
@@ -27579,13 +27584,13 @@ function validate20(
                 }
               } else {
                 const err264 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
-                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema82.properties.placement.oneOf[0].type,
-                  parentSchema: schema82.properties.placement.oneOf[0],
+                  schema: schema82.properties['stream-name'].type,
+                  parentSchema: schema82.properties['stream-name'],
                   data: data160,
                 };
                 if (vErrors === null) {
@@ -27595,17 +27600,62 @@ function validate20(
                 }
                 errors++;
               }
-              var _valid7 = _errs301 === errors;
+            }
+            if (data158.placement !== undefined) {
+              let data161 = data158.placement;
+              const _errs302 = errors;
+              let valid72 = false;
+              let passing0 = null;
+              const _errs303 = errors;
+              if (typeof data161 === 'string') {
+                if (func2(data161) < 1) {
+                  const err265 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema82.properties.placement.oneOf[0],
+                    data: data161,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err265];
+                  } else {
+                    vErrors.push(err265);
+                  }
+                  errors++;
+                }
+              } else {
+                const err266 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                  schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties.placement.oneOf[0].type,
+                  parentSchema: schema82.properties.placement.oneOf[0],
+                  data: data161,
+                };
+                if (vErrors === null) {
+                  vErrors = [err266];
+                } else {
+                  vErrors.push(err266);
+                }
+                errors++;
+              }
+              var _valid7 = _errs303 === errors;
               if (_valid7) {
                 valid72 = true;
                 passing0 = 0;
               }
-              const _errs303 = errors;
-              if (data160 && typeof data160 == 'object' && !Array.isArray(data160)) {
-                for (const key7 in data160) {
-                  let data161 = data160[key7];
-                  if (typeof data161 !== 'string') {
-                    const err265 = {
+              const _errs305 = errors;
+              if (data161 && typeof data161 == 'object' && !Array.isArray(data161)) {
+                for (const key7 in data161) {
+                  let data162 = data161[key7];
+                  if (typeof data162 !== 'string') {
+                    const err267 = {
                       instancePath:
                         instancePath +
                         '/stream-adaptive/' +
@@ -27619,18 +27669,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema82.properties.placement.oneOf[1].additionalProperties.type,
                       parentSchema: schema82.properties.placement.oneOf[1].additionalProperties,
-                      data: data161,
+                      data: data162,
                     };
                     if (vErrors === null) {
-                      vErrors = [err265];
+                      vErrors = [err267];
                     } else {
-                      vErrors.push(err265);
+                      vErrors.push(err267);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err266 = {
+                const err268 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
                   keyword: 'type',
@@ -27638,16 +27688,16 @@ function validate20(
                   message: 'must be object',
                   schema: schema82.properties.placement.oneOf[1].type,
                   parentSchema: schema82.properties.placement.oneOf[1],
-                  data: data160,
+                  data: data161,
                 };
                 if (vErrors === null) {
-                  vErrors = [err266];
+                  vErrors = [err268];
                 } else {
-                  vErrors.push(err266);
+                  vErrors.push(err268);
                 }
                 errors++;
               }
-              var _valid7 = _errs303 === errors;
+              var _valid7 = _errs305 === errors;
               if (_valid7 && valid72) {
                 valid72 = false;
                 passing0 = [passing0, 1];
@@ -27658,7 +27708,7 @@ function validate20(
                 }
               }
               if (!valid72) {
-                const err267 = {
+                const err269 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
                   keyword: 'oneOf',
@@ -27666,29 +27716,29 @@ function validate20(
                   message: 'must match exactly one schema in oneOf',
                   schema: schema82.properties.placement.oneOf,
                   parentSchema: schema82.properties.placement,
-                  data: data160,
+                  data: data161,
                 };
                 if (vErrors === null) {
-                  vErrors = [err267];
+                  vErrors = [err269];
                 } else {
-                  vErrors.push(err267);
+                  vErrors.push(err269);
                 }
                 errors++;
               } else {
-                errors = _errs300;
+                errors = _errs302;
                 if (vErrors !== null) {
-                  if (_errs300) {
-                    vErrors.length = _errs300;
+                  if (_errs302) {
+                    vErrors.length = _errs302;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data157['display-name'] !== undefined) {
-              let data162 = data157['display-name'];
-              if (typeof data162 !== 'string') {
-                const err268 = {
+            if (data158['display-name'] !== undefined) {
+              let data163 = data158['display-name'];
+              if (typeof data163 !== 'string') {
+                const err270 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
@@ -27696,21 +27746,21 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties['display-name'].type,
                   parentSchema: schema82.properties['display-name'],
-                  data: data162,
+                  data: data163,
                 };
                 if (vErrors === null) {
-                  vErrors = [err268];
+                  vErrors = [err270];
                 } else {
-                  vErrors.push(err268);
+                  vErrors.push(err270);
                 }
                 errors++;
               }
             }
-            if (data157.streams !== undefined) {
-              let data163 = data157.streams;
-              if (Array.isArray(data163)) {
-                if (data163.length < 1) {
-                  const err269 = {
+            if (data158.streams !== undefined) {
+              let data164 = data158.streams;
+              if (Array.isArray(data164)) {
+                if (data164.length < 1) {
+                  const err271 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -27718,27 +27768,27 @@ function validate20(
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
                     parentSchema: schema82.properties.streams,
-                    data: data163,
+                    data: data164,
                   };
                   if (vErrors === null) {
-                    vErrors = [err269];
+                    vErrors = [err271];
                   } else {
-                    vErrors.push(err269);
+                    vErrors.push(err271);
                   }
                   errors++;
                 }
-                const len11 = data163.length;
+                const len11 = data164.length;
                 for (let i11 = 0; i11 < len11; i11++) {
-                  let data164 = data163[i11];
+                  let data165 = data164[i11];
                   if (
                     !(
-                      typeof data164 == 'number' &&
-                      !(data164 % 1) &&
-                      !isNaN(data164) &&
-                      isFinite(data164)
+                      typeof data165 == 'number' &&
+                      !(data165 % 1) &&
+                      !isNaN(data165) &&
+                      isFinite(data165)
                     )
                   ) {
-                    const err270 = {
+                    const err272 = {
                       instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -27746,18 +27796,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema82.properties.streams.items.type,
                       parentSchema: schema82.properties.streams.items,
-                      data: data164,
+                      data: data165,
                     };
                     if (vErrors === null) {
-                      vErrors = [err270];
+                      vErrors = [err272];
                     } else {
-                      vErrors.push(err270);
+                      vErrors.push(err272);
                     }
                     errors++;
                   }
-                  if (typeof data164 == 'number' && isFinite(data164)) {
-                    if (data164 < 1 || isNaN(data164)) {
-                      const err271 = {
+                  if (typeof data165 == 'number' && isFinite(data165)) {
+                    if (data165 < 1 || isNaN(data165)) {
+                      const err273 = {
                         instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -27765,23 +27815,23 @@ function validate20(
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema82.properties.streams.items,
-                        data: data164,
+                        data: data165,
                       };
                       if (vErrors === null) {
-                        vErrors = [err271];
+                        vErrors = [err273];
                       } else {
-                        vErrors.push(err271);
+                        vErrors.push(err273);
                       }
                       errors++;
                     }
                   }
                 }
-                let i12 = data163.length;
+                let i12 = data164.length;
                 let j0;
                 if (i12 > 1) {
                   const indices0 = {};
                   for (; i12--; ) {
-                    let item0 = data163[i12];
+                    let item0 = data164[i12];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -27794,7 +27844,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err272 = {
+                      const err274 = {
                         instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -27807,12 +27857,12 @@ function validate20(
                           ' are identical)',
                         schema: true,
                         parentSchema: schema82.properties.streams,
-                        data: data163,
+                        data: data164,
                       };
                       if (vErrors === null) {
-                        vErrors = [err272];
+                        vErrors = [err274];
                       } else {
-                        vErrors.push(err272);
+                        vErrors.push(err274);
                       }
                       errors++;
                       break;
@@ -27821,7 +27871,7 @@ function validate20(
                   }
                 }
               } else {
-                const err273 = {
+                const err275 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -27829,53 +27879,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema82.properties.streams.type,
                   parentSchema: schema82.properties.streams,
-                  data: data163,
-                };
-                if (vErrors === null) {
-                  vErrors = [err273];
-                } else {
-                  vErrors.push(err273);
-                }
-                errors++;
-              }
-            }
-            if (data157['ott-hls'] !== undefined) {
-              let data165 = data157['ott-hls'];
-              if (
-                !(
-                  typeof data165 == 'number' &&
-                  !(data165 % 1) &&
-                  !isNaN(data165) &&
-                  isFinite(data165)
-                )
-              ) {
-                const err274 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema82.properties['ott-hls'].type,
-                  parentSchema: schema82.properties['ott-hls'],
-                  data: data165,
-                };
-                if (vErrors === null) {
-                  vErrors = [err274];
-                } else {
-                  vErrors.push(err274);
-                }
-                errors++;
-              }
-              if (!(data165 === 0 || data165 === 1 || data165 === 2 || data165 === 3)) {
-                const err275 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema82.properties['ott-hls'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema82.properties['ott-hls'].enum,
-                  parentSchema: schema82.properties['ott-hls'],
-                  data: data165,
+                  data: data164,
                 };
                 if (vErrors === null) {
                   vErrors = [err275];
@@ -27885,11 +27889,57 @@ function validate20(
                 errors++;
               }
             }
-            if (data157['ott-segment-duration'] !== undefined) {
-              let data166 = data157['ott-segment-duration'];
-              if (typeof data166 == 'number' && isFinite(data166)) {
-                if (data166 > 30 || isNaN(data166)) {
-                  const err276 = {
+            if (data158['ott-hls'] !== undefined) {
+              let data166 = data158['ott-hls'];
+              if (
+                !(
+                  typeof data166 == 'number' &&
+                  !(data166 % 1) &&
+                  !isNaN(data166) &&
+                  isFinite(data166)
+                )
+              ) {
+                const err276 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema82.properties['ott-hls'].type,
+                  parentSchema: schema82.properties['ott-hls'],
+                  data: data166,
+                };
+                if (vErrors === null) {
+                  vErrors = [err276];
+                } else {
+                  vErrors.push(err276);
+                }
+                errors++;
+              }
+              if (!(data166 === 0 || data166 === 1 || data166 === 2 || data166 === 3)) {
+                const err277 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema82.properties['ott-hls'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema82.properties['ott-hls'].enum,
+                  parentSchema: schema82.properties['ott-hls'],
+                  data: data166,
+                };
+                if (vErrors === null) {
+                  vErrors = [err277];
+                } else {
+                  vErrors.push(err277);
+                }
+                errors++;
+              }
+            }
+            if (data158['ott-segment-duration'] !== undefined) {
+              let data167 = data158['ott-segment-duration'];
+              if (typeof data167 == 'number' && isFinite(data167)) {
+                if (data167 > 30 || isNaN(data167)) {
+                  const err278 = {
                     instancePath:
                       instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
                     schemaPath:
@@ -27899,17 +27949,17 @@ function validate20(
                     message: 'must be <= 30',
                     schema: 30,
                     parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data166,
+                    data: data167,
                   };
                   if (vErrors === null) {
-                    vErrors = [err276];
+                    vErrors = [err278];
                   } else {
-                    vErrors.push(err276);
+                    vErrors.push(err278);
                   }
                   errors++;
                 }
-                if (data166 < 1 || isNaN(data166)) {
-                  const err277 = {
+                if (data167 < 1 || isNaN(data167)) {
+                  const err279 = {
                     instancePath:
                       instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
                     schemaPath:
@@ -27919,17 +27969,17 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data166,
+                    data: data167,
                   };
                   if (vErrors === null) {
-                    vErrors = [err277];
+                    vErrors = [err279];
                   } else {
-                    vErrors.push(err277);
+                    vErrors.push(err279);
                   }
                   errors++;
                 }
               } else {
-                const err278 = {
+                const err280 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
                   keyword: 'type',
@@ -27937,84 +27987,18 @@ function validate20(
                   message: 'must be number',
                   schema: schema82.properties['ott-segment-duration'].type,
                   parentSchema: schema82.properties['ott-segment-duration'],
-                  data: data166,
-                };
-                if (vErrors === null) {
-                  vErrors = [err278];
-                } else {
-                  vErrors.push(err278);
-                }
-                errors++;
-              }
-            }
-            if (data157['ott-window'] !== undefined) {
-              let data167 = data157['ott-window'];
-              if (
-                !(
-                  typeof data167 == 'number' &&
-                  !(data167 % 1) &&
-                  !isNaN(data167) &&
-                  isFinite(data167)
-                )
-              ) {
-                const err279 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema82.properties['ott-window'].type,
-                  parentSchema: schema82.properties['ott-window'],
                   data: data167,
                 };
                 if (vErrors === null) {
-                  vErrors = [err279];
+                  vErrors = [err280];
                 } else {
-                  vErrors.push(err279);
+                  vErrors.push(err280);
                 }
                 errors++;
               }
-              if (typeof data167 == 'number' && isFinite(data167)) {
-                if (data167 > 1000 || isNaN(data167)) {
-                  const err280 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema82.properties['ott-window'],
-                    data: data167,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err280];
-                  } else {
-                    vErrors.push(err280);
-                  }
-                  errors++;
-                }
-                if (data167 < 3 || isNaN(data167)) {
-                  const err281 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 3 },
-                    message: 'must be >= 3',
-                    schema: 3,
-                    parentSchema: schema82.properties['ott-window'],
-                    data: data167,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err281];
-                  } else {
-                    vErrors.push(err281);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data157['dvr-storage'] !== undefined) {
-              let data168 = data157['dvr-storage'];
+            if (data158['ott-window'] !== undefined) {
+              let data168 = data158['ott-window'];
               if (
                 !(
                   typeof data168 == 'number' &&
@@ -28023,33 +28007,51 @@ function validate20(
                   isFinite(data168)
                 )
               ) {
-                const err282 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
-                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
+                const err281 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema82.properties['dvr-storage'].type,
-                  parentSchema: schema82.properties['dvr-storage'],
+                  schema: schema82.properties['ott-window'].type,
+                  parentSchema: schema82.properties['ott-window'],
                   data: data168,
                 };
                 if (vErrors === null) {
-                  vErrors = [err282];
+                  vErrors = [err281];
                 } else {
-                  vErrors.push(err282);
+                  vErrors.push(err281);
                 }
                 errors++;
               }
               if (typeof data168 == 'number' && isFinite(data168)) {
-                if (data168 < 0 || isNaN(data168)) {
+                if (data168 > 1000 || isNaN(data168)) {
+                  const err282 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema82.properties['ott-window'],
+                    data: data168,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err282];
+                  } else {
+                    vErrors.push(err282);
+                  }
+                  errors++;
+                }
+                if (data168 < 3 || isNaN(data168)) {
                   const err283 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
-                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema82.properties['dvr-storage'],
+                    params: { comparison: '>=', limit: 3 },
+                    message: 'must be >= 3',
+                    schema: 3,
+                    parentSchema: schema82.properties['ott-window'],
                     data: data168,
                   };
                   if (vErrors === null) {
@@ -28061,17 +28063,24 @@ function validate20(
                 }
               }
             }
-            if (data157.note !== undefined) {
-              let data169 = data157.note;
-              if (typeof data169 !== 'string') {
+            if (data158['dvr-storage'] !== undefined) {
+              let data169 = data158['dvr-storage'];
+              if (
+                !(
+                  typeof data169 == 'number' &&
+                  !(data169 % 1) &&
+                  !isNaN(data169) &&
+                  isFinite(data169)
+                )
+              ) {
                 const err284 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/note',
-                  schemaPath: 'stream-adaptive.schema.json/properties/note/type',
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
+                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties.note.type,
-                  parentSchema: schema82.properties.note,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema82.properties['dvr-storage'].type,
+                  parentSchema: schema82.properties['dvr-storage'],
                   data: data169,
                 };
                 if (vErrors === null) {
@@ -28081,9 +28090,50 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data169 == 'number' && isFinite(data169)) {
+                if (data169 < 0 || isNaN(data169)) {
+                  const err285 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
+                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema82.properties['dvr-storage'],
+                    data: data169,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err285];
+                  } else {
+                    vErrors.push(err285);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data158.note !== undefined) {
+              let data170 = data158.note;
+              if (typeof data170 !== 'string') {
+                const err286 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/note',
+                  schemaPath: 'stream-adaptive.schema.json/properties/note/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties.note.type,
+                  parentSchema: schema82.properties.note,
+                  data: data170,
+                };
+                if (vErrors === null) {
+                  vErrors = [err286];
+                } else {
+                  vErrors.push(err286);
+                }
+                errors++;
+              }
             }
           } else {
-            const err285 = {
+            const err287 = {
               instancePath: instancePath + '/stream-adaptive/' + i10,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -28091,18 +28141,18 @@ function validate20(
               message: 'must be object',
               schema: schema82.type,
               parentSchema: schema82,
-              data: data157,
+              data: data158,
             };
             if (vErrors === null) {
-              vErrors = [err285];
+              vErrors = [err287];
             } else {
-              vErrors.push(err285);
+              vErrors.push(err287);
             }
             errors++;
           }
         }
       } else {
-        const err286 = {
+        const err288 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -28110,18 +28160,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data156,
+          data: data157,
         };
         if (vErrors === null) {
-          vErrors = [err286];
+          vErrors = [err288];
         } else {
-          vErrors.push(err286);
+          vErrors.push(err288);
         }
         errors++;
       }
     }
   } else {
-    const err287 = {
+    const err289 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -28132,9 +28182,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err287];
+      vErrors = [err289];
     } else {
-      vErrors.push(err287);
+      vErrors.push(err289);
     }
     errors++;
   }
@@ -28142,4 +28192,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '4f3e6ecc4913068486d7c47b9dd8505ed4907440a1cea44765f7dd81f2ffdc08';
+module.exports.schemaHash = '464bf52a7911eaa29f1ad3cf87e39823ffb27df02f256e203bd86a546413ca8f';

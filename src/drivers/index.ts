@@ -13,6 +13,7 @@ import { epgChannelSetDriver, epgLoginDriver, epgServerDriver } from './epg-serv
 import { epgSourceDriver } from './epg-source.ts';
 import { httpServerDriver } from './http-server.ts';
 import { mosaicDriver } from './mosaic.ts';
+import { serverDriver } from './server.ts';
 import { storageDriver, storageListDriver } from './storage.ts';
 import { streamDriver } from './stream/driver.ts';
 import { streamAdaptiveDriver } from './stream-adaptive.ts';
@@ -41,6 +42,7 @@ export function builtinDrivers(): Driver[] {
     erased(acmeDriver),
     erased(webServerDriver),
     erased(dvbAdapterDriver),
+    erased(serverDriver),
     // more drivers: one line each
   ];
 }

@@ -26,6 +26,11 @@ export const FIELDS_NOT_YET_USED: Readonly<Record<string, Readonly<Record<string
   stream: {
     'mpegts-tr101290': 'TR 101 290 checks always run; switching them off is not built yet',
   },
+  server: {
+    name: 'events and status carry the host name; naming the server is not built yet',
+    'log-level': 'the log level is set at start (--log-level, SLUICE_LOG_LEVEL)',
+    note: 'a free note: nothing acts on it',
+  },
   'user-default': {
     role: 'no tool creates accounts yet: each user record states its own role',
   },

@@ -22,14 +22,20 @@ export class ChildInput implements InputTransport {
   /** Why the last spawn failed (ENOENT, EACCES …), kept over the 'close' that follows it. */
   private spawnError = '';
 
+  /** `command`: the binary, or a function read at each start (a setting that may change).
+   *  `opts.spawnError`: a failed start in the words of this kind of child (what to install). */
   constructor(
-    private readonly cmd: string,
+    private readonly command: string | (() => string),
     private readonly args: string[],
     private readonly env: Record<string, string>,
     private readonly ctx: InputContext,
+    private readonly opts: { spawnError?: (err: Error, cmd: string) => string } = {},
   ) {
     this.backoff = new Backoff(ctx.clock);
   }
+
+  /** The binary of the current (or last) start. */
+  private cmd = '';
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -37,6 +43,7 @@ export class ChildInput implements InputTransport {
 
   start(): void {
     if (this.closed) return;
+    this.cmd = typeof this.command === 'string' ? this.command : this.command();
     const child = spawn(this.cmd, this.args, {
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,7 +69,7 @@ export class ChildInput implements InputTransport {
       }
     });
     child.on('error', (err) => {
-      this.spawnError = describeSpawnError(err, this.cmd);
+      this.spawnError = (this.opts.spawnError ?? describeSpawnError)(err, this.cmd);
       this.lastExit = this.spawnError;
     });
     child.on('close', (code, signal) => {

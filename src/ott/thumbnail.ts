@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
+import { ffmpegPath, ffmpegSpawnError } from '../util/ffmpeg.ts';
 
-export const FFMPEG = 'ffmpeg';
 /** The card's colour (RGB): a dark slate blue no test pattern or picture averages to. */
 export const NO_SIGNAL_RGB: readonly [number, number, number] = [0x20, 0x28, 0x50];
 const NO_SIGNAL_HEX = '0x202850';
@@ -120,7 +120,8 @@ export function runFfmpeg(
 ): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const fds = inputs.length + outputs;
-    const child = spawn(opts.bin ?? FFMPEG, args, {
+    const bin = opts.bin ?? ffmpegPath(); // server.ffmpeg-path, read at each start
+    const child = spawn(bin, args, {
       stdio: ['ignore', 'ignore', 'pipe', ...Array(fds).fill('pipe')],
       killSignal: 'SIGKILL',
       ...(opts.signal ? { signal: opts.signal } : {}),
@@ -142,7 +143,8 @@ export function runFfmpeg(
     });
     child.on('error', (e) => {
       clearTimeout(timer);
-      reject(e);
+      // Aborted on purpose: the abort error as it is; anything else cannot start ffmpeg.
+      reject(e.name === 'AbortError' ? e : new Error(ffmpegSpawnError(e, bin)));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import { testGeneratorArgs } from '../../src/inputs/test/args.ts';
-import { FFMPEG } from '../../src/inputs/test/input.ts';
 import { TsAnalyzer } from '../../src/native/ts.ts';
+import { DEFAULT_FFMPEG_PATH as FFMPEG } from '../../src/util/ffmpeg.ts';
 import { startServer, waitFor } from '../helpers/server.ts';
 
 const SMALL = { width: 320, height: 180, 'video-bitrate': 300 };

@@ -10,8 +10,8 @@ import { int } from '../../config/spec-values.ts';
 import type { StreamBus } from '../../engine/bus.ts';
 import type { BusRef, EncoderMetrics, InputContext, InputTransport } from '../../engine/input.ts';
 import type { Timer } from '../../util/clock.ts';
+import { ffmpegPath, ffmpegSpawnError } from '../../util/ffmpeg.ts';
 import { Backoff } from '../common.ts';
-import { FFMPEG } from '../test/input.ts';
 import { type SourceProgramme, transcoderArgs } from './args.ts';
 import { ProgrammeProbe } from './probe.ts';
 import { retimedJumps, subscribeRetimed } from './retime.ts';
@@ -144,7 +144,8 @@ export class TranscoderInput implements InputTransport {
   private spawnEncoder(): void {
     if (this.closed || !this.programme || this.child) return;
     const args = transcoderArgs(this.cfg, this.programme, this.ctx.streamName);
-    const child = spawn(FFMPEG, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    const bin = ffmpegPath(); // server.ffmpeg-path, read at each start
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     this.child = child;
     this.starts++;
     this.startedAt = this.ctx.clock.monotonic();
@@ -170,7 +171,7 @@ export class TranscoderInput implements InputTransport {
       }
     });
     child.on('error', (err) => {
-      spawnError = `cannot run ${FFMPEG}: ${err.message}`;
+      spawnError = ffmpegSpawnError(err, bin);
     });
     child.on('close', (code, signal) => {
       if (this.child !== child) return;

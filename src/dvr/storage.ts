@@ -95,6 +95,9 @@ export class ArchiveStorage {
   readonly writes: { at: number; bytes: number }[] = [];
   private aboveSince = 0;
   private trimming = false;
+  /** Seconds each stream owes size cleanup from earlier passes (its share's rounding to whole
+   *  chunks), so depths stay proportional across passes and pressure episodes. */
+  private readonly trimOwed = new Map<string, number>();
   private slots = new Map<number, Slot>();
   private slotSeq = 0;
   private timer?: Timer;
@@ -103,6 +106,7 @@ export class ArchiveStorage {
   /** The index was (re)opened: check it against the files on the next pass. */
   private reconcileDue = false;
   private passing?: Promise<void>;
+  private scanning?: Promise<void>;
   private pending: NewChunk[] = [];
   private flushScheduled = false;
   /** Archived bytes / seconds per stream, kept up to date on insert and delete. */
@@ -288,11 +292,37 @@ export class ArchiveStorage {
     await this.rolling(now);
     this.trackPressure(disk, now);
     if (disk.free < floor) await this.emergency(disk, now);
-    else if (this.trimming) await this.sizeTrim(disk, now);
+    else if (this.trimming && (await this.sizeTrim(disk, now))) await this.afterTrim();
     if (this.orphanDue) {
       this.orphanDue = false;
-      await this.orphans();
+      this.orphansInBackground();
     }
+  }
+
+  /**
+   * Usage right after a size trim: the figure status reports and the one that ends a pressure
+   * episode. The probe before the trim always holds the writes since the last pass, so judged
+   * there usage never reads at the margin while recording goes on (spec 3 item 7).
+   */
+  private async afterTrim(): Promise<void> {
+    let disk: DiskFigures;
+    try {
+      disk = await this.deps.probe(this.dir);
+    } catch {
+      return; // the next pass's probe says what is wrong with the directory
+    }
+    this.disk = disk;
+    const pct = usedPercent(disk);
+    if (pct <= this.settings.maxUsage - this.settings.hysteresis + CLEAR_SLACK_POINTS)
+      this.pressureOver(pct);
+  }
+
+  private pressureOver(pct: number): void {
+    if (this.alarm) this.log.info({ usedPercent: pct }, 'disk-full alarm cleared');
+    this.alarm = false;
+    this.pressureSince = 0;
+    this.aboveSince = 0;
+    this.trimming = false;
   }
 
   private async probeDir(): Promise<
@@ -434,34 +464,33 @@ export class ArchiveStorage {
       if (now - this.aboveSince >= s.graceSec * 1000) this.trimming = true;
     } else {
       if (!this.trimming) this.aboveSince = 0;
-      if (pct <= s.maxUsage - s.hysteresis) {
-        if (this.alarm) this.log.info({ usedPercent: pct }, 'disk-full alarm cleared');
-        this.alarm = false;
-        this.pressureSince = 0;
-        this.aboveSince = 0;
-        this.trimming = false;
-      }
+      if (pct <= s.maxUsage - s.hysteresis) this.pressureOver(pct);
     }
   }
 
-  private async sizeTrim(disk: DiskFigures, now: number): Promise<void> {
+  /** Size cleanup down to the margin; whether it removed anything. */
+  private async sizeTrim(disk: DiskFigures, now: number): Promise<boolean> {
     const target = ((this.settings.maxUsage - this.settings.hysteresis) / 100) * disk.total;
     const need = disk.used - target;
-    if (need <= 0) return;
+    if (need <= 0) return false;
     const streams = [...this.streams.keys()];
+    for (const s of this.trimOwed.keys()) if (!this.streams.has(s)) this.trimOwed.delete(s);
     const rows = chooseTrim(this.index!, streams, {
       needBytes: need,
       now,
       bytes: this.streamBytes(),
+      seconds: this.streamSeconds(),
+      owed: this.trimOwed,
       cutSec: this.settings.cutSec,
       ranges: this.protectedRanges,
       minHours: new Map([...this.streams].map(([n, a]) => [n, a.settings.minHours])),
     });
-    if (rows.length === 0) return;
+    if (rows.length === 0) return false;
     this.last.trimDeleted += rows.length;
     const freed = await this.task('disk-pressure-trim', () => this.remove(rows, 'size'));
     this.last.trimAt = now;
     this.last.trimFreedBytes = freed;
+    return true;
   }
 
   private async emergency(disk: DiskFigures, now: number): Promise<void> {
@@ -472,6 +501,7 @@ export class ArchiveStorage {
       needBytes: need,
       now,
       bytes,
+      seconds: this.streamSeconds(),
       cutSec: Number.POSITIVE_INFINITY,
       ranges: [],
       minHours: new Map(),
@@ -507,6 +537,24 @@ export class ArchiveStorage {
     }
   }
 
+  /**
+   * The orphan scan outside the pass: a scan of a large directory takes seconds, and the
+   * passes (size cleanup, fresh disk figures for status) must not wait for it.
+   */
+  private orphansInBackground(): void {
+    if (this.scanning) return;
+    this.scanning = this.orphans()
+      .catch((err) => this.log.warn({ err }, 'archive orphan scan failed'))
+      .finally(() => {
+        this.scanning = undefined;
+      });
+  }
+
+  /** The orphan scan under way, if any (it runs beside the passes). */
+  get orphanScan(): Promise<void> | undefined {
+    return this.scanning;
+  }
+
   async orphans(): Promise<void> {
     if (!this.index) return;
     const index = this.index;
@@ -519,11 +567,13 @@ export class ArchiveStorage {
   }
 
   private async task(name: TaskName, fn: () => Promise<number>): Promise<number> {
-    this.activeTask = { name, since: this.deps.clock.monotonic() };
+    // The orphan scan runs beside the passes: the task reported is the one started last.
+    const mine = { name, since: this.deps.clock.monotonic() };
+    this.activeTask = mine;
     try {
       return await fn();
     } finally {
-      this.activeTask = undefined;
+      if (this.activeTask === mine) this.activeTask = undefined;
     }
   }
 
@@ -573,6 +623,11 @@ export class ArchiveStorage {
     return new Map([...this.totals()].map(([k, v]) => [k, v.bytes]));
   }
 
+  /** Archived seconds of each stream's main track (what size cleanup shares out). */
+  streamSeconds(): Map<string, number> {
+    return new Map([...this.totals()].map(([k, v]) => [k, v.seconds]));
+  }
+
   /** Seconds the active task has run, when it has run long enough to report. */
   activeTaskReport(): { name: TaskName | 'none'; seconds: number } {
     const t = this.activeTask;
@@ -590,6 +645,7 @@ export class ArchiveStorage {
     this.timer?.cancel();
     this.orphanTimer?.cancel();
     await this.passing;
+    await this.scanning;
     this.closeIndex();
     this.releaseLock();
   }
@@ -598,3 +654,7 @@ export class ArchiveStorage {
 /** Window over which the write rate (and the disk-full forecast) is averaged. */
 export const WRITE_RATE_WINDOW_MS = 300_000;
 const UNLINK_PARALLEL = 32;
+/** Usage within this many points above the margin after a trim counts as at the margin: the
+ *  file system's own bookkeeping (blocks of the index, directory entries) and the chunks
+ *  written during the trim are not chunk bytes the trim could have known of. */
+const CLEAR_SLACK_POINTS = 0.25;

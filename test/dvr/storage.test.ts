@@ -65,15 +65,17 @@ t.test('size cleanup: grace, cut per stream, proportional, min hours, hysteresis
   t.equal(count(storage, 'a') + count(storage, 'b'), 30, 'still within the grace');
   clock.advance(31_000);
   await storage.pass();
+  // 7 GiB of 30 GiB: each stream gives 7/30 of its seconds — a 467 s (cut to 300 s = 3
+  // chunks), b 233 s (2 chunks); b gives one more towards 7 GiB, up to its own cut.
   t.equal(count(storage, 'a'), 17, 'a: cut limited to 300 s = 3 chunks');
-  t.equal(count(storage, 'b'), 17 - 10, 'b: 3 chunks reach its share of 7 GiB');
+  t.equal(count(storage, 'b'), 7, 'b: 7/30 of its 1000 s = 2 chunks, 1 more up to the cut');
   t.equal(storage.status()['last-cleanup']['pressure-trim-freed-bytes'], 6 * GIB);
 
   disk.used = 89 * GIB; // below max-usage, above the hysteresis margin: trimming goes on
   disk.free = 11 * GIB;
   await storage.pass();
-  t.equal(count(storage, 'a'), 16);
-  t.equal(count(storage, 'b'), 6);
+  t.equal(count(storage, 'a'), 16, 'a: 1/24 of 1700 s = 71 s, one chunk');
+  t.equal(count(storage, 'b'), 7, 'b: 1/24 of 700 s = 29 s, less than half a chunk');
   t.ok(storage.alarm, 'alarm holds until the margin');
 
   disk.used = 87.9 * GIB;
@@ -81,7 +83,7 @@ t.test('size cleanup: grace, cut per stream, proportional, min hours, hysteresis
   await storage.pass();
   t.notOk(storage.alarm, 'alarm cleared at max-usage − hysteresis');
   t.equal(storage.pressureSince, 0);
-  t.equal(count(storage, 'a') + count(storage, 'b'), 22, 'nothing more cut');
+  t.equal(count(storage, 'a') + count(storage, 'b'), 23, 'nothing more cut');
 });
 
 t.test('size cleanup respects min hours and open sessions', async (t) => {
@@ -161,10 +163,12 @@ t.test('orphan scan runs shortly after start and on pressure', async (t) => {
   t.equal(storage.last.orphansAt, 0);
   clock.advance(16_000);
   await storage.pass();
+  await storage.orphanScan;
   t.ok(storage.last.orphansAt > 0, 'first scan after start');
   storage.last.orphansAt = 0;
   disk.used = 95 * GIB;
   await storage.pass();
+  await storage.orphanScan;
   t.ok(storage.last.orphansAt > 0, 'scan when pressure starts');
 });
 

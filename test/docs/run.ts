@@ -1,9 +1,10 @@
 // Runs one `run` example of the docs (docs/examples.md) as written, on loopback: the example's
 // addresses and ports mapped to 127.0.0.1 and free ports, against a real server started with
 // the config above it, until it ends or every stream of that config is running.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { makeLavfiTs } from '../helpers/ffmpeg.ts';
 import {
   freePort,
   REPO_ROOT,
@@ -13,6 +14,7 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/server.ts';
+import { playFixture } from '../helpers/stream-host.ts';
 import { companionConfig, type Example } from './examples.ts';
 
 /** The admin API's port in the docs (and the default); mapped to the started server's. */
@@ -63,29 +65,6 @@ async function streamsRunning(srv: ServerHandle): Promise<boolean> {
   return list.length > 0 && list.every((s) => s.state === 'running');
 }
 
-/** Feeds `program.ts` at its rate to a `udp://:PORT` the example reads. */
-function feedUdp(t: Teardown, dir: string, port: number): void {
-  const args = [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-re',
-    '-stream_loop',
-    '-1',
-    '-i',
-    'program.ts',
-  ];
-  const p = spawn(
-    'ffmpeg',
-    [...args, '-c', 'copy', '-f', 'mpegts', `udp://127.0.0.1:${port}?pkt_size=1316`],
-    {
-      cwd: dir,
-      stdio: 'ignore',
-    },
-  );
-  t.teardown(() => void p.kill('SIGKILL'));
-}
-
 function stopGroup(p: ChildProcess): void {
   if (p.exitCode === null && p.signalCode === null && p.pid) process.kill(-p.pid, 'SIGTERM');
 }
@@ -107,30 +86,13 @@ export async function runExample(t: Teardown, e: Example): Promise<Ran> {
     onLoopback(configText, ports, true).replaceAll('".data/', `"${dir}/data-example/`),
   ) as Record<string, unknown>;
   const srv = await startServer(t, { config, port: admin });
-  execFileSync('ffmpeg', [
-    ...[
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=size=320x240:rate=25:duration=${PROGRAM_SECONDS}`,
-    ],
-    ...[
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-g',
-      '25',
-      '-f',
-      'mpegts',
-      path.join(dir, 'program.ts'),
-    ],
-  ]);
+  const program = path.join(dir, 'program.ts');
+  makeLavfiTs(program, { size: '320x240', seconds: PROGRAM_SECONDS, gop: 25 });
   const script = onLoopback(e.body, ports, false);
-  for (const m of script.matchAll(/udp:\/\/:(\d+)/g)) feedUdp(t, dir, Number(m[1]));
+  // A block reading udp://:PORT is sent program.ts there, at its rate.
+  for (const m of script.matchAll(/udp:\/\/:(\d+)/g)) {
+    playFixture(t, program, 'mpegts', `udp://127.0.0.1:${m[1]}?pkt_size=1316`);
+  }
   const env = Object.fromEntries(
     e.note
       .split(/\s+/)

@@ -49,6 +49,20 @@ export const LADDER_TEST_SOURCE: Record<string, unknown> = {
   'audio-enc': 0,
 };
 
+/** The transcoder input of a rendition of stream 1 with encoder settings `enc`. */
+export function transcoderInput(enc: Record<string, unknown>): Record<string, unknown> {
+  return {
+    type: 'transcoder',
+    'decoder-id': 1,
+    'enc-gop-interval': LADDER_GOP,
+    'enc-speed-preset': 7,
+    'enc-bframe': 2,
+    'enc-aud-bitrate': 64,
+    'enc-aud-rule-mpeg': 'aac',
+    ...enc,
+  };
+}
+
 /** The ladder with `ott-hls` = `ottHls` on every rendition and on the group (1 s segments),
  *  over `source` (the input of stream 1, `src`; 25 frames/s). */
 export async function startLadder(
@@ -74,18 +88,7 @@ export async function startLadder(
       id,
       'stream-name': name,
       ...ott,
-      input: [
-        {
-          type: 'transcoder',
-          'decoder-id': 1,
-          'enc-gop-interval': LADDER_GOP,
-          'enc-speed-preset': 7,
-          'enc-bframe': 2,
-          'enc-aud-bitrate': 64,
-          'enc-aud-rule-mpeg': 'aac',
-          ...enc,
-        },
-      ],
+      input: [transcoderInput(enc)],
     });
     streams.push(s);
     // The next rendition's encoder starts once this one encodes: a different source moment.

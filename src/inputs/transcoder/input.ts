@@ -26,6 +26,8 @@ const STDIN_QUEUE_MAX = 4 * 1024 * 1024;
 export const STDERR_LINES_PER_WINDOW = 20;
 export const STDERR_WINDOW_MS = 10_000;
 const STDERR_KEEP = 10;
+/** A source that sent nothing for this long is not running (no signal, its input dead). */
+const SOURCE_SILENT_MS = 3000;
 
 /** The encoder's last progress report (ffmpeg `-progress`). */
 export interface EncoderProgress {
@@ -67,6 +69,8 @@ export class TranscoderInput implements InputTransport {
   private readonly backoff: Backoff;
   private closed = false;
   private sourceEnded = false;
+  /** Monotonic time of the source's last batch (or of subscribing to its bus). */
+  private sourceAt = 0;
   private starts = 0;
   private startedAt = 0;
   private delivering = false;
@@ -102,6 +106,7 @@ export class TranscoderInput implements InputTransport {
     this.bus = bus;
     if (!bus) return;
     this.probe = new ProgrammeProbe((p) => this.programmeFound(p));
+    this.sourceAt = this.ctx.clock.monotonic();
     this.unsubscribe = subscribeRetimed(bus, {
       packets: (b) => this.sourcePackets(b),
       end: () => {
@@ -115,6 +120,7 @@ export class TranscoderInput implements InputTransport {
    *  (a write that completes at once leaves nothing queued: Writable counts it off in the call). */
   private sourcePackets(b: Buffer): boolean {
     this.sourceEnded = false;
+    this.sourceAt = this.ctx.clock.monotonic();
     this.probe?.packets(b);
     const stdin = this.child?.stdin;
     if (!stdin?.writable) return false;
@@ -223,9 +229,12 @@ export class TranscoderInput implements InputTransport {
     return this.child?.pid;
   }
 
+  /** Why nothing comes out ('' while the encoder delivers). A source that is gone, paused or
+   *  silent (its input without signal) is named first: the encoder waits on it. */
   fault(): string {
-    if (!this.bus) return `source stream ${this.sourceId} is not running`;
-    if (this.sourceEnded) return `source stream ${this.sourceId} stopped`;
+    const silent = this.ctx.clock.monotonic() - this.sourceAt > SOURCE_SILENT_MS;
+    if (!this.bus || this.sourceEnded || silent)
+      return `source stream ${this.sourceId} is not running`;
     if (!this.programme) return `waiting for the PAT and PMT of source stream ${this.sourceId}`;
     return this.delivering ? '' : this.lastExit;
   }

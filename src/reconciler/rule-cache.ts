@@ -19,36 +19,34 @@ export class RuleCache {
   constructor(private readonly rules: FieldRules) {}
 
   applyClass(kind: ResourceKind, spec: Obj, path: readonly PathPart[], key?: string): ApplyClass {
-    key ??= cacheKey(kind, spec, path);
-    let v = this.classes.get(key);
-    if (v === undefined) {
-      v = this.rules.applyClass(kind, spec, [...path]);
-      this.classes.set(key, v);
-    }
-    return v;
+    return memo(this.classes, key ?? cacheKey(kind, spec, path), () =>
+      this.rules.applyClass(kind, spec, [...path]),
+    );
   }
 
   isSecret(kind: ResourceKind, spec: Obj, path: readonly PathPart[], key?: string): boolean {
-    key ??= cacheKey(kind, spec, path);
-    let v = this.secrets.get(key);
-    if (v === undefined) {
-      v = this.rules.isSecret(kind, spec, [...path]);
-      this.secrets.set(key, v);
-    }
-    return v;
+    return memo(this.secrets, key ?? cacheKey(kind, spec, path), () =>
+      this.rules.isSecret(kind, spec, [...path]),
+    );
   }
 
   /** The member at `path` is unknown to the schema and ignored (its changes change nothing). */
   ignored(kind: ResourceKind, spec: Obj, path: readonly PathPart[], key?: string): boolean {
-    if (!this.rules.ignored) return false;
-    key ??= cacheKey(kind, spec, path);
-    let v = this.ignoredPaths.get(key);
-    if (v === undefined) {
-      v = this.rules.ignored(kind, spec, [...path]);
-      this.ignoredPaths.set(key, v);
-    }
-    return v;
+    const rule = this.rules.ignored?.bind(this.rules);
+    if (!rule) return false;
+    return memo(this.ignoredPaths, key ?? cacheKey(kind, spec, path), () =>
+      rule(kind, spec, [...path]),
+    );
   }
+}
+
+function memo<V>(cache: Map<string, V>, key: string, compute: () => V): V {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = compute();
+    cache.set(key, v);
+  }
+  return v;
 }
 
 /** The part of the key fixed for one resource; walkers append `keySegment`s to it. */

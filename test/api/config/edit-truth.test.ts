@@ -3,20 +3,14 @@
 // listener moved to a port another socket holds keeps serving where it was, and says so.
 import net from 'node:net';
 import t from 'tap';
+import { LADDER_TEST_SOURCE } from '../../helpers/ladder.ts';
 import { type ServerHandle, startServer, type Teardown, waitFor } from '../../helpers/server.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers, read member by member
 type Json = Record<string, any>;
 
-const SOURCE = {
-  type: 'test',
-  width: 160,
-  height: 90,
-  'frame-rate': 10,
-  'video-bitrate': 100,
-  'enable-overlay': false,
-  'audio-enc': 0,
-};
+/** The test generator: an ffmpeg child whose PID tells whether the input restarted. */
+const SOURCE = LADDER_TEST_SOURCE;
 
 const get = async (srv: ServerHandle, path: string): Promise<Json> =>
   (await fetch(`${srv.url}${path}`)).json() as Promise<Json>;

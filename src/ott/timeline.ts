@@ -1,5 +1,5 @@
-// 90 kHz timestamps: 33-bit MPEG clocks unwrapped onto one increasing line, and the jump test
-// that turns a timestamp leap into a discontinuity.
+// 90 kHz timestamps: 33-bit MPEG clocks unwrapped onto one increasing line, the jump test that
+// turns a timestamp leap into a discontinuity, and the difference of two readers' timestamps.
 
 export const PTS_HZ = 90000;
 export const PTS_WRAP = 2 ** 33;

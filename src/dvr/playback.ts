@@ -74,7 +74,8 @@ export interface PlaybackContext {
 
 type Query = Record<string, string | undefined>;
 
-/** An archive session's key: one per client address and stream (or group) name. */
+/** The client an archive session belongs to: its address and the stream (or group) name. The
+ *  client holds one session per window (src/dvr/sessions.ts). */
 export function archiveClientKey(ip: string, name: string): string {
   return `${ip}|${name}`;
 }
@@ -159,7 +160,11 @@ export class ArchivePlayer {
     }
     const recordedTo = mainTrack ? index.span(name, mainTrack)?.last : undefined;
     const cache = this.c.cache().archive(closedWindow(ask, window, recordedTo), this.target);
-    this.c.sessions.open(clientKey(req, name), b.id, storage, name, window, req.raw.socket);
+    // A window running to now protects from its start onward, chunks recorded while the
+    // session is open included (spec 3: the slot is registered with the window start).
+    const open = ask.kind === 'window' && ask.d <= 0;
+    const guard = open ? { from: window.from, to: Number.POSITIVE_INFINITY } : window;
+    this.c.sessions.open(clientKey(req, name), b.id, storage, name, guard, req.raw.socket);
     // Media playlists come from the storage's rendered hour blocks (same text as vodPlaylist).
     const media = (track: string) =>
       storage.blocks.playlist(name, track, window.from, window.to, this.target).text;

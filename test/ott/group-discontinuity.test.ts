@@ -51,13 +51,19 @@ function member(numbered?: number): Member {
   };
 }
 
-const numbers = (bs: Boundary[]) => bs.map((b) => `${b.discSeq}${b.discontinuity ? '*' : ''}`);
-
-t.test('a sibling behind takes the discontinuity at its boundary of that time', async (t) => {
+/** A group over two fresh members. */
+function pair(): { g: GroupDiscontinuities; a: Member; b: Member } {
   const g = new GroupDiscontinuities();
   const a = member();
   const b = member();
   g.sync([a.packager, b.packager]);
+  return { g, a, b };
+}
+
+const numbers = (bs: Boundary[]) => bs.map((b) => `${b.discSeq}${b.discontinuity ? '*' : ''}`);
+
+t.test('a sibling behind takes the discontinuity at its boundary of that time', async (t) => {
+  const { a, b } = pair();
   const as = [a.cut(0), a.cut(1), a.cut(3, true), a.cut(4)];
   const bs = [b.cut(0), b.cut(1), b.cut(2), b.cut(3), b.cut(4)];
   t.same(numbers(as), ['0', '0', '1*', '1']);
@@ -66,10 +72,7 @@ t.test('a sibling behind takes the discontinuity at its boundary of that time', 
 });
 
 t.test('a sibling ahead: its open segment takes it, CMAF open parts too', async (t) => {
-  const g = new GroupDiscontinuities();
-  const a = member();
-  const b = member();
-  g.sync([a.packager, b.packager]);
+  const { a, b } = pair();
   a.cut(0);
   b.cut(0);
   const b3 = b.cut(3);
@@ -82,10 +85,7 @@ t.test('a sibling ahead: its open segment takes it, CMAF open parts too', async 
 });
 
 t.test('two members spliced at one time: one discontinuity', async (t) => {
-  const g = new GroupDiscontinuities();
-  const a = member();
-  const b = member();
-  g.sync([a.packager, b.packager]);
+  const { g, a, b } = pair();
   a.cut(0);
   b.cut(0);
   const a3 = a.cut(3, true);

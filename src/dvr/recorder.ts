@@ -9,6 +9,7 @@ import { writeDurable } from '../native/fs.ts';
 import type { CmafRendition, Packager } from '../ott/packager.ts';
 import type { Release, SegmentDescriptor, SegmentStore } from '../ott/store.ts';
 import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
+import { recorderClosed, recorderOpened } from './recorder-totals.ts';
 import type { ArchiveStorage } from './storage.ts';
 
 /** Chunks waiting for the disk beyond this are dropped (and counted): the disk is too slow. */
@@ -81,6 +82,7 @@ export class StreamRecorder {
     private log: Logger,
   ) {
     packager.segmenter.addSink(this.sink);
+    recorderOpened(this);
     this.watch();
     storage.mark(stream, 'source-start', 'recorder attached');
   }
@@ -286,6 +288,7 @@ export class StreamRecorder {
     for (const off of this.offs.values()) off();
     this.offs.clear();
     await this.idle;
+    recorderClosed(this);
     this.storage.flush();
     this.storage.mark(this.stream, 'source-stop', 'recorder detached');
   }

@@ -112,3 +112,17 @@ export function buildStatus(s: ArchiveStorage, now: number): StorageStatus {
     streams,
   };
 }
+
+/** Per stream recording into `s` now: seconds from the end of its newest indexed chunk to
+ *  `now` (a segment's length plus the write and the index insert when all keeps up). */
+export function indexLag(s: ArchiveStorage, now: number): { stream: string; seconds: number }[] {
+  if (!s.writable) return [];
+  const totals = s.totals();
+  const out: { stream: string; seconds: number }[] = [];
+  for (const [stream, a] of s.streams) {
+    const t = totals.get(stream);
+    if (a.active() && t && t.last > 0)
+      out.push({ stream, seconds: Math.max(0, now - t.last) / 1000 });
+  }
+  return out;
+}

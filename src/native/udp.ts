@@ -62,6 +62,53 @@ export interface UdpReceiverOptions {
   onData: (batch: Buffer, datagrams: number, lengths: Int32Array) => void;
   /** Faults of the receive thread (the receiver keeps running), and exceptions thrown by onData. */
   onError?: (err: Error) => void;
+  /** Whose socket this is (a stream's input), for counters that outlive one socket: see
+   *  udpOwnerTotals. */
+  owner?: UdpOwner;
+}
+
+/** A stream's input, the unit the receive counters of /metrics are kept for. */
+export interface UdpOwner {
+  stream: string;
+  input: number;
+}
+
+/** The counters of an owner's sockets that only grow (what waits now is left out). */
+export type UdpTotals = Omit<UdpReceiverStats, 'queued' | 'queuedBytes'>;
+
+/** Per owner: what its closed sockets counted, and its open receivers. */
+const owners = new Map<string, { owner: UdpOwner; closed: UdpTotals; open: Set<UdpReceiver> }>();
+
+function ownerKey(o: UdpOwner): string {
+  return `${o.input}\u0000${o.stream}`;
+}
+
+function addTotals(to: UdpTotals, s: UdpTotals): void {
+  to.datagrams += s.datagrams;
+  to.bytes += s.bytes;
+  to.batches += s.batches;
+  to.drops += s.drops;
+  to.queueDrops += s.queueDrops;
+  to.truncated += s.truncated;
+}
+
+/**
+ * Every owner's counters over all the sockets it has had: a reopened input (a restart, a
+ * backup probed again) goes on counting from where the closed socket stopped. `keep` says
+ * which owners still exist; a forgotten one with no open socket is dropped for good.
+ */
+export function udpOwnerTotals(keep: (o: UdpOwner) => boolean): (UdpOwner & UdpTotals)[] {
+  const out: (UdpOwner & UdpTotals)[] = [];
+  for (const [key, o] of owners) {
+    if (!keep(o.owner)) {
+      if (o.open.size === 0) owners.delete(key);
+      continue;
+    }
+    const t = { ...o.owner, ...o.closed };
+    for (const rx of o.open) addTotals(t, rx.stats());
+    out.push(t);
+  }
+  return out;
 }
 
 export interface UdpReceiverStats {
@@ -107,6 +154,7 @@ export class UdpReceiver {
   /** Set when the kernel granted less than asked (raise net.core.rmem_max or run as root). */
   readonly bufferWarning?: string;
   private lastStats: UdpReceiverStats | undefined;
+  private readonly owner?: UdpOwner;
 
   constructor(opts: UdpReceiverOptions) {
     if (opts === null || typeof opts !== 'object') throw argError('options must be an object');
@@ -196,6 +244,24 @@ export class UdpReceiver {
     this.grantedBufferSize = this.native.grantedBufferSize;
     this.requestedBufferSize = bufferSize;
     this.port = this.native.port;
+    if (opts.owner) {
+      this.owner = { stream: opts.owner.stream, input: opts.owner.input };
+      const key = ownerKey(this.owner);
+      let o = owners.get(key);
+      if (!o) {
+        const closed = {
+          datagrams: 0,
+          bytes: 0,
+          batches: 0,
+          drops: 0,
+          queueDrops: 0,
+          truncated: 0,
+        };
+        o = { owner: this.owner, closed, open: new Set() };
+        owners.set(key, o);
+      }
+      o.open.add(this);
+    }
     if (bufferSize > 0 && this.grantedBufferSize < bufferSize) {
       this.bufferWarning =
         `socket receive buffer: asked ${bufferSize} bytes, granted ${this.grantedBufferSize}` +
@@ -224,9 +290,13 @@ export class UdpReceiver {
   /** Stop the thread, close the socket. Idempotent; no onData call follows it. */
   close(): void {
     if (!this.native) return;
-    this.lastStats = this.native.stats();
+    this.native.stats(); // the kernel's drop count, read while the socket is open
     this.native.close();
+    // The rest read after the thread stopped: nothing counts after this reading.
+    this.lastStats = { ...this.native.stats(), queued: 0, queuedBytes: 0 };
     this.native = undefined;
+    const o = this.owner && owners.get(ownerKey(this.owner));
+    if (o?.open.delete(this)) addTotals(o.closed, this.lastStats);
   }
 }
 

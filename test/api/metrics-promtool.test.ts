@@ -2,37 +2,17 @@
 // linter, `promtool check metrics` (Debian package `prometheus`, installed by scripts/setup):
 // types match names (`_total` only on counters, no gauge with a `quantile` label), base units
 // (bytes, not bits), help on every metric — prom-client's process metrics included.
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { promtoolCheck } from '../helpers/promtool.ts';
 import { startServer, tempDir, waitFor } from '../helpers/server.ts';
 import { cleanStream } from '../helpers/ts-craft.ts';
 
-const PROMTOOL = 'promtool';
 /** The file input plays 2 s of a 3 Mbit/s TS in real time, looping. */
 const TS_MS = 2000;
 const TS_BYTES_PER_SEC = 376_000;
 const FLOW_TIMEOUT_MS = 20_000;
-
-/** Run `promtool check metrics` on `text`; resolves with its exit code and output. */
-function promtoolCheck(text: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(PROMTOOL, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    p.stderr.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    p.once('error', (err) =>
-      reject(new Error(`${PROMTOOL} cannot run (${err.message}): run scripts/setup`)),
-    );
-    p.once('close', (code) => resolve({ code, out }));
-    p.stdin.end(text);
-  });
-}
 
 t.test('promtool check metrics passes on a live /metrics with a running stream', async (t) => {
   const dir = await tempDir(t, 'sluice-promtool-');

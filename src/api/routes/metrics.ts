@@ -15,6 +15,8 @@ import { type PoolStats, segmentPool } from '../../ott/pool.ts';
 import type { Services } from '../../util/services.ts';
 import type { AppContext } from '../context.ts';
 import { installMainLoopDelay } from '../loop-delay.ts';
+import { installArchiveMetrics } from '../metrics-archive.ts';
+import { installUdpInputMetrics } from '../metrics-udp.ts';
 
 export const REQUESTS = 'sluice_api_requests_total';
 const DURATION = 'sluice_api_request_duration_seconds';
@@ -176,6 +178,8 @@ export async function metricsRoutes(
   const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());
   installSegmentPoolMetrics(registry, () => segmentPool.stats());
+  installUdpInputMetrics(registry, opts.ctx.services);
+  installArchiveMetrics(registry, opts.ctx.services, opts.ctx.clock);
   app.get('/metrics', {
     schema: {
       tags: ['data'],

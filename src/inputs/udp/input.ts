@@ -46,6 +46,7 @@ export class UdpInput implements InputTransport {
       ...(ssm ? { ssm } : {}),
       bufferSize: requested,
       batchLatencyMs: UDP_BATCH_LATENCY_MS,
+      owner: { stream: this.ctx.streamName, input: this.ctx.index },
       onData: (batch, n) => {
         this.datagrams += n;
         this.bytes += batch.length;

@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { basicAuthorization, DigestClient, parseChallenges } from '../../protocols/http-auth.ts';
 import { type Clock, systemClock } from '../../util/clock.ts';
+import { unreachable } from '../common.ts';
 import { type BodyBuffers, type BodyRefusal, IncomingBody, refusalWords } from './body-buffers.ts';
 import { Deadline } from './deadline.ts';
 import { Http1Failure, Http1Pool } from './http1-pool.ts';
@@ -233,8 +234,7 @@ export class HttpClient {
       req.on('error', (err) => {
         if (err instanceof HttpError) return reject(err);
         const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ECONNREFUSED')
-          return reject(new HttpError('origin refused the connection', 0));
+        if (code === 'ECONNREFUSED') return reject(new HttpError(unreachable(err, url)!, 0));
         if (code === 'ENOTFOUND')
           return reject(new HttpError(`origin host not found (${u.hostname})`, 0));
         if (err.name === 'AbortError') return reject(new HttpError('aborted', 0));
@@ -329,7 +329,7 @@ export class HttpClient {
     } catch (err) {
       if (!(err instanceof Http1Failure)) throw err;
       if (err.refusal) throw refusalError(err.refusal);
-      if (err.code === 'ECONNREFUSED') throw new HttpError('origin refused the connection', 0);
+      if (err.code === 'ECONNREFUSED') throw new HttpError(unreachable(err, u.href)!, 0);
       if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
         throw new HttpError(`origin host not found (${u.hostname})`, 0);
       }

@@ -13,6 +13,7 @@ import {
   windowAckSize,
 } from '../../protocols/rtmp/chunk.ts';
 import type { Clock, Timer } from '../../util/clock.ts';
+import { unreachable } from '../common.ts';
 import { type LowWaterSocket, recvLowWaterOf } from '../recv-low-water.ts';
 import { RtmpConnection } from './connection.ts';
 import type { RtmpUrl } from './url.ts';
@@ -135,10 +136,10 @@ export class PullSession {
   }
 
   private describe(err: Error & { code?: string }): string {
-    const { host, port } = this.o.url;
+    const { host } = this.o.url;
     switch (err.code) {
       case 'ECONNREFUSED':
-        return `origin refused the connection (${host}:${port})`;
+        return unreachable(err, this.o.url.tcUrl)!;
       case 'ENOTFOUND':
       case 'EAI_AGAIN':
         return `origin host ${host} not found`;

@@ -16,6 +16,7 @@ import {
   writeRequest,
 } from '../../protocols/rtsp/message.ts';
 import type { Clock } from '../../util/clock.ts';
+import { unreachable } from '../common.ts';
 
 export class RtspError extends Error {
   constructor(
@@ -168,7 +169,10 @@ export class RtspConnection {
       });
       s.on('error', (err) => {
         timer.cancel();
-        reject(new RtspError(`${this.o.host}:${this.o.port}: ${err.message}`));
+        const at = `rtsp://${this.o.host}:${this.o.port}`;
+        reject(
+          new RtspError(unreachable(err, at) ?? `${this.o.host}:${this.o.port}: ${err.message}`),
+        );
         this.fail(err);
       });
       s.on('close', () => {

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { num, str } from '../../config/spec-values.ts';
 import type { InputContext, InputTransport } from '../../engine/input.ts';
-import { Backoff } from '../common.ts';
+import { Backoff, unreachable } from '../common.ts';
 
 export class TcpInput implements InputTransport {
   private sock: net.Socket | null = null;
@@ -53,7 +53,7 @@ export class TcpInput implements InputTransport {
       sock.destroy();
     });
     sock.on('error', (err) => {
-      this.lastError = err.message;
+      this.lastError = unreachable(err, `tcp://${host}:${port}`) ?? err.message;
     });
     sock.on('close', () => {
       this.connected = false;

@@ -9,6 +9,7 @@
         "native/dvb/frontend.cc",
         "native/fs/durable_write.cc",
         "native/fs/file_lock.cc",
+        "native/mem/pages.cc",
         "native/ts/crc32.cc",
         "native/ts/sections.cc",
         "native/ts/analyzer.cc",

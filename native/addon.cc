@@ -6,6 +6,7 @@
 #include "dvb/frontend.h"
 #include "fs/durable_write.h"
 #include "fs/file_lock.h"
+#include "mem/pages.h"
 #include "net/live_http.h"
 #include "net/socket_opts.h"
 #include "net/udp_receiver.h"
@@ -54,6 +55,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("writeDurableStats",
               Napi::Function::New(env, sluice::WriteDurableStats, "writeDurableStats"));
   exports.Set("lockFile", Napi::Function::New(env, sluice::LockFile, "lockFile"));
+  exports.Set("mapBlock", Napi::Function::New(env, sluice::MapBlock, "mapBlock"));
+  exports.Set("discardPages", Napi::Function::New(env, sluice::DiscardPages, "discardPages"));
+  exports.Set("residentBytes", Napi::Function::New(env, sluice::ResidentBytes, "residentBytes"));
   exports.Set("BissDescrambler", sluice::BissDescramblerWrap::Define(env));
   exports.Set("bissScramble", Napi::Function::New(env, sluice::BissScramble, "bissScramble"));
   exports.Set("DvbFrontend", sluice::DvbFrontendWrap::Define(env));

@@ -349,6 +349,10 @@ export interface NativeAddon {
   writeDurableStats(): { copiesMostAtOnce: number };
   /** flock(2) on a file: its locked descriptor, or -1 when held elsewhere (src/native/file-lock.ts). */
   lockFile(path: string): number;
+  /** Segment blocks as mappings of their own (src/native/pages.ts). */
+  mapBlock(bytes: number): Buffer;
+  discardPages(block: Buffer, from: number): number;
+  residentBytes(buf: Buffer): number;
   DvbFrontend: new (adapter: number, device: number, readOnly: boolean) => NativeDvbFrontend;
   DvbDvr: new (opts: RawDvbDvrOptions, onData: (batch: Buffer) => void) => NativeDvbDvr;
   DvbCa: new (

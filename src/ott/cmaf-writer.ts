@@ -13,9 +13,9 @@ import type { AccessUnit, Track } from './tracks.ts';
 const PART_SLACK_S = 0.001;
 /** A segment's block reserves at least this much address space, and this many times the last
  *  segment: memory follows what is written and the tail is trimmed at the end (./pool.ts), so
- *  a generous reservation costs nothing and spares the copy of a move to a larger block. */
-const MIN_SEGMENT_RESERVE = 16 * 1024 * 1024;
-const RESERVE_FACTOR = 4;
+ *  head room costs no memory and spares most moves to a larger block (see ts-writer.ts). */
+const MIN_SEGMENT_RESERVE = 4 * 1024 * 1024;
+const RESERVE_FACTOR = 2;
 /** Smallest arena for samples waiting for their part; a new one holds two of the last part. */
 const MIN_ARENA_BYTES = 64 * 1024;
 

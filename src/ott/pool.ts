@@ -1,16 +1,20 @@
-// Reusable blocks for segment bytes, each a resizable ArrayBuffer: address space reserved for
-// the most a block may hold, memory only where it is written, and `trim()` hands the pages past
-// a finished segment's end back to the OS at once (a block costs its segment, page-rounded).
+// Reusable blocks for segment bytes, each a mapping of its own (src/native/pages.ts): room
+// reserved for more than a segment will likely hold, memory only where it is written, and
+// `trim()` hands the pages past a finished segment's end back to the OS at once, so a block
+// costs its segment rounded up to a page, whatever it held before.
 //
 // Why blocks are pooled at all: a fresh multi-megabyte Buffer per segment costs page faults on
 // first touch and, at 100 channels, drove V8's external-memory heuristic into a mark-compact
-// every second or two (bench/RESULTS.md, whole box). Why resizable rather than size classes: a
-// 2.0 MB segment sat in a 2.5 MiB class block (31 % over, bench/memory.ts); a right-sized copy
-// at completion costs a memcpy of every byte, a trim two syscalls (measured in RESULTS.md).
+// every second or two (bench/RESULTS.md, whole box). Why a madvise trim: a reused size-class
+// block kept every page its largest earlier segment had touched; a resizable ArrayBuffer's
+// shrink cost 2.9 ms per 2 MB segment and asked V8 for a full collection, a right-sized copy at
+// completion 1.5–2.2 ms, madvise a few µs (bench/RESULTS.md, memory).
 //
 // Ownership is counted, never guessed: whoever keeps a block's bytes past the current
 // synchronous call (the writer filling it, the segment store, an HTTP response in flight, the
 // archive recorder's write) holds a reference from `retain()` and gives it back exactly once.
+
+import { discardPages, mapBlock } from '../native/pages.ts';
 
 /** Reservations are sized in steps of this many bytes (few size classes, little waste). */
 const GRANULE = 64 * 1024;
@@ -22,36 +26,23 @@ const MAX_OVERSIZE = 2;
  *  stream, so one stream's boundary does not swing it). */
 const RATE_WINDOW_MS = 10_000;
 
-/** The ES2024 resizable ArrayBuffer (Node 20 has it; the project's lib is ES2023). */
-interface ResizableBuffer extends ArrayBuffer {
-  readonly maxByteLength: number;
-  resize(byteLength: number): void;
-}
-const Resizable = ArrayBuffer as unknown as new (
-  byteLength: number,
-  options: { maxByteLength: number },
-) => ResizableBuffer;
+const PAGE = 4096;
 
-/** A block: its memory and a view over all of it as it is now. */
+/** A block: its memory, and how much of it may be resident. */
 class Block {
-  readonly ab: ResizableBuffer;
-  buf: Buffer;
+  readonly buf: Buffer;
+  /** Bytes from the start that may be in memory: the whole block until a trim says less. */
+  extent: number;
 
   constructor(reserve: number) {
-    this.ab = new Resizable(reserve, { maxByteLength: reserve });
-    this.buf = Buffer.from(this.ab, 0, reserve);
+    this.buf = mapBlock(reserve);
+    this.extent = reserve;
   }
 
-  /** Bytes that may be resident (the extent; untouched pages of an open block are not). */
-  get extent(): number {
-    return this.ab.byteLength;
-  }
-
-  /** Set the extent; views inside the new extent stay valid. */
-  resize(bytes: number): void {
-    if (bytes === this.ab.byteLength) return;
-    this.ab.resize(bytes);
-    this.buf = Buffer.from(this.ab, 0, bytes);
+  /** The pages from `bytes` on go back to the OS (views before it stay as they are). */
+  keep(bytes: number): void {
+    discardPages(this.buf, bytes);
+    this.extent = Math.min(this.buf.length, Math.ceil(bytes / PAGE) * PAGE);
   }
 }
 
@@ -68,12 +59,12 @@ export class Lease {
     return this.block.buf;
   }
 
-  /** The contents end at `bytes`: the whole pages past it go back to the OS now. Views inside
-   *  the first `bytes` stay valid; `buf` shrinks to `bytes`. */
+  /** The contents end at `bytes`: the whole pages past it go back to the OS now (they read
+   *  as zero after). Views inside the first `bytes` are untouched. */
   trim(bytes: number): void {
     if (this.refs <= 0) throw new Error('trim of a released block');
-    const keep = Math.min(this.block.extent, Math.max(0, Math.ceil(bytes)));
-    this.block.resize(keep);
+    const keep = Math.min(this.block.buf.length, Math.max(0, Math.ceil(bytes)));
+    this.block.keep(keep);
     this.pool?.filled(keep);
   }
 
@@ -160,7 +151,6 @@ export class BlockPool {
       const i = this.order.lastIndexOf(block);
       if (i >= 0) this.order.splice(i, 1);
       this.reused++;
-      block.resize(block.ab.maxByteLength);
       return new Lease(block, this);
     }
     this.allocated++;
@@ -170,7 +160,7 @@ export class BlockPool {
 
   /** Called by the last holder's release. */
   give(block: Block): void {
-    const size = block.ab.maxByteLength;
+    const size = block.buf.length;
     let list = this.free.get(size);
     if (!list) {
       list = [];
@@ -195,10 +185,10 @@ export class BlockPool {
     const bound = this.freeBound();
     while (this.freeTotal > bound && this.order.length > 0) {
       const old = this.order.shift()!;
-      const l = this.free.get(old.ab.maxByteLength)!;
+      const l = this.free.get(old.buf.length)!;
       l.splice(l.indexOf(old), 1);
       this.freeTotal -= old.extent;
-      old.resize(0); // now, not when the GC gets to the block
+      old.keep(0); // its memory now, not when the GC gets to the block
     }
   }
 
@@ -240,10 +230,12 @@ export function classSize(min: number): number {
 }
 
 /** Free segment bytes kept whatever the rate: a few segments of one stream. */
-const SEGMENT_POOL_FLOOR = 16 * 1024 * 1024;
-/** The free pool holds what the writers fill in this long: a segment of every stream comes
- *  back (leaving the window) about when the next is begun, within one segment duration. */
-const SEGMENT_POOL_HORIZON_MS = 3_000;
+const SEGMENT_POOL_FLOOR = 8 * 1024 * 1024;
+/** The free pool holds what the writers fill in this long. In steady state a stream's oldest
+ *  segment leaves the store (its block comes back) just before the stream begins the next one,
+ *  so the pool needs little beyond the jitter of readers letting go late and streams starting:
+ *  half a 2 s segment of every stream. */
+const SEGMENT_POOL_HORIZON_MS = 1_000;
 
 /** The process-wide pool of segment blocks (HLS over TS and CMAF). */
 export const segmentPool = new BlockPool({

@@ -23,6 +23,8 @@ const WARMUP = Number(process.env.MEMORY_WARMUP ?? 30);
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 10);
 const [OVER_N, OVER_MBPS] = (process.env.MEMORY_OVER ?? '10x80').split(/[x×]/).map(Number);
 const DVR = process.env.MEMORY_DVR !== '0';
+/** Overload sends 10× the rate: the windows fill in a tenth of the time; then RSS must level. */
+const OVER_WARMUP = 10;
 const MAX_CHANNELS = 100;
 const MBPS = 8;
 const SEGMENT_S = 2;
@@ -39,6 +41,11 @@ const media = join(dir, 'ch.ts');
 // 8 Mbit/s (CBR video with filler, AAC), long enough that a step never loops it (a loop is a
 // discontinuity: an early cut and a shorter window).
 makeFeedFile(media, MBPS * 1000 - 300, '640x360', WARMUP + SECONDS + 20);
+
+/** Minor page faults of the process so far (/proc/PID/stat field 10). */
+function faultsOf(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
+}
 
 function rssMb(pid: number): number {
   const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -74,6 +81,7 @@ interface Step {
   windowS: number;
   queueDrops: number;
   poolFreeMb: number;
+  faultsPerS: number;
 }
 
 async function step(n: number, mbps: number, warmup: number): Promise<Step> {
@@ -104,10 +112,12 @@ async function step(n: number, mbps: number, warmup: number): Promise<Step> {
   const sender = n > 0 ? send(base, n, mbps, warmup + SECONDS + 3) : undefined;
   await sleep(warmup * 1000);
   const rss: number[] = [];
+  const faults0 = faultsOf(srv.proc.pid!);
   for (let i = 0; i < SECONDS; i++) {
     rss.push(rssMb(srv.proc.pid!));
     await sleep(1000);
   }
+  const faultsPerS = (faultsOf(srv.proc.pid!) - faults0) / SECONDS;
   let windowS = 0;
   for (let i = 0; i < n; i++) {
     const m3u8 = await get(`/ch${i}/index.m3u8`);
@@ -117,7 +127,7 @@ async function step(n: number, mbps: number, warmup: number): Promise<Step> {
   const free = /^sluice_ott_segment_pool_free_bytes (\S+)/m.exec(await get('/metrics'))?.[1];
   sender?.kill('SIGKILL');
   await srv.stop();
-  return { rss, windowS, queueDrops, poolFreeMb: Number(free) / MB };
+  return { rss, windowS, queueDrops, poolFreeMb: Number(free) / MB, faultsPerS };
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -146,7 +156,7 @@ try {
       ratio.push(perCh / windowMb);
       ratioHeld.push(perCh / heldMb);
       console.log(
-        `  ${n} ch run ${r + 1}: RSS ${mean(s.rss).toFixed(0)} MB (max ${Math.max(...s.rss).toFixed(0)}), per channel ${perCh.toFixed(1)} MB, window ${windowMb.toFixed(1)} MB (${s.windowS.toFixed(1)} s), held with grace ${heldMb.toFixed(1)} MB, pool free ${s.poolFreeMb.toFixed(1)} MB, queue drops ${s.queueDrops}`,
+        `  ${n} ch run ${r + 1}: RSS ${mean(s.rss).toFixed(0)} MB (max ${Math.max(...s.rss).toFixed(0)}), per channel ${perCh.toFixed(1)} MB, window ${windowMb.toFixed(1)} MB (${s.windowS.toFixed(1)} s), held with grace ${heldMb.toFixed(1)} MB, pool free ${s.poolFreeMb.toFixed(1)} MB, ${s.faultsPerS.toFixed(0)} page faults/s, queue drops ${s.queueDrops}`,
       );
     }
     console.log(
@@ -155,7 +165,7 @@ try {
   }
   if (OVER_N! > 0) {
     // More input than the server takes: RSS must level off (queues drop, they do not grow).
-    const s = await step(OVER_N!, OVER_MBPS!, 10);
+    const s = await step(OVER_N!, OVER_MBPS!, OVER_WARMUP);
     const half = Math.floor(s.rss.length / 2);
     console.log(
       `overload ${OVER_N} ch × ${OVER_MBPS} Mbit/s: RSS ${s.rss.map((x) => x.toFixed(0)).join(' ')} MB; growth over the last ${s.rss.length - half} s ${(Math.max(...s.rss.slice(half)) - Math.max(...s.rss.slice(0, half))).toFixed(0)} MB; queue drops ${s.queueDrops}; pool free ${s.poolFreeMb.toFixed(1)} MB`,

@@ -16,6 +16,7 @@ import type { Services } from '../../util/services.ts';
 import type { AppContext } from '../context.ts';
 import { installMainLoopDelay } from '../loop-delay.ts';
 import { installArchiveMetrics } from '../metrics-archive.ts';
+import { installProcessMetrics } from '../metrics-process.ts';
 import { installUdpInputMetrics } from '../metrics-udp.ts';
 
 export const REQUESTS = 'sluice_api_requests_total';
@@ -180,6 +181,7 @@ export async function metricsRoutes(
   installSegmentPoolMetrics(registry, () => segmentPool.stats());
   installUdpInputMetrics(registry, opts.ctx.services);
   installArchiveMetrics(registry, opts.ctx.services, opts.ctx.clock);
+  installProcessMetrics(registry, opts.ctx.services);
   app.get('/metrics', {
     schema: {
       tags: ['data'],

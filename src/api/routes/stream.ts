@@ -1,9 +1,11 @@
 // GET /data/stream and /data/stream/{id}: runtime state of the streams (state, active input,
 // per-input status, bitrates, TR 101 290 counters, programmes, switch log, alerts).
 import type { FastifyInstance } from 'fastify';
+import type { StreamInstance } from '../../drivers/stream/instance.ts';
 import { streamRegistry } from '../../drivers/stream/registry.ts';
 import { HttpError } from '../../errors.ts';
 import type { AppContext } from '../context.ts';
+import { streamMemoryBytes } from '../metrics-process.ts';
 import { isPaged, MAX_PAGE, type StreamQuery, selectStreams } from '../stream-page.ts';
 
 const streamSchema = { type: 'object', additionalProperties: true } as const;
@@ -49,6 +51,12 @@ const pageSchema = {
 
 export async function streamRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const registry = () => streamRegistry(opts.ctx.services);
+  // memoryBytes: what its live segment stores hold (sluice_stream_memory_bytes, docs/api.md).
+  const row = (s: StreamInstance) => ({
+    key: s.key,
+    ...s.status(),
+    memoryBytes: streamMemoryBytes(opts.ctx.services, s.name),
+  });
   app.get('/data/stream', {
     schema: {
       tags: ['data'],
@@ -60,7 +68,7 @@ export async function streamRoutes(app: FastifyInstance, opts: { ctx: AppContext
     handler: async (req) => {
       const q = req.query as StreamQuery;
       const { streams, next } = selectStreams(registry().all(), q);
-      const rows = streams.map((s) => ({ key: s.key, ...s.status() }));
+      const rows = streams.map((s) => row(s));
       return isPaged(q) ? { streams: rows, next } : rows;
     },
   });
@@ -75,7 +83,7 @@ export async function streamRoutes(app: FastifyInstance, opts: { ctx: AppContext
       const { id } = req.params as { id: string };
       const s = registry().find(id);
       if (!s) throw new HttpError('NOT_FOUND', `no running stream ${id}`);
-      return { key: s.key, ...s.status() };
+      return row(s);
     },
   });
 }

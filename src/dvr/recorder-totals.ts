@@ -24,6 +24,17 @@ function add(to: RecorderTotals, s: RecorderTotals): void {
   to.failed += s.failed;
 }
 
+/** The row of `storage` and `stream` in `rows`, made at zero when missing. */
+function rowIn(rows: Map<string, RecorderTotalsRow>, storage: number, stream: string) {
+  const k = keyOf(storage, stream);
+  let row = rows.get(k);
+  if (!row) {
+    row = { storage, stream, chunks: 0, bytes: 0, dropped: 0, failed: 0 };
+    rows.set(k, row);
+  }
+  return row;
+}
+
 export function recorderOpened(r: StreamRecorder): void {
   open.add(r);
 }
@@ -31,14 +42,7 @@ export function recorderOpened(r: StreamRecorder): void {
 /** Call once the recorder counts no more (its queue written or dropped). */
 export function recorderClosed(r: StreamRecorder): void {
   if (!open.delete(r)) return;
-  const storage = r.storage.settings.id;
-  const k = keyOf(storage, r.stream);
-  let row = closed.get(k);
-  if (!row) {
-    row = { storage, stream: r.stream, chunks: 0, bytes: 0, dropped: 0, failed: 0 };
-    closed.set(k, row);
-  }
-  add(row, r.stats);
+  add(rowIn(closed, r.storage.settings.id, r.stream), r.stats);
 }
 
 /** Totals per storage and stream, of the pairs `keep` says still exist (the others are
@@ -53,14 +57,7 @@ export function recorderTotals(
   }
   for (const r of open) {
     const storage = r.storage.settings.id;
-    if (!keep(storage, r.stream)) continue;
-    const k = keyOf(storage, r.stream);
-    let row = rows.get(k);
-    if (!row) {
-      row = { storage, stream: r.stream, chunks: 0, bytes: 0, dropped: 0, failed: 0 };
-      rows.set(k, row);
-    }
-    add(row, r.stats);
+    if (keep(storage, r.stream)) add(rowIn(rows, storage, r.stream), r.stats);
   }
   return [...rows.values()];
 }

@@ -10,6 +10,7 @@ import t from 'tap';
 import { promtoolCheck } from '../helpers/promtool.ts';
 import { recordedBeyond, recordingConfig } from '../helpers/recording.ts';
 import { freePort, REPO_ROOT, startServer, tempDir, waitFor } from '../helpers/server.ts';
+import { stallNodeOptions } from '../helpers/stall.ts';
 
 /** The flood: unpaced, at most 1 s and 100,000 datagrams of 1316 bytes. */
 const FLOOD_SECONDS = 1;
@@ -17,11 +18,6 @@ const FLOOD_MAX = 100_000;
 const OVERSIZE = 3;
 /** Longer than the receiver's largest datagram (4096). */
 const OVERSIZE_BYTES = 5000;
-
-function stallNodeOptions(): string {
-  const preload = new URL('../helpers/stall-preload.mjs', import.meta.url).href;
-  return [process.env['NODE_OPTIONS'], `--import=${preload}`].filter(Boolean).join(' ');
-}
 
 async function scrape(url: string): Promise<string> {
   return (await fetch(`${url}/metrics`)).text();

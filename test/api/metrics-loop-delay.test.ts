@@ -3,15 +3,11 @@
 // and two scrapers taking turns only ever see every series grow.
 import t from 'tap';
 import { startServer, waitFor } from '../helpers/server.ts';
+import { STALL_MS, stallNodeOptions } from '../helpers/stall.ts';
 
-const STALL_S = 0.3;
+const STALL_S = STALL_MS / 1000;
 /** The sampling timer may be due up to 10 ms into the stall. */
 const SAMPLE_S = 0.01;
-
-function stallNodeOptions(): string {
-  const preload = new URL('../helpers/stall-preload.mjs', import.meta.url).href;
-  return [process.env['NODE_OPTIONS'], `--import=${preload}`].filter(Boolean).join(' ');
-}
 
 /** The `sluice_eventloop_delay_*{loop="main"}` series of one scrape. */
 async function loopSeries(url: string): Promise<Map<string, number>> {

@@ -1,5 +1,5 @@
-// Preloaded into a server child (NODE_OPTIONS --import, stallNodeOptions in test/api/metrics-
-// loop-delay.test.ts): SIGUSR2 holds the main thread's event loop busy for 300 ms, a real stall.
+// Preloaded into a server child (NODE_OPTIONS --import, stallNodeOptions in test/helpers/
+// stall.ts): SIGUSR2 holds the main thread's event loop busy for 300 ms, a real stall.
 const STALL_MS = 300;
 
 process.on('SIGUSR2', () => {

@@ -64,11 +64,11 @@ export async function advances(page: Page, seconds: number, timeoutMs: number): 
   return (await currentTime(page)) - from;
 }
 
-/** The waits (first `waiting` to the next `playing`, ms) after playback first started; one
- *  still open counts up to now. */
-export async function waits(page: Page): Promise<number[]> {
+/** The waits (first `waiting` to the next `playing`, ms) that began at or after `since`, by
+ *  default after playback first started; a wait still open counts up to now. */
+export async function waits(page: Page, since?: number): Promise<number[]> {
   const events = await page.evaluate<[number, string][]>('window.timeline');
-  const begin = events.find(([, type]) => type === 'playing')?.[0] ?? Date.now();
+  const begin = since ?? events.find(([, type]) => type === 'playing')?.[0] ?? Date.now();
   const out: number[] = [];
   let from: number | undefined;
   for (const [at, type] of events) {

@@ -9,6 +9,7 @@ import { createOttService } from '../../src/ott/index.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
 import { liveGenerator, startOttServer, TinyBus, tempDir } from '../helpers/ott.ts';
+import { currentTime, type Report, TIMELINE_SCRIPT, waits } from '../helpers/player-page.ts';
 
 /** Playback asserted before the failover (the issue asks for 30 s per player) and after it. */
 const PLAY_SECONDS = 30;
@@ -25,45 +26,8 @@ const START_TIMEOUT_MS = 20_000;
  * hole never ends its wait.
  */
 const RESUME_BOUND_MS = 8_000;
-/** Records each `waiting` and `playing` of the page's video with the wall clock (a capture
- *  listener on the document: media events do not bubble). */
-const TIMELINE_SCRIPT = `window.timeline = [];
-for (const type of ['waiting', 'playing'])
-  document.addEventListener(type, () => window.timeline.push([Date.now(), type]), true);`;
-
-interface Report {
-  stalls: number;
-  waiting: number;
-  errors: string[];
-  playing: boolean;
-}
-
-async function currentTime(page: Page): Promise<number> {
-  // Strings, not functions: this file is type-checked without the DOM library.
-  return page.evaluate<number>("document.getElementById('v').currentTime");
-}
-
 async function report(page: Page): Promise<Report> {
   return page.evaluate(() => (globalThis as unknown as { report: Report }).report);
-}
-
-/** The waits (first `waiting` to the next `playing`, ms) that began at or after `since`, by
- *  default after playback first started; a wait still open counts up to now. */
-async function waits(page: Page, since?: number): Promise<number[]> {
-  const events = await page.evaluate<[number, string][]>('window.timeline');
-  const begin = since ?? events.find(([, type]) => type === 'playing')?.[0] ?? Date.now();
-  const out: number[] = [];
-  let from: number | undefined;
-  for (const [at, type] of events) {
-    if (at < begin) continue;
-    if (type === 'waiting') from ??= at;
-    else if (from !== undefined) {
-      out.push(at - from);
-      from = undefined;
-    }
-  }
-  if (from !== undefined) out.push(Date.now() - from);
-  return out;
 }
 
 /** Wait until the video's currentTime has advanced by `seconds` (bounded). */

@@ -166,6 +166,11 @@ async function checkOneLadder(t: Test, disc: number): Promise<void> {
     }
     t.ok(commonAfter >= 1, `${format}: ${commonAfter} of ${common} common segments after it`);
   }
+  // DASH: the group's one Period is the run after the restart, with both renditions in it.
+  const mpd = await (await fetch(`${srv.url}/abr/index.mpd`)).text();
+  t.match(mpd, `<Period id="p${disc}"`, `DASH: Period p${disc}`);
+  for (const [, name] of RENDITIONS)
+    t.match(mpd, `<Representation id="${name}-`, `DASH: ${name} in the Period`);
 }
 
 t.test('a PATCH of one rendition’s enc-* field', async (t) => {

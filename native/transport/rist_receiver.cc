@@ -392,6 +392,9 @@ Napi::Value RistReceiverWrap::Stats(const Napi::CallbackInfo& info) {
   n("lastRecovered", static_cast<double>(s.lastRecovered));
   n("errors", static_cast<double>(s.errors));
   o.Set("lastLog", Napi::String::New(env, s.lastLog));
+  n("keyFailures", static_cast<double>(s.keyFailures.count));
+  n("keyFailureAgoMs", RistKeyFailureAgoMs(s.keyFailures));
+  o.Set("lastKeyFailure", Napi::String::New(env, s.keyFailures.last));
   o.Set("lastRejectedIp", Napi::String::New(env, s.lastRejectedIp));
   return o;
 }

@@ -10,6 +10,7 @@
 #pragma once
 #include <napi.h>
 
+#include "transport/rist_log.h"
 #include "util/batch_slab.h"
 
 #include <atomic>
@@ -85,6 +86,7 @@ struct RistState : std::enable_shared_from_this<RistState> {
   uint64_t statsReports = 0;
   std::string lastLog;  // last warning or error librist logged
   uint64_t errors = 0;  // log lines at error level
+  RistKeyFailures keyFailures;
   std::string lastRejectedIp;
   std::string allowIp;
 };

@@ -7,6 +7,8 @@
 #pragma once
 #include <napi.h>
 
+#include "transport/rist_log.h"
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -34,6 +36,7 @@ struct RistSendState {
   uint64_t sent = 0, received = 0, retransmitted = 0;
   std::string lastLog;
   uint64_t errors = 0;
+  RistKeyFailures keyFailures;
 };
 
 class RistSenderWrap : public Napi::ObjectWrap<RistSenderWrap> {

@@ -90,6 +90,11 @@ export interface RistReceiverStats {
   /** librist log lines at error level, and the last warning or error it logged. */
   errors: number;
   lastLog: string;
+  /** librist's lines about a key that does not fit (a wrong passphrase), kept apart from
+   *  lastLog: how many, how long ago the last one was (ms, -1: none) and its text. */
+  keyFailures: number;
+  keyFailureAgoMs: number;
+  lastKeyFailure: string;
   lastRejectedIp: string;
 }
 

@@ -13,6 +13,10 @@ import { isMulticast } from '../../util/net.ts';
 export const RIST_BUFFER_MS = 1000;
 /** Batches reach the stream at most this long after their first block (as the udp input). */
 export const RIST_BATCH_LATENCY_MS = 20;
+/** A key failure this recent still names the passphrase as the fault: librist says so only when
+ *  a sender's new NONCE arrives (every few seconds) and logs timeouts and malformed packets in
+ *  between, which hid the cause. */
+export const RIST_KEY_FAILURE_HOLD_MS = 15_000;
 /** A peer's weight when rist-addr-weight is not given (librist's default). */
 export const RIST_DEFAULT_WEIGHT = 5;
 
@@ -91,6 +95,8 @@ export class RistInput implements InputTransport {
     if (!this.rx) return this.lastError;
     const s = this.rx.stats();
     if (s.peersConnected > 0) return '';
+    const keyFailure = this.keyFailure(s);
+    if (keyFailure) return keyFailure;
     if (s.rejected > 0) {
       return `refused a sender at ${s.lastRejectedIp} (allow-conn-ip ${str(this.cfg, 'allow-conn-ip')})`;
     }
@@ -98,15 +104,22 @@ export class RistInput implements InputTransport {
       return `the sender went silent (no RIST traffic for ${int(this.cfg, 'rist-session-timeout', 2000)} ms)`;
     }
     // A listener nobody has called yet is waiting, not faulty; after a sender came and went,
-    // or librist complained (a wrong passphrase, a port in use), that is the message.
-    if (s.lastLog && /nonce|decrypt/i.test(s.lastLog)) {
-      return str(this.cfg, 'passphrase')
-        ? `the sender's passphrase does not match (librist: ${s.lastLog})`
-        : `the sender encrypts and this input has no passphrase (librist: ${s.lastLog})`;
-    }
+    // or librist complained (a port in use), that is the message.
     if (s.lastLog) return `librist: ${s.lastLog}`;
     if (s.connects > 0) return `no RIST sender connected (listening on ${this.where()})`;
     return '';
+  }
+
+  /** A sender whose packets do not decrypt, in words: the passphrases differ, or this input has
+   *  none (the simple profile has no encryption at all). */
+  private keyFailure(s: RistReceiverStats): string {
+    if (s.keyFailureAgoMs < 0 || s.keyFailureAgoMs > RIST_KEY_FAILURE_HOLD_MS) return '';
+    const where = `listening on ${this.where()}`;
+    const librist = `librist: ${s.lastKeyFailure}`;
+    if (!str(this.cfg, 'passphrase')) {
+      return `a sender encrypts and this input has no passphrase: set passphrase (rist-profile 1) to the sender's (${where}; ${librist})`;
+    }
+    return `the sender's passphrase does not match this input's passphrase: set the same one on both ends (${where}; ${librist})`;
   }
 
   metrics(): TransportMetrics {

@@ -101,6 +101,7 @@ export class ArchiveStorage {
   private slots = new Map<number, Slot>();
   private slotSeq = 0;
   private timer?: Timer;
+  private diskTimer?: Timer;
   private orphanTimer?: Timer;
   private orphanDue = false;
   /** The index was (re)opened: check it against the files on the next pass. */
@@ -136,6 +137,9 @@ export class ArchiveStorage {
   /** Start the pass timer and run the first probe now. */
   async start(): Promise<void> {
     this.schedule();
+    this.diskTimer = this.deps.clock.setInterval(() => {
+      void this.refreshDisk();
+    }, DISK_REFRESH_MS);
     this.orphanTimer = this.deps.clock.setTimeout(() => {
       this.orphanDue = true;
       this.orphanTimer = this.deps.clock.setInterval(() => {
@@ -315,6 +319,18 @@ export class ArchiveStorage {
     const pct = usedPercent(disk);
     if (pct <= this.settings.maxUsage - this.settings.hysteresis + CLEAR_SLACK_POINTS)
       this.pressureOver(pct);
+  }
+
+  /** Disk figures between passes, so status reports the usage of now (one statfs). Pressure
+   *  is judged by the passes only. */
+  private async refreshDisk(): Promise<void> {
+    if (this.passing || this.state !== 'ready' || this.closed) return;
+    try {
+      const disk = await this.deps.probe(this.dir);
+      if (!this.passing && this.state === 'ready') this.disk = disk;
+    } catch {
+      // The next pass's probe says what is wrong with the directory.
+    }
   }
 
   private pressureOver(pct: number): void {
@@ -643,6 +659,7 @@ export class ArchiveStorage {
   async close(): Promise<void> {
     this.closed = true;
     this.timer?.cancel();
+    this.diskTimer?.cancel();
     this.orphanTimer?.cancel();
     await this.passing;
     await this.scanning;
@@ -651,6 +668,8 @@ export class ArchiveStorage {
   }
 }
 
+/** How often status's disk figures are refreshed between passes. */
+const DISK_REFRESH_MS = 1_000;
 /** Window over which the write rate (and the disk-full forecast) is averaged. */
 export const WRITE_RATE_WINDOW_MS = 300_000;
 const UNLINK_PARALLEL = 32;

@@ -90,3 +90,13 @@ t.test('1 s and 4 s chunks: depths in seconds stay proportional over many passes
   }
   t.ok(storage.last.trimDeleted > 50, `size cleanup ran (${storage.last.trimDeleted} chunks)`);
 });
+
+t.test('used-percent follows the disk between passes', async (t) => {
+  const { storage, clock } = await pressured(t);
+  await storage.pass();
+  t.equal(storage.status()['used-percent'], 50);
+  addRun(storage, 'fast', clock.now(), 20, { duration: 1, bytes: 3000 }); // 60,000 bytes: 10 %
+  clock.advance(1000); // the disk figures' refresh, not a pass
+  await new Promise((r) => setImmediate(r));
+  t.equal(storage.status()['used-percent'], 60, 'the usage of now, not of the last pass');
+});

@@ -3,11 +3,36 @@
 // context signed in with Digest credentials.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from './browser.ts';
-import { REPO_ROOT } from './server.ts';
+import { REPO_ROOT, type Teardown } from './server.ts';
+
+/** The cheapest `test` input: a dashboard test needs a running stream, not a picture. */
+export const SMALL_TEST_INPUT: Readonly<Record<string, unknown>> = {
+  type: 'test',
+  width: 160,
+  height: 90,
+  'frame-rate': 10,
+  'video-bitrate': 100,
+  'enable-overlay': false,
+};
+
+/** Screenshots taken into `dir`/shots, copied at teardown to the folder SLUICE_KEEP_SHOTS names
+ *  (when it is set): `shot(page, name)` writes `name.png`. */
+export function screenshots(
+  t: Teardown,
+  dir: string,
+): (page: Page, name: string) => Promise<Buffer> {
+  const shots = join(dir, 'shots');
+  t.teardown(async () => {
+    const keep = process.env['SLUICE_KEEP_SHOTS'];
+    if (keep) await cp(shots, keep, { recursive: true });
+  });
+  return (page, name) => page.screenshot({ path: join(shots, `${name}.png`) });
+}
 
 const STAMP = join(REPO_ROOT, 'dist/ui/.stamp');
 

@@ -5,13 +5,12 @@
 // the stream page; the storages page on a real archive storage; the keyboard through the list.
 // The page is opened from 127.0.0.1, the anonymous admin (Digest is dashboard.test.ts's).
 import type { ChildProcess } from 'node:child_process';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import t from 'tap';
 import { freePort, startServer, tempDir, waitFor } from '../helpers/server.ts';
 import { makeFixture, playFixture } from '../helpers/stream-host.ts';
-import { ensureUiBuilt, launch } from '../helpers/web.ts';
+import { ensureUiBuilt, launch, screenshots } from '../helpers/web.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: browser globals, checked by the browser
 declare const document: any, location: any;
@@ -79,12 +78,7 @@ const srv = await startServer(t, {
   },
 });
 const ui = `${srv.url}/ui/`;
-const shots = join(tmp, 'shots');
-t.teardown(async () => {
-  const keep = process.env['SLUICE_KEEP_SHOTS'];
-  if (keep) await cp(shots, keep, { recursive: true });
-});
-const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
+const shot = screenshots(t, tmp);
 // UTC: the EPG test's guide is laid out by UTC day (epg.test.ts shows another zone).
 const ctx = await launch(join(tmp, 'profile'), undefined, 'UTC');
 t.teardown(() => ctx.close());

@@ -4,12 +4,18 @@
 // validate`), plan, apply into the file, and the 412 of a concurrent edit. Screenshots go to
 // the test's temp dir (kept when SLUICE_KEEP_SHOTS names a folder to copy them to).
 import { execFileSync } from 'node:child_process';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import { freePort, SLUICE_BIN, startServer, tempDir, waitFor } from '../helpers/server.ts';
-import { ensureUiBuilt, launch, startRelay } from '../helpers/web.ts';
+import {
+  ensureUiBuilt,
+  launch,
+  SMALL_TEST_INPUT,
+  screenshots,
+  startRelay,
+} from '../helpers/web.ts';
 
 // The functions handed to page.evaluate / waitForFunction run in the browser; the root type
 // check has no DOM lib, so their globals are declared loosely here.
@@ -24,14 +30,7 @@ const TIMEOUT_MS = 30_000;
 const STREAM_TIMEOUT_US = 4_000_000;
 
 ensureUiBuilt();
-const testInput = {
-  type: 'test',
-  width: 160,
-  height: 90,
-  'frame-rate': 10,
-  'video-bitrate': 100,
-  'enable-overlay': false,
-};
+const testInput = SMALL_TEST_INPUT;
 const silent = async () => ({ type: 'udp', address: '127.0.0.1', port: await freePort() });
 const srv = await startServer(t, {
   config: {
@@ -65,12 +64,7 @@ const ui = `http://127.0.0.1:${relay.port}/ui/`;
 await waitFor('the dashboard', async () => ((await fetch(`${srv.url}/ui/`)).ok ? true : undefined));
 
 const tmp = await tempDir(t, 'sluice-web-');
-const shots = join(tmp, 'shots');
-t.teardown(async () => {
-  const keep = process.env['SLUICE_KEEP_SHOTS'];
-  if (keep) await cp(shots, keep, { recursive: true });
-});
-const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
+const shot = screenshots(t, tmp);
 
 const stateOf = (page: Page, name: string) =>
   page.locator(`[data-stream="${name}"]`).getAttribute('data-state');

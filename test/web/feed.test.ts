@@ -1,5 +1,5 @@
-// The dashboard's pure parts: the live feed (rows, deltas, history) on a manual clock, the UI
-// path mapping, and the bundled schema's references.
+// The dashboard's pure parts: the live feed (rows, deltas, history, the errors of the last
+// minute) on a manual clock, the UI path mapping, and the bundled schema's references.
 import t from 'tap';
 import { ROOT_SCHEMA_ID, schemaFiles } from '../../src/config/schema.ts';
 import { ManualClock } from '../../src/util/clock.ts';
@@ -190,4 +190,31 @@ t.test('the bundled schema has every reference inside it', async (t) => {
     [],
     'no reference points outside or nowhere',
   );
+});
+
+// The streams page colours the errors of the last minute, not the totals (p1m / p2m / ccm).
+t.test('errors count in the last minute, then read 0 while the totals stay', async (t) => {
+  const clock = new ManualClock();
+  let now = row('1', { inputs: 2 });
+  const feed = new StreamFeed({ clock, rows: () => [now] });
+  const last: Partial<StreamRow> = {};
+  feed.subscribe((d: FeedDelta) => Object.assign(last, ...d.changed));
+  feed.start();
+  now = row('1', { inputs: 2, p1: 2, p2: 5, cc: 1 });
+  clock.advance(1000);
+  t.match(last, { p1: 2, p1m: 2, p2m: 5, ccm: 1 }, 'new errors show at once');
+  clock.advance(30_000);
+  t.match(feed.snapshot().rows[0], { p1: 2, p1m: 2 }, 'still within the minute');
+  clock.advance(31_000);
+  t.match(last, { p1: 2, p1m: 0, p2m: 0, ccm: 0 }, 'a minute later: clean, the totals kept');
+  now = row('1', { inputs: 2, p1: 3, p2: 5, cc: 1 });
+  clock.advance(1000);
+  t.match(last, { p1: 3, p1m: 1 }, 'one more error counts again');
+  now = row('1', { inputs: 2, active: 1, p1: 7 });
+  clock.advance(1000);
+  t.match(last, { p1: 7, p1m: 0 }, "a switch to the backup does not count that input's old totals");
+  now = row('1', { inputs: 2, active: 1, p1: 1 });
+  clock.advance(1000);
+  t.match(last, { p1: 1, p1m: 1 }, 'a total that went down (input restarted) counts afresh');
+  feed.close();
 });

@@ -2,25 +2,15 @@
 // for a client asking for JSON, or while the dashboard is off); the stream page's archive block
 // in sizes and times a person reads; no HTTP-TS link where /{name}/mpegts is a 404 (ott-http 0);
 // a mosaic without thumbnails says how to turn them on. Chromium from 127.0.0.1 (anonymous admin).
-import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import t from 'tap';
 import { freePort, startServer, tempDir, waitFor } from '../helpers/server.ts';
-import { ensureUiBuilt, launch } from '../helpers/web.ts';
+import { ensureUiBuilt, launch, SMALL_TEST_INPUT, screenshots } from '../helpers/web.ts';
 
 const TIMEOUT_MS = 30_000;
 
 ensureUiBuilt();
 const tmp = await tempDir(t, 'sluice-web-first-');
-const small = {
-  type: 'test',
-  width: 160,
-  height: 90,
-  'frame-rate': 10,
-  'video-bitrate': 100,
-  'enable-overlay': false,
-};
 const srv = await startServer(t, {
   config: {
     'dvr-storage-list': { storage: [{ id: 1, name: 'arch', 'dir-path': join(tmp, 'archive') }] },
@@ -32,7 +22,7 @@ const srv = await startServer(t, {
         'ott-hls': 1,
         'dvr-storage': 1,
         'dvr-hours': 1,
-        input: [small],
+        input: [SMALL_TEST_INPUT],
       },
       {
         id: 2,
@@ -45,12 +35,7 @@ const srv = await startServer(t, {
   },
 });
 const ui = `${srv.url}/ui/`;
-const shots = join(tmp, 'shots');
-t.teardown(async () => {
-  const keep = process.env['SLUICE_KEEP_SHOTS'];
-  if (keep) await cp(shots, keep, { recursive: true });
-});
-const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
+const shot = screenshots(t, tmp);
 const ctx = await launch(join(tmp, 'profile'));
 t.teardown(() => ctx.close());
 

@@ -8,7 +8,7 @@ import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { startServer, tempDir, waitFor } from '../helpers/server.ts';
-import { ensureUiBuilt, launch } from '../helpers/web.ts';
+import { ensureUiBuilt, launch, SMALL_TEST_INPUT } from '../helpers/web.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: browser globals, checked by the browser
 declare const document: any, performance: any, requestAnimationFrame: any;
@@ -32,16 +32,7 @@ for (let i = 1; i <= N; i++) {
     ...(i === 1
       ? {
           pause: false,
-          input: [
-            {
-              type: 'test',
-              width: 160,
-              height: 90,
-              'frame-rate': 10,
-              'video-bitrate': 100,
-              'enable-overlay': false,
-            },
-          ],
+          input: [SMALL_TEST_INPUT],
         }
       : { pause: true, input: [{ type: 'udp', address: '239.255.0.1', port: 10_000 + i }] }),
   });

@@ -9,7 +9,6 @@ import { ArchivedOttService } from '../../src/dvr/attach.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
 import type { StreamOttService } from '../../src/ott/service.ts';
-import type { ManualClock } from '../../src/util/clock.ts';
 import {
   codesOf,
   displaySet,
@@ -20,28 +19,17 @@ import {
 } from '../helpers/dvbsub.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { muxPrivatePes } from '../helpers/teletext.ts';
-import { hookHost, recordingHost, tempDir } from './helpers.ts';
+import { feedPaced, hookHost, recordingHost, tempDir } from './helpers.ts';
 
 const PID = 0x140;
 const PAGE = 2;
 const SUB = `t${PID}p${PAGE}`;
 const SECONDS = 11;
-const PIECES_PER_SECOND = 4;
 const LINES = [
   { at: 1, end: 3.5, text: 'Archived subtitles read back' },
   { at: 4, end: 6.5, text: 'The quick brown fox jumps\nover the lazy dog' },
   { at: 7, end: 9, text: 'Seven silver swans swam south' },
 ];
-
-/** Push `data` in pieces, a quarter second of the clock each (the recorder's pace). */
-async function feed(bus: TinyBus, clock: ManualClock, data: Buffer, seconds: number) {
-  const size = Math.ceil(data.length / (seconds * PIECES_PER_SECOND) / 188) * 188;
-  for (let o = 0; o < data.length; o += size) {
-    bus.push(data.subarray(o, o + size));
-    clock.advance(1000 / PIECES_PER_SECOND);
-    await new Promise((r) => setImmediate(r));
-  }
-}
 
 /** The cues of `.vtt` bodies: start (s after the first picture) and text, each text once. */
 function cuesOf(bodies: string[], firstVideoPts: number) {
@@ -100,7 +88,7 @@ t.test('DVB subtitles by OCR: archived, served in archive mode', async (t) => {
     descriptors: subtitlingDescriptor('eng', PAGE),
     pes,
   });
-  await feed(bus, clock, ts, SECONDS);
+  await feedPaced(bus, clock, ts, SECONDS);
   await (inner as StreamOttService).packager.vtt!.settled();
   await svc.recorder!.settle();
 

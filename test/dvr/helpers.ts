@@ -16,6 +16,7 @@ import type { Host, Instance } from '../../src/reconciler/driver.ts';
 import { ManualClock } from '../../src/util/clock.ts';
 import { Services } from '../../src/util/services.ts';
 import { applied } from '../helpers/desired.ts';
+import type { TinyBus } from '../helpers/ott.ts';
 
 export interface TapLike {
   teardown(fn: () => unknown): void;
@@ -148,4 +149,22 @@ export function hookHost(
     clock: host.clock,
     log: host.log,
   };
+}
+
+/** Pieces a second of the clock that feedPaced pushes data in (the recorder's pace). */
+const PIECES_PER_SECOND = 4;
+
+/** Push `data` (TS) into `bus` as `seconds` of a stream: a quarter second of the clock a piece. */
+export async function feedPaced(
+  bus: TinyBus,
+  clock: ManualClock,
+  data: Buffer,
+  seconds: number,
+): Promise<void> {
+  const size = Math.ceil(data.length / (seconds * PIECES_PER_SECOND) / 188) * 188;
+  for (let o = 0; o < data.length; o += size) {
+    bus.push(data.subarray(o, o + size));
+    clock.advance(1000 / PIECES_PER_SECOND);
+    await new Promise((r) => setImmediate(r));
+  }
 }

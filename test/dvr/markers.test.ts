@@ -14,22 +14,11 @@ import { ManualClock } from '../../src/util/clock.ts';
 import { applied } from '../helpers/desired.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
 import { BOX, END_BOX, muxTeletext } from '../helpers/teletext.ts';
-import { hookHost, recordingHost, tempDir } from './helpers.ts';
+import { feedPaced, hookHost, recordingHost, tempDir } from './helpers.ts';
 
 const PID = 0x130;
 const SUB = `t${PID}p888`;
 const SECONDS = 10;
-const PIECES_PER_SECOND = 4;
-
-async function feed(bus: TinyBus, clock: ManualClock, data: Buffer, seconds: number) {
-  const size = Math.ceil(data.length / (seconds * PIECES_PER_SECOND) / 188) * 188;
-  for (let o = 0; o < data.length; o += size) {
-    bus.push(data.subarray(o, o + size));
-    clock.advance(1000 / PIECES_PER_SECOND);
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
 t.test('subtitles and scrambling: recorded, served in archive mode, marked', async (t) => {
   const dir = tempDir(t);
   const { clock, storage, host } = await recordingHost(t, dir);
@@ -64,12 +53,12 @@ t.test('subtitles and scrambling: recorded, served in archive mode, marked', asy
       { at: 5, rows: [] },
     ],
   });
-  await feed(bus, clock, ts.subarray(0, Math.floor(ts.length / 2 / 188) * 188), SECONDS / 2);
+  await feedPaced(bus, clock, ts.subarray(0, Math.floor(ts.length / 2 / 188) * 188), SECONDS / 2);
   scrambled = [256];
   svc.sync();
   scrambled = [];
   svc.sync();
-  await feed(bus, clock, ts.subarray(Math.floor(ts.length / 2 / 188) * 188), SECONDS / 2);
+  await feedPaced(bus, clock, ts.subarray(Math.floor(ts.length / 2 / 188) * 188), SECONDS / 2);
   await svc.recorder!.settle();
   const index = storage.index!;
   const vttRows = index.range('s', SUB, 0, Number.MAX_SAFE_INTEGER);

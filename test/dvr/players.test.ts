@@ -7,27 +7,16 @@ import t from 'tap';
 import { ArchivedOttService } from '../../src/dvr/attach.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
-import type { ManualClock } from '../../src/util/clock.ts';
 import { CHROMIUM, CHROMIUM_ARGS, ROOT } from '../helpers/browser.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
-import { hookHost, recordingHost, tempDir } from './helpers.ts';
+import { feedPaced, hookHost, recordingHost, tempDir } from './helpers.ts';
 
-const PIECES_PER_SECOND = 4;
 /** Seconds of the first recorded run (before the gap) and of the second. */
 const RUN_A = 8;
 const RUN_B = 6;
 /** HLS plays past the first run: across the discontinuity of the gap. */
 const HLS_PLAY_SECONDS = RUN_A + 1;
 const PLAY_TIMEOUT_MS = 25_000;
-
-async function feed(bus: TinyBus, clock: ManualClock, data: Buffer, seconds: number) {
-  const size = Math.ceil(data.length / (seconds * PIECES_PER_SECOND) / 188) * 188;
-  for (let o = 0; o < data.length; o += size) {
-    bus.push(data.subarray(o, o + size));
-    clock.advance(1000 / PIECES_PER_SECOND);
-    await new Promise((r) => setImmediate(r));
-  }
-}
 
 interface Report {
   errors: string[];
@@ -64,10 +53,10 @@ t.test('hls.js and dash.js play the archive in Chromium', async (t) => {
 
   const a = await makeTestStream(join(dir, 'a.ts'), { seconds: RUN_A, gop: 25 });
   const b = await makeTestStream(join(dir, 'b.ts'), { seconds: RUN_B, gop: 25, offset: 1000 });
-  await feed(bus, clock, a, RUN_A);
+  await feedPaced(bus, clock, a, RUN_A);
   bus.discontinuity('input switch');
   clock.advance(30_000); // a gap in the recording: the DASH form gets two Periods
-  await feed(bus, clock, b, RUN_B);
+  await feedPaced(bus, clock, b, RUN_B);
   await svc.recorder!.settle();
 
   const { app, base } = await startOttServer(new Map([['s', svc]]), {

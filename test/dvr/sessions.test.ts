@@ -12,18 +12,7 @@ import { silentLogger } from '../../src/log.ts';
 import { createOttService } from '../../src/ott/index.ts';
 import type { ManualClock } from '../../src/util/clock.ts';
 import { makeTestStream, startOttServer, TinyBus } from '../helpers/ott.ts';
-import { GIB, hookHost, recordingHost, type TapLike, tempDir } from './helpers.ts';
-
-const PIECES_PER_SECOND = 4;
-
-async function feed(bus: TinyBus, clock: ManualClock, data: Buffer, seconds: number) {
-  const size = Math.ceil(data.length / (seconds * PIECES_PER_SECOND) / 188) * 188;
-  for (let o = 0; o < data.length; o += size) {
-    bus.push(data.subarray(o, o + size));
-    clock.advance(1000 / PIECES_PER_SECOND);
-    await new Promise((r) => setImmediate(r));
-  }
-}
+import { feedPaced, GIB, hookHost, recordingHost, type TapLike, tempDir } from './helpers.ts';
 
 /** A recording stream `s` on a real storage, served over loopback HTTP; the server's sockets
  *  are reported so a test can wait for a viewer's connection to be gone. */
@@ -75,7 +64,7 @@ async function pressure(storage: ArchiveStorage, clock: ManualClock): Promise<vo
 t.test('a session to now keeps the chunks recorded while it is open', async (t) => {
   const { clock, storage, svc, bus, base, stream } = await served(t);
   const half = stream.subarray(0, Math.floor(stream.length / 2 / 188) * 188);
-  await feed(bus, clock, half, 8);
+  await feedPaced(bus, clock, half, 8);
   await svc.recorder!.settle();
   storage.flush();
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -84,7 +73,7 @@ t.test('a session to now keeps the chunks recorded while it is open', async (t) 
   const playlist = await fetchOn(agent, `${base}/s/index.m3u8?t=${from / 1000}`);
   t.match(playlist, /#EXT-X-ENDLIST/, 'an archive playlist');
   const listed = chunks(storage).filter((s) => s >= from);
-  await feed(bus, clock, stream.subarray(half.length), 8);
+  await feedPaced(bus, clock, stream.subarray(half.length), 8);
   await svc.recorder!.settle();
   storage.flush();
   const recorded = chunks(storage).filter((s) => s >= from);
@@ -100,7 +89,7 @@ t.test('a session to now keeps the chunks recorded while it is open', async (t) 
 
 t.test('two viewers behind one address hold two sessions', async (t) => {
   const { clock, storage, svc, bus, base, sockets, stream } = await served(t);
-  await feed(bus, clock, stream, 16);
+  await feedPaced(bus, clock, stream, 16);
   await svc.recorder!.settle();
   storage.flush();
   const all = chunks(storage);

@@ -35,20 +35,31 @@ export async function scanOrphans(
   index: ArchiveIndex,
   now: number,
   minAgeMs = ORPHAN_MIN_AGE_MS,
+  /** Checked at every yield: true ends the scan there (the storage closed its index). */
+  stop: () => boolean = () => false,
 ): Promise<OrphanResult> {
   const res: OrphanResult = { scanned: 0, deleted: 0, freedBytes: 0 };
-  await walk(dir, dir, index, now, minAgeMs, res, true, new Slicer());
+  try {
+    await walk(dir, dir, index, now, minAgeMs, res, true, new Slicer(stop));
+  } catch (err) {
+    if (!(err instanceof ScanStopped)) throw err;
+  }
   return res;
 }
+
+class ScanStopped extends Error {}
 
 /** Yields to the event loop once the scan has run SLICE_MS without doing so. */
 class Slicer {
   private since = performance.now();
 
+  constructor(private stop: () => boolean) {}
+
   async pace(): Promise<void> {
     if (performance.now() - this.since < SLICE_MS) return;
     await new Promise((r) => setImmediate(r));
     this.since = performance.now();
+    if (this.stop()) throw new ScanStopped('orphan scan stopped');
   }
 }
 

@@ -575,7 +575,8 @@ export class ArchiveStorage {
     if (!this.index) return;
     const index = this.index;
     const res = await this.task('gc-orphans', async () => {
-      const r = await scanOrphans(this.dir, index, this.deps.clock.now());
+      const gone = () => this.closed || this.index !== index;
+      const r = await scanOrphans(this.dir, index, this.deps.clock.now(), undefined, gone);
       return r.deleted;
     });
     this.last.orphansAt = this.deps.clock.now();

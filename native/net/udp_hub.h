@@ -35,8 +35,8 @@ struct UdpBatchOptions {
   int queueBatches = 256;
   /** Bytes of batches waiting for JS on this socket, and on all of the hub's sockets, before a
    *  new batch is shed (the hub's figure is what this socket accepts; the tightest wins). */
-  int64_t queueBytes = 4 << 20;
-  int64_t queueBytesTotal = 64 << 20;
+  int64_t queueBytes = 8 << 20;
+  int64_t queueBytesTotal = 128 << 20;
 };
 
 struct UdpBatch;

@@ -19,12 +19,14 @@ export const DEFAULT_BATCH_LATENCY_MS = 5;
 export const DEFAULT_MAX_DATAGRAM = 4096;
 /** Batches waiting for the JS thread before new ones are dropped (counted as queueDrops). */
 export const DEFAULT_QUEUE_BATCHES = 256;
-/** Bytes of batches waiting for JS on one socket before new ones are dropped: 4 s of an
- *  8 Mbit/s stream (a stalled loop's backlog), never the 23 MB 256 full batches could be. */
-export const DEFAULT_QUEUE_BYTES = 4 * 1024 * 1024;
+/** Bytes of batches waiting for JS on one socket before new ones are dropped: 8 s of an
+ *  8 Mbit/s stream, 1 s at 64 Mbit/s (a stalled loop's backlog), not the 21 MB that 256 full
+ *  batches could be. */
+export const DEFAULT_QUEUE_BYTES = 8 * 1024 * 1024;
 /** … and over every socket of the receive thread: under overload the queues hold at most
- *  this, whatever the number of streams (drops are counted per socket as queueDrops). */
-export const DEFAULT_QUEUE_BYTES_TOTAL = 64 * 1024 * 1024;
+ *  this, whatever the number of streams (about 1.3 s of 100 × 8 Mbit/s; drops are counted per
+ *  socket as queueDrops). */
+export const DEFAULT_QUEUE_BYTES_TOTAL = 128 * 1024 * 1024;
 
 /** The receive hub's pump: after a drain slice that used its time, the next waits for the
  *  next turn of the event loop (after its timers and I/O: the API's requests, other sockets). */

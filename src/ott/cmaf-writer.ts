@@ -370,7 +370,9 @@ export class CmafTrackWriter implements SegmenterSink {
       return;
     }
     const data = seg.buf.subarray(0, seg.used);
-    this.reserve = Math.max(MIN_SEGMENT_RESERVE, Math.ceil(seg.used * RESERVE_FACTOR));
+    // A power of two, so the free blocks of one stream's segments fit each other (ts-writer.ts).
+    const want = Math.max(MIN_SEGMENT_RESERVE, seg.used * RESERVE_FACTOR);
+    this.reserve = 2 ** Math.ceil(Math.log2(want));
     this.store.commit(
       {
         seq: seg.b.seq,

@@ -251,9 +251,15 @@ export class ArchiveStorage {
 
   /** One cleanup pass; concurrent callers share the running one. */
   pass(): Promise<void> {
-    this.passing ??= this.runPass().finally(() => {
-      this.passing = undefined;
-    });
+    this.passing ??= this.runPass()
+      .catch((err) => {
+        // A pass that failed (say the index refused a write) is retried on the next tick; it
+        // must not take the server down.
+        this.log.error({ err }, 'archive cleanup pass failed');
+      })
+      .finally(() => {
+        this.passing = undefined;
+      });
     return this.passing;
   }
 
@@ -597,13 +603,32 @@ export class ArchiveStorage {
   /** Index rows first, files after: a crash in between leaves orphans, never dangling rows. */
   private async remove(rows: ChunkRow[], why: string): Promise<number> {
     const index = this.index!;
-    index.deleteMany(rows.map((r) => r.id));
+    const ids = rows.map((r) => r.id);
+    try {
+      index.deleteMany(ids);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_FULL') throw err;
+      // A full disk refuses even the index's deletions: the files go first to make room, and
+      // rows whose files are gone until the retry answer 404 like any removed chunk.
+      this.log.warn({ why, chunks: rows.length }, 'archive index full: files removed first');
+      await this.unlinkAll(rows.map((r) => r.path));
+      index.deleteMany(ids);
+    }
     const inits = index.unusedInits();
     for (const i of inits) index.deleteInit(i.id);
     this.running.removed(rows, index);
     for (const r of rows) this.blocks.invalidate(r.stream, r.track, r.start_ms);
     let freed = 0;
-    const paths = [...rows.map((r) => r.path), ...inits.map((i) => i.path)];
+    await this.unlinkAll([...rows.map((r) => r.path), ...inits.map((i) => i.path)]);
+    for (const r of rows) freed += r.bytes;
+    const byStream = new Map<string, number>();
+    for (const r of rows) byStream.set(r.stream, (byStream.get(r.stream) ?? 0) + 1);
+    for (const [s, n] of byStream) this.mark(s, 'cleanup', `${why}: ${n} chunks`);
+    this.log.info({ why, chunks: rows.length, bytes: freed }, 'archive cleanup');
+    return freed;
+  }
+
+  private async unlinkAll(paths: string[]): Promise<void> {
     for (let i = 0; i < paths.length; i += UNLINK_PARALLEL) {
       await Promise.all(
         paths.slice(i, i + UNLINK_PARALLEL).map(async (p) => {
@@ -615,12 +640,6 @@ export class ArchiveStorage {
         }),
       );
     }
-    for (const r of rows) freed += r.bytes;
-    const byStream = new Map<string, number>();
-    for (const r of rows) byStream.set(r.stream, (byStream.get(r.stream) ?? 0) + 1);
-    for (const [s, n] of byStream) this.mark(s, 'cleanup', `${why}: ${n} chunks`);
-    this.log.info({ why, chunks: rows.length, bytes: freed }, 'archive cleanup');
-    return freed;
   }
 
   // ---- figures ------------------------------------------------------------------------------

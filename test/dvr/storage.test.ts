@@ -188,3 +188,32 @@ t.test('directory lost → Error; back with room → Ready', async (t) => {
   t.equal(storage.state, 'ready');
   t.ok(storage.index, 'index reopened');
 });
+
+t.test(
+  'a full disk refusing the index deletion: files go first, the pass does not throw',
+  async (t) => {
+    const { storage } = await testStorage(t, { 'disk-emergency-bytes': 2 * GIB });
+    const now = Date.now();
+    attach(storage, 'a');
+    const rows = addRun(storage, 'a', now - HOUR_MS, 4, { duration: 100, bytes: GIB });
+    const deps = storage as unknown as { deps: { probe: () => Promise<unknown> } };
+    deps.deps.probe = async () => ({ total: 100 * GIB, used: 99 * GIB, free: 1 * GIB });
+    const index = storage.index!;
+    const deleteMany = index.deleteMany.bind(index);
+    let refused = 0;
+    index.deleteMany = (ids: number[]) => {
+      if (refused++ === 0)
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      return deleteMany(ids);
+    };
+    await storage.pass();
+    t.equal(storage.state, 'error', 'emergency');
+    t.ok(storage.last.emergencyDeleted > 0, 'the emergency cut went through');
+    t.notOk(existsSync(join(storage.dir, rows[0]!.path)), 'the oldest file is gone');
+    index.deleteMany = () => {
+      throw new Error('index broken');
+    };
+    await storage.pass(); // logged, not thrown
+    t.pass('a failing pass does not reject');
+  },
+);

@@ -108,8 +108,8 @@ export class TsSegmentWriter implements SegmenterSink {
   private newBuffer(): PacketBuffer {
     const most = this.openSegmentLimit() + RESERVE_SLACK;
     // A power of two: segments of a CBR stream wander around one size, and reservations that
-    // followed them into neighbouring size classes missed the free blocks of the other class
-    // (each miss a new block, its pages faulted in: 1,500 faults/s at 20 channels).
+    // followed them into neighbouring size classes would miss the free blocks of the other
+    // class (each miss a new block, its pages faulted in).
     const want = Math.max(MIN_RESERVE, this.lastSize * RESERVE_FACTOR);
     return new PacketBuffer(Math.min(most, 2 ** Math.ceil(Math.log2(want))));
   }

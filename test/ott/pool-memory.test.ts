@@ -1,9 +1,9 @@
 // Segment memory at the size of the segment: a finished segment's block (TS and CMAF) keeps its
 // contents and no more, and the free pool gives back what the writers' fill rate does not need.
 import t from 'tap';
+import { residentBytes } from '../../src/native/pages.ts';
 import { readSettings } from '../../src/ott/options.ts';
 import { Packager } from '../../src/ott/packager.ts';
-import { residentBytes } from '../../src/native/pages.ts';
 import { BlockPool, segmentPool } from '../../src/ott/pool.ts';
 import { Segmenter } from '../../src/ott/segmenter.ts';
 import { SegmentStore } from '../../src/ott/store.ts';

@@ -114,7 +114,12 @@ t.test('three nodes, one repository, each runs its share', async (t) => {
       ? {
           ...s,
           input: [
-            { ...s.input[0]!, 'bind-if': '127.0.0.1', port: s.input[0]!.port, 'check-lost': 1 },
+            {
+              ...s.input[0]!,
+              'bind-if': '127.0.0.1',
+              port: s.input[0]!.port,
+              'mcast-rejoin-interval': 30,
+            },
           ],
         }
       : s,

@@ -66,7 +66,9 @@ t.test(
       if (!/passphrase does not match/.test(i.message ?? '')) wrong.push(i.message ?? '');
       await new Promise((r) => setTimeout(r, 500));
     }
-    t.ok(others.length > 0, `librist logged other lines: ${[...new Set(others)].join(' / ')}`);
+    // Whether librist logs something else within the reads depends on its timers: say what it
+    // logged, and hold the message to the passphrase either way.
+    t.comment(`librist's other lines meanwhile: ${[...new Set(others)].join(' / ') || 'none'}`);
     t.same(wrong, [], 'every read named the passphrase');
   },
 );

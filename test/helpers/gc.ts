@@ -8,7 +8,7 @@ import type { Teardown } from './server.ts';
 export const GC_EVERY_MS = 50;
 
 /** `gc()` of this process (V8 exposes it to a context made after the flag is set). */
-function exposedGc(): () => void {
+export function exposedGc(): () => void {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
 }
@@ -24,4 +24,23 @@ export function collectGarbageRepeatedly(t: Teardown, ms = GC_EVERY_MS): void {
 export function gcPressureNodeOptions(): string {
   const preload = new URL('./gc-preload.mjs', import.meta.url).href;
   return [process.env['NODE_OPTIONS'], `--import=${preload}`].filter(Boolean).join(' ');
+}
+
+/** Bounds of `collectUntilSteady`: rounds, and the memory change that counts as none. */
+const STEADY_ROUNDS_MAX = 20;
+const STEADY_BYTES = 64 * 1024;
+
+/** Collect until what array buffers hold stops falling (their memory is let go after the
+ *  collection, not within it): the reading after a round that freed nothing. */
+export async function collectUntilSteady(): Promise<number> {
+  const gc = exposedGc();
+  let last = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < STEADY_ROUNDS_MAX; i++) {
+    gc();
+    await new Promise(setImmediate);
+    const now = process.memoryUsage().arrayBuffers;
+    if (last - now < STEADY_BYTES) return now;
+    last = now;
+  }
+  return last;
 }

@@ -1,12 +1,8 @@
 // What tests of one input on its own need: an InputContext on the system clock that collects
-// what the input hands over, and a loop forcing the garbage collector (timers a collection may
-// take must survive it) without starting node with --expose-gc.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+// what the input hands over, and the garbage collector forced (./gc.ts).
 import type { InputContext } from '../../src/engine/input.ts';
 import { silentLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/util/clock.ts';
-import type { Teardown } from './server.ts';
 
 export interface Collected {
   bytes: number;
@@ -29,15 +25,5 @@ export function inputContext(got: Collected = { bytes: 0, discontinuities: [] })
   };
 }
 
-/** The collector, callable (V8 exposes it to contexts made after the flag is set). */
-export function collector(): () => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-
-/** Force a full collection every `everyMs` until the test ends. */
-export function collectAlways(t: Teardown, everyMs = 20): void {
-  const gc = collector();
-  const loop = setInterval(gc, everyMs);
-  t.teardown(() => clearInterval(loop));
-}
+/** The collector, callable; a full collection every `everyMs` until the test ends. */
+export { collectGarbageRepeatedly as collectAlways, exposedGc as collector } from './gc.ts';

@@ -77,7 +77,7 @@ async function abandoned(t: Test, o: Trickled, path: string, ms: number): Promis
 const PLAYLIST = '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:0.25,\nseg.ts\n#EXT-X-ENDLIST\n';
 
 t.test('a trickled playlist: the request ends at client-timeout (plain http)', async (t) => {
-  collectAlways(t);
+  collectAlways(t, 20);
   const o = await origin(t, {}, () => ({ head: false, bytes: Buffer.from(PLAYLIST) }));
   const c = new HttpClient({
     userAgent: '',
@@ -94,7 +94,7 @@ t.test('a trickled playlist: the request ends at client-timeout (plain http)', a
 });
 
 t.test('the hls input: playlist, segment, mode 0 and progressive head', async (t) => {
-  collectAlways(t);
+  collectAlways(t, 20);
   const ts = Buffer.alloc(188 * 4, 0xff);
   for (let i = 0; i < ts.length; i += 188) ts[i] = 0x47;
   const o = await origin(t, { '/ok.m3u8': PLAYLIST }, (path) =>
@@ -128,7 +128,7 @@ t.test('the hls input: playlist, segment, mode 0 and progressive head', async (t
 });
 
 t.test('a progressive body paced by the origin is kept (idle time-out only)', async (t) => {
-  collectAlways(t);
+  collectAlways(t, 20);
   const ts = Buffer.alloc(188 * 40, 0xff);
   for (let i = 0; i < ts.length; i += 188) ts[i] = 0x47;
   const o = await origin(t, {}, () => ({ head: false, bytes: ts }));

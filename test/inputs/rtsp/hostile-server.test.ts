@@ -5,6 +5,7 @@
 import net, { type AddressInfo, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { MAX_EARLY_BYTES, RtspInput } from '../../../src/inputs/rtsp/input.ts';
+import { collectUntilSteady } from '../../helpers/gc.ts';
 import { collector, inputContext } from '../../helpers/input-ctx.ts';
 import { waitFor } from '../../helpers/stream-host.ts';
 
@@ -107,11 +108,7 @@ t.test('access units flooded before the PLAY answer: bounded in bytes', async (t
   t.teardown(() => inp.close());
   const perUnit = Math.ceil(UNIT / 60_000);
   await waitFor(() => Number(inp.status()['packets']) >= UNITS * perUnit, 20_000, 'all sent');
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const kept = process.memoryUsage().arrayBuffers - before;
+  const kept = (await collectUntilSteady()) - before;
   const mem = (inp.status()['memory'] ?? {}) as { held?: number; peak?: number };
   t.ok(
     Number(mem.peak) <= MAX_EARLY_BYTES + 128 * 1024,

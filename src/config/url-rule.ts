@@ -1,6 +1,7 @@
 // The `x-url` annotation of schemas/: the URL schemes a string member takes (and whether a file
 // path may stand instead), checked by the walker in validate.ts, so that an input or a webhook is
 // never pointed at a scheme it should not open (`file:///etc/passwd` as a playlist).
+import { maskCredentials } from '../util/credentials.ts';
 
 /** `"x-url": { "schemes": ["http://", "https://"], "path": true }` — schemes as written in a
  *  URL, matched without regard to case; `path`: a value without a scheme is a file path. */
@@ -26,9 +27,9 @@ export function urlRuleText(rule: UrlRule): string {
   return `${rule.path ? 'a file path or ' : ''}a URL of scheme ${schemes}`;
 }
 
-/** A URL as shown in a message: its userinfo (a login and password) left out. */
+/** A URL as shown in a message: its credentials masked as everywhere (src/util/credentials.ts). */
 function shown(value: string): string {
-  const s = JSON.stringify(value.replace(/^([^:/?#]+:\/\/)[^@/?#]*@/, '$1***@'));
+  const s = JSON.stringify(maskCredentials(value));
   return s.length > 60 ? `${s.slice(0, 57)}..."` : s;
 }
 

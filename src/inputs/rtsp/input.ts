@@ -31,6 +31,7 @@ import { RtpTimeline } from '../../protocols/rtp/timeline.ts';
 import { parseRtpInfo, parseSession, parseTransport } from '../../protocols/rtsp/message.ts';
 import { aacConfigOf, paramSetsOf, parseSdp, type SdpMedia } from '../../protocols/rtsp/sdp.ts';
 import type { Timer } from '../../util/clock.ts';
+import { maskCredentials } from '../../util/credentials.ts';
 import { Backoff } from '../common.ts';
 import { RtspConnection, RtspError } from './connection.ts';
 
@@ -131,7 +132,7 @@ export class RtspInput implements InputTransport {
         const msg = err instanceof Error ? err.message : String(err);
         this.lastError = msg;
         this.faultText = msg;
-        this.ctx.log.warn({ uri: redact(str(this.cfg, 'uri')), err: msg }, 'rtsp input');
+        this.ctx.log.warn({ uri: maskCredentials(str(this.cfg, 'uri')), err: msg }, 'rtsp input');
       }
       this.teardown();
       if (this.closed) break;
@@ -678,7 +679,7 @@ function parseUrl(uri: string): {
   try {
     u = new URL(uri);
   } catch {
-    throw new RtspError(`uri ${JSON.stringify(redact(uri))} is not a URL`);
+    throw new RtspError(`uri ${JSON.stringify(maskCredentials(uri))} is not a URL`);
   }
   if (u.protocol !== 'rtsp:') throw new RtspError(`uri scheme ${u.protocol} is not rtsp:`);
   const login = decodeURIComponent(u.username);
@@ -693,8 +694,4 @@ function parseUrl(uri: string): {
     login,
     password,
   };
-}
-
-function redact(uri: string): string {
-  return uri.replace(/\/\/[^@/]*@/, '//***@');
 }

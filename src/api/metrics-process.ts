@@ -128,7 +128,7 @@ export function installProcessMetrics(registry: Registry, services: Services): v
     collect() {
       this.reset();
       for (const s of streamRegistry(services).all())
-        this.set({ stream: s.name }, streamMemoryBytes(services, s.name));
+        this.set({ stream: s.name }, s.memoryBytes?.() ?? streamMemoryBytes(services, s.name));
     },
   });
 }

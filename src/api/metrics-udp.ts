@@ -19,8 +19,7 @@ export function installUdpInputMetrics(registry: Registry, services: Services): 
     if (now - taken <= SNAPSHOT_REUSE_MS) return rows;
     taken = now;
     const inputs = new Map<string, number>();
-    for (const s of streamRegistry(services).all())
-      inputs.set(s.name, s.engine.settings.inputs.length);
+    for (const s of streamRegistry(services).all()) inputs.set(s.name, s.inputCount);
     rows = udpOwnerTotals((o) => o.input < (inputs.get(o.stream) ?? 0));
     return rows;
   };

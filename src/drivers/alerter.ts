@@ -48,17 +48,17 @@ export function alertSources(services: Services): AlertSources {
         .all()
         .map((s) => ({
           name: s.name,
-          running: s.engine.running,
-          alerts: () => s.engine.alertList(),
+          running: s.running,
+          alerts: () => s.alertList(),
           errorTotals: () => {
-            const m = s.engine.metrics();
+            const m = s.metricsSnapshot();
             const c = m.tr101290;
             if (!c || m.activeInput < 0) return null;
             let p1 = 0;
             for (const k of PRIORITY_1) p1 += c[k];
             return { input: m.activeInput, p1, cc: c.continuityCountError };
           },
-          report: (key, present, message) => s.engine.reportFault(key, present, message),
+          report: (key, present, message) => s.reportFault(key, present, message),
         })),
     storages: () =>
       [...dvrStorages(services).values()].map((d) => ({

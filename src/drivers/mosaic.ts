@@ -35,8 +35,8 @@ export function mosaicSources(services: Services): MosaicSource[] {
     .filter((s) => s.inMosaic)
     .map((s) => ({
       name: s.name,
-      live: () => s.engine.running && s.state() === 'running',
-      keyFrame: () => s.httpTs.keyFrame(),
+      live: () => s.running && s.state() === 'running',
+      keyFrame: () => s.keyFrame(),
     }));
 }
 

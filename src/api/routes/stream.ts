@@ -1,8 +1,8 @@
 // GET /data/stream and /data/stream/{id}: runtime state of the streams (state, active input,
 // per-input status, bitrates, TR 101 290 counters, programmes, switch log, alerts).
 import type { FastifyInstance } from 'fastify';
-import type { StreamInstance } from '../../drivers/stream/instance.ts';
 import { streamRegistry } from '../../drivers/stream/registry.ts';
+import type { RunningStream } from '../../drivers/stream/running.ts';
 import { HttpError } from '../../errors.ts';
 import type { AppContext } from '../context.ts';
 import { streamMemoryBytes } from '../metrics-process.ts';
@@ -52,10 +52,10 @@ const pageSchema = {
 export async function streamRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const registry = () => streamRegistry(opts.ctx.services);
   // memoryBytes: what its live segment stores hold (sluice_stream_memory_bytes, docs/api.md).
-  const row = (s: StreamInstance) => ({
+  const row = (s: RunningStream) => ({
     key: s.key,
     ...s.status(),
-    memoryBytes: streamMemoryBytes(opts.ctx.services, s.name),
+    memoryBytes: s.memoryBytes?.() ?? streamMemoryBytes(opts.ctx.services, s.name),
   });
   app.get('/data/stream', {
     schema: {

@@ -11,12 +11,7 @@ import { withArchive } from '../../dvr/attach.ts';
 import { EIT_SINK_SERVICE, type StreamBus } from '../../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../../engine/cluster.ts';
 import type { BusHub } from '../../engine/hub.ts';
-import {
-  StreamEngine,
-  type StreamMetrics,
-  type StreamSettings,
-  type StreamState,
-} from '../../engine/stream.ts';
+import { StreamEngine, type StreamSettings, type StreamState } from '../../engine/stream.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import { INPUT_FACTORIES } from '../../inputs/registry.ts';
 import { PRIORITY_1, PRIORITY_2, type Tr101290Counters } from '../../native/ts.ts';
@@ -32,6 +27,7 @@ import { MOSAIC_SERVICE } from '../mosaic.ts';
 import { storageById } from '../storage.ts';
 import { readUpdate } from './hot.ts';
 import { streamRegistry } from './registry.ts';
+import type { RunningStream, StreamMetricsSnapshot } from './running.ts';
 
 export type { StreamState };
 /** A stream record as the reconciler hands it over: every default applied. */
@@ -77,7 +73,7 @@ export function engineSettings(spec: StreamRecord): StreamSettings {
   };
 }
 
-export class StreamInstance implements Instance<StreamRecord> {
+export class StreamInstance implements Instance<StreamRecord>, RunningStream {
   readonly engine: StreamEngine;
   readonly httpTs = new HttpTsFanout();
   key: string;
@@ -142,6 +138,22 @@ export class StreamInstance implements Instance<StreamRecord> {
 
   state(): StreamState {
     return this.engine.state();
+  }
+
+  get running(): boolean {
+    return this.engine.running;
+  }
+  get inputCount(): number {
+    return this.engine.settings.inputs.length;
+  }
+  alertList() {
+    return this.engine.alertList();
+  }
+  reportFault(key: string, present: boolean, message: string): void {
+    this.engine.reportFault(key, present, message);
+  }
+  keyFrame() {
+    return this.httpTs.keyFrame();
   }
 
   /** Why a stream stopped by `pause` is not running (spec 1's default is paused, so a record
@@ -369,4 +381,4 @@ export class StreamInstance implements Instance<StreamRecord> {
   }
 }
 
-export type StreamMetricsSnapshot = StreamMetrics & { httpClients: number };
+export type { StreamMetricsSnapshot };

@@ -2,29 +2,29 @@
 // metrics collector can read them without going through the reconciler.
 
 import { ServiceKey, type Services } from '../../util/services.ts';
-import type { StreamInstance } from './instance.ts';
+import type { RunningStream } from './running.ts';
 
 export const STREAM_REGISTRY_SERVICE = new ServiceKey<StreamRegistry>('stream-registry');
 
 export class StreamRegistry {
-  private byKey = new Map<string, StreamInstance>();
+  private byKey = new Map<string, RunningStream>();
 
-  add(s: StreamInstance): void {
+  add(s: RunningStream): void {
     this.byKey.set(s.key, s);
   }
 
-  remove(s: StreamInstance): void {
+  remove(s: RunningStream): void {
     if (this.byKey.get(s.key) === s) this.byKey.delete(s.key);
   }
 
-  all(): StreamInstance[] {
+  all(): RunningStream[] {
     return [...this.byKey.values()].sort(
       (a, b) => a.order - b.order || a.name.localeCompare(b.name),
     );
   }
 
   /** By resource key (`12`, `name:news`), numeric id, or stream-name. */
-  find(id: string): StreamInstance | undefined {
+  find(id: string): RunningStream | undefined {
     const direct = this.byKey.get(id) ?? this.byKey.get(`name:${id}`);
     if (direct) return direct;
     for (const s of this.byKey.values()) if (s.name === id || String(s.id) === id) return s;

@@ -25,7 +25,7 @@ export function registerSrtMetrics(registers: Registry[], services: Services): v
     taken = now;
     rows = [];
     for (const inst of streamRegistry(services).all()) {
-      const inputs = (inst.engine.status()['inputs'] as Status[] | undefined) ?? [];
+      const inputs = (inst.status()['inputs'] as Status[] | undefined) ?? [];
       for (const inp of inputs) {
         const tr = inp['transport'] as Status | undefined;
         if (inp['type'] !== 'srt' || !tr?.['srt']) continue;

@@ -21,6 +21,7 @@ import { viewerGate } from './drivers/billing.ts';
 import { ADMIN_HANDLER_SERVICE } from './drivers/http-server.ts';
 import { createDriverRegistry } from './drivers/index.ts';
 import { PORT_OVERRIDES_SERVICE, type PortOverrides } from './drivers/port-overrides.ts';
+import { STREAM_PLACEMENT_SERVICE } from './drivers/stream/placement.ts';
 import { USERS_SERVICE, UserTable } from './drivers/users-table.ts';
 import { EPG_HTTP_SERVICE } from './epg/xmltv-cache.ts';
 import type { Logger } from './log.ts';
@@ -29,6 +30,7 @@ import { LiveDelivery } from './native/live-http.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from './ott/index.ts';
 import { LIVE_DELIVERY_SERVICE } from './ott/live-publish.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from './ott/router.ts';
+import { StreamWorkers } from './plane/pool.ts';
 import { createHost, ReconcileLoop, STATE_FILE_NAME } from './reconciler/index.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 import { Services } from './util/services.ts';
@@ -107,6 +109,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   services.set(LIVE_DELIVERY_SERVICE, delivery);
 
   const host = createHost({ log, clock, dataDir, services });
+  // The data plane's worker threads (server `stream-workers`; none until the setting says).
+  const plane = new StreamWorkers({
+    services,
+    router: ottRouter,
+    log,
+    dataDir,
+    logLevel: log.level,
+    desired: () => theLoop.desiredNow(),
+  });
+  services.set(STREAM_PLACEMENT_SERVICE, plane);
   // Viewer authorisation (docs/billing.md): made before any stream, so every OTT service
   // follows it from its start; the `cs` drivers configure it.
   const gate = viewerGate(host);
@@ -199,6 +211,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       await git?.close();
       await service.idle();
       await theLoop.close();
+      await plane.close();
       await app.close();
       gate.close();
       delivery.close();

@@ -3,10 +3,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { streamRegistry } from '../drivers/stream/registry.ts';
-import type { Packager } from '../ott/packager.ts';
-import { ottRegistry } from '../ott/registry.ts';
-import type { SegmentStore } from '../ott/store.ts';
+import { streamMemoryBytes } from '../ott/held-bytes.ts';
 import type { Services } from '../util/services.ts';
+
+export { packagerBytes, storeBytes, streamMemoryBytes } from '../ott/held-bytes.ts';
 
 const THREAD_CPU = 'sluice_thread_cpu_seconds_total';
 const STREAM_MEMORY = 'sluice_stream_memory_bytes';
@@ -75,29 +75,6 @@ export class ThreadCpu {
     this.names.add(name);
     return name;
   }
-}
-
-/** Bytes of media a store holds: its segments (window and grace), the open one's parts, the
- *  init segment. Pooled blocks under them may be larger (docs/ott.md, "Segment memory"). */
-export function storeBytes(s: SegmentStore): number {
-  let n = s.init?.length ?? 0;
-  for (const seg of s.all()) n += seg.size;
-  for (const p of s.open?.parts ?? []) n += p.size;
-  return n;
-}
-
-/** What a stream's packager holds in all its stores (HLS-TS, CMAF renditions, WebVTT). */
-export function packagerBytes(p: Packager): number {
-  let n = p.tsStore ? storeBytes(p.tsStore) : 0;
-  for (const r of p.renditions) n += storeBytes(r.store);
-  for (const r of p.vtt?.renditions ?? []) n += storeBytes(r.store);
-  return n;
-}
-
-/** The segment bytes of the stream named `name` (0 without OTT packaging). */
-export function streamMemoryBytes(services: Services, name: string): number {
-  const svc = ottRegistry(services).find(name);
-  return svc ? packagerBytes(svc.packager) : 0;
 }
 
 export function installProcessMetrics(registry: Registry, services: Services): void {

@@ -3,7 +3,7 @@
 // adds are optional; unknown members (accepted with a warning) are not typed.
 
 export const SPEC_TYPES_SCHEMA_HASH =
-  '464bf52a7911eaa29f1ad3cf87e39823ffb27df02f256e203bd86a546413ca8f';
+  '7d3dbdc32dab27549802bec38609e7951cff9360a6c4fc7bb74e02160439bf43';
 
 /** Server */
 export interface ServerSpec {
@@ -18,6 +18,11 @@ export interface ServerSpec {
    */
   'log-level'?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /**
+   * worker threads that run streams beside the main thread (one event loop each: docs/architecture.md, "Stream workers"); 0 = every stream runs on the main thread. Streams a worker cannot run yet stay on the main thread (/data/stream says why). A change applies to streams as they start; a running stream stays where it is until it restarts
+   * @default 0
+   */
+  'stream-workers'?: number;
+  /**
    * the ffmpeg binary every ffmpeg child runs (test inputs, transcoders, mosaic thumbnails): an absolute path; Debian installs it with the ffmpeg package at /usr/bin/ffmpeg. A change applies to the next start of each child
    * @default "/usr/bin/ffmpeg"
    */
@@ -31,7 +36,7 @@ export interface ServerSpec {
 
 /** Server, as a driver gets it: every unconditional default applied. */
 export type ServerApplied = ServerSpec &
-  Required<Pick<ServerSpec, 'name' | 'log-level' | 'ffmpeg-path' | 'note'>>;
+  Required<Pick<ServerSpec, 'name' | 'log-level' | 'stream-workers' | 'ffmpeg-path' | 'note'>>;
 
 /** Cluster */
 export interface ClusterSpec {

@@ -137,6 +137,15 @@ const schema33 = {
       enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
       'x-apply': 'hot',
     },
+    'stream-workers': {
+      description:
+        'worker threads that run streams beside the main thread (one event loop each: docs/architecture.md, "Stream workers"); 0 = every stream runs on the main thread. Streams a worker cannot run yet stay on the main thread (/data/stream says why). A change applies to streams as they start; a running stream stays where it is until it restarts',
+      type: 'integer',
+      default: 0,
+      minimum: 0,
+      maximum: 64,
+      'x-apply': 'hot',
+    },
     'ffmpeg-path': {
       description:
         'the ffmpeg binary every ffmpeg child runs (test inputs, transcoders, mosaic thumbnails): an absolute path; Debian installs it with the ffmpeg package at /usr/bin/ffmpeg. A change applies to the next start of each child',
@@ -21774,11 +21783,70 @@ function validate20(
             errors++;
           }
         }
+        if (data2['stream-workers'] !== undefined) {
+          let data5 = data2['stream-workers'];
+          if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+            const err6 = {
+              instancePath: instancePath + '/server/stream-workers',
+              schemaPath: 'settings.schema.json#/$defs/server/properties/stream-workers/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema33.properties['stream-workers'].type,
+              parentSchema: schema33.properties['stream-workers'],
+              data: data5,
+            };
+            if (vErrors === null) {
+              vErrors = [err6];
+            } else {
+              vErrors.push(err6);
+            }
+            errors++;
+          }
+          if (typeof data5 == 'number' && isFinite(data5)) {
+            if (data5 > 64 || isNaN(data5)) {
+              const err7 = {
+                instancePath: instancePath + '/server/stream-workers',
+                schemaPath: 'settings.schema.json#/$defs/server/properties/stream-workers/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 64 },
+                message: 'must be <= 64',
+                schema: 64,
+                parentSchema: schema33.properties['stream-workers'],
+                data: data5,
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+            if (data5 < 0 || isNaN(data5)) {
+              const err8 = {
+                instancePath: instancePath + '/server/stream-workers',
+                schemaPath: 'settings.schema.json#/$defs/server/properties/stream-workers/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema33.properties['stream-workers'],
+                data: data5,
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+          }
+        }
         if (data2['ffmpeg-path'] !== undefined) {
-          let data5 = data2['ffmpeg-path'];
-          if (typeof data5 === 'string') {
-            if (!pattern4.test(data5)) {
-              const err6 = {
+          let data6 = data2['ffmpeg-path'];
+          if (typeof data6 === 'string') {
+            if (!pattern4.test(data6)) {
+              const err9 = {
                 instancePath: instancePath + '/server/ffmpeg-path',
                 schemaPath: 'settings.schema.json#/$defs/server/properties/ffmpeg-path/pattern',
                 keyword: 'pattern',
@@ -21786,17 +21854,17 @@ function validate20(
                 message: 'must match pattern "' + '^/' + '"',
                 schema: '^/',
                 parentSchema: schema33.properties['ffmpeg-path'],
-                data: data5,
+                data: data6,
               };
               if (vErrors === null) {
-                vErrors = [err6];
+                vErrors = [err9];
               } else {
-                vErrors.push(err6);
+                vErrors.push(err9);
               }
               errors++;
             }
           } else {
-            const err7 = {
+            const err10 = {
               instancePath: instancePath + '/server/ffmpeg-path',
               schemaPath: 'settings.schema.json#/$defs/server/properties/ffmpeg-path/type',
               keyword: 'type',
@@ -21804,20 +21872,20 @@ function validate20(
               message: 'must be string',
               schema: schema33.properties['ffmpeg-path'].type,
               parentSchema: schema33.properties['ffmpeg-path'],
-              data: data5,
+              data: data6,
             };
             if (vErrors === null) {
-              vErrors = [err7];
+              vErrors = [err10];
             } else {
-              vErrors.push(err7);
+              vErrors.push(err10);
             }
             errors++;
           }
         }
         if (data2.note !== undefined) {
-          let data6 = data2.note;
-          if (typeof data6 !== 'string') {
-            const err8 = {
+          let data7 = data2.note;
+          if (typeof data7 !== 'string') {
+            const err11 = {
               instancePath: instancePath + '/server/note',
               schemaPath: 'settings.schema.json#/$defs/server/properties/note/type',
               keyword: 'type',
@@ -21825,18 +21893,18 @@ function validate20(
               message: 'must be string',
               schema: schema33.properties.note.type,
               parentSchema: schema33.properties.note,
-              data: data6,
+              data: data7,
             };
             if (vErrors === null) {
-              vErrors = [err8];
+              vErrors = [err11];
             } else {
-              vErrors.push(err8);
+              vErrors.push(err11);
             }
             errors++;
           }
         }
       } else {
-        const err9 = {
+        const err12 = {
           instancePath: instancePath + '/server',
           schemaPath: 'settings.schema.json#/$defs/server/type',
           keyword: 'type',
@@ -21847,20 +21915,20 @@ function validate20(
           data: data2,
         };
         if (vErrors === null) {
-          vErrors = [err9];
+          vErrors = [err12];
         } else {
-          vErrors.push(err9);
+          vErrors.push(err12);
         }
         errors++;
       }
     }
     if (data.cluster !== undefined) {
-      let data7 = data.cluster;
-      if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
-        if (data7.domain !== undefined) {
-          let data8 = data7.domain;
-          if (typeof data8 !== 'string') {
-            const err10 = {
+      let data8 = data.cluster;
+      if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
+        if (data8.domain !== undefined) {
+          let data9 = data8.domain;
+          if (typeof data9 !== 'string') {
+            const err13 = {
               instancePath: instancePath + '/cluster/domain',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/domain/type',
               keyword: 'type',
@@ -21868,20 +21936,20 @@ function validate20(
               message: 'must be string',
               schema: schema34.properties.domain.type,
               parentSchema: schema34.properties.domain,
-              data: data8,
+              data: data9,
             };
             if (vErrors === null) {
-              vErrors = [err10];
+              vErrors = [err13];
             } else {
-              vErrors.push(err10);
+              vErrors.push(err13);
             }
             errors++;
           }
         }
-        if (data7['node-name'] !== undefined) {
-          let data9 = data7['node-name'];
-          if (typeof data9 !== 'string') {
-            const err11 = {
+        if (data8['node-name'] !== undefined) {
+          let data10 = data8['node-name'];
+          if (typeof data10 !== 'string') {
+            const err14 = {
               instancePath: instancePath + '/cluster/node-name',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/node-name/type',
               keyword: 'type',
@@ -21889,24 +21957,24 @@ function validate20(
               message: 'must be string',
               schema: schema34.properties['node-name'].type,
               parentSchema: schema34.properties['node-name'],
-              data: data9,
+              data: data10,
             };
             if (vErrors === null) {
-              vErrors = [err11];
+              vErrors = [err14];
             } else {
-              vErrors.push(err11);
+              vErrors.push(err14);
             }
             errors++;
           }
         }
-        if (data7.nodes !== undefined) {
-          let data10 = data7.nodes;
-          if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
-            for (const key1 in data10) {
-              const _errs26 = errors;
+        if (data8.nodes !== undefined) {
+          let data11 = data8.nodes;
+          if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
+            for (const key1 in data11) {
+              const _errs28 = errors;
               if (typeof key1 === 'string') {
                 if (!pattern5.test(key1)) {
-                  const err12 = {
+                  const err15 = {
                     instancePath: instancePath + '/cluster/nodes',
                     schemaPath:
                       'settings.schema.json#/$defs/cluster/properties/nodes/propertyNames/pattern',
@@ -21919,16 +21987,16 @@ function validate20(
                     propertyName: key1,
                   };
                   if (vErrors === null) {
-                    vErrors = [err12];
+                    vErrors = [err15];
                   } else {
-                    vErrors.push(err12);
+                    vErrors.push(err15);
                   }
                   errors++;
                 }
               }
-              var valid5 = _errs26 === errors;
+              var valid5 = _errs28 === errors;
               if (!valid5) {
-                const err13 = {
+                const err16 = {
                   instancePath: instancePath + '/cluster/nodes',
                   schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/propertyNames',
                   keyword: 'propertyNames',
@@ -21936,20 +22004,20 @@ function validate20(
                   message: 'property name must be valid',
                   schema: schema34.properties.nodes.propertyNames,
                   parentSchema: schema34.properties.nodes,
-                  data: data10,
+                  data: data11,
                 };
                 if (vErrors === null) {
-                  vErrors = [err13];
+                  vErrors = [err16];
                 } else {
-                  vErrors.push(err13);
+                  vErrors.push(err16);
                 }
                 errors++;
               }
             }
-            for (const key2 in data10) {
-              let data11 = data10[key2];
-              if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-                for (const key3 in data11) {
+            for (const key2 in data11) {
+              let data12 = data11[key2];
+              if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
+                for (const key3 in data12) {
                   if (
                     !(
                       key3 === 'labels' ||
@@ -21958,7 +22026,7 @@ function validate20(
                       key3 === 'note'
                     )
                   ) {
-                    const err14 = {
+                    const err17 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -21970,23 +22038,23 @@ function validate20(
                       message: 'must NOT have additional properties',
                       schema: false,
                       parentSchema: schema34.properties.nodes.additionalProperties,
-                      data: data11,
+                      data: data12,
                     };
                     if (vErrors === null) {
-                      vErrors = [err14];
+                      vErrors = [err17];
                     } else {
-                      vErrors.push(err14);
+                      vErrors.push(err17);
                     }
                     errors++;
                   }
                 }
-                if (data11.labels !== undefined) {
-                  let data12 = data11.labels;
-                  if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
-                    for (const key4 in data12) {
-                      let data13 = data12[key4];
-                      if (typeof data13 !== 'string') {
-                        const err15 = {
+                if (data12.labels !== undefined) {
+                  let data13 = data12.labels;
+                  if (data13 && typeof data13 == 'object' && !Array.isArray(data13)) {
+                    for (const key4 in data13) {
+                      let data14 = data13[key4];
+                      if (typeof data14 !== 'string') {
+                        const err18 = {
                           instancePath:
                             instancePath +
                             '/cluster/nodes/' +
@@ -22004,18 +22072,18 @@ function validate20(
                           parentSchema:
                             schema34.properties.nodes.additionalProperties.properties.labels
                               .additionalProperties,
-                          data: data13,
+                          data: data14,
                         };
                         if (vErrors === null) {
-                          vErrors = [err15];
+                          vErrors = [err18];
                         } else {
-                          vErrors.push(err15);
+                          vErrors.push(err18);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err16 = {
+                    const err19 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22029,31 +22097,31 @@ function validate20(
                       schema: schema34.properties.nodes.additionalProperties.properties.labels.type,
                       parentSchema:
                         schema34.properties.nodes.additionalProperties.properties.labels,
-                      data: data12,
+                      data: data13,
                     };
                     if (vErrors === null) {
-                      vErrors = [err16];
+                      vErrors = [err19];
                     } else {
-                      vErrors.push(err16);
+                      vErrors.push(err19);
                     }
                     errors++;
                   }
                 }
-                if (data11['dvb-adapter'] !== undefined) {
-                  let data14 = data11['dvb-adapter'];
-                  if (Array.isArray(data14)) {
-                    const len0 = data14.length;
+                if (data12['dvb-adapter'] !== undefined) {
+                  let data15 = data12['dvb-adapter'];
+                  if (Array.isArray(data15)) {
+                    const len0 = data15.length;
                     for (let i0 = 0; i0 < len0; i0++) {
-                      let data15 = data14[i0];
+                      let data16 = data15[i0];
                       if (
                         !(
-                          typeof data15 == 'number' &&
-                          !(data15 % 1) &&
-                          !isNaN(data15) &&
-                          isFinite(data15)
+                          typeof data16 == 'number' &&
+                          !(data16 % 1) &&
+                          !isNaN(data16) &&
+                          isFinite(data16)
                         )
                       ) {
-                        const err17 = {
+                        const err20 = {
                           instancePath:
                             instancePath +
                             '/cluster/nodes/' +
@@ -22071,18 +22139,18 @@ function validate20(
                           parentSchema:
                             schema34.properties.nodes.additionalProperties.properties['dvb-adapter']
                               .items,
-                          data: data15,
+                          data: data16,
                         };
                         if (vErrors === null) {
-                          vErrors = [err17];
+                          vErrors = [err20];
                         } else {
-                          vErrors.push(err17);
+                          vErrors.push(err20);
                         }
                         errors++;
                       }
-                      if (typeof data15 == 'number' && isFinite(data15)) {
-                        if (data15 < 1 || isNaN(data15)) {
-                          const err18 = {
+                      if (typeof data16 == 'number' && isFinite(data16)) {
+                        if (data16 < 1 || isNaN(data16)) {
+                          const err21 = {
                             instancePath:
                               instancePath +
                               '/cluster/nodes/' +
@@ -22099,19 +22167,19 @@ function validate20(
                               schema34.properties.nodes.additionalProperties.properties[
                                 'dvb-adapter'
                               ].items,
-                            data: data15,
+                            data: data16,
                           };
                           if (vErrors === null) {
-                            vErrors = [err18];
+                            vErrors = [err21];
                           } else {
-                            vErrors.push(err18);
+                            vErrors.push(err21);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err19 = {
+                    const err22 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22127,31 +22195,31 @@ function validate20(
                           .type,
                       parentSchema:
                         schema34.properties.nodes.additionalProperties.properties['dvb-adapter'],
-                      data: data14,
+                      data: data15,
                     };
                     if (vErrors === null) {
-                      vErrors = [err19];
+                      vErrors = [err22];
                     } else {
-                      vErrors.push(err19);
+                      vErrors.push(err22);
                     }
                     errors++;
                   }
                 }
-                if (data11['dvr-storage'] !== undefined) {
-                  let data16 = data11['dvr-storage'];
-                  if (Array.isArray(data16)) {
-                    const len1 = data16.length;
+                if (data12['dvr-storage'] !== undefined) {
+                  let data17 = data12['dvr-storage'];
+                  if (Array.isArray(data17)) {
+                    const len1 = data17.length;
                     for (let i1 = 0; i1 < len1; i1++) {
-                      let data17 = data16[i1];
+                      let data18 = data17[i1];
                       if (
                         !(
-                          typeof data17 == 'number' &&
-                          !(data17 % 1) &&
-                          !isNaN(data17) &&
-                          isFinite(data17)
+                          typeof data18 == 'number' &&
+                          !(data18 % 1) &&
+                          !isNaN(data18) &&
+                          isFinite(data18)
                         )
                       ) {
-                        const err20 = {
+                        const err23 = {
                           instancePath:
                             instancePath +
                             '/cluster/nodes/' +
@@ -22169,18 +22237,18 @@ function validate20(
                           parentSchema:
                             schema34.properties.nodes.additionalProperties.properties['dvr-storage']
                               .items,
-                          data: data17,
+                          data: data18,
                         };
                         if (vErrors === null) {
-                          vErrors = [err20];
+                          vErrors = [err23];
                         } else {
-                          vErrors.push(err20);
+                          vErrors.push(err23);
                         }
                         errors++;
                       }
-                      if (typeof data17 == 'number' && isFinite(data17)) {
-                        if (data17 < 1 || isNaN(data17)) {
-                          const err21 = {
+                      if (typeof data18 == 'number' && isFinite(data18)) {
+                        if (data18 < 1 || isNaN(data18)) {
+                          const err24 = {
                             instancePath:
                               instancePath +
                               '/cluster/nodes/' +
@@ -22197,19 +22265,19 @@ function validate20(
                               schema34.properties.nodes.additionalProperties.properties[
                                 'dvr-storage'
                               ].items,
-                            data: data17,
+                            data: data18,
                           };
                           if (vErrors === null) {
-                            vErrors = [err21];
+                            vErrors = [err24];
                           } else {
-                            vErrors.push(err21);
+                            vErrors.push(err24);
                           }
                           errors++;
                         }
                       }
                     }
                   } else {
-                    const err22 = {
+                    const err25 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22225,20 +22293,20 @@ function validate20(
                           .type,
                       parentSchema:
                         schema34.properties.nodes.additionalProperties.properties['dvr-storage'],
-                      data: data16,
+                      data: data17,
                     };
                     if (vErrors === null) {
-                      vErrors = [err22];
+                      vErrors = [err25];
                     } else {
-                      vErrors.push(err22);
+                      vErrors.push(err25);
                     }
                     errors++;
                   }
                 }
-                if (data11.note !== undefined) {
-                  let data18 = data11.note;
-                  if (typeof data18 !== 'string') {
-                    const err23 = {
+                if (data12.note !== undefined) {
+                  let data19 = data12.note;
+                  if (typeof data19 !== 'string') {
+                    const err26 = {
                       instancePath:
                         instancePath +
                         '/cluster/nodes/' +
@@ -22251,18 +22319,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema34.properties.nodes.additionalProperties.properties.note.type,
                       parentSchema: schema34.properties.nodes.additionalProperties.properties.note,
-                      data: data18,
+                      data: data19,
                     };
                     if (vErrors === null) {
-                      vErrors = [err23];
+                      vErrors = [err26];
                     } else {
-                      vErrors.push(err23);
+                      vErrors.push(err26);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err24 = {
+                const err27 = {
                   instancePath:
                     instancePath +
                     '/cluster/nodes/' +
@@ -22274,18 +22342,18 @@ function validate20(
                   message: 'must be object',
                   schema: schema34.properties.nodes.additionalProperties.type,
                   parentSchema: schema34.properties.nodes.additionalProperties,
-                  data: data11,
+                  data: data12,
                 };
                 if (vErrors === null) {
-                  vErrors = [err24];
+                  vErrors = [err27];
                 } else {
-                  vErrors.push(err24);
+                  vErrors.push(err27);
                 }
                 errors++;
               }
             }
           } else {
-            const err25 = {
+            const err28 = {
               instancePath: instancePath + '/cluster/nodes',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/nodes/type',
               keyword: 'type',
@@ -22293,22 +22361,22 @@ function validate20(
               message: 'must be object',
               schema: schema34.properties.nodes.type,
               parentSchema: schema34.properties.nodes,
-              data: data10,
+              data: data11,
             };
             if (vErrors === null) {
-              vErrors = [err25];
+              vErrors = [err28];
             } else {
-              vErrors.push(err25);
+              vErrors.push(err28);
             }
             errors++;
           }
         }
-        if (data7.etcd !== undefined) {
-          let data19 = data7.etcd;
-          if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
-            for (const key5 in data19) {
+        if (data8.etcd !== undefined) {
+          let data20 = data8.etcd;
+          if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
+            for (const key5 in data20) {
               if (!(key5 === 'endpoints' || key5 === 'lease-ttl' || key5 === 'prefix')) {
-                const err26 = {
+                const err29 = {
                   instancePath: instancePath + '/cluster/etcd',
                   schemaPath:
                     'settings.schema.json#/$defs/cluster/properties/etcd/additionalProperties',
@@ -22317,72 +22385,6 @@ function validate20(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema34.properties.etcd,
-                  data: data19,
-                };
-                if (vErrors === null) {
-                  vErrors = [err26];
-                } else {
-                  vErrors.push(err26);
-                }
-                errors++;
-              }
-            }
-            if (data19.endpoints !== undefined) {
-              let data20 = data19.endpoints;
-              if (Array.isArray(data20)) {
-                const len2 = data20.length;
-                for (let i2 = 0; i2 < len2; i2++) {
-                  let data21 = data20[i2];
-                  if (typeof data21 === 'string') {
-                    if (!pattern6.test(data21)) {
-                      const err27 = {
-                        instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
-                        schemaPath:
-                          'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^https?://' },
-                        message: 'must match pattern "' + '^https?://' + '"',
-                        schema: '^https?://',
-                        parentSchema: schema34.properties.etcd.properties.endpoints.items,
-                        data: data21,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err27];
-                      } else {
-                        vErrors.push(err27);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err28 = {
-                      instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
-                      schemaPath:
-                        'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema34.properties.etcd.properties.endpoints.items.type,
-                      parentSchema: schema34.properties.etcd.properties.endpoints.items,
-                      data: data21,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err28];
-                    } else {
-                      vErrors.push(err28);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err29 = {
-                  instancePath: instancePath + '/cluster/etcd/endpoints',
-                  schemaPath:
-                    'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema34.properties.etcd.properties.endpoints.type,
-                  parentSchema: schema34.properties.etcd.properties.endpoints,
                   data: data20,
                 };
                 if (vErrors === null) {
@@ -22393,12 +22395,78 @@ function validate20(
                 errors++;
               }
             }
-            if (data19['lease-ttl'] !== undefined) {
-              let data22 = data19['lease-ttl'];
+            if (data20.endpoints !== undefined) {
+              let data21 = data20.endpoints;
+              if (Array.isArray(data21)) {
+                const len2 = data21.length;
+                for (let i2 = 0; i2 < len2; i2++) {
+                  let data22 = data21[i2];
+                  if (typeof data22 === 'string') {
+                    if (!pattern6.test(data22)) {
+                      const err30 = {
+                        instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
+                        schemaPath:
+                          'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^https?://' },
+                        message: 'must match pattern "' + '^https?://' + '"',
+                        schema: '^https?://',
+                        parentSchema: schema34.properties.etcd.properties.endpoints.items,
+                        data: data22,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err30];
+                      } else {
+                        vErrors.push(err30);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err31 = {
+                      instancePath: instancePath + '/cluster/etcd/endpoints/' + i2,
+                      schemaPath:
+                        'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema34.properties.etcd.properties.endpoints.items.type,
+                      parentSchema: schema34.properties.etcd.properties.endpoints.items,
+                      data: data22,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err31];
+                    } else {
+                      vErrors.push(err31);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err32 = {
+                  instancePath: instancePath + '/cluster/etcd/endpoints',
+                  schemaPath:
+                    'settings.schema.json#/$defs/cluster/properties/etcd/properties/endpoints/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema34.properties.etcd.properties.endpoints.type,
+                  parentSchema: schema34.properties.etcd.properties.endpoints,
+                  data: data21,
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+            }
+            if (data20['lease-ttl'] !== undefined) {
+              let data23 = data20['lease-ttl'];
               if (
-                !(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))
+                !(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))
               ) {
-                const err30 = {
+                const err33 = {
                   instancePath: instancePath + '/cluster/etcd/lease-ttl',
                   schemaPath:
                     'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/type',
@@ -22407,18 +22475,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema34.properties.etcd.properties['lease-ttl'].type,
                   parentSchema: schema34.properties.etcd.properties['lease-ttl'],
-                  data: data22,
+                  data: data23,
                 };
                 if (vErrors === null) {
-                  vErrors = [err30];
+                  vErrors = [err33];
                 } else {
-                  vErrors.push(err30);
+                  vErrors.push(err33);
                 }
                 errors++;
               }
-              if (typeof data22 == 'number' && isFinite(data22)) {
-                if (data22 > 300 || isNaN(data22)) {
-                  const err31 = {
+              if (typeof data23 == 'number' && isFinite(data23)) {
+                if (data23 > 300 || isNaN(data23)) {
+                  const err34 = {
                     instancePath: instancePath + '/cluster/etcd/lease-ttl',
                     schemaPath:
                       'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/maximum',
@@ -22427,17 +22495,17 @@ function validate20(
                     message: 'must be <= 300',
                     schema: 300,
                     parentSchema: schema34.properties.etcd.properties['lease-ttl'],
-                    data: data22,
+                    data: data23,
                   };
                   if (vErrors === null) {
-                    vErrors = [err31];
+                    vErrors = [err34];
                   } else {
-                    vErrors.push(err31);
+                    vErrors.push(err34);
                   }
                   errors++;
                 }
-                if (data22 < 2 || isNaN(data22)) {
-                  const err32 = {
+                if (data23 < 2 || isNaN(data23)) {
+                  const err35 = {
                     instancePath: instancePath + '/cluster/etcd/lease-ttl',
                     schemaPath:
                       'settings.schema.json#/$defs/cluster/properties/etcd/properties/lease-ttl/minimum',
@@ -22446,22 +22514,22 @@ function validate20(
                     message: 'must be >= 2',
                     schema: 2,
                     parentSchema: schema34.properties.etcd.properties['lease-ttl'],
-                    data: data22,
+                    data: data23,
                   };
                   if (vErrors === null) {
-                    vErrors = [err32];
+                    vErrors = [err35];
                   } else {
-                    vErrors.push(err32);
+                    vErrors.push(err35);
                   }
                   errors++;
                 }
               }
             }
-            if (data19.prefix !== undefined) {
-              let data23 = data19.prefix;
-              if (typeof data23 === 'string') {
-                if (!pattern7.test(data23)) {
-                  const err33 = {
+            if (data20.prefix !== undefined) {
+              let data24 = data20.prefix;
+              if (typeof data24 === 'string') {
+                if (!pattern7.test(data24)) {
+                  const err36 = {
                     instancePath: instancePath + '/cluster/etcd/prefix',
                     schemaPath:
                       'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/pattern',
@@ -22470,17 +22538,17 @@ function validate20(
                     message: 'must match pattern "' + '^/[A-Za-z0-9/._-]*$' + '"',
                     schema: '^/[A-Za-z0-9/._-]*$',
                     parentSchema: schema34.properties.etcd.properties.prefix,
-                    data: data23,
+                    data: data24,
                   };
                   if (vErrors === null) {
-                    vErrors = [err33];
+                    vErrors = [err36];
                   } else {
-                    vErrors.push(err33);
+                    vErrors.push(err36);
                   }
                   errors++;
                 }
               } else {
-                const err34 = {
+                const err37 = {
                   instancePath: instancePath + '/cluster/etcd/prefix',
                   schemaPath:
                     'settings.schema.json#/$defs/cluster/properties/etcd/properties/prefix/type',
@@ -22489,18 +22557,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema34.properties.etcd.properties.prefix.type,
                   parentSchema: schema34.properties.etcd.properties.prefix,
-                  data: data23,
+                  data: data24,
                 };
                 if (vErrors === null) {
-                  vErrors = [err34];
+                  vErrors = [err37];
                 } else {
-                  vErrors.push(err34);
+                  vErrors.push(err37);
                 }
                 errors++;
               }
             }
           } else {
-            const err35 = {
+            const err38 = {
               instancePath: instancePath + '/cluster/etcd',
               schemaPath: 'settings.schema.json#/$defs/cluster/properties/etcd/type',
               keyword: 'type',
@@ -22508,68 +22576,7 @@ function validate20(
               message: 'must be object',
               schema: schema34.properties.etcd.type,
               parentSchema: schema34.properties.etcd,
-              data: data19,
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err36 = {
-          instancePath: instancePath + '/cluster',
-          schemaPath: 'settings.schema.json#/$defs/cluster/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema34.type,
-          parentSchema: schema34,
-          data: data7,
-        };
-        if (vErrors === null) {
-          vErrors = [err36];
-        } else {
-          vErrors.push(err36);
-        }
-        errors++;
-      }
-    }
-    if (data['user-default'] !== undefined) {
-      let data24 = data['user-default'];
-      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-        if (data24.role !== undefined) {
-          let data25 = data24.role;
-          if (typeof data25 !== 'string') {
-            const err37 = {
-              instancePath: instancePath + '/user-default/role',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema35.properties.role.type,
-              parentSchema: schema35.properties.role,
-              data: data25,
-            };
-            if (vErrors === null) {
-              vErrors = [err37];
-            } else {
-              vErrors.push(err37);
-            }
-            errors++;
-          }
-          if (!(data25 === 'admin' || data25 === 'viewer')) {
-            const err38 = {
-              instancePath: instancePath + '/user-default/role',
-              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema35.properties.role.enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema35.properties.role.enum,
-              parentSchema: schema35.properties.role,
-              data: data25,
+              data: data20,
             };
             if (vErrors === null) {
               vErrors = [err38];
@@ -22579,10 +22586,71 @@ function validate20(
             errors++;
           }
         }
-        if (data24['max-sessions'] !== undefined) {
-          let data26 = data24['max-sessions'];
-          if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
-            const err39 = {
+      } else {
+        const err39 = {
+          instancePath: instancePath + '/cluster',
+          schemaPath: 'settings.schema.json#/$defs/cluster/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema34.type,
+          parentSchema: schema34,
+          data: data8,
+        };
+        if (vErrors === null) {
+          vErrors = [err39];
+        } else {
+          vErrors.push(err39);
+        }
+        errors++;
+      }
+    }
+    if (data['user-default'] !== undefined) {
+      let data25 = data['user-default'];
+      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+        if (data25.role !== undefined) {
+          let data26 = data25.role;
+          if (typeof data26 !== 'string') {
+            const err40 = {
+              instancePath: instancePath + '/user-default/role',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema35.properties.role.type,
+              parentSchema: schema35.properties.role,
+              data: data26,
+            };
+            if (vErrors === null) {
+              vErrors = [err40];
+            } else {
+              vErrors.push(err40);
+            }
+            errors++;
+          }
+          if (!(data26 === 'admin' || data26 === 'viewer')) {
+            const err41 = {
+              instancePath: instancePath + '/user-default/role',
+              schemaPath: 'settings.schema.json#/$defs/user-default/properties/role/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema35.properties.role.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema35.properties.role.enum,
+              parentSchema: schema35.properties.role,
+              data: data26,
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+        if (data25['max-sessions'] !== undefined) {
+          let data27 = data25['max-sessions'];
+          if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+            const err42 = {
               instancePath: instancePath + '/user-default/max-sessions',
               schemaPath: 'settings.schema.json#/$defs/user-default/properties/max-sessions/type',
               keyword: 'type',
@@ -22590,18 +22658,18 @@ function validate20(
               message: 'must be integer',
               schema: schema35.properties['max-sessions'].type,
               parentSchema: schema35.properties['max-sessions'],
-              data: data26,
+              data: data27,
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err42];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err42);
             }
             errors++;
           }
-          if (typeof data26 == 'number' && isFinite(data26)) {
-            if (data26 < 0 || isNaN(data26)) {
-              const err40 = {
+          if (typeof data27 == 'number' && isFinite(data27)) {
+            if (data27 < 0 || isNaN(data27)) {
+              const err43 = {
                 instancePath: instancePath + '/user-default/max-sessions',
                 schemaPath:
                   'settings.schema.json#/$defs/user-default/properties/max-sessions/minimum',
@@ -22610,71 +22678,7 @@ function validate20(
                 message: 'must be >= 0',
                 schema: 0,
                 parentSchema: schema35.properties['max-sessions'],
-                data: data26,
-              };
-              if (vErrors === null) {
-                vErrors = [err40];
-              } else {
-                vErrors.push(err40);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err41 = {
-          instancePath: instancePath + '/user-default',
-          schemaPath: 'settings.schema.json#/$defs/user-default/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-          schema: schema35.type,
-          parentSchema: schema35,
-          data: data24,
-        };
-        if (vErrors === null) {
-          vErrors = [err41];
-        } else {
-          vErrors.push(err41);
-        }
-        errors++;
-      }
-    }
-    if (data.user !== undefined) {
-      let data27 = data.user;
-      if (Array.isArray(data27)) {
-        const len3 = data27.length;
-        for (let i3 = 0; i3 < len3; i3++) {
-          let data28 = data27[i3];
-          if (data28 && typeof data28 == 'object' && !Array.isArray(data28)) {
-            if (data28.login === undefined) {
-              const err42 = {
-                instancePath: instancePath + '/user/' + i3,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'login' },
-                message: "must have required property '" + 'login' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data28,
-              };
-              if (vErrors === null) {
-                vErrors = [err42];
-              } else {
-                vErrors.push(err42);
-              }
-              errors++;
-            }
-            if (data28.password === undefined) {
-              const err43 = {
-                instancePath: instancePath + '/user/' + i3,
-                schemaPath: 'user.schema.json/required',
-                keyword: 'required',
-                params: { missingProperty: 'password' },
-                message: "must have required property '" + 'password' + "'",
-                schema: schema36.required,
-                parentSchema: schema36,
-                data: data28,
+                data: data27,
               };
               if (vErrors === null) {
                 vErrors = [err43];
@@ -22683,11 +22687,75 @@ function validate20(
               }
               errors++;
             }
-            if (data28.login !== undefined) {
-              let data29 = data28.login;
-              if (typeof data29 === 'string') {
-                if (func2(data29) < 1) {
-                  const err44 = {
+          }
+        }
+      } else {
+        const err44 = {
+          instancePath: instancePath + '/user-default',
+          schemaPath: 'settings.schema.json#/$defs/user-default/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema35.type,
+          parentSchema: schema35,
+          data: data25,
+        };
+        if (vErrors === null) {
+          vErrors = [err44];
+        } else {
+          vErrors.push(err44);
+        }
+        errors++;
+      }
+    }
+    if (data.user !== undefined) {
+      let data28 = data.user;
+      if (Array.isArray(data28)) {
+        const len3 = data28.length;
+        for (let i3 = 0; i3 < len3; i3++) {
+          let data29 = data28[i3];
+          if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
+            if (data29.login === undefined) {
+              const err45 = {
+                instancePath: instancePath + '/user/' + i3,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'login' },
+                message: "must have required property '" + 'login' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data29,
+              };
+              if (vErrors === null) {
+                vErrors = [err45];
+              } else {
+                vErrors.push(err45);
+              }
+              errors++;
+            }
+            if (data29.password === undefined) {
+              const err46 = {
+                instancePath: instancePath + '/user/' + i3,
+                schemaPath: 'user.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'password' },
+                message: "must have required property '" + 'password' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data29,
+              };
+              if (vErrors === null) {
+                vErrors = [err46];
+              } else {
+                vErrors.push(err46);
+              }
+              errors++;
+            }
+            if (data29.login !== undefined) {
+              let data30 = data29.login;
+              if (typeof data30 === 'string') {
+                if (func2(data30) < 1) {
+                  const err47 = {
                     instancePath: instancePath + '/user/' + i3 + '/login',
                     schemaPath: 'user.schema.json/properties/login/minLength',
                     keyword: 'minLength',
@@ -22695,17 +22763,17 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema36.properties.login,
-                    data: data29,
+                    data: data30,
                   };
                   if (vErrors === null) {
-                    vErrors = [err44];
+                    vErrors = [err47];
                   } else {
-                    vErrors.push(err44);
+                    vErrors.push(err47);
                   }
                   errors++;
                 }
               } else {
-                const err45 = {
+                const err48 = {
                   instancePath: instancePath + '/user/' + i3 + '/login',
                   schemaPath: 'user.schema.json/properties/login/type',
                   keyword: 'type',
@@ -22713,67 +22781,7 @@ function validate20(
                   message: 'must be string',
                   schema: schema36.properties.login.type,
                   parentSchema: schema36.properties.login,
-                  data: data29,
-                };
-                if (vErrors === null) {
-                  vErrors = [err45];
-                } else {
-                  vErrors.push(err45);
-                }
-                errors++;
-              }
-            }
-            if (data28.password !== undefined) {
-              let data30 = data28.password;
-              if (typeof data30 !== 'string') {
-                const err46 = {
-                  instancePath: instancePath + '/user/' + i3 + '/password',
-                  schemaPath: 'user.schema.json/properties/password/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.password.type,
-                  parentSchema: schema36.properties.password,
                   data: data30,
-                };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-            }
-            if (data28.role !== undefined) {
-              let data31 = data28.role;
-              if (typeof data31 !== 'string') {
-                const err47 = {
-                  instancePath: instancePath + '/user/' + i3 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema36.properties.role.type,
-                  parentSchema: schema36.properties.role,
-                  data: data31,
-                };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
-              if (!(data31 === 'admin' || data31 === 'viewer')) {
-                const err48 = {
-                  instancePath: instancePath + '/user/' + i3 + '/role',
-                  schemaPath: 'user.schema.json/properties/role/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema36.properties.role.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema36.properties.role.enum,
-                  parentSchema: schema36.properties.role,
-                  data: data31,
                 };
                 if (vErrors === null) {
                   vErrors = [err48];
@@ -22783,8 +22791,68 @@ function validate20(
                 errors++;
               }
             }
+            if (data29.password !== undefined) {
+              let data31 = data29.password;
+              if (typeof data31 !== 'string') {
+                const err49 = {
+                  instancePath: instancePath + '/user/' + i3 + '/password',
+                  schemaPath: 'user.schema.json/properties/password/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.password.type,
+                  parentSchema: schema36.properties.password,
+                  data: data31,
+                };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
+              }
+            }
+            if (data29.role !== undefined) {
+              let data32 = data29.role;
+              if (typeof data32 !== 'string') {
+                const err50 = {
+                  instancePath: instancePath + '/user/' + i3 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.role.type,
+                  parentSchema: schema36.properties.role,
+                  data: data32,
+                };
+                if (vErrors === null) {
+                  vErrors = [err50];
+                } else {
+                  vErrors.push(err50);
+                }
+                errors++;
+              }
+              if (!(data32 === 'admin' || data32 === 'viewer')) {
+                const err51 = {
+                  instancePath: instancePath + '/user/' + i3 + '/role',
+                  schemaPath: 'user.schema.json/properties/role/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema36.properties.role.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema36.properties.role.enum,
+                  parentSchema: schema36.properties.role,
+                  data: data32,
+                };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err49 = {
+            const err52 = {
               instancePath: instancePath + '/user/' + i3,
               schemaPath: 'user.schema.json/type',
               keyword: 'type',
@@ -22792,18 +22860,18 @@ function validate20(
               message: 'must be object',
               schema: schema36.type,
               parentSchema: schema36,
-              data: data28,
+              data: data29,
             };
             if (vErrors === null) {
-              vErrors = [err49];
+              vErrors = [err52];
             } else {
-              vErrors.push(err49);
+              vErrors.push(err52);
             }
             errors++;
           }
         }
       } else {
-        const err50 = {
+        const err53 = {
           instancePath: instancePath + '/user',
           schemaPath: '#/properties/user/type',
           keyword: 'type',
@@ -22811,23 +22879,23 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.user.type,
           parentSchema: schema31.properties.user,
-          data: data27,
+          data: data28,
         };
         if (vErrors === null) {
-          vErrors = [err50];
+          vErrors = [err53];
         } else {
-          vErrors.push(err50);
+          vErrors.push(err53);
         }
         errors++;
       }
     }
     if (data['web-server'] !== undefined) {
-      let data32 = data['web-server'];
-      if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
-        if (data32.enable !== undefined) {
-          let data33 = data32.enable;
-          if (typeof data33 !== 'boolean') {
-            const err51 = {
+      let data33 = data['web-server'];
+      if (data33 && typeof data33 == 'object' && !Array.isArray(data33)) {
+        if (data33.enable !== undefined) {
+          let data34 = data33.enable;
+          if (typeof data34 !== 'boolean') {
+            const err54 = {
               instancePath: instancePath + '/web-server/enable',
               schemaPath: 'settings.schema.json#/$defs/web-server/properties/enable/type',
               keyword: 'type',
@@ -22835,21 +22903,21 @@ function validate20(
               message: 'must be boolean',
               schema: schema37.properties.enable.type,
               parentSchema: schema37.properties.enable,
-              data: data33,
+              data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err54];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err54);
             }
             errors++;
           }
         }
-        if (data32['ui-path'] !== undefined) {
-          let data34 = data32['ui-path'];
-          if (typeof data34 === 'string') {
-            if (!pattern8.test(data34)) {
-              const err52 = {
+        if (data33['ui-path'] !== undefined) {
+          let data35 = data33['ui-path'];
+          if (typeof data35 === 'string') {
+            if (!pattern8.test(data35)) {
+              const err55 = {
                 instancePath: instancePath + '/web-server/ui-path',
                 schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/pattern',
                 keyword: 'pattern',
@@ -22857,17 +22925,17 @@ function validate20(
                 message: 'must match pattern "' + '^/.*/$' + '"',
                 schema: '^/.*/$',
                 parentSchema: schema37.properties['ui-path'],
-                data: data34,
+                data: data35,
               };
               if (vErrors === null) {
-                vErrors = [err52];
+                vErrors = [err55];
               } else {
-                vErrors.push(err52);
+                vErrors.push(err55);
               }
               errors++;
             }
           } else {
-            const err53 = {
+            const err56 = {
               instancePath: instancePath + '/web-server/ui-path',
               schemaPath: 'settings.schema.json#/$defs/web-server/properties/ui-path/type',
               keyword: 'type',
@@ -22875,18 +22943,18 @@ function validate20(
               message: 'must be string',
               schema: schema37.properties['ui-path'].type,
               parentSchema: schema37.properties['ui-path'],
-              data: data34,
+              data: data35,
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err56];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err56);
             }
             errors++;
           }
         }
       } else {
-        const err54 = {
+        const err57 = {
           instancePath: instancePath + '/web-server',
           schemaPath: 'settings.schema.json#/$defs/web-server/type',
           keyword: 'type',
@@ -22894,23 +22962,23 @@ function validate20(
           message: 'must be object',
           schema: schema37.type,
           parentSchema: schema37,
-          data: data32,
+          data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err54];
+          vErrors = [err57];
         } else {
-          vErrors.push(err54);
+          vErrors.push(err57);
         }
         errors++;
       }
     }
     if (data['http-server'] !== undefined) {
-      let data35 = data['http-server'];
-      if (data35 && typeof data35 == 'object' && !Array.isArray(data35)) {
-        if (data35.port !== undefined) {
-          let data36 = data35.port;
-          if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
-            const err55 = {
+      let data36 = data['http-server'];
+      if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
+        if (data36.port !== undefined) {
+          let data37 = data36.port;
+          if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
+            const err58 = {
               instancePath: instancePath + '/http-server/port',
               schemaPath: 'http-server.schema.json/properties/port/type',
               keyword: 'type',
@@ -22918,65 +22986,6 @@ function validate20(
               message: 'must be integer',
               schema: schema38.properties.port.type,
               parentSchema: schema38.properties.port,
-              data: data36,
-            };
-            if (vErrors === null) {
-              vErrors = [err55];
-            } else {
-              vErrors.push(err55);
-            }
-            errors++;
-          }
-          if (typeof data36 == 'number' && isFinite(data36)) {
-            if (data36 > 65535 || isNaN(data36)) {
-              const err56 = {
-                instancePath: instancePath + '/http-server/port',
-                schemaPath: 'http-server.schema.json/properties/port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-                schema: 65535,
-                parentSchema: schema38.properties.port,
-                data: data36,
-              };
-              if (vErrors === null) {
-                vErrors = [err56];
-              } else {
-                vErrors.push(err56);
-              }
-              errors++;
-            }
-            if (data36 < 1 || isNaN(data36)) {
-              const err57 = {
-                instancePath: instancePath + '/http-server/port',
-                schemaPath: 'http-server.schema.json/properties/port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema38.properties.port,
-                data: data36,
-              };
-              if (vErrors === null) {
-                vErrors = [err57];
-              } else {
-                vErrors.push(err57);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data35['https-port'] !== undefined) {
-          let data37 = data35['https-port'];
-          if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
-            const err58 = {
-              instancePath: instancePath + '/http-server/https-port',
-              schemaPath: 'http-server.schema.json/properties/https-port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['https-port'].type,
-              parentSchema: schema38.properties['https-port'],
               data: data37,
             };
             if (vErrors === null) {
@@ -22989,13 +22998,13 @@ function validate20(
           if (typeof data37 == 'number' && isFinite(data37)) {
             if (data37 > 65535 || isNaN(data37)) {
               const err59 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
+                instancePath: instancePath + '/http-server/port',
+                schemaPath: 'http-server.schema.json/properties/port/maximum',
                 keyword: 'maximum',
                 params: { comparison: '<=', limit: 65535 },
                 message: 'must be <= 65535',
                 schema: 65535,
-                parentSchema: schema38.properties['https-port'],
+                parentSchema: schema38.properties.port,
                 data: data37,
               };
               if (vErrors === null) {
@@ -23007,13 +23016,13 @@ function validate20(
             }
             if (data37 < 1 || isNaN(data37)) {
               const err60 = {
-                instancePath: instancePath + '/http-server/https-port',
-                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
+                instancePath: instancePath + '/http-server/port',
+                schemaPath: 'http-server.schema.json/properties/port/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
                 schema: 1,
-                parentSchema: schema38.properties['https-port'],
+                parentSchema: schema38.properties.port,
                 data: data37,
               };
               if (vErrors === null) {
@@ -23025,11 +23034,70 @@ function validate20(
             }
           }
         }
-        if (data35['bind-address'] !== undefined) {
-          let data38 = data35['bind-address'];
-          if (typeof data38 === 'string') {
-            if (func2(data38) < 1) {
-              const err61 = {
+        if (data36['https-port'] !== undefined) {
+          let data38 = data36['https-port'];
+          if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+            const err61 = {
+              instancePath: instancePath + '/http-server/https-port',
+              schemaPath: 'http-server.schema.json/properties/https-port/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['https-port'].type,
+              parentSchema: schema38.properties['https-port'],
+              data: data38,
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+          if (typeof data38 == 'number' && isFinite(data38)) {
+            if (data38 > 65535 || isNaN(data38)) {
+              const err62 = {
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 65535 },
+                message: 'must be <= 65535',
+                schema: 65535,
+                parentSchema: schema38.properties['https-port'],
+                data: data38,
+              };
+              if (vErrors === null) {
+                vErrors = [err62];
+              } else {
+                vErrors.push(err62);
+              }
+              errors++;
+            }
+            if (data38 < 1 || isNaN(data38)) {
+              const err63 = {
+                instancePath: instancePath + '/http-server/https-port',
+                schemaPath: 'http-server.schema.json/properties/https-port/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema38.properties['https-port'],
+                data: data38,
+              };
+              if (vErrors === null) {
+                vErrors = [err63];
+              } else {
+                vErrors.push(err63);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data36['bind-address'] !== undefined) {
+          let data39 = data36['bind-address'];
+          if (typeof data39 === 'string') {
+            if (func2(data39) < 1) {
+              const err64 = {
                 instancePath: instancePath + '/http-server/bind-address',
                 schemaPath: 'http-server.schema.json/properties/bind-address/minLength',
                 keyword: 'minLength',
@@ -23037,17 +23105,17 @@ function validate20(
                 message: 'must NOT have fewer than 1 characters',
                 schema: 1,
                 parentSchema: schema38.properties['bind-address'],
-                data: data38,
+                data: data39,
               };
               if (vErrors === null) {
-                vErrors = [err61];
+                vErrors = [err64];
               } else {
-                vErrors.push(err61);
+                vErrors.push(err64);
               }
               errors++;
             }
           } else {
-            const err62 = {
+            const err65 = {
               instancePath: instancePath + '/http-server/bind-address',
               schemaPath: 'http-server.schema.json/properties/bind-address/type',
               keyword: 'type',
@@ -23055,70 +23123,7 @@ function validate20(
               message: 'must be string',
               schema: schema38.properties['bind-address'].type,
               parentSchema: schema38.properties['bind-address'],
-              data: data38,
-            };
-            if (vErrors === null) {
-              vErrors = [err62];
-            } else {
-              vErrors.push(err62);
-            }
-            errors++;
-          }
-        }
-        if (data35.certificate !== undefined) {
-          let data39 = data35.certificate;
-          if (typeof data39 !== 'string') {
-            const err63 = {
-              instancePath: instancePath + '/http-server/certificate',
-              schemaPath: 'http-server.schema.json/properties/certificate/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties.certificate.type,
-              parentSchema: schema38.properties.certificate,
               data: data39,
-            };
-            if (vErrors === null) {
-              vErrors = [err63];
-            } else {
-              vErrors.push(err63);
-            }
-            errors++;
-          }
-        }
-        if (data35['private-key'] !== undefined) {
-          let data40 = data35['private-key'];
-          if (typeof data40 !== 'string') {
-            const err64 = {
-              instancePath: instancePath + '/http-server/private-key',
-              schemaPath: 'http-server.schema.json/properties/private-key/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties['private-key'].type,
-              parentSchema: schema38.properties['private-key'],
-              data: data40,
-            };
-            if (vErrors === null) {
-              vErrors = [err64];
-            } else {
-              vErrors.push(err64);
-            }
-            errors++;
-          }
-        }
-        if (data35['native-delivery'] !== undefined) {
-          let data41 = data35['native-delivery'];
-          if (typeof data41 !== 'boolean') {
-            const err65 = {
-              instancePath: instancePath + '/http-server/native-delivery',
-              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema38.properties['native-delivery'].type,
-              parentSchema: schema38.properties['native-delivery'],
-              data: data41,
             };
             if (vErrors === null) {
               vErrors = [err65];
@@ -23128,18 +23133,18 @@ function validate20(
             errors++;
           }
         }
-        if (data35['nonce-lifetime-sec'] !== undefined) {
-          let data42 = data35['nonce-lifetime-sec'];
-          if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+        if (data36.certificate !== undefined) {
+          let data40 = data36.certificate;
+          if (typeof data40 !== 'string') {
             const err66 = {
-              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
-              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              instancePath: instancePath + '/http-server/certificate',
+              schemaPath: 'http-server.schema.json/properties/certificate/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['nonce-lifetime-sec'].type,
-              parentSchema: schema38.properties['nonce-lifetime-sec'],
-              data: data42,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties.certificate.type,
+              parentSchema: schema38.properties.certificate,
+              data: data40,
             };
             if (vErrors === null) {
               vErrors = [err66];
@@ -23148,9 +23153,72 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data42 == 'number' && isFinite(data42)) {
-            if (data42 > 86400 || isNaN(data42)) {
-              const err67 = {
+        }
+        if (data36['private-key'] !== undefined) {
+          let data41 = data36['private-key'];
+          if (typeof data41 !== 'string') {
+            const err67 = {
+              instancePath: instancePath + '/http-server/private-key',
+              schemaPath: 'http-server.schema.json/properties/private-key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties['private-key'].type,
+              parentSchema: schema38.properties['private-key'],
+              data: data41,
+            };
+            if (vErrors === null) {
+              vErrors = [err67];
+            } else {
+              vErrors.push(err67);
+            }
+            errors++;
+          }
+        }
+        if (data36['native-delivery'] !== undefined) {
+          let data42 = data36['native-delivery'];
+          if (typeof data42 !== 'boolean') {
+            const err68 = {
+              instancePath: instancePath + '/http-server/native-delivery',
+              schemaPath: 'http-server.schema.json/properties/native-delivery/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema38.properties['native-delivery'].type,
+              parentSchema: schema38.properties['native-delivery'],
+              data: data42,
+            };
+            if (vErrors === null) {
+              vErrors = [err68];
+            } else {
+              vErrors.push(err68);
+            }
+            errors++;
+          }
+        }
+        if (data36['nonce-lifetime-sec'] !== undefined) {
+          let data43 = data36['nonce-lifetime-sec'];
+          if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+            const err69 = {
+              instancePath: instancePath + '/http-server/nonce-lifetime-sec',
+              schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['nonce-lifetime-sec'].type,
+              parentSchema: schema38.properties['nonce-lifetime-sec'],
+              data: data43,
+            };
+            if (vErrors === null) {
+              vErrors = [err69];
+            } else {
+              vErrors.push(err69);
+            }
+            errors++;
+          }
+          if (typeof data43 == 'number' && isFinite(data43)) {
+            if (data43 > 86400 || isNaN(data43)) {
+              const err70 = {
                 instancePath: instancePath + '/http-server/nonce-lifetime-sec',
                 schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/maximum',
                 keyword: 'maximum',
@@ -23158,17 +23226,17 @@ function validate20(
                 message: 'must be <= 86400',
                 schema: 86400,
                 parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data42,
+                data: data43,
               };
               if (vErrors === null) {
-                vErrors = [err67];
+                vErrors = [err70];
               } else {
-                vErrors.push(err67);
+                vErrors.push(err70);
               }
               errors++;
             }
-            if (data42 < 10 || isNaN(data42)) {
-              const err68 = {
+            if (data43 < 10 || isNaN(data43)) {
+              const err71 = {
                 instancePath: instancePath + '/http-server/nonce-lifetime-sec',
                 schemaPath: 'http-server.schema.json/properties/nonce-lifetime-sec/minimum',
                 keyword: 'minimum',
@@ -23176,22 +23244,22 @@ function validate20(
                 message: 'must be >= 10',
                 schema: 10,
                 parentSchema: schema38.properties['nonce-lifetime-sec'],
-                data: data42,
+                data: data43,
               };
               if (vErrors === null) {
-                vErrors = [err68];
+                vErrors = [err71];
               } else {
-                vErrors.push(err68);
+                vErrors.push(err71);
               }
               errors++;
             }
           }
         }
-        if (data35.realm !== undefined) {
-          let data43 = data35.realm;
-          if (typeof data43 === 'string') {
-            if (func2(data43) < 1) {
-              const err69 = {
+        if (data36.realm !== undefined) {
+          let data44 = data36.realm;
+          if (typeof data44 === 'string') {
+            if (func2(data44) < 1) {
+              const err72 = {
                 instancePath: instancePath + '/http-server/realm',
                 schemaPath: 'http-server.schema.json/properties/realm/minLength',
                 keyword: 'minLength',
@@ -23199,64 +23267,6 @@ function validate20(
                 message: 'must NOT have fewer than 1 characters',
                 schema: 1,
                 parentSchema: schema38.properties.realm,
-                data: data43,
-              };
-              if (vErrors === null) {
-                vErrors = [err69];
-              } else {
-                vErrors.push(err69);
-              }
-              errors++;
-            }
-          } else {
-            const err70 = {
-              instancePath: instancePath + '/http-server/realm',
-              schemaPath: 'http-server.schema.json/properties/realm/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema38.properties.realm.type,
-              parentSchema: schema38.properties.realm,
-              data: data43,
-            };
-            if (vErrors === null) {
-              vErrors = [err70];
-            } else {
-              vErrors.push(err70);
-            }
-            errors++;
-          }
-        }
-        if (data35['segment-cache-max-age'] !== undefined) {
-          let data44 = data35['segment-cache-max-age'];
-          if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-            const err71 = {
-              instancePath: instancePath + '/http-server/segment-cache-max-age',
-              schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema38.properties['segment-cache-max-age'].type,
-              parentSchema: schema38.properties['segment-cache-max-age'],
-              data: data44,
-            };
-            if (vErrors === null) {
-              vErrors = [err71];
-            } else {
-              vErrors.push(err71);
-            }
-            errors++;
-          }
-          if (typeof data44 == 'number' && isFinite(data44)) {
-            if (data44 < 0 || isNaN(data44)) {
-              const err72 = {
-                instancePath: instancePath + '/http-server/segment-cache-max-age',
-                schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema38.properties['segment-cache-max-age'],
                 data: data44,
               };
               if (vErrors === null) {
@@ -23266,10 +23276,68 @@ function validate20(
               }
               errors++;
             }
+          } else {
+            const err73 = {
+              instancePath: instancePath + '/http-server/realm',
+              schemaPath: 'http-server.schema.json/properties/realm/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema38.properties.realm.type,
+              parentSchema: schema38.properties.realm,
+              data: data44,
+            };
+            if (vErrors === null) {
+              vErrors = [err73];
+            } else {
+              vErrors.push(err73);
+            }
+            errors++;
+          }
+        }
+        if (data36['segment-cache-max-age'] !== undefined) {
+          let data45 = data36['segment-cache-max-age'];
+          if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+            const err74 = {
+              instancePath: instancePath + '/http-server/segment-cache-max-age',
+              schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema38.properties['segment-cache-max-age'].type,
+              parentSchema: schema38.properties['segment-cache-max-age'],
+              data: data45,
+            };
+            if (vErrors === null) {
+              vErrors = [err74];
+            } else {
+              vErrors.push(err74);
+            }
+            errors++;
+          }
+          if (typeof data45 == 'number' && isFinite(data45)) {
+            if (data45 < 0 || isNaN(data45)) {
+              const err75 = {
+                instancePath: instancePath + '/http-server/segment-cache-max-age',
+                schemaPath: 'http-server.schema.json/properties/segment-cache-max-age/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema38.properties['segment-cache-max-age'],
+                data: data45,
+              };
+              if (vErrors === null) {
+                vErrors = [err75];
+              } else {
+                vErrors.push(err75);
+              }
+              errors++;
+            }
           }
         }
       } else {
-        const err73 = {
+        const err76 = {
           instancePath: instancePath + '/http-server',
           schemaPath: 'http-server.schema.json/type',
           keyword: 'type',
@@ -23277,12 +23345,12 @@ function validate20(
           message: 'must be object',
           schema: schema38.type,
           parentSchema: schema38,
-          data: data35,
+          data: data36,
         };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err76];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err76);
         }
         errors++;
       }
@@ -23316,12 +23384,12 @@ function validate20(
       }
     }
     if (data.mosaic !== undefined) {
-      let data47 = data.mosaic;
-      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
-        if (data47.enable !== undefined) {
-          let data48 = data47.enable;
-          if (typeof data48 !== 'boolean') {
-            const err74 = {
+      let data48 = data.mosaic;
+      if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+        if (data48.enable !== undefined) {
+          let data49 = data48.enable;
+          if (typeof data49 !== 'boolean') {
+            const err77 = {
               instancePath: instancePath + '/mosaic/enable',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/enable/type',
               keyword: 'type',
@@ -23329,20 +23397,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema44.properties.enable.type,
               parentSchema: schema44.properties.enable,
-              data: data48,
+              data: data49,
             };
             if (vErrors === null) {
-              vErrors = [err74];
+              vErrors = [err77];
             } else {
-              vErrors.push(err74);
+              vErrors.push(err77);
             }
             errors++;
           }
         }
-        if (data47.columns !== undefined) {
-          let data49 = data47.columns;
-          if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
-            const err75 = {
+        if (data48.columns !== undefined) {
+          let data50 = data48.columns;
+          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+            const err78 = {
               instancePath: instancePath + '/mosaic/columns',
               schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/type',
               keyword: 'type',
@@ -23350,65 +23418,6 @@ function validate20(
               message: 'must be integer',
               schema: schema44.properties.columns.type,
               parentSchema: schema44.properties.columns,
-              data: data49,
-            };
-            if (vErrors === null) {
-              vErrors = [err75];
-            } else {
-              vErrors.push(err75);
-            }
-            errors++;
-          }
-          if (typeof data49 == 'number' && isFinite(data49)) {
-            if (data49 > 16 || isNaN(data49)) {
-              const err76 = {
-                instancePath: instancePath + '/mosaic/columns',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 16 },
-                message: 'must be <= 16',
-                schema: 16,
-                parentSchema: schema44.properties.columns,
-                data: data49,
-              };
-              if (vErrors === null) {
-                vErrors = [err76];
-              } else {
-                vErrors.push(err76);
-              }
-              errors++;
-            }
-            if (data49 < 1 || isNaN(data49)) {
-              const err77 = {
-                instancePath: instancePath + '/mosaic/columns',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema44.properties.columns,
-                data: data49,
-              };
-              if (vErrors === null) {
-                vErrors = [err77];
-              } else {
-                vErrors.push(err77);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data47['thumbnail-width'] !== undefined) {
-          let data50 = data47['thumbnail-width'];
-          if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
-            const err78 = {
-              instancePath: instancePath + '/mosaic/thumbnail-width',
-              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema44.properties['thumbnail-width'].type,
-              parentSchema: schema44.properties['thumbnail-width'],
               data: data50,
             };
             if (vErrors === null) {
@@ -23419,15 +23428,15 @@ function validate20(
             errors++;
           }
           if (typeof data50 == 'number' && isFinite(data50)) {
-            if (data50 > 1920 || isNaN(data50)) {
+            if (data50 > 16 || isNaN(data50)) {
               const err79 = {
-                instancePath: instancePath + '/mosaic/thumbnail-width',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
+                instancePath: instancePath + '/mosaic/columns',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 1920 },
-                message: 'must be <= 1920',
-                schema: 1920,
-                parentSchema: schema44.properties['thumbnail-width'],
+                params: { comparison: '<=', limit: 16 },
+                message: 'must be <= 16',
+                schema: 16,
+                parentSchema: schema44.properties.columns,
                 data: data50,
               };
               if (vErrors === null) {
@@ -23437,15 +23446,15 @@ function validate20(
               }
               errors++;
             }
-            if (data50 < 64 || isNaN(data50)) {
+            if (data50 < 1 || isNaN(data50)) {
               const err80 = {
-                instancePath: instancePath + '/mosaic/thumbnail-width',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
+                instancePath: instancePath + '/mosaic/columns',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/columns/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 64 },
-                message: 'must be >= 64',
-                schema: 64,
-                parentSchema: schema44.properties['thumbnail-width'],
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema44.properties.columns,
                 data: data50,
               };
               if (vErrors === null) {
@@ -23457,17 +23466,17 @@ function validate20(
             }
           }
         }
-        if (data47['refresh-sec'] !== undefined) {
-          let data51 = data47['refresh-sec'];
+        if (data48['thumbnail-width'] !== undefined) {
+          let data51 = data48['thumbnail-width'];
           if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
             const err81 = {
-              instancePath: instancePath + '/mosaic/refresh-sec',
-              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
+              instancePath: instancePath + '/mosaic/thumbnail-width',
+              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema44.properties['refresh-sec'].type,
-              parentSchema: schema44.properties['refresh-sec'],
+              schema: schema44.properties['thumbnail-width'].type,
+              parentSchema: schema44.properties['thumbnail-width'],
               data: data51,
             };
             if (vErrors === null) {
@@ -23478,15 +23487,15 @@ function validate20(
             errors++;
           }
           if (typeof data51 == 'number' && isFinite(data51)) {
-            if (data51 > 3600 || isNaN(data51)) {
+            if (data51 > 1920 || isNaN(data51)) {
               const err82 = {
-                instancePath: instancePath + '/mosaic/refresh-sec',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
+                instancePath: instancePath + '/mosaic/thumbnail-width',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600 },
-                message: 'must be <= 3600',
-                schema: 3600,
-                parentSchema: schema44.properties['refresh-sec'],
+                params: { comparison: '<=', limit: 1920 },
+                message: 'must be <= 1920',
+                schema: 1920,
+                parentSchema: schema44.properties['thumbnail-width'],
                 data: data51,
               };
               if (vErrors === null) {
@@ -23496,15 +23505,15 @@ function validate20(
               }
               errors++;
             }
-            if (data51 < 1 || isNaN(data51)) {
+            if (data51 < 64 || isNaN(data51)) {
               const err83 = {
-                instancePath: instancePath + '/mosaic/refresh-sec',
-                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
+                instancePath: instancePath + '/mosaic/thumbnail-width',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/thumbnail-width/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema44.properties['refresh-sec'],
+                params: { comparison: '>=', limit: 64 },
+                message: 'must be >= 64',
+                schema: 64,
+                parentSchema: schema44.properties['thumbnail-width'],
                 data: data51,
               };
               if (vErrors === null) {
@@ -23516,8 +23525,67 @@ function validate20(
             }
           }
         }
+        if (data48['refresh-sec'] !== undefined) {
+          let data52 = data48['refresh-sec'];
+          if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+            const err84 = {
+              instancePath: instancePath + '/mosaic/refresh-sec',
+              schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema44.properties['refresh-sec'].type,
+              parentSchema: schema44.properties['refresh-sec'],
+              data: data52,
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+          if (typeof data52 == 'number' && isFinite(data52)) {
+            if (data52 > 3600 || isNaN(data52)) {
+              const err85 = {
+                instancePath: instancePath + '/mosaic/refresh-sec',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema44.properties['refresh-sec'],
+                data: data52,
+              };
+              if (vErrors === null) {
+                vErrors = [err85];
+              } else {
+                vErrors.push(err85);
+              }
+              errors++;
+            }
+            if (data52 < 1 || isNaN(data52)) {
+              const err86 = {
+                instancePath: instancePath + '/mosaic/refresh-sec',
+                schemaPath: 'settings.schema.json#/$defs/mosaic/properties/refresh-sec/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema44.properties['refresh-sec'],
+                data: data52,
+              };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+          }
+        }
       } else {
-        const err84 = {
+        const err87 = {
           instancePath: instancePath + '/mosaic',
           schemaPath: 'settings.schema.json#/$defs/mosaic/type',
           keyword: 'type',
@@ -23525,12 +23593,12 @@ function validate20(
           message: 'must be object',
           schema: schema44.type,
           parentSchema: schema44,
-          data: data47,
+          data: data48,
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err87];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err87);
         }
         errors++;
       }
@@ -23550,12 +23618,12 @@ function validate20(
       }
     }
     if (data.alerter !== undefined) {
-      let data53 = data.alerter;
-      if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-        if (data53.enable !== undefined) {
-          let data54 = data53.enable;
-          if (typeof data54 !== 'boolean') {
-            const err85 = {
+      let data54 = data.alerter;
+      if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+        if (data54.enable !== undefined) {
+          let data55 = data54.enable;
+          if (typeof data55 !== 'boolean') {
+            const err88 = {
               instancePath: instancePath + '/alerter/enable',
               schemaPath: 'settings.schema.json#/$defs/alerter/properties/enable/type',
               keyword: 'type',
@@ -23563,67 +23631,7 @@ function validate20(
               message: 'must be boolean',
               schema: schema47.properties.enable.type,
               parentSchema: schema47.properties.enable,
-              data: data54,
-            };
-            if (vErrors === null) {
-              vErrors = [err85];
-            } else {
-              vErrors.push(err85);
-            }
-            errors++;
-          }
-        }
-        if (data53['webhook-url'] !== undefined) {
-          let data55 = data53['webhook-url'];
-          if (typeof data55 !== 'string') {
-            const err86 = {
-              instancePath: instancePath + '/alerter/webhook-url',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['webhook-url'].type,
-              parentSchema: schema47.properties['webhook-url'],
               data: data55,
-            };
-            if (vErrors === null) {
-              vErrors = [err86];
-            } else {
-              vErrors.push(err86);
-            }
-            errors++;
-          }
-        }
-        if (data53['min-severity'] !== undefined) {
-          let data56 = data53['min-severity'];
-          if (typeof data56 !== 'string') {
-            const err87 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema47.properties['min-severity'].type,
-              parentSchema: schema47.properties['min-severity'],
-              data: data56,
-            };
-            if (vErrors === null) {
-              vErrors = [err87];
-            } else {
-              vErrors.push(err87);
-            }
-            errors++;
-          }
-          if (!(data56 === 'info' || data56 === 'warning' || data56 === 'critical')) {
-            const err88 = {
-              instancePath: instancePath + '/alerter/min-severity',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties['min-severity'].enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema47.properties['min-severity'].enum,
-              parentSchema: schema47.properties['min-severity'],
-              data: data56,
             };
             if (vErrors === null) {
               vErrors = [err88];
@@ -23633,18 +23641,18 @@ function validate20(
             errors++;
           }
         }
-        if (data53['repeat-sec'] !== undefined) {
-          let data57 = data53['repeat-sec'];
-          if (!(typeof data57 == 'number' && !(data57 % 1) && !isNaN(data57) && isFinite(data57))) {
+        if (data54['webhook-url'] !== undefined) {
+          let data56 = data54['webhook-url'];
+          if (typeof data56 !== 'string') {
             const err89 = {
-              instancePath: instancePath + '/alerter/repeat-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
+              instancePath: instancePath + '/alerter/webhook-url',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-url/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['repeat-sec'].type,
-              parentSchema: schema47.properties['repeat-sec'],
-              data: data57,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['webhook-url'].type,
+              parentSchema: schema47.properties['webhook-url'],
+              data: data56,
             };
             if (vErrors === null) {
               vErrors = [err89];
@@ -23653,39 +23661,37 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data57 == 'number' && isFinite(data57)) {
-            if (data57 < 0 || isNaN(data57)) {
-              const err90 = {
-                instancePath: instancePath + '/alerter/repeat-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['repeat-sec'],
-                data: data57,
-              };
-              if (vErrors === null) {
-                vErrors = [err90];
-              } else {
-                vErrors.push(err90);
-              }
-              errors++;
-            }
-          }
         }
-        if (data53['clear-sec'] !== undefined) {
-          let data58 = data53['clear-sec'];
-          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-            const err91 = {
-              instancePath: instancePath + '/alerter/clear-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
+        if (data54['min-severity'] !== undefined) {
+          let data57 = data54['min-severity'];
+          if (typeof data57 !== 'string') {
+            const err90 = {
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['clear-sec'].type,
-              parentSchema: schema47.properties['clear-sec'],
-              data: data58,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema47.properties['min-severity'].type,
+              parentSchema: schema47.properties['min-severity'],
+              data: data57,
+            };
+            if (vErrors === null) {
+              vErrors = [err90];
+            } else {
+              vErrors.push(err90);
+            }
+            errors++;
+          }
+          if (!(data57 === 'info' || data57 === 'warning' || data57 === 'critical')) {
+            const err91 = {
+              instancePath: instancePath + '/alerter/min-severity',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/min-severity/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema47.properties['min-severity'].enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema47.properties['min-severity'].enum,
+              parentSchema: schema47.properties['min-severity'],
+              data: data57,
             };
             if (vErrors === null) {
               vErrors = [err91];
@@ -23694,34 +23700,37 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data58 == 'number' && isFinite(data58)) {
-            if (data58 > 3600 || isNaN(data58)) {
-              const err92 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600 },
-                message: 'must be <= 3600',
-                schema: 3600,
-                parentSchema: schema47.properties['clear-sec'],
-                data: data58,
-              };
-              if (vErrors === null) {
-                vErrors = [err92];
-              } else {
-                vErrors.push(err92);
-              }
-              errors++;
+        }
+        if (data54['repeat-sec'] !== undefined) {
+          let data58 = data54['repeat-sec'];
+          if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
+            const err92 = {
+              instancePath: instancePath + '/alerter/repeat-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['repeat-sec'].type,
+              parentSchema: schema47.properties['repeat-sec'],
+              data: data58,
+            };
+            if (vErrors === null) {
+              vErrors = [err92];
+            } else {
+              vErrors.push(err92);
             }
+            errors++;
+          }
+          if (typeof data58 == 'number' && isFinite(data58)) {
             if (data58 < 0 || isNaN(data58)) {
               const err93 = {
-                instancePath: instancePath + '/alerter/clear-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
+                instancePath: instancePath + '/alerter/repeat-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/repeat-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 0 },
                 message: 'must be >= 0',
                 schema: 0,
-                parentSchema: schema47.properties['clear-sec'],
+                parentSchema: schema47.properties['repeat-sec'],
                 data: data58,
               };
               if (vErrors === null) {
@@ -23733,17 +23742,17 @@ function validate20(
             }
           }
         }
-        if (data53['delay-sec'] !== undefined) {
-          let data59 = data53['delay-sec'];
+        if (data54['clear-sec'] !== undefined) {
+          let data59 = data54['clear-sec'];
           if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
             const err94 = {
-              instancePath: instancePath + '/alerter/delay-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
+              instancePath: instancePath + '/alerter/clear-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['delay-sec'].type,
-              parentSchema: schema47.properties['delay-sec'],
+              schema: schema47.properties['clear-sec'].type,
+              parentSchema: schema47.properties['clear-sec'],
               data: data59,
             };
             if (vErrors === null) {
@@ -23754,15 +23763,15 @@ function validate20(
             errors++;
           }
           if (typeof data59 == 'number' && isFinite(data59)) {
-            if (data59 > 86400 || isNaN(data59)) {
+            if (data59 > 3600 || isNaN(data59)) {
               const err95 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 86400 },
-                message: 'must be <= 86400',
-                schema: 86400,
-                parentSchema: schema47.properties['delay-sec'],
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
+                schema: 3600,
+                parentSchema: schema47.properties['clear-sec'],
                 data: data59,
               };
               if (vErrors === null) {
@@ -23774,13 +23783,13 @@ function validate20(
             }
             if (data59 < 0 || isNaN(data59)) {
               const err96 = {
-                instancePath: instancePath + '/alerter/delay-sec',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
+                instancePath: instancePath + '/alerter/clear-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/clear-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 0 },
                 message: 'must be >= 0',
                 schema: 0,
-                parentSchema: schema47.properties['delay-sec'],
+                parentSchema: schema47.properties['clear-sec'],
                 data: data59,
               };
               if (vErrors === null) {
@@ -23792,60 +23801,55 @@ function validate20(
             }
           }
         }
-        if (data53['tr101290-p1-rate'] !== undefined) {
-          let data60 = data53['tr101290-p1-rate'];
-          if (typeof data60 == 'number' && isFinite(data60)) {
-            if (data60 < 0 || isNaN(data60)) {
-              const err97 = {
-                instancePath: instancePath + '/alerter/tr101290-p1-rate',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['tr101290-p1-rate'],
-                data: data60,
-              };
-              if (vErrors === null) {
-                vErrors = [err97];
-              } else {
-                vErrors.push(err97);
-              }
-              errors++;
-            }
-          } else {
-            const err98 = {
-              instancePath: instancePath + '/alerter/tr101290-p1-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
+        if (data54['delay-sec'] !== undefined) {
+          let data60 = data54['delay-sec'];
+          if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60) && isFinite(data60))) {
+            const err97 = {
+              instancePath: instancePath + '/alerter/delay-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/type',
               keyword: 'type',
-              params: { type: 'number' },
-              message: 'must be number',
-              schema: schema47.properties['tr101290-p1-rate'].type,
-              parentSchema: schema47.properties['tr101290-p1-rate'],
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['delay-sec'].type,
+              parentSchema: schema47.properties['delay-sec'],
               data: data60,
             };
             if (vErrors === null) {
-              vErrors = [err98];
+              vErrors = [err97];
             } else {
-              vErrors.push(err98);
+              vErrors.push(err97);
             }
             errors++;
           }
-        }
-        if (data53['cc-error-rate'] !== undefined) {
-          let data61 = data53['cc-error-rate'];
-          if (typeof data61 == 'number' && isFinite(data61)) {
-            if (data61 < 0 || isNaN(data61)) {
+          if (typeof data60 == 'number' && isFinite(data60)) {
+            if (data60 > 86400 || isNaN(data60)) {
+              const err98 = {
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 86400 },
+                message: 'must be <= 86400',
+                schema: 86400,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data60,
+              };
+              if (vErrors === null) {
+                vErrors = [err98];
+              } else {
+                vErrors.push(err98);
+              }
+              errors++;
+            }
+            if (data60 < 0 || isNaN(data60)) {
               const err99 = {
-                instancePath: instancePath + '/alerter/cc-error-rate',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
+                instancePath: instancePath + '/alerter/delay-sec',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/delay-sec/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 0 },
                 message: 'must be >= 0',
                 schema: 0,
-                parentSchema: schema47.properties['cc-error-rate'],
-                data: data61,
+                parentSchema: schema47.properties['delay-sec'],
+                data: data60,
               };
               if (vErrors === null) {
                 vErrors = [err99];
@@ -23854,37 +23858,40 @@ function validate20(
               }
               errors++;
             }
+          }
+        }
+        if (data54['tr101290-p1-rate'] !== undefined) {
+          let data61 = data54['tr101290-p1-rate'];
+          if (typeof data61 == 'number' && isFinite(data61)) {
+            if (data61 < 0 || isNaN(data61)) {
+              const err100 = {
+                instancePath: instancePath + '/alerter/tr101290-p1-rate',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['tr101290-p1-rate'],
+                data: data61,
+              };
+              if (vErrors === null) {
+                vErrors = [err100];
+              } else {
+                vErrors.push(err100);
+              }
+              errors++;
+            }
           } else {
-            const err100 = {
-              instancePath: instancePath + '/alerter/cc-error-rate',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
+            const err101 = {
+              instancePath: instancePath + '/alerter/tr101290-p1-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/tr101290-p1-rate/type',
               keyword: 'type',
               params: { type: 'number' },
               message: 'must be number',
-              schema: schema47.properties['cc-error-rate'].type,
-              parentSchema: schema47.properties['cc-error-rate'],
+              schema: schema47.properties['tr101290-p1-rate'].type,
+              parentSchema: schema47.properties['tr101290-p1-rate'],
               data: data61,
-            };
-            if (vErrors === null) {
-              vErrors = [err100];
-            } else {
-              vErrors.push(err100);
-            }
-            errors++;
-          }
-        }
-        if (data53['error-window-sec'] !== undefined) {
-          let data62 = data53['error-window-sec'];
-          if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62) && isFinite(data62))) {
-            const err101 = {
-              instancePath: instancePath + '/alerter/error-window-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema47.properties['error-window-sec'].type,
-              parentSchema: schema47.properties['error-window-sec'],
-              data: data62,
             };
             if (vErrors === null) {
               vErrors = [err101];
@@ -23893,17 +23900,19 @@ function validate20(
             }
             errors++;
           }
+        }
+        if (data54['cc-error-rate'] !== undefined) {
+          let data62 = data54['cc-error-rate'];
           if (typeof data62 == 'number' && isFinite(data62)) {
-            if (data62 > 600 || isNaN(data62)) {
+            if (data62 < 0 || isNaN(data62)) {
               const err102 = {
-                instancePath: instancePath + '/alerter/error-window-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 600 },
-                message: 'must be <= 600',
-                schema: 600,
-                parentSchema: schema47.properties['error-window-sec'],
+                instancePath: instancePath + '/alerter/cc-error-rate',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['cc-error-rate'],
                 data: data62,
               };
               if (vErrors === null) {
@@ -23913,38 +23922,36 @@ function validate20(
               }
               errors++;
             }
-            if (data62 < 1 || isNaN(data62)) {
-              const err103 = {
-                instancePath: instancePath + '/alerter/error-window-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['error-window-sec'],
-                data: data62,
-              };
-              if (vErrors === null) {
-                vErrors = [err103];
-              } else {
-                vErrors.push(err103);
-              }
-              errors++;
+          } else {
+            const err103 = {
+              instancePath: instancePath + '/alerter/cc-error-rate',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/cc-error-rate/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema47.properties['cc-error-rate'].type,
+              parentSchema: schema47.properties['cc-error-rate'],
+              data: data62,
+            };
+            if (vErrors === null) {
+              vErrors = [err103];
+            } else {
+              vErrors.push(err103);
             }
+            errors++;
           }
         }
-        if (data53['history-size'] !== undefined) {
-          let data63 = data53['history-size'];
+        if (data54['error-window-sec'] !== undefined) {
+          let data63 = data54['error-window-sec'];
           if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63) && isFinite(data63))) {
             const err104 = {
-              instancePath: instancePath + '/alerter/history-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
+              instancePath: instancePath + '/alerter/error-window-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/error-window-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['history-size'].type,
-              parentSchema: schema47.properties['history-size'],
+              schema: schema47.properties['error-window-sec'].type,
+              parentSchema: schema47.properties['error-window-sec'],
               data: data63,
             };
             if (vErrors === null) {
@@ -23955,15 +23962,16 @@ function validate20(
             errors++;
           }
           if (typeof data63 == 'number' && isFinite(data63)) {
-            if (data63 > 100000 || isNaN(data63)) {
+            if (data63 > 600 || isNaN(data63)) {
               const err105 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
+                instancePath: instancePath + '/alerter/error-window-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['history-size'],
+                params: { comparison: '<=', limit: 600 },
+                message: 'must be <= 600',
+                schema: 600,
+                parentSchema: schema47.properties['error-window-sec'],
                 data: data63,
               };
               if (vErrors === null) {
@@ -23973,15 +23981,16 @@ function validate20(
               }
               errors++;
             }
-            if (data63 < 10 || isNaN(data63)) {
+            if (data63 < 1 || isNaN(data63)) {
               const err106 = {
-                instancePath: instancePath + '/alerter/history-size',
-                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
+                instancePath: instancePath + '/alerter/error-window-sec',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/error-window-sec/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 10 },
-                message: 'must be >= 10',
-                schema: 10,
-                parentSchema: schema47.properties['history-size'],
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['error-window-sec'],
                 data: data63,
               };
               if (vErrors === null) {
@@ -23993,17 +24002,17 @@ function validate20(
             }
           }
         }
-        if (data53['webhook-timeout-sec'] !== undefined) {
-          let data64 = data53['webhook-timeout-sec'];
+        if (data54['history-size'] !== undefined) {
+          let data64 = data54['history-size'];
           if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64) && isFinite(data64))) {
             const err107 = {
-              instancePath: instancePath + '/alerter/webhook-timeout-sec',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
+              instancePath: instancePath + '/alerter/history-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['webhook-timeout-sec'].type,
-              parentSchema: schema47.properties['webhook-timeout-sec'],
+              schema: schema47.properties['history-size'].type,
+              parentSchema: schema47.properties['history-size'],
               data: data64,
             };
             if (vErrors === null) {
@@ -24014,16 +24023,15 @@ function validate20(
             errors++;
           }
           if (typeof data64 == 'number' && isFinite(data64)) {
-            if (data64 > 120 || isNaN(data64)) {
+            if (data64 > 100000 || isNaN(data64)) {
               const err108 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 120 },
-                message: 'must be <= 120',
-                schema: 120,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['history-size'],
                 data: data64,
               };
               if (vErrors === null) {
@@ -24033,16 +24041,15 @@ function validate20(
               }
               errors++;
             }
-            if (data64 < 1 || isNaN(data64)) {
+            if (data64 < 10 || isNaN(data64)) {
               const err109 = {
-                instancePath: instancePath + '/alerter/webhook-timeout-sec',
-                schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
+                instancePath: instancePath + '/alerter/history-size',
+                schemaPath: 'settings.schema.json#/$defs/alerter/properties/history-size/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['webhook-timeout-sec'],
+                params: { comparison: '>=', limit: 10 },
+                message: 'must be >= 10',
+                schema: 10,
+                parentSchema: schema47.properties['history-size'],
                 data: data64,
               };
               if (vErrors === null) {
@@ -24054,17 +24061,17 @@ function validate20(
             }
           }
         }
-        if (data53['webhook-retries'] !== undefined) {
-          let data65 = data53['webhook-retries'];
+        if (data54['webhook-timeout-sec'] !== undefined) {
+          let data65 = data54['webhook-timeout-sec'];
           if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65) && isFinite(data65))) {
             const err110 = {
-              instancePath: instancePath + '/alerter/webhook-retries',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
+              instancePath: instancePath + '/alerter/webhook-timeout-sec',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['webhook-retries'].type,
-              parentSchema: schema47.properties['webhook-retries'],
+              schema: schema47.properties['webhook-timeout-sec'].type,
+              parentSchema: schema47.properties['webhook-timeout-sec'],
               data: data65,
             };
             if (vErrors === null) {
@@ -24075,16 +24082,16 @@ function validate20(
             errors++;
           }
           if (typeof data65 == 'number' && isFinite(data65)) {
-            if (data65 > 100 || isNaN(data65)) {
+            if (data65 > 120 || isNaN(data65)) {
               const err111 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 100 },
-                message: 'must be <= 100',
-                schema: 100,
-                parentSchema: schema47.properties['webhook-retries'],
+                params: { comparison: '<=', limit: 120 },
+                message: 'must be <= 120',
+                schema: 120,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
                 data: data65,
               };
               if (vErrors === null) {
@@ -24094,16 +24101,16 @@ function validate20(
               }
               errors++;
             }
-            if (data65 < 0 || isNaN(data65)) {
+            if (data65 < 1 || isNaN(data65)) {
               const err112 = {
-                instancePath: instancePath + '/alerter/webhook-retries',
+                instancePath: instancePath + '/alerter/webhook-timeout-sec',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
+                  'settings.schema.json#/$defs/alerter/properties/webhook-timeout-sec/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-                schema: 0,
-                parentSchema: schema47.properties['webhook-retries'],
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-timeout-sec'],
                 data: data65,
               };
               if (vErrors === null) {
@@ -24115,17 +24122,17 @@ function validate20(
             }
           }
         }
-        if (data53['webhook-queue-size'] !== undefined) {
-          let data66 = data53['webhook-queue-size'];
+        if (data54['webhook-retries'] !== undefined) {
+          let data66 = data54['webhook-retries'];
           if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66) && isFinite(data66))) {
             const err113 = {
-              instancePath: instancePath + '/alerter/webhook-queue-size',
-              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
+              instancePath: instancePath + '/alerter/webhook-retries',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-retries/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
-              schema: schema47.properties['webhook-queue-size'].type,
-              parentSchema: schema47.properties['webhook-queue-size'],
+              schema: schema47.properties['webhook-retries'].type,
+              parentSchema: schema47.properties['webhook-retries'],
               data: data66,
             };
             if (vErrors === null) {
@@ -24136,16 +24143,16 @@ function validate20(
             errors++;
           }
           if (typeof data66 == 'number' && isFinite(data66)) {
-            if (data66 > 100000 || isNaN(data66)) {
+            if (data66 > 100 || isNaN(data66)) {
               const err114 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
+                instancePath: instancePath + '/alerter/webhook-retries',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/maximum',
                 keyword: 'maximum',
-                params: { comparison: '<=', limit: 100000 },
-                message: 'must be <= 100000',
-                schema: 100000,
-                parentSchema: schema47.properties['webhook-queue-size'],
+                params: { comparison: '<=', limit: 100 },
+                message: 'must be <= 100',
+                schema: 100,
+                parentSchema: schema47.properties['webhook-retries'],
                 data: data66,
               };
               if (vErrors === null) {
@@ -24155,16 +24162,16 @@ function validate20(
               }
               errors++;
             }
-            if (data66 < 1 || isNaN(data66)) {
+            if (data66 < 0 || isNaN(data66)) {
               const err115 = {
-                instancePath: instancePath + '/alerter/webhook-queue-size',
+                instancePath: instancePath + '/alerter/webhook-retries',
                 schemaPath:
-                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                  'settings.schema.json#/$defs/alerter/properties/webhook-retries/minimum',
                 keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema47.properties['webhook-queue-size'],
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+                schema: 0,
+                parentSchema: schema47.properties['webhook-retries'],
                 data: data66,
               };
               if (vErrors === null) {
@@ -24176,8 +24183,69 @@ function validate20(
             }
           }
         }
+        if (data54['webhook-queue-size'] !== undefined) {
+          let data67 = data54['webhook-queue-size'];
+          if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67) && isFinite(data67))) {
+            const err116 = {
+              instancePath: instancePath + '/alerter/webhook-queue-size',
+              schemaPath: 'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema47.properties['webhook-queue-size'].type,
+              parentSchema: schema47.properties['webhook-queue-size'],
+              data: data67,
+            };
+            if (vErrors === null) {
+              vErrors = [err116];
+            } else {
+              vErrors.push(err116);
+            }
+            errors++;
+          }
+          if (typeof data67 == 'number' && isFinite(data67)) {
+            if (data67 > 100000 || isNaN(data67)) {
+              const err117 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 100000 },
+                message: 'must be <= 100000',
+                schema: 100000,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data67,
+              };
+              if (vErrors === null) {
+                vErrors = [err117];
+              } else {
+                vErrors.push(err117);
+              }
+              errors++;
+            }
+            if (data67 < 1 || isNaN(data67)) {
+              const err118 = {
+                instancePath: instancePath + '/alerter/webhook-queue-size',
+                schemaPath:
+                  'settings.schema.json#/$defs/alerter/properties/webhook-queue-size/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema47.properties['webhook-queue-size'],
+                data: data67,
+              };
+              if (vErrors === null) {
+                vErrors = [err118];
+              } else {
+                vErrors.push(err118);
+              }
+              errors++;
+            }
+          }
+        }
       } else {
-        const err116 = {
+        const err119 = {
           instancePath: instancePath + '/alerter',
           schemaPath: 'settings.schema.json#/$defs/alerter/type',
           keyword: 'type',
@@ -24185,23 +24253,23 @@ function validate20(
           message: 'must be object',
           schema: schema47.type,
           parentSchema: schema47,
-          data: data53,
+          data: data54,
         };
         if (vErrors === null) {
-          vErrors = [err116];
+          vErrors = [err119];
         } else {
-          vErrors.push(err116);
+          vErrors.push(err119);
         }
         errors++;
       }
     }
     if (data.acme !== undefined) {
-      let data67 = data.acme;
-      if (data67 && typeof data67 == 'object' && !Array.isArray(data67)) {
-        if (data67.enable !== undefined) {
-          let data68 = data67.enable;
-          if (typeof data68 !== 'boolean') {
-            const err117 = {
+      let data68 = data.acme;
+      if (data68 && typeof data68 == 'object' && !Array.isArray(data68)) {
+        if (data68.enable !== undefined) {
+          let data69 = data68.enable;
+          if (typeof data69 !== 'boolean') {
+            const err120 = {
               instancePath: instancePath + '/acme/enable',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/enable/type',
               keyword: 'type',
@@ -24209,20 +24277,20 @@ function validate20(
               message: 'must be boolean',
               schema: schema48.properties.enable.type,
               parentSchema: schema48.properties.enable,
-              data: data68,
+              data: data69,
             };
             if (vErrors === null) {
-              vErrors = [err117];
+              vErrors = [err120];
             } else {
-              vErrors.push(err117);
+              vErrors.push(err120);
             }
             errors++;
           }
         }
-        if (data67.email !== undefined) {
-          let data69 = data67.email;
-          if (typeof data69 !== 'string') {
-            const err118 = {
+        if (data68.email !== undefined) {
+          let data70 = data68.email;
+          if (typeof data70 !== 'string') {
+            const err121 = {
               instancePath: instancePath + '/acme/email',
               schemaPath: 'settings.schema.json#/$defs/acme/properties/email/type',
               keyword: 'type',
@@ -24230,70 +24298,6 @@ function validate20(
               message: 'must be string',
               schema: schema48.properties.email.type,
               parentSchema: schema48.properties.email,
-              data: data69,
-            };
-            if (vErrors === null) {
-              vErrors = [err118];
-            } else {
-              vErrors.push(err118);
-            }
-            errors++;
-          }
-        }
-        if (data67.domains !== undefined) {
-          let data70 = data67.domains;
-          if (Array.isArray(data70)) {
-            const len4 = data70.length;
-            for (let i4 = 0; i4 < len4; i4++) {
-              let data71 = data70[i4];
-              if (typeof data71 === 'string') {
-                if (func2(data71) < 1) {
-                  const err119 = {
-                    instancePath: instancePath + '/acme/domains/' + i4,
-                    schemaPath:
-                      'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema48.properties.domains.items,
-                    data: data71,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err119];
-                  } else {
-                    vErrors.push(err119);
-                  }
-                  errors++;
-                }
-              } else {
-                const err120 = {
-                  instancePath: instancePath + '/acme/domains/' + i4,
-                  schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema48.properties.domains.items.type,
-                  parentSchema: schema48.properties.domains.items,
-                  data: data71,
-                };
-                if (vErrors === null) {
-                  vErrors = [err120];
-                } else {
-                  vErrors.push(err120);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err121 = {
-              instancePath: instancePath + '/acme/domains',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-              schema: schema48.properties.domains.type,
-              parentSchema: schema48.properties.domains,
               data: data70,
             };
             if (vErrors === null) {
@@ -24304,58 +24308,61 @@ function validate20(
             errors++;
           }
         }
-        if (data67['directory-url'] !== undefined) {
-          let data72 = data67['directory-url'];
-          if (typeof data72 === 'string') {
-            if (func2(data72) < 1) {
-              const err122 = {
-                instancePath: instancePath + '/acme/directory-url',
-                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema48.properties['directory-url'],
-                data: data72,
-              };
-              if (vErrors === null) {
-                vErrors = [err122];
+        if (data68.domains !== undefined) {
+          let data71 = data68.domains;
+          if (Array.isArray(data71)) {
+            const len4 = data71.length;
+            for (let i4 = 0; i4 < len4; i4++) {
+              let data72 = data71[i4];
+              if (typeof data72 === 'string') {
+                if (func2(data72) < 1) {
+                  const err122 = {
+                    instancePath: instancePath + '/acme/domains/' + i4,
+                    schemaPath:
+                      'settings.schema.json#/$defs/acme/properties/domains/items/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema48.properties.domains.items,
+                    data: data72,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err122];
+                  } else {
+                    vErrors.push(err122);
+                  }
+                  errors++;
+                }
               } else {
-                vErrors.push(err122);
+                const err123 = {
+                  instancePath: instancePath + '/acme/domains/' + i4,
+                  schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema48.properties.domains.items.type,
+                  parentSchema: schema48.properties.domains.items,
+                  data: data72,
+                };
+                if (vErrors === null) {
+                  vErrors = [err123];
+                } else {
+                  vErrors.push(err123);
+                }
+                errors++;
               }
-              errors++;
             }
           } else {
-            const err123 = {
-              instancePath: instancePath + '/acme/directory-url',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema48.properties['directory-url'].type,
-              parentSchema: schema48.properties['directory-url'],
-              data: data72,
-            };
-            if (vErrors === null) {
-              vErrors = [err123];
-            } else {
-              vErrors.push(err123);
-            }
-            errors++;
-          }
-        }
-        if (data67['renew-days'] !== undefined) {
-          let data73 = data67['renew-days'];
-          if (!(typeof data73 == 'number' && !(data73 % 1) && !isNaN(data73) && isFinite(data73))) {
             const err124 = {
-              instancePath: instancePath + '/acme/renew-days',
-              schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
+              instancePath: instancePath + '/acme/domains',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/domains/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema48.properties['renew-days'].type,
-              parentSchema: schema48.properties['renew-days'],
-              data: data73,
+              params: { type: 'array' },
+              message: 'must be array',
+              schema: schema48.properties.domains.type,
+              parentSchema: schema48.properties.domains,
+              data: data71,
             };
             if (vErrors === null) {
               vErrors = [err124];
@@ -24364,16 +24371,19 @@ function validate20(
             }
             errors++;
           }
-          if (typeof data73 == 'number' && isFinite(data73)) {
-            if (data73 > 60 || isNaN(data73)) {
+        }
+        if (data68['directory-url'] !== undefined) {
+          let data73 = data68['directory-url'];
+          if (typeof data73 === 'string') {
+            if (func2(data73) < 1) {
               const err125 = {
-                instancePath: instancePath + '/acme/renew-days',
-                schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 60 },
-                message: 'must be <= 60',
-                schema: 60,
-                parentSchema: schema48.properties['renew-days'],
+                instancePath: instancePath + '/acme/directory-url',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema48.properties['directory-url'],
                 data: data73,
               };
               if (vErrors === null) {
@@ -24383,8 +24393,66 @@ function validate20(
               }
               errors++;
             }
-            if (data73 < 1 || isNaN(data73)) {
-              const err126 = {
+          } else {
+            const err126 = {
+              instancePath: instancePath + '/acme/directory-url',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/directory-url/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema48.properties['directory-url'].type,
+              parentSchema: schema48.properties['directory-url'],
+              data: data73,
+            };
+            if (vErrors === null) {
+              vErrors = [err126];
+            } else {
+              vErrors.push(err126);
+            }
+            errors++;
+          }
+        }
+        if (data68['renew-days'] !== undefined) {
+          let data74 = data68['renew-days'];
+          if (!(typeof data74 == 'number' && !(data74 % 1) && !isNaN(data74) && isFinite(data74))) {
+            const err127 = {
+              instancePath: instancePath + '/acme/renew-days',
+              schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema48.properties['renew-days'].type,
+              parentSchema: schema48.properties['renew-days'],
+              data: data74,
+            };
+            if (vErrors === null) {
+              vErrors = [err127];
+            } else {
+              vErrors.push(err127);
+            }
+            errors++;
+          }
+          if (typeof data74 == 'number' && isFinite(data74)) {
+            if (data74 > 60 || isNaN(data74)) {
+              const err128 = {
+                instancePath: instancePath + '/acme/renew-days',
+                schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 60 },
+                message: 'must be <= 60',
+                schema: 60,
+                parentSchema: schema48.properties['renew-days'],
+                data: data74,
+              };
+              if (vErrors === null) {
+                vErrors = [err128];
+              } else {
+                vErrors.push(err128);
+              }
+              errors++;
+            }
+            if (data74 < 1 || isNaN(data74)) {
+              const err129 = {
                 instancePath: instancePath + '/acme/renew-days',
                 schemaPath: 'settings.schema.json#/$defs/acme/properties/renew-days/minimum',
                 keyword: 'minimum',
@@ -24392,19 +24460,19 @@ function validate20(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema48.properties['renew-days'],
-                data: data73,
+                data: data74,
               };
               if (vErrors === null) {
-                vErrors = [err126];
+                vErrors = [err129];
               } else {
-                vErrors.push(err126);
+                vErrors.push(err129);
               }
               errors++;
             }
           }
         }
       } else {
-        const err127 = {
+        const err130 = {
           instancePath: instancePath + '/acme',
           schemaPath: 'settings.schema.json#/$defs/acme/type',
           keyword: 'type',
@@ -24412,103 +24480,29 @@ function validate20(
           message: 'must be object',
           schema: schema48.type,
           parentSchema: schema48,
-          data: data67,
+          data: data68,
         };
         if (vErrors === null) {
-          vErrors = [err127];
+          vErrors = [err130];
         } else {
-          vErrors.push(err127);
+          vErrors.push(err130);
         }
         errors++;
       }
     }
     if (data['dvb-adapter'] !== undefined) {
-      let data74 = data['dvb-adapter'];
-      if (Array.isArray(data74)) {
-        const len5 = data74.length;
+      let data75 = data['dvb-adapter'];
+      if (Array.isArray(data75)) {
+        const len5 = data75.length;
         for (let i5 = 0; i5 < len5; i5++) {
-          let data75 = data74[i5];
-          const _errs167 = errors;
+          let data76 = data75[i5];
+          const _errs169 = errors;
           let valid38 = true;
-          const _errs168 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-            if (data75.mode !== undefined) {
-              let data76 = data75.mode;
-              if (!(data76 === 0 || data76 === 2)) {
-                const err128 = {};
-                if (vErrors === null) {
-                  vErrors = [err128];
-                } else {
-                  vErrors.push(err128);
-                }
-                errors++;
-              }
-            }
-          }
-          var _valid0 = _errs168 === errors;
-          errors = _errs167;
-          if (vErrors !== null) {
-            if (_errs167) {
-              vErrors.length = _errs167;
-            } else {
-              vErrors = null;
-            }
-          }
-          if (!_valid0) {
-            const _errs170 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75.freq !== undefined) {
-                const err129 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[0].else.properties.freq,
-                  data: data75.freq,
-                };
-                if (vErrors === null) {
-                  vErrors = [err129];
-                } else {
-                  vErrors.push(err129);
-                }
-                errors++;
-              }
-            }
-            var _valid0 = _errs170 === errors;
-            valid38 = _valid0;
-            if (valid38) {
-              var props0 = {};
-              props0.freq = true;
-              props0.mode = true;
-            }
-          }
-          if (!valid38) {
-            const err130 = {
-              instancePath: instancePath + '/dvb-adapter/' + i5,
-              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
-              keyword: 'if',
-              params: { failingKeyword: 'else' },
-              message: 'must match "else" schema',
-              schema: schema49.allOf[0].if,
-              parentSchema: schema49.allOf[0],
-              data: data75,
-            };
-            if (vErrors === null) {
-              vErrors = [err130];
-            } else {
-              vErrors.push(err130);
-            }
-            errors++;
-          }
-          const _errs172 = errors;
-          let valid41 = true;
-          const _errs173 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-            if (data75.mode !== undefined) {
-              let data78 = data75.mode;
-              if (!(data78 === 0 || data78 === 1)) {
+          const _errs170 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+            if (data76.mode !== undefined) {
+              let data77 = data76.mode;
+              if (!(data77 === 0 || data77 === 2)) {
                 const err131 = {};
                 if (vErrors === null) {
                   vErrors = [err131];
@@ -24519,29 +24513,28 @@ function validate20(
               }
             }
           }
-          var _valid1 = _errs173 === errors;
-          errors = _errs172;
+          var _valid0 = _errs170 === errors;
+          errors = _errs169;
           if (vErrors !== null) {
-            if (_errs172) {
-              vErrors.length = _errs172;
+            if (_errs169) {
+              vErrors.length = _errs169;
             } else {
               vErrors = null;
             }
           }
-          if (!_valid1) {
-            const _errs175 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75['buffer-size'] !== undefined) {
+          if (!_valid0) {
+            const _errs172 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76.freq !== undefined) {
                 const err132 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/allOf/0/else/properties/freq/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[1].else.properties['buffer-size'],
-                  data: data75['buffer-size'],
+                  parentSchema: schema49.allOf[0].else.properties.freq,
+                  data: data76.freq,
                 };
                 if (vErrors === null) {
                   vErrors = [err132];
@@ -24550,8 +24543,83 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['epg-export'] !== undefined) {
-                const err133 = {
+            }
+            var _valid0 = _errs172 === errors;
+            valid38 = _valid0;
+            if (valid38) {
+              var props0 = {};
+              props0.freq = true;
+              props0.mode = true;
+            }
+          }
+          if (!valid38) {
+            const err133 = {
+              instancePath: instancePath + '/dvb-adapter/' + i5,
+              schemaPath: 'dvb-adapter.schema.json/allOf/0/if',
+              keyword: 'if',
+              params: { failingKeyword: 'else' },
+              message: 'must match "else" schema',
+              schema: schema49.allOf[0].if,
+              parentSchema: schema49.allOf[0],
+              data: data76,
+            };
+            if (vErrors === null) {
+              vErrors = [err133];
+            } else {
+              vErrors.push(err133);
+            }
+            errors++;
+          }
+          const _errs174 = errors;
+          let valid41 = true;
+          const _errs175 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+            if (data76.mode !== undefined) {
+              let data79 = data76.mode;
+              if (!(data79 === 0 || data79 === 1)) {
+                const err134 = {};
+                if (vErrors === null) {
+                  vErrors = [err134];
+                } else {
+                  vErrors.push(err134);
+                }
+                errors++;
+              }
+            }
+          }
+          var _valid1 = _errs175 === errors;
+          errors = _errs174;
+          if (vErrors !== null) {
+            if (_errs174) {
+              vErrors.length = _errs174;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid1) {
+            const _errs177 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76['buffer-size'] !== undefined) {
+                const err135 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/1/else/properties/buffer-size/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[1].else.properties['buffer-size'],
+                  data: data76['buffer-size'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err135];
+                } else {
+                  vErrors.push(err135);
+                }
+                errors++;
+              }
+              if (data76['epg-export'] !== undefined) {
+                const err136 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/1/else/properties/epg-export/false schema',
@@ -24560,17 +24628,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[1].else.properties['epg-export'],
-                  data: data75['epg-export'],
+                  data: data76['epg-export'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err133];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err133);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
             }
-            var _valid1 = _errs175 === errors;
+            var _valid1 = _errs177 === errors;
             valid41 = _valid1;
             if (valid41) {
               var props1 = {};
@@ -24580,7 +24648,7 @@ function validate20(
             }
           }
           if (!valid41) {
-            const err134 = {
+            const err137 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/1/if',
               keyword: 'if',
@@ -24588,12 +24656,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[1].if,
               parentSchema: schema49.allOf[1],
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err134];
+              vErrors = [err137];
             } else {
-              vErrors.push(err134);
+              vErrors.push(err137);
             }
             errors++;
           }
@@ -24605,84 +24673,13 @@ function validate20(
               Object.assign(props0, props1);
             }
           }
-          const _errs177 = errors;
+          const _errs179 = errors;
           let valid44 = true;
-          const _errs178 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-            if (data75.mode !== undefined) {
-              if (!(data75.mode === 0)) {
-                const err135 = {};
-                if (vErrors === null) {
-                  vErrors = [err135];
-                } else {
-                  vErrors.push(err135);
-                }
-                errors++;
-              }
-            }
-          }
-          var _valid2 = _errs178 === errors;
-          errors = _errs177;
-          if (vErrors !== null) {
-            if (_errs177) {
-              vErrors.length = _errs177;
-            } else {
-              vErrors = null;
-            }
-          }
-          if (!_valid2) {
-            const _errs180 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75['spectral-inversion'] !== undefined) {
-                const err136 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
-                  data: data75['spectral-inversion'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err136];
-                } else {
-                  vErrors.push(err136);
-                }
-                errors++;
-              }
-              if (data75.modulation !== undefined) {
-                const err137 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties.modulation,
-                  data: data75.modulation,
-                };
-                if (vErrors === null) {
-                  vErrors = [err137];
-                } else {
-                  vErrors.push(err137);
-                }
-                errors++;
-              }
-              if (data75['cam-pnr'] !== undefined) {
-                const err138 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
-                  data: data75['cam-pnr'],
-                };
+          const _errs180 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+            if (data76.mode !== undefined) {
+              if (!(data76.mode === 0)) {
+                const err138 = {};
                 if (vErrors === null) {
                   vErrors = [err138];
                 } else {
@@ -24691,7 +24688,78 @@ function validate20(
                 errors++;
               }
             }
-            var _valid2 = _errs180 === errors;
+          }
+          var _valid2 = _errs180 === errors;
+          errors = _errs179;
+          if (vErrors !== null) {
+            if (_errs179) {
+              vErrors.length = _errs179;
+            } else {
+              vErrors = null;
+            }
+          }
+          if (!_valid2) {
+            const _errs182 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76['spectral-inversion'] !== undefined) {
+                const err139 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/spectral-inversion/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties['spectral-inversion'],
+                  data: data76['spectral-inversion'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err139];
+                } else {
+                  vErrors.push(err139);
+                }
+                errors++;
+              }
+              if (data76.modulation !== undefined) {
+                const err140 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/modulation/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties.modulation,
+                  data: data76.modulation,
+                };
+                if (vErrors === null) {
+                  vErrors = [err140];
+                } else {
+                  vErrors.push(err140);
+                }
+                errors++;
+              }
+              if (data76['cam-pnr'] !== undefined) {
+                const err141 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/2/else/properties/cam-pnr/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[2].else.properties['cam-pnr'],
+                  data: data76['cam-pnr'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err141];
+                } else {
+                  vErrors.push(err141);
+                }
+                errors++;
+              }
+            }
+            var _valid2 = _errs182 === errors;
             valid44 = _valid2;
             if (valid44) {
               var props2 = {};
@@ -24702,7 +24770,7 @@ function validate20(
             }
           }
           if (!valid44) {
-            const err139 = {
+            const err142 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/2/if',
               keyword: 'if',
@@ -24710,12 +24778,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[2].if,
               parentSchema: schema49.allOf[2],
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err139];
+              vErrors = [err142];
             } else {
-              vErrors.push(err139);
+              vErrors.push(err142);
             }
             errors++;
           }
@@ -24727,71 +24795,71 @@ function validate20(
               Object.assign(props0, props2);
             }
           }
-          const _errs182 = errors;
+          const _errs184 = errors;
           let valid47 = true;
-          const _errs183 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+          const _errs185 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
             let missing0;
-            if (data75.type === undefined && (missing0 = 'type')) {
-              const err140 = {};
+            if (data76.type === undefined && (missing0 = 'type')) {
+              const err143 = {};
               if (vErrors === null) {
-                vErrors = [err140];
+                vErrors = [err143];
               } else {
-                vErrors.push(err140);
+                vErrors.push(err143);
               }
               errors++;
             } else {
-              if (data75.mode !== undefined) {
-                const _errs184 = errors;
-                if (!(data75.mode === 0)) {
-                  const err141 = {};
+              if (data76.mode !== undefined) {
+                const _errs186 = errors;
+                if (!(data76.mode === 0)) {
+                  const err144 = {};
                   if (vErrors === null) {
-                    vErrors = [err141];
+                    vErrors = [err144];
                   } else {
-                    vErrors.push(err141);
+                    vErrors.push(err144);
                   }
                   errors++;
                 }
-                var valid48 = _errs184 === errors;
+                var valid48 = _errs186 === errors;
               } else {
                 var valid48 = true;
               }
               if (valid48) {
-                if (data75.type !== undefined) {
-                  let data86 = data75.type;
-                  const _errs185 = errors;
+                if (data76.type !== undefined) {
+                  let data87 = data76.type;
+                  const _errs187 = errors;
                   if (
-                    !(data86 === 1 || data86 === 2 || data86 === 5 || data86 === 6 || data86 === 18)
+                    !(data87 === 1 || data87 === 2 || data87 === 5 || data87 === 6 || data87 === 18)
                   ) {
-                    const err142 = {};
+                    const err145 = {};
                     if (vErrors === null) {
-                      vErrors = [err142];
+                      vErrors = [err145];
                     } else {
-                      vErrors.push(err142);
+                      vErrors.push(err145);
                     }
                     errors++;
                   }
-                  var valid48 = _errs185 === errors;
+                  var valid48 = _errs187 === errors;
                 } else {
                   var valid48 = true;
                 }
               }
             }
           }
-          var _valid3 = _errs183 === errors;
-          errors = _errs182;
+          var _valid3 = _errs185 === errors;
+          errors = _errs184;
           if (vErrors !== null) {
-            if (_errs182) {
-              vErrors.length = _errs182;
+            if (_errs184) {
+              vErrors.length = _errs184;
             } else {
               vErrors = null;
             }
           }
           if (!_valid3) {
-            const _errs186 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75['symbol-rate'] !== undefined) {
-                const err143 = {
+            const _errs188 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76['symbol-rate'] !== undefined) {
+                const err146 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/3/else/properties/symbol-rate/false schema',
@@ -24800,17 +24868,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties['symbol-rate'],
-                  data: data75['symbol-rate'],
+                  data: data76['symbol-rate'],
                 };
                 if (vErrors === null) {
-                  vErrors = [err143];
+                  vErrors = [err146];
                 } else {
-                  vErrors.push(err143);
+                  vErrors.push(err146);
                 }
                 errors++;
               }
-              if (data75.fec !== undefined) {
-                const err144 = {
+              if (data76.fec !== undefined) {
+                const err147 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
                   schemaPath: 'dvb-adapter.schema.json/allOf/3/else/properties/fec/false schema',
                   keyword: 'false schema',
@@ -24818,17 +24886,17 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[3].else.properties.fec,
-                  data: data75.fec,
+                  data: data76.fec,
                 };
                 if (vErrors === null) {
-                  vErrors = [err144];
+                  vErrors = [err147];
                 } else {
-                  vErrors.push(err144);
+                  vErrors.push(err147);
                 }
                 errors++;
               }
             }
-            var _valid3 = _errs186 === errors;
+            var _valid3 = _errs188 === errors;
             valid47 = _valid3;
             if (valid47) {
               var props3 = {};
@@ -24839,7 +24907,7 @@ function validate20(
             }
           }
           if (!valid47) {
-            const err145 = {
+            const err148 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/3/if',
               keyword: 'if',
@@ -24847,12 +24915,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[3].if,
               parentSchema: schema49.allOf[3],
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err145];
+              vErrors = [err148];
             } else {
-              vErrors.push(err145);
+              vErrors.push(err148);
             }
             errors++;
           }
@@ -24864,69 +24932,69 @@ function validate20(
               Object.assign(props0, props3);
             }
           }
-          const _errs188 = errors;
+          const _errs190 = errors;
           let valid50 = true;
-          const _errs189 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+          const _errs191 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
             let missing1;
-            if (data75.type === undefined && (missing1 = 'type')) {
-              const err146 = {};
+            if (data76.type === undefined && (missing1 = 'type')) {
+              const err149 = {};
               if (vErrors === null) {
-                vErrors = [err146];
+                vErrors = [err149];
               } else {
-                vErrors.push(err146);
+                vErrors.push(err149);
               }
               errors++;
             } else {
-              if (data75.mode !== undefined) {
-                const _errs190 = errors;
-                if (!(data75.mode === 0)) {
-                  const err147 = {};
+              if (data76.mode !== undefined) {
+                const _errs192 = errors;
+                if (!(data76.mode === 0)) {
+                  const err150 = {};
                   if (vErrors === null) {
-                    vErrors = [err147];
+                    vErrors = [err150];
                   } else {
-                    vErrors.push(err147);
+                    vErrors.push(err150);
                   }
                   errors++;
                 }
-                var valid51 = _errs190 === errors;
+                var valid51 = _errs192 === errors;
               } else {
                 var valid51 = true;
               }
               if (valid51) {
-                if (data75.type !== undefined) {
-                  let data90 = data75.type;
-                  const _errs191 = errors;
-                  if (!(data90 === 3 || data90 === 5 || data90 === 6 || data90 === 16)) {
-                    const err148 = {};
+                if (data76.type !== undefined) {
+                  let data91 = data76.type;
+                  const _errs193 = errors;
+                  if (!(data91 === 3 || data91 === 5 || data91 === 6 || data91 === 16)) {
+                    const err151 = {};
                     if (vErrors === null) {
-                      vErrors = [err148];
+                      vErrors = [err151];
                     } else {
-                      vErrors.push(err148);
+                      vErrors.push(err151);
                     }
                     errors++;
                   }
-                  var valid51 = _errs191 === errors;
+                  var valid51 = _errs193 === errors;
                 } else {
                   var valid51 = true;
                 }
               }
             }
           }
-          var _valid4 = _errs189 === errors;
-          errors = _errs188;
+          var _valid4 = _errs191 === errors;
+          errors = _errs190;
           if (vErrors !== null) {
-            if (_errs188) {
-              vErrors.length = _errs188;
+            if (_errs190) {
+              vErrors.length = _errs190;
             } else {
               vErrors = null;
             }
           }
           if (!_valid4) {
-            const _errs192 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75['dvb-stream-id'] !== undefined) {
-                const err149 = {
+            const _errs194 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76['dvb-stream-id'] !== undefined) {
+                const err152 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/4/else/properties/dvb-stream-id/false schema',
@@ -24935,64 +25003,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[4].else.properties['dvb-stream-id'],
-                  data: data75['dvb-stream-id'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err149];
-                } else {
-                  vErrors.push(err149);
-                }
-                errors++;
-              }
-              if (data75['biss-pnr'] !== undefined) {
-                const err150 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
-                  data: data75['biss-pnr'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err150];
-                } else {
-                  vErrors.push(err150);
-                }
-                errors++;
-              }
-              if (data75['biss-key'] !== undefined) {
-                const err151 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
-                  data: data75['biss-key'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err151];
-                } else {
-                  vErrors.push(err151);
-                }
-                errors++;
-              }
-              if (data75['t2mi-mode'] !== undefined) {
-                const err152 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
-                  data: data75['t2mi-mode'],
+                  data: data76['dvb-stream-id'],
                 };
                 if (vErrors === null) {
                   vErrors = [err152];
@@ -25001,17 +25012,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['t2mi-pid'] !== undefined) {
+              if (data76['biss-pnr'] !== undefined) {
                 const err153 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-pnr/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
-                  data: data75['t2mi-pid'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-pnr'],
+                  data: data76['biss-pnr'],
                 };
                 if (vErrors === null) {
                   vErrors = [err153];
@@ -25020,17 +25031,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['t2mi-plp'] !== undefined) {
+              if (data76['biss-key'] !== undefined) {
                 const err154 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/biss-key/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
-                  data: data75['t2mi-plp'],
+                  parentSchema: schema49.allOf[4].else.properties['biss-key'],
+                  data: data76['biss-key'],
                 };
                 if (vErrors === null) {
                   vErrors = [err154];
@@ -25039,17 +25050,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['t2mi-tsid'] !== undefined) {
+              if (data76['t2mi-mode'] !== undefined) {
                 const err155 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-mode/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
-                  data: data75['t2mi-tsid'],
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-mode'],
+                  data: data76['t2mi-mode'],
                 };
                 if (vErrors === null) {
                   vErrors = [err155];
@@ -25058,8 +25069,65 @@ function validate20(
                 }
                 errors++;
               }
+              if (data76['t2mi-pid'] !== undefined) {
+                const err156 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-pid/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-pid'],
+                  data: data76['t2mi-pid'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err156];
+                } else {
+                  vErrors.push(err156);
+                }
+                errors++;
+              }
+              if (data76['t2mi-plp'] !== undefined) {
+                const err157 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-plp/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-plp'],
+                  data: data76['t2mi-plp'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err157];
+                } else {
+                  vErrors.push(err157);
+                }
+                errors++;
+              }
+              if (data76['t2mi-tsid'] !== undefined) {
+                const err158 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/4/else/properties/t2mi-tsid/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[4].else.properties['t2mi-tsid'],
+                  data: data76['t2mi-tsid'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err158];
+                } else {
+                  vErrors.push(err158);
+                }
+                errors++;
+              }
             }
-            var _valid4 = _errs192 === errors;
+            var _valid4 = _errs194 === errors;
             valid50 = _valid4;
             if (valid50) {
               var props4 = {};
@@ -25075,7 +25143,7 @@ function validate20(
             }
           }
           if (!valid50) {
-            const err156 = {
+            const err159 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/4/if',
               keyword: 'if',
@@ -25083,12 +25151,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[4].if,
               parentSchema: schema49.allOf[4],
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err156];
+              vErrors = [err159];
             } else {
-              vErrors.push(err156);
+              vErrors.push(err159);
             }
             errors++;
           }
@@ -25100,69 +25168,69 @@ function validate20(
               Object.assign(props0, props4);
             }
           }
-          const _errs194 = errors;
+          const _errs196 = errors;
           let valid53 = true;
-          const _errs195 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+          const _errs197 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
             let missing2;
-            if (data75.type === undefined && (missing2 = 'type')) {
-              const err157 = {};
+            if (data76.type === undefined && (missing2 = 'type')) {
+              const err160 = {};
               if (vErrors === null) {
-                vErrors = [err157];
+                vErrors = [err160];
               } else {
-                vErrors.push(err157);
+                vErrors.push(err160);
               }
               errors++;
             } else {
-              if (data75.mode !== undefined) {
-                const _errs196 = errors;
-                if (!(data75.mode === 0)) {
-                  const err158 = {};
+              if (data76.mode !== undefined) {
+                const _errs198 = errors;
+                if (!(data76.mode === 0)) {
+                  const err161 = {};
                   if (vErrors === null) {
-                    vErrors = [err158];
+                    vErrors = [err161];
                   } else {
-                    vErrors.push(err158);
+                    vErrors.push(err161);
                   }
                   errors++;
                 }
-                var valid54 = _errs196 === errors;
+                var valid54 = _errs198 === errors;
               } else {
                 var valid54 = true;
               }
               if (valid54) {
-                if (data75.type !== undefined) {
-                  let data99 = data75.type;
-                  const _errs197 = errors;
-                  if (!(data99 === 3 || data99 === 16)) {
-                    const err159 = {};
+                if (data76.type !== undefined) {
+                  let data100 = data76.type;
+                  const _errs199 = errors;
+                  if (!(data100 === 3 || data100 === 16)) {
+                    const err162 = {};
                     if (vErrors === null) {
-                      vErrors = [err159];
+                      vErrors = [err162];
                     } else {
-                      vErrors.push(err159);
+                      vErrors.push(err162);
                     }
                     errors++;
                   }
-                  var valid54 = _errs197 === errors;
+                  var valid54 = _errs199 === errors;
                 } else {
                   var valid54 = true;
                 }
               }
             }
           }
-          var _valid5 = _errs195 === errors;
-          errors = _errs194;
+          var _valid5 = _errs197 === errors;
+          errors = _errs196;
           if (vErrors !== null) {
-            if (_errs194) {
-              vErrors.length = _errs194;
+            if (_errs196) {
+              vErrors.length = _errs196;
             } else {
               vErrors = null;
             }
           }
           if (!_valid5) {
-            const _errs198 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75.bandwidth !== undefined) {
-                const err160 = {
+            const _errs200 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76.bandwidth !== undefined) {
+                const err163 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/5/else/properties/bandwidth/false schema',
@@ -25171,64 +25239,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[5].else.properties.bandwidth,
-                  data: data75.bandwidth,
-                };
-                if (vErrors === null) {
-                  vErrors = [err160];
-                } else {
-                  vErrors.push(err160);
-                }
-                errors++;
-              }
-              if (data75['transmission-mode'] !== undefined) {
-                const err161 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
-                  data: data75['transmission-mode'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err161];
-                } else {
-                  vErrors.push(err161);
-                }
-                errors++;
-              }
-              if (data75['guard-interval'] !== undefined) {
-                const err162 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
-                  data: data75['guard-interval'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err162];
-                } else {
-                  vErrors.push(err162);
-                }
-                errors++;
-              }
-              if (data75['hierarchy-information'] !== undefined) {
-                const err163 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
-                  data: data75['hierarchy-information'],
+                  data: data76.bandwidth,
                 };
                 if (vErrors === null) {
                   vErrors = [err163];
@@ -25237,8 +25248,65 @@ function validate20(
                 }
                 errors++;
               }
+              if (data76['transmission-mode'] !== undefined) {
+                const err164 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/transmission-mode/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['transmission-mode'],
+                  data: data76['transmission-mode'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err164];
+                } else {
+                  vErrors.push(err164);
+                }
+                errors++;
+              }
+              if (data76['guard-interval'] !== undefined) {
+                const err165 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/guard-interval/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['guard-interval'],
+                  data: data76['guard-interval'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err165];
+                } else {
+                  vErrors.push(err165);
+                }
+                errors++;
+              }
+              if (data76['hierarchy-information'] !== undefined) {
+                const err166 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/5/else/properties/hierarchy-information/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[5].else.properties['hierarchy-information'],
+                  data: data76['hierarchy-information'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err166];
+                } else {
+                  vErrors.push(err166);
+                }
+                errors++;
+              }
             }
-            var _valid5 = _errs198 === errors;
+            var _valid5 = _errs200 === errors;
             valid53 = _valid5;
             if (valid53) {
               var props5 = {};
@@ -25251,7 +25319,7 @@ function validate20(
             }
           }
           if (!valid53) {
-            const err164 = {
+            const err167 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/5/if',
               keyword: 'if',
@@ -25259,12 +25327,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[5].if,
               parentSchema: schema49.allOf[5],
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err164];
+              vErrors = [err167];
             } else {
-              vErrors.push(err164);
+              vErrors.push(err167);
             }
             errors++;
           }
@@ -25276,70 +25344,70 @@ function validate20(
               Object.assign(props0, props5);
             }
           }
-          const _errs200 = errors;
+          const _errs202 = errors;
           let valid56 = true;
-          const _errs201 = errors;
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
+          const _errs203 = errors;
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
             let missing3;
-            if (data75.type === undefined && (missing3 = 'type')) {
-              const err165 = {};
+            if (data76.type === undefined && (missing3 = 'type')) {
+              const err168 = {};
               if (vErrors === null) {
-                vErrors = [err165];
+                vErrors = [err168];
               } else {
-                vErrors.push(err165);
+                vErrors.push(err168);
               }
               errors++;
             } else {
-              if (data75.mode !== undefined) {
-                let data104 = data75.mode;
-                const _errs202 = errors;
-                if (!(data104 === 0 || data104 === 1)) {
-                  const err166 = {};
+              if (data76.mode !== undefined) {
+                let data105 = data76.mode;
+                const _errs204 = errors;
+                if (!(data105 === 0 || data105 === 1)) {
+                  const err169 = {};
                   if (vErrors === null) {
-                    vErrors = [err166];
+                    vErrors = [err169];
                   } else {
-                    vErrors.push(err166);
+                    vErrors.push(err169);
                   }
                   errors++;
                 }
-                var valid57 = _errs202 === errors;
+                var valid57 = _errs204 === errors;
               } else {
                 var valid57 = true;
               }
               if (valid57) {
-                if (data75.type !== undefined) {
-                  let data105 = data75.type;
-                  const _errs203 = errors;
-                  if (!(data105 === 5 || data105 === 6)) {
-                    const err167 = {};
+                if (data76.type !== undefined) {
+                  let data106 = data76.type;
+                  const _errs205 = errors;
+                  if (!(data106 === 5 || data106 === 6)) {
+                    const err170 = {};
                     if (vErrors === null) {
-                      vErrors = [err167];
+                      vErrors = [err170];
                     } else {
-                      vErrors.push(err167);
+                      vErrors.push(err170);
                     }
                     errors++;
                   }
-                  var valid57 = _errs203 === errors;
+                  var valid57 = _errs205 === errors;
                 } else {
                   var valid57 = true;
                 }
               }
             }
           }
-          var _valid6 = _errs201 === errors;
-          errors = _errs200;
+          var _valid6 = _errs203 === errors;
+          errors = _errs202;
           if (vErrors !== null) {
-            if (_errs200) {
-              vErrors.length = _errs200;
+            if (_errs202) {
+              vErrors.length = _errs202;
             } else {
               vErrors = null;
             }
           }
           if (!_valid6) {
-            const _errs204 = errors;
-            if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-              if (data75['lnb-freq1'] !== undefined) {
-                const err168 = {
+            const _errs206 = errors;
+            if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+              if (data76['lnb-freq1'] !== undefined) {
+                const err171 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
                   schemaPath:
                     'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq1/false schema',
@@ -25348,64 +25416,7 @@ function validate20(
                   message: 'boolean schema is false',
                   schema: false,
                   parentSchema: schema49.allOf[6].else.properties['lnb-freq1'],
-                  data: data75['lnb-freq1'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err168];
-                } else {
-                  vErrors.push(err168);
-                }
-                errors++;
-              }
-              if (data75['lnb-freq2'] !== undefined) {
-                const err169 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
-                  data: data75['lnb-freq2'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err169];
-                } else {
-                  vErrors.push(err169);
-                }
-                errors++;
-              }
-              if (data75['lnb-freq-range'] !== undefined) {
-                const err170 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
-                  data: data75['lnb-freq-range'],
-                };
-                if (vErrors === null) {
-                  vErrors = [err170];
-                } else {
-                  vErrors.push(err170);
-                }
-                errors++;
-              }
-              if (data75['lnb-sharing'] !== undefined) {
-                const err171 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
-                  schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
-                  keyword: 'false schema',
-                  params: {},
-                  message: 'boolean schema is false',
-                  schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
-                  data: data75['lnb-sharing'],
+                  data: data76['lnb-freq1'],
                 };
                 if (vErrors === null) {
                   vErrors = [err171];
@@ -25414,17 +25425,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['lnb-polarization'] !== undefined) {
+              if (data76['lnb-freq2'] !== undefined) {
                 const err172 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq2/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
-                  data: data75['lnb-polarization'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq2'],
+                  data: data76['lnb-freq2'],
                 };
                 if (vErrors === null) {
                   vErrors = [err172];
@@ -25433,17 +25444,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['lnb-force-tone'] !== undefined) {
+              if (data76['lnb-freq-range'] !== undefined) {
                 const err173 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-freq-range/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
-                  data: data75['lnb-force-tone'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-freq-range'],
+                  data: data76['lnb-freq-range'],
                 };
                 if (vErrors === null) {
                   vErrors = [err173];
@@ -25452,17 +25463,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (data75['lnb-diseqc'] !== undefined) {
+              if (data76['lnb-sharing'] !== undefined) {
                 const err174 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
                   schemaPath:
-                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-sharing/false schema',
                   keyword: 'false schema',
                   params: {},
                   message: 'boolean schema is false',
                   schema: false,
-                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
-                  data: data75['lnb-diseqc'],
+                  parentSchema: schema49.allOf[6].else.properties['lnb-sharing'],
+                  data: data76['lnb-sharing'],
                 };
                 if (vErrors === null) {
                   vErrors = [err174];
@@ -25471,8 +25482,65 @@ function validate20(
                 }
                 errors++;
               }
+              if (data76['lnb-polarization'] !== undefined) {
+                const err175 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-polarization/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-polarization'],
+                  data: data76['lnb-polarization'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err175];
+                } else {
+                  vErrors.push(err175);
+                }
+                errors++;
+              }
+              if (data76['lnb-force-tone'] !== undefined) {
+                const err176 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-force-tone/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-force-tone'],
+                  data: data76['lnb-force-tone'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err176];
+                } else {
+                  vErrors.push(err176);
+                }
+                errors++;
+              }
+              if (data76['lnb-diseqc'] !== undefined) {
+                const err177 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
+                  schemaPath:
+                    'dvb-adapter.schema.json/allOf/6/else/properties/lnb-diseqc/false schema',
+                  keyword: 'false schema',
+                  params: {},
+                  message: 'boolean schema is false',
+                  schema: false,
+                  parentSchema: schema49.allOf[6].else.properties['lnb-diseqc'],
+                  data: data76['lnb-diseqc'],
+                };
+                if (vErrors === null) {
+                  vErrors = [err177];
+                } else {
+                  vErrors.push(err177);
+                }
+                errors++;
+              }
             }
-            var _valid6 = _errs204 === errors;
+            var _valid6 = _errs206 === errors;
             valid56 = _valid6;
             if (valid56) {
               var props6 = {};
@@ -25488,7 +25556,7 @@ function validate20(
             }
           }
           if (!valid56) {
-            const err175 = {
+            const err178 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/allOf/6/if',
               keyword: 'if',
@@ -25496,12 +25564,12 @@ function validate20(
               message: 'must match "else" schema',
               schema: schema49.allOf[6].if,
               parentSchema: schema49.allOf[6],
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err175];
+              vErrors = [err178];
             } else {
-              vErrors.push(err175);
+              vErrors.push(err178);
             }
             errors++;
           }
@@ -25513,9 +25581,9 @@ function validate20(
               Object.assign(props0, props6);
             }
           }
-          if (data75 && typeof data75 == 'object' && !Array.isArray(data75)) {
-            if (data75.id === undefined) {
-              const err176 = {
+          if (data76 && typeof data76 == 'object' && !Array.isArray(data76)) {
+            if (data76.id === undefined) {
+              const err179 = {
                 instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -25523,17 +25591,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data75,
+                data: data76,
               };
               if (vErrors === null) {
-                vErrors = [err176];
+                vErrors = [err179];
               } else {
-                vErrors.push(err176);
+                vErrors.push(err179);
               }
               errors++;
             }
-            if (data75.name === undefined) {
-              const err177 = {
+            if (data76.name === undefined) {
+              const err180 = {
                 instancePath: instancePath + '/dvb-adapter/' + i5,
                 schemaPath: 'dvb-adapter.schema.json/required',
                 keyword: 'required',
@@ -25541,18 +25609,18 @@ function validate20(
                 message: "must have required property '" + 'name' + "'",
                 schema: schema49.required,
                 parentSchema: schema49,
-                data: data75,
+                data: data76,
               };
               if (vErrors === null) {
-                vErrors = [err177];
+                vErrors = [err180];
               } else {
-                vErrors.push(err177);
+                vErrors.push(err180);
               }
               errors++;
             }
-            for (const key6 in data75) {
+            for (const key6 in data76) {
               if (!func1.call(schema49.properties, key6)) {
-                const err178 = {
+                const err181 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5,
                   schemaPath: 'dvb-adapter.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -25560,83 +25628,7 @@ function validate20(
                   message: 'must NOT have additional properties',
                   schema: false,
                   parentSchema: schema49,
-                  data: data75,
-                };
-                if (vErrors === null) {
-                  vErrors = [err178];
-                } else {
-                  vErrors.push(err178);
-                }
-                errors++;
-              }
-            }
-            if (data75.id !== undefined) {
-              let data113 = data75.id;
-              if (
-                !(
-                  typeof data113 == 'number' &&
-                  !(data113 % 1) &&
-                  !isNaN(data113) &&
-                  isFinite(data113)
-                )
-              ) {
-                const err179 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
-                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.id.type,
-                  parentSchema: schema49.properties.id,
-                  data: data113,
-                };
-                if (vErrors === null) {
-                  vErrors = [err179];
-                } else {
-                  vErrors.push(err179);
-                }
-                errors++;
-              }
-              if (typeof data113 == 'number' && isFinite(data113)) {
-                if (data113 < 1 || isNaN(data113)) {
-                  const err180 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties.id,
-                    data: data113,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err180];
-                  } else {
-                    vErrors.push(err180);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data75.mode !== undefined) {
-              let data114 = data75.mode;
-              if (
-                !(
-                  typeof data114 == 'number' &&
-                  !(data114 % 1) &&
-                  !isNaN(data114) &&
-                  isFinite(data114)
-                )
-              ) {
-                const err181 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.mode.type,
-                  parentSchema: schema49.properties.mode,
-                  data: data114,
+                  data: data76,
                 };
                 if (vErrors === null) {
                   vErrors = [err181];
@@ -25645,15 +25637,25 @@ function validate20(
                 }
                 errors++;
               }
-              if (!(data114 === 0 || data114 === 1 || data114 === 2)) {
+            }
+            if (data76.id !== undefined) {
+              let data114 = data76.id;
+              if (
+                !(
+                  typeof data114 == 'number' &&
+                  !(data114 % 1) &&
+                  !isNaN(data114) &&
+                  isFinite(data114)
+                )
+              ) {
                 const err182 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.mode.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.mode.enum,
-                  parentSchema: schema49.properties.mode,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
+                  schemaPath: 'dvb-adapter.schema.json/properties/id/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.id.type,
+                  parentSchema: schema49.properties.id,
                   data: data114,
                 };
                 if (vErrors === null) {
@@ -25663,9 +25665,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data114 == 'number' && isFinite(data114)) {
+                if (data114 < 1 || isNaN(data114)) {
+                  const err183 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties.id,
+                    data: data114,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err183];
+                  } else {
+                    vErrors.push(err183);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data75.type !== undefined) {
-              let data115 = data75.type;
+            if (data76.mode !== undefined) {
+              let data115 = data76.mode;
               if (
                 !(
                   typeof data115 == 'number' &&
@@ -25674,42 +25696,14 @@ function validate20(
                   isFinite(data115)
                 )
               ) {
-                const err183 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
+                const err184 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.type.type,
-                  parentSchema: schema49.properties.type,
-                  data: data115,
-                };
-                if (vErrors === null) {
-                  vErrors = [err183];
-                } else {
-                  vErrors.push(err183);
-                }
-                errors++;
-              }
-              if (
-                !(
-                  data115 === 1 ||
-                  data115 === 2 ||
-                  data115 === 3 ||
-                  data115 === 5 ||
-                  data115 === 6 ||
-                  data115 === 16 ||
-                  data115 === 18
-                )
-              ) {
-                const err184 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
-                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.type.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.type.enum,
-                  parentSchema: schema49.properties.type,
+                  schema: schema49.properties.mode.type,
+                  parentSchema: schema49.properties.mode,
                   data: data115,
                 };
                 if (vErrors === null) {
@@ -25719,37 +25713,43 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75.name !== undefined) {
-              let data116 = data75.name;
-              if (typeof data116 === 'string') {
-                if (func2(data116) < 1) {
-                  const err185 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
-                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema49.properties.name,
-                    data: data116,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err185];
-                  } else {
-                    vErrors.push(err185);
-                  }
-                  errors++;
+              if (!(data115 === 0 || data115 === 1 || data115 === 2)) {
+                const err185 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.mode.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.mode.enum,
+                  parentSchema: schema49.properties.mode,
+                  data: data115,
+                };
+                if (vErrors === null) {
+                  vErrors = [err185];
+                } else {
+                  vErrors.push(err185);
                 }
-              } else {
+                errors++;
+              }
+            }
+            if (data76.type !== undefined) {
+              let data116 = data76.type;
+              if (
+                !(
+                  typeof data116 == 'number' &&
+                  !(data116 % 1) &&
+                  !isNaN(data116) &&
+                  isFinite(data116)
+                )
+              ) {
                 const err186 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
-                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.name.type,
-                  parentSchema: schema49.properties.name,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.type.type,
+                  parentSchema: schema49.properties.type,
                   data: data116,
                 };
                 if (vErrors === null) {
@@ -25759,19 +25759,26 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75.pause !== undefined) {
-              let data117 = data75.pause;
-              if (typeof data117 !== 'boolean') {
+              if (
+                !(
+                  data116 === 1 ||
+                  data116 === 2 ||
+                  data116 === 3 ||
+                  data116 === 5 ||
+                  data116 === 6 ||
+                  data116 === 16 ||
+                  data116 === 18
+                )
+              ) {
                 const err187 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/pause',
-                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.pause.type,
-                  parentSchema: schema49.properties.pause,
-                  data: data117,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/type',
+                  schemaPath: 'dvb-adapter.schema.json/properties/type/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.type.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.type.enum,
+                  parentSchema: schema49.properties.type,
+                  data: data116,
                 };
                 if (vErrors === null) {
                   vErrors = [err187];
@@ -25781,73 +25788,58 @@ function validate20(
                 errors++;
               }
             }
-            if (data75.adapter !== undefined) {
-              let data118 = data75.adapter;
-              if (
-                !(
-                  typeof data118 == 'number' &&
-                  !(data118 % 1) &&
-                  !isNaN(data118) &&
-                  isFinite(data118)
-                )
-              ) {
-                const err188 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
-                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.adapter.type,
-                  parentSchema: schema49.properties.adapter,
-                  data: data118,
-                };
-                if (vErrors === null) {
-                  vErrors = [err188];
-                } else {
-                  vErrors.push(err188);
-                }
-                errors++;
-              }
-              if (typeof data118 == 'number' && isFinite(data118)) {
-                if (data118 < -1 || isNaN(data118)) {
-                  const err189 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
-                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties.adapter,
-                    data: data118,
+            if (data76.name !== undefined) {
+              let data117 = data76.name;
+              if (typeof data117 === 'string') {
+                if (func2(data117) < 1) {
+                  const err188 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
+                    schemaPath: 'dvb-adapter.schema.json/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema49.properties.name,
+                    data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err189];
+                    vErrors = [err188];
                   } else {
-                    vErrors.push(err189);
+                    vErrors.push(err188);
                   }
                   errors++;
                 }
+              } else {
+                const err189 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/name',
+                  schemaPath: 'dvb-adapter.schema.json/properties/name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.name.type,
+                  parentSchema: schema49.properties.name,
+                  data: data117,
+                };
+                if (vErrors === null) {
+                  vErrors = [err189];
+                } else {
+                  vErrors.push(err189);
+                }
+                errors++;
               }
             }
-            if (data75.device !== undefined) {
-              let data119 = data75.device;
-              if (
-                !(
-                  typeof data119 == 'number' &&
-                  !(data119 % 1) &&
-                  !isNaN(data119) &&
-                  isFinite(data119)
-                )
-              ) {
+            if (data76.pause !== undefined) {
+              let data118 = data76.pause;
+              if (typeof data118 !== 'boolean') {
                 const err190 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
-                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/pause',
+                  schemaPath: 'dvb-adapter.schema.json/properties/pause/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.device.type,
-                  parentSchema: schema49.properties.device,
-                  data: data119,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties.pause.type,
+                  parentSchema: schema49.properties.pause,
+                  data: data118,
                 };
                 if (vErrors === null) {
                   vErrors = [err190];
@@ -25856,60 +25848,74 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data76.adapter !== undefined) {
+              let data119 = data76.adapter;
+              if (
+                !(
+                  typeof data119 == 'number' &&
+                  !(data119 % 1) &&
+                  !isNaN(data119) &&
+                  isFinite(data119)
+                )
+              ) {
+                const err191 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
+                  schemaPath: 'dvb-adapter.schema.json/properties/adapter/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.adapter.type,
+                  parentSchema: schema49.properties.adapter,
+                  data: data119,
+                };
+                if (vErrors === null) {
+                  vErrors = [err191];
+                } else {
+                  vErrors.push(err191);
+                }
+                errors++;
+              }
               if (typeof data119 == 'number' && isFinite(data119)) {
-                if (data119 < 0 || isNaN(data119)) {
-                  const err191 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
-                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                if (data119 < -1 || isNaN(data119)) {
+                  const err192 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/adapter',
+                    schemaPath: 'dvb-adapter.schema.json/properties/adapter/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.device,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties.adapter,
                     data: data119,
                   };
                   if (vErrors === null) {
-                    vErrors = [err191];
+                    vErrors = [err192];
                   } else {
-                    vErrors.push(err191);
+                    vErrors.push(err192);
                   }
                   errors++;
                 }
               }
             }
-            if (data75.trace !== undefined) {
-              let data120 = data75.trace;
-              if (typeof data120 !== 'boolean') {
-                const err192 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties.trace.type,
-                  parentSchema: schema49.properties.trace,
-                  data: data120,
-                };
-                if (vErrors === null) {
-                  vErrors = [err192];
-                } else {
-                  vErrors.push(err192);
-                }
-                errors++;
-              }
-            }
-            if (data75['mpegts-trace'] !== undefined) {
-              let data121 = data75['mpegts-trace'];
-              if (typeof data121 !== 'boolean') {
+            if (data76.device !== undefined) {
+              let data120 = data76.device;
+              if (
+                !(
+                  typeof data120 == 'number' &&
+                  !(data120 % 1) &&
+                  !isNaN(data120) &&
+                  isFinite(data120)
+                )
+              ) {
                 const err193 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-trace',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
+                  schemaPath: 'dvb-adapter.schema.json/properties/device/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['mpegts-trace'].type,
-                  parentSchema: schema49.properties['mpegts-trace'],
-                  data: data121,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.device.type,
+                  parentSchema: schema49.properties.device,
+                  data: data120,
                 };
                 if (vErrors === null) {
                   vErrors = [err193];
@@ -25918,40 +25924,39 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75['enable-alert'] !== undefined) {
-              let data122 = data75['enable-alert'];
-              if (typeof data122 !== 'boolean') {
-                const err194 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/enable-alert',
-                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['enable-alert'].type,
-                  parentSchema: schema49.properties['enable-alert'],
-                  data: data122,
-                };
-                if (vErrors === null) {
-                  vErrors = [err194];
-                } else {
-                  vErrors.push(err194);
+              if (typeof data120 == 'number' && isFinite(data120)) {
+                if (data120 < 0 || isNaN(data120)) {
+                  const err194 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/device',
+                    schemaPath: 'dvb-adapter.schema.json/properties/device/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties.device,
+                    data: data120,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err194];
+                  } else {
+                    vErrors.push(err194);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data75['mpegts-filter-ca-clear'] !== undefined) {
-              let data123 = data75['mpegts-filter-ca-clear'];
-              if (typeof data123 !== 'boolean') {
+            if (data76.trace !== undefined) {
+              let data121 = data76.trace;
+              if (typeof data121 !== 'boolean') {
                 const err195 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-filter-ca-clear',
-                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/trace/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
-                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
-                  data: data123,
+                  schema: schema49.properties.trace.type,
+                  parentSchema: schema49.properties.trace,
+                  data: data121,
                 };
                 if (vErrors === null) {
                   vErrors = [err195];
@@ -25961,18 +25966,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data75.note !== undefined) {
-              let data124 = data75.note;
-              if (typeof data124 !== 'string') {
+            if (data76['mpegts-trace'] !== undefined) {
+              let data122 = data76['mpegts-trace'];
+              if (typeof data122 !== 'boolean') {
                 const err196 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/note',
-                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-trace',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-trace/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema49.properties.note.type,
-                  parentSchema: schema49.properties.note,
-                  data: data124,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-trace'].type,
+                  parentSchema: schema49.properties['mpegts-trace'],
+                  data: data122,
                 };
                 if (vErrors === null) {
                   vErrors = [err196];
@@ -25982,25 +25987,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data75.freq !== undefined) {
-              let data125 = data75.freq;
-              if (
-                !(
-                  typeof data125 == 'number' &&
-                  !(data125 % 1) &&
-                  !isNaN(data125) &&
-                  isFinite(data125)
-                )
-              ) {
+            if (data76['enable-alert'] !== undefined) {
+              let data123 = data76['enable-alert'];
+              if (typeof data123 !== 'boolean') {
                 const err197 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
-                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/enable-alert',
+                  schemaPath: 'dvb-adapter.schema.json/properties/enable-alert/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.freq.type,
-                  parentSchema: schema49.properties.freq,
-                  data: data125,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['enable-alert'].type,
+                  parentSchema: schema49.properties['enable-alert'],
+                  data: data123,
                 };
                 if (vErrors === null) {
                   vErrors = [err197];
@@ -26009,46 +26007,40 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data125 == 'number' && isFinite(data125)) {
-                if (data125 < 0 || isNaN(data125)) {
-                  const err198 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
-                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties.freq,
-                    data: data125,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err198];
-                  } else {
-                    vErrors.push(err198);
-                  }
-                  errors++;
+            }
+            if (data76['mpegts-filter-ca-clear'] !== undefined) {
+              let data124 = data76['mpegts-filter-ca-clear'];
+              if (typeof data124 !== 'boolean') {
+                const err198 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/mpegts-filter-ca-clear',
+                  schemaPath: 'dvb-adapter.schema.json/properties/mpegts-filter-ca-clear/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['mpegts-filter-ca-clear'].type,
+                  parentSchema: schema49.properties['mpegts-filter-ca-clear'],
+                  data: data124,
+                };
+                if (vErrors === null) {
+                  vErrors = [err198];
+                } else {
+                  vErrors.push(err198);
                 }
+                errors++;
               }
             }
-            if (data75['buffer-size'] !== undefined) {
-              let data126 = data75['buffer-size'];
-              if (
-                !(
-                  typeof data126 == 'number' &&
-                  !(data126 % 1) &&
-                  !isNaN(data126) &&
-                  isFinite(data126)
-                )
-              ) {
+            if (data76.note !== undefined) {
+              let data125 = data76.note;
+              if (typeof data125 !== 'string') {
                 const err199 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/note',
+                  schemaPath: 'dvb-adapter.schema.json/properties/note/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['buffer-size'].type,
-                  parentSchema: schema49.properties['buffer-size'],
-                  data: data126,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema49.properties.note.type,
+                  parentSchema: schema49.properties.note,
+                  data: data125,
                 };
                 if (vErrors === null) {
                   vErrors = [err199];
@@ -26057,34 +26049,44 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data126 == 'number' && isFinite(data126)) {
-                if (data126 > 65535 || isNaN(data126)) {
-                  const err200 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 65535 },
-                    message: 'must be <= 65535',
-                    schema: 65535,
-                    parentSchema: schema49.properties['buffer-size'],
-                    data: data126,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err200];
-                  } else {
-                    vErrors.push(err200);
-                  }
-                  errors++;
+            }
+            if (data76.freq !== undefined) {
+              let data126 = data76.freq;
+              if (
+                !(
+                  typeof data126 == 'number' &&
+                  !(data126 % 1) &&
+                  !isNaN(data126) &&
+                  isFinite(data126)
+                )
+              ) {
+                const err200 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                  schemaPath: 'dvb-adapter.schema.json/properties/freq/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.freq.type,
+                  parentSchema: schema49.properties.freq,
+                  data: data126,
+                };
+                if (vErrors === null) {
+                  vErrors = [err200];
+                } else {
+                  vErrors.push(err200);
                 }
+                errors++;
+              }
+              if (typeof data126 == 'number' && isFinite(data126)) {
                 if (data126 < 0 || isNaN(data126)) {
                   const err201 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
-                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/freq',
+                    schemaPath: 'dvb-adapter.schema.json/properties/freq/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['buffer-size'],
+                    parentSchema: schema49.properties.freq,
                     data: data126,
                   };
                   if (vErrors === null) {
@@ -26096,17 +26098,24 @@ function validate20(
                 }
               }
             }
-            if (data75['epg-export'] !== undefined) {
-              let data127 = data75['epg-export'];
-              if (typeof data127 !== 'boolean') {
+            if (data76['buffer-size'] !== undefined) {
+              let data127 = data76['buffer-size'];
+              if (
+                !(
+                  typeof data127 == 'number' &&
+                  !(data127 % 1) &&
+                  !isNaN(data127) &&
+                  isFinite(data127)
+                )
+              ) {
                 const err202 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
-                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                  schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['epg-export'].type,
-                  parentSchema: schema49.properties['epg-export'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['buffer-size'].type,
+                  parentSchema: schema49.properties['buffer-size'],
                   data: data127,
                 };
                 if (vErrors === null) {
@@ -26116,72 +26125,57 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75['spectral-inversion'] !== undefined) {
-              let data128 = data75['spectral-inversion'];
-              if (
-                !(
-                  typeof data128 == 'number' &&
-                  !(data128 % 1) &&
-                  !isNaN(data128) &&
-                  isFinite(data128)
-                )
-              ) {
-                const err203 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['spectral-inversion'].type,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data128,
-                };
-                if (vErrors === null) {
-                  vErrors = [err203];
-                } else {
-                  vErrors.push(err203);
+              if (typeof data127 == 'number' && isFinite(data127)) {
+                if (data127 > 65535 || isNaN(data127)) {
+                  const err203 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 65535 },
+                    message: 'must be <= 65535',
+                    schema: 65535,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data127,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err203];
+                  } else {
+                    vErrors.push(err203);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (!(data128 === 0 || data128 === 1 || data128 === 2)) {
-                const err204 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
-                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['spectral-inversion'].enum,
-                  parentSchema: schema49.properties['spectral-inversion'],
-                  data: data128,
-                };
-                if (vErrors === null) {
-                  vErrors = [err204];
-                } else {
-                  vErrors.push(err204);
+                if (data127 < 0 || isNaN(data127)) {
+                  const err204 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/buffer-size',
+                    schemaPath: 'dvb-adapter.schema.json/properties/buffer-size/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['buffer-size'],
+                    data: data127,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err204];
+                  } else {
+                    vErrors.push(err204);
+                  }
+                  errors++;
                 }
-                errors++;
               }
             }
-            if (data75.modulation !== undefined) {
-              let data129 = data75.modulation;
-              if (
-                !(
-                  typeof data129 == 'number' &&
-                  !(data129 % 1) &&
-                  !isNaN(data129) &&
-                  isFinite(data129)
-                )
-              ) {
+            if (data76['epg-export'] !== undefined) {
+              let data128 = data76['epg-export'];
+              if (typeof data128 !== 'boolean') {
                 const err205 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/epg-export',
+                  schemaPath: 'dvb-adapter.schema.json/properties/epg-export/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.modulation.type,
-                  parentSchema: schema49.properties.modulation,
-                  data: data129,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['epg-export'].type,
+                  parentSchema: schema49.properties['epg-export'],
+                  data: data128,
                 };
                 if (vErrors === null) {
                   vErrors = [err205];
@@ -26190,33 +26184,25 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data76['spectral-inversion'] !== undefined) {
+              let data129 = data76['spectral-inversion'];
               if (
                 !(
-                  data129 === -1 ||
-                  data129 === 0 ||
-                  data129 === 1 ||
-                  data129 === 2 ||
-                  data129 === 3 ||
-                  data129 === 4 ||
-                  data129 === 5 ||
-                  data129 === 6 ||
-                  data129 === 7 ||
-                  data129 === 8 ||
-                  data129 === 9 ||
-                  data129 === 10 ||
-                  data129 === 11 ||
-                  data129 === 12 ||
-                  data129 === 13
+                  typeof data129 == 'number' &&
+                  !(data129 % 1) &&
+                  !isNaN(data129) &&
+                  isFinite(data129)
                 )
               ) {
                 const err206 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
-                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.modulation.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.modulation.enum,
-                  parentSchema: schema49.properties.modulation,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['spectral-inversion'].type,
+                  parentSchema: schema49.properties['spectral-inversion'],
                   data: data129,
                 };
                 if (vErrors === null) {
@@ -26226,48 +26212,43 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75['cam-pnr'] !== undefined) {
-              let data130 = data75['cam-pnr'];
-              if (Array.isArray(data130)) {
-                const len6 = data130.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data131 = data130[i6];
-                  if (
-                    !(
-                      typeof data131 == 'number' &&
-                      !(data131 % 1) &&
-                      !isNaN(data131) &&
-                      isFinite(data131)
-                    )
-                  ) {
-                    const err207 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr/' + i6,
-                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['cam-pnr'].items.type,
-                      parentSchema: schema49.properties['cam-pnr'].items,
-                      data: data131,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err207];
-                    } else {
-                      vErrors.push(err207);
-                    }
-                    errors++;
-                  }
+              if (!(data129 === 0 || data129 === 1 || data129 === 2)) {
+                const err207 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/spectral-inversion',
+                  schemaPath: 'dvb-adapter.schema.json/properties/spectral-inversion/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['spectral-inversion'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['spectral-inversion'].enum,
+                  parentSchema: schema49.properties['spectral-inversion'],
+                  data: data129,
+                };
+                if (vErrors === null) {
+                  vErrors = [err207];
+                } else {
+                  vErrors.push(err207);
                 }
-              } else {
+                errors++;
+              }
+            }
+            if (data76.modulation !== undefined) {
+              let data130 = data76.modulation;
+              if (
+                !(
+                  typeof data130 == 'number' &&
+                  !(data130 % 1) &&
+                  !isNaN(data130) &&
+                  isFinite(data130)
+                )
+              ) {
                 const err208 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['cam-pnr'].type,
-                  parentSchema: schema49.properties['cam-pnr'],
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.modulation.type,
+                  parentSchema: schema49.properties.modulation,
                   data: data130,
                 };
                 if (vErrors === null) {
@@ -26277,26 +26258,34 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75['symbol-rate'] !== undefined) {
-              let data132 = data75['symbol-rate'];
               if (
                 !(
-                  typeof data132 == 'number' &&
-                  !(data132 % 1) &&
-                  !isNaN(data132) &&
-                  isFinite(data132)
+                  data130 === -1 ||
+                  data130 === 0 ||
+                  data130 === 1 ||
+                  data130 === 2 ||
+                  data130 === 3 ||
+                  data130 === 4 ||
+                  data130 === 5 ||
+                  data130 === 6 ||
+                  data130 === 7 ||
+                  data130 === 8 ||
+                  data130 === 9 ||
+                  data130 === 10 ||
+                  data130 === 11 ||
+                  data130 === 12 ||
+                  data130 === 13
                 )
               ) {
                 const err209 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
-                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['symbol-rate'].type,
-                  parentSchema: schema49.properties['symbol-rate'],
-                  data: data132,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/modulation',
+                  schemaPath: 'dvb-adapter.schema.json/properties/modulation/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.modulation.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.modulation.enum,
+                  parentSchema: schema49.properties.modulation,
+                  data: data130,
                 };
                 if (vErrors === null) {
                   vErrors = [err209];
@@ -26305,46 +26294,49 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data132 == 'number' && isFinite(data132)) {
-                if (data132 < 0 || isNaN(data132)) {
-                  const err210 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
-                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['symbol-rate'],
-                    data: data132,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err210];
-                  } else {
-                    vErrors.push(err210);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data75.fec !== undefined) {
-              let data133 = data75.fec;
-              if (
-                !(
-                  typeof data133 == 'number' &&
-                  !(data133 % 1) &&
-                  !isNaN(data133) &&
-                  isFinite(data133)
-                )
-              ) {
+            if (data76['cam-pnr'] !== undefined) {
+              let data131 = data76['cam-pnr'];
+              if (Array.isArray(data131)) {
+                const len6 = data131.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data132 = data131[i6];
+                  if (
+                    !(
+                      typeof data132 == 'number' &&
+                      !(data132 % 1) &&
+                      !isNaN(data132) &&
+                      isFinite(data132)
+                    )
+                  ) {
+                    const err210 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr/' + i6,
+                      schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['cam-pnr'].items.type,
+                      parentSchema: schema49.properties['cam-pnr'].items,
+                      data: data132,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err210];
+                    } else {
+                      vErrors.push(err210);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
                 const err211 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/cam-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/cam-pnr/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties.fec.type,
-                  parentSchema: schema49.properties.fec,
-                  data: data133,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['cam-pnr'].type,
+                  parentSchema: schema49.properties['cam-pnr'],
+                  data: data131,
                 };
                 if (vErrors === null) {
                   vErrors = [err211];
@@ -26353,31 +26345,25 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data76['symbol-rate'] !== undefined) {
+              let data133 = data76['symbol-rate'];
               if (
                 !(
-                  data133 === 0 ||
-                  data133 === 1 ||
-                  data133 === 2 ||
-                  data133 === 3 ||
-                  data133 === 4 ||
-                  data133 === 5 ||
-                  data133 === 6 ||
-                  data133 === 7 ||
-                  data133 === 8 ||
-                  data133 === 9 ||
-                  data133 === 10 ||
-                  data133 === 11 ||
-                  data133 === 12
+                  typeof data133 == 'number' &&
+                  !(data133 % 1) &&
+                  !isNaN(data133) &&
+                  isFinite(data133)
                 )
               ) {
                 const err212 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
-                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties.fec.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties.fec.enum,
-                  parentSchema: schema49.properties.fec,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
+                  schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['symbol-rate'].type,
+                  parentSchema: schema49.properties['symbol-rate'],
                   data: data133,
                 };
                 if (vErrors === null) {
@@ -26387,9 +26373,29 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data133 == 'number' && isFinite(data133)) {
+                if (data133 < 0 || isNaN(data133)) {
+                  const err213 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/symbol-rate',
+                    schemaPath: 'dvb-adapter.schema.json/properties/symbol-rate/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['symbol-rate'],
+                    data: data133,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err213];
+                  } else {
+                    vErrors.push(err213);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data75['dvb-stream-id'] !== undefined) {
-              let data134 = data75['dvb-stream-id'];
+            if (data76.fec !== undefined) {
+              let data134 = data76.fec;
               if (
                 !(
                   typeof data134 == 'number' &&
@@ -26398,7 +26404,69 @@ function validate20(
                   isFinite(data134)
                 )
               ) {
-                const err213 = {
+                const err214 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties.fec.type,
+                  parentSchema: schema49.properties.fec,
+                  data: data134,
+                };
+                if (vErrors === null) {
+                  vErrors = [err214];
+                } else {
+                  vErrors.push(err214);
+                }
+                errors++;
+              }
+              if (
+                !(
+                  data134 === 0 ||
+                  data134 === 1 ||
+                  data134 === 2 ||
+                  data134 === 3 ||
+                  data134 === 4 ||
+                  data134 === 5 ||
+                  data134 === 6 ||
+                  data134 === 7 ||
+                  data134 === 8 ||
+                  data134 === 9 ||
+                  data134 === 10 ||
+                  data134 === 11 ||
+                  data134 === 12
+                )
+              ) {
+                const err215 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/fec',
+                  schemaPath: 'dvb-adapter.schema.json/properties/fec/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties.fec.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties.fec.enum,
+                  parentSchema: schema49.properties.fec,
+                  data: data134,
+                };
+                if (vErrors === null) {
+                  vErrors = [err215];
+                } else {
+                  vErrors.push(err215);
+                }
+                errors++;
+              }
+            }
+            if (data76['dvb-stream-id'] !== undefined) {
+              let data135 = data76['dvb-stream-id'];
+              if (
+                !(
+                  typeof data135 == 'number' &&
+                  !(data135 % 1) &&
+                  !isNaN(data135) &&
+                  isFinite(data135)
+                )
+              ) {
+                const err216 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
                   schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/type',
                   keyword: 'type',
@@ -26406,77 +26474,6 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['dvb-stream-id'].type,
                   parentSchema: schema49.properties['dvb-stream-id'],
-                  data: data134,
-                };
-                if (vErrors === null) {
-                  vErrors = [err213];
-                } else {
-                  vErrors.push(err213);
-                }
-                errors++;
-              }
-              if (typeof data134 == 'number' && isFinite(data134)) {
-                if (data134 < -1 || isNaN(data134)) {
-                  const err214 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
-                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['dvb-stream-id'],
-                    data: data134,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err214];
-                  } else {
-                    vErrors.push(err214);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data75['biss-pnr'] !== undefined) {
-              let data135 = data75['biss-pnr'];
-              if (Array.isArray(data135)) {
-                const len7 = data135.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data136 = data135[i7];
-                  if (
-                    !(
-                      typeof data136 == 'number' &&
-                      !(data136 % 1) &&
-                      !isNaN(data136) &&
-                      isFinite(data136)
-                    )
-                  ) {
-                    const err215 = {
-                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr/' + i7,
-                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema49.properties['biss-pnr'].items.type,
-                      parentSchema: schema49.properties['biss-pnr'].items,
-                      data: data136,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err215];
-                    } else {
-                      vErrors.push(err215);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err216 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
-                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema49.properties['biss-pnr'].type,
-                  parentSchema: schema49.properties['biss-pnr'],
                   data: data135,
                 };
                 if (vErrors === null) {
@@ -26486,16 +26483,87 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data135 == 'number' && isFinite(data135)) {
+                if (data135 < -1 || isNaN(data135)) {
+                  const err217 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/dvb-stream-id',
+                    schemaPath: 'dvb-adapter.schema.json/properties/dvb-stream-id/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['dvb-stream-id'],
+                    data: data135,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err217];
+                  } else {
+                    vErrors.push(err217);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data75['biss-key'] !== undefined) {
-              let data137 = data75['biss-key'];
-              if (Array.isArray(data137)) {
-                const len8 = data137.length;
+            if (data76['biss-pnr'] !== undefined) {
+              let data136 = data76['biss-pnr'];
+              if (Array.isArray(data136)) {
+                const len7 = data136.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data137 = data136[i7];
+                  if (
+                    !(
+                      typeof data137 == 'number' &&
+                      !(data137 % 1) &&
+                      !isNaN(data137) &&
+                      isFinite(data137)
+                    )
+                  ) {
+                    const err218 = {
+                      instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr/' + i7,
+                      schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/items/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema49.properties['biss-pnr'].items.type,
+                      parentSchema: schema49.properties['biss-pnr'].items,
+                      data: data137,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err218];
+                    } else {
+                      vErrors.push(err218);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err219 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-pnr',
+                  schemaPath: 'dvb-adapter.schema.json/properties/biss-pnr/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema49.properties['biss-pnr'].type,
+                  parentSchema: schema49.properties['biss-pnr'],
+                  data: data136,
+                };
+                if (vErrors === null) {
+                  vErrors = [err219];
+                } else {
+                  vErrors.push(err219);
+                }
+                errors++;
+              }
+            }
+            if (data76['biss-key'] !== undefined) {
+              let data138 = data76['biss-key'];
+              if (Array.isArray(data138)) {
+                const len8 = data138.length;
                 for (let i8 = 0; i8 < len8; i8++) {
-                  let data138 = data137[i8];
-                  if (typeof data138 === 'string') {
-                    if (func2(data138) < 1) {
-                      const err217 = {
+                  let data139 = data138[i8];
+                  if (typeof data139 === 'string') {
+                    if (func2(data139) < 1) {
+                      const err220 = {
                         instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/minLength',
                         keyword: 'minLength',
@@ -26503,17 +26571,17 @@ function validate20(
                         message: 'must NOT have fewer than 1 characters',
                         schema: 1,
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data138,
+                        data: data139,
                       };
                       if (vErrors === null) {
-                        vErrors = [err217];
+                        vErrors = [err220];
                       } else {
-                        vErrors.push(err217);
+                        vErrors.push(err220);
                       }
                       errors++;
                     }
-                    if (!pattern10.test(data138)) {
-                      const err218 = {
+                    if (!pattern10.test(data139)) {
+                      const err221 = {
                         instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                         schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/pattern',
                         keyword: 'pattern',
@@ -26522,17 +26590,17 @@ function validate20(
                           'must match pattern "' + '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$' + '"',
                         schema: '^([0-9A-Fa-f]{12}|[0-9A-Fa-f]{16})$',
                         parentSchema: schema49.properties['biss-key'].items,
-                        data: data138,
+                        data: data139,
                       };
                       if (vErrors === null) {
-                        vErrors = [err218];
+                        vErrors = [err221];
                       } else {
-                        vErrors.push(err218);
+                        vErrors.push(err221);
                       }
                       errors++;
                     }
                   } else {
-                    const err219 = {
+                    const err222 = {
                       instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key/' + i8,
                       schemaPath: 'dvb-adapter.schema.json/properties/biss-key/items/type',
                       keyword: 'type',
@@ -26540,18 +26608,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema49.properties['biss-key'].items.type,
                       parentSchema: schema49.properties['biss-key'].items,
-                      data: data138,
+                      data: data139,
                     };
                     if (vErrors === null) {
-                      vErrors = [err219];
+                      vErrors = [err222];
                     } else {
-                      vErrors.push(err219);
+                      vErrors.push(err222);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err220 = {
+                const err223 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/biss-key',
                   schemaPath: 'dvb-adapter.schema.json/properties/biss-key/type',
                   keyword: 'type',
@@ -26559,81 +26627,7 @@ function validate20(
                   message: 'must be array',
                   schema: schema49.properties['biss-key'].type,
                   parentSchema: schema49.properties['biss-key'],
-                  data: data137,
-                };
-                if (vErrors === null) {
-                  vErrors = [err220];
-                } else {
-                  vErrors.push(err220);
-                }
-                errors++;
-              }
-            }
-            if (data75['t2mi-mode'] !== undefined) {
-              let data139 = data75['t2mi-mode'];
-              if (
-                !(
-                  typeof data139 == 'number' &&
-                  !(data139 % 1) &&
-                  !isNaN(data139) &&
-                  isFinite(data139)
-                )
-              ) {
-                const err221 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-mode'].type,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data139,
-                };
-                if (vErrors === null) {
-                  vErrors = [err221];
-                } else {
-                  vErrors.push(err221);
-                }
-                errors++;
-              }
-              if (!(data139 === 0 || data139 === 1 || data139 === 2)) {
-                const err222 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['t2mi-mode'].enum,
-                  parentSchema: schema49.properties['t2mi-mode'],
-                  data: data139,
-                };
-                if (vErrors === null) {
-                  vErrors = [err222];
-                } else {
-                  vErrors.push(err222);
-                }
-                errors++;
-              }
-            }
-            if (data75['t2mi-pid'] !== undefined) {
-              let data140 = data75['t2mi-pid'];
-              if (
-                !(
-                  typeof data140 == 'number' &&
-                  !(data140 % 1) &&
-                  !isNaN(data140) &&
-                  isFinite(data140)
-                )
-              ) {
-                const err223 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['t2mi-pid'].type,
-                  parentSchema: schema49.properties['t2mi-pid'],
-                  data: data140,
+                  data: data138,
                 };
                 if (vErrors === null) {
                   vErrors = [err223];
@@ -26642,47 +26636,55 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data140 == 'number' && isFinite(data140)) {
-                if (data140 > 8191 || isNaN(data140)) {
-                  const err224 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8191 },
-                    message: 'must be <= 8191',
-                    schema: 8191,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data140,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err224];
-                  } else {
-                    vErrors.push(err224);
-                  }
-                  errors++;
+            }
+            if (data76['t2mi-mode'] !== undefined) {
+              let data140 = data76['t2mi-mode'];
+              if (
+                !(
+                  typeof data140 == 'number' &&
+                  !(data140 % 1) &&
+                  !isNaN(data140) &&
+                  isFinite(data140)
+                )
+              ) {
+                const err224 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['t2mi-mode'].type,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data140,
+                };
+                if (vErrors === null) {
+                  vErrors = [err224];
+                } else {
+                  vErrors.push(err224);
                 }
-                if (data140 < 0 || isNaN(data140)) {
-                  const err225 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['t2mi-pid'],
-                    data: data140,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err225];
-                  } else {
-                    vErrors.push(err225);
-                  }
-                  errors++;
+                errors++;
+              }
+              if (!(data140 === 0 || data140 === 1 || data140 === 2)) {
+                const err225 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['t2mi-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['t2mi-mode'].enum,
+                  parentSchema: schema49.properties['t2mi-mode'],
+                  data: data140,
+                };
+                if (vErrors === null) {
+                  vErrors = [err225];
+                } else {
+                  vErrors.push(err225);
                 }
+                errors++;
               }
             }
-            if (data75['t2mi-plp'] !== undefined) {
-              let data141 = data75['t2mi-plp'];
+            if (data76['t2mi-pid'] !== undefined) {
+              let data141 = data76['t2mi-pid'];
               if (
                 !(
                   typeof data141 == 'number' &&
@@ -26692,13 +26694,13 @@ function validate20(
                 )
               ) {
                 const err226 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-plp'].type,
-                  parentSchema: schema49.properties['t2mi-plp'],
+                  schema: schema49.properties['t2mi-pid'].type,
+                  parentSchema: schema49.properties['t2mi-pid'],
                   data: data141,
                 };
                 if (vErrors === null) {
@@ -26709,15 +26711,15 @@ function validate20(
                 errors++;
               }
               if (typeof data141 == 'number' && isFinite(data141)) {
-                if (data141 > 255 || isNaN(data141)) {
+                if (data141 > 8191 || isNaN(data141)) {
                   const err227 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 255 },
-                    message: 'must be <= 255',
-                    schema: 255,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    params: { comparison: '<=', limit: 8191 },
+                    message: 'must be <= 8191',
+                    schema: 8191,
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -26729,13 +26731,13 @@ function validate20(
                 }
                 if (data141 < 0 || isNaN(data141)) {
                   const err228 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-pid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-pid/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['t2mi-plp'],
+                    parentSchema: schema49.properties['t2mi-pid'],
                     data: data141,
                   };
                   if (vErrors === null) {
@@ -26747,8 +26749,8 @@ function validate20(
                 }
               }
             }
-            if (data75['t2mi-tsid'] !== undefined) {
-              let data142 = data75['t2mi-tsid'];
+            if (data76['t2mi-plp'] !== undefined) {
+              let data142 = data76['t2mi-plp'];
               if (
                 !(
                   typeof data142 == 'number' &&
@@ -26758,13 +26760,13 @@ function validate20(
                 )
               ) {
                 const err229 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
-                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['t2mi-tsid'].type,
-                  parentSchema: schema49.properties['t2mi-tsid'],
+                  schema: schema49.properties['t2mi-plp'].type,
+                  parentSchema: schema49.properties['t2mi-plp'],
                   data: data142,
                 };
                 if (vErrors === null) {
@@ -26777,13 +26779,13 @@ function validate20(
               if (typeof data142 == 'number' && isFinite(data142)) {
                 if (data142 > 255 || isNaN(data142)) {
                   const err230 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 255 },
                     message: 'must be <= 255',
                     schema: 255,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -26793,15 +26795,15 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data142 < -1 || isNaN(data142)) {
+                if (data142 < 0 || isNaN(data142)) {
                   const err231 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
-                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-plp',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-plp/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['t2mi-tsid'],
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['t2mi-plp'],
                     data: data142,
                   };
                   if (vErrors === null) {
@@ -26813,8 +26815,8 @@ function validate20(
                 }
               }
             }
-            if (data75.bandwidth !== undefined) {
-              let data143 = data75.bandwidth;
+            if (data76['t2mi-tsid'] !== undefined) {
+              let data143 = data76['t2mi-tsid'];
               if (
                 !(
                   typeof data143 == 'number' &&
@@ -26824,13 +26826,13 @@ function validate20(
                 )
               ) {
                 const err232 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
-                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                  schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties.bandwidth.type,
-                  parentSchema: schema49.properties.bandwidth,
+                  schema: schema49.properties['t2mi-tsid'].type,
+                  parentSchema: schema49.properties['t2mi-tsid'],
                   data: data143,
                 };
                 if (vErrors === null) {
@@ -26841,15 +26843,15 @@ function validate20(
                 errors++;
               }
               if (typeof data143 == 'number' && isFinite(data143)) {
-                if (data143 > 8000 || isNaN(data143)) {
+                if (data143 > 255 || isNaN(data143)) {
                   const err233 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 8000 },
-                    message: 'must be <= 8000',
-                    schema: 8000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '<=', limit: 255 },
+                    message: 'must be <= 255',
+                    schema: 255,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data143,
                   };
                   if (vErrors === null) {
@@ -26859,15 +26861,15 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data143 < 6000 || isNaN(data143)) {
+                if (data143 < -1 || isNaN(data143)) {
                   const err234 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
-                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/t2mi-tsid',
+                    schemaPath: 'dvb-adapter.schema.json/properties/t2mi-tsid/minimum',
                     keyword: 'minimum',
-                    params: { comparison: '>=', limit: 6000 },
-                    message: 'must be >= 6000',
-                    schema: 6000,
-                    parentSchema: schema49.properties.bandwidth,
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['t2mi-tsid'],
                     data: data143,
                   };
                   if (vErrors === null) {
@@ -26879,8 +26881,8 @@ function validate20(
                 }
               }
             }
-            if (data75['transmission-mode'] !== undefined) {
-              let data144 = data75['transmission-mode'];
+            if (data76.bandwidth !== undefined) {
+              let data144 = data76.bandwidth;
               if (
                 !(
                   typeof data144 == 'number' &&
@@ -26890,13 +26892,13 @@ function validate20(
                 )
               ) {
                 const err235 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                  schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['transmission-mode'].type,
-                  parentSchema: schema49.properties['transmission-mode'],
+                  schema: schema49.properties.bandwidth.type,
+                  parentSchema: schema49.properties.bandwidth,
                   data: data144,
                 };
                 if (vErrors === null) {
@@ -26906,39 +26908,47 @@ function validate20(
                 }
                 errors++;
               }
-              if (
-                !(
-                  data144 === 0 ||
-                  data144 === 1 ||
-                  data144 === 2 ||
-                  data144 === 3 ||
-                  data144 === 4 ||
-                  data144 === 5 ||
-                  data144 === 6 ||
-                  data144 === 7 ||
-                  data144 === 8
-                )
-              ) {
-                const err236 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
-                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['transmission-mode'].enum,
-                  parentSchema: schema49.properties['transmission-mode'],
-                  data: data144,
-                };
-                if (vErrors === null) {
-                  vErrors = [err236];
-                } else {
-                  vErrors.push(err236);
+              if (typeof data144 == 'number' && isFinite(data144)) {
+                if (data144 > 8000 || isNaN(data144)) {
+                  const err236 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 8000 },
+                    message: 'must be <= 8000',
+                    schema: 8000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data144,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err236];
+                  } else {
+                    vErrors.push(err236);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data144 < 6000 || isNaN(data144)) {
+                  const err237 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/bandwidth',
+                    schemaPath: 'dvb-adapter.schema.json/properties/bandwidth/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 6000 },
+                    message: 'must be >= 6000',
+                    schema: 6000,
+                    parentSchema: schema49.properties.bandwidth,
+                    data: data144,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err237];
+                  } else {
+                    vErrors.push(err237);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data75['guard-interval'] !== undefined) {
-              let data145 = data75['guard-interval'];
+            if (data76['transmission-mode'] !== undefined) {
+              let data145 = data76['transmission-mode'];
               if (
                 !(
                   typeof data145 == 'number' &&
@@ -26947,20 +26957,20 @@ function validate20(
                   isFinite(data145)
                 )
               ) {
-                const err237 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                const err238 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['guard-interval'].type,
-                  parentSchema: schema49.properties['guard-interval'],
+                  schema: schema49.properties['transmission-mode'].type,
+                  parentSchema: schema49.properties['transmission-mode'],
                   data: data145,
                 };
                 if (vErrors === null) {
-                  vErrors = [err237];
+                  vErrors = [err238];
                 } else {
-                  vErrors.push(err237);
+                  vErrors.push(err238);
                 }
                 errors++;
               }
@@ -26974,48 +26984,18 @@ function validate20(
                   data145 === 5 ||
                   data145 === 6 ||
                   data145 === 7 ||
-                  data145 === 8 ||
-                  data145 === 9 ||
-                  data145 === 10
-                )
-              ) {
-                const err238 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
-                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['guard-interval'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['guard-interval'].enum,
-                  parentSchema: schema49.properties['guard-interval'],
-                  data: data145,
-                };
-                if (vErrors === null) {
-                  vErrors = [err238];
-                } else {
-                  vErrors.push(err238);
-                }
-                errors++;
-              }
-            }
-            if (data75['hierarchy-information'] !== undefined) {
-              let data146 = data75['hierarchy-information'];
-              if (
-                !(
-                  typeof data146 == 'number' &&
-                  !(data146 % 1) &&
-                  !isNaN(data146) &&
-                  isFinite(data146)
+                  data145 === 8
                 )
               ) {
                 const err239 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['hierarchy-information'].type,
-                  parentSchema: schema49.properties['hierarchy-information'],
-                  data: data146,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/transmission-mode',
+                  schemaPath: 'dvb-adapter.schema.json/properties/transmission-mode/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['transmission-mode'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['transmission-mode'].enum,
+                  parentSchema: schema49.properties['transmission-mode'],
+                  data: data145,
                 };
                 if (vErrors === null) {
                   vErrors = [err239];
@@ -27024,17 +27004,25 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data76['guard-interval'] !== undefined) {
+              let data146 = data76['guard-interval'];
               if (
-                !(data146 === 0 || data146 === 1 || data146 === 2 || data146 === 3 || data146 === 4)
+                !(
+                  typeof data146 == 'number' &&
+                  !(data146 % 1) &&
+                  !isNaN(data146) &&
+                  isFinite(data146)
+                )
               ) {
                 const err240 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
-                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema49.properties['hierarchy-information'].enum,
-                  parentSchema: schema49.properties['hierarchy-information'],
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['guard-interval'].type,
+                  parentSchema: schema49.properties['guard-interval'],
                   data: data146,
                 };
                 if (vErrors === null) {
@@ -27044,26 +27032,30 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data75['lnb-freq1'] !== undefined) {
-              let data147 = data75['lnb-freq1'];
               if (
                 !(
-                  typeof data147 == 'number' &&
-                  !(data147 % 1) &&
-                  !isNaN(data147) &&
-                  isFinite(data147)
+                  data146 === 0 ||
+                  data146 === 1 ||
+                  data146 === 2 ||
+                  data146 === 3 ||
+                  data146 === 4 ||
+                  data146 === 5 ||
+                  data146 === 6 ||
+                  data146 === 7 ||
+                  data146 === 8 ||
+                  data146 === 9 ||
+                  data146 === 10
                 )
               ) {
                 const err241 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-freq1'].type,
-                  parentSchema: schema49.properties['lnb-freq1'],
-                  data: data147,
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/guard-interval',
+                  schemaPath: 'dvb-adapter.schema.json/properties/guard-interval/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['guard-interval'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['guard-interval'].enum,
+                  parentSchema: schema49.properties['guard-interval'],
+                  data: data146,
                 };
                 if (vErrors === null) {
                   vErrors = [err241];
@@ -27072,46 +27064,46 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data147 == 'number' && isFinite(data147)) {
-                if (data147 < 0 || isNaN(data147)) {
-                  const err242 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq1'],
-                    data: data147,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err242];
-                  } else {
-                    vErrors.push(err242);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data75['lnb-freq2'] !== undefined) {
-              let data148 = data75['lnb-freq2'];
+            if (data76['hierarchy-information'] !== undefined) {
+              let data147 = data76['hierarchy-information'];
               if (
                 !(
-                  typeof data148 == 'number' &&
-                  !(data148 % 1) &&
-                  !isNaN(data148) &&
-                  isFinite(data148)
+                  typeof data147 == 'number' &&
+                  !(data147 % 1) &&
+                  !isNaN(data147) &&
+                  isFinite(data147)
                 )
               ) {
-                const err243 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                const err242 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema49.properties['lnb-freq2'].type,
-                  parentSchema: schema49.properties['lnb-freq2'],
-                  data: data148,
+                  schema: schema49.properties['hierarchy-information'].type,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data147,
+                };
+                if (vErrors === null) {
+                  vErrors = [err242];
+                } else {
+                  vErrors.push(err242);
+                }
+                errors++;
+              }
+              if (
+                !(data147 === 0 || data147 === 1 || data147 === 2 || data147 === 3 || data147 === 4)
+              ) {
+                const err243 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/hierarchy-information',
+                  schemaPath: 'dvb-adapter.schema.json/properties/hierarchy-information/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema49.properties['hierarchy-information'].enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema49.properties['hierarchy-information'].enum,
+                  parentSchema: schema49.properties['hierarchy-information'],
+                  data: data147,
                 };
                 if (vErrors === null) {
                   vErrors = [err243];
@@ -27120,29 +27112,57 @@ function validate20(
                 }
                 errors++;
               }
+            }
+            if (data76['lnb-freq1'] !== undefined) {
+              let data148 = data76['lnb-freq1'];
+              if (
+                !(
+                  typeof data148 == 'number' &&
+                  !(data148 % 1) &&
+                  !isNaN(data148) &&
+                  isFinite(data148)
+                )
+              ) {
+                const err244 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq1'].type,
+                  parentSchema: schema49.properties['lnb-freq1'],
+                  data: data148,
+                };
+                if (vErrors === null) {
+                  vErrors = [err244];
+                } else {
+                  vErrors.push(err244);
+                }
+                errors++;
+              }
               if (typeof data148 == 'number' && isFinite(data148)) {
                 if (data148 < 0 || isNaN(data148)) {
-                  const err244 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                  const err245 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq1',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq1/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
                     schema: 0,
-                    parentSchema: schema49.properties['lnb-freq2'],
+                    parentSchema: schema49.properties['lnb-freq1'],
                     data: data148,
                   };
                   if (vErrors === null) {
-                    vErrors = [err244];
+                    vErrors = [err245];
                   } else {
-                    vErrors.push(err244);
+                    vErrors.push(err245);
                   }
                   errors++;
                 }
               }
             }
-            if (data75['lnb-freq-range'] !== undefined) {
-              let data149 = data75['lnb-freq-range'];
+            if (data76['lnb-freq2'] !== undefined) {
+              let data149 = data76['lnb-freq2'];
               if (
                 !(
                   typeof data149 == 'number' &&
@@ -27151,7 +27171,55 @@ function validate20(
                   isFinite(data149)
                 )
               ) {
-                const err245 = {
+                const err246 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-freq2'].type,
+                  parentSchema: schema49.properties['lnb-freq2'],
+                  data: data149,
+                };
+                if (vErrors === null) {
+                  vErrors = [err246];
+                } else {
+                  vErrors.push(err246);
+                }
+                errors++;
+              }
+              if (typeof data149 == 'number' && isFinite(data149)) {
+                if (data149 < 0 || isNaN(data149)) {
+                  const err247 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq2',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq2/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq2'],
+                    data: data149,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err247];
+                  } else {
+                    vErrors.push(err247);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data76['lnb-freq-range'] !== undefined) {
+              let data150 = data76['lnb-freq-range'];
+              if (
+                !(
+                  typeof data150 == 'number' &&
+                  !(data150 % 1) &&
+                  !isNaN(data150) &&
+                  isFinite(data150)
+                )
+              ) {
+                const err248 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/type',
                   keyword: 'type',
@@ -27159,76 +27227,7 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['lnb-freq-range'].type,
                   parentSchema: schema49.properties['lnb-freq-range'],
-                  data: data149,
-                };
-                if (vErrors === null) {
-                  vErrors = [err245];
-                } else {
-                  vErrors.push(err245);
-                }
-                errors++;
-              }
-              if (typeof data149 == 'number' && isFinite(data149)) {
-                if (data149 < 0 || isNaN(data149)) {
-                  const err246 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema49.properties['lnb-freq-range'],
-                    data: data149,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err246];
-                  } else {
-                    vErrors.push(err246);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data75['lnb-sharing'] !== undefined) {
-              let data150 = data75['lnb-sharing'];
-              if (typeof data150 !== 'boolean') {
-                const err247 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema49.properties['lnb-sharing'].type,
-                  parentSchema: schema49.properties['lnb-sharing'],
                   data: data150,
-                };
-                if (vErrors === null) {
-                  vErrors = [err247];
-                } else {
-                  vErrors.push(err247);
-                }
-                errors++;
-              }
-            }
-            if (data75['lnb-polarization'] !== undefined) {
-              let data151 = data75['lnb-polarization'];
-              if (
-                !(
-                  typeof data151 == 'number' &&
-                  !(data151 % 1) &&
-                  !isNaN(data151) &&
-                  isFinite(data151)
-                )
-              ) {
-                const err248 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema49.properties['lnb-polarization'].type,
-                  parentSchema: schema49.properties['lnb-polarization'],
-                  data: data151,
                 };
                 if (vErrors === null) {
                   vErrors = [err248];
@@ -27237,17 +27236,17 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data151 == 'number' && isFinite(data151)) {
-                if (data151 > 1 || isNaN(data151)) {
+              if (typeof data150 == 'number' && isFinite(data150)) {
+                if (data150 < 0 || isNaN(data150)) {
                   const err249 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1 },
-                    message: 'must be <= 1',
-                    schema: 1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data151,
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-freq-range',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-freq-range/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema49.properties['lnb-freq-range'],
+                    data: data150,
                   };
                   if (vErrors === null) {
                     vErrors = [err249];
@@ -27256,37 +27255,47 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data151 < -1 || isNaN(data151)) {
-                  const err250 = {
-                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
-                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: -1 },
-                    message: 'must be >= -1',
-                    schema: -1,
-                    parentSchema: schema49.properties['lnb-polarization'],
-                    data: data151,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err250];
-                  } else {
-                    vErrors.push(err250);
-                  }
-                  errors++;
-                }
               }
             }
-            if (data75['lnb-force-tone'] !== undefined) {
-              let data152 = data75['lnb-force-tone'];
-              if (typeof data152 !== 'boolean') {
-                const err251 = {
-                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
-                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+            if (data76['lnb-sharing'] !== undefined) {
+              let data151 = data76['lnb-sharing'];
+              if (typeof data151 !== 'boolean') {
+                const err250 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-sharing',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-sharing/type',
                   keyword: 'type',
                   params: { type: 'boolean' },
                   message: 'must be boolean',
-                  schema: schema49.properties['lnb-force-tone'].type,
-                  parentSchema: schema49.properties['lnb-force-tone'],
+                  schema: schema49.properties['lnb-sharing'].type,
+                  parentSchema: schema49.properties['lnb-sharing'],
+                  data: data151,
+                };
+                if (vErrors === null) {
+                  vErrors = [err250];
+                } else {
+                  vErrors.push(err250);
+                }
+                errors++;
+              }
+            }
+            if (data76['lnb-polarization'] !== undefined) {
+              let data152 = data76['lnb-polarization'];
+              if (
+                !(
+                  typeof data152 == 'number' &&
+                  !(data152 % 1) &&
+                  !isNaN(data152) &&
+                  isFinite(data152)
+                )
+              ) {
+                const err251 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema49.properties['lnb-polarization'].type,
+                  parentSchema: schema49.properties['lnb-polarization'],
                   data: data152,
                 };
                 if (vErrors === null) {
@@ -27296,18 +27305,77 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data152 == 'number' && isFinite(data152)) {
+                if (data152 > 1 || isNaN(data152)) {
+                  const err252 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1 },
+                    message: 'must be <= 1',
+                    schema: 1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data152,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err252];
+                  } else {
+                    vErrors.push(err252);
+                  }
+                  errors++;
+                }
+                if (data152 < -1 || isNaN(data152)) {
+                  const err253 = {
+                    instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-polarization',
+                    schemaPath: 'dvb-adapter.schema.json/properties/lnb-polarization/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: -1 },
+                    message: 'must be >= -1',
+                    schema: -1,
+                    parentSchema: schema49.properties['lnb-polarization'],
+                    data: data152,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err253];
+                  } else {
+                    vErrors.push(err253);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data75['lnb-diseqc'] !== undefined) {
-              let data153 = data75['lnb-diseqc'];
+            if (data76['lnb-force-tone'] !== undefined) {
+              let data153 = data76['lnb-force-tone'];
+              if (typeof data153 !== 'boolean') {
+                const err254 = {
+                  instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-force-tone',
+                  schemaPath: 'dvb-adapter.schema.json/properties/lnb-force-tone/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema49.properties['lnb-force-tone'].type,
+                  parentSchema: schema49.properties['lnb-force-tone'],
+                  data: data153,
+                };
+                if (vErrors === null) {
+                  vErrors = [err254];
+                } else {
+                  vErrors.push(err254);
+                }
+                errors++;
+              }
+            }
+            if (data76['lnb-diseqc'] !== undefined) {
+              let data154 = data76['lnb-diseqc'];
               if (
                 !(
-                  typeof data153 == 'number' &&
-                  !(data153 % 1) &&
-                  !isNaN(data153) &&
-                  isFinite(data153)
+                  typeof data154 == 'number' &&
+                  !(data154 % 1) &&
+                  !isNaN(data154) &&
+                  isFinite(data154)
                 )
               ) {
-                const err252 = {
+                const err255 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/type',
                   keyword: 'type',
@@ -27315,19 +27383,19 @@ function validate20(
                   message: 'must be integer',
                   schema: schema49.properties['lnb-diseqc'].type,
                   parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data153,
+                  data: data154,
                 };
                 if (vErrors === null) {
-                  vErrors = [err252];
+                  vErrors = [err255];
                 } else {
-                  vErrors.push(err252);
+                  vErrors.push(err255);
                 }
                 errors++;
               }
               if (
-                !(data153 === 0 || data153 === 1 || data153 === 2 || data153 === 3 || data153 === 4)
+                !(data154 === 0 || data154 === 1 || data154 === 2 || data154 === 3 || data154 === 4)
               ) {
-                const err253 = {
+                const err256 = {
                   instancePath: instancePath + '/dvb-adapter/' + i5 + '/lnb-diseqc',
                   schemaPath: 'dvb-adapter.schema.json/properties/lnb-diseqc/enum',
                   keyword: 'enum',
@@ -27335,18 +27403,18 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema49.properties['lnb-diseqc'].enum,
                   parentSchema: schema49.properties['lnb-diseqc'],
-                  data: data153,
+                  data: data154,
                 };
                 if (vErrors === null) {
-                  vErrors = [err253];
+                  vErrors = [err256];
                 } else {
-                  vErrors.push(err253);
+                  vErrors.push(err256);
                 }
                 errors++;
               }
             }
           } else {
-            const err254 = {
+            const err257 = {
               instancePath: instancePath + '/dvb-adapter/' + i5,
               schemaPath: 'dvb-adapter.schema.json/type',
               keyword: 'type',
@@ -27354,18 +27422,18 @@ function validate20(
               message: 'must be object',
               schema: schema49.type,
               parentSchema: schema49,
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err254];
+              vErrors = [err257];
             } else {
-              vErrors.push(err254);
+              vErrors.push(err257);
             }
             errors++;
           }
         }
       } else {
-        const err255 = {
+        const err258 = {
           instancePath: instancePath + '/dvb-adapter',
           schemaPath: '#/properties/dvb-adapter/type',
           keyword: 'type',
@@ -27373,12 +27441,12 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['dvb-adapter'].type,
           parentSchema: schema31.properties['dvb-adapter'],
-          data: data74,
+          data: data75,
         };
         if (vErrors === null) {
-          vErrors = [err255];
+          vErrors = [err258];
         } else {
-          vErrors.push(err255);
+          vErrors.push(err258);
         }
         errors++;
       }
@@ -27398,14 +27466,14 @@ function validate20(
       }
     }
     if (data.stream !== undefined) {
-      let data155 = data.stream;
-      if (Array.isArray(data155)) {
-        const len9 = data155.length;
+      let data156 = data.stream;
+      if (Array.isArray(data156)) {
+        const len9 = data156.length;
         for (let i9 = 0; i9 < len9; i9++) {
           if (
-            !validate30(data155[i9], {
+            !validate30(data156[i9], {
               instancePath: instancePath + '/stream/' + i9,
-              parentData: data155,
+              parentData: data156,
               parentDataProperty: i9,
               rootData,
               dynamicAnchors,
@@ -27416,7 +27484,7 @@ function validate20(
           }
         }
       } else {
-        const err256 = {
+        const err259 = {
           instancePath: instancePath + '/stream',
           schemaPath: '#/properties/stream/type',
           keyword: 'type',
@@ -27424,25 +27492,25 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.stream.type,
           parentSchema: schema31.properties.stream,
-          data: data155,
+          data: data156,
         };
         if (vErrors === null) {
-          vErrors = [err256];
+          vErrors = [err259];
         } else {
-          vErrors.push(err256);
+          vErrors.push(err259);
         }
         errors++;
       }
     }
     if (data['stream-adaptive'] !== undefined) {
-      let data157 = data['stream-adaptive'];
-      if (Array.isArray(data157)) {
-        const len10 = data157.length;
+      let data158 = data['stream-adaptive'];
+      if (Array.isArray(data158)) {
+        const len10 = data158.length;
         for (let i10 = 0; i10 < len10; i10++) {
-          let data158 = data157[i10];
-          if (data158 && typeof data158 == 'object' && !Array.isArray(data158)) {
-            if (data158.id === undefined) {
-              const err257 = {
+          let data159 = data158[i10];
+          if (data159 && typeof data159 == 'object' && !Array.isArray(data159)) {
+            if (data159.id === undefined) {
+              const err260 = {
                 instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27450,17 +27518,17 @@ function validate20(
                 message: "must have required property '" + 'id' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data158,
+                data: data159,
               };
               if (vErrors === null) {
-                vErrors = [err257];
+                vErrors = [err260];
               } else {
-                vErrors.push(err257);
+                vErrors.push(err260);
               }
               errors++;
             }
-            if (data158['stream-name'] === undefined) {
-              const err258 = {
+            if (data159['stream-name'] === undefined) {
+              const err261 = {
                 instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27468,17 +27536,17 @@ function validate20(
                 message: "must have required property '" + 'stream-name' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data158,
+                data: data159,
               };
               if (vErrors === null) {
-                vErrors = [err258];
+                vErrors = [err261];
               } else {
-                vErrors.push(err258);
+                vErrors.push(err261);
               }
               errors++;
             }
-            if (data158.streams === undefined) {
-              const err259 = {
+            if (data159.streams === undefined) {
+              const err262 = {
                 instancePath: instancePath + '/stream-adaptive/' + i10,
                 schemaPath: 'stream-adaptive.schema.json/required',
                 keyword: 'required',
@@ -27486,26 +27554,26 @@ function validate20(
                 message: "must have required property '" + 'streams' + "'",
                 schema: schema82.required,
                 parentSchema: schema82,
-                data: data158,
+                data: data159,
               };
               if (vErrors === null) {
-                vErrors = [err259];
+                vErrors = [err262];
               } else {
-                vErrors.push(err259);
+                vErrors.push(err262);
               }
               errors++;
             }
-            if (data158.id !== undefined) {
-              let data159 = data158.id;
+            if (data159.id !== undefined) {
+              let data160 = data159.id;
               if (
                 !(
-                  typeof data159 == 'number' &&
-                  !(data159 % 1) &&
-                  !isNaN(data159) &&
-                  isFinite(data159)
+                  typeof data160 == 'number' &&
+                  !(data160 % 1) &&
+                  !isNaN(data160) &&
+                  isFinite(data160)
                 )
               ) {
-                const err260 = {
+                const err263 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                   schemaPath: 'stream-adaptive.schema.json/properties/id/type',
                   keyword: 'type',
@@ -27513,18 +27581,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties.id.type,
                   parentSchema: schema82.properties.id,
-                  data: data159,
+                  data: data160,
                 };
                 if (vErrors === null) {
-                  vErrors = [err260];
+                  vErrors = [err263];
                 } else {
-                  vErrors.push(err260);
+                  vErrors.push(err263);
                 }
                 errors++;
               }
-              if (typeof data159 == 'number' && isFinite(data159)) {
-                if (data159 < 1 || isNaN(data159)) {
-                  const err261 = {
+              if (typeof data160 == 'number' && isFinite(data160)) {
+                if (data160 < 1 || isNaN(data160)) {
+                  const err264 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/id',
                     schemaPath: 'stream-adaptive.schema.json/properties/id/minimum',
                     keyword: 'minimum',
@@ -27532,22 +27600,22 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema82.properties.id,
-                    data: data159,
+                    data: data160,
                   };
                   if (vErrors === null) {
-                    vErrors = [err261];
+                    vErrors = [err264];
                   } else {
-                    vErrors.push(err261);
+                    vErrors.push(err264);
                   }
                   errors++;
                 }
               }
             }
-            if (data158['stream-name'] !== undefined) {
-              let data160 = data158['stream-name'];
-              if (typeof data160 === 'string') {
-                if (func2(data160) < 1) {
-                  const err262 = {
+            if (data159['stream-name'] !== undefined) {
+              let data161 = data159['stream-name'];
+              if (typeof data161 === 'string') {
+                if (func2(data161) < 1) {
+                  const err265 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
                     schemaPath: 'stream-adaptive.schema.json/properties/stream-name/minLength',
                     keyword: 'minLength',
@@ -27555,69 +27623,6 @@ function validate20(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema82.properties['stream-name'],
-                    data: data160,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err262];
-                  } else {
-                    vErrors.push(err262);
-                  }
-                  errors++;
-                }
-                if (!pattern18.test(data160)) {
-                  const err263 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
-                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
-                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
-                    schema: '^[A-Za-z0-9._~-]+$',
-                    parentSchema: schema82.properties['stream-name'],
-                    data: data160,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err263];
-                  } else {
-                    vErrors.push(err263);
-                  }
-                  errors++;
-                }
-              } else {
-                const err264 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
-                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema82.properties['stream-name'].type,
-                  parentSchema: schema82.properties['stream-name'],
-                  data: data160,
-                };
-                if (vErrors === null) {
-                  vErrors = [err264];
-                } else {
-                  vErrors.push(err264);
-                }
-                errors++;
-              }
-            }
-            if (data158.placement !== undefined) {
-              let data161 = data158.placement;
-              const _errs302 = errors;
-              let valid72 = false;
-              let passing0 = null;
-              const _errs303 = errors;
-              if (typeof data161 === 'string') {
-                if (func2(data161) < 1) {
-                  const err265 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                    schema: 1,
-                    parentSchema: schema82.properties.placement.oneOf[0],
                     data: data161,
                   };
                   if (vErrors === null) {
@@ -27627,8 +27632,71 @@ function validate20(
                   }
                   errors++;
                 }
+                if (!pattern18.test(data161)) {
+                  const err266 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                    schemaPath: 'stream-adaptive.schema.json/properties/stream-name/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9._~-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9._~-]+$' + '"',
+                    schema: '^[A-Za-z0-9._~-]+$',
+                    parentSchema: schema82.properties['stream-name'],
+                    data: data161,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err266];
+                  } else {
+                    vErrors.push(err266);
+                  }
+                  errors++;
+                }
               } else {
-                const err266 = {
+                const err267 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/stream-name',
+                  schemaPath: 'stream-adaptive.schema.json/properties/stream-name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema82.properties['stream-name'].type,
+                  parentSchema: schema82.properties['stream-name'],
+                  data: data161,
+                };
+                if (vErrors === null) {
+                  vErrors = [err267];
+                } else {
+                  vErrors.push(err267);
+                }
+                errors++;
+              }
+            }
+            if (data159.placement !== undefined) {
+              let data162 = data159.placement;
+              const _errs304 = errors;
+              let valid72 = false;
+              let passing0 = null;
+              const _errs305 = errors;
+              if (typeof data162 === 'string') {
+                if (func2(data162) < 1) {
+                  const err268 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/placement/oneOf/0/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                    schema: 1,
+                    parentSchema: schema82.properties.placement.oneOf[0],
+                    data: data162,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err268];
+                  } else {
+                    vErrors.push(err268);
+                  }
+                  errors++;
+                }
+              } else {
+                const err269 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/0/type',
                   keyword: 'type',
@@ -27636,26 +27704,26 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties.placement.oneOf[0].type,
                   parentSchema: schema82.properties.placement.oneOf[0],
-                  data: data161,
+                  data: data162,
                 };
                 if (vErrors === null) {
-                  vErrors = [err266];
+                  vErrors = [err269];
                 } else {
-                  vErrors.push(err266);
+                  vErrors.push(err269);
                 }
                 errors++;
               }
-              var _valid7 = _errs303 === errors;
+              var _valid7 = _errs305 === errors;
               if (_valid7) {
                 valid72 = true;
                 passing0 = 0;
               }
-              const _errs305 = errors;
-              if (data161 && typeof data161 == 'object' && !Array.isArray(data161)) {
-                for (const key7 in data161) {
-                  let data162 = data161[key7];
-                  if (typeof data162 !== 'string') {
-                    const err267 = {
+              const _errs307 = errors;
+              if (data162 && typeof data162 == 'object' && !Array.isArray(data162)) {
+                for (const key7 in data162) {
+                  let data163 = data162[key7];
+                  if (typeof data163 !== 'string') {
+                    const err270 = {
                       instancePath:
                         instancePath +
                         '/stream-adaptive/' +
@@ -27669,18 +27737,18 @@ function validate20(
                       message: 'must be string',
                       schema: schema82.properties.placement.oneOf[1].additionalProperties.type,
                       parentSchema: schema82.properties.placement.oneOf[1].additionalProperties,
-                      data: data162,
+                      data: data163,
                     };
                     if (vErrors === null) {
-                      vErrors = [err267];
+                      vErrors = [err270];
                     } else {
-                      vErrors.push(err267);
+                      vErrors.push(err270);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err268 = {
+                const err271 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf/1/type',
                   keyword: 'type',
@@ -27688,16 +27756,16 @@ function validate20(
                   message: 'must be object',
                   schema: schema82.properties.placement.oneOf[1].type,
                   parentSchema: schema82.properties.placement.oneOf[1],
-                  data: data161,
+                  data: data162,
                 };
                 if (vErrors === null) {
-                  vErrors = [err268];
+                  vErrors = [err271];
                 } else {
-                  vErrors.push(err268);
+                  vErrors.push(err271);
                 }
                 errors++;
               }
-              var _valid7 = _errs305 === errors;
+              var _valid7 = _errs307 === errors;
               if (_valid7 && valid72) {
                 valid72 = false;
                 passing0 = [passing0, 1];
@@ -27708,7 +27776,7 @@ function validate20(
                 }
               }
               if (!valid72) {
-                const err269 = {
+                const err272 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/placement',
                   schemaPath: 'stream-adaptive.schema.json/properties/placement/oneOf',
                   keyword: 'oneOf',
@@ -27716,29 +27784,29 @@ function validate20(
                   message: 'must match exactly one schema in oneOf',
                   schema: schema82.properties.placement.oneOf,
                   parentSchema: schema82.properties.placement,
-                  data: data161,
+                  data: data162,
                 };
                 if (vErrors === null) {
-                  vErrors = [err269];
+                  vErrors = [err272];
                 } else {
-                  vErrors.push(err269);
+                  vErrors.push(err272);
                 }
                 errors++;
               } else {
-                errors = _errs302;
+                errors = _errs304;
                 if (vErrors !== null) {
-                  if (_errs302) {
-                    vErrors.length = _errs302;
+                  if (_errs304) {
+                    vErrors.length = _errs304;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data158['display-name'] !== undefined) {
-              let data163 = data158['display-name'];
-              if (typeof data163 !== 'string') {
-                const err270 = {
+            if (data159['display-name'] !== undefined) {
+              let data164 = data159['display-name'];
+              if (typeof data164 !== 'string') {
+                const err273 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/display-name',
                   schemaPath: 'stream-adaptive.schema.json/properties/display-name/type',
                   keyword: 'type',
@@ -27746,21 +27814,21 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties['display-name'].type,
                   parentSchema: schema82.properties['display-name'],
-                  data: data163,
+                  data: data164,
                 };
                 if (vErrors === null) {
-                  vErrors = [err270];
+                  vErrors = [err273];
                 } else {
-                  vErrors.push(err270);
+                  vErrors.push(err273);
                 }
                 errors++;
               }
             }
-            if (data158.streams !== undefined) {
-              let data164 = data158.streams;
-              if (Array.isArray(data164)) {
-                if (data164.length < 1) {
-                  const err271 = {
+            if (data159.streams !== undefined) {
+              let data165 = data159.streams;
+              if (Array.isArray(data165)) {
+                if (data165.length < 1) {
+                  const err274 = {
                     instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                     schemaPath: 'stream-adaptive.schema.json/properties/streams/minItems',
                     keyword: 'minItems',
@@ -27768,27 +27836,27 @@ function validate20(
                     message: 'must NOT have fewer than 1 items',
                     schema: 1,
                     parentSchema: schema82.properties.streams,
-                    data: data164,
+                    data: data165,
                   };
                   if (vErrors === null) {
-                    vErrors = [err271];
+                    vErrors = [err274];
                   } else {
-                    vErrors.push(err271);
+                    vErrors.push(err274);
                   }
                   errors++;
                 }
-                const len11 = data164.length;
+                const len11 = data165.length;
                 for (let i11 = 0; i11 < len11; i11++) {
-                  let data165 = data164[i11];
+                  let data166 = data165[i11];
                   if (
                     !(
-                      typeof data165 == 'number' &&
-                      !(data165 % 1) &&
-                      !isNaN(data165) &&
-                      isFinite(data165)
+                      typeof data166 == 'number' &&
+                      !(data166 % 1) &&
+                      !isNaN(data166) &&
+                      isFinite(data166)
                     )
                   ) {
-                    const err272 = {
+                    const err275 = {
                       instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                       schemaPath: 'stream-adaptive.schema.json/properties/streams/items/type',
                       keyword: 'type',
@@ -27796,18 +27864,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema82.properties.streams.items.type,
                       parentSchema: schema82.properties.streams.items,
-                      data: data165,
+                      data: data166,
                     };
                     if (vErrors === null) {
-                      vErrors = [err272];
+                      vErrors = [err275];
                     } else {
-                      vErrors.push(err272);
+                      vErrors.push(err275);
                     }
                     errors++;
                   }
-                  if (typeof data165 == 'number' && isFinite(data165)) {
-                    if (data165 < 1 || isNaN(data165)) {
-                      const err273 = {
+                  if (typeof data166 == 'number' && isFinite(data166)) {
+                    if (data166 < 1 || isNaN(data166)) {
+                      const err276 = {
                         instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams/' + i11,
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/items/minimum',
                         keyword: 'minimum',
@@ -27815,23 +27883,23 @@ function validate20(
                         message: 'must be >= 1',
                         schema: 1,
                         parentSchema: schema82.properties.streams.items,
-                        data: data165,
+                        data: data166,
                       };
                       if (vErrors === null) {
-                        vErrors = [err273];
+                        vErrors = [err276];
                       } else {
-                        vErrors.push(err273);
+                        vErrors.push(err276);
                       }
                       errors++;
                     }
                   }
                 }
-                let i12 = data164.length;
+                let i12 = data165.length;
                 let j0;
                 if (i12 > 1) {
                   const indices0 = {};
                   for (; i12--; ) {
-                    let item0 = data164[i12];
+                    let item0 = data165[i12];
                     if (
                       !(
                         typeof item0 == 'number' &&
@@ -27844,7 +27912,7 @@ function validate20(
                     }
                     if (typeof indices0[item0] == 'number') {
                       j0 = indices0[item0];
-                      const err274 = {
+                      const err277 = {
                         instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                         schemaPath: 'stream-adaptive.schema.json/properties/streams/uniqueItems',
                         keyword: 'uniqueItems',
@@ -27857,12 +27925,12 @@ function validate20(
                           ' are identical)',
                         schema: true,
                         parentSchema: schema82.properties.streams,
-                        data: data164,
+                        data: data165,
                       };
                       if (vErrors === null) {
-                        vErrors = [err274];
+                        vErrors = [err277];
                       } else {
-                        vErrors.push(err274);
+                        vErrors.push(err277);
                       }
                       errors++;
                       break;
@@ -27871,7 +27939,7 @@ function validate20(
                   }
                 }
               } else {
-                const err275 = {
+                const err278 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/streams',
                   schemaPath: 'stream-adaptive.schema.json/properties/streams/type',
                   keyword: 'type',
@@ -27879,27 +27947,27 @@ function validate20(
                   message: 'must be array',
                   schema: schema82.properties.streams.type,
                   parentSchema: schema82.properties.streams,
-                  data: data164,
+                  data: data165,
                 };
                 if (vErrors === null) {
-                  vErrors = [err275];
+                  vErrors = [err278];
                 } else {
-                  vErrors.push(err275);
+                  vErrors.push(err278);
                 }
                 errors++;
               }
             }
-            if (data158['ott-hls'] !== undefined) {
-              let data166 = data158['ott-hls'];
+            if (data159['ott-hls'] !== undefined) {
+              let data167 = data159['ott-hls'];
               if (
                 !(
-                  typeof data166 == 'number' &&
-                  !(data166 % 1) &&
-                  !isNaN(data166) &&
-                  isFinite(data166)
+                  typeof data167 == 'number' &&
+                  !(data167 % 1) &&
+                  !isNaN(data167) &&
+                  isFinite(data167)
                 )
               ) {
-                const err276 = {
+                const err279 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/type',
                   keyword: 'type',
@@ -27907,17 +27975,17 @@ function validate20(
                   message: 'must be integer',
                   schema: schema82.properties['ott-hls'].type,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data166,
+                  data: data167,
                 };
                 if (vErrors === null) {
-                  vErrors = [err276];
+                  vErrors = [err279];
                 } else {
-                  vErrors.push(err276);
+                  vErrors.push(err279);
                 }
                 errors++;
               }
-              if (!(data166 === 0 || data166 === 1 || data166 === 2 || data166 === 3)) {
-                const err277 = {
+              if (!(data167 === 0 || data167 === 1 || data167 === 2 || data167 === 3)) {
+                const err280 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-hls',
                   schemaPath: 'stream-adaptive.schema.json/properties/ott-hls/enum',
                   keyword: 'enum',
@@ -27925,68 +27993,6 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema82.properties['ott-hls'].enum,
                   parentSchema: schema82.properties['ott-hls'],
-                  data: data166,
-                };
-                if (vErrors === null) {
-                  vErrors = [err277];
-                } else {
-                  vErrors.push(err277);
-                }
-                errors++;
-              }
-            }
-            if (data158['ott-segment-duration'] !== undefined) {
-              let data167 = data158['ott-segment-duration'];
-              if (typeof data167 == 'number' && isFinite(data167)) {
-                if (data167 > 30 || isNaN(data167)) {
-                  const err278 = {
-                    instancePath:
-                      instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 30 },
-                    message: 'must be <= 30',
-                    schema: 30,
-                    parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data167,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err278];
-                  } else {
-                    vErrors.push(err278);
-                  }
-                  errors++;
-                }
-                if (data167 < 1 || isNaN(data167)) {
-                  const err279 = {
-                    instancePath:
-                      instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
-                    schemaPath:
-                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema82.properties['ott-segment-duration'],
-                    data: data167,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err279];
-                  } else {
-                    vErrors.push(err279);
-                  }
-                  errors++;
-                }
-              } else {
-                const err280 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema82.properties['ott-segment-duration'].type,
-                  parentSchema: schema82.properties['ott-segment-duration'],
                   data: data167,
                 };
                 if (vErrors === null) {
@@ -27997,43 +28003,40 @@ function validate20(
                 errors++;
               }
             }
-            if (data158['ott-window'] !== undefined) {
-              let data168 = data158['ott-window'];
-              if (
-                !(
-                  typeof data168 == 'number' &&
-                  !(data168 % 1) &&
-                  !isNaN(data168) &&
-                  isFinite(data168)
-                )
-              ) {
-                const err281 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
-                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema82.properties['ott-window'].type,
-                  parentSchema: schema82.properties['ott-window'],
-                  data: data168,
-                };
-                if (vErrors === null) {
-                  vErrors = [err281];
-                } else {
-                  vErrors.push(err281);
-                }
-                errors++;
-              }
+            if (data159['ott-segment-duration'] !== undefined) {
+              let data168 = data159['ott-segment-duration'];
               if (typeof data168 == 'number' && isFinite(data168)) {
-                if (data168 > 1000 || isNaN(data168)) {
-                  const err282 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                if (data168 > 30 || isNaN(data168)) {
+                  const err281 = {
+                    instancePath:
+                      instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema82.properties['ott-window'],
+                    params: { comparison: '<=', limit: 30 },
+                    message: 'must be <= 30',
+                    schema: 30,
+                    parentSchema: schema82.properties['ott-segment-duration'],
+                    data: data168,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err281];
+                  } else {
+                    vErrors.push(err281);
+                  }
+                  errors++;
+                }
+                if (data168 < 1 || isNaN(data168)) {
+                  const err282 = {
+                    instancePath:
+                      instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
+                    schemaPath:
+                      'stream-adaptive.schema.json/properties/ott-segment-duration/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema82.properties['ott-segment-duration'],
                     data: data168,
                   };
                   if (vErrors === null) {
@@ -28043,28 +28046,27 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data168 < 3 || isNaN(data168)) {
-                  const err283 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
-                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 3 },
-                    message: 'must be >= 3',
-                    schema: 3,
-                    parentSchema: schema82.properties['ott-window'],
-                    data: data168,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err283];
-                  } else {
-                    vErrors.push(err283);
-                  }
-                  errors++;
+              } else {
+                const err283 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-segment-duration',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-segment-duration/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema82.properties['ott-segment-duration'].type,
+                  parentSchema: schema82.properties['ott-segment-duration'],
+                  data: data168,
+                };
+                if (vErrors === null) {
+                  vErrors = [err283];
+                } else {
+                  vErrors.push(err283);
                 }
+                errors++;
               }
             }
-            if (data158['dvr-storage'] !== undefined) {
-              let data169 = data158['dvr-storage'];
+            if (data159['ott-window'] !== undefined) {
+              let data169 = data159['ott-window'];
               if (
                 !(
                   typeof data169 == 'number' &&
@@ -28074,13 +28076,13 @@ function validate20(
                 )
               ) {
                 const err284 = {
-                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
-                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                  schemaPath: 'stream-adaptive.schema.json/properties/ott-window/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema82.properties['dvr-storage'].type,
-                  parentSchema: schema82.properties['dvr-storage'],
+                  schema: schema82.properties['ott-window'].type,
+                  parentSchema: schema82.properties['ott-window'],
                   data: data169,
                 };
                 if (vErrors === null) {
@@ -28091,15 +28093,15 @@ function validate20(
                 errors++;
               }
               if (typeof data169 == 'number' && isFinite(data169)) {
-                if (data169 < 0 || isNaN(data169)) {
+                if (data169 > 1000 || isNaN(data169)) {
                   const err285 = {
-                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
-                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                    schema: 0,
-                    parentSchema: schema82.properties['dvr-storage'],
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema82.properties['ott-window'],
                     data: data169,
                   };
                   if (vErrors === null) {
@@ -28109,12 +28111,78 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data169 < 3 || isNaN(data169)) {
+                  const err286 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/ott-window',
+                    schemaPath: 'stream-adaptive.schema.json/properties/ott-window/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 3 },
+                    message: 'must be >= 3',
+                    schema: 3,
+                    parentSchema: schema82.properties['ott-window'],
+                    data: data169,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err286];
+                  } else {
+                    vErrors.push(err286);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data158.note !== undefined) {
-              let data170 = data158.note;
-              if (typeof data170 !== 'string') {
-                const err286 = {
+            if (data159['dvr-storage'] !== undefined) {
+              let data170 = data159['dvr-storage'];
+              if (
+                !(
+                  typeof data170 == 'number' &&
+                  !(data170 % 1) &&
+                  !isNaN(data170) &&
+                  isFinite(data170)
+                )
+              ) {
+                const err287 = {
+                  instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
+                  schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema82.properties['dvr-storage'].type,
+                  parentSchema: schema82.properties['dvr-storage'],
+                  data: data170,
+                };
+                if (vErrors === null) {
+                  vErrors = [err287];
+                } else {
+                  vErrors.push(err287);
+                }
+                errors++;
+              }
+              if (typeof data170 == 'number' && isFinite(data170)) {
+                if (data170 < 0 || isNaN(data170)) {
+                  const err288 = {
+                    instancePath: instancePath + '/stream-adaptive/' + i10 + '/dvr-storage',
+                    schemaPath: 'stream-adaptive.schema.json/properties/dvr-storage/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                    schema: 0,
+                    parentSchema: schema82.properties['dvr-storage'],
+                    data: data170,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err288];
+                  } else {
+                    vErrors.push(err288);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data159.note !== undefined) {
+              let data171 = data159.note;
+              if (typeof data171 !== 'string') {
+                const err289 = {
                   instancePath: instancePath + '/stream-adaptive/' + i10 + '/note',
                   schemaPath: 'stream-adaptive.schema.json/properties/note/type',
                   keyword: 'type',
@@ -28122,18 +28190,18 @@ function validate20(
                   message: 'must be string',
                   schema: schema82.properties.note.type,
                   parentSchema: schema82.properties.note,
-                  data: data170,
+                  data: data171,
                 };
                 if (vErrors === null) {
-                  vErrors = [err286];
+                  vErrors = [err289];
                 } else {
-                  vErrors.push(err286);
+                  vErrors.push(err289);
                 }
                 errors++;
               }
             }
           } else {
-            const err287 = {
+            const err290 = {
               instancePath: instancePath + '/stream-adaptive/' + i10,
               schemaPath: 'stream-adaptive.schema.json/type',
               keyword: 'type',
@@ -28141,18 +28209,18 @@ function validate20(
               message: 'must be object',
               schema: schema82.type,
               parentSchema: schema82,
-              data: data158,
+              data: data159,
             };
             if (vErrors === null) {
-              vErrors = [err287];
+              vErrors = [err290];
             } else {
-              vErrors.push(err287);
+              vErrors.push(err290);
             }
             errors++;
           }
         }
       } else {
-        const err288 = {
+        const err291 = {
           instancePath: instancePath + '/stream-adaptive',
           schemaPath: '#/properties/stream-adaptive/type',
           keyword: 'type',
@@ -28160,18 +28228,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties['stream-adaptive'].type,
           parentSchema: schema31.properties['stream-adaptive'],
-          data: data157,
+          data: data158,
         };
         if (vErrors === null) {
-          vErrors = [err288];
+          vErrors = [err291];
         } else {
-          vErrors.push(err288);
+          vErrors.push(err291);
         }
         errors++;
       }
     }
   } else {
-    const err289 = {
+    const err292 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -28182,9 +28250,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err289];
+      vErrors = [err292];
     } else {
-      vErrors.push(err289);
+      vErrors.push(err292);
     }
     errors++;
   }
@@ -28192,4 +28260,4 @@ function validate20(
   return errors === 0;
 }
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-module.exports.schemaHash = '464bf52a7911eaa29f1ad3cf87e39823ffb27df02f256e203bd86a546413ca8f';
+module.exports.schemaHash = '7d3dbdc32dab27549802bec38609e7951cff9360a6c4fc7bb74e02160439bf43';

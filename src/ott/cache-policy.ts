@@ -37,13 +37,18 @@ function publicFor(seconds: number): string {
 }
 
 export class OttCachePolicy {
-  private segmentMaxAge = DEFAULT_SEGMENT_MAX_AGE;
+  private maxAge = DEFAULT_SEGMENT_MAX_AGE;
   /** Cache-Control of a segment (a name never reused for other bytes). */
   segment = segmentCacheControl(DEFAULT_SEGMENT_MAX_AGE);
   private liveByTarget = new Map<number, string>();
 
+  /** `segment-cache-max-age` in seconds (0: caching off). */
+  get segmentMaxAge(): number {
+    return this.maxAge;
+  }
+
   setSegmentMaxAge(seconds: number): void {
-    this.segmentMaxAge = seconds;
+    this.maxAge = seconds;
     this.segment = segmentCacheControl(seconds);
     this.liveByTarget.clear();
   }
@@ -52,7 +57,7 @@ export class OttCachePolicy {
   live(targetSec: number): string {
     let v = this.liveByTarget.get(targetSec);
     if (v === undefined) {
-      v = this.segmentMaxAge > 0 ? publicFor(Math.max(1, Math.floor(targetSec / 2))) : NO_CACHE;
+      v = this.maxAge > 0 ? publicFor(Math.max(1, Math.floor(targetSec / 2))) : NO_CACHE;
       this.liveByTarget.set(targetSec, v);
     }
     return v;
@@ -60,16 +65,16 @@ export class OttCachePolicy {
 
   /** The answer to an LL-HLS blocking reload (`_HLS_msn`, `_HLS_part`). */
   blocking(targetSec: number): string {
-    if (this.segmentMaxAge <= 0) return NO_CACHE;
+    if (this.maxAge <= 0) return NO_CACHE;
     const s = Math.max(1, Math.round(BLOCKING_TARGETS * targetSec));
-    return publicFor(Math.min(s, this.segmentMaxAge));
+    return publicFor(Math.min(s, this.maxAge));
   }
 
   /** An archive document: `closed` when its window is absolute and wholly recorded. */
   archive(closed: boolean, targetSec: number): string {
     if (!closed) return this.live(targetSec);
-    if (this.segmentMaxAge <= 0) return NO_CACHE;
-    return publicFor(Math.min(ARCHIVE_DOCUMENT_MAX_AGE, this.segmentMaxAge));
+    if (this.maxAge <= 0) return NO_CACHE;
+    return publicFor(Math.min(ARCHIVE_DOCUMENT_MAX_AGE, this.maxAge));
   }
 }
 

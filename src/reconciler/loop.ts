@@ -44,6 +44,8 @@ export class ReconcileLoop {
   private readonly clock: Clock;
   private readonly env: ApplyEnv;
   private applied?: { desired: DesiredState; origin: string; at: number };
+  /** The desired state of the pass under way. */
+  private applying?: DesiredState;
   private lastReport?: ApplyReport;
   private lastError?: { origin: string; at: number; issues: ConfigIssue[] };
   private next?: { desired: DesiredState; origin: string; waiters: Waiter[] };
@@ -281,8 +283,27 @@ export class ReconcileLoop {
     }
   }
 
+  /** The desired state being applied now, else the last one applied (this node's share). */
+  desiredNow(): DesiredState | undefined {
+    return this.applying ?? this.applied?.desired;
+  }
+
   private async pass(desired: DesiredState, origin: string, retry: boolean): Promise<ApplyReport> {
     const startedAt = this.clock.now();
+    this.applying = desired;
+    try {
+      return await this.passOf(desired, origin, retry, startedAt);
+    } finally {
+      this.applying = undefined;
+    }
+  }
+
+  private async passOf(
+    desired: DesiredState,
+    origin: string,
+    retry: boolean,
+    startedAt: number,
+  ): Promise<ApplyReport> {
     const p = plan(desired, this.actual(), this.opts.rules);
     const report: ApplyReport = {
       revision: desired.hash,

@@ -15,6 +15,7 @@ import { StreamEngine, type StreamSettings, type StreamState } from '../../engin
 import { bindingFromStreamSpec, type StreamBinding } from '../../epg/bindings.ts';
 import { INPUT_FACTORIES } from '../../inputs/registry.ts';
 import { PRIORITY_1, PRIORITY_2, type Tr101290Counters } from '../../native/ts.ts';
+import { streamMemoryBytes } from '../../ott/held-bytes.ts';
 import { HttpTsFanout } from '../../ott/http-ts.ts';
 import type { OttReply, OttRequest } from '../../ott/request.ts';
 import { OTT_ROUTER_SERVICE } from '../../ott/router.ts';
@@ -87,6 +88,8 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
   constructor(
     res: Resource<StreamRecord>,
     private readonly host: Host,
+    /** Why the stream runs on this thread though stream workers are on ('' otherwise). */
+    private readonly mainThreadReason = '',
   ) {
     this.key = res.key;
     this.spec = res.spec;
@@ -154,6 +157,10 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
   }
   keyFrame() {
     return this.httpTs.keyFrame();
+  }
+  /** What the stream's live stores hold (0 without OTT packaging). */
+  memoryBytes(): number {
+    return streamMemoryBytes(this.host.services, this.name);
   }
 
   /** Why a stream stopped by `pause` is not running (spec 1's default is paused, so a record
@@ -377,6 +384,7 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
       httpTs: { enabled: this.spec['ott-http'] === 1, ...this.httpTs.stats() },
       ...(this.ott ? { ott: this.ott.status() } : {}),
       ...this.mosaicStatus(),
+      ...(this.mainThreadReason ? { thread: `main (${this.mainThreadReason})` } : {}),
     };
   }
 }

@@ -1,0 +1,380 @@
+// The stream workers (docs/architecture.md, "Stream workers"): worker threads, each one event
+// loop of the data plane, that run whole streams. This side places a stream in the worker
+// with the fewest, forwards its OTT requests there, relays its bus to readers on this thread,
+// and starts a worker again (with its streams) if one dies.
+
+import type { Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { StreamApplied } from '../config/spec-types.generated.ts';
+import type { DesiredState, Resource } from '../config/types.ts';
+import type { StreamPlacement } from '../drivers/stream/placement.ts';
+import { EIT_SINK_SERVICE } from '../engine/bus.ts';
+import { CLUSTER_SERVICE } from '../engine/cluster.ts';
+import { viewerQuery } from '../ott/access.ts';
+import { ottCachePolicy } from '../ott/cache-policy.ts';
+import type { OttReply, OttRequest } from '../ott/request.ts';
+import type { OttRouter } from '../ott/router.ts';
+import { DriverError, type Host } from '../reconciler/driver.ts';
+import type { Services } from '../util/services.ts';
+import { mainThreadReason } from './eligible.ts';
+import type { ControlRequest, FromWorker, LoopFigures, ToWorker, WorkerInit } from './protocol.ts';
+import { RemoteStream, type WorkerLink } from './remote-stream.ts';
+
+/** A stream's create, update or close that the worker has not answered by then failed. */
+const REQUEST_DEADLINE_MS = 60_000;
+/** A worker that died is started again after this (and at most once per this period). */
+const RESTART_MS = 1_000;
+
+export interface StreamWorkersOptions {
+  services: Services;
+  router: OttRouter;
+  log: Logger;
+  dataDir: string;
+  logLevel: string;
+  /** The config being applied (which streams others read: they stay with their readers). */
+  desired: () => DesiredState | undefined;
+}
+
+interface Pending {
+  resolve: () => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** One forwarded request waiting for its worker's answer. */
+interface Exchange {
+  reply: OttReply;
+  worker: StreamWorker;
+}
+
+class StreamWorker implements WorkerLink {
+  worker!: Worker;
+  readonly streams = new Map<string, RemoteStream>();
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+  loop: LoopFigures = { p99Ms: 0, maxMs: 0, cpuMs: 0 };
+  private exited = false;
+
+  constructor(
+    readonly index: number,
+    private readonly pool: StreamWorkers,
+  ) {
+    this.start();
+  }
+
+  private start(): void {
+    this.exited = false;
+    const init: WorkerInit = this.pool.initFor(this.index);
+    this.worker = new Worker(WORKER_BOOT, {
+      eval: true,
+      workerData: { ...init, entry: WORKER_ENTRY, tsx: TSX_API },
+      name: `sluice-stream-${this.index}`,
+    });
+    this.worker.on('message', (m: FromWorker) => this.pool.onMessage(this, m));
+    this.worker.on('error', (err) =>
+      this.pool.log.error({ err, worker: this.index }, 'stream worker failed'),
+    );
+    this.worker.on('exit', (code) => this.onExit(code));
+  }
+
+  send(m: ToWorker, transfer?: ArrayBuffer[]): void {
+    if (!this.exited) this.worker.postMessage(m, transfer ?? []);
+  }
+
+  request(m: ControlRequest): Promise<void> {
+    if (this.exited)
+      return Promise.reject(new DriverError(`stream worker ${this.index} is restarting`, true));
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(
+          new DriverError(
+            `stream worker ${this.index} did not answer ${m.t} in ${REQUEST_DEADLINE_MS / 1000} s`,
+            true,
+          ),
+        );
+      }, REQUEST_DEADLINE_MS);
+      this.pending.set(id, { resolve, reject, timer });
+      this.send({ ...m, id } as ToWorker);
+    });
+  }
+
+  rekey(before: string, s: RemoteStream): void {
+    if (this.streams.get(before) === s) this.streams.delete(before);
+    this.streams.set(s.key, s);
+  }
+
+  settle(id: number, error?: { message: string; retryable?: boolean; code?: string }): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    if (!error) p.resolve();
+    else p.reject(new DriverError(error.message, error.retryable ?? true, error.code));
+  }
+
+  private onExit(code: number): void {
+    this.exited = true;
+    for (const [id] of this.pending)
+      this.settle(id, { message: `stream worker ${this.index} exited (${code})`, retryable: true });
+    this.pool.workerExited(this, code);
+  }
+
+  /** Start again and run the same streams (their last records). */
+  restart(): void {
+    this.start();
+    for (const s of this.streams.values()) {
+      s.moved(this);
+      this.request({ t: 'create', res: s.resource() }).catch((err) =>
+        this.pool.log.error(
+          { err, stream: s.name },
+          'stream not started again after its worker died',
+        ),
+      );
+    }
+  }
+
+  terminate(): Promise<number> {
+    this.exited = true;
+    return this.worker.terminate();
+  }
+}
+
+export class StreamWorkers implements StreamPlacement {
+  readonly log: Logger;
+  private workers: StreamWorker[] = [];
+  private count = 0;
+  private exchanges = new Map<number, Exchange>();
+  private nextRid = 1;
+  private conns = new WeakMap<Socket, number>();
+  private nextConn = 1;
+  private routes = new Map<string, () => void>();
+  private closed = false;
+  private watch: NodeJS.Timeout;
+  private lastCache = '';
+
+  constructor(private readonly o: StreamWorkersOptions) {
+    this.log = o.log.child({ part: 'stream-workers' });
+    // The cache policy and cluster identity follow the main thread's (set by their drivers).
+    this.watch = setInterval(() => this.follow(), 1_000);
+    this.watch.unref();
+  }
+
+  initFor(index: number): WorkerInit {
+    const cluster = this.o.services.get(CLUSTER_SERVICE);
+    return {
+      index,
+      dataDir: this.o.dataDir,
+      logLevel: this.o.logLevel,
+      segmentMaxAge: ottCachePolicy(this.o.services).segmentMaxAge,
+      ...(cluster ? { cluster: { domain: cluster.domain, nodeName: cluster.nodeName } } : {}),
+    };
+  }
+
+  /** How many workers new streams are spread over (server `stream-workers`; 0: none). */
+  setWorkers(n: number): void {
+    this.setCount(n);
+  }
+
+  private setCount(n: number): void {
+    this.count = n;
+    while (this.workers.length < n) this.workers.push(new StreamWorker(this.workers.length, this));
+    // Workers past the count keep the streams they run until those restart; an idle one stops.
+    for (let i = this.workers.length - 1; i >= n; i--) {
+      const w = this.workers[i]!;
+      if (w.streams.size > 0) break;
+      this.workers.pop();
+      void w.terminate();
+    }
+  }
+
+  async place(res: Resource<StreamApplied>, host: Host): Promise<RemoteStream | string> {
+    if (this.closed || this.count === 0) return '';
+    const reason = mainThreadReason(res, this.o.desired());
+    if (reason) return `${reason}: not run in a stream worker yet`;
+    const w = this.workers
+      .slice(0, this.count)
+      .reduce((a, b) => (b.streams.size < a.streams.size ? b : a));
+    const proxy = new RemoteStream(res, w, host);
+    w.streams.set(res.key, proxy);
+    try {
+      await w.request({ t: 'create', res });
+    } catch (err) {
+      w.streams.delete(res.key);
+      await proxy.close().catch(() => {});
+      throw err;
+    }
+    return proxy;
+  }
+
+  // ---- messages from the workers ------------------------------------------------------------
+
+  onMessage(w: StreamWorker, m: FromWorker): void {
+    switch (m.t) {
+      case 'ready':
+        return;
+      case 'done':
+        w.settle(m.id, m.error);
+        return;
+      case 'snap':
+        w.loop = m.loop;
+        for (const s of m.streams) w.streams.get(s.key)?.take(s);
+        return;
+      case 'gone':
+        w.streams.delete(m.key);
+        this.maybeRetire(w);
+        return;
+      case 'route':
+        this.route(w, m.name, m.on);
+        return;
+      case 'head': {
+        const x = this.exchanges.get(m.rid);
+        if (x && !x.reply.raw.headersSent) x.reply.raw.writeHead(m.status, m.headers);
+        return;
+      }
+      case 'body':
+        this.exchanges.get(m.rid)?.reply.raw.write(Buffer.from(m.data));
+        return;
+      case 'end': {
+        const x = this.exchanges.get(m.rid);
+        this.exchanges.delete(m.rid);
+        if (x) x.reply.raw.end(m.data ? Buffer.from(m.data) : undefined);
+        return;
+      }
+      case 'bus': {
+        const s = w.streams.get(m.key);
+        if (!s) return;
+        if (m.packets) s.hub.packets(Buffer.from(m.packets));
+        if (m.discontinuity !== undefined) s.hub.discontinuity(m.discontinuity);
+        if (m.end) s.hub.end();
+        return;
+      }
+      case 'eit':
+        this.o.services
+          .get(EIT_SINK_SERVICE)
+          ?.section({ stream: m.stream, pid: m.pid }, Buffer.from(m.data));
+        return;
+    }
+  }
+
+  private route(w: StreamWorker, name: string, on: boolean): void {
+    this.routes.get(name)?.();
+    this.routes.delete(name);
+    if (!on) return;
+    try {
+      this.routes.set(
+        name,
+        this.o.router.register(name, (req, reply, rest) => this.forward(w, name, req, reply, rest)),
+      );
+    } catch (err) {
+      this.log.warn({ err, name }, 'a worker stream name is taken here');
+    }
+  }
+
+  /** An OTT request for a worker's stream: HTTP-TS here, anything else answered there. */
+  private forward(
+    w: StreamWorker,
+    name: string,
+    req: OttRequest,
+    reply: OttReply,
+    rest: string,
+  ): unknown {
+    const proxy = [...w.streams.values()].find((s) => s.name === name);
+    if (rest === 'mpegts' && proxy) return proxy.serveHttpTs(reply, req.method === 'HEAD');
+    reply.hijack();
+    const rid = this.nextRid++;
+    this.exchanges.set(rid, { reply, worker: w });
+    const res = reply.raw;
+    res.once('close', () => {
+      if (this.exchanges.delete(rid)) w.send({ t: 'http-close', rid });
+    });
+    const q = viewerQuery(req.raw);
+    w.send({
+      t: 'http',
+      rid,
+      name,
+      rest,
+      req: {
+        method: req.method,
+        url: req.url,
+        query: (req.query ?? {}) as Record<string, unknown>,
+        headers: req.headers,
+        ip: req.ip,
+        conn: this.connOf(req.raw.socket, w),
+        ...(q !== undefined ? { viewerQuery: q } : {}),
+      },
+    });
+    return reply;
+  }
+
+  private connOf(socket: Socket, w: StreamWorker): number {
+    let id = this.conns.get(socket);
+    if (id === undefined) {
+      id = this.nextConn++;
+      this.conns.set(socket, id);
+      const conn = id;
+      socket.once('close', () => w.send({ t: 'conn-close', conn }));
+    }
+    return id;
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  workerExited(w: StreamWorker, code: number): void {
+    for (const [rid, x] of this.exchanges) {
+      if (x.worker !== w) continue;
+      this.exchanges.delete(rid);
+      if (!x.reply.raw.headersSent) {
+        x.reply.raw.writeHead(502, { 'Content-Type': 'application/json' });
+        x.reply.raw.end(JSON.stringify({ status: 502, message: 'the stream worker restarted' }));
+      } else x.reply.raw.destroy();
+    }
+    for (const s of w.streams.values()) s.hub.reset();
+    if (this.closed || !this.workers.includes(w)) return;
+    this.log.error(
+      { worker: w.index, code, streams: w.streams.size },
+      'stream worker exited: starting it again with its streams',
+    );
+    setTimeout(() => {
+      if (!this.closed && this.workers.includes(w)) w.restart();
+    }, RESTART_MS).unref();
+  }
+
+  private maybeRetire(w: StreamWorker): void {
+    if (w.index >= this.count && w.streams.size === 0) this.setCount(this.count);
+  }
+
+  private follow(): void {
+    const cache = ottCachePolicy(this.o.services).segmentMaxAge;
+    const key = String(cache);
+    if (key !== this.lastCache) {
+      this.lastCache = key;
+      for (const w of this.workers) w.send({ t: 'cache', segmentMaxAge: cache });
+    }
+  }
+
+  /** Each worker's loop as it last reported it (status, metrics). */
+  loops(): { index: number; streams: number; loop: LoopFigures }[] {
+    return this.workers.map((w) => ({ index: w.index, streams: w.streams.size, loop: w.loop }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.watch);
+    for (const off of this.routes.values()) off();
+    this.routes.clear();
+    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.workers = [];
+  }
+}
+
+/** The worker's source and the loader it runs TypeScript with. */
+const WORKER_ENTRY = new URL('./worker.ts', import.meta.url).href;
+const TSX_API = import.meta.resolve('tsx/esm/api');
+/** Loads TypeScript in the worker (tsx, as bin/sluice.js does), then the worker itself. */
+const WORKER_BOOT = `
+const { workerData } = require('node:worker_threads');
+import(workerData.tsx).then((m) => { m.register(); return import(workerData.entry); });
+`;

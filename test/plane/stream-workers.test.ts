@@ -1,0 +1,121 @@
+// Stream workers through the real server: with `server.stream-workers` 2, two test-generator
+// streams run in worker threads (status says which), their HLS plays through the main
+// thread's listener (ffprobe reads it), HTTP-TS comes from a bus tap opened for the client,
+// a PATCH reaches the worker, and a stream a worker cannot run yet (read by another stream)
+// stays on the main thread and says why.
+import t from 'tap';
+import { ffprobeJson } from '../helpers/ott.ts';
+import { startServer, waitFor } from '../helpers/server.ts';
+
+const START_TIMEOUT_MS = 40_000;
+
+const testStream = (id: number, name: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  'stream-name': name,
+  pause: false,
+  'ott-hls': 1,
+  'ott-http': 1,
+  'ott-segment-duration': 1,
+  input: [
+    {
+      type: 'test',
+      width: 320,
+      height: 180,
+      'frame-rate': 25,
+      'gop-interval': 25,
+      'video-bitrate': 300,
+      'enable-overlay': false,
+    },
+  ],
+  ...extra,
+});
+
+t.test('streams run in stream workers and play through the main listener', async (t) => {
+  const srv = await startServer(t, {
+    config: {
+      server: { 'stream-workers': 2 },
+      stream: [testStream(1, 'one'), testStream(2, 'two')],
+    },
+  });
+  const stream = async (id: number) => {
+    const r = await fetch(`${srv.url}/data/stream/${id}`);
+    return r.ok ? ((await r.json()) as Record<string, unknown>) : undefined;
+  };
+  await waitFor(
+    'both streams running with three segments',
+    async () => {
+      for (const name of ['one', 'two']) {
+        const r = await fetch(`${srv.url}/${name}/index.m3u8`);
+        if (!r.ok || ((await r.text()).match(/#EXTINF/g)?.length ?? 0) < 3) return undefined;
+      }
+      return true;
+    },
+    START_TIMEOUT_MS,
+  ).catch(async (err) => {
+    throw new Error(
+      `${(err as Error).message}\n${JSON.stringify(await stream(1))}\n${srv.output()}`,
+    );
+  });
+
+  const one = await stream(1);
+  const two = await stream(2);
+  t.equal(one?.['state'], 'running');
+  t.match(String(one?.['thread']), /^stream worker [01]$/, 'stream 1 runs in a worker');
+  t.not(one?.['thread'], two?.['thread'], 'the two streams are spread over both workers');
+  const probe = (await ffprobeJson(`${srv.url}/one/index.m3u8`)) as {
+    streams: { codec_type: string; width?: number }[];
+  };
+  t.ok(
+    probe.streams.some((s) => s.codec_type === 'video' && s.width === 320),
+    'ffprobe reads the worker stream’s HLS',
+  );
+
+  // HTTP-TS: the bus tap opens for the client and the bytes are TS.
+  const ctl = new AbortController();
+  const res = await fetch(`${srv.url}/two/mpegts`, { signal: ctl.signal });
+  t.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let got = 0;
+  let first: Uint8Array | undefined;
+  while (got < 188 * 50) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    first ??= value;
+    got += value.length;
+  }
+  ctl.abort();
+  t.ok(got >= 188 * 50, `HTTP-TS sent ${got} bytes`);
+  t.equal(first?.[0], 0x47, 'starting at a TS packet');
+
+  // A change reaches the worker: the display name shows in its status.
+  const patch = await fetch(`${srv.url}/config/stream/1`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ 'display-name': 'One' }),
+  });
+  t.equal(patch.status, 200, await patch.clone().text());
+  await waitFor('the new display name in the worker’s snapshot', async () => {
+    const s = await stream(1);
+    return s?.['displayName'] === 'One' || undefined;
+  });
+});
+
+t.test('a stream an adaptive group reads stays on the main thread', async (t) => {
+  const srv = await startServer(t, {
+    config: {
+      server: { 'stream-workers': 1 },
+      stream: [testStream(1, 'src')],
+      'stream-adaptive': [{ id: 1, 'stream-name': 'abr', streams: [1], 'ott-hls': 1 }],
+    },
+  });
+  await waitFor('stream 1 reported', async () => {
+    const r = await fetch(`${srv.url}/data/stream/1`);
+    return r.ok ? ((await r.json()) as Record<string, unknown>) : undefined;
+  }).then((s) =>
+    t.match(
+      String(s['thread']),
+      /^main \(read by stream-adaptive abr: not run in a stream worker yet\)$/,
+      'on the main thread, and why',
+    ),
+  );
+});

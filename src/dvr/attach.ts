@@ -9,10 +9,10 @@ import type { Packager } from '../ott/packager.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttService } from '../ott/types.ts';
 import type { Clock, Timer } from '../util/clock.ts';
-import type { Services } from '../util/services.ts';
+import { ServiceKey, type Services } from '../util/services.ts';
 import { epgLookupFrom } from './epg.ts';
 import { ArchivePlayer, archiveClientKey } from './playback.ts';
-import { StreamRecorder } from './recorder.ts';
+import { type RecordingTarget, StreamRecorder } from './recorder.ts';
 import { ArchiveSessions } from './sessions.ts';
 import { readStreamDvr } from './settings.ts';
 import type { ArchiveStorage } from './storage.ts';
@@ -32,7 +32,19 @@ export interface ArchiveHookOptions {
   state: () => string;
   /** PIDs the active input delivers scrambled (from its analyzer); feeds `scrambling` markers. */
   scrambled?: () => number[];
+  /** Where the recorder writes, when not to `storage` itself: in a stream worker, the link to
+   *  the main thread's storage (src/plane/storage-link.ts). */
+  recordTo?: (id: number) => RecordingTarget | undefined;
+  /** Archive requests are answered here (default); false: by the main thread, which holds
+   *  the index (a stream worker's stream: src/plane/). */
+  playback?: boolean;
 }
+
+/** In host.services of a stream worker: where its streams record (the main thread's
+ *  storages, through messages) and that their archive is played back there. */
+export const ARCHIVE_LINK_SERVICE = new ServiceKey<(id: number) => RecordingTarget | undefined>(
+  'archive-link',
+);
 
 export class ArchivedOttService implements OttService {
   readonly player: ArchivePlayer;
@@ -73,7 +85,7 @@ export class ArchivedOttService implements OttService {
   }
 
   handle(req: OttRequest, reply: OttReply, rest: string): unknown {
-    const answered = this.player.handle(req, reply, rest);
+    const answered = this.o.playback === false ? undefined : this.player.handle(req, reply, rest);
     if (answered !== undefined) return answered;
     return this.inner.handle(req, reply, rest);
   }
@@ -87,7 +99,9 @@ export class ArchivedOttService implements OttService {
   sync(): void {
     if (this.closed || !this.packager) return;
     const settings = readStreamDvr(this.o.spec());
-    const storage = this.o.storage(settings.storage);
+    const storage = this.o.recordTo
+      ? this.o.recordTo(settings.storage)
+      : this.o.storage(settings.storage);
     const cur = this.recorder;
     const state = this.o.state();
     const running = state === 'running';

@@ -42,7 +42,7 @@ export function recorderOpened(r: StreamRecorder): void {
 /** Call once the recorder counts no more (its queue written or dropped). */
 export function recorderClosed(r: StreamRecorder): void {
   if (!open.delete(r)) return;
-  add(rowIn(closed, r.storage.settings.id, r.stream), r.stats);
+  add(rowIn(closed, r.storage.id, r.stream), r.stats);
 }
 
 /** Totals per storage and stream, of the pairs `keep` says still exist (the others are
@@ -56,7 +56,7 @@ export function recorderTotals(
     else closed.delete(k);
   }
   for (const r of open) {
-    const storage = r.storage.settings.id;
+    const storage = r.storage.id;
     if (keep(storage, r.stream)) add(rowIn(rows, storage, r.stream), r.stats);
   }
   return [...rows.values()];

@@ -8,9 +8,10 @@ import type { Logger } from 'pino';
 import { writeDurable } from '../native/fs.ts';
 import type { CmafRendition, Packager } from '../ott/packager.ts';
 import type { Release, SegmentDescriptor, SegmentStore } from '../ott/store.ts';
+import type { MarkerKind, NewChunk } from './index-db.ts';
 import { isSubtitleTrack, TS_TRACK } from './index-db.ts';
 import { recorderClosed, recorderOpened } from './recorder-totals.ts';
-import type { ArchiveStorage } from './storage.ts';
+import type { Attachment } from './storage.ts';
 
 /** Chunks waiting for the disk beyond this are dropped (and counted): the disk is too slow. */
 const MAX_BACKLOG = 64;
@@ -34,6 +35,30 @@ export function chunkPath(stream: string, track: string, startMs: number, name: 
 
 export function shortHash(data: Buffer | string): string {
   return createHash('sha1').update(data).digest('hex').slice(0, HASH_CHARS);
+}
+
+/** What a recorder writes through: a storage on this thread (./storage.ts), or in a stream
+ *  worker the link to the main thread's storage (src/plane/storage-link.ts). */
+export interface RecordingTarget {
+  /** The storage's id (dvr-storage-list.storage[].id). */
+  readonly id: number;
+  readonly dir: string;
+  /** Ready, its index open: chunks may be written. */
+  readonly writable: boolean;
+  /** The id of the init row (stream, track, hash), if the index has one. */
+  initId(stream: string, track: string, hash: string): Promise<number | undefined>;
+  addInit(
+    stream: string,
+    track: string,
+    hash: string,
+    path: string,
+    layout: string,
+  ): Promise<number>;
+  commit(row: NewChunk): void;
+  mark(stream: string, kind: MarkerKind, detail?: string): void;
+  flush(): void;
+  attach(stream: string, a: Attachment): void;
+  detach(stream: string, a?: Attachment): void;
 }
 
 interface Job {
@@ -78,7 +103,7 @@ export class StreamRecorder {
   constructor(
     readonly stream: string,
     private packager: Packager,
-    readonly storage: ArchiveStorage,
+    readonly storage: RecordingTarget,
     private log: Logger,
   ) {
     packager.segmenter.addSink(this.sink);
@@ -208,8 +233,7 @@ export class StreamRecorder {
 
   private async write(job: Job): Promise<void> {
     const s = this.storage;
-    const index = s.index;
-    if (!s.writable || !index) {
+    if (!s.writable) {
       this.stats.dropped++;
       return;
     }
@@ -243,11 +267,10 @@ export class StreamRecorder {
   /** The init row of a chunk: CMAF init bytes on disk, or the track layout alone for TS. */
   private async initFor(job: Job): Promise<number> {
     const s = this.storage;
-    const index = s.index!;
     const body = job.init ?? Buffer.from(job.layout);
     const hash = shortHash(body);
-    const known = index.init(this.stream, job.track, hash);
-    if (known) return known.id;
+    const known = await s.initId(this.stream, job.track, hash);
+    if (known !== undefined) return known;
     let rel = '';
     if (job.init) {
       rel = chunkPath(this.stream, job.track, job.desc.wallclock, `init-${hash}.mp4`);
@@ -256,8 +279,8 @@ export class StreamRecorder {
       await writeDurable(full, job.init);
     }
     return (
-      index.init(this.stream, job.track, hash)?.id ??
-      index.addInit(this.stream, job.track, hash, rel, job.layout)
+      (await s.initId(this.stream, job.track, hash)) ??
+      (await s.addInit(this.stream, job.track, hash, rel, job.layout))
     );
   }
 

@@ -126,6 +126,10 @@ export class ArchiveStorage {
     private deps: StorageDeps,
   ) {}
 
+  get id(): number {
+    return this.settings.id;
+  }
+
   get dir(): string {
     return this.settings.dirPath;
   }
@@ -221,6 +225,22 @@ export class ArchiveStorage {
         }
       });
     }
+  }
+
+  /** The init row id of (stream, track, hash), if indexed (src/dvr/recorder.ts). */
+  async initId(stream: string, track: string, hash: string): Promise<number | undefined> {
+    return this.index?.init(stream, track, hash)?.id;
+  }
+
+  async addInit(
+    stream: string,
+    track: string,
+    hash: string,
+    path: string,
+    layout: string,
+  ): Promise<number> {
+    if (!this.index) throw new Error(`archive storage ${this.dir} has no index open`);
+    return this.index.addInit(stream, track, hash, path, layout);
   }
 
   mark(stream: string, kind: MarkerKind, detail = ''): void {

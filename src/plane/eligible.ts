@@ -24,7 +24,7 @@ const INPUTS = new Set([
 /** Push outputs a worker runs (ps1's listener: not yet). */
 const OUTPUTS = new Set(['udp', 'rtp', 'srt', 'rist', 'prompeg']);
 /** Kinds a worker stream may not depend on: their instances live on the main thread. */
-const MAIN_ONLY_DEPS = new Set(['stream', 'dvb-adapter', 'storage']);
+const MAIN_ONLY_DEPS = new Set(['stream', 'dvb-adapter']);
 
 /** Why the stream stays on the main thread ('' = it may go to a worker). */
 export function mainThreadReason(res: Resource<StreamApplied>, desired?: DesiredState): string {
@@ -39,7 +39,6 @@ export function mainThreadReason(res: Resource<StreamApplied>, desired?: Desired
   }
   const mosaic = desired?.resources.get('mosaic/mosaic')?.spec as { enable?: boolean } | undefined;
   if (spec['enable-mosaic'] && mosaic?.enable) return 'in the mosaic';
-  if ((spec['dvr-storage'] ?? 0) > 0) return 'recorded (dvr-storage)';
   const dep = res.deps.find((d) => MAIN_ONLY_DEPS.has(d.kind));
   if (dep) return `reads ${dep.kind} ${dep.key}`;
   for (const r of desired?.resources.values() ?? []) {

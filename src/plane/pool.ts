@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { DesiredState, Resource } from '../config/types.ts';
 import type { StreamPlacement } from '../drivers/stream/placement.ts';
+import { dvrStorages } from '../dvr/registry.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
 import { viewerQuery } from '../ott/access.ts';
@@ -18,7 +19,15 @@ import type { OttRouter } from '../ott/router.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
 import type { Services } from '../util/services.ts';
 import { mainThreadReason } from './eligible.ts';
-import type { ControlRequest, FromWorker, LoopFigures, ToWorker, WorkerInit } from './protocol.ts';
+import type {
+  ControlRequest,
+  FromWorker,
+  LoopFigures,
+  StorageOp,
+  StorageView,
+  ToWorker,
+  WorkerInit,
+} from './protocol.ts';
 import { RemoteStream, type WorkerLink } from './remote-stream.ts';
 
 /** A stream's create, update or close that the worker has not answered by then failed. */
@@ -125,6 +134,7 @@ class StreamWorker implements WorkerLink {
   /** Start again and run the same streams (their last records). */
   restart(): void {
     this.start();
+    this.pool.sendStorages(this);
     for (const s of this.streams.values()) {
       s.moved(this);
       this.request({ t: 'create', res: s.resource() }).catch((err) =>
@@ -154,6 +164,7 @@ export class StreamWorkers implements StreamPlacement {
   private closed = false;
   private watch: NodeJS.Timeout;
   private lastCache = '';
+  private lastStorages = '';
 
   constructor(private readonly o: StreamWorkersOptions) {
     this.log = o.log.child({ part: 'stream-workers' });
@@ -199,6 +210,8 @@ export class StreamWorkers implements StreamPlacement {
       .reduce((a, b) => (b.streams.size < a.streams.size ? b : a));
     const proxy = new RemoteStream(res, w, host);
     w.streams.set(res.key, proxy);
+    // Its storage may have come up this moment: the recorder must find it at its start.
+    this.sendStorages(w);
     try {
       await w.request({ t: 'create', res });
     } catch (err) {
@@ -251,6 +264,19 @@ export class StreamWorkers implements StreamPlacement {
         if (m.end) s.hub.end();
         return;
       }
+      case 'live': {
+        const s = this.byName(w, m.key);
+        if (!s) return;
+        s.liveUris.clear();
+        for (const u of m.uris) s.liveUris.add(u);
+        return;
+      }
+      case 'st':
+        this.storageOp(w, m.id, m.op);
+        return;
+      case 'st-ask':
+        this.storageAsk(w, m);
+        return;
       case 'eit':
         this.o.services
           .get(EIT_SINK_SERVICE)
@@ -281,8 +307,10 @@ export class StreamWorkers implements StreamPlacement {
     reply: OttReply,
     rest: string,
   ): unknown {
-    const proxy = [...w.streams.values()].find((s) => s.name === name);
+    const proxy = this.byName(w, name);
     if (rest === 'mpegts' && proxy) return proxy.serveHttpTs(reply, req.method === 'HEAD');
+    const archived = proxy?.playArchive(req, reply, rest);
+    if (archived !== undefined) return archived;
     reply.hijack();
     const rid = this.nextRid++;
     this.exchanges.set(rid, { reply, worker: w });
@@ -309,6 +337,11 @@ export class StreamWorkers implements StreamPlacement {
     return reply;
   }
 
+  private byName(w: StreamWorker, name: string): RemoteStream | undefined {
+    for (const s of w.streams.values()) if (s.name === name) return s;
+    return undefined;
+  }
+
   private connOf(socket: Socket, w: StreamWorker): number {
     let id = this.conns.get(socket);
     if (id === undefined) {
@@ -318,6 +351,70 @@ export class StreamWorkers implements StreamPlacement {
       socket.once('close', () => w.send({ t: 'conn-close', conn }));
     }
     return id;
+  }
+
+  // ---- the recorders of worker streams: the index on this thread ----------------------------
+
+  private storageOp(w: StreamWorker, id: number, op: StorageOp): void {
+    const st = dvrStorages(this.o.services).get(id);
+    if (!st) return;
+    switch (op.op) {
+      case 'attach': {
+        const s = [...w.streams.values()].find((p) => p.name === op.stream);
+        st.attach(op.stream, { settings: op.settings, active: () => s?.state() === 'running' });
+        return;
+      }
+      case 'detach':
+        st.detach(op.stream);
+        return;
+      case 'commit':
+        st.commit(op.row);
+        return;
+      case 'mark':
+        st.mark(op.stream, op.kind, op.detail);
+        return;
+      case 'flush':
+        st.flush();
+        return;
+    }
+  }
+
+  private storageAsk(w: StreamWorker, m: Extract<FromWorker, { t: 'st-ask' }>): void {
+    const st = dvrStorages(this.o.services).get(m.id);
+    const answer = (initId?: number, error?: string) =>
+      w.send({
+        t: 'st-answer',
+        rid: m.rid,
+        ...(initId !== undefined ? { initId } : {}),
+        ...(error ? { error } : {}),
+      });
+    if (!st) return answer(undefined, `archive storage ${m.id} is not running`);
+    const found = st.initId(m.stream, m.track, m.hash);
+    found
+      .then(async (known) => {
+        if (known !== undefined || !m.add) return answer(known);
+        answer(await st.addInit(m.stream, m.track, m.hash, m.add.path, m.add.layout));
+      })
+      .catch((err: Error) => answer(undefined, err.message));
+  }
+
+  /** The storages as the recorders of the workers see them. */
+  private storageViews(): StorageView[] {
+    return [...dvrStorages(this.o.services).values()].map((st) => ({
+      id: st.id,
+      dir: st.dir,
+      writable: st.writable,
+    }));
+  }
+
+  /** Tell every worker of a change of the storages (and `w` in any case). */
+  sendStorages(only?: StreamWorker): void {
+    const list = this.storageViews();
+    const key = JSON.stringify(list);
+    if (only) only.send({ t: 'storages', list });
+    if (key === this.lastStorages) return;
+    this.lastStorages = key;
+    for (const x of this.workers) if (x !== only) x.send({ t: 'storages', list });
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
@@ -347,6 +444,7 @@ export class StreamWorkers implements StreamPlacement {
   }
 
   private follow(): void {
+    this.sendStorages();
     const cache = ottCachePolicy(this.o.services).segmentMaxAge;
     const key = String(cache);
     if (key !== this.lastCache) {

@@ -6,6 +6,8 @@
 import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { Resource } from '../config/types.ts';
 import type { StreamMetricsSnapshot } from '../drivers/stream/running.ts';
+import type { MarkerKind, NewChunk } from '../dvr/index-db.ts';
+import type { StreamDvrSettings } from '../dvr/settings.ts';
 import type { Alert } from '../engine/alerts.ts';
 import type { StreamState } from '../engine/stream.ts';
 import type { StreamBinding } from '../epg/bindings.ts';
@@ -58,6 +60,10 @@ export type ToWorker =
   | { t: 'conn-close'; conn: number }
   | { t: 'tap'; key: string; on: boolean }
   | { t: 'cache'; segmentMaxAge: number }
+  /** The main thread's archive storages as the recorders need them (sent when they change). */
+  | { t: 'storages'; list: StorageView[] }
+  /** The answer to an `st-ask`: the init row's id (undefined: none). */
+  | { t: 'st-answer'; rid: number; initId?: number; error?: string }
   | { t: 'cluster'; cluster?: { domain: string; nodeName: string } };
 
 /** One stream's figures, as the main thread's proxy answers them between snapshots. */
@@ -84,7 +90,35 @@ export type FromWorker =
   | { t: 'body'; rid: number; data: ArrayBuffer }
   | { t: 'end'; rid: number; data?: ArrayBuffer }
   | { t: 'bus'; key: string; packets?: ArrayBuffer; discontinuity?: string; end?: boolean }
-  | { t: 'eit'; stream: string; pid: number; data: ArrayBuffer };
+  | { t: 'eit'; stream: string; pid: number; data: ArrayBuffer }
+  /** A recorder's call on its storage (src/dvr/recorder.ts, RecordingTarget). */
+  | { t: 'st'; id: number; op: StorageOp }
+  /** An init row looked up, or added when `add` is given; answered by `st-answer`. */
+  | {
+      t: 'st-ask';
+      rid: number;
+      id: number;
+      stream: string;
+      track: string;
+      hash: string;
+      add?: { path: string; layout: string };
+    }
+  /** The live HLS-TS segment names a worker stream holds now (archive requests for any other
+   *  name go to the archive: the live memory comes first). */
+  | { t: 'live'; key: string; uris: string[] };
+
+export interface StorageView {
+  id: number;
+  dir: string;
+  writable: boolean;
+}
+
+export type StorageOp =
+  | { op: 'attach'; stream: string; settings: StreamDvrSettings }
+  | { op: 'detach'; stream: string }
+  | { op: 'commit'; row: NewChunk }
+  | { op: 'mark'; stream: string; kind: MarkerKind; detail: string }
+  | { op: 'flush' };
 
 /** A worker's event loop as it measured it since the last snapshot. */
 export interface LoopFigures {

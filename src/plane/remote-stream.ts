@@ -4,19 +4,29 @@
 // worker's bus that is open only while a reader on this thread needs it.
 import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { Resource } from '../config/types.ts';
+import { storageById } from '../drivers/storage.ts';
 import { PAUSED_MESSAGE } from '../drivers/stream/instance.ts';
 import { streamRegistry } from '../drivers/stream/registry.ts';
 import type { RunningStream, StreamMetricsSnapshot } from '../drivers/stream/running.ts';
+import { epgLookupFrom } from '../dvr/epg.ts';
+import { ArchivePlayer } from '../dvr/playback.ts';
+import { ArchiveSessions } from '../dvr/sessions.ts';
 import type { Alert } from '../engine/alerts.ts';
 import type { BusSink, StreamBus } from '../engine/bus.ts';
 import type { StreamState } from '../engine/stream.ts';
 import { bindingFromStreamSpec, type StreamBinding } from '../epg/bindings.ts';
+import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { HttpTsFanout } from '../ott/http-ts.ts';
-import type { OttReply } from '../ott/request.ts';
+import { readSettings } from '../ott/options.ts';
+import type { Packager } from '../ott/packager.ts';
+import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { Host, Instance, ResourceStatus } from '../reconciler/driver.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import type { StreamRow } from '../web/rows.ts';
 import type { StreamSnapshot } from './protocol.ts';
+
+/** Truthy for the player's "is it live" test; never sent. */
+const LIVE_MARK = Buffer.alloc(0);
 
 /** What the proxy needs of the worker it lives in (./pool.ts). */
 export interface WorkerLink {
@@ -65,7 +75,11 @@ class RemoteBus implements StreamBus {
 export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   readonly hub: RemoteBus;
   readonly httpTs = new HttpTsFanout();
+  /** The live HLS-TS names the worker's store holds now (its `live` messages). */
+  readonly liveUris = new Set<string>();
   private snap?: StreamSnapshot;
+  /** Archive playback, here where the index is (made at the first request). */
+  private archive?: { player: ArchivePlayer; sessions: ArchiveSessions };
   private offHttpTs?: () => void;
   private closed = false;
 
@@ -202,6 +216,42 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     return this.snap?.memoryBytes ?? 0;
   }
 
+  // ---- the archive, played back on this thread -------------------------------------------------
+
+  /** An archive request answered here, as a stream on this thread answers it (with or
+   *  without a dvr-storage); undefined: a live one, for the worker. */
+  playArchive(req: OttRequest, reply: OttReply, rest: string): unknown {
+    this.archive ??= this.makePlayer();
+    return this.archive.player.handle(req, reply, rest);
+  }
+
+  private makePlayer() {
+    const services = this.host.services;
+    const sessions = new ArchiveSessions(this.host.clock);
+    const live = this.liveUris;
+    const spec = () => this.spec as unknown as Record<string, unknown>;
+    // What the player reads of the packager: its settings and whether a name is live.
+    const packager = {
+      get settings() {
+        return readSettings(spec());
+      },
+      tsStore: { get: (uri: string) => (live.has(uri) ? LIVE_MARK : undefined) },
+    } as unknown as Packager;
+    const player = new ArchivePlayer({
+      name: this.name,
+      spec,
+      state: () => this.state(),
+      packager,
+      storage: (id) => storageById(this.host, id),
+      sessions,
+      epg: epgLookupFrom(services),
+      clock: this.host.clock,
+      log: this.host.log,
+      cache: () => ottCachePolicy(services),
+    });
+    return { player, sessions };
+  }
+
   // ---- HTTP-TS, served on this thread --------------------------------------------------------
 
   /** `/{name}/mpegts`: as the stream's own handler answers it (src/drivers/stream/instance.ts). */
@@ -249,6 +299,8 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.archive?.sessions.closeAll();
+    this.archive = undefined;
     this.httpTs.closeAll();
     this.offHttpTs?.();
     this.offHttpTs = undefined;

@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { streamDriver } from '../drivers/stream/driver.ts';
 import type { StreamInstance } from '../drivers/stream/instance.ts';
+import { ARCHIVE_LINK_SERVICE } from '../dvr/attach.ts';
 import type { StreamBus } from '../engine/bus.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
@@ -14,10 +15,12 @@ import { createLogger } from '../log.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from '../ott/index.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../ott/router.ts';
+import type { SegmentStore } from '../ott/store.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
 import { systemClock } from '../util/clock.ts';
 import { Services } from '../util/services.ts';
 import type { FromWorker, StreamSnapshot, ToWorker, WireError, WorkerInit } from './protocol.ts';
+import { StorageLinks } from './storage-link.ts';
 import { ownBytes, WireSocket, wireExchange } from './wire-http.ts';
 
 /** Snapshots go up this often (the main thread's status, rows and metrics read them). */
@@ -46,7 +49,26 @@ class AnnouncingRouter extends OttRouter {
 }
 const router = new AnnouncingRouter();
 services.set(OTT_ROUTER_SERVICE, router);
-services.set(OTT_FACTORY_SERVICE, createOttService);
+// Each stream's live HLS-TS names go up as its store changes, before any playlist naming
+// them is answered: the main thread plays the archive and must leave live names to us.
+services.set(OTT_FACTORY_SERVICE, (opts) => {
+  const svc = createOttService(opts);
+  const store = (svc as { packager?: { tsStore?: SegmentStore } }).packager?.tsStore;
+  if (store) {
+    const send = () => post({ t: 'live', key: opts.name, uris: store.all().map((d) => d.uri) });
+    const off = store.onChange(send);
+    const close = svc.close.bind(svc);
+    svc.close = () => {
+      off();
+      post({ t: 'live', key: opts.name, uris: [] });
+      close();
+    };
+  }
+  return svc;
+});
+// Recorders write the chunk files here and index them through the main thread's storages.
+const storages = new StorageLinks(post);
+services.set(ARCHIVE_LINK_SERVICE, storages.get);
 ottCachePolicy(services).setSegmentMaxAge(init.segmentMaxAge);
 if (init.cluster) services.set(CLUSTER_SERVICE, init.cluster);
 // EIT sections of streams with epg-export go to the main thread's importer.
@@ -240,6 +262,12 @@ async function onControl(m: ToWorker): Promise<void> {
       return;
     case 'cache':
       ottCachePolicy(services).setSegmentMaxAge(m.segmentMaxAge);
+      return;
+    case 'storages':
+      storages.update(m.list);
+      return;
+    case 'st-answer':
+      storages.answer(m.rid, m.initId, m.error);
       return;
     case 'cluster':
       if (m.cluster) services.set(CLUSTER_SERVICE, m.cluster);

@@ -83,6 +83,16 @@ export interface ServerHandle {
   kill9(): Promise<void>;
 }
 
+/** `SLUICE_TEST_STREAM_WORKERS=N` runs a test's servers with `server.stream-workers` N (where
+ *  its config does not say): the same tests, with streams in worker threads. */
+function withStreamWorkers(config: Record<string, unknown>): Record<string, unknown> {
+  const n = Number(process.env['SLUICE_TEST_STREAM_WORKERS'] ?? 0);
+  if (!(n > 0)) return config;
+  const server = (config['server'] ?? {}) as Record<string, unknown>;
+  if (server['stream-workers'] !== undefined) return config;
+  return { ...config, server: { ...server, 'stream-workers': n } };
+}
+
 export async function startServer(t: Teardown, opts: ServerOptions = {}): Promise<ServerHandle> {
   const dir = await tempDir(t);
   const port = opts.port ?? (await freePort());
@@ -90,7 +100,7 @@ export async function startServer(t: Teardown, opts: ServerOptions = {}): Promis
   let configPath = opts.configPath;
   if (opts.config) {
     configPath = path.join(dir, 'config.json');
-    const doc = loopbackServers(opts.config, port, await freePort());
+    const doc = loopbackServers(withStreamWorkers(opts.config), port, await freePort());
     await writeFile(configPath, `${JSON.stringify(doc, null, 2)}\n`);
   }
   const args = [SLUICE_BIN, 'serve', '--data-dir', dataDir];

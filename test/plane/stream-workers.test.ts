@@ -3,9 +3,10 @@
 // thread's listener (ffprobe reads it), HTTP-TS comes from a bus tap opened for the client,
 // a PATCH reaches the worker, and a stream a worker cannot run yet (read by another stream)
 // stays on the main thread and says why.
+import { join } from 'node:path';
 import t from 'tap';
 import { ffprobeJson } from '../helpers/ott.ts';
-import { startServer, waitFor } from '../helpers/server.ts';
+import { startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const START_TIMEOUT_MS = 40_000;
 
@@ -119,3 +120,51 @@ t.test('a stream an adaptive group reads stays on the main thread', async (t) =>
     ),
   );
 });
+
+t.test(
+  'a worker stream records through the main thread’s storage and plays back there',
+  async (t) => {
+    const dir = await tempDir(t, 'sluice-plane-dvr-');
+    const srv = await startServer(t, {
+      config: {
+        server: { 'stream-workers': 1 },
+        'dvr-storage-list': { storage: [{ id: 1, name: 'disk', 'dir-path': join(dir, 'store') }] },
+        stream: [testStream(3, 'rec', { 'dvr-storage': 1 })],
+      },
+    });
+    const list = await waitFor(
+      'four archived seconds',
+      async () => {
+        const r = await fetch(`${srv.url}/data/dvr-storage-list`);
+        const l = (await r.json()) as { streams: { name: string; 'archived-sec': number }[] }[];
+        return (l[0]?.streams.find((s) => s.name === 'rec')?.['archived-sec'] ?? 0) >= 4
+          ? l
+          : undefined;
+      },
+      START_TIMEOUT_MS,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${srv.output()}`);
+    });
+    t.ok(list[0], 'chunks indexed by the main thread');
+    const s = (await (await fetch(`${srv.url}/data/stream/3`)).json()) as Record<string, unknown>;
+    t.equal(s['thread'], 'stream worker 0', 'the stream runs in the worker');
+    const vod = await fetch(`${srv.url}/rec/index.m3u8?t=0`);
+    const text = await vod.text();
+    t.equal(vod.status, 200, text);
+    t.match(text, /#EXT-X-ENDLIST/, 'a closed archive window');
+    const probe = (await ffprobeJson(`${srv.url}/rec/index.m3u8?t=0`)) as {
+      streams: { codec_type: string }[];
+    };
+    t.ok(
+      probe.streams.some((x) => x.codec_type === 'video'),
+      'ffprobe reads the archive',
+    );
+    // A live segment name is answered live (the worker), not from the archive.
+    const live = await (await fetch(`${srv.url}/rec/index.m3u8`)).text();
+    const seg = /^(seg-[^\s]+\.ts)$/m.exec(live)?.[1];
+    t.ok(seg, 'a live segment listed');
+    const body = await fetch(`${srv.url}/rec/${seg}`);
+    t.equal(body.status, 200);
+    t.equal((await body.arrayBuffer()).byteLength % 188, 0, 'whole TS packets');
+  },
+);

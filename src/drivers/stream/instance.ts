@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { StreamApplied } from '../../config/spec-types.generated.ts';
 import { int } from '../../config/spec-values.ts';
 import type { Resource } from '../../config/types.ts';
-import { withArchive } from '../../dvr/attach.ts';
+import { ARCHIVE_LINK_SERVICE, withArchive } from '../../dvr/attach.ts';
 import { EIT_SINK_SERVICE, type StreamBus } from '../../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../../engine/cluster.ts';
 import type { BusHub } from '../../engine/hub.ts';
@@ -253,6 +253,9 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
         spec: () => this.spec as unknown as Rec,
         state: () => this.engine.state(),
         scrambled: () => this.engine.scrambledPids(),
+        // In a stream worker: record through the main thread's storages, which also play the
+        // archive back (src/plane/).
+        ...this.archiveLink(),
       });
     } else if (!want && this.ott) {
       this.ott.close();
@@ -260,6 +263,11 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
     } else {
       this.ott?.update(this.spec as unknown as Rec);
     }
+  }
+
+  private archiveLink() {
+    const link = this.host.services.get(ARCHIVE_LINK_SERVICE);
+    return link ? { recordTo: link, playback: false } : {};
   }
 
   /** Settings the stream takes from its record at start and at every whole restart. */

@@ -17,6 +17,7 @@
 #include "ts/pid_router.h"
 #include "ts/biss_wrap.h"
 #include "ts/ts_analyzer.h"
+#include "util/thread_name.h"
 
 namespace {
 
@@ -38,8 +39,19 @@ Napi::Value SrtDrain(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+/** Names the calling thread (a stream worker names its JavaScript thread `sluice-js-N`). */
+Napi::Value NameThisThread(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsString()) {
+    Napi::TypeError::New(info.Env(), "nameThread: a name is required").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  sluice::NameThread(info[0].As<Napi::String>().Utf8Value().c_str());
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("version", Napi::Function::New(env, Version, "version"));
+  exports.Set("nameThread", Napi::Function::New(env, NameThisThread, "nameThread"));
   exports.Set("TsAnalyzer", sluice::TsAnalyzerWrap::Define(env));
   exports.Set("LiveHttp", sluice::LiveHttp::Define(env));
   exports.Set("UdpReceiver", sluice::UdpReceiverWrap::Define(env));

@@ -314,6 +314,8 @@ export interface NativeRouteTables {
 
 export interface NativeAddon {
   version(): string;
+  /** Names the calling thread (15 characters at most; a longer name is not set). */
+  nameThread(name: string): void;
   LiveHttp: new (
     onEvents: RawLiveHttpEvents,
     opts: { keepAliveMs: number; stallMs: number },

@@ -12,6 +12,7 @@ import type { StreamBus } from '../engine/bus.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
 import { createLogger } from '../log.ts';
+import { nameThisThread } from '../native/thread.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from '../ott/index.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../ott/router.ts';
@@ -31,6 +32,7 @@ if (!port) throw new Error('src/plane/worker.ts runs only as a worker thread');
 const init = workerData as WorkerInit;
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer ?? []);
 
+nameThisThread(`sluice-js-${init.index}`);
 const log = createLogger({ level: init.logLevel }).child({ worker: init.index });
 const services = new Services();
 const streams = new Map<string, StreamInstance>();

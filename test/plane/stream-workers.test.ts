@@ -3,6 +3,7 @@
 // thread's listener (ffprobe reads it), HTTP-TS comes from a bus tap opened for the client,
 // a PATCH reaches the worker, and a stream a worker cannot run yet (read by another stream)
 // stays on the main thread and says why.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ffprobeJson } from '../helpers/ott.ts';
@@ -63,6 +64,14 @@ t.test('streams run in stream workers and play through the main listener', async
   t.equal(one?.['state'], 'running');
   t.match(String(one?.['thread']), /^stream worker [01]$/, 'stream 1 runs in a worker');
   t.not(one?.['thread'], two?.['thread'], 'the two streams are spread over both workers');
+  const names = readdirSync(`/proc/${srv.proc.pid}/task`).map((tid) =>
+    readFileSync(`/proc/${srv.proc.pid}/task/${tid}/comm`, 'utf8').trim(),
+  );
+  t.ok(
+    names.includes('sluice-js-0') && names.includes('sluice-js-1'),
+    `two stream worker threads by name (${[...new Set(names)].join(', ')})`,
+  );
+
   const probe = (await ffprobeJson(`${srv.url}/one/index.m3u8`)) as {
     streams: { codec_type: string; width?: number }[];
   };

@@ -12,6 +12,9 @@
 // DVR_BOX_SERVER_OUTPUT=1 prints the tail of the server's output after each step.
 // DVR_BOX_WARMUP (seconds, default 30) of sending before each measured step;
 // DVR_BOX_PEER_MAX: no ffmpeg peer for steps above this many channels;
+// DVR_BOX_STREAM_WORKERS=N runs the server with `server.stream-workers` N (the streams in N
+// worker threads: docs/architecture.md, "Stream workers"); each worker's loop is judged by
+// the same goal (its worst second's p99 from /data/status, sampled every second).
 // DVR_BOX_PEER_N (default the smaller of 20 and the largest step): when no step ran the peer
 // (DVR_BOX_PEER_MAX below every step), one more step at this count runs both sides, so every
 // run prints the peer's CPU ratio from the same run beside its own figures (0 = none).
@@ -39,6 +42,7 @@ const MBPS = 8;
 const TS_PER_DATAGRAM = 7;
 const LOOP_P99_GOAL_MS = 10;
 const SENDER = join(tmpdir(), 'sluice-dvr-box-send');
+const STREAM_WORKERS = Number(process.env.DVR_BOX_STREAM_WORKERS ?? 0);
 
 const cleanups: (() => unknown)[] = [];
 const t = { teardown: (fn: () => unknown) => cleanups.push(fn) };
@@ -73,15 +77,41 @@ function cpuOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, clock ticks of 10 ms
 }
 
-/** System CPU seconds, minor page faults and the main (event-loop) thread's CPU seconds. */
-function kernelOf(pid: number): { sys: number; faults: number; main: number } {
+/** System CPU seconds, minor page faults, the main (event-loop) thread's CPU seconds and the
+ *  stream workers' JavaScript threads' (`sluice-js-N`). */
+function kernelOf(pid: number): { sys: number; faults: number; main: number; workers: number } {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const m = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const cpuOfTask = (tid: string) => {
+    const m = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(m[11]) + Number(m[12])) / 100;
+  };
+  let workers = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith('sluice-js-'))
+        workers += cpuOfTask(tid);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
   return {
     sys: Number(f[12]) / 100,
     faults: Number(f[7]),
-    main: (Number(m[11]) + Number(m[12])) / 100,
+    main: cpuOfTask(String(pid)),
+    workers,
   };
+}
+
+/** The stream workers' loops over one second each, from the server resource's status. */
+async function workerLoops(url: string): Promise<{ p99: number; max: number }[]> {
+  const st = (await (await fetch(`${url}/data/status`)).json()) as {
+    resources?: {
+      kind: string;
+      status?: { workers?: { loopP99Ms: number; loopMaxMs: number }[] };
+    }[];
+  };
+  const server = st.resources?.find((r) => r.kind === 'server');
+  return (server?.status?.workers ?? []).map((w) => ({ p99: w.loopP99Ms, max: w.loopMaxMs }));
 }
 
 function send(port: number, n: number, seconds = SECONDS): Promise<number> {
@@ -115,6 +145,10 @@ interface Row {
   sys: number;
   faults: number;
   main: number;
+  /** The stream workers' JavaScript threads, CPU seconds; their loops' worst second. */
+  workers: number;
+  workerP99: number;
+  workerMax: number;
   rssMb: number;
   peerCpu: number;
   peerLossy: number;
@@ -126,6 +160,7 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   const srv = await startServer(t, {
     ...(nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {}),
     config: {
+      ...(STREAM_WORKERS > 0 ? { server: { 'stream-workers': STREAM_WORKERS } } : {}),
       'dvr-storage-list': {
         storage: [
           {
@@ -159,7 +194,18 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   const cpu0 = cpuOf(srv.proc.pid!);
   const k0 = kernelOf(srv.proc.pid!);
   // n = 0: the idle server's loop delay on this machine, the baseline for the p99 figures.
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  // The workers' loops are read each second of the step (each reading covers the last one).
+  let workerP99 = 0;
+  let workerMax = 0;
+  const stepEnd = Date.now() + SECONDS * 1000;
+  while (Date.now() < stepEnd) {
+    await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(0, stepEnd - Date.now()))));
+    if (STREAM_WORKERS === 0) continue;
+    for (const w of await workerLoops(srv.url)) {
+      workerP99 = Math.max(workerP99, w.p99);
+      workerMax = Math.max(workerMax, w.max);
+    }
+  }
   const metrics = await get('/metrics');
   const cpu = cpuOf(srv.proc.pid!) - cpu0;
   const k1 = kernelOf(srv.proc.pid!);
@@ -207,6 +253,9 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
     sys: k1.sys - k0.sys,
     faults: k1.faults - k0.faults,
     main: k1.main - k0.main,
+    workers: k1.workers - k0.workers,
+    workerP99,
+    workerMax,
     rssMb: rss / 1024,
   };
 }
@@ -267,7 +316,7 @@ function report(row: Row): void {
       ? `ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`
       : 'no peer at this step';
   console.log(
-    `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop delay p99 ${row.p99.toFixed(1)} ms (max ${row.maxDelay.toFixed(1)}; nodejs_eventloop_lag_p99 ${row.lag.toFixed(1)}), recording ${row.recorded}/${n} (${(row.writtenShare * 100).toFixed(1)} % of the bytes sent written, ${row.droppedChunks} chunks dropped, ${row.failedChunks} failed), CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ${peerPart}`,
+    `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop delay p99 ${row.p99.toFixed(1)} ms (max ${row.maxDelay.toFixed(1)}; nodejs_eventloop_lag_p99 ${row.lag.toFixed(1)}), recording ${row.recorded}/${n} (${(row.writtenShare * 100).toFixed(1)} % of the bytes sent written, ${row.droppedChunks} chunks dropped, ${row.failedChunks} failed), CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %${STREAM_WORKERS > 0 ? `, ${STREAM_WORKERS} stream workers ${((row.workers / SECONDS) * 100).toFixed(0)} %, their loops' worst second p99 ${row.workerP99.toFixed(1)} ms (max ${row.workerMax.toFixed(1)})` : ''}, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ${peerPart}`,
   );
 }
 
@@ -290,12 +339,15 @@ try {
     if (row.peerCpu > 0) peerRow = row;
     report(row);
     if (row.p99 >= LOOP_P99_GOAL_MS) console.log(`  loop delay p99 above ${LOOP_P99_GOAL_MS} ms`);
+    if (row.workerP99 >= LOOP_P99_GOAL_MS)
+      console.log(`  a stream worker's loop p99 above ${LOOP_P99_GOAL_MS} ms`);
     if (
       row.loss > 0.0001 ||
       row.recorded < n ||
       row.droppedChunks > 0 ||
       row.failedChunks > 0 ||
-      row.p99 >= LOOP_P99_GOAL_MS
+      row.p99 >= LOOP_P99_GOAL_MS ||
+      row.workerP99 >= LOOP_P99_GOAL_MS
     ) {
       console.log(`stopping at ${n} channels: loss, a recording short or dropped, or loop p99`);
       break;
@@ -320,7 +372,8 @@ const passed = rows.filter(
     r.recorded === r.n &&
     r.droppedChunks === 0 &&
     r.failedChunks === 0 &&
-    r.p99 < LOOP_P99_GOAL_MS,
+    r.p99 < LOOP_P99_GOAL_MS &&
+    r.workerP99 < LOOP_P99_GOAL_MS,
 );
 console.log(
   `largest lossless step: ${passed.length ? passed[passed.length - 1]!.n : 0} channels ` +

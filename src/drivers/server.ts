@@ -34,7 +34,13 @@ class ServerInstance implements Instance<Spec> {
   }
 
   status(): ResourceStatus {
-    return { state: 'running', ffmpegPath: ffmpegPath(), streamWorkers: this.workers };
+    const placement = this.host.services.get(STREAM_PLACEMENT_SERVICE);
+    return {
+      state: 'running',
+      ffmpegPath: ffmpegPath(),
+      streamWorkers: this.workers,
+      ...(this.workers > 0 && placement ? { workers: placement.workers() } : {}),
+    };
   }
 }
 

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { DesiredState, Resource } from '../config/types.ts';
-import type { StreamPlacement } from '../drivers/stream/placement.ts';
+import type { StreamPlacement, WorkerLoop } from '../drivers/stream/placement.ts';
 import { dvrStorages } from '../dvr/registry.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
@@ -154,7 +154,7 @@ class StreamWorker implements WorkerLink {
 
 export class StreamWorkers implements StreamPlacement {
   readonly log: Logger;
-  private workers: StreamWorker[] = [];
+  private list: StreamWorker[] = [];
   private count = 0;
   private exchanges = new Map<number, Exchange>();
   private nextRid = 1;
@@ -191,12 +191,12 @@ export class StreamWorkers implements StreamPlacement {
 
   private setCount(n: number): void {
     this.count = n;
-    while (this.workers.length < n) this.workers.push(new StreamWorker(this.workers.length, this));
+    while (this.list.length < n) this.list.push(new StreamWorker(this.list.length, this));
     // Workers past the count keep the streams they run until those restart; an idle one stops.
-    for (let i = this.workers.length - 1; i >= n; i--) {
-      const w = this.workers[i]!;
+    for (let i = this.list.length - 1; i >= n; i--) {
+      const w = this.list[i]!;
       if (w.streams.size > 0) break;
-      this.workers.pop();
+      this.list.pop();
       void w.terminate();
     }
   }
@@ -205,7 +205,7 @@ export class StreamWorkers implements StreamPlacement {
     if (this.closed || this.count === 0) return '';
     const reason = mainThreadReason(res, this.o.desired());
     if (reason) return `${reason}: not run in a stream worker yet`;
-    const w = this.workers
+    const w = this.list
       .slice(0, this.count)
       .reduce((a, b) => (b.streams.size < a.streams.size ? b : a));
     const proxy = new RemoteStream(res, w, host);
@@ -414,7 +414,7 @@ export class StreamWorkers implements StreamPlacement {
     if (only) only.send({ t: 'storages', list });
     if (key === this.lastStorages) return;
     this.lastStorages = key;
-    for (const x of this.workers) if (x !== only) x.send({ t: 'storages', list });
+    for (const x of this.list) if (x !== only) x.send({ t: 'storages', list });
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
@@ -429,13 +429,13 @@ export class StreamWorkers implements StreamPlacement {
       } else x.reply.raw.destroy();
     }
     for (const s of w.streams.values()) s.hub.reset();
-    if (this.closed || !this.workers.includes(w)) return;
+    if (this.closed || !this.list.includes(w)) return;
     this.log.error(
       { worker: w.index, code, streams: w.streams.size },
       'stream worker exited: starting it again with its streams',
     );
     setTimeout(() => {
-      if (!this.closed && this.workers.includes(w)) w.restart();
+      if (!this.closed && this.list.includes(w)) w.restart();
     }, RESTART_MS).unref();
   }
 
@@ -449,13 +449,19 @@ export class StreamWorkers implements StreamPlacement {
     const key = String(cache);
     if (key !== this.lastCache) {
       this.lastCache = key;
-      for (const w of this.workers) w.send({ t: 'cache', segmentMaxAge: cache });
+      for (const w of this.list) w.send({ t: 'cache', segmentMaxAge: cache });
     }
   }
 
   /** Each worker's loop as it last reported it (status, metrics). */
-  loops(): { index: number; streams: number; loop: LoopFigures }[] {
-    return this.workers.map((w) => ({ index: w.index, streams: w.streams.size, loop: w.loop }));
+  workers(): WorkerLoop[] {
+    return this.list.map((w) => ({
+      index: w.index,
+      streams: w.streams.size,
+      loopP99Ms: round(w.loop.p99Ms),
+      loopMaxMs: round(w.loop.maxMs),
+      cpuMs: round(w.loop.cpuMs),
+    }));
   }
 
   async close(): Promise<void> {
@@ -463,10 +469,12 @@ export class StreamWorkers implements StreamPlacement {
     clearInterval(this.watch);
     for (const off of this.routes.values()) off();
     this.routes.clear();
-    await Promise.all(this.workers.map((w) => w.terminate()));
-    this.workers = [];
+    await Promise.all(this.list.map((w) => w.terminate()));
+    this.list = [];
   }
 }
+
+const round = (v: number) => Math.round(v * 10) / 10;
 
 /** The worker's source and the loader it runs TypeScript with. */
 const WORKER_ENTRY = new URL('./worker.ts', import.meta.url).href;

@@ -12,6 +12,18 @@ export interface StreamPlacement {
   place(res: Resource<StreamRecord>, host: Host): Promise<Instance<StreamRecord> | string>;
   /** How many worker threads new streams may go to (server `stream-workers`). */
   setWorkers(n: number): void;
+  /** Each worker: its streams and its event loop over the last second (status, benches). */
+  workers(): WorkerLoop[];
+}
+
+export interface WorkerLoop {
+  index: number;
+  streams: number;
+  /** Event-loop delay over the last second: p99 and max, ms. */
+  loopP99Ms: number;
+  loopMaxMs: number;
+  /** CPU of the worker's thread over the last second, ms. */
+  cpuMs: number;
 }
 
 export const STREAM_PLACEMENT_SERVICE = new ServiceKey<StreamPlacement>('stream-placement');

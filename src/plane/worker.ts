@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { streamDriver } from '../drivers/stream/driver.ts';
 import type { StreamInstance } from '../drivers/stream/instance.ts';
+import { IN_STREAM_WORKER } from '../drivers/stream/placement.ts';
 import { ARCHIVE_LINK_SERVICE } from '../dvr/attach.ts';
 import type { StreamBus } from '../engine/bus.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
@@ -50,6 +51,7 @@ class AnnouncingRouter extends OttRouter {
   }
 }
 const router = new AnnouncingRouter();
+services.set(IN_STREAM_WORKER, true);
 services.set(OTT_ROUTER_SERVICE, router);
 // Each stream's live HLS-TS names go up as its store changes, before any playlist naming
 // them is answered: the main thread plays the archive and must leave live names to us.

@@ -27,6 +27,7 @@ import { kbps, type StreamRow } from '../../web/rows.ts';
 import { MOSAIC_SERVICE } from '../mosaic.ts';
 import { storageById } from '../storage.ts';
 import { readUpdate } from './hot.ts';
+import { IN_STREAM_WORKER } from './placement.ts';
 import { streamRegistry } from './registry.ts';
 import type { RunningStream, StreamMetricsSnapshot } from './running.ts';
 
@@ -107,7 +108,8 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
       eitSink: () => host.services.get(EIT_SINK_SERVICE),
       cluster: () => host.services.get(CLUSTER_SERVICE),
     });
-    this.hub.subscribe(this.httpTs);
+    // In a stream worker HTTP-TS is the main thread's (src/plane/remote-stream.ts).
+    if (!host.services.get(IN_STREAM_WORKER)) this.hub.subscribe(this.httpTs);
   }
 
   /** The stream's output bus (what HTTP-TS, OTT and the outputs read). */
@@ -316,8 +318,14 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
       await this.engine.stop();
       return this.engine.start();
     }
-    for (const i of u.inputs) await this.engine.restartInput(i);
+    // An input that cannot move keeps its old listener (engine.restartInput): the others
+    // still restart, then the update fails with its words and the reconciler retries it.
+    const failed: string[] = [];
+    for (const i of u.inputs) {
+      await this.engine.restartInput(i).catch((err: Error) => failed.push(err.message));
+    }
     for (const j of u.outputs) await this.engine.restartOutput(j);
+    if (failed.length) throw new Error(failed.join('; '));
   }
 
   async close(): Promise<void> {

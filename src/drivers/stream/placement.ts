@@ -27,3 +27,7 @@ export interface WorkerLoop {
 }
 
 export const STREAM_PLACEMENT_SERVICE = new ServiceKey<StreamPlacement>('stream-placement');
+
+/** Set in a stream worker's services: the main thread serves HTTP-TS and the mosaic of the
+ *  streams here (from a bus tap), so a stream keeps no HTTP-TS start buffer of its own. */
+export const IN_STREAM_WORKER = new ServiceKey<true>('in-stream-worker');

@@ -174,14 +174,99 @@ void PeerAddress(int fd, char* out, size_t n) {
     inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, out, n);
 }
 
+Napi::Array IdArray(Napi::Env env, const std::vector<uint64_t>& ids) {
+  Napi::Array r = Napi::Array::New(env, ids.size());
+  for (size_t i = 0; i < ids.size(); i++)
+    r.Set(i, Napi::Number::New(env, static_cast<double>(ids[i])));
+  return r;
+}
+
+// Engines' tables by share id, for publishers in other environments (worker threads).
+std::mutex gShareMu;
+std::unordered_map<uint32_t, std::weak_ptr<LiveTable>> gShares;
+uint32_t gNextShare = 1;
+
+/** The entry `publish(key, head, body, releaseId, fromZeroHead?, forPassHolders?)` describes. */
+std::shared_ptr<LiveEntry> EntryOf(const Napi::CallbackInfo& info, std::string& key) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsBuffer() || !info[2].IsBuffer() ||
+      !info[3].IsNumber())
+    throw Napi::TypeError::New(env, "publish(key, head, body, releaseId, fromZeroHead?, forPassHolders?)");
+  auto e = std::make_shared<LiveEntry>();
+  auto head = info[1].As<Napi::Buffer<uint8_t>>();
+  e->head.assign(reinterpret_cast<const char*>(head.Data()), head.Length());
+  auto body = info[2].As<Napi::Buffer<uint8_t>>();
+  e->body = body.Data();
+  e->bodyLength = body.Length();
+  if (info.Length() > 4 && info[4].IsBuffer()) {
+    auto h = info[4].As<Napi::Buffer<uint8_t>>();
+    e->fromZeroHead.assign(reinterpret_cast<const char*>(h.Data()), h.Length());
+  }
+  if (info.Length() > 5 && info[5].IsBoolean()) e->forPassHolders = info[5].As<Napi::Boolean>();
+  key = info[0].As<Napi::String>().Utf8Value();
+  return e;
+}
+
+/** Puts `e` under `key`; false (and `e` not kept) when the table is closed. */
+bool Put(LiveTable& t, const std::string& key, std::shared_ptr<LiveEntry> e) {
+  std::shared_ptr<LiveEntry> old;
+  std::lock_guard<std::mutex> lk(t.mu);
+  if (t.closed) return false;
+  auto& slot = t.map[key];
+  old = std::move(slot);
+  slot = std::move(e);
+  return true;
+}  // `old` lets go after the lock (declared before it)
+
 }  // namespace
 
 LiveEntry::~LiveEntry() {
-  if (owner != nullptr && releaseId != 0) owner->QueueRelease(releaseId);
+  if (sink && releaseId != 0) sink->Queue(releaseId);
 }
 
+void LiveSink::Queue(uint64_t id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!open_) return;
+  ids_.push_back(id);
+  if (ids_.size() == 1 && notify_) notify_();
+}
+
+std::vector<uint64_t> LiveSink::Take() {
+  std::vector<uint64_t> out;
+  std::lock_guard<std::mutex> lk(mu_);
+  out.swap(ids_);
+  return out;
+}
+
+std::vector<uint64_t> LiveSink::Close() {
+  std::vector<uint64_t> out;
+  std::lock_guard<std::mutex> lk(mu_);
+  open_ = false;
+  notify_ = nullptr;
+  out.swap(ids_);
+  return out;
+}
+
+void LiveSink::Kill() {
+  std::lock_guard<std::mutex> lk(useMu);
+  dead = true;
+}
+
+void LiveTable::RemoveOf(const LiveSink* sink) {
+  std::vector<std::shared_ptr<LiveEntry>> gone;
+  std::lock_guard<std::mutex> lk(mu);
+  for (auto it = map.begin(); it != map.end();) {
+    if (it->second->sink.get() == sink) {
+      gone.push_back(std::move(it->second));
+      it = map.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}  // `gone` lets go after the lock
+
 Napi::Function LiveHttp::Define(Napi::Env env) {
-  return DefineClass(env, "LiveHttp",
+  Napi::Function f = DefineClass(env, "LiveHttp",
                      {
                          InstanceMethod("publish", &LiveHttp::Publish),
                          InstanceMethod("unpublish", &LiveHttp::Unpublish),
@@ -194,7 +279,11 @@ Napi::Function LiveHttp::Define(Napi::Env env) {
                          InstanceMethod("revokeAll", &LiveHttp::RevokeAll),
                          InstanceMethod("takePassUse", &LiveHttp::TakePassUse),
                          InstanceMethod("close", &LiveHttp::Close),
+                         InstanceAccessor("shareId", &LiveHttp::ShareId, nullptr),
+                         InstanceMethod("published", &LiveHttp::Published),
                      });
+  f.Set("Publisher", LivePublisher::Define(env));
+  return f;
 }
 
 // new LiveHttp(onEvents(handbacks: number[] /* fd, server pairs */, releases: number[]),
@@ -213,6 +302,14 @@ LiveHttp::LiveHttp(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LiveHttp>(
   tsfn_ = Tsfn::New(env, info[0].As<Napi::Function>(), "sluice-live-http", 0, 1, this);
   tsfn_.Unref(env);
   tsfnLive_ = true;
+  sink_ = std::make_shared<LiveSink>([this] {
+    if (tsfnLive_ && !closed_) tsfn_.NonBlockingCall();
+  });
+  {
+    std::lock_guard<std::mutex> lk(gShareMu);
+    shareId_ = gNextShare++;
+    gShares[shareId_] = table_;
+  }
   // Added after the thread-safe function, so it runs before Node tears that down at exit.
   env_ = env;
   napi_add_env_cleanup_hook(env, &LiveHttp::AtExit, this);
@@ -226,20 +323,34 @@ void LiveHttp::AtExit(void* arg) {
   self->hooked_ = false;
   self->closed_ = true;
   self->Stop();
+  self->sink_->Close();
+  self->Unshare();
   self->tsfnLive_ = false;
+}
+
+void LiveHttp::Unshare() {
+  {
+    std::lock_guard<std::mutex> lk(gShareMu);
+    gShares.erase(shareId_);
+  }
+  std::lock_guard<std::mutex> lk(table_->mu);
+  table_->closed = true;
 }
 
 LiveHttp::~LiveHttp() {
   if (hooked_) napi_remove_env_cleanup_hook(env_, &LiveHttp::AtExit, this);
   closed_ = true;
   Stop();
+  sink_->Close();
+  Unshare();
   for (auto& kv : conns_) close(kv.second->fd);
   conns_.clear();
   for (auto& a : adopts_) close(a.first);
   adopts_.clear();
   {
-    std::lock_guard<std::mutex> lk(tableMu_);
-    table_.clear();
+    std::unordered_map<std::string, std::shared_ptr<LiveEntry>> gone;
+    std::lock_guard<std::mutex> lk(table_->mu);
+    gone.swap(table_->map);
   }
   {
     std::lock_guard<std::mutex> lk(evMu_);
@@ -254,19 +365,6 @@ LiveHttp::~LiveHttp() {
   if (wake_ >= 0) close(wake_);
 }
 
-void LiveHttp::QueueRelease(uint64_t id) {
-  bool signal = false;
-  {
-    std::lock_guard<std::mutex> lk(evMu_);
-    if (pending_ == nullptr) {
-      pending_ = new LiveEvents();
-      signal = true;
-    }
-    pending_->releases.push_back(id);
-  }
-  if (signal && tsfnLive_ && !closed_) tsfn_.NonBlockingCall();
-}
-
 void LiveHttp::CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEvents*) {
   if (env == nullptr || self == nullptr) return;
   LiveEvents* ev;
@@ -275,48 +373,37 @@ void LiveHttp::CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEven
     ev = self->pending_;
     self->pending_ = nullptr;
   }
-  if (ev == nullptr) return;
-  Napi::Array h = Napi::Array::New(env, ev->handbacks.size() * 2);
-  for (size_t i = 0; i < ev->handbacks.size(); i++) {
+  std::vector<uint64_t> releases = self->sink_->Take();
+  if (ev == nullptr && releases.empty()) return;
+  size_t nh = ev != nullptr ? ev->handbacks.size() : 0;
+  Napi::Array h = Napi::Array::New(env, nh * 2);
+  for (size_t i = 0; i < nh; i++) {
     h.Set(i * 2, Napi::Number::New(env, ev->handbacks[i].first));
     h.Set(i * 2 + 1, Napi::Number::New(env, ev->handbacks[i].second));
   }
-  Napi::Array r = Napi::Array::New(env, ev->releases.size());
-  for (size_t i = 0; i < ev->releases.size(); i++)
-    r.Set(i, Napi::Number::New(env, static_cast<double>(ev->releases[i])));
   delete ev;
-  fn.Call({h, r});
+  fn.Call({h, IdArray(env, releases)});
 }
 
-// publish(key: string, head: Buffer, body: Buffer, releaseId: number, fromZeroHead?: Buffer)
+// publish(key, head, body, releaseId, fromZeroHead?, forPassHolders?)
 Napi::Value LiveHttp::Publish(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (closed_) throw Napi::Error::New(env, "LiveHttp: closed");
-  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsBuffer() || !info[2].IsBuffer() ||
-      !info[3].IsNumber())
-    throw Napi::TypeError::New(env, "publish(key, head, body, releaseId, fromZeroHead?, forPassHolders?)");
-  auto e = std::make_shared<LiveEntry>();
-  auto head = info[1].As<Napi::Buffer<uint8_t>>();
-  e->head.assign(reinterpret_cast<const char*>(head.Data()), head.Length());
-  auto body = info[2].As<Napi::Buffer<uint8_t>>();
-  e->body = body.Data();
-  e->bodyLength = body.Length();
+  std::string key;
+  auto e = EntryOf(info, key);
   e->releaseId = static_cast<uint64_t>(info[3].As<Napi::Number>().Int64Value());
-  if (info.Length() > 4 && info[4].IsBuffer()) {
-    auto h = info[4].As<Napi::Buffer<uint8_t>>();
-    e->fromZeroHead.assign(reinterpret_cast<const char*>(h.Data()), h.Length());
-  }
-  if (info.Length() > 5 && info[5].IsBoolean()) e->forPassHolders = info[5].As<Napi::Boolean>();
-  e->owner = this;
-  std::string key = info[0].As<Napi::String>().Utf8Value();
-  std::shared_ptr<LiveEntry> old;
-  {
-    std::lock_guard<std::mutex> lk(tableMu_);
-    auto& slot = table_[key];
-    old = std::move(slot);
-    slot = std::move(e);
-  }
-  return env.Undefined();  // `old` lets go here, outside the lock
+  e->sink = sink_;
+  Put(*table_, key, std::move(e));
+  return env.Undefined();
+}
+
+Napi::Value LiveHttp::ShareId(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), shareId_);
+}
+
+Napi::Value LiveHttp::Published(const Napi::CallbackInfo& info) {
+  std::lock_guard<std::mutex> lk(table_->mu);
+  return Napi::Number::New(info.Env(), static_cast<double>(table_->map.size()));
 }
 
 Napi::Value LiveHttp::Unpublish(const Napi::CallbackInfo& info) {
@@ -326,11 +413,11 @@ Napi::Value LiveHttp::Unpublish(const Napi::CallbackInfo& info) {
   std::string key = info[0].As<Napi::String>().Utf8Value();
   std::shared_ptr<LiveEntry> old;
   {
-    std::lock_guard<std::mutex> lk(tableMu_);
-    auto it = table_.find(key);
-    if (it == table_.end()) return Napi::Boolean::New(env, false);
+    std::lock_guard<std::mutex> lk(table_->mu);
+    auto it = table_->map.find(key);
+    if (it == table_->map.end()) return Napi::Boolean::New(env, false);
     old = std::move(it->second);
-    table_.erase(it);
+    table_->map.erase(it);
   }
   return Napi::Boolean::New(env, true);
 }
@@ -458,8 +545,8 @@ Napi::Value LiveHttp::Stats(const Napi::CallbackInfo& info) {
   n("bytes", bytes_.load());
   size_t entries;
   {
-    std::lock_guard<std::mutex> lk(tableMu_);
-    entries = table_.size();
+    std::lock_guard<std::mutex> lk(table_->mu);
+    entries = table_->map.size();
   }
   n("entries", entries);
   return o;
@@ -480,9 +567,12 @@ Napi::Value LiveHttp::Close(const Napi::CallbackInfo& info) {
     for (auto& a : adopts_) close(a.first);
     adopts_.clear();
   }
+  // Attached publishers' entries go too (their releases to their own environments).
+  Unshare();
   {
-    std::lock_guard<std::mutex> lk(tableMu_);
-    table_.clear();
+    std::unordered_map<std::string, std::shared_ptr<LiveEntry>> gone;
+    std::lock_guard<std::mutex> lk(table_->mu);
+    gone.swap(table_->map);
   }
   LiveEvents* ev;
   {
@@ -490,13 +580,11 @@ Napi::Value LiveHttp::Close(const Napi::CallbackInfo& info) {
     ev = pending_;
     pending_ = nullptr;
   }
-  Napi::Array r = Napi::Array::New(env, 0);
   if (ev != nullptr) {
     for (auto& h : ev->handbacks) close(h.first);
-    for (size_t i = 0; i < ev->releases.size(); i++)
-      r.Set(i, Napi::Number::New(env, static_cast<double>(ev->releases[i])));
     delete ev;
   }
+  Napi::Array r = IdArray(env, sink_->Close());
   if (tsfnLive_) {
     tsfnLive_ = false;
     tsfn_.Release();
@@ -695,7 +783,19 @@ bool LiveHttp::Write(LiveConn& c) {
     msghdr m{};
     m.msg_iov = c.vec + c.first;
     m.msg_iovlen = static_cast<size_t>(3 - c.first);
-    ssize_t w = sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    // The body's environment may be exiting: its memory is read only while it is known alive.
+    LiveSink& sink = *c.entry->sink;
+    ssize_t w = 0;
+    bool dead;
+    {
+      std::lock_guard<std::mutex> lk(sink.useMu);
+      dead = sink.dead;
+      if (!dead) w = sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    if (dead) {
+      Drop(c);
+      return false;
+    }
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -799,9 +899,9 @@ std::shared_ptr<LiveEntry> LiveHttp::Find(const char* key, size_t length) {
   // One lookup key per thread, reused: no allocation per request.
   static thread_local std::string k;
   k.assign(key, length);
-  std::lock_guard<std::mutex> lk(tableMu_);
-  auto it = table_.find(k);
-  return it == table_.end() ? nullptr : it->second;
+  std::lock_guard<std::mutex> lk(table_->mu);
+  auto it = table_->map.find(k);
+  return it == table_->map.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<PassUse> LiveHttp::FindPass(const char* query, size_t ql, const char* ip,
@@ -826,6 +926,116 @@ const char* LiveHttp::DateHeader() {
            kMonths[g.tm_mon], g.tm_year + 1900, g.tm_hour, g.tm_min, g.tm_sec);
   dateSecond_ = t;
   return date_;
+}
+
+
+Napi::Function LivePublisher::Define(Napi::Env env) {
+  return DefineClass(env, "LivePublisher",
+                     {
+                         InstanceMethod("publish", &LivePublisher::Publish),
+                         InstanceMethod("unpublish", &LivePublisher::Unpublish),
+                         InstanceMethod("close", &LivePublisher::Close),
+                     });
+}
+
+// new LiveHttp.Publisher(shareId, onReleases(releases: number[]))
+LivePublisher::LivePublisher(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<LivePublisher>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsFunction())
+    throw Napi::TypeError::New(env, "LiveHttp.Publisher(shareId, onReleases)");
+  uint32_t id = info[0].As<Napi::Number>().Uint32Value();
+  {
+    std::lock_guard<std::mutex> lk(gShareMu);
+    auto it = gShares.find(id);
+    if (it != gShares.end()) table_ = it->second.lock();
+  }
+  if (!table_)
+    throw Napi::Error::New(env, "LiveHttp.Publisher: no open live engine has share id " +
+                                    std::to_string(id) +
+                                    " in this process; pass the shareId of a LiveDelivery "
+                                    "that is not closed");
+  sink_ = std::make_shared<LiveSink>([this] { tsfn_.NonBlockingCall(); });
+  // The tsfn's context is the sink; the finaliser holds it until Node is done with the tsfn.
+  auto* keep = new std::shared_ptr<LiveSink>(sink_);
+  tsfn_ = Tsfn::New(env, info[1].As<Napi::Function>(), "sluice-live-publish", 0, 1, sink_.get(),
+                    [](Napi::Env, std::shared_ptr<LiveSink>* k, LiveSink*) { delete k; }, keep);
+  tsfn_.Unref(env);
+  env_ = env;
+  napi_add_env_cleanup_hook(env, &LivePublisher::AtExit, this);
+  hooked_ = true;
+}
+
+void LivePublisher::AtExit(void* arg) {
+  // The worker is exiting: its heap (and so its bodies) goes with it. Node releases the tsfn.
+  auto* self = static_cast<LivePublisher*>(arg);
+  self->hooked_ = false;
+  self->Shut();
+}
+
+LivePublisher::~LivePublisher() {
+  if (shut_) return;
+  Shut();
+  tsfn_.Release();
+}
+
+std::vector<uint64_t> LivePublisher::Shut() {
+  if (shut_) return {};
+  shut_ = true;
+  if (hooked_) {
+    napi_remove_env_cleanup_hook(env_, &LivePublisher::AtExit, this);
+    hooked_ = false;
+  }
+  sink_->Kill();  // waits out a send of one of our bodies in progress; none starts after
+  table_->RemoveOf(sink_.get());
+  return sink_->Close();
+}
+
+void LivePublisher::CallJs(Napi::Env env, Napi::Function fn, LiveSink* sink, void*) {
+  if (env == nullptr || sink == nullptr) return;
+  std::vector<uint64_t> ids = sink->Take();
+  if (!ids.empty()) fn.Call({IdArray(env, ids)});
+}
+
+// publish(key, head, body, releaseId, fromZeroHead?, forPassHolders?): throws when the engine
+// was closed (the body is not kept and no release comes for it).
+Napi::Value LivePublisher::Publish(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (shut_) throw Napi::Error::New(env, "LiveHttp.Publisher: closed");
+  std::string key;
+  auto e = EntryOf(info, key);
+  e->sink = sink_;
+  if (!Put(*table_, key, e))
+    throw Napi::Error::New(env, "LiveHttp.Publisher: the live engine was closed; publish to "
+                                "the engine the main thread makes next");
+  // Only now has an id: a refused entry asks for no release.
+  e->releaseId = static_cast<uint64_t>(info[3].As<Napi::Number>().Int64Value());
+  return env.Undefined();
+}
+
+// unpublish(key): only an entry this publisher put there.
+Napi::Value LivePublisher::Unpublish(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString())
+    throw Napi::TypeError::New(env, "unpublish(key)");
+  std::string key = info[0].As<Napi::String>().Utf8Value();
+  std::shared_ptr<LiveEntry> old;
+  std::lock_guard<std::mutex> lk(table_->mu);
+  auto it = table_->map.find(key);
+  if (it == table_->map.end() || it->second->sink != sink_) return Napi::Boolean::New(env, false);
+  old = std::move(it->second);
+  table_->map.erase(it);
+  return Napi::Boolean::New(env, true);
+}  // `old` lets go after the lock
+
+// close(): removes this publisher's entries and cuts responses still sending its bodies; returns
+// the release ids still waiting (every body it published may be let go of now).
+Napi::Value LivePublisher::Close(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (shut_) return Napi::Array::New(env, 0);
+  Napi::Array r = IdArray(env, Shut());
+  tsfn_.Release();
+  return r;
 }
 
 }  // namespace sluice

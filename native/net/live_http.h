@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,7 +20,44 @@
 
 namespace sluice {
 
-class LiveHttp;
+/** Where the release ids of one environment's published bodies go: that environment's own
+ *  thread-safe function (a worker's Buffer may only be let go of on the worker's thread). */
+class LiveSink {
+ public:
+  /** `notify` runs (under the sink's lock) when ids start waiting; it wakes the owning env. */
+  explicit LiveSink(std::function<void()> notify) : notify_(std::move(notify)) {}
+  /** Any thread: `id`'s body is no longer used. Dropped once the sink is closed. */
+  void Queue(uint64_t id);
+  /** The owning env's thread: the ids waiting. */
+  std::vector<uint64_t> Take();
+  /** No more notifications; returns the ids still waiting. */
+  std::vector<uint64_t> Close();
+  /** The owning env is gone: after this returns no response reads its bodies again. */
+  void Kill();
+
+  // Held by the epoll thread around each send of a body of this sink, so Kill() waits out a
+  // send in progress; `dead` is read under it.
+  std::mutex useMu;
+  bool dead = false;
+
+ private:
+  std::mutex mu_;
+  std::vector<uint64_t> ids_;
+  std::function<void()> notify_;
+  bool open_ = true;
+};
+
+struct LiveEntry;
+
+/** The published responses by key, shared by the engine and the publishers attached to it from
+ *  other environments (process-wide, by share id). */
+struct LiveTable {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<LiveEntry>> map;
+  bool closed = false;
+  /** Removes the entries published through `sink`; they let go outside the lock. */
+  void RemoveOf(const LiveSink* sink);
+};
 
 /** One published response: a header block from JavaScript (status line and fixed headers, each
  *  ending in CRLF, without Date/Connection and the final CRLF) and a body in memory JavaScript
@@ -35,7 +73,8 @@ struct LiveEntry {
    *  from it: true for bodies that are the same for every viewer (segments); false for
    *  documents, which name their URIs with each viewer's credentials (docs/billing.md). */
   bool forPassHolders = false;
-  LiveHttp* owner = nullptr;
+  /** The publishing environment's release channel. */
+  std::shared_ptr<LiveSink> sink;
   ~LiveEntry();
 };
 
@@ -81,9 +120,6 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   explicit LiveHttp(const Napi::CallbackInfo& info);
   ~LiveHttp() override;
 
-  /** Called by ~LiveEntry on whichever thread drops the last reference. */
-  void QueueRelease(uint64_t id);
-
   static void CallJs(Napi::Env env, Napi::Function fn, LiveHttp* self, LiveEvents* ev);
   /** Environment cleanup hook: the process exits without close(). */
   static void AtExit(void* self);
@@ -102,6 +138,10 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   Napi::Value RevokeAll(const Napi::CallbackInfo& info);
   Napi::Value TakePassUse(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value ShareId(const Napi::CallbackInfo& info);
+  Napi::Value Published(const Napi::CallbackInfo& info);
+  /** The engine's table leaves the registry: attached publishers can publish no more. */
+  void Unshare();
 
   /** Starts the thread (and makes its epoll set); an error message, empty on success. */
   std::string Start();
@@ -139,8 +179,9 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
   std::atomic<bool> stop_{false};
   std::atomic<bool> closed_{false};
 
-  std::mutex tableMu_;
-  std::unordered_map<std::string, std::shared_ptr<LiveEntry>> table_;
+  std::shared_ptr<LiveTable> table_ = std::make_shared<LiveTable>();
+  std::shared_ptr<LiveSink> sink_;  // this env's releases
+  uint32_t shareId_ = 0;
 
   // Viewer authorisation (docs/billing.md): while gated, a request is answered only with a
   // live pass for its query, address and stream; everything else goes to JavaScript.
@@ -167,6 +208,34 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
 
   std::atomic<uint64_t> adopted_{0}, served_{0}, handedBack_{0}, bytes_{0}, closedIdle_{0},
       connections_{0};
+};
+
+/** A worker environment's handle on an engine made in another environment (by share id):
+ *  publishes into its table, with release ids coming back to this environment only. When the
+ *  environment exits (or close()), its entries are removed and responses still sending its
+ *  bodies are cut. */
+class LivePublisher : public Napi::ObjectWrap<LivePublisher> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit LivePublisher(const Napi::CallbackInfo& info);
+  ~LivePublisher() override;
+  static void CallJs(Napi::Env env, Napi::Function fn, LiveSink* sink, void*);
+  static void AtExit(void* self);
+
+ private:
+  using Tsfn = Napi::TypedThreadSafeFunction<LiveSink, void, CallJs>;
+  Napi::Value Publish(const Napi::CallbackInfo& info);
+  Napi::Value Unpublish(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  /** Removes this env's entries and silences its channel; returns the ids still waiting. */
+  std::vector<uint64_t> Shut();
+
+  std::shared_ptr<LiveTable> table_;
+  std::shared_ptr<LiveSink> sink_;
+  Tsfn tsfn_;
+  napi_env env_ = nullptr;
+  bool hooked_ = false;
+  bool shut_ = false;
 };
 
 }  // namespace sluice

@@ -72,6 +72,8 @@ export interface RawUdpOptions {
   queueBatches: number;
   queueBytes: number;
   queueBytesTotal: number;
+  /** Shedding order: lower is more important (the last to be shed). */
+  priority: number;
   /** Schedules the receive hub's next drain slice (udpDrain) on a later turn of the loop. */
   pump: () => void;
 }
@@ -89,15 +91,20 @@ export interface NativeUdpReceiver {
     queued: number;
     queuedBytes: number;
     truncated: number;
+    shed: boolean;
+    shedBatches: number;
+    shedBytes: number;
   };
+  setPriority(priority: number): void;
   close(): void;
 }
 
 /** 0 = data (block, datagrams, data length): `block` holds the concatenated datagrams, padded
- *  to 4 bytes, then one int32 length per datagram; 1 = error (message, code). */
+ *  to 4 bytes, then one int32 length per datagram; 1 = error (message, code); 2 = the socket
+ *  was shed (true) or re-admitted (false). */
 export type RawUdpEvent = (
   kind: number,
-  a: ArrayBuffer | string,
+  a: ArrayBuffer | string | boolean,
   b: number | string,
   dataLength?: number,
 ) => void;
@@ -247,6 +254,25 @@ export interface NativeLiveHttp {
   takePassUse(): (string | number)[];
   /** Stops the thread and drops everything; returns the release ids still due. */
   close(): number[];
+  /** The engine's id in this process, for `LiveHttp.Publisher` in a worker thread. */
+  readonly shareId: number;
+  /** Entries published now, from every thread. */
+  published(): number;
+}
+
+/** A worker thread's publisher into an engine made on another thread. */
+export interface NativeLivePublisher {
+  publish(
+    key: string,
+    head: Buffer,
+    body: Buffer,
+    releaseId: number,
+    fromZeroHead?: Buffer,
+    forPassHolders?: boolean,
+  ): void;
+  unpublish(key: string): boolean;
+  /** Unpublishes its keys, cuts responses sending its bodies; returns release ids still due. */
+  close(): number[];
 }
 
 /** `handbacks`: fd, server pairs; `releases`: ids of published bodies native no longer uses. */
@@ -316,10 +342,16 @@ export interface NativeAddon {
   version(): string;
   /** Names the calling thread (15 characters at most; a longer name is not set). */
   nameThread(name: string): void;
-  LiveHttp: new (
-    onEvents: RawLiveHttpEvents,
-    opts: { keepAliveMs: number; stallMs: number },
-  ) => NativeLiveHttp;
+  LiveHttp: {
+    new (
+      onEvents: RawLiveHttpEvents,
+      opts: { keepAliveMs: number; stallMs: number },
+    ): NativeLiveHttp;
+    Publisher: new (
+      shareId: number,
+      onReleases: (releases: number[]) => void,
+    ) => NativeLivePublisher;
+  };
   TsAnalyzer: new (opts: RawTsOptions) => NativeTsAnalyzer;
   UdpReceiver: new (opts: RawUdpOptions, onEvent: RawUdpEvent) => NativeUdpReceiver;
   RistReceiver: new (opts: RawRistOptions, onData: RawRistData) => NativeRistReceiver;

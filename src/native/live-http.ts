@@ -2,11 +2,17 @@
 // HTTP listeners hand every new connection to it; it answers keep-alive GETs of published live
 // responses (HLS-TS segments and playlists) from its own thread and gives a connection back to
 // the listener, unread, at the first request it does not answer exactly as the JavaScript path
-// would. Design and limits: docs/ott.md, "Native live delivery".
+// would. Worker threads publish into the same engine through `LiveDelivery.attach(shareId)`.
+// Design and limits: docs/ott.md, "Native live delivery".
 import { closeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Socket } from 'node:net';
-import { addon, type NativeLiveHttp, type RawLiveHttpStats } from './addon.ts';
+import {
+  addon,
+  type NativeLiveHttp,
+  type NativeLivePublisher,
+  type RawLiveHttpStats,
+} from './addon.ts';
 import { argError } from './errors.ts';
 
 /** A viewer pass's use since it was last read: native responses and their bytes. */
@@ -37,18 +43,57 @@ interface Attached {
   listeners: ConnectionListener[];
 }
 
-/** Published bodies the native side may still be sending, by release id. */
-interface Held {
-  body: Buffer;
-  release?: () => void;
+/** What a stream needs to publish its live responses, on the main thread or in a worker. */
+export interface LivePublishing {
+  publish(
+    key: string,
+    head: Buffer,
+    body: Buffer,
+    release?: () => void,
+    fromZeroHead?: Buffer,
+    forPassHolders?: boolean,
+  ): void;
+  unpublish(key: string): boolean;
 }
 
-export class LiveDelivery {
-  private native: NativeLiveHttp;
-  private held = new Map<number, Held>();
-  /** Keys published now: with none, connections are not taken (nothing to answer). */
-  private keys = new Set<string>();
+/** Published bodies the native side may still be sending, by release id: kept reachable (so
+ *  their memory stays valid) until the engine says it is done with them. */
+class HeldBodies {
+  private held = new Map<number, { body: Buffer; release?: () => void }>();
   private nextId = 1;
+
+  constructor(private readonly onError: (err: Error) => void) {}
+
+  add(body: Buffer, release?: () => void): number {
+    const id = this.nextId++;
+    this.held.set(id, { body, release });
+    return id;
+  }
+
+  /** The id will never be released by the engine (it refused the body). */
+  forget(id: number): void {
+    this.held.delete(id);
+  }
+
+  release(id: number): void {
+    const h = this.held.get(id);
+    if (!h) return;
+    this.held.delete(id);
+    try {
+      h.release?.();
+    } catch (e) {
+      this.onError(e as Error);
+    }
+  }
+
+  releaseAll(): void {
+    for (const id of [...this.held.keys()]) this.release(id);
+  }
+}
+
+export class LiveDelivery implements LivePublishing {
+  private native: NativeLiveHttp;
+  private held: HeldBodies;
   private servers = new Map<number, Attached>();
   private nextServer = 1;
   private closed = false;
@@ -62,7 +107,24 @@ export class LiveDelivery {
     if (!Number.isInteger(stallMs) || stallMs < 1000)
       throw argError('stallMs must be an integer ≥ 1000');
     this.onError = opts.onError ?? (() => {});
+    this.held = new HeldBodies(this.onError);
     this.native = new (addon().LiveHttp)(this.onEvents, { keepAliveMs, stallMs });
+  }
+
+  /** The engine's id in this process: a worker thread passes it to `LiveDelivery.attach`. */
+  get shareId(): number {
+    return this.native.shareId;
+  }
+
+  /**
+   * In a worker thread: publish into the engine the main thread made (its `shareId`). Bodies
+   * are released back in this thread; when the thread exits its keys are unpublished.
+   */
+  static attach(
+    shareId: number,
+    opts: { onError?: (err: Error) => void } = {},
+  ): AttachedLiveDelivery {
+    return new AttachedLiveDelivery(shareId, opts.onError ?? (() => {}));
   }
 
   /**
@@ -83,15 +145,12 @@ export class LiveDelivery {
     forPassHolders = false,
   ): void {
     if (this.closed) throw argError('LiveDelivery is closed');
-    const id = this.nextId++;
-    this.held.set(id, { body, release });
+    const id = this.held.add(body, release);
     this.native.publish(key, head, body, id, fromZeroHead, forPassHolders);
-    this.keys.add(key);
   }
 
   unpublish(key: string): boolean {
     if (this.closed) return false;
-    this.keys.delete(key);
     return this.native.unpublish(key);
   }
 
@@ -105,7 +164,8 @@ export class LiveDelivery {
     const entry: Attached = { server, listeners };
     this.servers.set(id, entry);
     const onConnection = (socket: Socket): void => {
-      if (!this.closed && this.keys.size > 0 && this.adopt(socket, id)) return;
+      // With nothing published (from any thread) there is nothing to answer.
+      if (!this.closed && this.native.published() > 0 && this.adopt(socket, id)) return;
       for (const l of listeners) l.call(server, socket);
     };
     server.removeAllListeners('connection');
@@ -170,11 +230,10 @@ export class LiveDelivery {
     if (this.closed) return;
     this.closed = true;
     const due = this.native.close();
-    for (const id of due) this.releaseId(id);
+    for (const id of due) this.held.release(id);
     // Whatever is left was never sent (an event still queued): nothing uses it any more.
-    for (const id of [...this.held.keys()]) this.releaseId(id);
+    this.held.releaseAll();
     this.servers.clear();
-    this.keys.clear();
   }
 
   private adopt(socket: Socket, server: number): boolean {
@@ -187,19 +246,8 @@ export class LiveDelivery {
     return true;
   }
 
-  private releaseId(id: number): void {
-    const h = this.held.get(id);
-    if (!h) return;
-    this.held.delete(id);
-    try {
-      h.release?.();
-    } catch (e) {
-      this.onError(e as Error);
-    }
-  }
-
   private readonly onEvents = (handbacks: number[], releases: number[]): void => {
-    for (const id of releases) this.releaseId(id);
+    for (const id of releases) this.held.release(id);
     for (let i = 0; i + 1 < handbacks.length; i += 2)
       this.handBack(handbacks[i]!, handbacks[i + 1]!);
   };
@@ -226,5 +274,55 @@ export class LiveDelivery {
     k.server = a.server;
     k._server = a.server;
     for (const l of a.listeners) l.call(a.server, socket);
+  }
+}
+
+/**
+ * A worker thread's handle on the main thread's engine: publishes into the same table the
+ * main thread's listeners answer from. The engine reads a body until it reports its release
+ * here, on this thread; `close()` (or the thread exiting) unpublishes this handle's keys and
+ * cuts the responses still sending its bodies.
+ */
+export class AttachedLiveDelivery implements LivePublishing {
+  private native: NativeLivePublisher;
+  private held: HeldBodies;
+  private closed = false;
+
+  constructor(shareId: number, onError: (err: Error) => void) {
+    if (!Number.isInteger(shareId) || shareId <= 0)
+      throw argError(`LiveDelivery.attach: shareId must be a positive integer, got ${shareId}`);
+    this.held = new HeldBodies(onError);
+    this.native = new (addon().LiveHttp.Publisher)(shareId, (ids) => {
+      for (const id of ids) this.held.release(id);
+    });
+  }
+
+  publish(
+    key: string,
+    head: Buffer,
+    body: Buffer,
+    release?: () => void,
+    fromZeroHead?: Buffer,
+    forPassHolders = false,
+  ): void {
+    if (this.closed) throw argError('LiveDelivery.attach: this handle is closed');
+    const id = this.held.add(body, release);
+    try {
+      this.native.publish(key, head, body, id, fromZeroHead, forPassHolders);
+    } catch (e) {
+      this.held.forget(id);
+      throw e;
+    }
+  }
+
+  unpublish(key: string): boolean {
+    return !this.closed && this.native.unpublish(key);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const id of this.native.close()) this.held.release(id);
+    this.held.releaseAll();
   }
 }

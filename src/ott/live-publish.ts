@@ -4,7 +4,7 @@
 // (src/api/routes/ott-fast.ts) would send for the same request. Kept in step with the stores on
 // every change, so the engine never answers what the app would not.
 
-import type { LiveDelivery } from '../native/live-http.ts';
+import type { LiveDelivery, LivePublishing } from '../native/live-http.ts';
 import { ServiceKey, type Services } from '../util/services.ts';
 import { ottCachePolicy } from './cache-policy.ts';
 import { TYPE_M3U8, TYPE_TS, wholeHead } from './http.ts';
@@ -36,7 +36,7 @@ export class LivePublisher {
   private closed = false;
 
   constructor(
-    private readonly delivery: LiveDelivery,
+    private readonly delivery: LivePublishing,
     private readonly name: string,
     private readonly svc: StreamOttService,
     private readonly services: Services,

@@ -543,6 +543,7 @@ Napi::Value LiveHttp::Stats(const Napi::CallbackInfo& info) {
   n("handedBack", handedBack_.load());
   n("closedIdle", closedIdle_.load());
   n("bytes", bytes_.load());
+  n("cut", cut_.load());
   size_t entries;
   {
     std::lock_guard<std::mutex> lk(table_->mu);
@@ -793,6 +794,7 @@ bool LiveHttp::Write(LiveConn& c) {
       if (!dead) w = sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     if (dead) {
+      cut_++;
       Drop(c);
       return false;
     }

@@ -208,6 +208,8 @@ class LiveHttp : public Napi::ObjectWrap<LiveHttp> {
 
   std::atomic<uint64_t> adopted_{0}, served_{0}, handedBack_{0}, bytes_{0}, closedIdle_{0},
       connections_{0};
+  /** Responses cut because the environment that published their body exited. */
+  std::atomic<uint64_t> cut_{0};
 };
 
 /** A worker environment's handle on an engine made in another environment (by share id):

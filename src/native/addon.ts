@@ -230,6 +230,8 @@ export interface RawLiveHttpStats {
   handedBack: number;
   closedIdle: number;
   bytes: number;
+  /** Responses cut because the worker thread that published their body exited. */
+  cut: number;
   entries: number;
 }
 

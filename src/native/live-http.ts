@@ -220,6 +220,7 @@ export class LiveDelivery implements LivePublishing {
         handedBack: 0,
         closedIdle: 0,
         bytes: 0,
+        cut: 0,
         entries: 0,
       };
     return this.native.stats();

@@ -232,6 +232,7 @@ t.test('a worker terminated mid-response: the response is cut, its keys are gone
       got.subarray(bodyAt).every((b) => b === 0x47),
       'only the body’s bytes went out',
     );
+    t.equal(s.delivery.stats().cut, round, 'cut by the engine: the body’s thread was gone');
     t.equal(s.delivery.stats().entries, 0, 'the worker’s keys left the table');
     t.equal((await s.get('/w/big.ts', true)).status, 404, 'the app answers its keys');
     t.equal((await s.get('/w/small.ts', true)).status, 404);

@@ -165,6 +165,7 @@ export class StreamWorkers implements StreamPlacement {
   private watch: NodeJS.Timeout;
   private lastCache = '';
   private lastStorages = '';
+  private lastCluster = '';
 
   constructor(private readonly o: StreamWorkersOptions) {
     this.log = o.log.child({ part: 'stream-workers' });
@@ -210,8 +211,10 @@ export class StreamWorkers implements StreamPlacement {
       .reduce((a, b) => (b.streams.size < a.streams.size ? b : a));
     const proxy = new RemoteStream(res, w, host);
     w.streams.set(res.key, proxy);
-    // Its storage may have come up this moment: the recorder must find it at its start.
+    // Its storage (or the cluster identity) may have come up this moment: the stream must
+    // find them at its start.
     this.sendStorages(w);
+    this.sendCluster(w);
     try {
       await w.request({ t: 'create', res });
     } catch (err) {
@@ -407,6 +410,18 @@ export class StreamWorkers implements StreamPlacement {
     }));
   }
 
+  /** Tell every worker of a change of the cluster identity (and `w` in any case). */
+  private sendCluster(only?: StreamWorker): void {
+    const c = this.o.services.get(CLUSTER_SERVICE);
+    const cluster = c ? { domain: c.domain, nodeName: c.nodeName } : undefined;
+    const key = JSON.stringify(cluster ?? null);
+    const m = { t: 'cluster' as const, ...(cluster ? { cluster } : {}) };
+    if (only) only.send(m);
+    if (key === this.lastCluster) return;
+    this.lastCluster = key;
+    for (const x of this.list) if (x !== only) x.send(m);
+  }
+
   /** Tell every worker of a change of the storages (and `w` in any case). */
   sendStorages(only?: StreamWorker): void {
     const list = this.storageViews();
@@ -445,6 +460,7 @@ export class StreamWorkers implements StreamPlacement {
 
   private follow(): void {
     this.sendStorages();
+    this.sendCluster();
     const cache = ottCachePolicy(this.o.services).segmentMaxAge;
     const key = String(cache);
     if (key !== this.lastCache) {

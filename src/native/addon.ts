@@ -236,14 +236,7 @@ export interface RawLiveHttpStats {
 }
 
 export interface NativeLiveHttp {
-  publish(
-    key: string,
-    head: Buffer,
-    body: Buffer,
-    releaseId: number,
-    fromZeroHead?: Buffer,
-    forPassHolders?: boolean,
-  ): void;
+  publish: NativeLivePublisher['publish'];
   unpublish(key: string): boolean;
   adopt(fd: number, server: number): boolean;
   closeServer(server: number): void;

@@ -981,16 +981,16 @@ LivePublisher::~LivePublisher() {
   tsfn_.Release();
 }
 
-std::vector<uint64_t> LivePublisher::Shut() {
-  if (shut_) return {};
+void LivePublisher::Shut() {
+  if (shut_) return;
   shut_ = true;
   if (hooked_) {
     napi_remove_env_cleanup_hook(env_, &LivePublisher::AtExit, this);
     hooked_ = false;
   }
   sink_->Kill();  // waits out a send of one of our bodies in progress; none starts after
+  sink_->Close();  // every body may go now: no release notices (the env may be exiting)
   table_->RemoveOf(sink_.get());
-  return sink_->Close();
 }
 
 void LivePublisher::CallJs(Napi::Env env, Napi::Function fn, LiveSink* sink, void*) {
@@ -1030,14 +1030,14 @@ Napi::Value LivePublisher::Unpublish(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, true);
 }  // `old` lets go after the lock
 
-// close(): removes this publisher's entries and cuts responses still sending its bodies; returns
-// the release ids still waiting (every body it published may be let go of now).
+// close(): removes this publisher's entries and cuts responses still sending its bodies; every
+// body it published may be let go of when it returns.
 Napi::Value LivePublisher::Close(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (shut_) return Napi::Array::New(env, 0);
-  Napi::Array r = IdArray(env, Shut());
-  tsfn_.Release();
-  return r;
+  if (!shut_) {
+    Shut();
+    tsfn_.Release();
+  }
+  return info.Env().Undefined();
 }
 
 }  // namespace sluice

@@ -229,8 +229,8 @@ class LivePublisher : public Napi::ObjectWrap<LivePublisher> {
   Napi::Value Publish(const Napi::CallbackInfo& info);
   Napi::Value Unpublish(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
-  /** Removes this env's entries and silences its channel; returns the ids still waiting. */
-  std::vector<uint64_t> Shut();
+  /** Cuts responses sending this env's bodies, silences its channel, removes its entries. */
+  void Shut();
 
   std::shared_ptr<LiveTable> table_;
   std::shared_ptr<LiveSink> sink_;

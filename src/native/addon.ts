@@ -266,8 +266,8 @@ export interface NativeLivePublisher {
     forPassHolders?: boolean,
   ): void;
   unpublish(key: string): boolean;
-  /** Unpublishes its keys, cuts responses sending its bodies; returns release ids still due. */
-  close(): number[];
+  /** Unpublishes its keys, cuts responses sending its bodies: all of them may go on return. */
+  close(): void;
 }
 
 /** `handbacks`: fd, server pairs; `releases`: ids of published bodies native no longer uses. */

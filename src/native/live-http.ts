@@ -323,7 +323,7 @@ export class AttachedLiveDelivery implements LivePublishing {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const id of this.native.close()) this.held.release(id);
+    this.native.close();
     this.held.releaseAll();
   }
 }

@@ -15,6 +15,9 @@ import type { SegmentStore } from './store.ts';
 
 /** The process's live engine in `host.services` (absent: nothing is published). */
 export const LIVE_DELIVERY_SERVICE = new ServiceKey<LiveDelivery>('live-delivery');
+/** In a stream worker: its handle on the main thread's engine (LiveDelivery.attach), which
+ *  streams publish into instead. */
+export const LIVE_PUBLISHING_SERVICE = new ServiceKey<LivePublishing>('live-publishing');
 
 /** The characters of a stream name the fast paths take as it is (no percent-decoding needed);
  *  other names stay with the app. Shared with src/api/routes/ott-fast.ts. */

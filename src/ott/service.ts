@@ -20,7 +20,7 @@ import {
   TYPE_VTT,
   waitFor,
 } from './http.ts';
-import { LIVE_DELIVERY_SERVICE, LivePublisher } from './live-publish.ts';
+import { LIVE_DELIVERY_SERVICE, LIVE_PUBLISHING_SERVICE, LivePublisher } from './live-publish.ts';
 import { lastPosition } from './llhls.ts';
 import { readSettings } from './options.ts';
 import { type CmafRendition, Packager } from './packager.ts';
@@ -87,7 +87,8 @@ export class StreamOttService implements OttService {
     this.packager = new Packager(readSettings(o.spec), o.clock);
     this.unsubscribe = o.bus.subscribe(this.packager);
     this.unregister = o.services ? ottRegistry(o.services).register(o.name, this) : () => {};
-    const delivery = o.services?.get(LIVE_DELIVERY_SERVICE);
+    const delivery =
+      o.services?.get(LIVE_PUBLISHING_SERVICE) ?? o.services?.get(LIVE_DELIVERY_SERVICE);
     if (delivery && o.services) this.live = new LivePublisher(delivery, o.name, this, o.services);
   }
 

@@ -14,6 +14,7 @@ import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
 import { viewerQuery } from '../ott/access.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
+import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttRouter } from '../ott/router.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
@@ -176,8 +177,10 @@ export class StreamWorkers implements StreamPlacement {
 
   initFor(index: number): WorkerInit {
     const cluster = this.o.services.get(CLUSTER_SERVICE);
+    const live = this.o.services.get(LIVE_DELIVERY_SERVICE);
     return {
       index,
+      ...(live ? { liveShareId: live.shareId } : {}),
       dataDir: this.o.dataDir,
       logLevel: this.o.logLevel,
       segmentMaxAge: ottCachePolicy(this.o.services).segmentMaxAge,

@@ -23,6 +23,8 @@ export interface WorkerInit {
   /** The OTT cache policy's segment max-age (http-server `segment-cache-max-age`). */
   segmentMaxAge: number;
   cluster?: { domain: string; nodeName: string };
+  /** The main thread's native live engine (LiveDelivery.shareId): streams publish into it. */
+  liveShareId?: number;
 }
 
 /** A driver error as it crosses: message, retryable, code (src/reconciler/driver.ts). */

@@ -13,9 +13,11 @@ import type { StreamBus } from '../engine/bus.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
 import { createLogger } from '../log.ts';
+import { LiveDelivery } from '../native/live-http.ts';
 import { nameThisThread } from '../native/thread.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from '../ott/index.ts';
+import { LIVE_PUBLISHING_SERVICE } from '../ott/live-publish.ts';
 import { OTT_ROUTER_SERVICE, OttRouter } from '../ott/router.ts';
 import type { SegmentStore } from '../ott/store.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
@@ -75,6 +77,16 @@ const storages = new StorageLinks(post);
 services.set(ARCHIVE_LINK_SERVICE, storages.get);
 ottCachePolicy(services).setSegmentMaxAge(init.segmentMaxAge);
 if (init.cluster) services.set(CLUSTER_SERVICE, init.cluster);
+// Live HLS-TS is published into the main thread's native engine, which answers it with no
+// JavaScript on any thread (docs/ott.md, "Native live delivery").
+if (init.liveShareId) {
+  services.set(
+    LIVE_PUBLISHING_SERVICE,
+    LiveDelivery.attach(init.liveShareId, {
+      onError: (err) => log.warn({ err, part: 'live-delivery' }, 'native live delivery'),
+    }),
+  );
+}
 // EIT sections of streams with epg-export go to the main thread's importer.
 services.set(EIT_SINK_SERVICE, {
   section(source, data) {

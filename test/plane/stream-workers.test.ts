@@ -4,12 +4,15 @@
 // a PATCH reaches the worker, and a stream a worker cannot run yet (read by another stream)
 // stays on the main thread and says why.
 import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import t from 'tap';
-import { ffprobeJson } from '../helpers/ott.ts';
+import { deliveryStatus, ffprobeJson } from '../helpers/ott.ts';
 import { startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const START_TIMEOUT_MS = 40_000;
+const run = promisify(execFile);
 
 const testStream = (id: number, name: string, extra: Record<string, unknown> = {}) => ({
   id,
@@ -177,3 +180,39 @@ t.test(
     t.equal((await body.arrayBuffer()).byteLength % 188, 0, 'whole TS packets');
   },
 );
+
+t.test('a worker stream’s live HLS-TS is answered by the native engine', async (t) => {
+  const srv = await startServer(t, {
+    config: { server: { 'stream-workers': 1 }, stream: [testStream(4, 'nat')] },
+  });
+  const playlist = await waitFor(
+    'three live segments',
+    async () => {
+      const r = await fetch(`${srv.url}/nat/index.m3u8`);
+      const text = r.ok ? await r.text() : '';
+      return (text.match(/#EXTINF/g)?.length ?? 0) >= 3 ? text : undefined;
+    },
+    START_TIMEOUT_MS,
+  );
+  const seg = /^(seg-[^\s]+\.ts)$/m.exec(playlist)?.[1];
+  const served = async () => (await deliveryStatus(srv.url))?.served ?? -1;
+  const before = await served();
+  t.ok(((await deliveryStatus(srv.url))?.entries ?? 0) > 0, 'the worker published into the engine');
+  // Fresh connections (curl, one each): the listener hands each to the engine.
+  for (let i = 0; i < 3; i++) {
+    const { stdout } = await run('curl', [
+      '-sS',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code} %{size_download}',
+      `${srv.url}/nat/${seg}`,
+    ]);
+    const [code, size] = stdout.split(' ').map(Number);
+    t.equal(code, 200);
+    t.equal((size ?? 1) % 188, 0, 'whole TS packets');
+  }
+  const after = await served();
+  t.ok(before >= 0, `the engine's count is in /data/status (${before})`);
+  t.ok(after >= before + 3, `the native engine answered them (${before} → ${after})`);
+});

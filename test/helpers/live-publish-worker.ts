@@ -15,7 +15,8 @@ export type ToPublishWorker =
       text?: string;
       passes?: boolean;
     }
-  | { op: 'unpublish'; key: string };
+  | { op: 'unpublish'; key: string }
+  | { op: 'close'; key: '' };
 export type FromPublishWorker =
   | { ev: 'done'; op: string; key: string; result?: boolean }
   | { ev: 'released'; tag: string; threadId: number };
@@ -25,6 +26,11 @@ const live = LiveDelivery.attach((workerData as { shareId: number }).shareId);
 const send = (m: FromPublishWorker) => port.postMessage(m);
 
 port.on('message', (m: ToPublishWorker) => {
+  if (m.op === 'close') {
+    live.close();
+    send({ ev: 'done', op: m.op, key: '' });
+    return;
+  }
   if (m.op === 'unpublish') {
     send({ ev: 'done', op: m.op, key: m.key, result: live.unpublish(m.key) });
     return;

@@ -182,6 +182,13 @@ t.test('a worker publishes; the main thread’s listener answers natively', asyn
   await w.releasedTag('playlist');
   t.equal((await s.get('/w/index.m3u8', true)).status, 404, 'unpublished: the app answers');
   t.same(s.seen, ['GET /w/seg-2.ts', 'GET /w/index.m3u8'], 'the app saw only those two');
+
+  // close(): the worker's keys leave the table and every body it still held is released there.
+  await w.ask({ op: 'close', key: '' });
+  t.equal(s.delivery.stats().entries, 0);
+  t.same((await w.releasedTag('seg v2')).threadId, w.worker.threadId);
+  await w.releasedTag('seg2');
+  t.equal((await s.get('/w/seg-1.ts', true)).status, 404, 'closed: the app answers');
 });
 
 t.test('a worker terminated mid-response: the response is cut, its keys are gone', async (t) => {

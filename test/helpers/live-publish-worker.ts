@@ -18,7 +18,7 @@ export type ToPublishWorker =
   | { op: 'unpublish'; key: string }
   | { op: 'close'; key: '' };
 export type FromPublishWorker =
-  | { ev: 'done'; op: string; key: string; result?: boolean }
+  | { ev: 'done'; op: string; key: string; result?: boolean; error?: string }
   | { ev: 'released'; tag: string; threadId: number };
 
 const port = parentPort!;
@@ -40,6 +40,10 @@ port.on('message', (m: ToPublishWorker) => {
     `HTTP/1.1 200 OK\r\nContent-Type: ${m.type}\r\nContent-Length: ${body.length}\r\n`,
   );
   const release = () => send({ ev: 'released', tag: m.tag, threadId });
-  live.publish(m.key, head, body, release, undefined, m.passes ?? false);
-  send({ ev: 'done', op: m.op, key: m.key });
+  try {
+    live.publish(m.key, head, body, release, undefined, m.passes ?? false);
+    send({ ev: 'done', op: m.op, key: m.key });
+  } catch (e) {
+    send({ ev: 'done', op: m.op, key: m.key, error: (e as Error).message });
+  }
 });

@@ -245,3 +245,21 @@ t.test('a worker terminated mid-response: the response is cut, its keys are gone
     t.equal((await s.get('/w/small.ts', true)).status, 404);
   }
 });
+
+t.test('the main thread closes the engine while a worker holds a handle', async (t) => {
+  const s = await setup(t);
+  const w = s.worker();
+  await w.ask({ op: 'publish', key: '/w/a.ts', tag: 'a', type: 'video/mp2t', size: 1000, fill: 1 });
+  t.equal((await s.get('/w/a.ts')).status, 200);
+  s.delivery.close();
+  t.equal((await w.releasedTag('a')).threadId, w.worker.threadId, 'its body released there');
+  const again = await w.ask({
+    op: 'publish',
+    key: '/w/b.ts',
+    tag: 'b',
+    type: 'video/mp2t',
+    size: 10,
+  });
+  t.match(again, { error: /live engine was closed/ }, 'a later publish says the engine is closed');
+  t.equal(w.released.length, 1, 'no release for the refused body');
+});

@@ -129,6 +129,9 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   get order(): number {
     return this.spec.order;
   }
+  get httpTrace(): boolean {
+    return this.spec['ott-http-trace'] === true;
+  }
   get inMosaic(): boolean {
     return this.spec['enable-mosaic'];
   }

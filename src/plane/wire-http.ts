@@ -157,7 +157,9 @@ export function wireExchange(
           typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream',
         );
       }
-      res.setHeader('Content-Length', body === undefined ? 0 : Buffer.byteLength(body));
+      // As Fastify does: a length the handler set stays (a HEAD answers the GET's length).
+      if (res.getHeader('content-length') === undefined)
+        res.setHeader('Content-Length', body === undefined ? 0 : Buffer.byteLength(body));
       res.end(w.method === 'HEAD' ? undefined : body);
       return reply;
     },

@@ -2,6 +2,7 @@
 // adaptive group that registered `name` in the OttRouter answers; anything else is a 404.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VIEWER_GATE_SERVICE } from '../../billing/gate.ts';
+import { streamRegistry } from '../../drivers/stream/registry.ts';
 import { ERRORS } from '../../errors.ts';
 import { setViewerQuery } from '../../ott/access.ts';
 import { answerOtherMethod, delivers, OTT_ROUTE_METHODS } from '../../ott/methods.ts';
@@ -72,6 +73,7 @@ function traceRequest(
 export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ottRouter, services } = opts.ctx;
   const streams = ottRegistry(services);
+  const running = streamRegistry(services);
   const quiet = app.log.level === PLAYBACK_QUIET_LEVEL;
   app.route<{ Params: { name: string; '*': string } }>({
     // HEAD goes to the stream's handler like GET, which gives it the real Content-Length
@@ -99,7 +101,9 @@ export async function ottRoutes(app: FastifyInstance, opts: { ctx: AppContext })
       const name = req.params.name;
       const handler = ottRouter.lookup(name);
       if (!handler) return sendError(reply, ERRORS.NOT_FOUND.status, `No stream ${name}`);
-      if (streams.find(name)?.spec['ott-http-trace'] === true)
+      // A stream in a stream worker has no packager here: its record says (drivers/stream).
+      const svc = streams.find(name);
+      if (svc ? svc.spec['ott-http-trace'] === true : running.find(name)?.httpTrace === true)
         traceRequest(app.log, name, req, reply);
       // Only GET and HEAD reach a handler, which may send media; OPTIONS (a browser player's
       // CORS preflight) is answered by the rule itself, with no verdict and no media.

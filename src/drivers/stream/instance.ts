@@ -131,6 +131,9 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
     return this.spec.order;
   }
   /** In the mosaic (`enable-mosaic`, read at each refresh). */
+  get httpTrace(): boolean {
+    return this.spec['ott-http-trace'] === true;
+  }
   get inMosaic(): boolean {
     return this.spec['enable-mosaic'];
   }

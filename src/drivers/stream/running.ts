@@ -20,6 +20,8 @@ export interface RunningStream {
   readonly order: number;
   /** In the mosaic (`enable-mosaic`). */
   readonly inMosaic: boolean;
+  /** `ott-http-trace`: a log line per playback request. */
+  readonly httpTrace: boolean;
   /** The engine runs (not paused, not stopped). */
   readonly running: boolean;
   /** How many inputs the stream's record lists. */

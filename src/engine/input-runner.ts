@@ -83,6 +83,8 @@ export class InputRunner {
    *  was already open to be probed gives it a whole `stream-timeout` from then to prove itself. */
   activeSince = -1;
   private error = '';
+  /** What open() threw, its errno `code` kept (opened()). */
+  private openError: Error | null = null;
   private samples: ErrorSample[] = [];
   private lastSample = -1;
   private lastStats: TsStats | null = null;
@@ -133,6 +135,7 @@ export class InputRunner {
     this.openedAt = this.o.clock.monotonic();
     this.samples = [];
     this.error = '';
+    this.openError = null;
     try {
       this.transport = factory(this.cfg, {
         log: this.o.log.child({ input: this.index, type: this.type }),
@@ -151,12 +154,21 @@ export class InputRunner {
       });
       this.transport.start();
     } catch (err) {
+      this.openError = err as Error;
       this.error = (err as Error).message;
       this.o.log.error({ input: this.index, err: this.error }, 'input failed to open');
       const t = this.transport;
       this.transport = null;
       void t?.close();
     }
+  }
+
+  /** Settles once the open transport receives where its record says (InputTransport.opened);
+   *  rejects with what kept it from opening. */
+  async opened(): Promise<void> {
+    if (this.openError) throw this.openError;
+    if (!this.transport) throw new Error(this.error || 'the input is not open');
+    await this.transport.opened?.();
   }
 
   async close(): Promise<void> {

@@ -44,6 +44,11 @@ export interface InputContext {
 
 export interface InputTransport {
   start(): void;
+  /** Settles once the transport receives where its record says: resolves when bound (an input
+   *  that dials resolves at once), rejects with the bind error (its errno `code` kept). An input
+   *  restart that moves a listener waits for it before closing the old one. Absent: start()
+   *  already bound, or threw. */
+  opened?(): Promise<void>;
   /** Stop and release every socket, file, FIFO, timer and child. Idempotent. */
   close(): Promise<void>;
   /** Transport-level health (connected, restarts, granted buffer, RTP gaps …). */

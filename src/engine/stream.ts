@@ -30,6 +30,7 @@ import {
   NOT_SUPPORTED_YET,
   type TransportMetrics,
 } from './input.ts';
+import { moveInput, sameEndpoint } from './input-move.ts';
 import { InputRunner } from './input-runner.ts';
 import { BitrateMeter, SWITCH_LOG_SIZE, type SwitchEntry } from './meter.ts';
 import type { OutputFactory, StreamOutput } from './output.ts';
@@ -254,7 +255,9 @@ export class StreamEngine {
       smooth: () => this.hub.smooth(),
       onDiscontinuity: (r, reason) => {
         // Spliced like a switch to the same input: the output stays continuous.
-        if (r.index === this.active) this.pendingSplice = `input ${r.index}: ${reason}`;
+        if (r.index === this.active && this.runners[r.index] === r) {
+          this.pendingSplice = `input ${r.index}: ${reason}`;
+        }
       },
     });
   }
@@ -306,13 +309,34 @@ export class StreamEngine {
     return this.autoRate;
   }
 
-  /** Restart input `i` alone (its record changed, was added or removed). */
+  /** Restart input `i` alone (its record changed, was added or removed). An input that moves
+   *  to another port or address binds there before the old one closes (./input-move.ts):
+   *  when it cannot, the old one keeps receiving and this throws why. */
   async restartInput(i: number): Promise<void> {
     const specs = this.settings.inputs;
     const old = this.runners[i];
     const mode = old?.mode ?? 'off';
+    const cfg = specs[i];
+    if (old && cfg && mode !== 'off' && old.isOpen && !sameEndpoint(old.cfg, cfg)) {
+      await moveInput(
+        {
+          index: i,
+          old,
+          mode,
+          clock: this.clock,
+          make: (c) => this.makeRunner(i, c),
+          install: (r) => {
+            this.runners[i] = r;
+          },
+        },
+        cfg,
+      );
+      if (i === this.active) this.pendingSplice = `input ${i} moved (config change)`;
+      this.log.info({ input: i }, 'input moved for a config change');
+      return;
+    }
     await old?.close();
-    if (i >= specs.length) {
+    if (!cfg) {
       this.runners.length = Math.min(this.runners.length, specs.length);
       if (this.active >= specs.length) {
         this.active = -1;
@@ -321,7 +345,7 @@ export class StreamEngine {
       }
       return;
     }
-    const r = this.makeRunner(i, specs[i]!);
+    const r = this.makeRunner(i, cfg);
     this.runners[i] = r;
     if (mode !== 'off') r.open(mode);
     if (i === this.active) this.pendingSplice = `input ${i} restarted (config change)`;
@@ -347,6 +371,8 @@ export class StreamEngine {
   // ---- data path --------------------------------------------------------------------------
 
   private onPackets(r: InputRunner, packets: Buffer, owned: boolean): void {
+    // A runner opened beside the input's own while it moves is heard only once installed.
+    if (this.runners[r.index] !== r) return;
     this.bytesIn += packets.length;
     if (r.index !== this.active) return;
     if (this.pendingSplice !== null) {
@@ -370,7 +396,7 @@ export class StreamEngine {
 
   private onSections(r: InputRunner, sections: Section[]): void {
     const sink = this.deps.eitSink();
-    if (!sink || r.index !== this.active) return;
+    if (!sink || r.index !== this.active || this.runners[r.index] !== r) return;
     for (const s of sections) {
       if (EIT_TABLES(s.tableId)) sink.section({ stream: this.settings.name, pid: s.pid }, s.data);
     }

@@ -13,6 +13,7 @@ import { FEC_PAYLOAD_TYPE, parseFec } from '../../protocols/fec/header.ts';
 import { parseRtp, type RtpPacket, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
 import { isMulticast, resolveInterface } from '../../util/net.ts';
+import { socketBound } from '../udp/bound.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 
 /** Larger datagrams are not RTP-carried TS from a sane sender (Ethernet MTU): dropped, counted. */
@@ -68,6 +69,13 @@ export class PrompegInput implements InputTransport {
     this.decoder = new FecDecoder((d) => this.onRecovered(d));
   }
 
+  /** Every socket's bind (media and FEC ports). */
+  private bound: Promise<void>[] = [];
+
+  async opened(): Promise<void> {
+    await Promise.all(this.bound);
+  }
+
   start(): void {
     const port = num(this.cfg, 'port', 0);
     if (port < 1) throw new Error('prompeg input: port is not set');
@@ -97,6 +105,7 @@ export class PrompegInput implements InputTransport {
       this.ctx.log.warn({ err, port }, 'prompeg input socket error');
     });
     sock.on('message', (d) => (flow === 'media' ? this.onMedia(d) : this.onFec(d, flow)));
+    this.bound.push(socketBound(sock));
     sock.bind({ port, address: multicast ? group : group || local || undefined }, () => {
       try {
         const want = num(this.cfg, 'socket-buffer-size', 0) || DEFAULT_UDP_BUFFER;

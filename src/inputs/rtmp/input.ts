@@ -50,6 +50,8 @@ export class RtmpInput implements InputTransport, PublishTarget {
   private lastRefused = '';
   private listenError = '';
   private unlisten: (() => void) | null = null;
+  /** Settles at the listening socket's first word on its state (opened()). */
+  private listened: { p: Promise<void>; settle(error: string): void } | null = null;
   /** The most the input has held of what the origin sent (messages begun, frames held). */
   private heldPeak = 0;
   private readonly c: Counters = {
@@ -97,10 +99,12 @@ export class RtmpInput implements InputTransport, PublishTarget {
     if (this.url.listen) {
       this.state = 'waiting';
       this.faultText = `waiting for a publisher on rtmp://${this.url.host}:${this.url.port}/${this.url.app}`;
+      this.listened = settleOnce();
       try {
         this.unlisten = listenFor(this.url.host, this.url.port, this, this.ctx.clock);
       } catch (err) {
         this.faultText = (err as Error).message;
+        this.listened.settle(this.faultText);
       }
       return;
     }
@@ -207,7 +211,13 @@ export class RtmpInput implements InputTransport, PublishTarget {
     this.ctx.log.warn({ peer, reason, app: this.app }, 'rtmp publish refused');
   }
 
+  /** Publish: resolves once the port listens, rejects with why it cannot. Pull: at once. */
+  opened(): Promise<void> {
+    return this.listened?.p ?? Promise.resolve();
+  }
+
   listenState(error: string): void {
+    this.listened?.settle(error);
     this.listenError = error;
     if (error) this.faultText = error;
     else if (!this.publisher && this.url) {
@@ -334,4 +344,14 @@ export class RtmpInput implements InputTransport, PublishTarget {
       },
     };
   }
+}
+
+/** A promise settled by the first settle(): '' resolves, a message rejects. */
+function settleOnce(): { p: Promise<void>; settle(error: string): void } {
+  let settle: (error: string) => void = () => {};
+  const p = new Promise<void>((resolve, reject) => {
+    settle = (error) => (error ? reject(new Error(error)) : resolve());
+  });
+  p.catch(() => {}); // nobody need await it
+  return { p, settle: (error) => settle(error) };
 }

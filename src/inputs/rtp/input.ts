@@ -7,6 +7,7 @@ import type { InputContext, InputTransport } from '../../engine/input.ts';
 import { parseRtp, RtpSequencer } from '../../protocols/rtp/packet.ts';
 import type { Timer } from '../../util/clock.ts';
 import { isMulticast, resolveInterface } from '../../util/net.ts';
+import { socketBound } from '../udp/bound.ts';
 import { DEFAULT_UDP_BUFFER } from '../udp/input.ts';
 
 /** A packet missing from the jitter buffer longer than this is given up on. */
@@ -31,6 +32,12 @@ export class RtpInput implements InputTransport {
     this.seq = new RtpSequencer(bool(cfg, 'rtp-reorder', false), (p) => ctx.onData(p.payload));
   }
 
+  private bound: Promise<void> = Promise.resolve();
+
+  opened(): Promise<void> {
+    return this.bound;
+  }
+
   start(): void {
     const port = num(this.cfg, 'port', 0);
     if (port < 1) throw new Error('rtp input: port is not set');
@@ -47,6 +54,7 @@ export class RtpInput implements InputTransport {
       this.ctx.log.warn({ err }, 'rtp input socket error');
     });
     sock.on('message', (d) => this.onDatagram(d));
+    this.bound = socketBound(sock);
     sock.bind({ port, address: multicast ? group : group || local || undefined }, () => {
       try {
         const want = num(this.cfg, 'socket-buffer-size', 0) || DEFAULT_UDP_BUFFER;

@@ -374,8 +374,8 @@ export interface NativeAddon {
     readonly batchSize: number;
   };
   bissScramble(packets: Buffer, cw: Buffer, pids: number[], tsc: number): number;
-  writeDurable(path: string, data: Buffer): Promise<void>;
-  writeDurableStats(): { copiesMostAtOnce: number };
+  writeDurable(path: string, data: Buffer, direct?: boolean): Promise<void>;
+  writeDurableStats(): import('./fs.ts').WriteDurableStats;
   /** flock(2) on a file: its locked descriptor, or -1 when held elsewhere (src/native/file-lock.ts). */
   lockFile(path: string): number;
   /** Segment blocks as mappings of their own (src/native/pages.ts). */

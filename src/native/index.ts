@@ -3,6 +3,7 @@
 export * from './biss.ts';
 export { codecOf, type StreamKind } from './codecs.ts';
 export { NativeError, type NativeErrorCode } from './errors.ts';
+export type { WriteDurableOptions, WriteDurableStats } from './fs.ts';
 export { writeDurable, writeDurableStats } from './fs.ts';
 export * from './rist.ts';
 export * from './srt.ts';

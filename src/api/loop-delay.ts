@@ -1,100 +1,149 @@
-// The event loops' delay as a Prometheus histogram that only grows: a timer on each loop, its
-// lateness observed once per run, so a stall of 2 s is one observation of 2 s (docs/api.md).
-import { Gauge, Histogram, type Registry } from 'prom-client';
+// The event loops' delay on /metrics: a histogram per loop that only grows for the process's
+// life, fed by loop-delay samplers (src/util/loop-delay-sampler.ts) of any thread (docs/api.md).
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValueWithName,
+  type Registry,
+} from 'prom-client';
+import {
+  LOOP_DELAY_BUCKETS,
+  type LoopDelayCounts,
+  loopDelaySampler,
+} from '../util/loop-delay-sampler.ts';
 
 export const LOOP_DELAY = 'sluice_eventloop_delay_seconds';
 export const LOOP_DELAY_MAX = 'sluice_eventloop_delay_max_seconds';
-/** How often the sampling timer is due (ms): finer costs wake-ups, coarser misses short stalls. */
-export const LOOP_SAMPLE_MS = 10;
-/** From well under the 10 ms goal to stalls of seconds. */
-export const LOOP_DELAY_BUCKETS = [
-  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-];
+export const LOOP_STALLED = 'sluice_eventloop_stalled_seconds_total';
 
-/** Records one lateness (seconds) of the loop it was made for. */
-export type LoopObserver = (seconds: number) => void;
+/** Where a loop's counts come from: what the main loop's exporter itself takes at a scrape. */
+export type LoopDelaySource = () => LoopDelayCounts;
 
-/** The loop-delay histogram and max gauge of `registry`, made on first use. */
-function loopMetrics(registry: Registry): { h: Histogram<'loop'>; max: Gauge<'loop'> } {
-  const h =
-    (registry.getSingleMetric(LOOP_DELAY) as Histogram<'loop'> | undefined) ??
-    new Histogram({
+export interface LoopDelayExporter {
+  /** Add counts taken since the previous ones of the same loop (a worker posts them). */
+  add(counts: LoopDelayCounts): void;
+  /** Take from `source` before each scrape. */
+  pull(source: LoopDelaySource): void;
+}
+
+const HELP =
+  'How late the native timer due every 10 ms ran, by event loop (a stall is one sample of its length)';
+
+interface Totals {
+  buckets: number[];
+  count: number;
+  sum: number;
+  max: number;
+}
+
+/** The histogram of accumulated counts: its series are whatever `totals` holds at a scrape. */
+class LoopDelayHistogram extends Histogram<'loop'> {
+  constructor(
+    registry: Registry,
+    private readonly totals: Map<string, Totals>,
+    private readonly beforeScrape: () => void,
+  ) {
+    super({
       name: LOOP_DELAY,
-      help: 'How late each run of a loop timer due every 10 ms came, by event loop (a stall is one observation of its length)',
+      help: HELP,
       labelNames: ['loop'],
-      buckets: LOOP_DELAY_BUCKETS,
+      buckets: [...LOOP_DELAY_BUCKETS],
       registers: [registry],
     });
-  const max =
-    (registry.getSingleMetric(LOOP_DELAY_MAX) as Gauge<'loop'> | undefined) ??
-    new Gauge({
-      name: LOOP_DELAY_MAX,
-      help: 'Longest loop delay seen since the server started, by event loop',
-      labelNames: ['loop'],
-      registers: [registry],
-    });
-  return { h, max };
-}
-
-/** The observer of loop `loop` in `registry`: each call is one sample of its lateness. A new
- *  loop (a worker's) is this one call; its samples may come from wherever it runs. */
-export function loopDelayObserver(registry: Registry, loop: string): LoopObserver {
-  const { h, max } = loopMetrics(registry);
-  const labels = { loop };
-  h.zero(labels);
-  max.set(labels, 0);
-  let worst = 0;
-  return (seconds) => {
-    h.observe(labels, seconds);
-    if (seconds > worst) {
-      worst = seconds;
-      max.set(labels, seconds);
-    }
-  };
-}
-
-/** What the sampler needs of time: a monotonic reading (ms) and a one-shot timer. */
-export interface LoopTimer {
-  monotonic(): number;
-  setTimeout(fn: () => void, ms: number): { cancel(): void };
-}
-
-/** Real time; the timer does not keep the process alive. */
-const realTimer: LoopTimer = {
-  monotonic: () => performance.now(),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
-
-/**
- * Sample the loop this runs on: a timer due every `everyMs`, each run observing how late it
- * came. The next one is due `everyMs` after this run (not after the missed due time), so a
- * stall is one late run, never a burst of catch-up runs. Returns the stop function.
- */
-export function sampleLoop(
-  observe: LoopObserver,
-  timer: LoopTimer = realTimer,
-  everyMs = LOOP_SAMPLE_MS,
-): () => void {
-  let due = timer.monotonic() + everyMs;
-  let current = timer.setTimeout(run, everyMs);
-  function run(): void {
-    const now = timer.monotonic();
-    observe(Math.max(0, now - due) / 1000);
-    due = now + everyMs;
-    current = timer.setTimeout(run, everyMs);
   }
-  return () => current.cancel();
+
+  override async get() {
+    this.beforeScrape();
+    const values = [];
+    for (const [loop, t] of this.totals) {
+      let acc = 0;
+      for (const [i, bound] of [...LOOP_DELAY_BUCKETS, '+Inf' as const].entries()) {
+        acc += t.buckets[i]!;
+        values.push({
+          labels: { le: bound, loop },
+          value: acc,
+          metricName: `${LOOP_DELAY}_bucket`,
+        });
+      }
+      values.push({ labels: { loop }, value: t.sum, metricName: `${LOOP_DELAY}_sum` });
+      values.push({ labels: { loop }, value: t.count, metricName: `${LOOP_DELAY}_count` });
+    }
+    // The shape prom-client's own histogram answers (its types leave out the `le` label).
+    const metric = { name: LOOP_DELAY, help: HELP, type: 'histogram', aggregator: 'sum', values };
+    return metric as unknown as MetricObjectWithValues<MetricValueWithName<'loop'>>;
+  }
+
+  /** What prom-client's registry asks a histogram for when it writes the text format. */
+  getForPromString() {
+    return this.get();
+  }
 }
 
-const sampled = new WeakSet<Registry>();
+const exporters = new WeakMap<Registry, LoopDelayExporter>();
 
-/** The main thread's loop (`loop="main"`), sampled once per registry for the process's life. */
-export function installMainLoopDelay(registry: Registry): void {
-  if (sampled.has(registry)) return;
-  sampled.add(registry);
-  sampleLoop(loopDelayObserver(registry, 'main'));
+/** The loop-delay exporter of `registry`, made on first use. */
+export function loopDelayExporter(registry: Registry): LoopDelayExporter {
+  const made = exporters.get(registry);
+  if (made) return made;
+  const totals = new Map<string, Totals>();
+  const sources: LoopDelaySource[] = [];
+  const exporter: LoopDelayExporter = {
+    add(c) {
+      let t = totals.get(c.loop);
+      if (!t) {
+        t = { buckets: c.buckets.map(() => 0), count: 0, sum: 0, max: 0 };
+        totals.set(c.loop, t);
+      }
+      for (const [i, n] of c.buckets.entries()) t.buckets[i]! += n;
+      t.count += c.count;
+      t.sum += c.sum;
+      t.max = Math.max(t.max, c.max);
+    },
+    pull: (source) => sources.push(source),
+  };
+  // Each metric of a scrape takes from the sources first; a take right after another adds
+  // the few samples between them, so the three stay consistent.
+  const takeAll = () => {
+    for (const s of sources) exporter.add(s());
+  };
+  new LoopDelayHistogram(registry, totals, takeAll);
+  new Gauge({
+    name: LOOP_DELAY_MAX,
+    help: 'Longest loop delay seen since the server started, by event loop',
+    labelNames: ['loop'],
+    registers: [registry],
+    collect() {
+      takeAll();
+      for (const [loop, t] of totals) this.set({ loop }, t.max);
+    },
+  });
+  new Counter({
+    name: LOOP_STALLED,
+    help: 'Seconds a loop ran late, all samples together (the histogram sum as a counter), by event loop',
+    labelNames: ['loop'],
+    registers: [registry],
+    collect() {
+      takeAll();
+      this.reset();
+      for (const [loop, t] of totals) this.inc({ loop }, t.sum);
+    },
+  });
+  exporters.set(registry, exporter);
+  return exporter;
+}
+
+const mainSampled = new WeakSet<Registry>();
+
+/** The main thread's loop (`loop="main"`), sampled for the process's life, once per registry. */
+export function installMainLoopDelay(registry: Registry): LoopDelayExporter {
+  const exporter = loopDelayExporter(registry);
+  if (!mainSampled.has(registry)) {
+    mainSampled.add(registry);
+    const sampler = loopDelaySampler('main');
+    exporter.pull(() => sampler.take());
+    exporter.add(sampler.take()); // the series is there from the first scrape
+  }
+  return exporter;
 }

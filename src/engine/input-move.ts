@@ -74,7 +74,11 @@ export async function moveInput(m: InputMove, cfg: Record<string, unknown>): Pro
     await m.old.close();
     return;
   }
-  if (portOf(cfg) === 0 || portOf(cfg) !== portOf(m.old.cfg)) throw moveError(m, cfg, err, true);
+  if (portOf(cfg) === 0 || portOf(cfg) !== portOf(m.old.cfg)) {
+    const e = moveError(m, cfg, err, true);
+    m.old.moveError = e.message;
+    throw e;
+  }
   await m.old.close();
   const again = m.make(cfg);
   const err2 = await tryOpen(again, m);
@@ -82,7 +86,9 @@ export async function moveInput(m: InputMove, cfg: Record<string, unknown>): Pro
   const back = m.make(m.old.cfg);
   back.open(m.mode);
   m.install(back);
-  throw moveError(m, cfg, err2, false);
+  const e = moveError(m, cfg, err2, false);
+  back.moveError = e.message;
+  throw e;
 }
 
 /** Open `r` and wait until it binds: the error when it cannot (`r` closed then), else null. */

@@ -83,6 +83,9 @@ export class InputRunner {
    *  was already open to be probed gives it a whole `stream-timeout` from then to prove itself. */
   activeSince = -1;
   private error = '';
+  /** Why a config change could not move this input to its new endpoint ('' = none): it keeps
+   *  receiving here meanwhile (./input-move.ts). Shown in the status. */
+  moveError = '';
   /** What open() threw, its errno `code` kept (opened()). */
   private openError: Error | null = null;
   private samples: ErrorSample[] = [];
@@ -325,6 +328,7 @@ export class InputRunner {
       mode: this.mode,
       state,
       ...(message ? { message } : {}),
+      ...(this.moveError ? { moveError: this.moveError } : {}),
       lastValidAgoMs: this.lastValid < 0 ? null : Math.round(now - this.lastValid),
       ...(this.mode !== 'off' ? { validity: this.validity.verdict(now) } : {}),
       ...(this.transport ? { transport: this.transport.status() } : {}),

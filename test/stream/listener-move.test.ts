@@ -125,6 +125,8 @@ for (const k of KINDS) {
         'says the old port still serves',
       );
       t.equal(st['state'], 'running', 'the stream still runs');
+      const input = ((st['status'] as Rec)['inputs'] as Rec[])[0]!;
+      t.equal(input['moveError'], error, 'the input says why it did not move');
       await rising(srv.url, 'bytes still arriving on the old port');
       t.pass('the old port still receives after the failed move');
 
@@ -138,6 +140,8 @@ for (const k of KINDS) {
         15_000,
       );
       t.equal(moved['outcome'], 'updated', 'the retry applied the change');
+      const input2 = ((moved['status'] as Rec)['inputs'] as Rec[])[0]!;
+      t.equal(input2['moveError'], undefined, 'the moved input has no move error');
       oldSender.kill('SIGKILL');
       const newSender = k.send(t, newPort);
       await rising(srv.url, 'bytes arriving on the new port');

@@ -9,9 +9,11 @@ import type { Logger } from 'pino';
 import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { DesiredState, Resource } from '../config/types.ts';
 import type { StreamPlacement, WorkerLoop } from '../drivers/stream/placement.ts';
+import type { RecorderTotalsRow } from '../dvr/recorder-totals.ts';
 import { dvrStorages } from '../dvr/registry.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
+import type { UdpOwner, UdpTotals } from '../native/udp.ts';
 import { viewerQuery } from '../ott/access.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
@@ -28,6 +30,7 @@ import type {
   StorageView,
   ToWorker,
   WorkerInit,
+  WorkerTotals,
 } from './protocol.ts';
 import { RemoteStream, type WorkerLink } from './remote-stream.ts';
 
@@ -64,6 +67,8 @@ class StreamWorker implements WorkerLink {
   private nextId = 1;
   private pending = new Map<number, Pending>();
   loop: LoopFigures = { p99Ms: 0, maxMs: 0, cpuMs: 0 };
+  /** Its counters as last reported (since this worker thread started). */
+  totals: WorkerTotals = { udp: [], recorded: [] };
   private exited = false;
 
   constructor(
@@ -167,6 +172,8 @@ export class StreamWorkers implements StreamPlacement {
   private lastCache = '';
   private lastStorages = '';
   private lastCluster = '';
+  /** What exited worker threads had counted. */
+  private closedTotals: WorkerTotals = { udp: [], recorded: [] };
 
   constructor(private readonly o: StreamWorkersOptions) {
     this.log = o.log.child({ part: 'stream-workers' });
@@ -239,6 +246,7 @@ export class StreamWorkers implements StreamPlacement {
         return;
       case 'snap':
         w.loop = m.loop;
+        if (m.totals) w.totals = m.totals;
         for (const s of m.streams) w.streams.get(s.key)?.take(s);
         return;
       case 'gone':
@@ -437,7 +445,32 @@ export class StreamWorkers implements StreamPlacement {
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
+  /** UDP receive counters of the workers' streams, over every worker thread there has been. */
+  udpTotals(): (UdpOwner & UdpTotals)[] {
+    return summed(
+      [this.closedTotals.udp, ...this.list.map((w) => w.totals.udp)],
+      (r) => `${r.stream}\u0000${r.input}`,
+    );
+  }
+
+  /** What the workers' recorders wrote, per storage and stream, over every worker thread. */
+  recorderTotals(): RecorderTotalsRow[] {
+    return summed(
+      [this.closedTotals.recorded, ...this.list.map((w) => w.totals.recorded)],
+      (r) => `${r.storage}\u0000${r.stream}`,
+    );
+  }
+
   workerExited(w: StreamWorker, code: number): void {
+    // Counters never go back: what the dead thread counted stays in the totals.
+    this.closedTotals = {
+      udp: summed([this.closedTotals.udp, w.totals.udp], (r) => `${r.stream}\u0000${r.input}`),
+      recorded: summed(
+        [this.closedTotals.recorded, w.totals.recorded],
+        (r) => `${r.storage}\u0000${r.stream}`,
+      ),
+    };
+    w.totals = { udp: [], recorded: [] };
     for (const [rid, x] of this.exchanges) {
       if (x.worker !== w) continue;
       this.exchanges.delete(rid);
@@ -494,6 +527,28 @@ export class StreamWorkers implements StreamPlacement {
 }
 
 const round = (v: number) => Math.round(v * 10) / 10;
+
+/** Rows of several lists with the same key added up (numbers only; the key fields kept). */
+function summed<T extends object>(lists: T[][], key: (r: T) => string): T[] {
+  const out = new Map<string, T>();
+  for (const list of lists) {
+    for (const r of list) {
+      const k = key(r);
+      const have = out.get(k) as Record<string, unknown> | undefined;
+      if (!have) {
+        out.set(k, { ...r });
+        continue;
+      }
+      for (const [f, v] of Object.entries(r)) {
+        if (typeof v === 'number' && typeof have[f] === 'number' && !KEY_FIELDS.has(f))
+          have[f] = (have[f] as number) + v;
+      }
+    }
+  }
+  return [...out.values()];
+}
+/** Fields that name a row rather than count: never added. */
+const KEY_FIELDS = new Set(['input', 'storage']);
 
 /** The worker's source and the loader it runs TypeScript with. */
 const WORKER_ENTRY = new URL('./worker.ts', import.meta.url).href;

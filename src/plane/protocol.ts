@@ -7,10 +7,12 @@ import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { Resource } from '../config/types.ts';
 import type { StreamMetricsSnapshot } from '../drivers/stream/running.ts';
 import type { MarkerKind, NewChunk } from '../dvr/index-db.ts';
+import type { RecorderTotalsRow } from '../dvr/recorder-totals.ts';
 import type { StreamDvrSettings } from '../dvr/settings.ts';
 import type { Alert } from '../engine/alerts.ts';
 import type { StreamState } from '../engine/stream.ts';
 import type { StreamBinding } from '../epg/bindings.ts';
+import type { UdpOwner, UdpTotals } from '../native/udp.ts';
 import type { ResourceStatus } from '../reconciler/driver.ts';
 import type { FieldChange } from '../reconciler/types.ts';
 import type { StreamRow } from '../web/rows.ts';
@@ -85,7 +87,7 @@ export interface StreamSnapshot {
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'done'; id: number; error?: WireError }
-  | { t: 'snap'; streams: StreamSnapshot[]; loop: LoopFigures }
+  | { t: 'snap'; streams: StreamSnapshot[]; loop: LoopFigures; totals?: WorkerTotals }
   | { t: 'gone'; key: string }
   | { t: 'route'; name: string; on: boolean }
   | { t: 'head'; rid: number; status: number; headers: Record<string, string | string[]> }
@@ -121,6 +123,13 @@ export type StorageOp =
   | { op: 'commit'; row: NewChunk }
   | { op: 'mark'; stream: string; kind: MarkerKind; detail: string }
   | { op: 'flush' };
+
+/** The counters a worker's streams grew since the worker started (`/metrics` adds them to the
+ *  main thread's own: src/native/udp.ts owners, src/dvr/recorder-totals.ts). */
+export interface WorkerTotals {
+  udp: (UdpOwner & UdpTotals)[];
+  recorded: RecorderTotalsRow[];
+}
 
 /** A worker's event loop as it measured it since the last snapshot. */
 export interface LoopFigures {

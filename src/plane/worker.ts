@@ -9,12 +9,14 @@ import { streamDriver } from '../drivers/stream/driver.ts';
 import type { StreamInstance } from '../drivers/stream/instance.ts';
 import { IN_STREAM_WORKER } from '../drivers/stream/placement.ts';
 import { ARCHIVE_LINK_SERVICE } from '../dvr/attach.ts';
+import { recorderTotals } from '../dvr/recorder-totals.ts';
 import type { StreamBus } from '../engine/bus.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
 import { CLUSTER_SERVICE } from '../engine/cluster.ts';
 import { createLogger } from '../log.ts';
 import { LiveDelivery } from '../native/live-http.ts';
 import { nameThisThread } from '../native/thread.ts';
+import { udpOwnerTotals } from '../native/udp.ts';
 import { ottCachePolicy } from '../ott/cache-policy.ts';
 import { createOttService, OTT_FACTORY_SERVICE } from '../ott/index.ts';
 import { LIVE_PUBLISHING_SERVICE } from '../ott/live-publish.ts';
@@ -23,7 +25,14 @@ import type { SegmentStore } from '../ott/store.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
 import { systemClock } from '../util/clock.ts';
 import { Services } from '../util/services.ts';
-import type { FromWorker, StreamSnapshot, ToWorker, WireError, WorkerInit } from './protocol.ts';
+import type {
+  FromWorker,
+  StreamSnapshot,
+  ToWorker,
+  WireError,
+  WorkerInit,
+  WorkerTotals,
+} from './protocol.ts';
 import { StorageLinks } from './storage-link.ts';
 import { ownBytes, WireSocket, wireExchange } from './wire-http.ts';
 
@@ -144,8 +153,21 @@ function loopFigures() {
   return f;
 }
 
+function totals(): WorkerTotals {
+  const inputs = new Map([...streams.values()].map((s) => [s.name, s.inputCount]));
+  return {
+    udp: udpOwnerTotals((o) => o.input < (inputs.get(o.stream) ?? 0)),
+    recorded: recorderTotals(() => true),
+  };
+}
+
 function sendSnapshots(): void {
-  post({ t: 'snap', streams: [...streams.values()].map(snapshot), loop: loopFigures() });
+  post({
+    t: 'snap',
+    streams: [...streams.values()].map(snapshot),
+    loop: loopFigures(),
+    totals: totals(),
+  });
 }
 setInterval(sendSnapshots, SNAPSHOT_MS);
 

@@ -2,6 +2,8 @@
 // host.services by the server) before it runs a stream on this thread. Without one, or when
 // it declines, the stream runs here as it always has.
 import type { Resource } from '../../config/types.ts';
+import type { RecorderTotalsRow } from '../../dvr/recorder-totals.ts';
+import type { UdpOwner, UdpTotals } from '../../native/udp.ts';
 import type { Host, Instance } from '../../reconciler/driver.ts';
 import { ServiceKey } from '../../util/services.ts';
 import type { StreamRecord } from './instance.ts';
@@ -14,6 +16,9 @@ export interface StreamPlacement {
   setWorkers(n: number): void;
   /** Each worker: its streams and its event loop over the last second (status, benches). */
   workers(): WorkerLoop[];
+  /** The counters the streams elsewhere grew (what `/metrics` adds to this thread's own). */
+  udpTotals(): (UdpOwner & UdpTotals)[];
+  recorderTotals(): RecorderTotalsRow[];
 }
 
 export interface WorkerLoop {

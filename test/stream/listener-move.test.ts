@@ -47,7 +47,7 @@ async function bytesIn(url: string): Promise<number> {
 }
 
 async function rising(url: string, what: string): Promise<void> {
-  const first = await bytesIn(url);
+  const first = await waitFor('the stream in /data/status', () => bytesIn(url));
   await waitFor(what, async () => ((await bytesIn(url)) > first ? true : undefined), 10_000);
 }
 

@@ -1,6 +1,7 @@
 // /metrics of the archive: what the recorders wrote, dropped and failed per storage and stream
 // (counters over every recorder since start: src/dvr/recorder-totals.ts), and how far each
-// recording stream's index lags behind the clock.
+// recording stream's index lags behind the clock, and which path the writes took (O_DIRECT or
+// the page cache: process-wide, native/fs/durable_write.cc).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import {
   type RecorderTotals,
@@ -9,6 +10,7 @@ import {
 } from '../dvr/recorder-totals.ts';
 import { dvrStorages } from '../dvr/registry.ts';
 import { indexLag } from '../dvr/status.ts';
+import { writeDurableStats } from '../native/fs.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Services } from '../util/services.ts';
 
@@ -53,6 +55,19 @@ export function installArchiveMetrics(registry: Registry, services: Services, cl
     'dropped',
   );
   counter('sluice_dvr_failed_chunks_total', 'Chunks whose write to the storage failed', 'failed');
+  new Counter({
+    name: 'sluice_dvr_writes_total',
+    help: 'Archive file writes by path: direct (O_DIRECT, tail buffered), buffered, fallback (buffered: the filesystem refuses O_DIRECT)',
+    labelNames: ['path'],
+    registers: [registry],
+    collect() {
+      const s = writeDurableStats();
+      this.reset();
+      this.inc({ path: 'direct' }, s.direct);
+      this.inc({ path: 'buffered' }, s.buffered - s.fallbacks);
+      this.inc({ path: 'fallback' }, s.fallbacks);
+    },
+  });
   new Gauge({
     name: 'sluice_dvr_index_lag_seconds',
     help: "Seconds from the end of a recording stream's newest indexed chunk to now",

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { StreamApplied } from '../config/spec-types.generated.ts';
 import type { DesiredState, Resource } from '../config/types.ts';
 import type { StreamPlacement, WorkerLoop } from '../drivers/stream/placement.ts';
+import { streamRegistry } from '../drivers/stream/registry.ts';
 import type { RecorderTotalsRow } from '../dvr/recorder-totals.ts';
 import { dvrStorages } from '../dvr/registry.ts';
 import { EIT_SINK_SERVICE } from '../engine/bus.ts';
@@ -229,9 +230,10 @@ export class StreamWorkers implements StreamPlacement {
       await w.request({ t: 'create', res });
     } catch (err) {
       w.streams.delete(res.key);
-      await proxy.close().catch(() => {});
       throw err;
     }
+    // Listed once it runs, as a stream on this thread is (with its first snapshot).
+    streamRegistry(host.services).add(proxy);
     return proxy;
   }
 
@@ -242,6 +244,7 @@ export class StreamWorkers implements StreamPlacement {
       case 'ready':
         return;
       case 'done':
+        if (m.snap) w.streams.get(m.snap.key)?.take(m.snap);
         w.settle(m.id, m.error);
         return;
       case 'snap':

@@ -86,7 +86,8 @@ export interface StreamSnapshot {
 
 export type FromWorker =
   | { t: 'ready' }
-  | { t: 'done'; id: number; error?: WireError }
+  /** A request answered; after a create or update, with the stream's snapshot as it is now. */
+  | { t: 'done'; id: number; error?: WireError; snap?: StreamSnapshot }
   | { t: 'snap'; streams: StreamSnapshot[]; loop: LoopFigures; totals?: WorkerTotals }
   | { t: 'gone'; key: string }
   | { t: 'route'; name: string; on: boolean }

@@ -89,7 +89,6 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     private readonly host: Host,
   ) {
     this.hub = new RemoteBus((on) => this.link.send({ t: 'tap', key: this.key, on }));
-    streamRegistry(host.services).add(this);
   }
 
   get key(): string {

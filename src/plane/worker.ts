@@ -240,8 +240,7 @@ async function onControl(m: ToWorker): Promise<void> {
       try {
         const inst = (await streamDriver.create(m.res, host)) as StreamInstance;
         streams.set(inst.key, inst);
-        post({ t: 'done', id: m.id });
-        post({ t: 'snap', streams: [snapshot(inst)], loop: loopFigures() });
+        post({ t: 'done', id: m.id, snap: snapshot(inst) });
       } catch (e) {
         post({ t: 'done', id: m.id, error: wireError(e) });
       }
@@ -255,17 +254,17 @@ async function onControl(m: ToWorker): Promise<void> {
         return;
       }
       const before = inst.key;
+      let error: WireError | undefined;
       try {
         await inst.update(m.res, m.changes);
-        post({ t: 'done', id: m.id });
       } catch (e) {
-        post({ t: 'done', id: m.id, error: wireError(e) });
+        error = wireError(e);
       }
       if (inst.key !== before) {
         streams.delete(before);
         streams.set(inst.key, inst);
       }
-      post({ t: 'snap', streams: [snapshot(inst)], loop: loopFigures() });
+      post({ t: 'done', id: m.id, snap: snapshot(inst), ...(error ? { error } : {}) });
       return;
     }
     case 'close': {

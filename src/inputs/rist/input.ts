@@ -160,6 +160,7 @@ export class RistInput implements InputTransport {
       rejected: s.rejected ?? 0,
       timeouts: s.timeouts ?? 0,
       queueDrops: s.queueDrops ?? 0,
+      queued: s.queued ?? 0,
       ...(s.lastLog ? { lastLog: s.lastLog } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };

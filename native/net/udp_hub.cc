@@ -1,6 +1,7 @@
 // UdpHub: the shared receive thread. One epoll set holds every open receiver's socket; a round
 // drains the ready sockets with recvmmsg into per-socket batches, completes the batches that are
-// full or old enough, and hands all of them to JS in a single ThreadSafeFunction call.
+// full or old enough, and signals the JS thread, which drains the queues in slices (Pump). Every
+// kShedStep it weighs how far JS is behind and sheds or re-admits whole sockets (Balance).
 #include "net/udp_hub.h"
 
 #include <sys/epoll.h>
@@ -8,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -121,6 +123,7 @@ void UdpHub::Add(Napi::Env env, const std::shared_ptr<UdpSocketState>& s, Napi::
       ThrowErrno(env, "epoll_ctl", err);
     }
     socks_[s->id] = s;
+    order_[{s->priority, s->id}] = s;
     s->hubBytes = queuedBytes_;
     // recvmmsg scratch: large enough for every registered socket's batch and datagram size.
     const size_t slot = static_cast<size_t>(s->opts.maxDatagram);
@@ -161,6 +164,7 @@ void UdpHub::Unregister(const std::shared_ptr<UdpSocketState>& s) {
     std::lock_guard<std::mutex> lock(mu_);
     epoll_ctl(epfd_, EPOLL_CTL_DEL, s->fd, nullptr);
     socks_.erase(s->id);
+    order_.erase({s->priority, s->id});
   }
   if (!running_) CloseFds();
 }
@@ -171,6 +175,7 @@ void UdpHub::Remove(const std::shared_ptr<UdpSocketState>& s) {
     std::lock_guard<std::mutex> lock(mu_);
     epoll_ctl(epfd_, EPOLL_CTL_DEL, s->fd, nullptr);
     socks_.erase(s->id);
+    order_.erase({s->priority, s->id});
     delete s->cur;  // the unfinished batch (it holds a reference back to s)
     s->cur = nullptr;
     for (UdpBatch* b : s->ready) delete b;  // never delivered after close(); each holds s
@@ -210,6 +215,20 @@ void UdpHub::Complete(UdpSocketState& s, bool& added) {
   // What the batch keeps allocated: its part of a pool block, or its own vector.
   const int64_t bytes =
       static_cast<int64_t>(b->block.data ? b->used : b->data.capacity());
+  const Clock::time_point now = Clock::now();
+  // The thread's bound reached while JS is draining: a whole socket is shed (the least
+  // important; perhaps this one) rather than this socket's newest batch dropped — that made
+  // every socket lose a little. While JS is stalled (no slice ran), the bounds drop as before.
+  if (!s.shed && draining_ && s.hubBytes && s.hubBytes->load() + bytes > s.opts.queueBytesTotal) {
+    ShedOne(now, added);
+  }
+  if (s.shed) {
+    Bump(s.shedBatches);
+    Bump(s.shedBytes, b->block.data ? b->used : b->data.size());
+    if (b->block.data) s.freeBlocks.push_back(b->block);
+    delete b;
+    return;
+  }
   if (s.queued.load() >= s.opts.queueBatches ||
       s.queuedBytes.load() + bytes > s.opts.queueBytes ||
       (s.hubBytes && s.hubBytes->load() + bytes > s.opts.queueBytesTotal)) {
@@ -223,6 +242,7 @@ void UdpHub::Complete(UdpSocketState& s, bool& added) {
     return;
   }
   b->held = bytes;
+  b->done = now;
   s.queuedBytes += bytes;
   if (s.hubBytes) *s.hubBytes += bytes;
   s.queued++;
@@ -334,6 +354,141 @@ void UdpHub::Receive(UdpSocketState& s, bool& added, bool& busy) {
   }
 }
 
+namespace {
+
+/** Taking part in shedding: admitted, and with traffic since the last Balance or waiting. */
+bool Active(const UdpSocketState& s) {
+  return !s.shed && (s.cur || s.queued.load() > 0 || s.batches.load() != s.seenBatches);
+}
+
+/** How long s's oldest data batch has waited for JS (zero when none waits). */
+Clock::duration Lag(const UdpSocketState& s, Clock::time_point now) {
+  for (const UdpBatch* b : s.ready) {
+    if (b->kind == UdpBatch::kData) return now - b->done;
+  }
+  return Clock::duration::zero();
+}
+
+}  // namespace
+
+void UdpHub::SetPriority(const std::shared_ptr<UdpSocketState>& s, int priority) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (order_.erase({s->priority, s->id}) == 0) {
+    s->priority = priority;  // not registered (closed): nothing to re-sort
+    return;
+  }
+  s->priority = priority;
+  order_[{priority, s->id}] = s;
+}
+
+void UdpHub::Notify(UdpSocketState& s, bool shed, bool& added) {
+  auto* e = new UdpBatch();
+  e->kind = UdpBatch::kShed;
+  e->sock = socks_[s.id];
+  e->shed = shed;
+  s.ready.push_back(e);
+  added = true;
+}
+
+bool UdpHub::ShedOne(Clock::time_point now, bool& added) {
+  UdpSocketState* victim = nullptr;
+  int active = 0;
+  for (auto& [id, sp] : order_) {
+    if (!Active(*sp)) continue;
+    active++;
+    victim = sp.get();  // the last active one in priority order: the least important
+  }
+  if (active < 2) return false;  // one socket alone: nothing to protect, the bounds decide
+  UdpSocketState& s = *victim;
+  s.shed = true;
+  // What it has queued goes too: that frees the JS thread's backlog at once.
+  std::deque<UdpBatch*> keep;
+  for (UdpBatch* b : s.ready) {
+    if (b->kind != UdpBatch::kData) {
+      keep.push_back(b);
+      continue;
+    }
+    Bump(s.shedBatches);
+    Bump(s.shedBytes, b->block.data ? b->used : b->data.size());
+    if (b->block.data) s.freeBlocks.push_back(b->block);
+    s.queued--;
+    delete b;
+  }
+  s.ready.swap(keep);
+  Notify(s, true, added);
+  // Shed again soon after its re-admission: the box cannot carry it yet, wait longer.
+  if (now - lastReadmit_ < 2 * readmitWait_) readmitWait_ = std::min(2 * readmitWait_, kReadmitMax);
+  lastShed_ = now;
+  return true;
+}
+
+void UdpHub::Readmit(Clock::time_point now, bool& added) {
+  for (auto& [id, sp] : order_) {  // the most important shed socket
+    if (!sp->shed) continue;
+    sp->shed = false;
+    sp->seenBatches = sp->batches.load();
+    Notify(*sp, false, added);
+    lastReadmit_ = now;
+    return;
+  }
+}
+
+void UdpHub::Balance(Clock::time_point now, bool& added) {
+  balanceAt_ = now + kShedStep;
+  const uint64_t slices = slices_.load(std::memory_order_relaxed);
+  draining_ = slices != lastSlices_;
+  lastSlices_ = slices;
+  // The signal: the median lag over the active admitted sockets. Rounds serve every socket
+  // alike, so when the JS thread is short of time they all lag together; one flooded socket
+  // lags alone (its own queue bound sheds it) and does not move the median.
+  std::vector<Clock::duration> lags;
+  int64_t backlog = 0;
+  for (auto& [id, sp] : order_) {
+    if (!Active(*sp)) continue;
+    lags.push_back(Lag(*sp, now));
+    backlog += sp->queuedBytes.load();
+  }
+  Clock::duration median = Clock::duration::zero();
+  if (!lags.empty()) {
+    auto mid = lags.begin() + static_cast<std::ptrdiff_t>((lags.size() - 1) / 2);
+    std::nth_element(lags.begin(), mid, lags.end());
+    median = *mid;
+  }
+  if (median > kShedLag) {
+    calmSince_ = Clock::time_point::max();
+    // Behind and not catching up while JS drains: one more socket goes. Right after a shed,
+    // the next waits kShedLag and goes only when the backlog has not fallen below what it was
+    // after that shed (a step's trend alone is noise near the edge and shed one too many);
+    // a new episode (no shed for 4 × kShedLag) needs the backlog to have grown over a step.
+    // A lag over 2 s (a segment's worth) is too slow a recovery: one more goes every kShedLag
+    // even while the backlog shrinks. (At 2 × kShedLag that shed one too many: the backlog
+    // built while converging takes a while to drain though the drain already keeps up.)
+    const bool fresh = now - lastShed_ > 4 * kShedLag;
+    const bool slow = median > 4 * kShedLag;
+    const bool growing = fresh ? backlog >= lastBacklog_ || slow
+                               : now - lastShed_ >= kShedLag && (backlog >= shedBacklog_ || slow);
+    if (draining_ && growing && ShedOne(now, added)) {
+      backlog = 0;
+      for (auto& [id, sp] : order_) {
+        if (!sp->shed) backlog += sp->queuedBytes.load();
+      }
+      shedBacklog_ = backlog;
+    }
+  } else if (median <= kCalmLag) {
+    if (calmSince_ == Clock::time_point::max()) {
+      calmSince_ = now;
+    } else if (now - calmSince_ >= readmitWait_) {
+      Readmit(now, added);
+      calmSince_ = now;  // the next one after another calm wait
+    }
+  } else {
+    calmSince_ = Clock::time_point::max();
+  }
+  if (now - lastShed_ > kReadmitMax) readmitWait_ = kReadmitAfter;
+  lastBacklog_ = backlog;
+  for (auto& [id, sp] : order_) sp->seenBatches = sp->batches.load();
+}
+
 void UdpHub::Arm(int i, size_t slot) {
   iov_[i] = {scratch_.data() + static_cast<size_t>(i) * slot_, slot};
   msgs_[i] = mmsghdr{};
@@ -393,6 +548,8 @@ void UdpHub::Run() {
         }
         sweepAt_ = next;
       }
+      if (now >= balanceAt_) Balance(now, added);
+      next = std::min(next, balanceAt_);
     }
     if (added) Signal();
     Clock::time_point now = Clock::now();
@@ -431,8 +588,12 @@ void UdpHub::Release(UdpSocketState& s, const UdpBlock& block) {
 
 void UdpHub::Pump(Napi::Env env) {
   std::optional<Napi::Error> failure;
-  const size_t left = DrainSlice(env, mu_, socks_, failure);
-  drain_.After(left, mu_, [this] { return QueuedIn(socks_); }, env.Undefined());
+  slices_.fetch_add(1, std::memory_order_relaxed);
+  // Rounds in priority order (order_): each round still takes one batch of every socket that
+  // has one, so a flooded important socket cannot starve the rest; priority is enforced by
+  // shedding (Balance), which needs a backlog spread evenly to see the JS thread behind.
+  const size_t left = DrainSlice(env, mu_, order_, failure);
+  drain_.After(left, mu_, [this] { return QueuedIn(order_); }, env.Undefined());
   if (failure) failure->ThrowAsJavaScriptException();
 }
 

@@ -4,7 +4,8 @@
 // time (Pump), so a flood on one socket is shed at that socket (queueDrops) and can neither
 // starve the other sockets nor hold the event loop (the API, timers, other streams). The queues
 // are bounded in bytes per socket and over the hub as well as in batches: overload drops.
-// The thread runs while at least one socket is open.
+// When the JS thread falls behind all of them, whole sockets are shed in priority order
+// (Balance) instead. The thread runs while at least one socket is open.
 #pragma once
 #include <napi.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +28,18 @@
 namespace sluice {
 
 class UdpReceiverWrap;
+
+// Shedding under a JS thread that falls behind (UdpHub::Balance; docs/native.md "UdpReceiver").
+/** How often the receive thread weighs the JS thread's lag. */
+constexpr std::chrono::milliseconds kShedStep{200};
+/** Behind: the median active socket's oldest waiting batch is older than this. */
+constexpr std::chrono::milliseconds kShedLag{500};
+/** Calm: that median lag is at most this … */
+constexpr std::chrono::milliseconds kCalmLag{100};
+/** … for this long before one shed socket is re-admitted (doubled, up to kReadmitMax, when a
+ *  re-admitted socket is shed again within twice the wait). */
+constexpr std::chrono::milliseconds kReadmitAfter{2000};
+constexpr std::chrono::milliseconds kReadmitMax{32000};
 
 /** Per-socket batching knobs (checked by the façade). */
 struct UdpBatchOptions {
@@ -69,6 +83,10 @@ struct UdpSocketState {
   // times a second at 100 sockets, and a line shared with what the JS thread writes (`queued`
   // on every hand-off, `drops` at stats()) bounced between the cores on every bump (perf: ~6 %
   // of the receive path stalled on one locked add).
+  int priority = 0;  // (under the hub's mutex; key of order_) lower is more important; ties: the older
+  // (under the hub's mutex) Shed: every batch is dropped (shedBatches) until re-admitted.
+  std::atomic<bool> shed{false};
+  uint64_t seenBatches = 0;  // (hub) `batches` at the last Balance: did it receive since?
   alignas(64) std::atomic<int> queued{0};  // ready.size() plus data batches handed over
   // Bytes of completed batches not yet done with (added by the hub, taken off when the batch
   // is deleted: delivered, or discarded at close), this socket's and the hub's.
@@ -77,6 +95,7 @@ struct UdpSocketState {
   alignas(64) std::atomic<uint64_t> drops{0};  // (js) kernel drops, read at stats()
   // (hub) written by the hub thread only, read by stats(): bumped with Bump(), no locked add.
   alignas(64) std::atomic<uint64_t> datagrams{0}, bytes{0}, batches{0}, queueDrops{0}, truncated{0};
+  std::atomic<uint64_t> shedBatches{0}, shedBytes{0};  // (hub) dropped while shed
 };
 
 /** Add to a counter only one thread writes (others only read it): a plain load and store. */
@@ -86,7 +105,10 @@ inline void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
 
 struct UdpBatch {
   ~UdpBatch();
-  enum Kind { kData = 0, kError = 1 } kind = kData;
+  /** kShed: the socket entered (`shed`) or left the shed state; no payload. */
+  enum Kind { kData = 0, kError = 1, kShed = 2 } kind = kData;
+  bool shed = false;
+  std::chrono::steady_clock::time_point done{};  // completed: its age is the JS thread's lag
   std::shared_ptr<UdpSocketState> sock;
   UdpBlock block;      // the payloads, when a pool block was free (used bytes in `used`) …
   size_t used = 0;
@@ -115,6 +137,9 @@ class UdpHub {
    *  stops the thread when it was the last. JS thread. */
   void Remove(const std::shared_ptr<UdpSocketState>& s);
 
+  /** Change a socket's shedding priority (lower = more important). JS thread. */
+  void SetPriority(const std::shared_ptr<UdpSocketState>& s, int priority);
+
   /** Give a pool block back once JS is done with its batch. JS thread. */
   void Release(UdpSocketState& s, const UdpBlock& block);
 
@@ -139,11 +164,34 @@ class UdpHub {
   void CloseFds();
   void Unregister(const std::shared_ptr<UdpSocketState>& s);  // failed Add: undo
   void Arm(int i, size_t slot);
+  // Shedding (hub thread, under mu_): Balance every kShedStep; ShedOne takes the least
+  // important active socket out (false when fewer than two are active); Readmit the most
+  // important shed one.
+  void Balance(std::chrono::steady_clock::time_point now, bool& added);
+  bool ShedOne(std::chrono::steady_clock::time_point now, bool& added);
+  void Readmit(std::chrono::steady_clock::time_point now, bool& added);
+  void Notify(UdpSocketState& s, bool shed, bool& added);
 
   std::mutex mu_;
   // Bytes queued over all sockets (each socket holds it too: its batches outlive a Remove).
   std::shared_ptr<std::atomic<int64_t>> queuedBytes_ = std::make_shared<std::atomic<int64_t>>(0);
   std::unordered_map<uint64_t, std::shared_ptr<UdpSocketState>> socks_;  // under mu_
+  // The same sockets, most important first: the drain's order within a round (under mu_).
+  std::map<std::pair<int, uint64_t>, std::shared_ptr<UdpSocketState>> order_;
+  // Shedding state (hub thread, under mu_): the next Balance, when the lag went under the
+  // low-water mark (max: it is not), the admitted backlog at the last Balance, the wait before
+  // a re-admission (doubled when a re-admitted socket is shed again soon), and the last
+  // re-admission and shed.
+  std::chrono::steady_clock::time_point balanceAt_{};
+  std::chrono::steady_clock::time_point calmSince_ = std::chrono::steady_clock::time_point::max();
+  int64_t lastBacklog_ = 0, shedBacklog_ = 0;  // … and right after the last shed
+  std::chrono::milliseconds readmitWait_ = kReadmitAfter;
+  std::chrono::steady_clock::time_point lastReadmit_{}, lastShed_{};
+  // Drain slices run (JS thread) and the count at the last Balance: JS is draining when it
+  // moved. A stalled loop runs none: a stall is left to the queue bounds, not shed for.
+  std::atomic<uint64_t> slices_{0};
+  uint64_t lastSlices_ = 0;
+  bool draining_ = false;
   int epfd_ = -1;
   int wakeFd_ = -1;
   std::atomic<bool> stop_{false};

@@ -41,6 +41,7 @@ Napi::Function UdpReceiverWrap::Define(Napi::Env env) {
                          InstanceMethod("rejoin", &UdpReceiverWrap::Rejoin),
                          InstanceMethod("stats", &UdpReceiverWrap::Stats),
                          InstanceMethod("close", &UdpReceiverWrap::Close),
+                         InstanceMethod("setPriority", &UdpReceiverWrap::SetPriority),
                          InstanceAccessor("grantedBufferSize", &UdpReceiverWrap::GrantedBufferSize,
                                           nullptr),
                          InstanceAccessor("port", &UdpReceiverWrap::Port, nullptr),
@@ -73,6 +74,7 @@ UdpReceiverWrap::UdpReceiverWrap(const Napi::CallbackInfo& info)
   sock_ = std::make_shared<UdpSocketState>();
   sock_->fd = fd;
   sock_->opts = opts_.batch;
+  sock_->priority = IntOf(o, "priority", 0);
   // Room for a full batch and its lengths. Blocks of large maxDatagram settings are mostly
   // untouched pages (the allocation is zero-filled lazily): resident memory follows the
   // datagrams received, not the size.
@@ -214,7 +216,19 @@ Napi::Value UdpReceiverWrap::Stats(const Napi::CallbackInfo& info) {
   o.Set("queued", static_cast<double>(s.queued.load()));
   o.Set("queuedBytes", static_cast<double>(s.queuedBytes.load()));
   o.Set("truncated", static_cast<double>(s.truncated.load()));
+  o.Set("shed", s.shed.load());
+  o.Set("shedBatches", static_cast<double>(s.shedBatches.load()));
+  o.Set("shedBytes", static_cast<double>(s.shedBytes.load()));
   return o;
+}
+
+Napi::Value UdpReceiverWrap::SetPriority(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    throw CodedError(env, "ERR_NATIVE_ARG", "setPriority(priority): an integer");
+  }
+  if (open_) hub_->SetPriority(sock_, info[0].As<Napi::Number>().Int32Value());
+  return env.Undefined();
 }
 
 Napi::Value UdpReceiverWrap::GrantedBufferSize(const Napi::CallbackInfo& info) {
@@ -251,6 +265,10 @@ void UdpReceiverWrap::Emit(Napi::Env env, UdpBatch* b) {
   if (b->kind == UdpBatch::kError) {
     cb.Call({Napi::Number::New(env, 1), Napi::String::New(env, b->message),
              Napi::String::New(env, b->code)});
+    return;
+  }
+  if (b->kind == UdpBatch::kShed) {
+    cb.Call({Napi::Number::New(env, 2), Napi::Boolean::New(env, b->shed)});
     return;
   }
   // The batch is copied into this receiver's slab as [datagrams | pad to 4 | int32 lengths]; the

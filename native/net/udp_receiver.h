@@ -1,5 +1,6 @@
 // UdpReceiver: a UDP socket whose datagrams the environment's shared receive thread (UdpHub)
-// reads with recvmmsg and concatenates into batches (up to N datagrams or T ms) for onEvent.
+// reads with recvmmsg and concatenates into batches (up to N datagrams or T ms) for onEvent;
+// its priority says which sockets the hub sheds first when JS falls behind.
 #pragma once
 #include <napi.h>
 
@@ -38,6 +39,7 @@ class UdpReceiverWrap : public Napi::ObjectWrap<UdpReceiverWrap> {
   Napi::Value Rejoin(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value SetPriority(const Napi::CallbackInfo& info);
   Napi::Value GrantedBufferSize(const Napi::CallbackInfo& info);
   Napi::Value Port(const Napi::CallbackInfo& info);
 

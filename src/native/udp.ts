@@ -2,7 +2,8 @@
 // shared receive thread, datagrams handed to JS in batches (concatenated) rather than one event
 // each. Batches wait in a bounded queue per socket; JS takes them in slices of a few ms, round-
 // robin over the sockets, and yields to the event loop between slices (the pump below), so an
-// overload is shed where it enters (queueDrops) and never holds the API or the other streams.
+// overload is shed where it enters (queueDrops) and never holds the API or the other streams;
+// when JS falls behind them all, whole sockets are shed, the least important (priority) first.
 import { isIPv4 } from 'node:net';
 import { TS_PACKET_SIZE } from '../mpegts/packet.ts';
 import { interfaceAddress, isMulticast } from '../util/net.ts';
@@ -56,6 +57,12 @@ export interface UdpReceiverOptions {
   /** See DEFAULT_QUEUE_BYTES and DEFAULT_QUEUE_BYTES_TOTAL. */
   queueBytes?: number;
   queueBytesTotal?: number;
+  /** Shedding order when the JS thread falls behind: lower is more important, shed last (a
+   *  stream passes its `order`); ties go to the older socket. Default 0. See setPriority. */
+  priority?: number;
+  /** The receive thread shed this socket (true: every batch is dropped, counted in shedBatches)
+   *  or re-admitted it (false). */
+  onShed?: (shed: boolean) => void;
   /**
    * A batch: `datagrams` datagrams concatenated; `lengths[i]` is the size of datagram i. Both
    * are views of the receiver's one batch block, valid until onData returns: the next batch is
@@ -76,7 +83,7 @@ export interface UdpOwner {
 }
 
 /** The counters of an owner's sockets that only grow (what waits now is left out). */
-export type UdpTotals = Omit<UdpReceiverStats, 'queued' | 'queuedBytes'>;
+export type UdpTotals = Omit<UdpReceiverStats, 'queued' | 'queuedBytes' | 'shed'>;
 
 /** Per owner: what its closed sockets counted, and its open receivers. */
 const owners = new Map<string, { owner: UdpOwner; closed: UdpTotals; open: Set<UdpReceiver> }>();
@@ -92,6 +99,8 @@ function addTotals(to: UdpTotals, s: UdpTotals): void {
   to.drops += s.drops;
   to.queueDrops += s.queueDrops;
   to.truncated += s.truncated;
+  to.shedBatches += s.shedBatches;
+  to.shedBytes += s.shedBytes;
 }
 
 /**
@@ -126,6 +135,11 @@ export interface UdpReceiverStats {
   queuedBytes: number;
   /** Datagrams longer than maxDatagram (cut). */
   truncated: number;
+  /** Shed by the receive thread now (JS behind; this socket among the least important). */
+  shed: boolean;
+  /** Batches, and their payload bytes, dropped while shed (queued ones included). */
+  shedBatches: number;
+  shedBytes: number;
 }
 
 /** An interface name or IPv4 address → IPv4 address (the first one of the interface). */
@@ -144,6 +158,9 @@ function intIn(name: string, v: unknown, def: number, min: number, max: number):
   }
   return v as number;
 }
+
+const PRIORITY_MIN = -(2 ** 31);
+const PRIORITY_MAX = 2 ** 31 - 1;
 
 export class UdpReceiver {
   private native: NativeUdpReceiver | undefined;
@@ -178,8 +195,13 @@ export class UdpReceiver {
       if (!mcast) throw argError('ssm needs a multicast address');
     }
     const bufferSize = intIn('bufferSize', opts.bufferSize, DEFAULT_UDP_BUFFER, 0, 1 << 30);
+    if (opts.onShed !== undefined && typeof opts.onShed !== 'function') {
+      throw argError('onShed must be a function');
+    }
+    const priority = intIn('priority', opts.priority, 0, PRIORITY_MIN, PRIORITY_MAX);
     const onData = opts.onData;
     const onError = opts.onError;
+    const onShed = opts.onShed;
     try {
       this.native = new (addon().UdpReceiver)(
         {
@@ -218,6 +240,7 @@ export class UdpReceiver {
             65536,
             2 ** 40,
           ),
+          priority,
           pump,
         },
         (kind, a, b, dataLength) => {
@@ -230,9 +253,10 @@ export class UdpReceiver {
               const len = dataLength as number;
               // Views of the batch's one memory block: datagrams, then their int32 lengths.
               onData(Buffer.from(block, 0, len), n, new Int32Array(block, (len + 3) & ~3, n));
-            } else onError?.(new NativeError(String(b), String(a), 'recvmmsg'));
+            } else if (kind === 2) onShed?.(a as boolean);
+            else onError?.(new NativeError(String(b), String(a), 'recvmmsg'));
           } catch (err) {
-            if (onError && kind === 0) onError(err as Error);
+            if (onError && kind !== 1) onError(err as Error);
             else
               process.nextTick(() => {
                 throw err;
@@ -258,6 +282,8 @@ export class UdpReceiver {
           drops: 0,
           queueDrops: 0,
           truncated: 0,
+          shedBatches: 0,
+          shedBytes: 0,
         };
         o = { owner: this.owner, closed, open: new Set() };
         owners.set(key, o);
@@ -281,6 +307,12 @@ export class UdpReceiver {
     }
   }
 
+  /** Change the shedding priority of an open receiver (a stream's `order` changed). */
+  setPriority(priority: number): void {
+    const p = intIn('priority', priority, 0, PRIORITY_MIN, PRIORITY_MAX);
+    this.native?.setPriority(p);
+  }
+
   stats(): UdpReceiverStats {
     return this.native ? this.native.stats() : (this.lastStats ?? zeroStats());
   }
@@ -295,7 +327,7 @@ export class UdpReceiver {
     this.native.stats(); // the kernel's drop count, read while the socket is open
     this.native.close();
     // The rest read after the thread stopped: nothing counts after this reading.
-    this.lastStats = { ...this.native.stats(), queued: 0, queuedBytes: 0 };
+    this.lastStats = { ...this.native.stats(), queued: 0, queuedBytes: 0, shed: false };
     this.native = undefined;
     const o = this.owner && owners.get(ownerKey(this.owner));
     if (o?.open.delete(this)) addTotals(o.closed, this.lastStats);
@@ -312,5 +344,8 @@ function zeroStats(): UdpReceiverStats {
     queued: 0,
     queuedBytes: 0,
     truncated: 0,
+    shed: false,
+    shedBatches: 0,
+    shedBytes: 0,
   };
 }

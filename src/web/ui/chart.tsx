@@ -2,18 +2,12 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { clockLabel } from './clock-label.ts';
 
 /** Least room between two time labels, pixels ("20:59:30" is about 55 px wide). */
 const X_TICK_SPACE_PX = 90;
 
 /** A tick's time of day (the chart spans a minute: the date says nothing). */
-function clockLabel(sec: number): string {
-  return new Date(sec * 1000).toLocaleTimeString([], {
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
-}
 
 interface Props {
   series: [number[], number[]] | undefined;

@@ -86,21 +86,26 @@ async function paced(
   const walls: number[] = [];
   const running = new Set<Promise<void>>();
   let behind = 0;
+  let failed: unknown;
   const t0 = performance.now();
-  for (let i = 0; i < FILES; i++) {
+  for (let i = 0; i < FILES && failed === undefined; i++) {
     const due = t0 + (i * 1000) / RATE;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     else if (wait < -1000 / RATE) behind++;
     while (running.size >= MAX_OUTSTANDING) await Promise.race(running);
     const start = performance.now();
-    const p: Promise<void> = job(i).then(() => {
-      walls.push(performance.now() - start);
-      running.delete(p);
-    });
+    const p: Promise<void> = job(i)
+      .then(
+        () => void walls.push(performance.now() - start),
+        (err: unknown) => void (failed ??= err),
+      )
+      .finally(() => running.delete(p));
     running.add(p);
   }
+  // Every write ends before the run's directory goes, a failed one too.
   await Promise.all(running);
+  if (failed !== undefined) throw failed;
   return { walls, behind };
 }
 

@@ -30,6 +30,8 @@ export interface RunnerOptions {
   bus(ref: BusRef): StreamBus | undefined;
   /** The server's cluster identity (InputContext.cluster). */
   cluster?(): ClusterIdentity | undefined;
+  /** The stream's `order` (InputContext.priority). */
+  priority?: number;
   index: number;
   cfg: Record<string, unknown>;
   log: Logger;
@@ -149,6 +151,7 @@ export class InputRunner {
         onData: (buf, owned) => this.onData(buf, owned === true),
         bus: (ref) => this.o.bus(ref),
         cluster: () => this.o.cluster?.(),
+        ...(this.o.priority !== undefined ? { priority: this.o.priority } : {}),
         onDiscontinuity: (reason) => {
           if (this.mode === 'active') this.o.onDiscontinuity(this, reason);
         },

@@ -40,6 +40,9 @@ export interface InputContext {
   /** The server's cluster identity (peer-auth), read when the input dials; undefined when the
    *  server has no cluster settings. */
   cluster?(): ClusterIdentity | undefined;
+  /** The stream's `order`: when the box cannot carry every stream, receivers shed the
+   *  streams of the highest order first (docs/stream.md, "Under overload"). Absent: 0. */
+  priority?: number;
 }
 
 export interface InputTransport {

@@ -40,6 +40,8 @@ export type StreamState = 'paused' | 'starting' | 'running' | 'no-signal' | 'err
 /** What the engine takes from the stream's record, already read and in engine units. */
 export interface StreamSettings {
   name: string;
+  /** The stream's `order`: under overload, streams of the highest order are shed first. */
+  order?: number;
   /** Input records in priority order (primary first), each for its type's factory. */
   inputs: readonly Record<string, unknown>[];
   /** Push output records, each for its type's factory. */
@@ -241,6 +243,7 @@ export class StreamEngine {
       factories: this.deps.inputFactories,
       bus: (ref) => this.deps.bus(ref),
       cluster: () => this.deps.cluster?.(),
+      ...(this.settings.order !== undefined ? { priority: this.settings.order } : {}),
       index,
       cfg,
       log: this.log,

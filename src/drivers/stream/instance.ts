@@ -55,6 +55,7 @@ export const PAUSED_MESSAGE = 'paused: set pause to false to start it';
 export function engineSettings(spec: StreamRecord): StreamSettings {
   return {
     name: spec['stream-name'],
+    order: spec.order,
     inputs: (spec.input ?? []) as unknown as Rec[],
     outputs: (spec.output ?? []) as unknown as Rec[],
     streamTimeoutMs: spec['stream-timeout'] / 1000,

@@ -7,6 +7,11 @@ import { UdpReceiver } from '../../native/udp.ts';
 import type { Timer } from '../../util/clock.ts';
 import { isMulticast } from '../../util/net.ts';
 
+/** What a shed input says: why, and what the operator can do. */
+export const SHED_MESSAGE =
+  'shed: the server cannot keep up with every stream and drops this one first (its order is ' +
+  'among the highest); give it a lower order, or move streams to another server';
+
 /** Receive buffer asked for when the record leaves `socket-buffer-size` at 0 (system default
  *  loses packets near 0.4 Gbit/s; 8 MB keeps a few hundred ms of an 8 Mbit/s stream). */
 export const DEFAULT_UDP_BUFFER = 8 * 1024 * 1024;
@@ -23,6 +28,8 @@ export class UdpInput implements InputTransport {
   private bytes = 0;
   private lastError = '';
   private warning = '';
+  /** The receive thread sheds this input (the server cannot carry every stream). */
+  private shed = false;
   private rejoins = 0;
 
   constructor(
@@ -47,6 +54,13 @@ export class UdpInput implements InputTransport {
       bufferSize: requested,
       batchLatencyMs: UDP_BATCH_LATENCY_MS,
       owner: { stream: this.ctx.streamName, input: this.ctx.index },
+      // Under overload the receive thread sheds whole streams, the highest order first.
+      priority: this.ctx.priority ?? 0,
+      onShed: (shed) => {
+        this.shed = shed;
+        if (shed) this.ctx.log.warn({ order: this.ctx.priority ?? 0 }, SHED_MESSAGE);
+        else this.ctx.log.info('udp input: the server keeps up again, receiving');
+      },
       onData: (batch, n) => {
         this.datagrams += n;
         this.bytes += batch.length;
@@ -96,6 +110,12 @@ export class UdpInput implements InputTransport {
       ...(this.rx ? { receiver: this.rx.stats() } : {}),
       ...(this.warning ? { warning: this.warning } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
+      ...(this.shed ? { shed: true } : {}),
     };
+  }
+
+  /** While shed, the input's message (and, past alert-delay, its alert). */
+  fault(): string {
+    return this.shed ? `${SHED_MESSAGE} (order ${this.ctx.priority ?? 0})` : '';
   }
 }

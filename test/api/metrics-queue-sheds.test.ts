@@ -26,7 +26,7 @@ const LOAD_MBPS = 40;
 const LOAD_SECONDS = 40;
 const LOAD_MAX = 2_000_000;
 /** Longer than the 256-batch queue lasts at this rate (a batch per 20 ms or 64 messages). */
-const HOLD_MS = 6000;
+const HOLD_MS = 8000;
 
 function value(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
@@ -41,6 +41,27 @@ const series = (kind: string, name: string) =>
 function hold(): void {
   const until = performance.now() + HOLD_MS;
   while (performance.now() < until) {}
+}
+
+/** No sheds while the loop keeps up; after the hold the queue has shed, and a scrape's counter
+ *  is the status figure (between two readings around it: the queue drains, and may shed, while
+ *  the scrape runs). Returns the scraped count. */
+async function holdAndScrape(
+  t: Test,
+  metrics: Registry,
+  kind: 'srt' | 'rist',
+  drops: () => number,
+): Promise<number> {
+  const DROPS = series(kind, 'queue_drops_total');
+  t.equal(value(await metrics.metrics(), DROPS), 0, 'no sheds while the loop keeps up');
+  hold();
+  const held = drops();
+  t.ok(held > 0, `the queue shed (${held} batches)`);
+  const text = await metrics.metrics();
+  const scraped = value(text, DROPS)!;
+  t.ok(scraped >= held && scraped <= drops(), `the counter is the status figure (${scraped})`);
+  t.ok(value(text, series(kind, 'queued_batches'))! >= 0, 'queued batches are a gauge');
+  return scraped;
 }
 
 /** A host with its own metrics registry, and the UDP load sent to `udp`. */
@@ -74,7 +95,6 @@ function transportOf(s: StreamInstance): Record<string, unknown> {
 }
 
 t.test('SRT receive-queue sheds on /metrics, kept across a reconnection', async (t) => {
-  const DROPS = series('srt', 'queue_drops_total');
   const [udp, port] = [await freePort(), await freePort()];
   const relay = () =>
     peer(t, 'srt-live-transmit', ['-q', `udp://127.0.0.1:${udp}`, `srt://:${port}?mode=listener`]);
@@ -87,17 +107,7 @@ t.test('SRT receive-queue sheds on /metrics, kept across a reconnection', async 
     'srt-client-timeout-ms': 1000,
   });
   const drops = () => (transportOf(s)['srt'] as { queueDrops: number }).queueDrops;
-  t.equal(value(await metrics.metrics(), DROPS), 0, 'no sheds while the loop keeps up');
-
-  hold();
-  const held = drops();
-  t.ok(held > 0, `the queue shed (${held} batches)`);
-  // The queue still drains (and may shed) while the scrape runs: its figure is between two
-  // readings of the status around it.
-  let text = await metrics.metrics();
-  const scraped = value(text, DROPS)!;
-  t.ok(scraped >= held && scraped <= drops(), `the counter is the status figure (${scraped})`);
-  t.ok(value(text, series('srt', 'queued_batches'))! >= 0, 'queued batches are a gauge');
+  const scraped = await holdAndScrape(t, metrics, 'srt', drops);
 
   // The peer restarts: the caller dials again with a new receiver, whose count starts at 0.
   slt.kill('SIGKILL');
@@ -108,14 +118,12 @@ t.test('SRT receive-queue sheds on /metrics, kept across a reconnection', async 
     30_000,
     'the caller connected again with a new receiver',
   );
-  text = await metrics.metrics();
-  const after = value(text, DROPS)!;
+  const after = value(await metrics.metrics(), series('srt', 'queue_drops_total'))!;
   t.ok(after >= scraped, `the counter counts on: ${scraped} → ${after}`);
   t.equal(after, scraped + drops(), 'the old receiver’s sheds plus the new one’s');
 });
 
 t.test('RIST receive-queue sheds on /metrics', async (t) => {
-  const DROPS = series('rist', 'queue_drops_total');
   const [udp, port] = [await freePort(), await evenPortPair()];
   const rist = `rist://127.0.0.1:${port}`;
   peer(t, 'ristsender', ['-i', `udp://@127.0.0.1:${udp}`, '-p', '1', '-o', rist]);
@@ -126,12 +134,5 @@ t.test('RIST receive-queue sheds on /metrics', async (t) => {
     'rist-addr-intf': ['127.0.0.1'],
   });
   const drops = () => Number(transportOf(s)['queueDrops']);
-  t.equal(value(await metrics.metrics(), DROPS), 0, 'no sheds while the loop keeps up');
-  hold();
-  const held = drops();
-  t.ok(held > 0, `the queue shed (${held} batches)`);
-  const text = await metrics.metrics();
-  const scraped = value(text, DROPS)!;
-  t.ok(scraped >= held && scraped <= drops(), `the counter is the status figure (${scraped})`);
-  t.ok(value(text, series('rist', 'queued_batches'))! >= 0, 'queued batches are a gauge');
+  await holdAndScrape(t, metrics, 'rist', drops);
 });

@@ -15,6 +15,7 @@
 // DVR_BOX_STREAM_WORKERS=N runs the server with `server.stream-workers` N (the streams in N
 // worker threads: docs/architecture.md, "Stream workers"); each worker's loop is judged by
 // the same goal (its worst second's p99 from /data/status, sampled every second).
+// DVR_BOX_SERVER_CPUS / DVR_BOX_SENDER_CPUS pin the server and the sender (taskset lists).
 // DVR_BOX_PEER_N (default the smaller of 20 and the largest step): when no step ran the peer
 // (DVR_BOX_PEER_MAX below every step), one more step at this count runs both sides, so every
 // run prints the peer's CPU ratio from the same run beside its own figures (0 = none).
@@ -43,6 +44,10 @@ const TS_PER_DATAGRAM = 7;
 const LOOP_P99_GOAL_MS = 10;
 const SENDER = join(tmpdir(), 'sluice-dvr-box-send');
 const STREAM_WORKERS = Number(process.env.DVR_BOX_STREAM_WORKERS ?? 0);
+/** CPUs the server (every thread) and the sender are pinned to (`taskset` lists, e.g. `0` and
+ *  `1`): how the box scales from one core to two (issue 37, goal 2). Unset: not pinned. */
+const SERVER_CPUS = process.env.DVR_BOX_SERVER_CPUS ?? '';
+const SENDER_CPUS = process.env.DVR_BOX_SENDER_CPUS ?? '';
 
 const cleanups: (() => unknown)[] = [];
 const t = { teardown: (fn: () => unknown) => cleanups.push(fn) };
@@ -115,7 +120,8 @@ async function workerLoops(url: string): Promise<{ p99: number; max: number }[]>
 }
 
 function send(port: number, n: number, seconds = SECONDS): Promise<number> {
-  const p = spawn(SENDER, [
+  const p = spawn(SENDER_CPUS ? 'taskset' : SENDER, [
+    ...(SENDER_CPUS ? ['-c', SENDER_CPUS, SENDER] : []),
     media,
     '127.0.0.1',
     String(port),
@@ -182,6 +188,8 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
       })),
     },
   });
+  // Pinned before any stream starts: threads made later inherit their maker's CPUs.
+  if (SERVER_CPUS) execFileSync('taskset', ['-a', '-p', '-c', SERVER_CPUS, String(srv.proc.pid)]);
   await new Promise((r) => setTimeout(r, 2000)); // inputs bound
   const get = async (p: string) =>
     (await fetch(`${srv.url}${p}`, { signal: AbortSignal.timeout(10_000) })).text();

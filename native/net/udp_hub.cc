@@ -390,7 +390,7 @@ void UdpHub::Notify(UdpSocketState& s, bool shed, bool& added) {
   added = true;
 }
 
-bool UdpHub::ShedOne(Clock::time_point now, bool& added) {
+UdpSocketState* UdpHub::ShedOne(Clock::time_point now, bool& added) {
   UdpSocketState* victim = nullptr;
   int active = 0;
   for (auto& [id, sp] : order_) {
@@ -398,7 +398,7 @@ bool UdpHub::ShedOne(Clock::time_point now, bool& added) {
     active++;
     victim = sp.get();  // the last active one in priority order: the least important
   }
-  if (active < 2) return false;  // one socket alone: nothing to protect, the bounds decide
+  if (active < 2) return nullptr;  // one socket alone: nothing to protect, the bounds decide
   UdpSocketState& s = *victim;
   s.shed = true;
   // What it has queued goes too: that frees the JS thread's backlog at once.
@@ -419,7 +419,7 @@ bool UdpHub::ShedOne(Clock::time_point now, bool& added) {
   // Shed again soon after its re-admission: the box cannot carry it yet, wait longer.
   if (now - lastReadmit_ < 2 * readmitWait_) readmitWait_ = std::min(2 * readmitWait_, kReadmitMax);
   lastShed_ = now;
-  return true;
+  return victim;
 }
 
 void UdpHub::Readmit(Clock::time_point now, bool& added) {
@@ -442,11 +442,12 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
   // alike, so when the JS thread is short of time they all lag together; one flooded socket
   // lags alone (its own queue bound sheds it) and does not move the median.
   std::vector<Clock::duration> lags;
-  int64_t backlog = 0;
+  int64_t backlog = 0, arrived = 0;
   for (auto& [id, sp] : order_) {
     if (!Active(*sp)) continue;
     lags.push_back(Lag(*sp, now));
     backlog += sp->queuedBytes.load();
+    arrived += static_cast<int64_t>(sp->bytes.load() - sp->seenBytes);
   }
   Clock::duration median = Clock::duration::zero();
   if (!lags.empty()) {
@@ -467,7 +468,21 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
     const bool slow = median > 4 * kShedLag;
     const bool growing = fresh ? backlog >= lastBacklog_ || slow
                                : now - lastShed_ >= kShedLag && (backlog >= shedBacklog_ || slow);
-    if (draining_ && growing && ShedOne(now, added)) {
+    // How many: enough that what the shed ones brought in the step covers what JS fell short
+    // by (arrived − drained, plus a tenth for the backlog to drain), at most a quarter of the
+    // active sockets per step (the estimate is one step's), at least one.
+    const int64_t drained = arrived - (backlog - lastBacklog_);
+    int64_t want = drained > 0 ? arrived - drained + arrived / 10 : 0;
+    const size_t most = std::max<size_t>(1, lags.size() / 4);
+    size_t shed = 0;
+    while (draining_ && growing && shed < most) {
+      UdpSocketState* v = ShedOne(now, added);
+      if (!v) break;
+      shed++;
+      want -= static_cast<int64_t>(v->bytes.load() - v->seenBytes);
+      if (want <= 0) break;
+    }
+    if (shed > 0) {
       backlog = 0;
       for (auto& [id, sp] : order_) {
         if (!sp->shed) backlog += sp->queuedBytes.load();
@@ -486,7 +501,10 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
   }
   if (now - lastShed_ > kReadmitMax) readmitWait_ = kReadmitAfter;
   lastBacklog_ = backlog;
-  for (auto& [id, sp] : order_) sp->seenBatches = sp->batches.load();
+  for (auto& [id, sp] : order_) {
+    sp->seenBatches = sp->batches.load();
+    sp->seenBytes = sp->bytes.load();
+  }
 }
 
 void UdpHub::Arm(int i, size_t slot) {

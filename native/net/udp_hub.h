@@ -87,6 +87,7 @@ struct UdpSocketState {
   // (under the hub's mutex) Shed: every batch is dropped (shedBatches) until re-admitted.
   std::atomic<bool> shed{false};
   uint64_t seenBatches = 0;  // (hub) `batches` at the last Balance: did it receive since?
+  uint64_t seenBytes = 0;    // (hub) `bytes` then: what it brought in a step
   alignas(64) std::atomic<int> queued{0};  // ready.size() plus data batches handed over
   // Bytes of completed batches not yet done with (added by the hub, taken off when the batch
   // is deleted: delivered, or discarded at close), this socket's and the hub's.
@@ -165,10 +166,10 @@ class UdpHub {
   void Unregister(const std::shared_ptr<UdpSocketState>& s);  // failed Add: undo
   void Arm(int i, size_t slot);
   // Shedding (hub thread, under mu_): Balance every kShedStep; ShedOne takes the least
-  // important active socket out (false when fewer than two are active); Readmit the most
+  // important active socket out (null when fewer than two are active); Readmit the most
   // important shed one.
   void Balance(std::chrono::steady_clock::time_point now, bool& added);
-  bool ShedOne(std::chrono::steady_clock::time_point now, bool& added);
+  UdpSocketState* ShedOne(std::chrono::steady_clock::time_point now, bool& added);
   void Readmit(std::chrono::steady_clock::time_point now, bool& added);
   void Notify(UdpSocketState& s, bool shed, bool& added);
 

@@ -26,8 +26,8 @@ import { ccErrors, input0, makeFecFixture, transport, udpPort } from '../helpers
 import { makeHost, streamResource, tempDir, waitFor } from '../helpers/stream-host.ts';
 
 type Status = Record<string, unknown>;
-/** HELLOs sent at once: well within what the server's socket buffer holds unread. */
-const FLOOD_BURST = 50;
+/** HELLOs sent at once: well within what the server's socket buffer holds unread (about 250). */
+const FLOOD_BURST = 100;
 /** HELLOs sent at most: the flood ends once the server drops some (past its cap of answers). */
 const FLOOD_MAX = 20_000;
 /** A burst not read by then is lost (the socket buffer overflowed). */

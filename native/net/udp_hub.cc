@@ -48,6 +48,15 @@ constexpr size_t kTypicalDatagram = 1400;
  *  TS packets, the usual payload of TS over UDP. */
 constexpr size_t kTypicalTsDatagram = 7 * 188;
 
+/** Drop a data batch of a shed socket: counted, its pool block back to the pool (hub thread,
+ *  under the hub's mutex). */
+void DropShed(UdpSocketState& s, UdpBatch* b) {
+  Bump(s.shedBatches);
+  Bump(s.shedBytes, b->block.data ? b->used : b->data.size());
+  if (b->block.data) s.freeBlocks.push_back(b->block);
+  delete b;
+}
+
 /** When `s`'s open batch is due: the last point of the socket's latency grid at or before its
  *  first datagram's arrival plus the latency. Every socket with the same latency then completes
  *  on the same tick, so the JS thread wakes once per latency period for all of them (100
@@ -223,10 +232,7 @@ void UdpHub::Complete(UdpSocketState& s, bool& added) {
     ShedOne(now, added);
   }
   if (s.shed) {
-    Bump(s.shedBatches);
-    Bump(s.shedBytes, b->block.data ? b->used : b->data.size());
-    if (b->block.data) s.freeBlocks.push_back(b->block);
-    delete b;
+    DropShed(s, b);
     return;
   }
   if (s.queued.load() >= s.opts.queueBatches ||
@@ -408,11 +414,8 @@ UdpSocketState* UdpHub::ShedOne(Clock::time_point now, bool& added) {
       keep.push_back(b);
       continue;
     }
-    Bump(s.shedBatches);
-    Bump(s.shedBytes, b->block.data ? b->used : b->data.size());
-    if (b->block.data) s.freeBlocks.push_back(b->block);
     s.queued--;
-    delete b;
+    DropShed(s, b);
   }
   s.ready.swap(keep);
   Notify(s, true, added);

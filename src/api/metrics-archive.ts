@@ -3,6 +3,7 @@
 // recording stream's index lags behind the clock, and which path the writes took (O_DIRECT or
 // the page cache: process-wide, native/fs/durable_write.cc).
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { STREAM_PLACEMENT_SERVICE } from '../drivers/stream/placement.ts';
 import {
   type RecorderTotals,
   type RecorderTotalsRow,
@@ -27,7 +28,11 @@ export function installArchiveMetrics(registry: Registry, services: Services, cl
     if (now - taken <= SNAPSHOT_REUSE_MS) return rows;
     taken = now;
     const storages = dvrStorages(services);
-    rows = recorderTotals((id) => storages.has(id));
+    // The recorders of streams in stream workers count there (src/plane/): added here.
+    const elsewhere = (services.get(STREAM_PLACEMENT_SERVICE)?.recorderTotals() ?? []).filter((r) =>
+      storages.has(r.storage),
+    );
+    rows = [...recorderTotals((id) => storages.has(id)), ...elsewhere];
     return rows;
   };
   const labelNames = ['storage', 'stream'];

@@ -1,6 +1,7 @@
 // /metrics of the streams' UDP inputs: what each input's receive sockets counted since the
 // server started (src/native/udp.ts keeps it across reopened sockets), by stream and input.
 import { Counter, type Registry } from 'prom-client';
+import { STREAM_PLACEMENT_SERVICE } from '../drivers/stream/placement.ts';
 import { streamRegistry } from '../drivers/stream/registry.ts';
 import { type UdpOwner, type UdpTotals, udpOwnerTotals } from '../native/udp.ts';
 import type { Services } from '../util/services.ts';
@@ -20,7 +21,9 @@ export function installUdpInputMetrics(registry: Registry, services: Services): 
     taken = now;
     const inputs = new Map<string, number>();
     for (const s of streamRegistry(services).all()) inputs.set(s.name, s.inputCount);
-    rows = udpOwnerTotals((o) => o.input < (inputs.get(o.stream) ?? 0));
+    // Streams in stream workers count in their own threads (src/plane/): added here.
+    const elsewhere = services.get(STREAM_PLACEMENT_SERVICE)?.udpTotals() ?? [];
+    rows = [...udpOwnerTotals((o) => o.input < (inputs.get(o.stream) ?? 0)), ...elsewhere];
     return rows;
   };
   const counter = (name: string, help: string, key: keyof UdpTotals) =>
@@ -44,6 +47,16 @@ export function installUdpInputMetrics(registry: Registry, services: Services): 
     'sluice_stream_input_udp_queue_drops_total',
     "Batches of datagrams shed at a UDP input's receive queue because the event loop fell behind",
     'queueDrops',
+  );
+  counter(
+    'sluice_stream_input_udp_shed_batches_total',
+    'Batches of a UDP input dropped while the server shed its whole stream (it could not carry every stream: docs/stream.md, "Under overload")',
+    'shedBatches',
+  );
+  counter(
+    'sluice_stream_input_udp_shed_bytes_total',
+    'Payload bytes of a UDP input dropped while its whole stream was shed',
+    'shedBytes',
   );
   counter(
     'sluice_stream_input_udp_truncated_total',

@@ -21,6 +21,8 @@ import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttRouter } from '../ott/router.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
+import { LOOP_DELAY_SINK } from '../util/loop-delay-sampler.ts';
+import { ffmpegPath } from '../util/ffmpeg.ts';
 import type { Services } from '../util/services.ts';
 import { mainThreadReason } from './eligible.ts';
 import type {
@@ -173,6 +175,7 @@ export class StreamWorkers implements StreamPlacement {
   private lastCache = '';
   private lastStorages = '';
   private lastCluster = '';
+  private lastFfmpeg = ffmpegPath();
   /** What exited worker threads had counted. */
   private closedTotals: WorkerTotals = { udp: [], recorded: [] };
 
@@ -192,6 +195,7 @@ export class StreamWorkers implements StreamPlacement {
       dataDir: this.o.dataDir,
       logLevel: this.o.logLevel,
       segmentMaxAge: ottCachePolicy(this.o.services).segmentMaxAge,
+      ffmpegPath: ffmpegPath(),
       ...(cluster ? { cluster: { domain: cluster.domain, nodeName: cluster.nodeName } } : {}),
     };
   }
@@ -199,6 +203,9 @@ export class StreamWorkers implements StreamPlacement {
   /** How many workers new streams are spread over (server `stream-workers`; 0: none). */
   setWorkers(n: number): void {
     this.setCount(n);
+    // The server driver calls this with each change of its record, after it set the ffmpeg
+    // path: the workers' next ffmpeg start runs the new one, as the main thread's does.
+    this.sendFfmpeg();
   }
 
   private setCount(n: number): void {
@@ -250,6 +257,7 @@ export class StreamWorkers implements StreamPlacement {
       case 'snap':
         w.loop = m.loop;
         if (m.totals) w.totals = m.totals;
+        if (m.loopDelay) this.o.services.get(LOOP_DELAY_SINK)?.add(m.loopDelay);
         for (const s of m.streams) w.streams.get(s.key)?.take(s);
         return;
       case 'gone':
@@ -497,9 +505,17 @@ export class StreamWorkers implements StreamPlacement {
     if (w.index >= this.count && w.streams.size === 0) this.setCount(this.count);
   }
 
+  private sendFfmpeg(): void {
+    const path = ffmpegPath();
+    if (path === this.lastFfmpeg) return;
+    this.lastFfmpeg = path;
+    for (const w of this.list) w.send({ t: 'ffmpeg', path });
+  }
+
   private follow(): void {
     this.sendStorages();
     this.sendCluster();
+    this.sendFfmpeg();
     const cache = ottCachePolicy(this.o.services).segmentMaxAge;
     const key = String(cache);
     if (key !== this.lastCache) {

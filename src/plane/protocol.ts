@@ -15,6 +15,7 @@ import type { StreamBinding } from '../epg/bindings.ts';
 import type { UdpOwner, UdpTotals } from '../native/udp.ts';
 import type { ResourceStatus } from '../reconciler/driver.ts';
 import type { FieldChange } from '../reconciler/types.ts';
+import type { LoopDelayCounts } from '../util/loop-delay-sampler.ts';
 import type { StreamRow } from '../web/rows.ts';
 
 /** What a worker is started with (`workerData`). */
@@ -24,6 +25,8 @@ export interface WorkerInit {
   logLevel: string;
   /** The OTT cache policy's segment max-age (http-server `segment-cache-max-age`). */
   segmentMaxAge: number;
+  /** The ffmpeg binary children run (server `ffmpeg-path`, src/util/ffmpeg.ts). */
+  ffmpegPath: string;
   cluster?: { domain: string; nodeName: string };
   /** The main thread's native live engine (LiveDelivery.shareId): streams publish into it. */
   liveShareId?: number;
@@ -64,6 +67,7 @@ export type ToWorker =
   | { t: 'conn-close'; conn: number }
   | { t: 'tap'; key: string; on: boolean }
   | { t: 'cache'; segmentMaxAge: number }
+  | { t: 'ffmpeg'; path: string }
   /** The main thread's archive storages as the recorders need them (sent when they change). */
   | { t: 'storages'; list: StorageView[] }
   /** The answer to an `st-ask`: the init row's id (undefined: none). */
@@ -88,7 +92,14 @@ export type FromWorker =
   | { t: 'ready' }
   /** A request answered; after a create or update, with the stream's snapshot as it is now. */
   | { t: 'done'; id: number; error?: WireError; snap?: StreamSnapshot }
-  | { t: 'snap'; streams: StreamSnapshot[]; loop: LoopFigures; totals?: WorkerTotals }
+  | {
+      t: 'snap';
+      streams: StreamSnapshot[];
+      loop: LoopFigures;
+      totals?: WorkerTotals;
+      /** The loop's delay samples since the last snapshot (the /metrics histogram's). */
+      loopDelay?: LoopDelayCounts;
+    }
   | { t: 'gone'; key: string }
   | { t: 'route'; name: string; on: boolean }
   | { t: 'head'; rid: number; status: number; headers: Record<string, string | string[]> }

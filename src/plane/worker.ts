@@ -24,6 +24,8 @@ import { OTT_ROUTER_SERVICE, OttRouter } from '../ott/router.ts';
 import type { SegmentStore } from '../ott/store.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
 import { systemClock } from '../util/clock.ts';
+import { setFfmpegPath } from '../util/ffmpeg.ts';
+import { loopDelaySampler } from '../util/loop-delay-sampler.ts';
 import { Services } from '../util/services.ts';
 import type {
   FromWorker,
@@ -85,6 +87,7 @@ services.set(OTT_FACTORY_SERVICE, (opts) => {
 const storages = new StorageLinks(post);
 services.set(ARCHIVE_LINK_SERVICE, storages.get);
 ottCachePolicy(services).setSegmentMaxAge(init.segmentMaxAge);
+//X
 if (init.cluster) services.set(CLUSTER_SERVICE, init.cluster);
 // Live HLS-TS is published into the main thread's native engine, which answers it with no
 // JavaScript on any thread (docs/ott.md, "Native live delivery").
@@ -161,12 +164,16 @@ function totals(): WorkerTotals {
   };
 }
 
+/** The loop's delay for /metrics (`sluice_eventloop_delay_seconds{loop="stream-worker-N"}`). */
+const delaySamples = loopDelaySampler(`stream-worker-${init.index}`);
+
 function sendSnapshots(): void {
   post({
     t: 'snap',
     streams: [...streams.values()].map(snapshot),
     loop: loopFigures(),
     totals: totals(),
+    loopDelay: delaySamples.take(),
   });
 }
 setInterval(sendSnapshots, SNAPSHOT_MS);
@@ -299,6 +306,9 @@ async function onControl(m: ToWorker): Promise<void> {
       return;
     case 'cache':
       ottCachePolicy(services).setSegmentMaxAge(m.segmentMaxAge);
+      return;
+    case 'ffmpeg':
+//Y
       return;
     case 'storages':
       storages.update(m.list);

@@ -2,6 +2,7 @@
 // JavaScript timer) and handed out as bucket counts: plain data a worker thread can post to the
 // main thread, whose exporter (src/api/loop-delay.ts) adds them up for /metrics.
 import { type Histogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { ServiceKey } from './services.ts';
 
 /** How often the native timer is due (ms): finer costs wake-ups, coarser misses short stalls. */
 export const LOOP_RESOLUTION_MS = 10;
@@ -95,3 +96,8 @@ export function bucketCounts(h: Histogram, resNs: number): number[] {
   out.push(n - below);
   return out;
 }
+
+/** Where another thread's loop counts go (host.services): the /metrics exporter adds them. */
+export const LOOP_DELAY_SINK = new ServiceKey<{ add(counts: LoopDelayCounts): void }>(
+  'loop-delay-sink',
+);

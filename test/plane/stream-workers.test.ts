@@ -75,6 +75,15 @@ t.test('streams run in stream workers and play through the main listener', async
     `two stream worker threads by name (${[...new Set(names)].join(', ')})`,
   );
 
+  const metrics = await waitFor('both workers’ loops on /metrics', async () => {
+    const text = await (await fetch(`${srv.url}/metrics`)).text();
+    return /sluice_eventloop_delay_seconds_count\{loop="stream-worker-1"\} [1-9]/.test(text)
+      ? text
+      : undefined;
+  });
+  t.match(metrics, /sluice_eventloop_delay_seconds_count\{loop="stream-worker-0"\} [1-9]/);
+  t.match(metrics, /sluice_eventloop_delay_seconds_count\{loop="main"\} [1-9]/);
+
   const probe = (await ffprobeJson(`${srv.url}/one/index.m3u8`)) as {
     streams: { codec_type: string; width?: number }[];
   };

@@ -12,6 +12,7 @@ import { METRICS_REGISTRY_SERVICE } from '../../drivers/stream/metrics.ts';
 import type { LiveDeliveryStats } from '../../native/live-http.ts';
 import { LIVE_DELIVERY_SERVICE } from '../../ott/live-publish.ts';
 import { type PoolStats, segmentPool } from '../../ott/pool.ts';
+import { LOOP_DELAY_SINK } from '../../util/loop-delay-sampler.ts';
 import type { Services } from '../../util/services.ts';
 import type { AppContext } from '../context.ts';
 import { installMainLoopDelay } from '../loop-delay.ts';
@@ -175,7 +176,8 @@ export async function metricsRoutes(
 ): Promise<void> {
   const registry = metricsRegistry(opts.ctx.services);
   installDefaultMetrics(registry);
-  installMainLoopDelay(registry);
+  // Stream workers post their loops' counts (src/plane/): they go into the same histogram.
+  opts.ctx.services.set(LOOP_DELAY_SINK, installMainLoopDelay(registry));
   const delivery = opts.ctx.services.get(LIVE_DELIVERY_SERVICE);
   if (delivery) installLiveDeliveryMetrics(registry, () => delivery.stats());
   installSegmentPoolMetrics(registry, () => segmentPool.stats());

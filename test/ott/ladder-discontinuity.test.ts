@@ -18,6 +18,12 @@ const START_TIMEOUT_MS = 40_000;
 const RESTART_TIMEOUT_MS = 30_000;
 /** Segments of both variants after the restart before the numbers are compared. */
 const AFTER_RESTART = 3;
+/** Segment duration (s) and window (segments) of every stream and the group. */
+const SEGMENT_S = 1;
+const WINDOW = 10;
+/** A segment of one media time that both variants of a format have not listed within a
+ *  window's time never will be: it has left the window by then. */
+const LISTED_IN_BOTH_MS = WINDOW * SEGMENT_S * 1000;
 /** Segment starts this close (90 kHz: one frame at 25/s) are the same media time. */
 const SAME_TIME = 3600;
 /** Two renditions the config accepts (`lo`'s 60 kbit/s is under the minimum of 100). */
@@ -83,8 +89,8 @@ const stream = (id: number, name: string, input: Record<string, unknown>) => ({
   'stream-name': name,
   pause: false,
   'ott-hls': 3,
-  'ott-segment-duration': 1,
-  'ott-window': 10,
+  'ott-segment-duration': SEGMENT_S,
+  'ott-window': WINDOW,
   input: [input],
 });
 
@@ -100,8 +106,8 @@ const srv = await startServer(t, {
         'stream-name': 'abr',
         streams: RENDITIONS.map(([id]) => id),
         'ott-hls': 3,
-        'ott-segment-duration': 1,
-        'ott-window': 10,
+        'ott-segment-duration': SEGMENT_S,
+        'ott-window': WINDOW,
       },
     ],
   },
@@ -133,6 +139,22 @@ async function edgeDisc(name: string): Promise<number> {
   return r.ok ? (listed(await r.text(), tsUrl(name)).at(-1)?.disc ?? 0) : -1;
 }
 
+/** The segments two variants both list at one media time, and how many of them are numbered
+ *  `disc` or more. */
+async function common(
+  urls: string[],
+  start: (b: Buffer) => number | undefined,
+  disc: number,
+): Promise<{ pairs: [Timed, Timed][]; after: number }> {
+  const [a, b] = await Promise.all(urls.map((u) => timed(u, start)));
+  const pairs: [Timed, Timed][] = [];
+  for (const x of a!) {
+    const y = b!.find((s) => Math.abs(s.start - x.start) <= SAME_TIME);
+    if (y) pairs.push([x, y]);
+  }
+  return { pairs, after: pairs.filter(([x]) => x.disc >= disc).length };
+}
+
 /**
  * Once the restarted rendition's TS playlist lists AFTER_RESTART segments numbered `disc` or more,
  * every segment start both variants list (TS and CMAF) has one number in both.
@@ -149,22 +171,28 @@ async function checkOneLadder(t: Test, disc: number): Promise<void> {
     },
     RESTART_TIMEOUT_MS,
   );
-  const formats: [string, string[], (b: Buffer) => number | undefined][] = [
-    ['HLS-TS', RENDITIONS.map(([, name]) => tsUrl(name)), tsStart],
-    ['CMAF', await cmafUrls(), cmafStart],
+  const formats: [string, () => Promise<string[]>, (b: Buffer) => number | undefined][] = [
+    ['HLS-TS', async () => RENDITIONS.map(([, name]) => tsUrl(name)), tsStart],
+    ['CMAF', cmafUrls, cmafStart],
   ];
   for (const [format, urls, start] of formats) {
-    const [a, b] = await Promise.all(urls.map((u) => timed(u, start)));
-    let common = 0;
-    let commonAfter = 0;
-    for (const x of a!) {
-      const y = b!.find((s) => Math.abs(s.start - x.start) <= SAME_TIME);
-      if (!y) continue;
-      common++;
-      if (x.disc >= disc) commonAfter++;
-      t.equal(y.disc, x.disc, `${format}: the segment at ${x.start} has one number in both`);
+    // Each format's writer lists a segment when it has it, not when the other format does:
+    // both variants are read again until they list one of the same time after the restart.
+    const look = async () => common(await urls(), start, disc);
+    let both = await look();
+    const began = Date.now();
+    const waited = both.after === 0;
+    while (both.after === 0 && Date.now() - began < LISTED_IN_BOTH_MS) {
+      await new Promise((r) => setTimeout(r, (SEGMENT_S * 1000) / 2));
+      both = await look();
     }
-    t.ok(commonAfter >= 1, `${format}: ${commonAfter} of ${common} common segments after it`);
+    if (waited) t.comment(`${format}: none in both at first, ${Date.now() - began} ms to come`);
+    for (const [x, y] of both.pairs)
+      t.equal(y.disc, x.disc, `${format}: the segment at ${x.start} has one number in both`);
+    t.ok(
+      both.after >= 1,
+      `${format}: ${both.after} of ${both.pairs.length} common segments after it`,
+    );
   }
   // DASH: the group's one Period is the run after the restart, with both renditions in it.
   const mpd = await (await fetch(`${srv.url}/abr/index.mpd`)).text();

@@ -14,7 +14,8 @@
 // DVR_BOX_PEER_MAX: no ffmpeg peer for steps above this many channels;
 // DVR_BOX_STREAM_WORKERS=N runs the server with `server.stream-workers` N (the streams in N
 // worker threads: docs/architecture.md, "Stream workers"); each worker's loop is judged by
-// the same goal (its worst second's p99 from /data/status, sampled every second).
+// the same goal (its p99 over the step from its histogram on /metrics; the worst second's p99
+// from /data/status, sampled every second, printed beside it).
 // DVR_BOX_SERVER_CPUS / DVR_BOX_SENDER_CPUS pin the server and the sender (taskset lists).
 // DVR_BOX_PEER_N (default the smaller of 20 and the largest step): when no step ran the peer
 // (DVR_BOX_PEER_MAX below every step), one more step at this count runs both sides, so every
@@ -153,7 +154,10 @@ interface Row {
   main: number;
   /** The stream workers' JavaScript threads, CPU seconds; their loops' worst second. */
   workers: number;
+  /** The workers' loops over the step: the largest p99 (histogram), the worst second's p99
+   *  (their status figure) and the largest delay. */
   workerP99: number;
+  workerWorstSecond: number;
   workerMax: number;
   rssMb: number;
   peerCpu: number;
@@ -205,6 +209,7 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   // The workers' loops are read each second of the step (each reading covers the last one).
   let workerP99 = 0;
   let workerMax = 0;
+  let workerHistP99 = 0;
   const stepEnd = Date.now() + SECONDS * 1000;
   while (Date.now() < stepEnd) {
     await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(0, stepEnd - Date.now()))));
@@ -225,6 +230,11 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
   // The delay proper (sluice_eventloop_delay_seconds); prom-client's lag figure includes its
   // 10 ms sampling interval (an idle loop reads ~10 ms), kept beside it for comparison.
   const { p99, max: maxDelay } = loopDelayOver(metrics0, metrics);
+  // Each stream worker's loop over the same window (its histogram, loop="stream-worker-N").
+  for (let i = 0; i < STREAM_WORKERS; i++) {
+    const w = loopDelayOver(metrics0, metrics, `stream-worker-${i}`);
+    if (!Number.isNaN(w.p99)) workerHistP99 = Math.max(workerHistP99, w.p99 * 1000);
+  }
   if (Number.isNaN(p99))
     throw new Error(
       `no ${'sluice_eventloop_delay_seconds'} in the server's /metrics: fix the bench's reader (bench/lib/loop-delay.ts)`,
@@ -262,7 +272,8 @@ async function sluice(n: number): Promise<Omit<Row, 'peerCpu' | 'peerLossy'>> {
     faults: k1.faults - k0.faults,
     main: k1.main - k0.main,
     workers: k1.workers - k0.workers,
-    workerP99,
+    workerP99: STREAM_WORKERS > 0 ? workerHistP99 : 0,
+    workerWorstSecond: workerP99,
     workerMax,
     rssMb: rss / 1024,
   };
@@ -324,7 +335,7 @@ function report(row: Row): void {
       ? `ffmpeg ×${n}: CPU ${((row.peerCpu / SECONDS) * 100).toFixed(0)} %, ${row.peerLossy} channels reporting loss | CPU ratio ${(row.peerCpu / row.cpu).toFixed(2)}`
       : 'no peer at this step';
   console.log(
-    `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop delay p99 ${row.p99.toFixed(1)} ms (max ${row.maxDelay.toFixed(1)}; nodejs_eventloop_lag_p99 ${row.lag.toFixed(1)}), recording ${row.recorded}/${n} (${(row.writtenShare * 100).toFixed(1)} % of the bytes sent written, ${row.droppedChunks} chunks dropped, ${row.failedChunks} failed), CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %${STREAM_WORKERS > 0 ? `, ${STREAM_WORKERS} stream workers ${((row.workers / SECONDS) * 100).toFixed(0)} %, their loops' worst second p99 ${row.workerP99.toFixed(1)} ms (max ${row.workerMax.toFixed(1)})` : ''}, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ${peerPart}`,
+    `${n} ch × ${MBPS} Mbit/s, ${SECONDS} s: sluice loss ${(row.loss * 100).toFixed(3)} %, loop delay p99 ${row.p99.toFixed(1)} ms (max ${row.maxDelay.toFixed(1)}; nodejs_eventloop_lag_p99 ${row.lag.toFixed(1)}), recording ${row.recorded}/${n} (${(row.writtenShare * 100).toFixed(1)} % of the bytes sent written, ${row.droppedChunks} chunks dropped, ${row.failedChunks} failed), CPU ${((row.cpu / SECONDS) * 100).toFixed(0)} % (event loop thread ${((row.main / SECONDS) * 100).toFixed(0)} %${STREAM_WORKERS > 0 ? `, ${STREAM_WORKERS} stream workers ${((row.workers / SECONDS) * 100).toFixed(0)} %, their loops' p99 ${row.workerP99.toFixed(1)} ms (worst second ${row.workerWorstSecond.toFixed(1)}, max ${row.workerMax.toFixed(1)})` : ''}, sys ${((row.sys / SECONDS) * 100).toFixed(0)} %, ${Math.round(row.faults / SECONDS)} page faults/s, RSS ${Math.round(row.rssMb)} MB) | ${peerPart}`,
   );
 }
 

@@ -21,8 +21,8 @@ import { LIVE_DELIVERY_SERVICE } from '../ott/live-publish.ts';
 import type { OttReply, OttRequest } from '../ott/request.ts';
 import type { OttRouter } from '../ott/router.ts';
 import { DriverError, type Host } from '../reconciler/driver.ts';
-import { LOOP_DELAY_SINK } from '../util/loop-delay-sampler.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
+import { LOOP_DELAY_SINK } from '../util/loop-delay-sampler.ts';
 import type { Services } from '../util/services.ts';
 import { mainThreadReason } from './eligible.ts';
 import type {
@@ -413,7 +413,10 @@ export class StreamWorkers implements StreamPlacement {
         ...(initId !== undefined ? { initId } : {}),
         ...(error ? { error } : {}),
       });
-    if (!st) return answer(undefined, `archive storage ${m.id} is not running`);
+    if (!st) {
+      answer(undefined, `archive storage ${m.id} is not running`);
+      return;
+    }
     const found = st.initId(m.stream, m.track, m.hash);
     found
       .then(async (known) => {

@@ -87,7 +87,7 @@ services.set(OTT_FACTORY_SERVICE, (opts) => {
 const storages = new StorageLinks(post);
 services.set(ARCHIVE_LINK_SERVICE, storages.get);
 ottCachePolicy(services).setSegmentMaxAge(init.segmentMaxAge);
-//X
+setFfmpegPath(init.ffmpegPath);
 if (init.cluster) services.set(CLUSTER_SERVICE, init.cluster);
 // Live HLS-TS is published into the main thread's native engine, which answers it with no
 // JavaScript on any thread (docs/ott.md, "Native live delivery").
@@ -308,7 +308,7 @@ async function onControl(m: ToWorker): Promise<void> {
       ottCachePolicy(services).setSegmentMaxAge(m.segmentMaxAge);
       return;
     case 'ffmpeg':
-//Y
+      setFfmpegPath(m.path);
       return;
     case 'storages':
       storages.update(m.list);

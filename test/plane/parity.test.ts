@@ -1,0 +1,52 @@
+// Worker streams do what main-thread streams do where the main thread's own state decides it
+// (issue 37): each case is a difference the suite found when run with stream workers.
+import { join } from 'node:path';
+import t from 'tap';
+import { startServer, tempDir, waitFor } from '../helpers/server.ts';
+
+const START_TIMEOUT_MS = 40_000;
+
+interface Status {
+  thread?: string;
+  inputs?: { message?: string }[];
+}
+
+t.test('server.ffmpeg-path reaches the stream workers, at start and when changed', async (t) => {
+  const tmp = await tempDir(t, 'sluice-plane-ffmpeg-');
+  const first = join(tmp, 'no-ffmpeg-here');
+  const second = join(tmp, 'nor-here');
+  const srv = await startServer(t, {
+    config: {
+      server: { 'stream-workers': 1, 'ffmpeg-path': first },
+      stream: [
+        {
+          id: 1,
+          'stream-name': 'gen',
+          pause: false,
+          input: [{ type: 'test', width: 160, height: 90, 'frame-rate': 10 }],
+        },
+      ],
+    },
+  });
+  const messageNaming = (path: string) =>
+    waitFor(
+      `the input message naming ${path}`,
+      async () => {
+        const r = await fetch(`${srv.url}/data/stream/1`);
+        const s = r.ok ? ((await r.json()) as Status) : {};
+        return s.inputs?.[0]?.message?.includes(path) ? s : undefined;
+      },
+      START_TIMEOUT_MS,
+    );
+  const s = await messageNaming(first);
+  t.equal(s.thread, 'stream worker 0', 'the stream runs in the worker');
+  t.match(s.inputs?.[0]?.message, /does not exist/);
+  const patch = await fetch(`${srv.url}/config/server`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ 'ffmpeg-path': second }),
+  });
+  t.equal(patch.status, 200, await patch.clone().text());
+  await messageNaming(second);
+  t.pass('the next start in the worker runs the new path');
+});

@@ -13,11 +13,21 @@ export function exposedGc(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
-/** Collect every `ms` until the test ends. */
+/** Collect every `ms` until the test ends, each after a pause at least as long as the previous
+ *  collection took: on a loaded machine one takes hundreds of ms, and back to back they would
+ *  hold the event loop all along — starving the very timers and sockets a test waits on. */
 export function collectGarbageRepeatedly(t: Teardown, ms = GC_EVERY_MS): void {
   const gc = exposedGc();
-  const every = setInterval(gc, ms);
-  t.teardown(() => clearInterval(every));
+  let timer: NodeJS.Timeout;
+  const next = (wait: number) => {
+    timer = setTimeout(() => {
+      const began = performance.now();
+      gc();
+      next(Math.max(ms, performance.now() - began));
+    }, wait);
+  };
+  next(ms);
+  t.teardown(() => clearTimeout(timer));
 }
 
 /** NODE_OPTIONS for a child (`startServer`'s env) that collects every GC_EVERY_MS all its life. */

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { HttpClient } from '../../../src/inputs/hls/http.ts';
 import { HlsInput } from '../../../src/inputs/hls/input.ts';
-import { collector, inputContext } from '../../helpers/input-ctx.ts';
+import { collectAlways, inputContext } from '../../helpers/input-ctx.ts';
 import { type LoopStalls, probeLoopStalls, UNSEEN_PER_TURN_MS } from '../../helpers/loop-stalls.ts';
 import { waitFor } from '../../helpers/stream-host.ts';
 
@@ -87,23 +87,6 @@ async function origin(
   return { url, answered, started, headed, closed };
 }
 
-/** Full collections over and over until the test ends, each after a pause at least as long
- *  as the previous one took: on a loaded machine one takes hundreds of ms, and back to back they
- *  would hold the event loop all along — the very delay the deadlines are measured against. */
-function collectPaced(t: Test): void {
-  const gc = collector();
-  let timer: NodeJS.Timeout;
-  const next = (ms: number) => {
-    timer = setTimeout(() => {
-      const began = performance.now();
-      gc();
-      next(Math.max(COLLECT_MS, performance.now() - began));
-    }, ms);
-  };
-  next(COLLECT_MS);
-  t.teardown(() => clearTimeout(timer));
-}
-
 /** The request to `path`, begun by the client at `begun` or later, was abandoned at its `ms`
  *  deadline: not before (the timers' clock counts whole ms: 1 ms less), and no later than the
  *  deadline plus the stalls the probe saw meanwhile and what it may miss of them. */
@@ -132,7 +115,7 @@ async function abandoned(
 const PLAYLIST = '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:0.25,\nseg.ts\n#EXT-X-ENDLIST\n';
 
 t.test('a trickled playlist: the request ends at client-timeout (plain http)', async (t) => {
-  collectPaced(t);
+  collectAlways(t, COLLECT_MS);
   const stalls = probeLoopStalls(t);
   const o = await origin(t, {}, () => ({ head: false, bytes: Buffer.from(PLAYLIST) }));
   const c = new HttpClient({
@@ -151,7 +134,7 @@ t.test('a trickled playlist: the request ends at client-timeout (plain http)', a
 });
 
 t.test('the hls input: playlist, segment, mode 0 and progressive head', async (t) => {
-  collectPaced(t);
+  collectAlways(t, COLLECT_MS);
   const stalls = probeLoopStalls(t);
   const ts = Buffer.alloc(188 * 4, 0xff);
   for (let i = 0; i < ts.length; i += 188) ts[i] = 0x47;
@@ -201,7 +184,7 @@ t.test('the hls input: playlist, segment, mode 0 and progressive head', async (t
 });
 
 t.test('a progressive body paced by the origin is kept (idle time-out only)', async (t) => {
-  collectPaced(t);
+  collectAlways(t, COLLECT_MS);
   const ts = Buffer.alloc(188 * 40, 0xff);
   for (let i = 0; i < ts.length; i += 188) ts[i] = 0x47;
   const o = await origin(t, {}, () => ({ head: false, bytes: ts }));

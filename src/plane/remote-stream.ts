@@ -82,6 +82,8 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   private archive?: { player: ArchivePlayer; sessions: ArchiveSessions };
   private offHttpTs?: () => void;
   private closed = false;
+  /** Updates sent and not yet answered. */
+  private updating = 0;
 
   constructor(
     private res: Resource<StreamApplied>,
@@ -102,8 +104,10 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     return this.res;
   }
 
-  /** A snapshot from the worker. */
-  take(s: StreamSnapshot): void {
+  /** A snapshot from the worker; `answer`: the one a create or update was answered with (a
+   *  periodic one taken while an update is on its way predates it). */
+  take(s: StreamSnapshot, answer = false): void {
+    if (this.updating > 0 && !answer) return;
     this.snap = s;
   }
 
@@ -295,7 +299,16 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     }
     this.res = next;
     if (next.spec.pause || next.spec['ott-http'] !== 1) this.httpTs.closeAll();
-    await this.link.request({ t: 'update', res: next, changes });
+    // A stream on the main thread is paused or starting the moment its update runs: shown so
+    // here too while the worker carries it out (a page that reads after the write sees it).
+    if (this.snap && this.snap.running === Boolean(next.spec.pause))
+      this.snap = pausedOrStarting(this.snap, next.spec.pause);
+    this.updating++;
+    try {
+      await this.link.request({ t: 'update', res: next, changes });
+    } finally {
+      this.updating--;
+    }
   }
 
   async close(): Promise<void> {
@@ -309,4 +322,21 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     streamRegistry(this.host.services).remove(this);
     await this.link.request({ t: 'close', key: this.key });
   }
+}
+
+/** A snapshot as the stream shows itself at once after a pause (or a resume): its figures
+ *  kept, its state and message those of the stream's first moment. */
+function pausedOrStarting(s: StreamSnapshot, pause: boolean): StreamSnapshot {
+  const state: StreamState = pause ? 'paused' : 'starting';
+  const message = pause ? { message: PAUSED_MESSAGE } : {};
+  const { message: _s, ...status } = s.status;
+  const { message: _r, ...row } = s.row;
+  return {
+    ...s,
+    state,
+    running: !pause,
+    status: { ...status, state, ...message },
+    row: { ...row, state, ...message },
+    metrics: { ...s.metrics, state },
+  };
 }

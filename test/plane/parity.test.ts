@@ -2,7 +2,7 @@
 // (issue 37): each case is a difference the suite found when run with stream workers.
 import { join } from 'node:path';
 import t from 'tap';
-import { startServer, tempDir, waitFor } from '../helpers/server.ts';
+import { freePort, startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const START_TIMEOUT_MS = 40_000;
 
@@ -50,3 +50,43 @@ t.test('server.ffmpeg-path reaches the stream workers, at start and when changed
   await messageNaming(second);
   t.pass('the next start in the worker runs the new path');
 });
+
+t.test(
+  'a paused worker stream is starting at once after a resume, paused at once after a pause',
+  async (t) => {
+    const srv = await startServer(t, {
+      config: {
+        server: { 'stream-workers': 1 },
+        stream: [
+          {
+            id: 2,
+            'stream-name': 'side',
+            input: [{ type: 'udp', address: '127.0.0.1', port: await freePort() }],
+          },
+        ],
+      },
+    });
+    const status = async () => {
+      const r = await fetch(`${srv.url}/data/stream/2`);
+      return r.ok ? ((await r.json()) as Status & { state: string; message?: string }) : undefined;
+    };
+    const patch = (pause: boolean) =>
+      fetch(`${srv.url}/config/stream/2`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ pause }),
+      });
+    const first = await waitFor('the paused stream listed', status, START_TIMEOUT_MS);
+    t.equal(first.thread, 'stream worker 0');
+    t.equal(first.state, 'paused');
+    t.equal((await patch(false)).status, 200);
+    // Read right after the write's answer, as the stream page does.
+    const resumed = await status();
+    t.equal(resumed?.state, 'starting', 'starting');
+    t.notOk(resumed?.message, 'no pause message');
+    t.equal((await patch(true)).status, 200);
+    const paused = await status();
+    t.equal(paused?.state, 'paused', 'paused');
+    t.equal(paused?.message, 'paused: set pause to false to start it');
+  },
+);

@@ -251,7 +251,7 @@ export class StreamWorkers implements StreamPlacement {
       case 'ready':
         return;
       case 'done':
-        if (m.snap) w.streams.get(m.snap.key)?.take(m.snap, true);
+        if (m.snap) w.streams.get(m.snap.key)?.take(m.snap);
         w.settle(m.id, m.error);
         return;
       case 'snap':

@@ -86,6 +86,9 @@ export interface StreamSnapshot {
   epg: StreamBinding;
   adapterIds: number[];
   memoryBytes: number;
+  /** Updates of the stream this worker has received: a snapshot with fewer predates the
+   *  latest update the main thread sent. */
+  updates: number;
 }
 
 export type FromWorker =

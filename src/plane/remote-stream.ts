@@ -82,8 +82,8 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   private archive?: { player: ArchivePlayer; sessions: ArchiveSessions };
   private offHttpTs?: () => void;
   private closed = false;
-  /** Updates sent and not yet answered. */
-  private updating = 0;
+  /** Updates sent to the worker that runs the stream now. */
+  private updates = 0;
 
   constructor(
     private res: Resource<StreamApplied>,
@@ -104,10 +104,10 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     return this.res;
   }
 
-  /** A snapshot from the worker; `answer`: the one a create or update was answered with (a
-   *  periodic one taken while an update is on its way predates it). */
-  take(s: StreamSnapshot, answer = false): void {
-    if (this.updating > 0 && !answer) return;
+  /** A snapshot from the worker (one taken before the worker had the latest update is
+   *  older than what this proxy shows). */
+  take(s: StreamSnapshot): void {
+    if (s.updates < this.updates) return;
     this.snap = s;
   }
 
@@ -115,6 +115,7 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   moved(link: WorkerLink): void {
     this.link = link;
     this.snap = undefined;
+    this.updates = 0;
     if (this.hub.tapped) link.send({ t: 'tap', key: this.key, on: true });
   }
 
@@ -303,12 +304,8 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     // here too while the worker carries it out (a page that reads after the write sees it).
     if (this.snap && this.snap.running === Boolean(next.spec.pause))
       this.snap = pausedOrStarting(this.snap, next.spec.pause);
-    this.updating++;
-    try {
-      await this.link.request({ t: 'update', res: next, changes });
-    } finally {
-      this.updating--;
-    }
+    this.updates++;
+    await this.link.request({ t: 'update', res: next, changes });
   }
 
   async close(): Promise<void> {

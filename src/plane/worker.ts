@@ -50,6 +50,8 @@ nameThisThread(`sluice-js-${init.index}`);
 const log = createLogger({ level: init.logLevel }).child({ worker: init.index });
 const services = new Services();
 const streams = new Map<string, StreamInstance>();
+/** Updates received per stream (its snapshots say how many). */
+const updates = new WeakMap<StreamInstance, number>();
 
 // OTT names: registered here (the worker's handlers) and announced to the main thread, whose
 // router forwards their requests.
@@ -137,6 +139,7 @@ function snapshot(s: StreamInstance): StreamSnapshot {
     epg: s.epgBinding(),
     adapterIds: s.adapterIds(),
     memoryBytes: s.memoryBytes(),
+    updates: updates.get(s) ?? 0,
   };
 }
 
@@ -260,6 +263,7 @@ async function onControl(m: ToWorker): Promise<void> {
         post({ t: 'done', id: m.id, error: { message: `no stream ${m.res.key} in this worker` } });
         return;
       }
+      updates.set(inst, (updates.get(inst) ?? 0) + 1);
       const before = inst.key;
       let error: WireError | undefined;
       try {

@@ -460,6 +460,10 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
   }
   if (median > kShedLag) {
     calmSince_ = Clock::time_point::max();
+    if (behindSince_ == Clock::time_point::max()) behindSince_ = now;
+    // Until 2026-12-08 a single step behind started an episode: one long collection (377 ms at
+    // 100 channels on the main thread) shed 40 of 100 streams, which came back one per 2 s.
+    const bool lasting = now - behindSince_ >= kShedPersist;
     // Behind and not catching up while JS drains: one more socket goes. Right after a shed,
     // the next waits kShedLag and goes only when the backlog has not fallen below what it was
     // after that shed (a step's trend alone is noise near the edge and shed one too many);
@@ -478,7 +482,7 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
     int64_t want = drained > 0 ? arrived - drained + arrived / 10 : 0;
     const size_t most = std::max<size_t>(1, lags.size() / 4);
     size_t shed = 0;
-    while (draining_ && growing && shed < most) {
+    while (draining_ && lasting && growing && shed < most) {
       UdpSocketState* v = ShedOne(now, added);
       if (!v) break;
       shed++;
@@ -493,6 +497,7 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
       shedBacklog_ = backlog;
     }
   } else if (median <= kCalmLag) {
+    behindSince_ = Clock::time_point::max();
     if (calmSince_ == Clock::time_point::max()) {
       calmSince_ = now;
     } else if (now - calmSince_ >= readmitWait_) {
@@ -500,6 +505,7 @@ void UdpHub::Balance(Clock::time_point now, bool& added) {
       calmSince_ = now;  // the next one after another calm wait
     }
   } else {
+    behindSince_ = Clock::time_point::max();
     calmSince_ = Clock::time_point::max();
   }
   if (now - lastShed_ > kReadmitMax) readmitWait_ = kReadmitAfter;

@@ -34,11 +34,14 @@ class UdpReceiverWrap;
 constexpr std::chrono::milliseconds kShedStep{200};
 /** Behind: the median active socket's oldest waiting batch is older than this. */
 constexpr std::chrono::milliseconds kShedLag{500};
+/** … for at least this long (a stall of the JS thread — a long collection, a burst of
+ *  segment work — is caught up after it ends; only an overload that lasts sheds). */
+constexpr std::chrono::milliseconds kShedPersist{1000};
 /** Calm: that median lag is at most this … */
 constexpr std::chrono::milliseconds kCalmLag{100};
 /** … for this long before one shed socket is re-admitted (doubled, up to kReadmitMax, when a
  *  re-admitted socket is shed again within twice the wait). */
-constexpr std::chrono::milliseconds kReadmitAfter{2000};
+constexpr std::chrono::milliseconds kReadmitAfter{1000};
 constexpr std::chrono::milliseconds kReadmitMax{32000};
 
 /** Per-socket batching knobs (checked by the façade). */
@@ -185,6 +188,8 @@ class UdpHub {
   // re-admission and shed.
   std::chrono::steady_clock::time_point balanceAt_{};
   std::chrono::steady_clock::time_point calmSince_ = std::chrono::steady_clock::time_point::max();
+  /** Since when the median lag has been over kShedLag (max: it is not). */
+  std::chrono::steady_clock::time_point behindSince_ = std::chrono::steady_clock::time_point::max();
   int64_t lastBacklog_ = 0, shedBacklog_ = 0;  // … and right after the last shed
   std::chrono::milliseconds readmitWait_ = kReadmitAfter;
   std::chrono::steady_clock::time_point lastReadmit_{}, lastShed_{};

@@ -17,6 +17,7 @@
 // the same goal (its p99 over the step from its histogram on /metrics; the worst second's p99
 // from /data/status, sampled every second, printed beside it).
 // DVR_BOX_SERVER_CPUS / DVR_BOX_SENDER_CPUS pin the server and the sender (taskset lists).
+// DVR_BOX_ALL_STEPS=1 runs every step even after one fails.
 // DVR_BOX_PEER_N (default the smaller of 20 and the largest step): when no step ran the peer
 // (DVR_BOX_PEER_MAX below every step), one more step at this count runs both sides, so every
 // run prints the peer's CPU ratio from the same run beside its own figures (0 = none).
@@ -45,6 +46,8 @@ const TS_PER_DATAGRAM = 7;
 const LOOP_P99_GOAL_MS = 10;
 const SENDER = join(tmpdir(), 'sluice-dvr-box-send');
 const STREAM_WORKERS = Number(process.env.DVR_BOX_STREAM_WORKERS ?? 0);
+/** Run every step even after one fails (a scaling run wants each step's figures). */
+const ALL_STEPS = process.env.DVR_BOX_ALL_STEPS === '1';
 /** CPUs the server (every thread) and the sender are pinned to (`taskset` lists, e.g. `0` and
  *  `1`): how the box scales from one core to two (issue 37, goal 2). Unset: not pinned. */
 const SERVER_CPUS = process.env.DVR_BOX_SERVER_CPUS ?? '';
@@ -368,6 +371,7 @@ try {
       row.p99 >= LOOP_P99_GOAL_MS ||
       row.workerP99 >= LOOP_P99_GOAL_MS
     ) {
+      if (ALL_STEPS) continue;
       console.log(`stopping at ${n} channels: loss, a recording short or dropped, or loop p99`);
       break;
     }

@@ -56,6 +56,8 @@ interface Pending {
   resolve: () => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
+  /** The key of the stream a `close` closes. */
+  closing?: string;
 }
 
 /** One forwarded request waiting for its worker's answer. */
@@ -101,6 +103,12 @@ class StreamWorker implements WorkerLink {
   }
 
   request(m: ControlRequest): Promise<void> {
+    // A stream closed while its worker is down is closed: the thread that ran it is gone, and
+    // the restart must not bring it back.
+    if (this.exited && m.t === 'close') {
+      this.forget(m.key);
+      return Promise.resolve();
+    }
     if (this.exited)
       return Promise.reject(new DriverError(`stream worker ${this.index} is restarting`, true));
     const id = this.nextId++;
@@ -114,7 +122,12 @@ class StreamWorker implements WorkerLink {
           ),
         );
       }, REQUEST_DEADLINE_MS);
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, {
+        resolve,
+        reject,
+        timer,
+        ...(m.t === 'close' ? { closing: m.key } : {}),
+      });
       this.send({ ...m, id } as ToWorker);
     });
   }
@@ -133,10 +146,26 @@ class StreamWorker implements WorkerLink {
     else p.reject(new DriverError(error.message, error.retryable ?? true, error.code));
   }
 
+  /** A stream closed with no worker to say so: its name leaves the router here. */
+  private forget(key: string): void {
+    const s = this.streams.get(key);
+    this.streams.delete(key);
+    if (s) this.pool.unroute(s.name);
+  }
+
   private onExit(code: number): void {
     this.exited = true;
-    for (const [id] of this.pending)
-      this.settle(id, { message: `stream worker ${this.index} exited (${code})`, retryable: true });
+    for (const [id, p] of this.pending) {
+      if (p.closing === undefined) {
+        this.settle(id, {
+          message: `stream worker ${this.index} exited (${code})`,
+          retryable: true,
+        });
+        continue;
+      }
+      this.forget(p.closing);
+      this.settle(id);
+    }
     this.pool.workerExited(this, code);
   }
 
@@ -255,7 +284,7 @@ export class StreamWorkers implements StreamPlacement {
         w.settle(m.id, m.error);
         return;
       case 'snap':
-        w.loop = m.loop;
+        if (m.loop) w.loop = m.loop;
         if (m.totals) w.totals = m.totals;
         if (m.loopDelay) this.o.services.get(LOOP_DELAY_SINK)?.add(m.loopDelay);
         for (const s of m.streams) w.streams.get(s.key)?.take(s);
@@ -310,9 +339,13 @@ export class StreamWorkers implements StreamPlacement {
     }
   }
 
-  private route(w: StreamWorker, name: string, on: boolean): void {
+  unroute(name: string): void {
     this.routes.get(name)?.();
     this.routes.delete(name);
+  }
+
+  private route(w: StreamWorker, name: string, on: boolean): void {
+    this.unroute(name);
     if (!on) return;
     try {
       this.routes.set(

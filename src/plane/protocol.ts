@@ -98,7 +98,8 @@ export type FromWorker =
   | {
       t: 'snap';
       streams: StreamSnapshot[];
-      loop: LoopFigures;
+      /** Once a second (the other snapshots carry a slice of the streams only). */
+      loop?: LoopFigures;
       totals?: WorkerTotals;
       /** The loop's delay samples since the last snapshot (the /metrics histogram's). */
       loopDelay?: LoopDelayCounts;

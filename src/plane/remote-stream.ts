@@ -289,6 +289,8 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
   // ---- reconciler contract -----------------------------------------------------------------
 
   async update(next: Resource<StreamApplied>, changes: FieldChange[]): Promise<void> {
+    // A new name ends the old one's HTTP-TS clients, as on the main thread.
+    const renamed = next.spec['stream-name'] !== this.name;
     if (this.key !== next.key) {
       // Re-filed under the new key (the old entry would outlive the stream).
       const reg = streamRegistry(this.host.services);
@@ -299,7 +301,7 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
       this.link.rekey(before, this);
     }
     this.res = next;
-    if (next.spec.pause || next.spec['ott-http'] !== 1) this.httpTs.closeAll();
+    if (renamed || next.spec.pause || next.spec['ott-http'] !== 1) this.httpTs.closeAll();
     // A stream on the main thread is paused or starting the moment its update runs: shown so
     // here too while the worker carries it out (a page that reads after the write sees it).
     if (this.snap && this.snap.running === Boolean(next.spec.pause))

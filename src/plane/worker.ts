@@ -227,31 +227,34 @@ function onHttp(m: Extract<ToWorker, { t: 'http' }>): void {
 }
 
 // ---- bus taps: the main thread's readers of a worker stream's output --------------------------
-const taps = new Map<string, () => void>();
+/** By stream, not key: a renamed stream keeps its tap, and each message names its key as it
+ *  is then (the main thread files the proxy under the new key at the same update). */
+const taps = new Map<StreamInstance, () => void>();
 
 function setTap(key: string, on: boolean): void {
   const s = streams.get(key);
-  const off = taps.get(key);
-  if (!on || !s) {
+  if (!s) return;
+  const off = taps.get(s);
+  if (!on) {
     off?.();
-    taps.delete(key);
+    taps.delete(s);
     return;
   }
   if (off) return;
   const bus: StreamBus = s.hub;
   taps.set(
-    key,
+    s,
     bus.subscribe({
       acceptsBursts: true,
       packets(buf) {
         const packets = ownBytes(buf);
-        post({ t: 'bus', key, packets }, [packets]);
+        post({ t: 'bus', key: s.key, packets }, [packets]);
       },
       discontinuity(reason) {
-        post({ t: 'bus', key, discontinuity: reason });
+        post({ t: 'bus', key: s.key, discontinuity: reason });
       },
       end() {
-        post({ t: 'bus', key, end: true });
+        post({ t: 'bus', key: s.key, end: true });
       },
     }),
   );
@@ -278,16 +281,16 @@ async function onControl(m: ToWorker): Promise<void> {
         return;
       }
       updates.set(inst, (updates.get(inst) ?? 0) + 1);
-      const before = inst.key;
+      // Filed under the new key at once: a tap for it may come while the update runs.
+      if (m.res.key !== inst.key) {
+        streams.delete(inst.key);
+        streams.set(m.res.key, inst);
+      }
       let error: WireError | undefined;
       try {
         await inst.update(m.res, m.changes);
       } catch (e) {
         error = wireError(e);
-      }
-      if (inst.key !== before) {
-        streams.delete(before);
-        streams.set(inst.key, inst);
       }
       post({ t: 'done', id: m.id, snap: snapshot(inst), ...(error ? { error } : {}) });
       return;

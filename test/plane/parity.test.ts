@@ -90,3 +90,56 @@ t.test(
     t.equal(paused?.message, 'paused: set pause to false to start it');
   },
 );
+
+t.test('a renamed worker stream ends its HTTP-TS clients; the new name plays', async (t) => {
+  const srv = await startServer(t, {
+    config: {
+      server: { 'stream-workers': 1 },
+      stream: [
+        {
+          id: 3,
+          'stream-name': 'before',
+          pause: false,
+          'ott-http': 1,
+          input: [{ type: 'test', width: 160, height: 90, 'frame-rate': 10, 'gop-interval': 10 }],
+        },
+      ],
+    },
+  });
+  const read = async (name: string) => {
+    const res = await fetch(`${srv.url}/${name}/mpegts`);
+    if (res.status !== 200) return undefined;
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    return first.done ? undefined : reader;
+  };
+  const old = await waitFor('HTTP-TS of the stream', () => read('before'), START_TIMEOUT_MS);
+  const patch = await fetch(`${srv.url}/config/stream/3`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ 'stream-name': 'after' }),
+  });
+  t.equal(patch.status, 200, await patch.clone().text());
+  // The old name's client gets the end of the stream, as on the main thread.
+  const ended = await waitFor(
+    'the old client’s end',
+    async () => {
+      const r = await Promise.race([
+        old.read(),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 500)),
+      ]);
+      return r?.done ? true : undefined;
+    },
+    START_TIMEOUT_MS,
+  );
+  t.ok(ended, 'the client of the old name is ended');
+  const fresh = await waitFor('HTTP-TS of the new name', () => read('after'), START_TIMEOUT_MS);
+  let got = 0;
+  while (got < 188 * 20) {
+    const { value, done } = await fresh.read();
+    if (done) break;
+    got += value.length;
+  }
+  await fresh.cancel();
+  t.ok(got >= 188 * 20, `the new name's client gets packets (${got} bytes)`);
+});

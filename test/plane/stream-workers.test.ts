@@ -3,8 +3,9 @@
 // thread's listener (ffprobe reads it), HTTP-TS comes from a bus tap opened for the client,
 // a PATCH reaches the worker, and a stream a worker cannot run yet (read by another stream)
 // stays on the main thread and says why.
-import { readdirSync, readFileSync } from 'node:fs';
+
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';

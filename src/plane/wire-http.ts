@@ -102,6 +102,50 @@ class WireResponse extends EventEmitter {
   }
 }
 
+/** Headers and body as Fastify's reply.send gives them on the main thread (its lib/reply.js):
+ *  a type from the payload when none is set, utf-8 named on a JSON type, no length on an
+ *  empty answer to a HEAD, no type or length on a 204, a length the handler set kept on a
+ *  HEAD (it answers the GET's) and corrected on a GET. */
+function settle(res: WireResponse, method: string, payload?: string | Buffer | object): void {
+  const bytes = payload instanceof Uint8Array;
+  const body =
+    payload === undefined || typeof payload === 'string' || bytes
+      ? (payload as string | Uint8Array | undefined)
+      : JSON.stringify(payload);
+  const status = res.statusCode;
+  if (body === undefined) {
+    if (status >= 200 && status !== 204 && status !== 304 && method !== 'HEAD')
+      res.setHeader('Content-Length', 0);
+    res.end();
+    return;
+  }
+  if (status === 204 || status < 200) {
+    res.removeHeader('content-type');
+    res.removeHeader('content-length');
+    res.end();
+    return;
+  }
+  const type = res.getHeader('content-type');
+  if (type === undefined) {
+    const plain = typeof payload === 'string' ? 'text/plain; charset=utf-8' : undefined;
+    res.setHeader(
+      'Content-Type',
+      bytes ? 'application/octet-stream' : (plain ?? 'application/json; charset=utf-8'),
+    );
+  } else if (
+    !bytes &&
+    /json/.test(String(type).split(';')[0]!) &&
+    !/charset=/i.test(String(type))
+  ) {
+    res.setHeader('Content-Type', `${type}; charset=utf-8`);
+  }
+  const length = res.getHeader('content-length');
+  const size = Buffer.byteLength(body);
+  if (length === undefined || (method !== 'HEAD' && Number(length) !== size))
+    res.setHeader('Content-Length', size);
+  res.end(method === 'HEAD' ? undefined : body);
+}
+
 /** The request and reply for one forwarded request; `abort` is called when the main thread
  *  says the client left. */
 export function wireExchange(
@@ -143,24 +187,7 @@ export function wireExchange(
     },
     send(payload) {
       if (hijacked || res.writableEnded) return reply;
-      let body: string | Uint8Array | undefined;
-      if (payload === undefined || typeof payload === 'string' || Buffer.isBuffer(payload)) {
-        body = payload;
-      } else {
-        body = JSON.stringify(payload);
-        if (res.getHeader('content-type') === undefined)
-          res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      }
-      if (body !== undefined && res.getHeader('content-type') === undefined) {
-        res.setHeader(
-          'Content-Type',
-          typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream',
-        );
-      }
-      // As Fastify does: a length the handler set stays (a HEAD answers the GET's length).
-      if (res.getHeader('content-length') === undefined)
-        res.setHeader('Content-Length', body === undefined ? 0 : Buffer.byteLength(body));
-      res.end(w.method === 'HEAD' ? undefined : body);
+      settle(res, w.method, payload);
       return reply;
     },
     hijack() {

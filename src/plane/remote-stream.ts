@@ -7,7 +7,11 @@ import type { Resource } from '../config/types.ts';
 import { storageById } from '../drivers/storage.ts';
 import { PAUSED_MESSAGE } from '../drivers/stream/instance.ts';
 import { streamRegistry } from '../drivers/stream/registry.ts';
-import type { RunningStream, StreamMetricsSnapshot } from '../drivers/stream/running.ts';
+import {
+  type RunningStream,
+  type StreamMetricsSnapshot,
+  StreamRecordView,
+} from '../drivers/stream/running.ts';
 import { epgLookupFrom } from '../dvr/epg.ts';
 import { ArchivePlayer } from '../dvr/playback.ts';
 import { ArchiveSessions } from '../dvr/sessions.ts';
@@ -72,7 +76,10 @@ class RemoteBus implements StreamBus {
   }
 }
 
-export class RemoteStream implements Instance<StreamApplied>, RunningStream {
+export class RemoteStream
+  extends StreamRecordView
+  implements Instance<StreamApplied>, RunningStream
+{
   readonly hub: RemoteBus;
   readonly httpTs = new HttpTsFanout();
   /** The live HLS-TS names the worker's store holds now (its `live` messages). */
@@ -90,6 +97,7 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
     public link: WorkerLink,
     private readonly host: Host,
   ) {
+    super();
     this.hub = new RemoteBus((on) => this.link.send({ t: 'tap', key: this.key, on }));
   }
 
@@ -121,23 +129,8 @@ export class RemoteStream implements Instance<StreamApplied>, RunningStream {
 
   // ---- RunningStream -----------------------------------------------------------------------
 
-  get id(): number {
-    return this.spec.id;
-  }
-  get name(): string {
-    return this.spec['stream-name'];
-  }
-  get displayName(): string {
-    return this.spec['display-name'] ?? '';
-  }
-  get order(): number {
-    return this.spec.order;
-  }
-  get httpTrace(): boolean {
-    return this.spec['ott-http-trace'] === true;
-  }
-  get inMosaic(): boolean {
-    return this.spec['enable-mosaic'];
+  protected record(): StreamApplied {
+    return this.res.spec;
   }
   get running(): boolean {
     return this.snap?.running ?? !this.spec.pause;

@@ -29,7 +29,7 @@ import { storageById } from '../storage.ts';
 import { readUpdate } from './hot.ts';
 import { IN_STREAM_WORKER } from './placement.ts';
 import { streamRegistry } from './registry.ts';
-import type { RunningStream, StreamMetricsSnapshot } from './running.ts';
+import { type RunningStream, type StreamMetricsSnapshot, StreamRecordView } from './running.ts';
 
 export type { StreamState };
 /** A stream record as the reconciler hands it over: every default applied. */
@@ -76,7 +76,10 @@ export function engineSettings(spec: StreamRecord): StreamSettings {
   };
 }
 
-export class StreamInstance implements Instance<StreamRecord>, RunningStream {
+export class StreamInstance
+  extends StreamRecordView
+  implements Instance<StreamRecord>, RunningStream
+{
   readonly engine: StreamEngine;
   readonly httpTs = new HttpTsFanout();
   key: string;
@@ -93,6 +96,7 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
     /** Why the stream runs on this thread though stream workers are on ('' otherwise). */
     private readonly mainThreadReason = '',
   ) {
+    super();
     this.key = res.key;
     this.spec = res.spec;
     this.log = host.log.child({ stream: this.name });
@@ -117,26 +121,8 @@ export class StreamInstance implements Instance<StreamRecord>, RunningStream {
   get hub(): BusHub {
     return this.engine.hub;
   }
-  get name(): string {
-    return this.spec['stream-name'];
-  }
-
-  /** The `display-name` (empty when none). */
-  get displayName(): string {
-    return this.spec['display-name'] ?? '';
-  }
-  get id(): number {
-    return this.spec.id;
-  }
-  get order(): number {
-    return this.spec.order;
-  }
-  /** In the mosaic (`enable-mosaic`, read at each refresh). */
-  get httpTrace(): boolean {
-    return this.spec['ott-http-trace'] === true;
-  }
-  get inMosaic(): boolean {
-    return this.spec['enable-mosaic'];
+  protected record(): StreamRecord {
+    return this.spec;
   }
 
   /** The stream's EPG binding (epg-source, epg-channel, epg-channel-set) from its current

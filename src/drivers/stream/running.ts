@@ -2,6 +2,7 @@
 // whether the stream runs on this thread (./instance.ts) or in a stream worker (src/plane/),
 // so the API, metrics, alerter, dashboard and EPG never reach into a stream's engine.
 
+import type { StreamApplied } from '../../config/spec-types.generated.ts';
 import type { Alert } from '../../engine/alerts.ts';
 import type { StreamBus } from '../../engine/bus.ts';
 import type { StreamMetrics, StreamState } from '../../engine/stream.ts';
@@ -44,4 +45,32 @@ export interface RunningStream {
   /** Bytes of media the stream's live segment stores hold, when known here (a stream worker's
    *  figure comes with its snapshot); undefined: ask the OTT registry. */
   memoryBytes?(): number | undefined;
+}
+
+/** The members a stream reads off its record, the same wherever it runs. */
+export abstract class StreamRecordView {
+  /** The stream's record as the reconciler gave it last. */
+  protected abstract record(): StreamApplied;
+
+  get id(): number {
+    return this.record().id;
+  }
+  get name(): string {
+    return this.record()['stream-name'];
+  }
+  /** The `display-name` (empty when none). */
+  get displayName(): string {
+    return this.record()['display-name'] ?? '';
+  }
+  get order(): number {
+    return this.record().order;
+  }
+  /** `ott-http-trace`: a log line per playback request. */
+  get httpTrace(): boolean {
+    return this.record()['ott-http-trace'] === true;
+  }
+  /** In the mosaic (`enable-mosaic`, read at each refresh). */
+  get inMosaic(): boolean {
+    return this.record()['enable-mosaic'];
+  }
 }

@@ -49,7 +49,7 @@ t.test('recorder totals add over recorders of a stream and storage', async (t) =
   const fake = (id: number, stream: string, bytes: number) =>
     ({
       stream,
-      storage: { settings: { id } },
+      storage: { id },
       stats: { chunks: 1, bytes, dropped: 0, failed: 0, lastWriteAt: 0 },
     }) as unknown as StreamRecorder;
   const keepAll = () => true;

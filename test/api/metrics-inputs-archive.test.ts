@@ -60,6 +60,14 @@ t.test('UDP receive counters and archive counters on /metrics', async (t) => {
   });
   const series = (name: string) => `${name}{stream="u",input="0"}`;
 
+  // The input must be listening before anything is sent: the server answers HTTP before its
+  // first apply has opened the stream's socket (a datagram sent then is lost, not counted).
+  await waitFor('the udp input listening', async () => {
+    const r = await fetch(`${srv.url}/data/stream/u`);
+    if (!r.ok) return undefined;
+    const s = (await r.json()) as { inputs?: { transport?: { receiver?: unknown } }[] };
+    return s.inputs?.[0]?.transport?.receiver ? true : undefined;
+  });
   // Oversize datagrams are cut and counted, one by one.
   const sock = dgram.createSocket('udp4');
   t.teardown(() => sock.close());

@@ -300,7 +300,14 @@ export class RemoteStream
     if (this.snap && this.snap.running === Boolean(next.spec.pause))
       this.snap = pausedOrStarting(this.snap, next.spec.pause);
     this.updates++;
-    await this.link.request({ t: 'update', res: next, changes });
+    try {
+      await this.link.request({ t: 'update', res: next, changes });
+    } catch (err) {
+      // One the worker did not take (the stream not there yet, the worker gone) is not counted
+      // there: its count is the last snapshot's (one it did take answered with its snapshot).
+      this.updates = this.snap?.updates ?? 0;
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

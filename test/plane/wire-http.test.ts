@@ -25,7 +25,10 @@ const CASES: Record<string, Answer> = {
   'not modified': (r) => r.code(304).send(),
   'a body on a 204': (r) => r.code(204).type('text/plain').send('x'),
   'the length the handler set': (r) =>
-    r.type('video/mp2t').header('Content-Length', 99).send(Buffer.from([0x47, 0, 0])),
+    r
+      .type('video/mp2t')
+      .header('Content-Length', 99)
+      .send(Buffer.from([0x47, 0, 0])),
 };
 
 async function viaFastify(method: 'GET' | 'HEAD', answer: Answer) {

@@ -40,7 +40,7 @@ const SECONDS = Number(process.argv[3] ?? 15);
 const WARMUP = Number(process.env.DVR_BOX_WARMUP ?? 30);
 /** Sending goes on this long after the measured step, so the step never sees the inputs stop. */
 const TAIL = 3;
-const MAX_CHANNELS = 200;
+const MAX_CHANNELS = 300;
 const MBPS = 8;
 const TS_PER_DATAGRAM = 7;
 const LOOP_P99_GOAL_MS = 10;

@@ -98,7 +98,9 @@ async function paced(
     const p: Promise<void> = job(i)
       .then(
         () => void walls.push(performance.now() - start),
-        (err: unknown) => void (failed ??= err),
+        (err: unknown) => {
+          failed ??= err;
+        },
       )
       .finally(() => running.delete(p));
     running.add(p);

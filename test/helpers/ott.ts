@@ -169,6 +169,17 @@ export async function ffprobeJson(
  * A server config with one live HLS-TS stream `live` (1 s segments) from the test generator,
  * small and fast to start; `httpServer` is merged into the `http-server` record.
  */
+/** A `test` input of a small picture with one key frame a second: cheap, quick segments. */
+export const KEYFRAME_EVERY_SECOND_INPUT = {
+  type: 'test',
+  width: 320,
+  height: 180,
+  'frame-rate': 25,
+  'gop-interval': 25,
+  'video-bitrate': 300,
+  'enable-overlay': false,
+};
+
 export function liveTsConfig(httpServer?: Record<string, unknown>): Record<string, unknown> {
   return {
     ...(httpServer ? { 'http-server': httpServer } : {}),
@@ -179,17 +190,7 @@ export function liveTsConfig(httpServer?: Record<string, unknown>): Record<strin
         pause: false,
         'ott-hls': 1,
         'ott-segment-duration': 1,
-        input: [
-          {
-            type: 'test',
-            width: 320,
-            height: 180,
-            'frame-rate': 25,
-            'gop-interval': 25,
-            'video-bitrate': 300,
-            'enable-overlay': false,
-          },
-        ],
+        input: [KEYFRAME_EVERY_SECOND_INPUT],
       },
     ],
   };

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { deliveryStatus, ffprobeJson } from '../helpers/ott.ts';
+import { deliveryStatus, ffprobeJson, KEYFRAME_EVERY_SECOND_INPUT } from '../helpers/ott.ts';
 import { startServer, tempDir, waitFor } from '../helpers/server.ts';
 
 const START_TIMEOUT_MS = 40_000;
@@ -22,17 +22,7 @@ const testStream = (id: number, name: string, extra: Record<string, unknown> = {
   'ott-hls': 1,
   'ott-http': 1,
   'ott-segment-duration': 1,
-  input: [
-    {
-      type: 'test',
-      width: 320,
-      height: 180,
-      'frame-rate': 25,
-      'gop-interval': 25,
-      'video-bitrate': 300,
-      'enable-overlay': false,
-    },
-  ],
+  input: [KEYFRAME_EVERY_SECOND_INPUT],
   ...extra,
 });
 

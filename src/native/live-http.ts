@@ -64,15 +64,17 @@ class HeldBodies {
 
   constructor(private readonly onError: (err: Error) => void) {}
 
-  add(body: Buffer, release?: () => void): number {
+  /** Hold `body` under a new id while `send` hands that id to the engine; a body the engine
+   *  refuses (send throws) is never released by it, so it is not held. */
+  hold(body: Buffer, release: (() => void) | undefined, send: (id: number) => void): void {
     const id = this.nextId++;
     this.held.set(id, { body, release });
-    return id;
-  }
-
-  /** The id will never be released by the engine (it refused the body). */
-  forget(id: number): void {
-    this.held.delete(id);
+    try {
+      send(id);
+    } catch (e) {
+      this.held.delete(id);
+      throw e;
+    }
   }
 
   release(id: number): void {
@@ -145,8 +147,9 @@ export class LiveDelivery implements LivePublishing {
     forPassHolders = false,
   ): void {
     if (this.closed) throw argError('LiveDelivery is closed');
-    const id = this.held.add(body, release);
-    this.native.publish(key, head, body, id, fromZeroHead, forPassHolders);
+    this.held.hold(body, release, (id) =>
+      this.native.publish(key, head, body, id, fromZeroHead, forPassHolders),
+    );
   }
 
   unpublish(key: string): boolean {
@@ -307,13 +310,9 @@ export class AttachedLiveDelivery implements LivePublishing {
     forPassHolders = false,
   ): void {
     if (this.closed) throw argError('LiveDelivery.attach: this handle is closed');
-    const id = this.held.add(body, release);
-    try {
-      this.native.publish(key, head, body, id, fromZeroHead, forPassHolders);
-    } catch (e) {
-      this.held.forget(id);
-      throw e;
-    }
+    this.held.hold(body, release, (id) =>
+      this.native.publish(key, head, body, id, fromZeroHead, forPassHolders),
+    );
   }
 
   unpublish(key: string): boolean {

@@ -199,6 +199,8 @@ export class StreamWorkers implements StreamPlacement {
   private conns = new WeakMap<Socket, number>();
   private nextConn = 1;
   private routes = new Map<string, () => void>();
+  /** Each routed name's stream (names are unique on a server). */
+  private named = new Map<string, RemoteStream>();
   private closed = false;
   private watch: NodeJS.Timeout;
   private lastCache = '';
@@ -319,14 +321,14 @@ export class StreamWorkers implements StreamPlacement {
         return;
       }
       case 'live': {
-        const s = this.byName(w, m.key);
+        const s = this.named.get(m.key);
         if (!s) return;
         s.liveUris.clear();
         for (const u of m.uris) s.liveUris.add(u);
         return;
       }
       case 'st':
-        this.storageOp(w, m.id, m.op);
+        this.storageOp(m.id, m.op);
         return;
       case 'st-ask':
         this.storageAsk(w, m);
@@ -342,15 +344,22 @@ export class StreamWorkers implements StreamPlacement {
   unroute(name: string): void {
     this.routes.get(name)?.();
     this.routes.delete(name);
+    this.named.delete(name);
   }
 
   private route(w: StreamWorker, name: string, on: boolean): void {
     this.unroute(name);
     if (!on) return;
+    // Looked up once, here: the worker announces a name as the stream takes it (at its create,
+    // or an update that renames it, when the proxy already has the new record).
+    const proxy = this.byName(w, name);
+    if (proxy) this.named.set(name, proxy);
     try {
       this.routes.set(
         name,
-        this.o.router.register(name, (req, reply, rest) => this.forward(w, name, req, reply, rest)),
+        this.o.router.register(name, (req, reply, rest) =>
+          this.forward(w, name, proxy, req, reply, rest),
+        ),
       );
     } catch (err) {
       this.log.warn({ err, name }, 'a worker stream name is taken here');
@@ -361,11 +370,11 @@ export class StreamWorkers implements StreamPlacement {
   private forward(
     w: StreamWorker,
     name: string,
+    proxy: RemoteStream | undefined,
     req: OttRequest,
     reply: OttReply,
     rest: string,
   ): unknown {
-    const proxy = this.byName(w, name);
     if (rest === 'mpegts' && proxy) return proxy.serveHttpTs(reply, req.method === 'HEAD');
     const archived = proxy?.playArchive(req, reply, rest);
     if (archived !== undefined) return archived;
@@ -413,12 +422,12 @@ export class StreamWorkers implements StreamPlacement {
 
   // ---- the recorders of worker streams: the index on this thread ----------------------------
 
-  private storageOp(w: StreamWorker, id: number, op: StorageOp): void {
+  private storageOp(id: number, op: StorageOp): void {
     const st = dvrStorages(this.o.services).get(id);
     if (!st) return;
     switch (op.op) {
       case 'attach': {
-        const s = [...w.streams.values()].find((p) => p.name === op.stream);
+        const s = this.named.get(op.stream);
         st.attach(op.stream, { settings: op.settings, active: () => s?.state() === 'running' });
         return;
       }
